@@ -1,0 +1,67 @@
+// Options: plain aggregates that configure a Graph. Every field has a default
+// that suits most applications; each comment says the default and the
+// trade-off.
+//
+// Example:
+//   auto graph = quiver::Graph::OpenInMemory(
+//       quiver::Options{.limits = {.max_string_bytes = 1 << 20}});
+#ifndef QUIVER_OPTIONS_H_
+#define QUIVER_OPTIONS_H_
+
+#include <cstddef>
+#include <cstdint>
+
+namespace quiver {
+
+// Where committed batches live.
+enum class Durability : std::uint8_t {
+  // Write-ahead log with one fdatasync per commit group; a commit is
+  // acknowledged only once on disk. Requires Graph::Open with a directory.
+  kDurable = 0,
+  // No files at all: the graph lives only in memory and is gone on exit.
+  kVolatile = 1,
+};
+
+// Bounds on untrusted input. A batch that exceeds one is rejected whole with
+// OutOfRange before anything is allocated for it in the graph.
+struct Limits {
+  // Longest string or bytes value, label, edge type or property key, in
+  // bytes. Default 16 MiB.
+  std::size_t max_string_bytes = std::size_t{16} << 20;
+  // Longest float32 vector value, in elements. Default 65,536.
+  std::size_t max_vector_dims = 65536;
+  // Most operations in one batch (each add, set, remove counts one; each
+  // property of an add counts one more). Default 10,000,000.
+  std::size_t max_batch_ops = 10'000'000;
+  // Most properties on one element. Default 65,535.
+  std::size_t max_properties_per_element = 65535;
+};
+
+// Writer-thread tuning.
+struct WriterOptions {
+  // Most batches that may wait in the commit queue; producers block beyond
+  // it (backpressure instead of unbounded memory). Default 4,096.
+  std::size_t max_queued_batches = 4096;
+  // Most batches the writer drains into one commit group (one version, one
+  // WAL record in durable mode). Larger groups amortise more per batch but
+  // delay the first caller. Default 1,024.
+  std::size_t max_group_batches = 1024;
+  // Most operations in one commit group; a batch larger than this forms a
+  // group of its own. Default 1,000,000.
+  std::size_t max_group_ops = 1'000'000;
+  // How long the writer and a waiting producer spin before sleeping, in
+  // microseconds. Spinning cuts hand-off latency on an idle core and costs
+  // CPU on a busy one. Default 50.
+  std::uint32_t spin_microseconds = 50;
+};
+
+struct Options {
+  // Default kDurable. OpenInMemory forces kVolatile.
+  Durability durability = Durability::kDurable;
+  Limits limits;
+  WriterOptions writer;
+};
+
+}  // namespace quiver
+
+#endif  // QUIVER_OPTIONS_H_

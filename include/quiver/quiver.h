@@ -1,0 +1,13 @@
+// Umbrella header: everything an application needs to use Quiver.
+#ifndef QUIVER_QUIVER_H_
+#define QUIVER_QUIVER_H_
+
+#include "quiver/graph.h"
+#include "quiver/ids.h"
+#include "quiver/options.h"
+#include "quiver/snapshot.h"
+#include "quiver/status.h"
+#include "quiver/value.h"
+#include "quiver/write_batch.h"
+
+#endif  // QUIVER_QUIVER_H_

@@ -1,0 +1,291 @@
+// Snapshot: a read-only handle on one committed version of the whole graph.
+//
+// A snapshot sees exactly the batches with sequence numbers 1..sequence() and
+// nothing later, for as long as the handle lives. Acquiring one is O(1) and
+// lock-free; holding one never blocks the writer, and the writer never blocks
+// it. Memory that later versions no longer use is freed once the last
+// snapshot that can reach it is released, so long-lived snapshots pin memory
+// under churn: release them when done.
+//
+// Everything a snapshot returns (spans, views, string_views) points into the
+// version it pins and stays valid until the snapshot is destroyed or moved
+// from. A snapshot may outlive the Graph that produced it.
+//
+// Example:
+//   quiver::Snapshot snap = graph->GetSnapshot();
+//   auto knows = snap.FindEdgeType("KNOWS");
+//   for (const quiver::EdgeEntry& e : snap.OutEdges(v, *knows)) Visit(e.neighbor());
+//
+// Thread safety: a Snapshot is move-only; its const methods may be called
+// from any number of threads at once.
+#ifndef QUIVER_SNAPSHOT_H_
+#define QUIVER_SNAPSHOT_H_
+
+#include <bit>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <iterator>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <utility>
+
+#include "quiver/ids.h"
+#include "quiver/value.h"
+
+namespace quiver {
+
+namespace internal {
+class Version;
+}  // namespace internal
+
+static_assert(std::endian::native == std::endian::little, "Quiver's entry layout assumes little-endian");
+
+// One adjacency entry: the edge and the vertex at its other end, stored
+// inline (12 bytes: two 48-bit ids) so a hop never touches an edge record.
+class EdgeEntry {
+ public:
+  EdgeId edge() const {
+    std::uint64_t v;
+    std::memcpy(&v, bytes_, 8);
+    return EdgeId(v & kMaxElementId);
+  }
+  VertexId neighbor() const {
+    std::uint64_t v;
+    std::memcpy(&v, bytes_ + 4, 8);
+    return VertexId(v >> 16);
+  }
+
+ private:
+  unsigned char bytes_[12];
+};
+static_assert(sizeof(EdgeEntry) == 12);
+
+enum class Direction : std::uint8_t { kOut = 0, kIn = 1 };
+
+// The edges of one vertex, of one type, in one direction: contiguous.
+struct EdgeGroup {
+  EdgeTypeId type;
+  std::span<const EdgeEntry> entries;
+};
+
+// All edge groups of one vertex in one direction (one group per edge type).
+class Adjacency {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = EdgeGroup;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = EdgeGroup;
+    iterator() = default;
+    iterator(const Adjacency* a, std::size_t i) : a_(a), i_(i) {}
+    EdgeGroup operator*() const { return a_->group(i_); }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    iterator operator++(int) {
+      iterator t = *this;
+      ++i_;
+      return t;
+    }
+    friend bool operator==(const iterator& x, const iterator& y) { return x.i_ == y.i_; }
+
+   private:
+    const Adjacency* a_ = nullptr;
+    std::size_t i_ = 0;
+  };
+
+  Adjacency() = default;
+  // Total entries over all groups.
+  std::size_t degree() const { return degree_; }
+  std::size_t group_count() const;
+  // Requires i < group_count().
+  EdgeGroup group(std::size_t i) const;
+  iterator begin() const { return iterator(this, 0); }
+  iterator end() const { return iterator(this, group_count()); }
+
+ private:
+  friend class Snapshot;
+  Adjacency(const void* head, std::uint32_t degree) : head_(head), degree_(degree) {}
+  const void* head_ = nullptr;  // internal adjacency head (tagged)
+  std::uint32_t degree_ = 0;
+};
+
+// An edge's type and endpoints.
+struct EdgeInfo {
+  EdgeTypeId type;
+  VertexId source;
+  VertexId target;
+};
+
+// The properties of one element, in ascending key-id order.
+class PropertyRange {
+ public:
+  struct Entry {
+    PropertyKeyId key;
+    PropertyView value;
+  };
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Entry;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = Entry;
+    iterator() = default;
+    iterator(const PropertyRange* r, std::size_t i) : r_(r), i_(i) {}
+    Entry operator*() const { return (*r_)[i_]; }
+    iterator& operator++() {
+      ++i_;
+      return *this;
+    }
+    friend bool operator==(const iterator& x, const iterator& y) { return x.i_ == y.i_; }
+
+   private:
+    const PropertyRange* r_ = nullptr;
+    std::size_t i_ = 0;
+  };
+
+  PropertyRange() = default;
+  std::size_t size() const;
+  bool empty() const { return size() == 0; }
+  Entry operator[](std::size_t i) const;
+  iterator begin() const { return iterator(this, 0); }
+  iterator end() const { return iterator(this, size()); }
+
+ private:
+  friend class Snapshot;
+  explicit PropertyRange(const void* block) : block_(block) {}
+  const void* block_ = nullptr;
+};
+
+// Iterates the live element ids of a snapshot in ascending order, optionally
+// only those with one label (vertices) or one type (edges).
+template <typename Id>
+class IdRange {
+ public:
+  class iterator {
+   public:
+    using iterator_category = std::forward_iterator_tag;
+    using value_type = Id;
+    using difference_type = std::ptrdiff_t;
+    using pointer = void;
+    using reference = Id;
+    iterator() = default;
+    iterator(const IdRange* r, std::uint64_t pos) : r_(r), pos_(pos) {}
+    Id operator*() const { return Id(pos_); }
+    iterator& operator++() {
+      pos_ = r_->Next(pos_ + 1);
+      return *this;
+    }
+    friend bool operator==(const iterator& x, const iterator& y) { return x.pos_ == y.pos_; }
+
+   private:
+    const IdRange* r_ = nullptr;
+    std::uint64_t pos_ = 0;
+  };
+
+  iterator begin() const { return iterator(this, Next(begin_)); }
+  iterator end() const { return iterator(this, end_); }
+
+ private:
+  friend class Snapshot;
+  IdRange(const internal::Version* v, std::uint64_t begin, std::uint64_t end, std::uint32_t filter)
+      : v_(v), begin_(begin), end_(end), filter_(filter) {}
+  // The first live id >= pos that passes the filter, or end_.
+  std::uint64_t Next(std::uint64_t pos) const;
+
+  const internal::Version* v_ = nullptr;
+  std::uint64_t begin_ = 0;
+  std::uint64_t end_ = 0;
+  std::uint32_t filter_ = 0;  // 0: none; else label/type id + 1
+};
+
+using VertexRange = IdRange<VertexId>;
+using EdgeRange = IdRange<EdgeId>;
+template <>
+std::uint64_t IdRange<VertexId>::Next(std::uint64_t pos) const;
+template <>
+std::uint64_t IdRange<EdgeId>::Next(std::uint64_t pos) const;
+
+class Snapshot {
+ public:
+  Snapshot() = default;  // holds no version; only valid() may be called
+  Snapshot(Snapshot&& other) noexcept : v_(std::exchange(other.v_, nullptr)) {}
+  Snapshot& operator=(Snapshot&& other) noexcept;
+  Snapshot(const Snapshot&) = delete;
+  Snapshot& operator=(const Snapshot&) = delete;
+  ~Snapshot();
+
+  // False for a default-constructed or moved-from snapshot.
+  bool valid() const { return v_ != nullptr; }
+
+  // The sequence number of the newest batch this snapshot contains.
+  SequenceNumber sequence() const;
+
+  // Live element counts.
+  std::uint64_t vertex_count() const;
+  std::uint64_t edge_count() const;
+  // One past the highest vertex / edge id assigned in this version: ids in
+  // [0, limit) are live or removed, ids at or above it do not exist yet.
+  std::uint64_t vertex_id_limit() const;
+  std::uint64_t edge_id_limit() const;
+
+  // --- Vertices
+  bool HasVertex(VertexId v) const;
+  // The vertex's label; nullopt if `v` is not a live vertex.
+  std::optional<LabelId> LabelOf(VertexId v) const;
+  // Edges of `v` of one type in one direction; empty if `v` is not live or
+  // has none.
+  std::span<const EdgeEntry> OutEdges(VertexId v, EdgeTypeId type) const;
+  std::span<const EdgeEntry> InEdges(VertexId v, EdgeTypeId type) const;
+  std::span<const EdgeEntry> Edges(VertexId v, Direction d, EdgeTypeId type) const;
+  // Edges of `v` across all types in one direction.
+  Adjacency OutEdges(VertexId v) const;
+  Adjacency InEdges(VertexId v) const;
+  Adjacency Edges(VertexId v, Direction d) const;
+  std::size_t OutDegree(VertexId v) const;
+  std::size_t InDegree(VertexId v) const;
+
+  // --- Edges
+  bool HasEdge(EdgeId e) const;
+  std::optional<EdgeInfo> GetEdge(EdgeId e) const;
+
+  // --- Properties (nullopt: element not live or key not set)
+  std::optional<PropertyView> GetProperty(VertexId v, PropertyKeyId key) const;
+  std::optional<PropertyView> GetProperty(VertexId v, std::string_view key) const;
+  std::optional<PropertyView> GetProperty(EdgeId e, PropertyKeyId key) const;
+  std::optional<PropertyView> GetProperty(EdgeId e, std::string_view key) const;
+  PropertyRange Properties(VertexId v) const;
+  PropertyRange Properties(EdgeId e) const;
+
+  // --- Iteration over live elements, ascending id.
+  VertexRange Vertices() const;
+  VertexRange Vertices(LabelId label) const;
+  // Live vertices with ids in [begin, end): for splitting a scan over threads.
+  VertexRange Vertices(std::uint64_t begin, std::uint64_t end) const;
+  EdgeRange Edges() const;
+  EdgeRange Edges(EdgeTypeId type) const;
+
+  // --- Names. Find* return nullopt for a name this version has never seen;
+  // *Name requires an id this version returned.
+  std::optional<LabelId> FindLabel(std::string_view name) const;
+  std::optional<EdgeTypeId> FindEdgeType(std::string_view name) const;
+  std::optional<PropertyKeyId> FindPropertyKey(std::string_view name) const;
+  std::string_view LabelName(LabelId id) const;
+  std::string_view EdgeTypeName(EdgeTypeId id) const;
+  std::string_view PropertyKeyName(PropertyKeyId id) const;
+
+ private:
+  friend class SnapshotInternal;
+  explicit Snapshot(const internal::Version* v) : v_(v) {}
+  const internal::Version* v_ = nullptr;
+};
+
+}  // namespace quiver
+
+#endif  // QUIVER_SNAPSHOT_H_

@@ -1,0 +1,40 @@
+// MemoryAccount: the allocator every engine structure goes through.
+//
+// Blocks come from mimalloc; the account adds each block's usable size (the
+// allocator's own figure, bin rounding included) on allocation and subtracts
+// it on free, so GetMemoryStats reports what the structures really occupy.
+//
+// Thread safety: Allocate and Free may be called from any thread; the
+// counters are relaxed atomics (exact once all threads have synchronised).
+#ifndef QUIVER_BASE_MEMORY_H_
+#define QUIVER_BASE_MEMORY_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+namespace quiver::base {
+
+class MemoryAccount {
+ public:
+  // Returns at least `bytes` bytes aligned to 16; throws std::bad_alloc
+  // when the allocator fails.
+  void* Allocate(std::size_t bytes);
+  // Frees a block from Allocate; null is ignored.
+  void Free(void* p);
+  // Bytes currently allocated through this account.
+  std::int64_t allocated_bytes() const { return allocated_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<std::int64_t> allocated_{0};
+};
+
+// The usable size of a block from MemoryAccount::Allocate.
+std::size_t UsableSize(void* p);
+
+// The size the allocator would really hand out for a request of `bytes`.
+std::size_t GoodAllocationSize(std::size_t bytes);
+
+}  // namespace quiver::base
+
+#endif  // QUIVER_BASE_MEMORY_H_

@@ -1,0 +1,65 @@
+// Status, the error constructors and StatusCodeName.
+#include "quiver/status.h"
+
+#include <string>
+
+namespace quiver {
+
+std::string_view StatusCodeName(StatusCode code) {
+  switch (code) {
+    case StatusCode::kOk: return "OK";
+    case StatusCode::kInvalidArgument: return "InvalidArgument";
+    case StatusCode::kNotFound: return "NotFound";
+    case StatusCode::kAlreadyExists: return "AlreadyExists";
+    case StatusCode::kOutOfRange: return "OutOfRange";
+    case StatusCode::kResourceExhausted: return "ResourceExhausted";
+    case StatusCode::kFailedPrecondition: return "FailedPrecondition";
+    case StatusCode::kUnimplemented: return "Unimplemented";
+    case StatusCode::kCorruption: return "Corruption";
+    case StatusCode::kIOError: return "IOError";
+    case StatusCode::kDurabilityUnknown: return "DurabilityUnknown";
+    case StatusCode::kPoisoned: return "Poisoned";
+    case StatusCode::kInternal: return "Internal";
+  }
+  return "Unknown";
+}
+
+Status::Status(StatusCode code, std::string_view message) {
+  // An OK code never carries state, so ok() stays a null check.
+  if (code != StatusCode::kOk) state_ = std::make_unique<State>(State{code, std::string(message)});
+}
+
+Status::Status(const Status& other)
+    : state_(other.state_ ? std::make_unique<State>(*other.state_) : nullptr) {}
+
+Status& Status::operator=(const Status& other) {
+  if (this != &other) state_ = other.state_ ? std::make_unique<State>(*other.state_) : nullptr;
+  return *this;
+}
+
+std::string_view Status::message() const { return state_ ? std::string_view(state_->message) : ""; }
+
+std::string Status::ToString() const {
+  if (ok()) return "OK";
+  std::string out(StatusCodeName(code()));
+  out += ": ";
+  out += state_->message;
+  return out;
+}
+
+bool operator==(const Status& a, const Status& b) {
+  return a.code() == b.code() && a.message() == b.message();
+}
+
+Status InvalidArgumentError(std::string_view m) { return Status(StatusCode::kInvalidArgument, m); }
+Status NotFoundError(std::string_view m) { return Status(StatusCode::kNotFound, m); }
+Status AlreadyExistsError(std::string_view m) { return Status(StatusCode::kAlreadyExists, m); }
+Status OutOfRangeError(std::string_view m) { return Status(StatusCode::kOutOfRange, m); }
+Status ResourceExhaustedError(std::string_view m) { return Status(StatusCode::kResourceExhausted, m); }
+Status FailedPreconditionError(std::string_view m) { return Status(StatusCode::kFailedPrecondition, m); }
+Status UnimplementedError(std::string_view m) { return Status(StatusCode::kUnimplemented, m); }
+Status CorruptionError(std::string_view m) { return Status(StatusCode::kCorruption, m); }
+Status IOError(std::string_view m) { return Status(StatusCode::kIOError, m); }
+Status InternalError(std::string_view m) { return Status(StatusCode::kInternal, m); }
+
+}  // namespace quiver

@@ -1,0 +1,87 @@
+// Adjacency storage: per (vertex, direction, edge type) one contiguous array
+// of 12-byte entries (edge id, neighbour id), with the neighbour inline so a
+// hop never dereferences an edge record.
+//
+// A vertex slot holds, per direction, a tagged head word and the total
+// degree:
+//   head == 0                      no edges
+//   head == EdgeArray*             one group; its count is the slot's degree
+//   head == GroupDir* | 1          several groups; the directory holds each
+//                                  group's array, count and type
+// A vertex with one edge type therefore keeps no directory.
+//
+// Growth and publication: an append writes the entry past the count every
+// published version sees, then the new version publishes a larger count, so
+// older versions never see it (invariant 1). A full array is copied into the
+// next allocator size class (slack stays within one bin, ~12-25%) and the old
+// one retired; a removal copies into a right-sized array. Directories are
+// copied on write unless born in the current epoch.
+//
+// Thread safety: readers call the const functions on published heads from
+// any thread; mutators run on the writer thread against a version being built.
+#ifndef QUIVER_STORAGE_ADJACENCY_H_
+#define QUIVER_STORAGE_ADJACENCY_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "quiver/snapshot.h"
+#include "storage/retire_list.h"
+
+namespace quiver::storage {
+
+struct EdgeArray {
+  std::uint32_t type;
+  std::uint32_t capacity;
+  // followed by `capacity` EdgeEntry (12 bytes each)
+  EdgeEntry* entries() { return reinterpret_cast<EdgeEntry*>(this + 1); }
+  const EdgeEntry* entries() const { return reinterpret_cast<const EdgeEntry*>(this + 1); }
+};
+static_assert(sizeof(EdgeArray) == 8);
+
+struct GroupEntry {
+  EdgeArray* array;
+  std::uint32_t count;
+  std::uint32_t type;
+};
+
+struct GroupDir {
+  std::uint64_t birth;
+  std::uint32_t size;
+  std::uint32_t capacity;
+  GroupEntry* groups() { return reinterpret_cast<GroupEntry*>(this + 1); }
+  const GroupEntry* groups() const { return reinterpret_cast<const GroupEntry*>(this + 1); }
+};
+
+inline bool IsDir(std::uintptr_t head) { return (head & 1) != 0; }
+inline const GroupDir* AsDir(std::uintptr_t head) { return reinterpret_cast<const GroupDir*>(head & ~std::uintptr_t{1}); }
+inline const EdgeArray* AsArray(std::uintptr_t head) { return reinterpret_cast<const EdgeArray*>(head); }
+
+// --- Reads (any thread, published heads)
+
+// The entries of group `type`; empty if absent.
+std::span<const EdgeEntry> FindGroup(std::uintptr_t head, std::uint32_t degree, std::uint32_t type);
+std::size_t GroupCount(std::uintptr_t head);
+// Requires i < GroupCount(head).
+EdgeGroup GroupAt(std::uintptr_t head, std::uint32_t degree, std::size_t i);
+
+// --- Writes (writer thread, heads of a slot in a version being built)
+
+// Appends (edge, neighbor) to group `type`, creating the group if needed.
+void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type, std::uint64_t edge,
+                 std::uint64_t neighbor, MutationContext& ctx);
+// Removes the entry of `edge` from group `type`; returns false if absent.
+bool RemoveEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type, std::uint64_t edge,
+                 MutationContext& ctx);
+// Retires every block of a head (the vertex is being removed).
+void RetireAdjacency(std::uintptr_t head, MutationContext& ctx);
+// Frees every block of a head (the last version is being destroyed).
+void FreeAdjacency(std::uintptr_t head, base::MemoryAccount* account);
+
+// Writes one entry's bytes.
+void StoreEntry(EdgeEntry* e, std::uint64_t edge, std::uint64_t neighbor);
+
+}  // namespace quiver::storage
+
+#endif  // QUIVER_STORAGE_ADJACENCY_H_

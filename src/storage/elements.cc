@@ -1,0 +1,25 @@
+#include "storage/elements.h"
+
+#include <limits>
+
+#include "storage/adjacency.h"
+
+namespace quiver::storage {
+
+void DestroyGraph(GraphRoots& g, base::MemoryAccount* account) {
+  VertexTable::Destroy(g.vertices, g.vertex_limit, account, [account](VertexSlot& s) {
+    if (s.label == kDeadLabel) return;
+    FreeAdjacency(s.out_head, account);
+    FreeAdjacency(s.in_head, account);
+    account->Free(s.props);
+  });
+  EdgeTable::Destroy(g.edges, g.edge_limit, account, [](EdgeSlot&) {});
+  EdgePropTable::Destroy(g.edge_props, std::numeric_limits<std::uint64_t>::max(), account,
+                         [account](PropBlock*& p) { account->Free(p); });
+  delete g.labels;
+  delete g.types;
+  delete g.keys;
+  g = GraphRoots{};
+}
+
+}  // namespace quiver::storage

@@ -1,0 +1,141 @@
+#include "storage/prop_block.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+namespace quiver::storage {
+namespace {
+
+struct Entry {
+  std::uint32_t key;
+  std::uint8_t type;
+  std::uint8_t pad[3];
+  std::uint64_t word;
+};
+static_assert(sizeof(Entry) == 16);
+
+const Entry* Entries(const PropBlock* b) { return reinterpret_cast<const Entry*>(b + 1); }
+Entry* Entries(PropBlock* b) { return reinterpret_cast<Entry*>(b + 1); }
+
+std::size_t Align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
+
+// Payload bytes of a variable-length value; 0 for inline types.
+std::span<const std::byte> PayloadOf(const PropertyView& v) {
+  switch (v.type()) {
+    case ValueType::kString: return std::as_bytes(std::span<const char>(v.as_string()));
+    case ValueType::kBytes: return v.as_bytes();
+    case ValueType::kFloatVector: return std::as_bytes(v.as_float_vector());
+    default: return {};
+  }
+}
+
+std::uint64_t InlineWord(const PropertyView& v) {
+  switch (v.type()) {
+    case ValueType::kBool: return v.as_bool() ? 1 : 0;
+    case ValueType::kInt64: return static_cast<std::uint64_t>(v.as_int64());
+    case ValueType::kDouble: return std::bit_cast<std::uint64_t>(v.as_double());
+    default: return 0;
+  }
+}
+
+}  // namespace
+
+PropertyView ViewOf(const PropertyValue& v) {
+  switch (v.type()) {
+    case ValueType::kNull: return PropertyView();
+    case ValueType::kBool: return PropertyView(v.as_bool());
+    case ValueType::kInt64: return PropertyView(v.as_int64());
+    case ValueType::kDouble: return PropertyView(v.as_double());
+    case ValueType::kString: return PropertyView(std::string_view(v.as_string()));
+    case ValueType::kBytes: return PropertyView(std::span<const std::byte>(v.as_bytes()));
+    case ValueType::kFloatVector: return PropertyView(std::span<const float>(v.as_float_vector()));
+  }
+  return PropertyView();
+}
+
+PropBlock* BuildPropBlock(std::vector<PropInput>& entries, base::MemoryAccount* account) {
+  if (entries.empty()) return nullptr;
+  std::sort(entries.begin(), entries.end(), [](const PropInput& a, const PropInput& b) { return a.key < b.key; });
+  std::size_t header = sizeof(PropBlock) + entries.size() * sizeof(Entry);
+  std::size_t data = 0;
+  for (const PropInput& e : entries) data += Align8(PayloadOf(e.value).size());
+  auto* b = static_cast<PropBlock*>(account->Allocate(header + data));
+  b->count = static_cast<std::uint32_t>(entries.size());
+  b->data_bytes = static_cast<std::uint32_t>(data);
+  Entry* out = Entries(b);
+  std::size_t offset = header;
+  for (std::size_t i = 0; i < entries.size(); ++i) {
+    const PropInput& in = entries[i];
+    Entry& e = out[i];
+    e.key = in.key;
+    e.type = static_cast<std::uint8_t>(in.value.type());
+    std::memset(e.pad, 0, sizeof(e.pad));
+    std::span<const std::byte> payload = PayloadOf(in.value);
+    if (in.value.type() == ValueType::kString || in.value.type() == ValueType::kBytes ||
+        in.value.type() == ValueType::kFloatVector) {
+      if (!payload.empty()) std::memcpy(reinterpret_cast<char*>(b) + offset, payload.data(), payload.size());
+      e.word = static_cast<std::uint64_t>(offset) | (static_cast<std::uint64_t>(payload.size()) << 32);
+      offset += Align8(payload.size());
+    } else {
+      e.word = InlineWord(in.value);
+    }
+  }
+  return b;
+}
+
+std::uint32_t PropCount(const PropBlock* b) { return b == nullptr ? 0 : b->count; }
+
+PropInput PropAt(const PropBlock* b, std::uint32_t i) {
+  const Entry& e = Entries(b)[i];
+  const char* base = reinterpret_cast<const char*>(b);
+  auto offset = static_cast<std::uint32_t>(e.word);
+  auto length = static_cast<std::uint32_t>(e.word >> 32);
+  PropertyView v;
+  switch (static_cast<ValueType>(e.type)) {
+    case ValueType::kNull: break;
+    case ValueType::kBool: v = PropertyView(e.word != 0); break;
+    case ValueType::kInt64: v = PropertyView(static_cast<std::int64_t>(e.word)); break;
+    case ValueType::kDouble: v = PropertyView(std::bit_cast<double>(e.word)); break;
+    case ValueType::kString: v = PropertyView(std::string_view(base + offset, length)); break;
+    case ValueType::kBytes:
+      v = PropertyView(std::span<const std::byte>(reinterpret_cast<const std::byte*>(base + offset), length));
+      break;
+    case ValueType::kFloatVector:
+      v = PropertyView(std::span<const float>(reinterpret_cast<const float*>(base + offset), length / sizeof(float)));
+      break;
+  }
+  return PropInput{e.key, v};
+}
+
+std::optional<PropertyView> GetProperty(const PropBlock* b, std::uint32_t key) {
+  if (b == nullptr) return std::nullopt;
+  const Entry* first = Entries(b);
+  const Entry* last = first + b->count;
+  const Entry* it = std::lower_bound(first, last, key, [](const Entry& e, std::uint32_t k) { return e.key < k; });
+  if (it == last || it->key != key) return std::nullopt;
+  return PropAt(b, static_cast<std::uint32_t>(it - first)).value;
+}
+
+PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value, base::MemoryAccount* account) {
+  std::vector<PropInput> entries;
+  entries.reserve(PropCount(old) + 1);
+  for (std::uint32_t i = 0; i < PropCount(old); ++i) {
+    PropInput e = PropAt(old, i);
+    if (e.key != key) entries.push_back(e);
+  }
+  entries.push_back(PropInput{key, value});
+  return BuildPropBlock(entries, account);
+}
+
+PropBlock* WithoutProperty(const PropBlock* old, std::uint32_t key, base::MemoryAccount* account) {
+  std::vector<PropInput> entries;
+  entries.reserve(PropCount(old));
+  for (std::uint32_t i = 0; i < PropCount(old); ++i) {
+    PropInput e = PropAt(old, i);
+    if (e.key != key) entries.push_back(e);
+  }
+  return BuildPropBlock(entries, account);
+}
+
+}  // namespace quiver::storage

@@ -1,0 +1,58 @@
+// PropBlock: the immutable, self-contained encoding of one element's
+// properties: one allocation, entries sorted by key id, payloads inline.
+//
+//   PropBlock  := count:u32 data_bytes:u32 Entry[count] payload bytes
+//   Entry      := key:u32 type:u8 pad:u8[3] word:u64
+//   word       := bool/int64/double bits inline, or for string, bytes and
+//                 float vectors: offset:u32 (from the block start, 8-aligned)
+//                 | length:u32 (bytes) << 32
+//
+// A change to any property builds a new block and retires the old one, so a
+// change costs O(size of that element's properties) and published blocks are
+// never written (invariant 1). An element without properties has no block.
+//
+// Thread safety: blocks are immutable once built; any thread may read them.
+#ifndef QUIVER_STORAGE_PROP_BLOCK_H_
+#define QUIVER_STORAGE_PROP_BLOCK_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "base/memory.h"
+#include "quiver/value.h"
+
+namespace quiver::storage {
+
+struct PropBlock {
+  std::uint32_t count;
+  std::uint32_t data_bytes;
+};
+
+// One property to encode: a key id and a view of its value.
+struct PropInput {
+  std::uint32_t key;
+  PropertyView value;
+};
+
+// The view of an owned value (valid while `v` lives).
+PropertyView ViewOf(const PropertyValue& v);
+
+// Builds a block from entries with distinct keys (any order). Null if empty.
+PropBlock* BuildPropBlock(std::vector<PropInput>& entries, base::MemoryAccount* account);
+
+// A new block equal to `old` with `key` set to `value`.
+PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value, base::MemoryAccount* account);
+// A new block equal to `old` without `key`; null if nothing remains. Requires
+// `key` to be present (check with GetProperty first).
+PropBlock* WithoutProperty(const PropBlock* old, std::uint32_t key, base::MemoryAccount* account);
+
+std::uint32_t PropCount(const PropBlock* b);
+std::optional<PropertyView> GetProperty(const PropBlock* b, std::uint32_t key);
+// Requires i < PropCount(b).
+PropInput PropAt(const PropBlock* b, std::uint32_t i);
+
+}  // namespace quiver::storage
+
+#endif  // QUIVER_STORAGE_PROP_BLOCK_H_

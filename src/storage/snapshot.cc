@@ -1,0 +1,202 @@
+// Snapshot and its ranges: the read side of the public API, answered from
+// one pinned version's roots. Nothing here locks or allocates.
+#include "quiver/snapshot.h"
+
+#include "storage/adjacency.h"
+#include "storage/elements.h"
+#include "storage/prop_block.h"
+#include "storage/version.h"
+
+namespace quiver {
+
+using storage::FindEdge;
+using storage::FindVertex;
+using storage::GraphRoots;
+using storage::VertexSlot;
+
+namespace {
+
+const GraphRoots& Roots(const internal::Version* v) { return v->roots; }
+
+std::optional<PropertyView> Lookup(const storage::PropBlock* block, std::optional<std::uint32_t> key) {
+  if (!key) return std::nullopt;
+  return storage::GetProperty(block, *key);
+}
+
+std::uint64_t NextLiveVertex(const GraphRoots& g, std::uint64_t pos, std::uint64_t end, std::uint32_t filter) {
+  end = std::min(end, g.vertex_limit);
+  while (pos < end) {
+    // Walk one leaf at a time rather than one lookup per id.
+    const auto* leaf = storage::VertexTable::FindLeaf(g.vertices, pos);
+    std::uint64_t leaf_end = std::min(end, (pos | (storage::VertexTable::kLeafSize - 1)) + 1);
+    for (; pos < leaf_end; ++pos) {
+      const VertexSlot& s = leaf->slots[pos & (storage::VertexTable::kLeafSize - 1)];
+      if (s.label != storage::kDeadLabel && (filter == 0 || s.label == filter - 1)) return pos;
+    }
+  }
+  return end;
+}
+
+std::uint64_t NextLiveEdge(const GraphRoots& g, std::uint64_t pos, std::uint64_t end, std::uint32_t filter) {
+  end = std::min(end, g.edge_limit);
+  while (pos < end) {
+    const auto* leaf = storage::EdgeTable::FindLeaf(g.edges, pos);
+    std::uint64_t leaf_end = std::min(end, (pos | (storage::EdgeTable::kLeafSize - 1)) + 1);
+    for (; pos < leaf_end; ++pos) {
+      const storage::EdgeSlot& s = leaf->slots[pos & (storage::EdgeTable::kLeafSize - 1)];
+      if (s.type != storage::kDeadType && (filter == 0 || s.type == filter - 1)) return pos;
+    }
+  }
+  return end;
+}
+
+}  // namespace
+
+// --- Ranges
+
+std::size_t Adjacency::group_count() const { return storage::GroupCount(reinterpret_cast<std::uintptr_t>(head_)); }
+
+EdgeGroup Adjacency::group(std::size_t i) const {
+  return storage::GroupAt(reinterpret_cast<std::uintptr_t>(head_), degree_, i);
+}
+
+std::size_t PropertyRange::size() const { return storage::PropCount(static_cast<const storage::PropBlock*>(block_)); }
+
+PropertyRange::Entry PropertyRange::operator[](std::size_t i) const {
+  storage::PropInput p = storage::PropAt(static_cast<const storage::PropBlock*>(block_), static_cast<std::uint32_t>(i));
+  return Entry{PropertyKeyId(p.key), p.value};
+}
+
+template <>
+std::uint64_t IdRange<VertexId>::Next(std::uint64_t pos) const {
+  return NextLiveVertex(Roots(v_), pos, end_, filter_);
+}
+
+template <>
+std::uint64_t IdRange<EdgeId>::Next(std::uint64_t pos) const {
+  return NextLiveEdge(Roots(v_), pos, end_, filter_);
+}
+
+// --- Snapshot
+
+Snapshot& Snapshot::operator=(Snapshot&& other) noexcept {
+  if (this != &other) {
+    if (v_ != nullptr) v_->chain()->Release(v_);
+    v_ = std::exchange(other.v_, nullptr);
+  }
+  return *this;
+}
+
+Snapshot::~Snapshot() {
+  if (v_ != nullptr) v_->chain()->Release(v_);
+}
+
+SequenceNumber Snapshot::sequence() const { return Roots(v_).sequence; }
+std::uint64_t Snapshot::vertex_count() const { return Roots(v_).live_vertices; }
+std::uint64_t Snapshot::edge_count() const { return Roots(v_).live_edges; }
+std::uint64_t Snapshot::vertex_id_limit() const { return Roots(v_).vertex_limit; }
+std::uint64_t Snapshot::edge_id_limit() const { return Roots(v_).edge_limit; }
+
+bool Snapshot::HasVertex(VertexId v) const { return FindVertex(Roots(v_), v.value()) != nullptr; }
+
+std::optional<LabelId> Snapshot::LabelOf(VertexId v) const {
+  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  if (s == nullptr) return std::nullopt;
+  return LabelId(s->label);
+}
+
+std::span<const EdgeEntry> Snapshot::Edges(VertexId v, Direction d, EdgeTypeId type) const {
+  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  if (s == nullptr) return {};
+  return d == Direction::kOut ? storage::FindGroup(s->out_head, s->out_degree, type.value())
+                              : storage::FindGroup(s->in_head, s->in_degree, type.value());
+}
+std::span<const EdgeEntry> Snapshot::OutEdges(VertexId v, EdgeTypeId type) const {
+  return Edges(v, Direction::kOut, type);
+}
+std::span<const EdgeEntry> Snapshot::InEdges(VertexId v, EdgeTypeId type) const {
+  return Edges(v, Direction::kIn, type);
+}
+
+Adjacency Snapshot::Edges(VertexId v, Direction d) const {
+  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  if (s == nullptr) return Adjacency();
+  return d == Direction::kOut ? Adjacency(reinterpret_cast<const void*>(s->out_head), s->out_degree)
+                              : Adjacency(reinterpret_cast<const void*>(s->in_head), s->in_degree);
+}
+Adjacency Snapshot::OutEdges(VertexId v) const { return Edges(v, Direction::kOut); }
+Adjacency Snapshot::InEdges(VertexId v) const { return Edges(v, Direction::kIn); }
+
+std::size_t Snapshot::OutDegree(VertexId v) const {
+  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  return s == nullptr ? 0 : s->out_degree;
+}
+std::size_t Snapshot::InDegree(VertexId v) const {
+  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  return s == nullptr ? 0 : s->in_degree;
+}
+
+bool Snapshot::HasEdge(EdgeId e) const { return FindEdge(Roots(v_), e.value()) != nullptr; }
+
+std::optional<EdgeInfo> Snapshot::GetEdge(EdgeId e) const {
+  const storage::EdgeSlot* s = FindEdge(Roots(v_), e.value());
+  if (s == nullptr) return std::nullopt;
+  return EdgeInfo{EdgeTypeId(s->type), VertexId(s->src()), VertexId(s->dst())};
+}
+
+std::optional<PropertyView> Snapshot::GetProperty(VertexId v, PropertyKeyId key) const {
+  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  if (s == nullptr) return std::nullopt;
+  return storage::GetProperty(s->props, key.value());
+}
+std::optional<PropertyView> Snapshot::GetProperty(VertexId v, std::string_view key) const {
+  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  if (s == nullptr) return std::nullopt;
+  return Lookup(s->props, Roots(v_).keys->Find(key));
+}
+std::optional<PropertyView> Snapshot::GetProperty(EdgeId e, PropertyKeyId key) const {
+  if (FindEdge(Roots(v_), e.value()) == nullptr) return std::nullopt;
+  return storage::GetProperty(storage::EdgeProps(Roots(v_), e.value()), key.value());
+}
+std::optional<PropertyView> Snapshot::GetProperty(EdgeId e, std::string_view key) const {
+  if (FindEdge(Roots(v_), e.value()) == nullptr) return std::nullopt;
+  return Lookup(storage::EdgeProps(Roots(v_), e.value()), Roots(v_).keys->Find(key));
+}
+
+PropertyRange Snapshot::Properties(VertexId v) const {
+  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  return PropertyRange(s == nullptr ? nullptr : s->props);
+}
+PropertyRange Snapshot::Properties(EdgeId e) const {
+  if (FindEdge(Roots(v_), e.value()) == nullptr) return PropertyRange();
+  return PropertyRange(storage::EdgeProps(Roots(v_), e.value()));
+}
+
+VertexRange Snapshot::Vertices() const { return VertexRange(v_, 0, Roots(v_).vertex_limit, 0); }
+VertexRange Snapshot::Vertices(LabelId label) const {
+  return VertexRange(v_, 0, Roots(v_).vertex_limit, label.value() + 1);
+}
+VertexRange Snapshot::Vertices(std::uint64_t begin, std::uint64_t end) const {
+  std::uint64_t limit = Roots(v_).vertex_limit;
+  return VertexRange(v_, std::min(begin, limit), std::min(end, limit), 0);
+}
+EdgeRange Snapshot::Edges() const { return EdgeRange(v_, 0, Roots(v_).edge_limit, 0); }
+EdgeRange Snapshot::Edges(EdgeTypeId type) const { return EdgeRange(v_, 0, Roots(v_).edge_limit, type.value() + 1); }
+
+std::optional<LabelId> Snapshot::FindLabel(std::string_view name) const {
+  auto id = Roots(v_).labels->Find(name);
+  return id ? std::optional<LabelId>(LabelId(*id)) : std::nullopt;
+}
+std::optional<EdgeTypeId> Snapshot::FindEdgeType(std::string_view name) const {
+  auto id = Roots(v_).types->Find(name);
+  return id ? std::optional<EdgeTypeId>(EdgeTypeId(*id)) : std::nullopt;
+}
+std::optional<PropertyKeyId> Snapshot::FindPropertyKey(std::string_view name) const {
+  auto id = Roots(v_).keys->Find(name);
+  return id ? std::optional<PropertyKeyId>(PropertyKeyId(*id)) : std::nullopt;
+}
+std::string_view Snapshot::LabelName(LabelId id) const { return Roots(v_).labels->Name(id.value()); }
+std::string_view Snapshot::EdgeTypeName(EdgeTypeId id) const { return Roots(v_).types->Name(id.value()); }
+std::string_view Snapshot::PropertyKeyName(PropertyKeyId id) const { return Roots(v_).keys->Name(id.value()); }
+
+}  // namespace quiver

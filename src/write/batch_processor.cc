@@ -1,0 +1,418 @@
+#include "write/batch_processor.h"
+
+#include <cmath>
+
+#include "base/strings.h"
+#include "base/utf8.h"
+#include "storage/adjacency.h"
+#include "storage/prop_block.h"
+#include "write/write_batch_internal.h"
+
+namespace quiver {
+
+using internal::WriteBatchInternal;
+using storage::EdgePropTable;
+using storage::EdgeSlot;
+using storage::EdgeTable;
+using storage::GraphRoots;
+using storage::MutationContext;
+using storage::PropBlock;
+using storage::VertexSlot;
+using storage::VertexTable;
+using Op = WriteBatchInternal::Op;
+
+namespace {
+
+constexpr std::uint64_t kEdgeBit = std::uint64_t{1} << 63;
+constexpr std::uint64_t kNewBit = std::uint64_t{1} << 62;
+
+std::string Describe(VertexRef r) {
+  return r.is_new() ? base::StrCat("new vertex #", r.raw()) : base::StrCat("vertex ", r.raw());
+}
+std::string Describe(EdgeRef r) {
+  return r.is_new() ? base::StrCat("new edge #", r.raw()) : base::StrCat("edge ", r.raw());
+}
+
+// Prefixes a failure with the operation it came from.
+Status AtOp(std::size_t index, const Status& s) {
+  if (s.ok()) return s;
+  return Status(s.code(), base::StrCat("operation ", index, ": ", s.message()));
+}
+
+std::uint32_t InternName(storage::InternTable*& table, std::string_view name, MutationContext& ctx) {
+  if (auto id = table->Find(name)) return *id;
+  return storage::OwnInternTable(table, ctx)->Intern(name);
+}
+
+}  // namespace
+
+void BatchProcessor::Reset() {
+  new_vertices_ = 0;
+  new_edges_ = 0;
+  removed_vertices_.clear();
+  removed_edges_.clear();
+  new_vertex_removed_.clear();
+  new_edge_removed_.clear();
+  new_vertex_op_.clear();
+  new_edge_op_.clear();
+  elem_props_.clear();
+}
+
+Status BatchProcessor::CheckName(std::string_view what, std::string_view name) const {
+  if (name.empty()) return InvalidArgumentError(base::StrCat(what, " is empty"));
+  if (name.size() > limits_.max_string_bytes)
+    return OutOfRangeError(base::StrCat(what, " is ", name.size(), " bytes; the limit is ", limits_.max_string_bytes));
+  if (!base::IsValidUtf8(name)) return InvalidArgumentError(base::StrCat(what, " is not valid UTF-8"));
+  return Status::Ok();
+}
+
+Status BatchProcessor::CheckValue(std::string_view key, const PropertyValue& v) const {
+  switch (v.type()) {
+    case ValueType::kString:
+      if (v.as_string().size() > limits_.max_string_bytes)
+        return OutOfRangeError(base::StrCat("string value of '", key, "' is ", v.as_string().size(),
+                                            " bytes; the limit is ", limits_.max_string_bytes));
+      if (!base::IsValidUtf8(v.as_string()))
+        return InvalidArgumentError(base::StrCat("string value of '", key, "' is not valid UTF-8"));
+      break;
+    case ValueType::kBytes:
+      if (v.as_bytes().size() > limits_.max_string_bytes)
+        return OutOfRangeError(base::StrCat("bytes value of '", key, "' is ", v.as_bytes().size(),
+                                            " bytes; the limit is ", limits_.max_string_bytes));
+      break;
+    case ValueType::kDouble:
+      if (!std::isfinite(v.as_double()))
+        return InvalidArgumentError(base::StrCat("double value of '", key, "' is NaN or infinite"));
+      break;
+    case ValueType::kFloatVector: {
+      const FloatVector& f = v.as_float_vector();
+      if (f.size() > limits_.max_vector_dims)
+        return OutOfRangeError(base::StrCat("vector value of '", key, "' has ", f.size(),
+                                            " elements; the limit is ", limits_.max_vector_dims));
+      for (std::size_t i = 0; i < f.size(); ++i)
+        if (!std::isfinite(f[i]))
+          return InvalidArgumentError(base::StrCat("vector value of '", key, "' has NaN or infinity at ", i));
+      break;
+    }
+    default: break;
+  }
+  return Status::Ok();
+}
+
+Status BatchProcessor::CheckProperties(std::span<const Property> props) const {
+  if (props.size() > limits_.max_properties_per_element)
+    return OutOfRangeError(base::StrCat(props.size(), " properties; the limit per element is ",
+                                        limits_.max_properties_per_element));
+  for (const Property& p : props) {
+    QUIVER_RETURN_IF_ERROR(CheckName("property key", p.key));
+    QUIVER_RETURN_IF_ERROR(CheckValue(p.key, p.value));
+  }
+  if (props.size() > 1) {
+    absl::flat_hash_set<std::string_view, base::StringHash, base::StringEq> seen;
+    seen.reserve(props.size());
+    for (const Property& p : props)
+      if (!seen.insert(p.key).second) return InvalidArgumentError(base::StrCat("duplicate property key '", p.key, "'"));
+  }
+  return Status::Ok();
+}
+
+bool BatchProcessor::VertexRemovedInBatch(VertexRef ref) const {
+  if (ref.is_new()) return new_vertex_removed_[ref.raw()];
+  return !removed_vertices_.empty() && removed_vertices_.contains(ref.raw());
+}
+
+Status BatchProcessor::CheckVertex(const WriteBatch& batch, VertexRef ref, const GraphRoots& g) const {
+  if (ref.is_new()) {
+    if (ref.batch_tag() != WriteBatchInternal::Tag(batch))
+      return InvalidArgumentError(base::StrCat(Describe(ref), " is a handle from another batch"));
+    if (ref.raw() >= new_vertices_)
+      return InvalidArgumentError(base::StrCat(Describe(ref), " has not been added by this point of the batch"));
+  } else if (storage::FindVertex(g, ref.raw()) == nullptr) {
+    return NotFoundError(base::StrCat(Describe(ref), " does not exist"));
+  }
+  if (VertexRemovedInBatch(ref)) return NotFoundError(base::StrCat(Describe(ref), " was removed earlier in this batch"));
+  return Status::Ok();
+}
+
+Status BatchProcessor::CheckEdge(const WriteBatch& batch, EdgeRef ref, const GraphRoots& g) const {
+  const auto& ops = WriteBatchInternal::Ops(batch);
+  bool endpoint_removed;
+  if (ref.is_new()) {
+    if (ref.batch_tag() != WriteBatchInternal::Tag(batch))
+      return InvalidArgumentError(base::StrCat(Describe(ref), " is a handle from another batch"));
+    if (ref.raw() >= new_edges_)
+      return InvalidArgumentError(base::StrCat(Describe(ref), " has not been added by this point of the batch"));
+    if (new_edge_removed_[ref.raw()])
+      return NotFoundError(base::StrCat(Describe(ref), " was removed earlier in this batch"));
+    const Op& add = ops[new_edge_op_[ref.raw()]];
+    endpoint_removed = VertexRemovedInBatch(add.v1) || VertexRemovedInBatch(add.v2);
+  } else {
+    const EdgeSlot* e = storage::FindEdge(g, ref.raw());
+    if (e == nullptr) return NotFoundError(base::StrCat(Describe(ref), " does not exist"));
+    if (removed_edges_.contains(ref.raw()))
+      return NotFoundError(base::StrCat(Describe(ref), " was removed earlier in this batch"));
+    endpoint_removed = !removed_vertices_.empty() &&
+                       (removed_vertices_.contains(e->src()) || removed_vertices_.contains(e->dst()));
+  }
+  if (endpoint_removed)
+    return NotFoundError(base::StrCat(Describe(ref), " was removed with its endpoint earlier in this batch"));
+  return Status::Ok();
+}
+
+Status BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, bool is_edge, std::uint64_t id,
+                                           std::string_view key, bool present, const GraphRoots& g) {
+  const auto& ops = WriteBatchInternal::Ops(batch);
+  bool is_new = (elem & kNewBit) != 0;
+  const PropBlock* base = nullptr;
+  const Op* add = nullptr;
+  if (is_new) {
+    add = &ops[is_edge ? new_edge_op_[id] : new_vertex_op_[id]];
+  } else {
+    base = is_edge ? storage::EdgeProps(g, id) : storage::FindVertex(g, id)->props;
+  }
+  auto [it, inserted] = elem_props_.try_emplace(elem);
+  ElemProps& st = it->second;
+  if (inserted) st.count = is_new ? add->prop_count : storage::PropCount(base);
+  bool was;
+  if (auto k = st.keys.find(key); k != st.keys.end()) {
+    was = k->second;
+  } else if (is_new) {
+    was = false;
+    for (const Property& p : WriteBatchInternal::Props(batch, *add)) was = was || p.key == key;
+  } else {
+    auto key_id = g.keys->Find(key);
+    was = key_id.has_value() && storage::GetProperty(base, *key_id).has_value();
+  }
+  st.count += (present && !was) ? 1 : (!present && was) ? -1 : 0;
+  st.keys[key] = present;
+  if (static_cast<std::uint64_t>(st.count) > limits_.max_properties_per_element)
+    return OutOfRangeError(base::StrCat("element would have ", st.count, " properties; the limit is ",
+                                        limits_.max_properties_per_element));
+  return Status::Ok();
+}
+
+Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
+  Reset();
+  if (WriteBatchInternal::CountedOps(batch) > limits_.max_batch_ops)
+    return OutOfRangeError(base::StrCat("batch has ", WriteBatchInternal::CountedOps(batch),
+                                        " operations; the limit is ", limits_.max_batch_ops));
+  if (g.vertex_limit + batch.added_vertices() > kMaxElementId || g.edge_limit + batch.added_edges() > kMaxElementId)
+    return ResourceExhaustedError("element id space exhausted");
+  const auto& ops = WriteBatchInternal::Ops(batch);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    auto props = WriteBatchInternal::Props(batch, op);
+    Status s;
+    switch (op.kind) {
+      case OpKind::kAddVertex:
+        s = CheckName("label", op.name);
+        if (s.ok()) s = CheckProperties(props);
+        new_vertex_op_.push_back(static_cast<std::uint32_t>(i));
+        new_vertex_removed_.push_back(false);
+        ++new_vertices_;
+        break;
+      case OpKind::kAddEdge:
+        s = CheckName("edge type", op.name);
+        if (s.ok()) s = CheckVertex(batch, op.v1, g);
+        if (s.ok()) s = CheckVertex(batch, op.v2, g);
+        if (s.ok()) s = CheckProperties(props);
+        new_edge_op_.push_back(static_cast<std::uint32_t>(i));
+        new_edge_removed_.push_back(false);
+        ++new_edges_;
+        break;
+      case OpKind::kSetVertexProperty:
+      case OpKind::kRemoveVertexProperty: {
+        bool set = op.kind == OpKind::kSetVertexProperty;
+        std::string_view key = set ? std::string_view(props[0].key) : std::string_view(op.name);
+        s = CheckVertex(batch, op.v1, g);
+        if (s.ok()) s = CheckName("property key", key);
+        if (s.ok() && set) s = CheckValue(key, props[0].value);
+        if (s.ok()) {
+          ElemKey elem = (op.v1.is_new() ? kNewBit : 0) | op.v1.raw();
+          s = TrackPropertyChange(batch, elem, false, op.v1.raw(), key, set, g);
+        }
+        break;
+      }
+      case OpKind::kSetEdgeProperty:
+      case OpKind::kRemoveEdgeProperty: {
+        bool set = op.kind == OpKind::kSetEdgeProperty;
+        std::string_view key = set ? std::string_view(props[0].key) : std::string_view(op.name);
+        s = CheckEdge(batch, op.e, g);
+        if (s.ok()) s = CheckName("property key", key);
+        if (s.ok() && set) s = CheckValue(key, props[0].value);
+        if (s.ok()) {
+          ElemKey elem = kEdgeBit | (op.e.is_new() ? kNewBit : 0) | op.e.raw();
+          s = TrackPropertyChange(batch, elem, true, op.e.raw(), key, set, g);
+        }
+        break;
+      }
+      case OpKind::kRemoveEdge:
+        s = CheckEdge(batch, op.e, g);
+        if (s.ok()) {
+          if (op.e.is_new()) {
+            new_edge_removed_[op.e.raw()] = true;
+          } else {
+            removed_edges_.insert(op.e.raw());
+          }
+        }
+        break;
+      case OpKind::kRemoveVertex:
+        s = CheckVertex(batch, op.v1, g);
+        if (s.ok()) {
+          if (op.v1.is_new()) {
+            new_vertex_removed_[op.v1.raw()] = true;
+          } else {
+            removed_vertices_.insert(op.v1.raw());
+          }
+        }
+        break;
+    }
+    if (!s.ok()) return AtOp(i, s);
+  }
+  return Status::Ok();
+}
+
+std::uint64_t BatchProcessor::ResolveVertex(VertexRef ref) const {
+  return ref.is_new() ? new_vertex_ids_[ref.raw()] : ref.raw();
+}
+
+std::uint64_t BatchProcessor::ResolveEdge(EdgeRef ref) const {
+  return ref.is_new() ? new_edge_ids_[ref.raw()] : ref.raw();
+}
+
+PropBlock* BatchProcessor::BuildBlock(std::span<const Property> props, GraphRoots& g, MutationContext& ctx) {
+  if (props.empty()) return nullptr;
+  prop_inputs_.clear();
+  for (const Property& p : props)
+    prop_inputs_.push_back(storage::PropInput{InternName(g.keys, p.key, ctx), storage::ViewOf(p.value)});
+  return storage::BuildPropBlock(prop_inputs_, ctx.account);
+}
+
+void BatchProcessor::RemoveEdgeInternal(std::uint64_t edge, std::uint64_t skip_vertex, GraphRoots& g,
+                                        MutationContext& ctx) {
+  EdgeSlot* e = EdgeTable::Mutable(g.edges, edge, ctx);
+  if (e->type == storage::kDeadType) return;  // a self-loop met twice while removing its vertex
+  std::uint64_t src = e->src();
+  std::uint64_t dst = e->dst();
+  if (src != skip_vertex) {
+    VertexSlot* s = VertexTable::Mutable(g.vertices, src, ctx);
+    storage::RemoveEntry(s->out_head, s->out_degree, e->type, edge, ctx);
+  }
+  if (dst != skip_vertex) {
+    VertexSlot* t = VertexTable::Mutable(g.vertices, dst, ctx);
+    storage::RemoveEntry(t->in_head, t->in_degree, e->type, edge, ctx);
+  }
+  e->type = storage::kDeadType;
+  if (storage::EdgeProps(g, edge) != nullptr) {
+    PropBlock** p = EdgePropTable::MutableSparse(g.edge_props, edge, ctx);
+    ctx.retired->Add(*p);
+    *p = nullptr;
+  }
+  --g.live_edges;
+}
+
+void BatchProcessor::RemoveVertexInternal(std::uint64_t v, GraphRoots& g, MutationContext& ctx) {
+  // The vertex's own arrays are retired whole, so only neighbours' arrays
+  // change: the entries iterated here are never written during the loop.
+  VertexSlot* slot = VertexTable::Mutable(g.vertices, v, ctx);
+  const std::pair<std::uintptr_t, std::uint32_t> directions[] = {{slot->out_head, slot->out_degree},
+                                                                  {slot->in_head, slot->in_degree}};
+  for (auto [head, degree] : directions) {
+    for (std::size_t gi = 0; gi < storage::GroupCount(head); ++gi) {
+      EdgeGroup group = storage::GroupAt(head, degree, gi);
+      for (const EdgeEntry& entry : group.entries) RemoveEdgeInternal(entry.edge().value(), v, g, ctx);
+    }
+  }
+  // Removing neighbours' entries only copies leaves of other vertices, or
+  // this vertex's leaf, which is already private: `slot` is still valid.
+  storage::RetireAdjacency(slot->out_head, ctx);
+  storage::RetireAdjacency(slot->in_head, ctx);
+  ctx.retired->Add(slot->props);
+  *slot = VertexSlot{storage::kDeadLabel, 0, 0, 0, 0, 0, nullptr};
+  --g.live_vertices;
+}
+
+void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationContext& ctx, CommitInfo* info) {
+  new_vertex_ids_.clear();
+  new_edge_ids_.clear();
+  for (const Op& op : WriteBatchInternal::Ops(batch)) {
+    auto props = WriteBatchInternal::Props(batch, op);
+    switch (op.kind) {
+      case OpKind::kAddVertex: {
+        VertexSlot slot{InternName(g.labels, op.name, ctx), 0, 0, 0, 0, 0, BuildBlock(props, g, ctx)};
+        std::uint64_t id = g.vertex_limit++;
+        VertexTable::Append(g.vertices, id, slot, ctx);
+        new_vertex_ids_.push_back(id);
+        ++g.live_vertices;
+        break;
+      }
+      case OpKind::kAddEdge: {
+        std::uint32_t type = InternName(g.types, op.name, ctx);
+        std::uint64_t src = ResolveVertex(op.v1);
+        std::uint64_t dst = ResolveVertex(op.v2);
+        std::uint64_t id = g.edge_limit++;
+        EdgeSlot slot;
+        base::Store48(slot.source, src);
+        base::Store48(slot.target, dst);
+        slot.type = type;
+        EdgeTable::Append(g.edges, id, slot, ctx);
+        if (PropBlock* b = BuildBlock(props, g, ctx)) *EdgePropTable::MutableSparse(g.edge_props, id, ctx) = b;
+        VertexSlot* s = VertexTable::Mutable(g.vertices, src, ctx);
+        storage::AppendEntry(s->out_head, s->out_degree, type, id, dst, ctx);
+        VertexSlot* t = VertexTable::Mutable(g.vertices, dst, ctx);
+        storage::AppendEntry(t->in_head, t->in_degree, type, id, src, ctx);
+        new_edge_ids_.push_back(id);
+        ++g.live_edges;
+        break;
+      }
+      case OpKind::kSetVertexProperty: {
+        std::uint32_t key = InternName(g.keys, props[0].key, ctx);
+        VertexSlot* s = VertexTable::Mutable(g.vertices, ResolveVertex(op.v1), ctx);
+        PropBlock* b = storage::WithProperty(s->props, key, storage::ViewOf(props[0].value), ctx.account);
+        ctx.retired->Add(s->props);
+        s->props = b;
+        break;
+      }
+      case OpKind::kRemoveVertexProperty: {
+        std::uint64_t v = ResolveVertex(op.v1);
+        auto key = g.keys->Find(op.name);
+        if (!key || !storage::GetProperty(storage::FindVertex(g, v)->props, *key)) break;
+        VertexSlot* s = VertexTable::Mutable(g.vertices, v, ctx);
+        PropBlock* b = storage::WithoutProperty(s->props, *key, ctx.account);
+        ctx.retired->Add(s->props);
+        s->props = b;
+        break;
+      }
+      case OpKind::kSetEdgeProperty: {
+        std::uint32_t key = InternName(g.keys, props[0].key, ctx);
+        PropBlock** p = EdgePropTable::MutableSparse(g.edge_props, ResolveEdge(op.e), ctx);
+        PropBlock* b = storage::WithProperty(*p, key, storage::ViewOf(props[0].value), ctx.account);
+        ctx.retired->Add(*p);
+        *p = b;
+        break;
+      }
+      case OpKind::kRemoveEdgeProperty: {
+        std::uint64_t e = ResolveEdge(op.e);
+        auto key = g.keys->Find(op.name);
+        if (!key || !storage::GetProperty(storage::EdgeProps(g, e), *key)) break;
+        PropBlock** p = EdgePropTable::MutableSparse(g.edge_props, e, ctx);
+        PropBlock* b = storage::WithoutProperty(*p, *key, ctx.account);
+        ctx.retired->Add(*p);
+        *p = b;
+        break;
+      }
+      case OpKind::kRemoveEdge:
+        RemoveEdgeInternal(ResolveEdge(op.e), ~std::uint64_t{0}, g, ctx);
+        break;
+      case OpKind::kRemoveVertex:
+        RemoveVertexInternal(ResolveVertex(op.v1), g, ctx);
+        break;
+    }
+  }
+  info->vertices.reserve(new_vertex_ids_.size());
+  for (std::uint64_t id : new_vertex_ids_) info->vertices.emplace_back(id);
+  info->edges.reserve(new_edge_ids_.size());
+  for (std::uint64_t id : new_edge_ids_) info->edges.emplace_back(id);
+}
+
+}  // namespace quiver

@@ -1,0 +1,91 @@
+// BatchProcessor: validates a WriteBatch against the version being built,
+// then applies it. Validation reads only; Apply cannot fail on valid input
+// (except for memory exhaustion), which is what makes a batch
+// all-or-nothing (invariant 2) without an undo log.
+//
+// Rules (docs/impl.md lists them with their status codes): names non-empty,
+// valid UTF-8 and within Limits::max_string_bytes; string values valid
+// UTF-8; doubles and vector elements finite; sizes within Limits; every id
+// names an element live at that point of the batch; batch-local handles come
+// from this batch and from an earlier operation.
+//
+// Thread safety: one instance per writer thread.
+#ifndef QUIVER_WRITE_BATCH_PROCESSOR_H_
+#define QUIVER_WRITE_BATCH_PROCESSOR_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "base/strings.h"
+#include "quiver/graph.h"
+#include "quiver/options.h"
+#include "quiver/status.h"
+#include "quiver/write_batch.h"
+#include "storage/elements.h"
+#include "storage/retire_list.h"
+
+namespace quiver {
+
+class BatchProcessor {
+ public:
+  explicit BatchProcessor(const Limits& limits) : limits_(limits) {}
+
+  // OK if `batch` can be applied to `g` as it is now.
+  Status Validate(const WriteBatch& batch, const storage::GraphRoots& g);
+
+  // Applies a batch that Validate accepted against this same `g`, filling
+  // the new ids into `info`. Throws std::bad_alloc on memory exhaustion,
+  // leaving `g` partially changed (the caller abandons the version).
+  void Apply(const WriteBatch& batch, storage::GraphRoots& g, storage::MutationContext& ctx, CommitInfo* info);
+
+ private:
+  // A key naming an element during validation: kind, new-in-batch, id/index.
+  using ElemKey = std::uint64_t;
+  struct ElemProps {
+    std::int64_t count = 0;
+    absl::flat_hash_map<std::string, bool, base::StringHash, base::StringEq> keys;  // touched keys: present now?
+  };
+
+  void Reset();
+  Status CheckName(std::string_view what, std::string_view name) const;
+  Status CheckValue(std::string_view key, const PropertyValue& v) const;
+  Status CheckProperties(std::span<const Property> props) const;
+  Status CheckVertex(const WriteBatch& batch, VertexRef ref, const storage::GraphRoots& g) const;
+  Status CheckEdge(const WriteBatch& batch, EdgeRef ref, const storage::GraphRoots& g) const;
+  bool VertexRemovedInBatch(VertexRef ref) const;
+  Status TrackPropertyChange(const WriteBatch& batch, ElemKey elem, bool is_edge, std::uint64_t id,
+                             std::string_view key, bool present, const storage::GraphRoots& g);
+
+  std::uint64_t ResolveVertex(VertexRef ref) const;
+  std::uint64_t ResolveEdge(EdgeRef ref) const;
+  storage::PropBlock* BuildBlock(std::span<const Property> props, storage::GraphRoots& g,
+                                 storage::MutationContext& ctx);
+  void RemoveEdgeInternal(std::uint64_t edge, std::uint64_t skip_vertex, storage::GraphRoots& g,
+                          storage::MutationContext& ctx);
+  void RemoveVertexInternal(std::uint64_t v, storage::GraphRoots& g, storage::MutationContext& ctx);
+
+  Limits limits_;
+
+  // Validation scratch, reset per batch.
+  std::uint32_t new_vertices_ = 0;
+  std::uint32_t new_edges_ = 0;
+  absl::flat_hash_set<std::uint64_t> removed_vertices_;
+  absl::flat_hash_set<std::uint64_t> removed_edges_;
+  std::vector<bool> new_vertex_removed_;
+  std::vector<bool> new_edge_removed_;
+  std::vector<std::uint32_t> new_vertex_op_;  // op index of each AddVertex
+  std::vector<std::uint32_t> new_edge_op_;    // op index of each AddEdge
+  absl::flat_hash_map<ElemKey, ElemProps> elem_props_;
+
+  // Apply scratch.
+  std::vector<std::uint64_t> new_vertex_ids_;
+  std::vector<std::uint64_t> new_edge_ids_;
+  std::vector<storage::PropInput> prop_inputs_;
+};
+
+}  // namespace quiver
+
+#endif  // QUIVER_WRITE_BATCH_PROCESSOR_H_

@@ -1,0 +1,114 @@
+// WriteBatch: recording only. Validation happens on the writer thread.
+#include "quiver/write_batch.h"
+
+#include <atomic>
+
+#include "write/write_batch_internal.h"
+
+namespace quiver {
+namespace {
+
+// Each batch gets a distinct tag so a NewVertex/NewEdge handle from one
+// batch is recognised as foreign in another. 0 is never used.
+std::uint32_t NextTag() {
+  static std::atomic<std::uint32_t> next{1};
+  std::uint32_t t = next.fetch_add(1, std::memory_order_relaxed);
+  return t == 0 ? next.fetch_add(1, std::memory_order_relaxed) : t;
+}
+
+}  // namespace
+
+WriteBatch::WriteBatch() : tag_(NextTag()) {}
+WriteBatch::WriteBatch(const WriteBatch&) = default;
+WriteBatch& WriteBatch::operator=(const WriteBatch&) = default;
+WriteBatch::WriteBatch(WriteBatch&&) noexcept = default;
+WriteBatch& WriteBatch::operator=(WriteBatch&&) noexcept = default;
+WriteBatch::~WriteBatch() = default;
+
+NewVertex WriteBatch::AddVertex(std::string_view label, std::span<const Property> properties) {
+  Op& op = ops_.emplace_back();
+  op.kind = OpKind::kAddVertex;
+  op.name.assign(label);
+  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
+  op.prop_count = static_cast<std::uint32_t>(properties.size());
+  properties_.insert(properties_.end(), properties.begin(), properties.end());
+  return NewVertex{tag_, added_vertices_++};
+}
+
+NewVertex WriteBatch::AddVertex(std::string_view label, std::initializer_list<Property> properties) {
+  return AddVertex(label, std::span<const Property>(properties.begin(), properties.size()));
+}
+
+NewEdge WriteBatch::AddEdge(std::string_view type, VertexRef source, VertexRef target,
+                            std::span<const Property> properties) {
+  Op& op = ops_.emplace_back();
+  op.kind = OpKind::kAddEdge;
+  op.name.assign(type);
+  op.v1 = source;
+  op.v2 = target;
+  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
+  op.prop_count = static_cast<std::uint32_t>(properties.size());
+  properties_.insert(properties_.end(), properties.begin(), properties.end());
+  return NewEdge{tag_, added_edges_++};
+}
+
+NewEdge WriteBatch::AddEdge(std::string_view type, VertexRef source, VertexRef target,
+                            std::initializer_list<Property> properties) {
+  return AddEdge(type, source, target, std::span<const Property>(properties.begin(), properties.size()));
+}
+
+void WriteBatch::SetProperty(VertexRef vertex, std::string_view key, PropertyValue value) {
+  Op& op = ops_.emplace_back();
+  op.kind = OpKind::kSetVertexProperty;
+  op.v1 = vertex;
+  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
+  op.prop_count = 1;
+  properties_.push_back(Property{std::string(key), std::move(value)});
+}
+
+void WriteBatch::SetProperty(EdgeRef edge, std::string_view key, PropertyValue value) {
+  Op& op = ops_.emplace_back();
+  op.kind = OpKind::kSetEdgeProperty;
+  op.e = edge;
+  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
+  op.prop_count = 1;
+  properties_.push_back(Property{std::string(key), std::move(value)});
+}
+
+void WriteBatch::RemoveProperty(VertexRef vertex, std::string_view key) {
+  Op& op = ops_.emplace_back();
+  op.kind = OpKind::kRemoveVertexProperty;
+  op.v1 = vertex;
+  op.name.assign(key);
+}
+
+void WriteBatch::RemoveProperty(EdgeRef edge, std::string_view key) {
+  Op& op = ops_.emplace_back();
+  op.kind = OpKind::kRemoveEdgeProperty;
+  op.e = edge;
+  op.name.assign(key);
+}
+
+void WriteBatch::RemoveEdge(EdgeRef edge) {
+  Op& op = ops_.emplace_back();
+  op.kind = OpKind::kRemoveEdge;
+  op.e = edge;
+}
+
+void WriteBatch::RemoveVertex(VertexRef vertex) {
+  Op& op = ops_.emplace_back();
+  op.kind = OpKind::kRemoveVertex;
+  op.v1 = vertex;
+}
+
+std::size_t WriteBatch::size() const { return ops_.size(); }
+
+void WriteBatch::Clear() {
+  ops_.clear();
+  properties_.clear();
+  added_vertices_ = 0;
+  added_edges_ = 0;
+  tag_ = NextTag();
+}
+
+}  // namespace quiver

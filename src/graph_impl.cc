@@ -1,10 +1,44 @@
 #include "graph_impl.h"
 
+#include <chrono>
 #include <new>
 
 #include "base/strings.h"
+#include "checkpoint/checkpoint_format.h"
+#include "checkpoint/checkpoint_writer.h"
+#include "recovery.h"
+#include "wal/batch_codec.h"
+#include "wal/wal_reader.h"
 
 namespace quiver {
+namespace {
+
+std::uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+}
+
+Status CheckOptions(const Options& o) {
+  if (o.writer.max_queued_batches == 0 || o.writer.max_group_batches == 0)
+    return InvalidArgumentError("writer queue and group bounds must be at least 1");
+  return Status::Ok();
+}
+
+// A reference on the current version for the length of a scope.
+class PinnedVersion {
+ public:
+  explicit PinnedVersion(storage::VersionChain* chain) : chain_(chain), v_(chain->Acquire()) {}
+  ~PinnedVersion() { chain_->Release(v_); }
+  PinnedVersion(const PinnedVersion&) = delete;
+  PinnedVersion& operator=(const PinnedVersion&) = delete;
+  const storage::GraphRoots& roots() const { return v_->roots; }
+
+ private:
+  storage::VersionChain* chain_;
+  const storage::Version* v_;
+};
+
+}  // namespace
 
 // Builds Snapshot handles; the only friend of Snapshot's private constructor.
 class SnapshotInternal {
@@ -16,24 +50,59 @@ Graph::~Graph() = default;
 
 Result<std::unique_ptr<Graph>> Graph::Open(const Options& options, std::string_view dir) {
   if (options.durability == Durability::kVolatile) return OpenInMemory(options);
-  return UnimplementedError(base::StrCat("durable mode (write-ahead log and checkpoints) is not available in this ",
-                                         "build; open '", dir, "' with Durability::kVolatile or use OpenInMemory"));
+  return GraphImpl::OpenDurable(options, std::string(dir), env::PosixFileSystem());
 }
 
 Result<std::unique_ptr<Graph>> Graph::OpenInMemory(const Options& options) {
   Options o = options;
   o.durability = Durability::kVolatile;
-  if (o.writer.max_queued_batches == 0 || o.writer.max_group_batches == 0)
-    return InvalidArgumentError("writer queue and group bounds must be at least 1");
-  return std::unique_ptr<Graph>(new GraphImpl(o));
+  QUIVER_RETURN_IF_ERROR(CheckOptions(o));
+  return std::unique_ptr<Graph>(new GraphImpl(o, new storage::VersionChain(), 0, nullptr));
 }
 
-GraphImpl::GraphImpl(const Options& options)
+Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, const std::string& dir,
+                                                      env::FileSystem* fs) {
+  auto start = std::chrono::steady_clock::now();
+  QUIVER_RETURN_IF_ERROR(CheckOptions(options));
+  QUIVER_RETURN_IF_ERROR(fs->CreateDir(dir));
+  auto durable = std::make_unique<DurableState>();
+  durable->fs = fs;
+  durable->dir = dir;
+  QUIVER_ASSIGN_OR_RETURN(durable->lock, fs->LockFile(env::JoinPath(dir, "LOCK")));
+  QUIVER_ASSIGN_OR_RETURN(RecoveredState rs, Recover(fs, dir, options));
+  durable->uuid = rs.uuid;
+  durable->last_checkpoint = rs.last_checkpoint;
+  durable->wal = std::make_unique<wal::WalWriter>(fs, dir, rs.uuid, options.durable.wal_segment_bytes);
+  Status s = rs.last_segment != 0 ? durable->wal->ReopenSegment(rs.last_segment, rs.last_segment_size)
+                                  : durable->wal->StartSegment(rs.next_segment, rs.stats.recovered_sequence + 1);
+  if (!s.ok()) {
+    rs.chain->Shutdown();
+    return s;
+  }
+  durable->open_stats = rs.stats;
+  durable->open_stats.open_microseconds = MicrosSince(start);
+  auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(durable));
+  g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
+  return std::unique_ptr<Graph>(g);
+}
+
+GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::uint64_t epoch,
+                     std::unique_ptr<DurableState> durable)
     : options_(options),
-      chain_(new storage::VersionChain()),
+      chain_(chain),
+      durable_(std::move(durable)),
       queue_(options.writer.max_queued_batches, options.writer.spin_microseconds),
       processor_(options.limits),
-      writer_([this] { WriterLoop(); }) {}
+      epoch_(epoch) {
+  if (durable_ != nullptr) {
+    current_segment_.store(durable_->wal->segment_number());
+    absl::MutexLock lock(&checkpoint_mu_);
+    last_checkpoint_ = durable_->last_checkpoint;
+    checkpoint_stats_.last_checkpoint_sequence = last_checkpoint_;
+  }
+  writer_ = std::thread([this] { WriterLoop(); });
+  if (durable_ != nullptr) checkpointer_ = std::thread([this] { CheckpointLoop(); });
+}
 
 GraphImpl::~GraphImpl() {
   Close().IgnoreError();
@@ -61,11 +130,25 @@ std::future<Result<CommitInfo>> GraphImpl::WriteAsync(WriteBatch batch) {
 }
 
 Status GraphImpl::Close() {
-  std::call_once(close_once_, [this] {
+  bool first = false;
+  std::call_once(close_once_, [this, &first] {
+    first = true;
     queue_.Close();
     writer_.join();  // the writer drains what was queued before Close
+    if (durable_ == nullptr) return;
+    {
+      absl::MutexLock lock(&trigger_mu_);
+      stopping_ = true;
+    }
+    checkpointer_.join();
+    if (options_.durable.checkpoint_on_close && !poisoned_.load()) close_status_ = RunCheckpoint();
   });
-  return Status::Ok();
+  return first ? close_status_ : Status::Ok();
+}
+
+Status GraphImpl::Checkpoint() {
+  if (durable_ == nullptr) return FailedPreconditionError("an in-memory graph has no checkpoints");
+  return RunCheckpoint();
 }
 
 MemoryStats GraphImpl::GetMemoryStats() const {
@@ -77,6 +160,24 @@ MemoryStats GraphImpl::GetMemoryStats() const {
   return m;
 }
 
+OpenStats GraphImpl::GetOpenStats() const { return durable_ ? durable_->open_stats : OpenStats{}; }
+
+DurabilityStats GraphImpl::GetDurabilityStats() const {
+  DurabilityStats d;
+  {
+    absl::MutexLock lock(&checkpoint_mu_);
+    d = checkpoint_stats_;
+  }
+  d.commit_groups = commit_groups_.load();
+  d.wal_syncs = wal_syncs_.load();
+  d.wal_bytes = wal_bytes_.load();
+  d.wal_segments_started = wal_segments_started_.load();
+  d.poisoned = poisoned_.load();
+  return d;
+}
+
+// --- Writer thread
+
 void GraphImpl::WriterLoop() {
   std::vector<WriteRequest*> group;
   while (queue_.PopGroup(&group, options_.writer.max_group_batches, options_.writer.max_group_ops)) {
@@ -86,7 +187,7 @@ void GraphImpl::WriterLoop() {
 }
 
 void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
-  if (poisoned_) {
+  if (poisoned_.load(std::memory_order_relaxed)) {
     for (WriteRequest* r : group)
       r->Complete(Status(StatusCode::kPoisoned, "an earlier failure stopped all writes to this graph"));
     return;
@@ -94,35 +195,166 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   storage::MutationContext ctx{++epoch_, nullptr, nullptr};
   storage::Version* v = chain_->NewVersion(&ctx);
   std::vector<Result<CommitInfo>> results;
+  std::vector<std::uint64_t> first_vertex(group.size()), first_edge(group.size());
   results.reserve(group.size());
   bool changed = false;
   try {
-    for (WriteRequest* r : group) {
-      Status s = processor_.Validate(r->batch(), v->roots);
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      Status s = processor_.Validate(group[i]->batch(), v->roots);
       if (!s.ok()) {
         results.emplace_back(std::move(s));
         continue;
       }
+      first_vertex[i] = v->roots.vertex_limit;
+      first_edge[i] = v->roots.edge_limit;
       CommitInfo info;
-      processor_.Apply(r->batch(), v->roots, ctx, &info);
+      processor_.Apply(group[i]->batch(), v->roots, ctx, &info);
       info.sequence = ++v->roots.sequence;
       results.emplace_back(std::move(info));
       changed = true;
     }
   } catch (const std::bad_alloc&) {
-    // The version is half-built; abandon it (its private blocks leak) and
-    // refuse further writes rather than publish a partial group.
-    poisoned_ = true;
+    // The version is half-built: abandon it and refuse further writes
+    // rather than publish part of a group.
+    poisoned_.store(true);
+    chain_->Abandon(v);
     for (WriteRequest* r : group)
       r->Complete(ResourceExhaustedError("out of memory while applying a commit group; writes are stopped"));
     return;
   }
-  if (changed) {
-    chain_->Publish(v);  // invariants 2 and 3: the whole group, in order
-  } else {
+  if (!changed) {
     chain_->Discard(v);
+  } else if (Status s = durable_ ? LogGroup(group, results, first_vertex, first_edge) : Status::Ok(); !s.ok()) {
+    // Invariant 4: not on disk for sure, so never published. The bytes may
+    // still be on disk and come back after a restart: DurabilityUnknown.
+    poisoned_.store(true);
+    chain_->Abandon(v);
+    for (auto& r : results)
+      if (r.ok()) r = Status(StatusCode::kDurabilityUnknown, base::StrCat("WAL write failed: ", s.ToString()));
+  } else {
+    chain_->Publish(v);  // invariants 2 and 3: the whole group, in order
+    commit_groups_.fetch_add(1, std::memory_order_relaxed);
   }
   for (std::size_t i = 0; i < group.size(); ++i) group[i]->Complete(std::move(results[i]));
+}
+
+Status GraphImpl::LogGroup(const std::vector<WriteRequest*>& group, const std::vector<Result<CommitInfo>>& results,
+                           const std::vector<std::uint64_t>& first_vertex,
+                           const std::vector<std::uint64_t>& first_edge) {
+  std::size_t applied = 0;
+  SequenceNumber first = 0, last = 0;
+  for (const auto& r : results) {
+    if (!r.ok()) continue;
+    ++applied;
+    if (first == 0) first = r->sequence;
+    last = r->sequence;
+  }
+  wal_payload_.clear();
+  wal::GroupEncoder encoder(&wal_payload_);
+  encoder.Begin(applied);
+  for (std::size_t i = 0; i < group.size(); ++i)
+    if (results[i].ok()) encoder.Add(results[i]->sequence, first_vertex[i], first_edge[i], group[i]->batch());
+  wal::WalWriter& wal = *durable_->wal;
+  if (wal.ShouldRotate()) {
+    QUIVER_RETURN_IF_ERROR(wal.StartSegment(wal.segment_number() + 1, first));
+    current_segment_.store(wal.segment_number());
+    wal_segments_started_.fetch_add(1, std::memory_order_relaxed);
+  }
+  std::uint64_t before = wal.segment_size();
+  QUIVER_RETURN_IF_ERROR(wal.AppendGroup(first, last, wal_payload_));
+  QUIVER_RETURN_IF_ERROR(wal.Sync());
+  std::uint64_t bytes = wal.segment_size() - before;
+  wal_syncs_.fetch_add(1, std::memory_order_relaxed);
+  wal_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  std::uint64_t pending = wal_bytes_since_checkpoint_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  std::uint64_t threshold = options_.durable.checkpoint_wal_bytes;
+  if (threshold != 0 && pending >= threshold && pending - bytes < threshold) {
+    absl::MutexLock lock(&trigger_mu_);
+    checkpoint_requested_ = true;
+  }
+  return Status::Ok();
+}
+
+// --- Checkpoints
+
+void GraphImpl::CheckpointLoop() {
+  auto interval = options_.durable.checkpoint_interval_ms;
+  while (true) {
+    trigger_mu_.Lock();
+    auto woken = absl::Condition(
+        +[](GraphImpl* g) ABSL_EXCLUSIVE_LOCKS_REQUIRED(g->trigger_mu_) { return g->checkpoint_requested_ || g->stopping_; },
+        this);
+    if (interval == 0) {
+      trigger_mu_.Await(woken);
+    } else {
+      trigger_mu_.AwaitWithTimeout(woken, absl::Milliseconds(interval));
+    }
+    bool stop = stopping_;
+    checkpoint_requested_ = false;
+    trigger_mu_.Unlock();
+    if (stop) return;
+    // Failures are recorded in the stats; the WAL keeps everything meanwhile.
+    RunCheckpoint().IgnoreError();
+  }
+}
+
+Status GraphImpl::RunCheckpoint() {
+  absl::MutexLock lock(&checkpoint_mu_);
+  PinnedVersion pin(chain_);  // the writer's only cost: one reference
+  const storage::GraphRoots& roots = pin.roots();
+  if (roots.sequence == last_checkpoint_ || roots.sequence == 0) return Status::Ok();
+  std::uint64_t pending = wal_bytes_since_checkpoint_.load();
+  auto start = std::chrono::steady_clock::now();
+  checkpoint::WriteStats ws;
+  Status s = checkpoint::WriteCheckpoint(durable_->fs, durable_->dir, durable_->uuid, roots, &ws);
+  if (!s.ok()) {
+    ++checkpoint_stats_.checkpoint_failures;
+    checkpoint_stats_.last_checkpoint_error = s;
+    return s;
+  }
+  wal_bytes_since_checkpoint_.fetch_sub(std::min(pending, wal_bytes_since_checkpoint_.load()));
+  previous_checkpoint_ = last_checkpoint_;
+  last_checkpoint_ = roots.sequence;
+  ++checkpoint_stats_.checkpoints_written;
+  checkpoint_stats_.last_checkpoint_sequence = roots.sequence;
+  checkpoint_stats_.last_checkpoint_bytes = ws.bytes;
+  checkpoint_stats_.last_checkpoint_microseconds = MicrosSince(start);
+  // The new checkpoint is durable; what is left to do only frees space.
+  Status cleanup = RemoveCoveredFiles(previous_checkpoint_);
+  if (!cleanup.ok()) checkpoint_stats_.last_checkpoint_error = cleanup;
+  return Status::Ok();
+}
+
+Status GraphImpl::RemoveCoveredFiles(SequenceNumber previous_checkpoint) {
+  // Kept: the newest checkpoint, the previous one as a fallback, and every
+  // WAL segment holding a sequence above the previous one, so recovery from
+  // either checkpoint finds its WAL.
+  env::FileSystem* fs = durable_->fs;
+  const std::string& dir = durable_->dir;
+  QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
+  std::vector<std::uint64_t> segments;
+  bool removed = false;
+  for (const std::string& name : names) {
+    if (auto seq = checkpoint::ParseCheckpointFileName(name); seq && *seq < previous_checkpoint) {
+      QUIVER_RETURN_IF_ERROR(fs->Remove(env::JoinPath(dir, name)));
+      removed = true;
+    } else if (auto n = wal::ParseSegmentFileName(name)) {
+      segments.push_back(*n);
+    }
+  }
+  std::uint64_t current = current_segment_.load();
+  // Segment k is covered when segment k+1 starts at or below previous + 1.
+  for (std::size_t i = 0; i + 1 < segments.size() && segments[i + 1] <= current; ++i) {
+    QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenReadable(env::JoinPath(dir, wal::SegmentFileName(segments[i + 1]))));
+    std::byte header[wal::kSegmentHeaderBytes];
+    QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(0, header));
+    auto h = wal::DecodeSegmentHeader(std::span<const std::byte>(header, n));
+    if (!h || h->first_sequence > previous_checkpoint + 1) break;
+    QUIVER_RETURN_IF_ERROR(fs->Remove(env::JoinPath(dir, wal::SegmentFileName(segments[i]))));
+    removed = true;
+  }
+  if (removed) QUIVER_RETURN_IF_ERROR(fs->SyncDir(dir));
+  return Status::Ok();
 }
 
 }  // namespace quiver

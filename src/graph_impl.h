@@ -1,11 +1,16 @@
 // GraphImpl: the one class that knows every subsystem. It owns the version
-// chain (storage), the commit queue and the writer thread (write), and hands
-// out snapshots.
+// chain (storage), the commit queue and the writer thread (write), and in
+// durable mode the WAL writer, the checkpoint thread and the directory lock.
 //
-// Invariant 2 (a batch is visible entirely or not at all) is kept here and
-// in BatchProcessor: the writer validates a batch before changing anything,
-// applies it to a version no reader can see, and publishes the version only
-// after every batch of the group is applied.
+// Invariants kept here (numbered as in DESIGN.md; 1 and 3 in storage/version.h):
+//  2. a batch is visible entirely or not at all: the writer validates a
+//     batch before changing anything, applies it to a version no reader can
+//     see, and publishes the version only after every batch of the group;
+//  4. in durable mode a version is published only after its WAL group is on
+//     disk (append + fdatasync), so no reader sees state a crash could take
+//     back. A failed append or sync poisons the graph: the group's batches get
+//     DurabilityUnknown, its version is abandoned, fsync is never retried and
+//     every later write gets Poisoned.
 //
 // Thread safety: all public methods may be called from any thread. Fields
 // are grouped below by who may touch them.
@@ -15,45 +20,97 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "env/file_system.h"
 #include "quiver/graph.h"
 #include "storage/version.h"
+#include "wal/wal_writer.h"
 #include "write/batch_processor.h"
 #include "write/commit_queue.h"
 
 namespace quiver {
 
+// What a durable graph needs besides the engine; absent for in-memory graphs.
+struct DurableState {
+  env::FileSystem* fs = nullptr;
+  std::string dir;
+  std::unique_ptr<env::FileLock> lock;
+  wal::Uuid uuid{};
+  std::unique_ptr<wal::WalWriter> wal;
+  SequenceNumber last_checkpoint = 0;
+  OpenStats open_stats;
+};
+
 class GraphImpl final : public Graph {
  public:
-  explicit GraphImpl(const Options& options);
+  // `chain` holds the initial version; `durable` is null for in-memory graphs.
+  GraphImpl(const Options& options, storage::VersionChain* chain, std::uint64_t epoch,
+            std::unique_ptr<DurableState> durable);
   ~GraphImpl() override;
+
+  // Opens a durable graph on `fs` (tests pass a simulated or faulty one).
+  static Result<std::unique_ptr<Graph>> OpenDurable(const Options& options, const std::string& dir,
+                                                    env::FileSystem* fs);
 
   Snapshot GetSnapshot() const override;
   Result<CommitInfo> Write(WriteBatch batch) override;
   std::future<Result<CommitInfo>> WriteAsync(WriteBatch batch) override;
   Status Close() override;
+  Status Checkpoint() override;
   MemoryStats GetMemoryStats() const override;
+  OpenStats GetOpenStats() const override;
+  DurabilityStats GetDurabilityStats() const override;
 
  private:
   void WriterLoop();
   void CommitGroup(const std::vector<WriteRequest*>& group);
+  // Appends and syncs the group's WAL record; on failure poisons.
+  Status LogGroup(const std::vector<WriteRequest*>& group, const std::vector<Result<CommitInfo>>& results,
+                  const std::vector<std::uint64_t>& first_vertex, const std::vector<std::uint64_t>& first_edge);
+  void CheckpointLoop();
+  Status RunCheckpoint();
+  Status RemoveCoveredFiles(SequenceNumber previous_checkpoint);
 
   // Immutable after construction.
   const Options options_;
   storage::VersionChain* const chain_;  // deletes itself after Shutdown
+  const std::unique_ptr<DurableState> durable_;
 
   // Any thread.
   CommitQueue queue_;
   std::once_flag close_once_;
+  Status close_status_;
+  std::atomic<std::uint64_t> wal_bytes_since_checkpoint_{0};
+  std::atomic<std::uint64_t> current_segment_{0};
+  std::atomic<bool> poisoned_{false};
+  std::atomic<std::uint64_t> commit_groups_{0};
+  std::atomic<std::uint64_t> wal_syncs_{0};
+  std::atomic<std::uint64_t> wal_bytes_{0};
+  std::atomic<std::uint64_t> wal_segments_started_{0};
 
   // Writer thread only.
   BatchProcessor processor_;
-  std::uint64_t epoch_ = 0;
-  bool poisoned_ = false;
+  std::uint64_t epoch_;
+  std::vector<std::byte> wal_payload_;
 
-  std::thread writer_;  // last: starts after everything above exists
+  // Checkpoints: one at a time (the background thread, Checkpoint(), Close()).
+  mutable absl::Mutex checkpoint_mu_;
+  SequenceNumber last_checkpoint_ ABSL_GUARDED_BY(checkpoint_mu_) = 0;
+  SequenceNumber previous_checkpoint_ ABSL_GUARDED_BY(checkpoint_mu_) = 0;
+  DurabilityStats checkpoint_stats_ ABSL_GUARDED_BY(checkpoint_mu_);
+
+  // Wakes the checkpoint thread.
+  mutable absl::Mutex trigger_mu_;
+  bool checkpoint_requested_ ABSL_GUARDED_BY(trigger_mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(trigger_mu_) = false;
+
+  std::thread writer_;        // started last in the constructor
+  std::thread checkpointer_;  // durable mode only
 };
 
 }  // namespace quiver

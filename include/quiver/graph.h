@@ -51,9 +51,50 @@ struct MemoryStats {
   std::uint64_t live_versions = 0;
 };
 
+// What Open found and did (all zero for an in-memory graph).
+struct OpenStats {
+  // The checkpoint loaded, 0 if none.
+  SequenceNumber checkpoint_sequence = 0;
+  // True if the newest checkpoint was damaged and the previous one was used.
+  bool used_previous_checkpoint = false;
+  std::uint64_t wal_segments_read = 0;
+  std::uint64_t wal_groups_replayed = 0;
+  std::uint64_t wal_batches_replayed = 0;
+  // Bytes of torn or unused tail cut from the last WAL segment.
+  std::uint64_t tail_bytes_truncated = 0;
+  // True if salvage_wal_prefix gave up committed data after damage.
+  bool salvaged = false;
+  // The sequence number of the recovered state.
+  SequenceNumber recovered_sequence = 0;
+  std::uint64_t open_microseconds = 0;
+};
+
+// Counters of the durable write path since Open.
+struct DurabilityStats {
+  std::uint64_t commit_groups = 0;
+  std::uint64_t wal_syncs = 0;
+  std::uint64_t wal_bytes = 0;
+  std::uint64_t wal_segments_started = 0;
+  std::uint64_t checkpoints_written = 0;
+  std::uint64_t checkpoint_failures = 0;
+  SequenceNumber last_checkpoint_sequence = 0;
+  std::uint64_t last_checkpoint_bytes = 0;
+  std::uint64_t last_checkpoint_microseconds = 0;
+  // The last checkpoint failure's status, OK if none.
+  Status last_checkpoint_error;
+  // True once a WAL write or sync failed: writes are refused from then on.
+  bool poisoned = false;
+};
+
 class Graph {
  public:
-  // Opens (creating if absent) a durable graph in directory `dir`.
+  // Opens (creating if absent) the graph in directory `dir`: loads the
+  // newest valid checkpoint (the previous one if the newest is damaged),
+  // replays the write-ahead log after it, truncates a torn tail, and
+  // returns once that state is published. Corruption if committed data is
+  // damaged; FailedPrecondition if another process has the graph open.
+  // With options.durability == kVolatile, `dir` is ignored and the graph is
+  // in memory only.
   static Result<std::unique_ptr<Graph>> Open(const Options& options, std::string_view dir);
   // Creates an empty volatile graph: no files, gone when closed.
   static Result<std::unique_ptr<Graph>> OpenInMemory(const Options& options = {});
@@ -68,19 +109,31 @@ class Graph {
   virtual Snapshot GetSnapshot() const = 0;
 
   // Commits `batch` and waits for it. On success the batch is in every
-  // snapshot acquired afterwards. Errors: the validation codes of the batch
-  // (nothing applied), FailedPrecondition after Close().
+  // snapshot acquired afterwards and, in durable mode, on disk. Errors: the
+  // validation codes of the batch (nothing applied), FailedPrecondition
+  // after Close(), DurabilityUnknown if the WAL write or sync of its group
+  // failed (it may reappear after a restart), Poisoned for every write
+  // after such a failure.
   virtual Result<CommitInfo> Write(WriteBatch batch) = 0;
 
   // Queues `batch` and returns at once (after waiting for queue space);
   // the future completes like Write.
   virtual std::future<Result<CommitInfo>> WriteAsync(WriteBatch batch) = 0;
 
-  // Finishes queued batches, stops the writer, refuses later writes.
-  // Idempotent.
+  // Finishes queued batches, stops the writer, refuses later writes and, in
+  // durable mode with checkpoint_on_close, writes a final checkpoint.
+  // Returns that checkpoint's status (the WAL keeps everything either way).
+  // Idempotent: later calls return OK.
   virtual Status Close() = 0;
 
+  // Writes a checkpoint of the current version now and waits for it; the
+  // writer keeps committing meanwhile. FailedPrecondition for an in-memory
+  // graph; the I/O status if it failed (the WAL is kept either way).
+  virtual Status Checkpoint() = 0;
+
   virtual MemoryStats GetMemoryStats() const = 0;
+  virtual OpenStats GetOpenStats() const = 0;
+  virtual DurabilityStats GetDurabilityStats() const = 0;
 };
 
 }  // namespace quiver

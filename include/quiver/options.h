@@ -55,11 +55,35 @@ struct WriterOptions {
   std::uint32_t spin_microseconds = 50;
 };
 
+// Durable-mode tuning: the write-ahead log and checkpoints.
+struct DurableOptions {
+  // Target size of one WAL segment file; the next commit group after a
+  // segment reaches it starts a new segment. Smaller segments let
+  // checkpoints free WAL space sooner; each segment start costs a directory
+  // fsync. Default 64 MiB.
+  std::uint64_t wal_segment_bytes = std::uint64_t{64} << 20;
+  // Start a background checkpoint once this many WAL bytes were written
+  // since the last one; 0 disables. Default 256 MiB.
+  std::uint64_t checkpoint_wal_bytes = std::uint64_t{256} << 20;
+  // Start a background checkpoint this often, in milliseconds, if anything
+  // was committed since the last; 0 disables. Default 0.
+  std::uint32_t checkpoint_interval_ms = 0;
+  // Write a checkpoint in Close(), so the next Open replays no WAL. Costs
+  // one full write of the graph at close. Default true.
+  bool checkpoint_on_close = true;
+  // Open with the valid prefix of a WAL that is damaged before its end,
+  // instead of failing with Corruption. The damaged segment is truncated
+  // and later segments are renamed to *.salvaged: committed data after the
+  // damage is given up. Default false.
+  bool salvage_wal_prefix = false;
+};
+
 struct Options {
   // Default kDurable. OpenInMemory forces kVolatile.
   Durability durability = Durability::kDurable;
   Limits limits;
   WriterOptions writer;
+  DurableOptions durable;
 };
 
 }  // namespace quiver

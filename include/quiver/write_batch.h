@@ -132,6 +132,7 @@ class WriteBatch {
   std::uint32_t tag_;
   std::uint32_t added_vertices_ = 0;
   std::uint32_t added_edges_ = 0;
+  std::size_t counted_ops_ = 0;  // what Limits::max_batch_ops counts
   std::vector<Op> ops_;
   std::vector<Property> properties_;  // the properties and values ops refer to
 };

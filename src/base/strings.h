@@ -6,7 +6,9 @@
 
 #include <charconv>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -43,6 +45,13 @@ struct StringEq {
   using is_transparent = void;
   bool operator()(std::string_view a, std::string_view b) const { return a == b; }
 };
+
+// "<prefix><n as 20 zero-padded digits><suffix>": file names that sort in
+// numeric order.
+std::string NumberedFileName(std::string_view prefix, std::uint64_t n, std::string_view suffix);
+// The number in a NumberedFileName with this prefix and suffix, or nullopt.
+std::optional<std::uint64_t> ParseNumberedFileName(std::string_view name, std::string_view prefix,
+                                                   std::string_view suffix);
 
 }  // namespace quiver::base
 

@@ -71,6 +71,12 @@ void VersionChain::Discard(Version* v) {
   delete v;
 }
 
+void VersionChain::Abandon(Version* v) {
+  absl::MutexLock lock(&mu_);
+  assert(abandoned_ == nullptr);
+  abandoned_ = v;
+}
+
 void VersionChain::Shutdown() {
   {
     absl::MutexLock lock(&mu_);
@@ -89,6 +95,14 @@ void VersionChain::OnDead(Version* v) {
     if (dead->newer_ != nullptr) {
       dead->newer_->retired_.FreeAll(&account_);
       oldest_ = dead->newer_;
+    } else if (abandoned_ != nullptr) {
+      // The abandoned version reaches every block of the head it did not
+      // retire, plus its own; its retire list holds the rest.
+      DestroyGraph(abandoned_->roots, &account_);
+      abandoned_->retired_.FreeAll(&account_);
+      delete abandoned_;
+      abandoned_ = nullptr;
+      oldest_ = newest_ = nullptr;
     } else {
       // The newest version dies only after Shutdown: free the whole graph.
       DestroyGraph(dead->roots, &account_);

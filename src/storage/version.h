@@ -104,6 +104,12 @@ class VersionChain {
   void Publish(Version* v);
   // Writer: forgets a version from NewVersion that changed nothing.
   void Discard(Version* v);
+  // Writer: gives up a version from NewVersion that is half-built and will
+  // never be published (an I/O or memory failure poisoned the graph). Its
+  // blocks are freed with the chain: the final sweep destroys what the
+  // abandoned version reaches plus what it retired, instead of the head.
+  // At most once per chain.
+  void Abandon(Version* v);
 
   // The owner is done: drops its reference on the head. The chain deletes
   // itself once every version is released.
@@ -128,6 +134,7 @@ class VersionChain {
   Version* oldest_ ABSL_GUARDED_BY(mu_);
   Version* newest_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
+  Version* abandoned_ ABSL_GUARDED_BY(mu_) = nullptr;
 };
 
 }  // namespace quiver::storage

@@ -100,9 +100,6 @@ Status BatchProcessor::CheckValue(std::string_view key, const PropertyValue& v) 
 }
 
 Status BatchProcessor::CheckProperties(std::span<const Property> props) const {
-  if (props.size() > limits_.max_properties_per_element)
-    return OutOfRangeError(base::StrCat(props.size(), " properties; the limit per element is ",
-                                        limits_.max_properties_per_element));
   for (const Property& p : props) {
     QUIVER_RETURN_IF_ERROR(CheckName("property key", p.key));
     QUIVER_RETURN_IF_ERROR(CheckValue(p.key, p.value));
@@ -159,7 +156,7 @@ Status BatchProcessor::CheckEdge(const WriteBatch& batch, EdgeRef ref, const Gra
   return Status::Ok();
 }
 
-Status BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, bool is_edge, std::uint64_t id,
+void BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, bool is_edge, std::uint64_t id,
                                            std::string_view key, bool present, const GraphRoots& g) {
   const auto& ops = WriteBatchInternal::Ops(batch);
   bool is_new = (elem & kNewBit) != 0;
@@ -185,10 +182,6 @@ Status BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem
   }
   st.count += (present && !was) ? 1 : (!present && was) ? -1 : 0;
   st.keys[key] = present;
-  if (static_cast<std::uint64_t>(st.count) > limits_.max_properties_per_element)
-    return OutOfRangeError(base::StrCat("element would have ", st.count, " properties; the limit is ",
-                                        limits_.max_properties_per_element));
-  return Status::Ok();
 }
 
 Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
@@ -229,7 +222,7 @@ Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
         if (s.ok() && set) s = CheckValue(key, props[0].value);
         if (s.ok()) {
           ElemKey elem = (op.v1.is_new() ? kNewBit : 0) | op.v1.raw();
-          s = TrackPropertyChange(batch, elem, false, op.v1.raw(), key, set, g);
+          TrackPropertyChange(batch, elem, false, op.v1.raw(), key, set, g);
         }
         break;
       }
@@ -242,7 +235,7 @@ Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
         if (s.ok() && set) s = CheckValue(key, props[0].value);
         if (s.ok()) {
           ElemKey elem = kEdgeBit | (op.e.is_new() ? kNewBit : 0) | op.e.raw();
-          s = TrackPropertyChange(batch, elem, true, op.e.raw(), key, set, g);
+          TrackPropertyChange(batch, elem, true, op.e.raw(), key, set, g);
         }
         break;
       }
@@ -269,6 +262,24 @@ Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
     }
     if (!s.ok()) return AtOp(i, s);
   }
+  return CheckPropertyCounts(batch);
+}
+
+Status BatchProcessor::CheckPropertyCounts(const WriteBatch& batch) const {
+  // Counted after the whole batch: a set that a later remove undoes is fine.
+  const std::size_t limit = limits_.max_properties_per_element;
+  auto too_many = [limit](std::uint64_t count, std::string_view what) {
+    return OutOfRangeError(base::StrCat(what, " would have ", count, " properties; the limit is ", limit));
+  };
+  for (const auto& [elem, st] : elem_props_)
+    if (static_cast<std::uint64_t>(st.count) > limit) return too_many(st.count, (elem & kEdgeBit) ? "an edge" : "a vertex");
+  const auto& ops = WriteBatchInternal::Ops(batch);
+  for (std::uint32_t i = 0; i < new_vertices_; ++i)
+    if (ops[new_vertex_op_[i]].prop_count > limit && !elem_props_.contains(kNewBit | i))
+      return too_many(ops[new_vertex_op_[i]].prop_count, "a new vertex");
+  for (std::uint32_t i = 0; i < new_edges_; ++i)
+    if (ops[new_edge_op_[i]].prop_count > limit && !elem_props_.contains(kEdgeBit | kNewBit | i))
+      return too_many(ops[new_edge_op_[i]].prop_count, "a new edge");
   return Status::Ok();
 }
 

@@ -56,8 +56,11 @@ class BatchProcessor {
   Status CheckVertex(const WriteBatch& batch, VertexRef ref, const storage::GraphRoots& g) const;
   Status CheckEdge(const WriteBatch& batch, EdgeRef ref, const storage::GraphRoots& g) const;
   bool VertexRemovedInBatch(VertexRef ref) const;
-  Status TrackPropertyChange(const WriteBatch& batch, ElemKey elem, bool is_edge, std::uint64_t id,
-                             std::string_view key, bool present, const storage::GraphRoots& g);
+  // Follows an element's property count through the batch.
+  void TrackPropertyChange(const WriteBatch& batch, ElemKey elem, bool is_edge, std::uint64_t id,
+                           std::string_view key, bool present, const storage::GraphRoots& g);
+  // Limits::max_properties_per_element, on the counts after the batch.
+  Status CheckPropertyCounts(const WriteBatch& batch) const;
 
   std::uint64_t ResolveVertex(VertexRef ref) const;
   std::uint64_t ResolveEdge(EdgeRef ref) const;

@@ -32,6 +32,7 @@ NewVertex WriteBatch::AddVertex(std::string_view label, std::span<const Property
   op.prop_begin = static_cast<std::uint32_t>(properties_.size());
   op.prop_count = static_cast<std::uint32_t>(properties.size());
   properties_.insert(properties_.end(), properties.begin(), properties.end());
+  counted_ops_ += 1 + properties.size();
   return NewVertex{tag_, added_vertices_++};
 }
 
@@ -49,6 +50,7 @@ NewEdge WriteBatch::AddEdge(std::string_view type, VertexRef source, VertexRef t
   op.prop_begin = static_cast<std::uint32_t>(properties_.size());
   op.prop_count = static_cast<std::uint32_t>(properties.size());
   properties_.insert(properties_.end(), properties.begin(), properties.end());
+  counted_ops_ += 1 + properties.size();
   return NewEdge{tag_, added_edges_++};
 }
 
@@ -58,6 +60,7 @@ NewEdge WriteBatch::AddEdge(std::string_view type, VertexRef source, VertexRef t
 }
 
 void WriteBatch::SetProperty(VertexRef vertex, std::string_view key, PropertyValue value) {
+  ++counted_ops_;
   Op& op = ops_.emplace_back();
   op.kind = OpKind::kSetVertexProperty;
   op.v1 = vertex;
@@ -67,6 +70,7 @@ void WriteBatch::SetProperty(VertexRef vertex, std::string_view key, PropertyVal
 }
 
 void WriteBatch::SetProperty(EdgeRef edge, std::string_view key, PropertyValue value) {
+  ++counted_ops_;
   Op& op = ops_.emplace_back();
   op.kind = OpKind::kSetEdgeProperty;
   op.e = edge;
@@ -76,6 +80,7 @@ void WriteBatch::SetProperty(EdgeRef edge, std::string_view key, PropertyValue v
 }
 
 void WriteBatch::RemoveProperty(VertexRef vertex, std::string_view key) {
+  ++counted_ops_;
   Op& op = ops_.emplace_back();
   op.kind = OpKind::kRemoveVertexProperty;
   op.v1 = vertex;
@@ -83,6 +88,7 @@ void WriteBatch::RemoveProperty(VertexRef vertex, std::string_view key) {
 }
 
 void WriteBatch::RemoveProperty(EdgeRef edge, std::string_view key) {
+  ++counted_ops_;
   Op& op = ops_.emplace_back();
   op.kind = OpKind::kRemoveEdgeProperty;
   op.e = edge;
@@ -90,12 +96,14 @@ void WriteBatch::RemoveProperty(EdgeRef edge, std::string_view key) {
 }
 
 void WriteBatch::RemoveEdge(EdgeRef edge) {
+  ++counted_ops_;
   Op& op = ops_.emplace_back();
   op.kind = OpKind::kRemoveEdge;
   op.e = edge;
 }
 
 void WriteBatch::RemoveVertex(VertexRef vertex) {
+  ++counted_ops_;
   Op& op = ops_.emplace_back();
   op.kind = OpKind::kRemoveVertex;
   op.v1 = vertex;
@@ -108,6 +116,7 @@ void WriteBatch::Clear() {
   properties_.clear();
   added_vertices_ = 0;
   added_edges_ = 0;
+  counted_ops_ = 0;
   tag_ = NextTag();
 }
 

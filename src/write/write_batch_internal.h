@@ -52,7 +52,7 @@ class WriteBatchInternal {
   static std::uint32_t Tag(const WriteBatch& b) { return b.tag_; }
   // Operations counted against Limits::max_batch_ops: one per op plus one
   // per property an op carries.
-  static std::size_t CountedOps(const WriteBatch& b) { return b.ops_.size() + b.properties_.size(); }
+  static std::size_t CountedOps(const WriteBatch& b) { return b.counted_ops_; }
 };
 
 }  // namespace internal

@@ -1,0 +1,22 @@
+// LoadCheckpoint: validates a checkpoint file and rebuilds the graph state it
+// holds into `roots` (which must be empty, with empty intern tables born in
+// ctx.epoch). Corruption if anything fails a check; `roots` is then left
+// for the caller to destroy.
+#ifndef QUIVER_CHECKPOINT_CHECKPOINT_READER_H_
+#define QUIVER_CHECKPOINT_CHECKPOINT_READER_H_
+
+#include <span>
+
+#include "checkpoint/checkpoint_format.h"
+#include "quiver/status.h"
+#include "storage/elements.h"
+#include "storage/retire_list.h"
+
+namespace quiver::checkpoint {
+
+Status LoadCheckpoint(std::span<const std::byte> file, storage::GraphRoots& roots, storage::MutationContext& ctx,
+                      Header* header);
+
+}  // namespace quiver::checkpoint
+
+#endif  // QUIVER_CHECKPOINT_CHECKPOINT_READER_H_

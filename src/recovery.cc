@@ -1,0 +1,268 @@
+#include "recovery.h"
+
+#include <algorithm>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "base/strings.h"
+#include "checkpoint/checkpoint_format.h"
+#include "checkpoint/checkpoint_reader.h"
+#include "wal/batch_codec.h"
+#include "wal/wal_reader.h"
+#include "write/batch_processor.h"
+
+namespace quiver {
+namespace {
+
+struct DirListing {
+  std::vector<std::uint64_t> checkpoints;  // sequences, ascending
+  std::vector<std::uint64_t> segments;     // numbers, ascending
+};
+
+Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir) {
+  QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
+  DirListing out;
+  bool removed = false;
+  for (const std::string& name : names) {
+    if (name.size() > 4 && name.substr(name.size() - 4) == ".tmp") {
+      QUIVER_RETURN_IF_ERROR(fs->Remove(env::JoinPath(dir, name)));
+      removed = true;
+    } else if (auto seq = checkpoint::ParseCheckpointFileName(name)) {
+      out.checkpoints.push_back(*seq);
+    } else if (auto n = wal::ParseSegmentFileName(name)) {
+      out.segments.push_back(*n);
+    }
+  }
+  if (removed) QUIVER_RETURN_IF_ERROR(fs->SyncDir(dir));
+  std::sort(out.checkpoints.begin(), out.checkpoints.end());
+  std::sort(out.segments.begin(), out.segments.end());
+  return out;
+}
+
+wal::Uuid NewUuid() {
+  std::random_device rd;
+  wal::Uuid u;
+  for (auto& b : u) b = static_cast<std::uint8_t>(rd());
+  u[6] = static_cast<std::uint8_t>((u[6] & 0x0F) | 0x40);  // RFC 4122 version 4
+  u[8] = static_cast<std::uint8_t>((u[8] & 0x3F) | 0x80);
+  return u;
+}
+
+// Limits for replay: everything the log holds was valid when committed,
+// even if the application has lowered its limits since.
+Limits ReplayLimits() {
+  constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
+  return Limits{.max_string_bytes = kMax, .max_vector_dims = kMax, .max_batch_ops = kMax,
+                .max_properties_per_element = kMax};
+}
+
+// Builds the recovered version: checkpoint load and WAL replay.
+class Rebuilder {
+ public:
+  Rebuilder(env::FileSystem* fs, const std::string& dir, const Options& options, RecoveredState* state)
+      : fs_(fs), dir_(dir), options_(options), state_(state), processor_(ReplayLimits()) {}
+
+  Status Run() {
+    QUIVER_ASSIGN_OR_RETURN(DirListing listing, ListAndClean(fs_, dir_));
+    QUIVER_RETURN_IF_ERROR(LoadNewestCheckpoint(listing));
+    QUIVER_RETURN_IF_ERROR(ReplaySegments(listing));
+    state_->stats.recovered_sequence = version_->roots.sequence;
+    if (version_->roots.sequence > 0) {
+      state_->chain->Publish(version_);
+    } else {
+      state_->chain->Discard(version_);
+    }
+    version_ = nullptr;
+    return Status::Ok();
+  }
+
+  // On failure: frees the half-built version with the chain.
+  void Abandon() {
+    if (version_ != nullptr) state_->chain->Abandon(version_);
+    version_ = nullptr;
+  }
+
+ private:
+  void StartVersion() {
+    ctx_ = storage::MutationContext{++state_->epoch, nullptr, nullptr};
+    version_ = state_->chain->NewVersion(&ctx_);
+  }
+
+  Status LoadNewestCheckpoint(const DirListing& listing) {
+    for (auto it = listing.checkpoints.rbegin(); it != listing.checkpoints.rend(); ++it) {
+      Status s = TryCheckpoint(*it);
+      if (s.ok()) {
+        state_->stats.checkpoint_sequence = *it;
+        state_->last_checkpoint = *it;
+        state_->stats.used_previous_checkpoint = it != listing.checkpoints.rbegin();
+        return Status::Ok();
+      }
+      // Only damage falls back to the previous checkpoint; an I/O error fails
+      // the open as it is. The newest and the one before are the candidates
+      // (the WAL is kept from the previous one on).
+      if (s.code() != StatusCode::kCorruption) return s;
+      if (it + 1 == listing.checkpoints.rend() || it != listing.checkpoints.rbegin())
+        return Status(s.code(), base::StrCat("no valid checkpoint: ", s.message()));
+    }
+    StartVersion();
+    state_->uuid = NewUuid();
+    fresh_uuid_ = true;
+    return Status::Ok();
+  }
+
+  Status TryCheckpoint(std::uint64_t sequence) {
+    // Each attempt builds on a fresh chain so a failed one is freed whole.
+    if (version_ != nullptr) {
+      state_->chain->Abandon(version_);
+      version_ = nullptr;
+      state_->chain->Shutdown();
+      state_->chain = new storage::VersionChain();
+    }
+    StartVersion();
+    storage::OwnInternTable(version_->roots.labels, ctx_);
+    storage::OwnInternTable(version_->roots.types, ctx_);
+    storage::OwnInternTable(version_->roots.keys, ctx_);
+    QUIVER_ASSIGN_OR_RETURN(auto bytes,
+                            wal::ReadWholeFile(fs_, env::JoinPath(dir_, checkpoint::CheckpointFileName(sequence))));
+    checkpoint::Header header;
+    QUIVER_RETURN_IF_ERROR(checkpoint::LoadCheckpoint(bytes, version_->roots, ctx_, &header));
+    if (header.sequence != sequence) return CorruptionError("checkpoint: sequence differs from its file name");
+    state_->uuid = header.uuid;
+    return Status::Ok();
+  }
+
+  Status ReplaySegments(const DirListing& listing) {
+    SequenceNumber expected_header_first = 0;  // 0: not known yet
+    for (std::size_t i = 0; i < listing.segments.size(); ++i) {
+      std::uint64_t number = listing.segments[i];
+      bool last = i + 1 == listing.segments.size();
+      std::string path = env::JoinPath(dir_, wal::SegmentFileName(number));
+      QUIVER_ASSIGN_OR_RETURN(auto bytes, wal::ReadWholeFile(fs_, path));
+      ++state_->stats.wal_segments_read;
+      state_->next_segment = number + 1;
+      wal::SegmentScan scan;
+      Status s = wal::ScanSegment(
+          bytes, [this](SequenceNumber f, SequenceNumber l, std::span<const std::byte> p) { return Replay(f, l, p); },
+          &scan);
+      if (!s.ok() && !(s.code() == StatusCode::kCorruption && options_.durable.salvage_wal_prefix)) return s;
+      if (!s.ok()) {
+        // A group that failed half-way through replay cannot be salvaged
+        // without showing part of it.
+        if (in_group_) return s;
+        return Salvage(listing, i, scan);
+      }
+      if (!scan.header_valid) {
+        if (!last) return CorruptionError(base::StrCat("WAL segment ", number, " has a damaged header"));
+        // Created but never made durable before a crash: nothing in it was acknowledged.
+        QUIVER_RETURN_IF_ERROR(fs_->Remove(path));
+        QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+        state_->stats.tail_bytes_truncated += bytes.size();
+        continue;
+      }
+      QUIVER_RETURN_IF_ERROR(CheckSegmentHeader(scan, &expected_header_first));
+      state_->wal_bytes_read += scan.valid_end;
+      if (last) {
+        state_->last_segment = number;
+        state_->last_segment_size = scan.valid_end;
+      }
+      if (scan.tail_bytes > 0) {
+        if (!last) return CorruptionError(base::StrCat("WAL segment ", number, " has damage before the next segment"));
+        QUIVER_RETURN_IF_ERROR(TruncateTail(path, scan.valid_end));
+        state_->stats.tail_bytes_truncated += scan.tail_bytes;
+      }
+    }
+    if (state_->last_checkpoint == 0 && first_header_ > 1)
+      return CorruptionError("no checkpoint, and the WAL does not start at sequence 1");
+    return Status::Ok();
+  }
+
+  Status CheckSegmentHeader(const wal::SegmentScan& scan, SequenceNumber* expected_first) {
+    if (fresh_uuid_) {
+      state_->uuid = scan.header.uuid;
+      fresh_uuid_ = false;
+    } else if (scan.header.uuid != state_->uuid) {
+      return CorruptionError(base::StrCat("WAL segment ", scan.header.segment_number, " belongs to another graph"));
+    }
+    if (first_header_ == 0) first_header_ = scan.header.first_sequence;
+    if (*expected_first != 0 && scan.header.first_sequence != *expected_first)
+      return CorruptionError(base::StrCat("WAL segment ", scan.header.segment_number, " starts at sequence ",
+                                          scan.header.first_sequence, ", expected ", *expected_first));
+    *expected_first = scan.groups > 0 ? scan.last_sequence + 1 : scan.header.first_sequence;
+    return Status::Ok();
+  }
+
+  Status Replay(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload) {
+    SequenceNumber base_seq = version_->roots.sequence;
+    if (last <= base_seq) return Status::Ok();  // covered by the checkpoint
+    if (first != base_seq + 1)
+      return CorruptionError(base::StrCat("WAL: sequence gap: recovered up to ", base_seq, ", next group starts at ", first));
+    QUIVER_ASSIGN_OR_RETURN(std::vector<wal::LoggedBatch> batches, wal::DecodeGroup(payload));
+    if (batches.empty() || batches.size() != last - first + 1) return CorruptionError("WAL: group size mismatch");
+    in_group_ = true;
+    for (const wal::LoggedBatch& lb : batches) {
+      storage::GraphRoots& g = version_->roots;
+      if (lb.sequence != g.sequence + 1 || lb.first_vertex != g.vertex_limit || lb.first_edge != g.edge_limit)
+        return CorruptionError(base::StrCat("WAL: batch ", lb.sequence, " does not follow the recovered state"));
+      Status s = processor_.Validate(lb.batch, g);
+      if (!s.ok()) return CorruptionError(base::StrCat("WAL: batch ", lb.sequence, " does not replay: ", s.message()));
+      CommitInfo info;
+      processor_.Apply(lb.batch, g, ctx_, &info);
+      g.sequence = lb.sequence;
+      ++state_->stats.wal_batches_replayed;
+    }
+    in_group_ = false;
+    ++state_->stats.wal_groups_replayed;
+    return Status::Ok();
+  }
+
+  Status TruncateTail(const std::string& path, std::uint64_t size) {
+    QUIVER_ASSIGN_OR_RETURN(auto file, fs_->OpenWritable(path, env::OpenMode::kCreateOrOpen));
+    QUIVER_RETURN_IF_ERROR(file->Truncate(size));
+    QUIVER_RETURN_IF_ERROR(file->Sync());
+    return file->Close();
+  }
+
+  // salvage_wal_prefix: keep what replayed, cut the damaged segment at its
+  // valid end and set later segments aside.
+  Status Salvage(const DirListing& listing, std::size_t index, const wal::SegmentScan& scan) {
+    state_->stats.salvaged = true;
+    std::string path = env::JoinPath(dir_, wal::SegmentFileName(listing.segments[index]));
+    QUIVER_RETURN_IF_ERROR(TruncateTail(path, scan.valid_end));
+    for (std::size_t k = index + 1; k < listing.segments.size(); ++k) {
+      std::string later = env::JoinPath(dir_, wal::SegmentFileName(listing.segments[k]));
+      QUIVER_RETURN_IF_ERROR(fs_->Rename(later, later + ".salvaged"));
+    }
+    state_->next_segment = listing.segments.back() + 1;
+    state_->last_segment = 0;
+    return fs_->SyncDir(dir_);
+  }
+
+  env::FileSystem* fs_;
+  const std::string& dir_;
+  const Options& options_;
+  RecoveredState* state_;
+  BatchProcessor processor_;
+  storage::MutationContext ctx_{};
+  storage::Version* version_ = nullptr;
+  bool fresh_uuid_ = false;
+  SequenceNumber first_header_ = 0;
+  bool in_group_ = false;  // a group's batches are being applied
+};
+
+}  // namespace
+
+Result<RecoveredState> Recover(env::FileSystem* fs, const std::string& dir, const Options& options) {
+  RecoveredState state;
+  state.chain = new storage::VersionChain();
+  Rebuilder rebuilder(fs, dir, options, &state);
+  Status s = rebuilder.Run();
+  if (!s.ok()) {
+    rebuilder.Abandon();
+    state.chain->Shutdown();
+    return s;
+  }
+  return state;
+}
+
+}  // namespace quiver

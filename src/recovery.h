@@ -1,0 +1,46 @@
+// Recover: rebuilds a durable graph's state from its directory at Open.
+//
+//   1. remove stale *.tmp files (interrupted checkpoints);
+//   2. load the newest checkpoint that passes every check, else the one
+//      before it (Corruption if checkpoints exist and none is valid);
+//   3. replay the WAL groups after the checkpoint's sequence, through the
+//      same validation and apply code as the original commits, checking each
+//      batch gets the sequence number and ids the log recorded;
+//   4. truncate a torn tail of the last segment and remove a last segment
+//      whose header never became durable;
+//   5. publish the result as one version.
+// Every step is idempotent, so a crash during recovery leaves a directory
+// the next Open recovers the same way.
+#ifndef QUIVER_RECOVERY_H_
+#define QUIVER_RECOVERY_H_
+
+#include <cstdint>
+#include <string>
+
+#include "env/file_system.h"
+#include "quiver/graph.h"
+#include "quiver/options.h"
+#include "storage/version.h"
+#include "wal/wal_format.h"
+
+namespace quiver {
+
+struct RecoveredState {
+  storage::VersionChain* chain = nullptr;  // holds the recovered version; caller owns (Shutdown)
+  wal::Uuid uuid{};
+  std::uint64_t next_segment = 1;          // number for the first new segment
+  // The last segment, if it survived with a valid header: appends continue
+  // in it at `last_segment_size` (its valid end). 0 if there is none.
+  std::uint64_t last_segment = 0;
+  std::uint64_t last_segment_size = 0;
+  std::uint64_t wal_bytes_read = 0;        // valid WAL bytes (for the checkpoint trigger)
+  SequenceNumber last_checkpoint = 0;      // newest valid checkpoint's sequence
+  std::uint64_t epoch = 0;                 // last epoch used while building
+  OpenStats stats;
+};
+
+Result<RecoveredState> Recover(env::FileSystem* fs, const std::string& dir, const Options& options);
+
+}  // namespace quiver
+
+#endif  // QUIVER_RECOVERY_H_

@@ -1,0 +1,78 @@
+// The write-ahead log's byte format (docs/wal_format.md has a worked
+// example). All integers little-endian.
+//
+//   Segment   := SegmentHeader Record* (unused tail: zeros or garbage)
+//   SegmentHeader (64 bytes) :=
+//       magic:u64 = "QVRWAL01"   format_version:u32 = 1   header_bytes:u32 = 64
+//       graph_uuid:u8[16]   segment_number:u64   first_sequence:u64
+//       reserved:u8[8] = 0   crc:u32 (CRC-32C of bytes 0..55)   reserved:u32 = 0
+//   Record    := RecordHeader payload:u8[length] zero:u8[pad to 8]
+//   RecordHeader (32 bytes) :=
+//       crc:u32 (CRC-32C of bytes 4..31 of the header and the payload)
+//       length:u32   type:u8   reserved:u8[7] = 0
+//       first_sequence:u64   last_sequence:u64
+//
+// One commit group is one logical record: a kFull record, or, if its
+// payload is larger than kMaxFragment, kFirst kMiddle* kLast fragments that
+// all carry the group's sequence range and are only taken together. The
+// payload of the logical record is a GroupPayload (wal/batch_codec.h).
+// Records start 8-byte aligned. Segment file names: wal-<20-digit segment
+// number>.log. Type numbers are persisted: never renumber.
+#ifndef QUIVER_WAL_WAL_FORMAT_H_
+#define QUIVER_WAL_WAL_FORMAT_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace quiver::wal {
+
+inline constexpr std::uint64_t kSegmentMagic = 0x31304C4157525651ULL;  // "QVRWAL01" as little-endian bytes
+inline constexpr std::uint32_t kFormatVersion = 1;
+inline constexpr std::size_t kSegmentHeaderBytes = 64;
+inline constexpr std::size_t kRecordHeaderBytes = 32;
+inline constexpr std::uint32_t kMaxFragment = 1u << 20;  // 1 MiB payload per record
+
+enum class RecordType : std::uint8_t { kFull = 1, kFirst = 2, kMiddle = 3, kLast = 4 };
+
+using Uuid = std::array<std::uint8_t, 16>;
+
+struct SegmentHeader {
+  Uuid uuid{};
+  std::uint64_t segment_number = 0;
+  std::uint64_t first_sequence = 0;
+};
+
+struct RecordHeader {
+  std::uint32_t crc = 0;
+  std::uint32_t length = 0;
+  RecordType type = RecordType::kFull;
+  std::uint64_t first_sequence = 0;
+  std::uint64_t last_sequence = 0;
+};
+
+void EncodeSegmentHeader(const SegmentHeader& h, std::span<std::byte, kSegmentHeaderBytes> out);
+// Nullopt if magic, version, size or CRC do not match.
+std::optional<SegmentHeader> DecodeSegmentHeader(std::span<const std::byte> in);
+
+// Writes the header for `payload` (computing its CRC) into `out`.
+void EncodeRecordHeader(RecordHeader h, std::span<const std::byte> payload,
+                        std::span<std::byte, kRecordHeaderBytes> out);
+// Parses a header without checking the CRC; nullopt if its fixed fields are
+// impossible (unknown type, non-zero reserved bytes, sequence range reversed).
+std::optional<RecordHeader> ParseRecordHeader(std::span<const std::byte> in);
+// True if the CRC of header + payload matches.
+bool RecordCrcMatches(std::span<const std::byte> header, std::span<const std::byte> payload);
+
+inline std::size_t PaddedLength(std::uint32_t length) { return (std::size_t{length} + 7) & ~std::size_t{7}; }
+
+std::string SegmentFileName(std::uint64_t segment_number);
+// The segment number of a file name, or nullopt if it is not a segment.
+std::optional<std::uint64_t> ParseSegmentFileName(std::string_view name);
+
+}  // namespace quiver::wal
+
+#endif  // QUIVER_WAL_WAL_FORMAT_H_

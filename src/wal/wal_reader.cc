@@ -1,0 +1,101 @@
+#include "wal/wal_reader.h"
+
+#include "base/strings.h"
+
+namespace quiver::wal {
+namespace {
+
+// True if a CRC-valid record starts somewhere in [from, end) with a first
+// sequence of at least `min_first`: evidence of committed data past damage.
+// (Only the last group can be unsynced when a crash comes, since each group
+// is synced before the next is written; its own fragments may persist in any
+// order, so they are no evidence.)
+bool ValidRecordAfter(std::span<const std::byte> bytes, std::uint64_t from, SequenceNumber min_first) {
+  for (std::uint64_t pos = (from + 7) & ~std::uint64_t{7}; pos + kRecordHeaderBytes <= bytes.size(); pos += 8) {
+    auto header = bytes.subspan(pos, kRecordHeaderBytes);
+    auto h = ParseRecordHeader(header);
+    if (!h || h->first_sequence < min_first) continue;
+    if (pos + kRecordHeaderBytes + h->length > bytes.size()) continue;
+    if (RecordCrcMatches(header, bytes.subspan(pos + kRecordHeaderBytes, h->length))) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, SegmentScan* scan) {
+  *scan = SegmentScan{};
+  scan->file_bytes = bytes.size();
+  auto header = DecodeSegmentHeader(bytes);
+  if (!header) {
+    // A header that never reached the disk whole: the segment was being
+    // created when the process died. Nothing in it was acknowledged unless a
+    // valid record follows.
+    if (ValidRecordAfter(bytes, kSegmentHeaderBytes, 1)) return CorruptionError("WAL segment header damaged");
+    scan->tail_bytes = bytes.size();
+    return Status::Ok();
+  }
+  scan->header_valid = true;
+  scan->header = *header;
+  SequenceNumber next = header->first_sequence;
+  std::uint64_t pos = kSegmentHeaderBytes;
+  scan->valid_end = pos;
+  std::vector<std::byte> assembled;
+  bool in_group = false;
+  SequenceNumber group_first = 0, group_last = 0;
+  while (pos + kRecordHeaderBytes <= bytes.size()) {
+    auto hbytes = bytes.subspan(pos, kRecordHeaderBytes);
+    auto h = ParseRecordHeader(hbytes);
+    if (!h || pos + kRecordHeaderBytes + h->length > bytes.size()) break;
+    auto payload = bytes.subspan(pos + kRecordHeaderBytes, h->length);
+    if (!RecordCrcMatches(hbytes, payload)) break;
+    bool starts = h->type == RecordType::kFull || h->type == RecordType::kFirst;
+    if (starts) {
+      if (in_group || h->first_sequence != next)
+        return CorruptionError(base::StrCat("WAL segment ", header->segment_number, ": record at offset ", pos,
+                                            " has sequence ", h->first_sequence, ", expected ", next));
+      group_first = h->first_sequence;
+      group_last = h->last_sequence;
+      assembled.clear();
+    } else if (!in_group || h->first_sequence != group_first || h->last_sequence != group_last) {
+      return CorruptionError(base::StrCat("WAL segment ", header->segment_number, ": stray fragment at offset ", pos));
+    }
+    in_group = h->type == RecordType::kFirst || h->type == RecordType::kMiddle;
+    pos += kRecordHeaderBytes + PaddedLength(h->length);
+    if (in_group) {
+      assembled.insert(assembled.end(), payload.begin(), payload.end());
+      continue;
+    }
+    if (h->type == RecordType::kLast) {
+      assembled.insert(assembled.end(), payload.begin(), payload.end());
+      payload = assembled;
+    }
+    QUIVER_RETURN_IF_ERROR(visit(group_first, group_last, payload));
+    next = group_last + 1;
+    scan->last_sequence = group_last;
+    scan->valid_end = std::min<std::uint64_t>(pos, bytes.size());
+    ++scan->groups;
+  }
+  if (pos < bytes.size() && ValidRecordAfter(bytes, pos + 1, next + 1)) {
+    return CorruptionError(base::StrCat("WAL segment ", header->segment_number, ": damaged record at offset ",
+                                        pos, " is followed by committed records"));
+  }
+  scan->tail_bytes = bytes.size() - scan->valid_end;
+  return Status::Ok();
+}
+
+Result<std::vector<std::byte>> ReadWholeFile(env::FileSystem* fs, const std::string& path) {
+  QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenReadable(path));
+  QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file->Size());
+  std::vector<std::byte> out(size);
+  std::uint64_t done = 0;
+  while (done < size) {
+    QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(done, std::span<std::byte>(out).subspan(done)));
+    if (n == 0) break;
+    done += n;
+  }
+  out.resize(done);
+  return out;
+}
+
+}  // namespace quiver::wal

@@ -1,0 +1,58 @@
+// WalReader: reads one WAL segment for recovery, telling committed groups
+// from a torn tail and from corruption.
+//
+// A segment is read front to back. Reading stops at the first record that is
+// incomplete, fails its CRC or makes no sense. What follows decides what
+// that stop means:
+//  - a CRC-valid record further on whose sequence range reaches the
+//    sequences not yet read: committed data lies beyond the damage, so the
+//    damage is Corruption, never skipped;
+//  - otherwise the bytes from the stop on are a torn tail (or unused
+//    preallocated space): reported as `tail_bytes`, for the caller to
+//    truncate.
+// The documented limit: damage confined to the last record looks exactly
+// like a torn write and is dropped as one (and reported).
+//
+// A CRC-valid record out of sequence (gap, duplicate, reordered) is
+// Corruption at once: it was written whole, so no crash explains it.
+#ifndef QUIVER_WAL_WAL_READER_H_
+#define QUIVER_WAL_WAL_READER_H_
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "env/file_system.h"
+#include "quiver/ids.h"
+#include "quiver/status.h"
+#include "wal/wal_format.h"
+
+namespace quiver::wal {
+
+struct SegmentScan {
+  bool header_valid = false;
+  SegmentHeader header;
+  std::uint64_t file_bytes = 0;
+  std::uint64_t valid_end = 0;            // offset just past the last complete group
+  std::uint64_t tail_bytes = 0;           // file_bytes - valid_end
+  SequenceNumber last_sequence = 0;       // of the last complete group; 0 if none
+  std::uint64_t groups = 0;
+};
+
+// Called for each complete group in order; a non-OK status stops the scan
+// and is returned.
+using GroupVisitor = std::function<Status(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload)>;
+
+// Scans `bytes` (a whole segment file). `expected_first` is the sequence the
+// segment's first group must start at if the header is valid (0: take the
+// header's). Returns Corruption as described above.
+Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, SegmentScan* scan);
+
+// Reads a whole file into memory.
+Result<std::vector<std::byte>> ReadWholeFile(env::FileSystem* fs, const std::string& path);
+
+}  // namespace quiver::wal
+
+#endif  // QUIVER_WAL_WAL_READER_H_

@@ -1,0 +1,65 @@
+// WalWriter: appends commit groups to the current WAL segment and syncs
+// them; starts new segments. Used by the writer thread only.
+//
+// Durability order for a new segment: create the file, preallocate, write
+// the header, fdatasync the file, fsync the directory — all before the
+// first record in it can be acknowledged. A group is written with one
+// append; the caller then calls Sync once per commit group.
+//
+// After any error the writer is unusable (the caller poisons the graph;
+// fsync is never retried).
+#ifndef QUIVER_WAL_WAL_WRITER_H_
+#define QUIVER_WAL_WAL_WRITER_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "env/file_system.h"
+#include "quiver/ids.h"
+#include "quiver/status.h"
+#include "wal/wal_format.h"
+
+namespace quiver::wal {
+
+class WalWriter {
+ public:
+  WalWriter(env::FileSystem* fs, std::string dir, Uuid uuid, std::uint64_t segment_bytes)
+      : fs_(fs), dir_(std::move(dir)), uuid_(uuid), segment_bytes_(segment_bytes) {}
+
+  // Creates segment `segment_number` whose first record has `first_sequence`
+  // and makes it durable (file and directory entry).
+  Status StartSegment(std::uint64_t segment_number, SequenceNumber first_sequence);
+
+  // Continues appending to existing segment `segment_number` at `size` (its
+  // valid end, after recovery truncated any torn tail).
+  Status ReopenSegment(std::uint64_t segment_number, std::uint64_t size);
+
+  // Appends one commit group (fragmented above kMaxFragment). Not synced.
+  Status AppendGroup(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload);
+
+  // fdatasync of the current segment.
+  Status Sync();
+
+  // True when the current segment has reached its target size: the next
+  // group should go to a new segment.
+  bool ShouldRotate() const { return file_ == nullptr || segment_size_ >= segment_bytes_; }
+  std::uint64_t segment_number() const { return segment_number_; }
+  std::uint64_t segment_size() const { return segment_size_; }
+
+ private:
+  env::FileSystem* fs_;
+  std::string dir_;
+  Uuid uuid_;
+  std::uint64_t segment_bytes_;
+  std::unique_ptr<env::WritableFile> file_;
+  std::uint64_t segment_number_ = 0;
+  std::uint64_t segment_size_ = 0;
+  std::vector<std::byte> buffer_;
+};
+
+}  // namespace quiver::wal
+
+#endif  // QUIVER_WAL_WAL_WRITER_H_

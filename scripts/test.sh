@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# Quiver's whole test run, as CI runs it (.ci/run) and as the README tells a
+# developer to: bash scripts/test.sh
+#
+#   0. install the Debian packages the build needs (scripts/install-deps.sh)
+#   1. asan    build everything under ASan + UBSan; run every default test
+#              (unit, model, concurrency, headers, format, package, example)
+#   2. tsan    build the concurrency tests under TSan; run label `concurrency`
+#   3. release build optimised; run unit, headers, example, package; a short
+#              pass over the micro-benchmarks
+#   4. clang   compile the library with clang++ -Wthread-safety -Werror
+#
+# Tests labelled `soak` never run here. Exits non-zero on the first failing
+# stage. Sized for 2 cores: QUIVER_JOBS (default 2) sets build and ctest
+# parallelism.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+jobs="${QUIVER_JOBS:-2}"
+started=$SECONDS
+stage_log=()
+
+section() {
+  printf '\n==================== %s ====================\n' "$*"
+}
+
+# Records how long the stage that started at $1 took.
+finish_stage() {
+  stage_log+=("$(printf '%-8s %4ds' "$2" $((SECONDS - $1)))")
+}
+
+total_passed=0
+total_failed=0
+total_skipped=0
+
+# Runs a ctest command line (possibly behind a launcher such as setarch),
+# keeping its output visible, and adds its counts to the totals printed at the
+# end. With pipefail, a failing ctest fails the script.
+run_ctest() {
+  local log
+  log="$(mktemp)"
+  "$@" 2>&1 | tee "$log"
+  local summary
+  summary="$(grep -E '^[0-9]+% tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1 || true)"
+  if [[ "$summary" =~ ([0-9]+)\ tests?\ failed\ out\ of\ ([0-9]+) ]]; then
+    local failed="${BASH_REMATCH[1]}" total="${BASH_REMATCH[2]}" skipped
+    skipped="$(grep -cE '^[[:space:]]+[0-9]+ - .*\((Skipped|Disabled)\)' "$log" || true)"
+    total_failed=$((total_failed + failed))
+    total_skipped=$((total_skipped + skipped))
+    total_passed=$((total_passed + total - failed - skipped))
+  fi
+  rm -f "$log"
+}
+
+configure_and_build() {
+  local preset="$1"
+  shift
+  cmake --preset "$preset"
+  cmake --build --preset "$preset" -j "$jobs" "$@"
+}
+
+# Prints the command prefix TSan needs on this kernel: nothing, or setarch -R
+# where a high vm.mmap_rnd_bits makes TSan abort with "unexpected memory
+# mapping". Fails if TSan cannot run either way.
+tsan_launcher() {
+  local dir
+  dir="$(mktemp -d)"
+  printf '#include <thread>\nint x;\nint main() { std::thread t([] { x = 1; }); t.join(); return x - 1; }\n' \
+    >"$dir/probe.cc"
+  c++ -std=c++20 -fsanitize=thread -O1 "$dir/probe.cc" -o "$dir/probe"
+  local out
+  if out="$("$dir/probe" 2>&1)"; then
+    rm -rf "$dir"
+    return 0
+  fi
+  if grep -q "unexpected memory mapping" <<<"$out" &&
+    setarch "$(uname -m)" -R "$dir/probe" >/dev/null 2>&1; then
+    rm -rf "$dir"
+    echo "setarch $(uname -m) -R"
+    return 0
+  fi
+  rm -rf "$dir"
+  echo "test.sh: ThreadSanitizer cannot run on this machine:" >&2
+  echo "$out" >&2
+  return 1
+}
+
+section "0/4 dependencies"
+bash scripts/install-deps.sh
+
+section "1/4 asan: ASan + UBSan, all default tests"
+t=$SECONDS
+configure_and_build asan
+run_ctest ctest --preset asan -j "$jobs" -LE soak
+finish_stage "$t" asan
+
+section "2/4 tsan: ThreadSanitizer, label concurrency"
+t=$SECONDS
+if [[ -f tests/concurrency_test.cc ]]; then
+  launcher="$(tsan_launcher)"
+  if [[ -n "$launcher" ]]; then
+    echo "test.sh: running TSan under '$launcher' (this kernel's mmap layout needs it)"
+  fi
+  configure_and_build tsan --target quiver_concurrency_test
+  # shellcheck disable=SC2086  # $launcher is a command prefix: split it.
+  run_ctest $launcher ctest --preset tsan -j "$jobs" -LE soak
+else
+  echo "test.sh: no tests/concurrency_test.cc yet; nothing to run under TSan"
+fi
+finish_stage "$t" tsan
+
+section "3/4 release: package, headers, example, unit, micro-benchmarks"
+t=$SECONDS
+configure_and_build release
+run_ctest ctest --preset release -j "$jobs" -LE soak
+if [[ -x build/release/bench/quiver_micro_bench ]]; then
+  echo "test.sh: one short pass over the micro-benchmarks (timings are not checked)"
+  # google-benchmark 1.7 takes --benchmark_min_time in seconds, without a unit.
+  # A crash fails the run; running past the time box only warns, since the
+  # benchmarks' set-up time is theirs to keep small.
+  rc=0
+  timeout 60 build/release/bench/quiver_micro_bench --benchmark_min_time=0.01 || rc=$?
+  if ((rc == 124)); then
+    echo "test.sh: WARNING: the micro-benchmark pass took over 60 s and was stopped" >&2
+  elif ((rc != 0)); then
+    echo "test.sh: the micro-benchmarks failed (exit $rc)" >&2
+    exit "$rc"
+  fi
+fi
+finish_stage "$t" release
+
+section "4/4 clang: -Wthread-safety -Werror on the library"
+t=$SECONDS
+configure_and_build clang --target quiver
+finish_stage "$t" clang
+
+section "summary"
+printf '  %s\n' "${stage_log[@]}"
+echo "test.sh: all stages passed in $((SECONDS - started))s"
+echo "test.sh: ${total_passed} passed, ${total_failed} failed, ${total_skipped} skipped"

@@ -96,7 +96,7 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
       epoch_(epoch) {
   if (durable_ != nullptr) {
     current_segment_.store(durable_->wal->segment_number());
-    absl::MutexLock lock(&checkpoint_mu_);
+    base::MutexLock lock(&checkpoint_mu_);
     last_checkpoint_ = durable_->last_checkpoint;
     checkpoint_stats_.last_checkpoint_sequence = last_checkpoint_;
   }
@@ -137,8 +137,9 @@ Status GraphImpl::Close() {
     writer_.join();  // the writer drains what was queued before Close
     if (durable_ == nullptr) return;
     {
-      absl::MutexLock lock(&trigger_mu_);
+      base::MutexLock lock(&trigger_mu_);
       stopping_ = true;
+      trigger_cv_.Signal();
     }
     checkpointer_.join();
     if (options_.durable.checkpoint_on_close && !poisoned_.load()) close_status_ = RunCheckpoint();
@@ -165,7 +166,7 @@ OpenStats GraphImpl::GetOpenStats() const { return durable_ ? durable_->open_sta
 DurabilityStats GraphImpl::GetDurabilityStats() const {
   DurabilityStats d;
   {
-    absl::MutexLock lock(&checkpoint_mu_);
+    base::MutexLock lock(&checkpoint_mu_);
     d = checkpoint_stats_;
   }
   d.commit_groups = commit_groups_.load();
@@ -268,9 +269,12 @@ Status GraphImpl::LogGroup(const std::vector<WriteRequest*>& group, const std::v
   wal_bytes_.fetch_add(bytes, std::memory_order_relaxed);
   std::uint64_t pending = wal_bytes_since_checkpoint_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
   std::uint64_t threshold = options_.durable.checkpoint_wal_bytes;
-  if (threshold != 0 && pending >= threshold && pending - bytes < threshold) {
-    absl::MutexLock lock(&trigger_mu_);
+  // Ask at every multiple of the threshold, so a failed checkpoint is
+  // retried once another threshold's worth of log has accumulated.
+  if (threshold != 0 && pending / threshold != (pending - bytes) / threshold) {
+    base::MutexLock lock(&trigger_mu_);
     checkpoint_requested_ = true;
+    trigger_cv_.Signal();
   }
   return Status::Ok();
 }
@@ -281,13 +285,12 @@ void GraphImpl::CheckpointLoop() {
   auto interval = options_.durable.checkpoint_interval_ms;
   while (true) {
     trigger_mu_.Lock();
-    auto woken = absl::Condition(
-        +[](GraphImpl* g) ABSL_EXCLUSIVE_LOCKS_REQUIRED(g->trigger_mu_) { return g->checkpoint_requested_ || g->stopping_; },
-        this);
-    if (interval == 0) {
-      trigger_mu_.Await(woken);
-    } else {
-      trigger_mu_.AwaitWithTimeout(woken, absl::Milliseconds(interval));
+    while (!checkpoint_requested_ && !stopping_) {
+      if (interval == 0) {
+        trigger_cv_.Wait();
+      } else if (!trigger_cv_.WaitFor(std::chrono::milliseconds(interval))) {
+        break;  // the interval passed: checkpoint if anything is new
+      }
     }
     bool stop = stopping_;
     checkpoint_requested_ = false;
@@ -299,7 +302,7 @@ void GraphImpl::CheckpointLoop() {
 }
 
 Status GraphImpl::RunCheckpoint() {
-  absl::MutexLock lock(&checkpoint_mu_);
+  base::MutexLock lock(&checkpoint_mu_);
   PinnedVersion pin(chain_);  // the writer's only cost: one reference
   const storage::GraphRoots& roots = pin.roots();
   if (roots.sequence == last_checkpoint_ || roots.sequence == 0) return Status::Ok();

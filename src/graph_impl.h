@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "env/file_system.h"
 #include "quiver/graph.h"
 #include "storage/version.h"
@@ -99,15 +99,16 @@ class GraphImpl final : public Graph {
   std::vector<std::byte> wal_payload_;
 
   // Checkpoints: one at a time (the background thread, Checkpoint(), Close()).
-  mutable absl::Mutex checkpoint_mu_;
+  mutable base::Mutex checkpoint_mu_;
   SequenceNumber last_checkpoint_ ABSL_GUARDED_BY(checkpoint_mu_) = 0;
   SequenceNumber previous_checkpoint_ ABSL_GUARDED_BY(checkpoint_mu_) = 0;
   DurabilityStats checkpoint_stats_ ABSL_GUARDED_BY(checkpoint_mu_);
 
   // Wakes the checkpoint thread.
-  mutable absl::Mutex trigger_mu_;
+  mutable base::Mutex trigger_mu_;
   bool checkpoint_requested_ ABSL_GUARDED_BY(trigger_mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(trigger_mu_) = false;
+  base::CondVar trigger_cv_{&trigger_mu_};
 
   std::thread writer_;        // started last in the constructor
   std::thread checkpointer_;  // durable mode only

@@ -53,7 +53,7 @@ void VersionChain::Publish(Version* v) {
   assert(reinterpret_cast<std::uint64_t>(v) <= kPointerMask);
   assert(v->roots.sequence > writer_head_->roots.sequence);  // invariant 3
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     newest_->newer_ = v;
     newest_ = v;
   }
@@ -72,14 +72,14 @@ void VersionChain::Discard(Version* v) {
 }
 
 void VersionChain::Abandon(Version* v) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   assert(abandoned_ == nullptr);
   abandoned_ = v;
 }
 
 void VersionChain::Shutdown() {
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     shut_down_ = true;
   }
   // Drop the owner's reference on the head; once snapshots still holding
@@ -117,7 +117,7 @@ void VersionChain::OnDead(Version* v) {
 
 ChainStats VersionChain::Stats() {
   ChainStats s;
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   for (Version* v = oldest_; v != nullptr; v = v->newer_) {
     if (v->refs_.load(std::memory_order_relaxed) > 0) ++s.live_versions;
     if (v != oldest_) s.retired_bytes += v->retired_.bytes();

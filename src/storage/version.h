@@ -40,7 +40,7 @@
 #include <cstdint>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "base/memory.h"
 #include "storage/elements.h"
 #include "storage/retire_list.h"
@@ -130,7 +130,7 @@ class VersionChain {
   std::atomic<std::uint64_t> head_word_;  // Version* | in-flight acquisitions << 48
   const Version* writer_head_;            // writer thread only
 
-  absl::Mutex mu_;
+  base::Mutex mu_;
   Version* oldest_ ABSL_GUARDED_BY(mu_);
   Version* newest_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;

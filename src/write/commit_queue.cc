@@ -60,23 +60,19 @@ void WriteRequest::Unref() {
 }
 
 Status CommitQueue::Push(WriteRequest* r) {
-  mu_.LockWhen(absl::Condition(
-      +[](CommitQueue* q) ABSL_EXCLUSIVE_LOCKS_REQUIRED(q->mu_) { return q->closed_ || q->queue_.size() < q->capacity_; },
-      this));
-  if (closed_) {
-    mu_.Unlock();
-    return FailedPreconditionError("the graph is closed");
-  }
+  base::MutexLock lock(&mu_);
+  while (!closed_ && queue_.size() >= capacity_) not_full_.Wait();
+  if (closed_) return FailedPreconditionError("the graph is closed");
   queue_.push_back(r);
   approx_size_.store(queue_.size(), std::memory_order_release);
-  mu_.Unlock();
+  not_empty_.Signal();
   return Status::Ok();
 }
 
 bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batches, std::size_t max_cost) {
   Spin(spin_microseconds_, [this] { return approx_size_.load(std::memory_order_acquire) != 0; });
-  mu_.LockWhen(absl::Condition(
-      +[](CommitQueue* q) ABSL_EXCLUSIVE_LOCKS_REQUIRED(q->mu_) { return q->closed_ || !q->queue_.empty(); }, this));
+  base::MutexLock lock(&mu_);
+  while (!closed_ && queue_.empty()) not_empty_.Wait();
   std::size_t cost = 0;
   while (!queue_.empty() && out->size() < max_batches) {
     std::size_t c = queue_.front()->cost();
@@ -86,14 +82,15 @@ bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batc
     queue_.pop_front();
   }
   approx_size_.store(queue_.size(), std::memory_order_release);
-  bool more = !out->empty();
-  mu_.Unlock();
-  return more;
+  if (!out->empty()) not_full_.SignalAll();
+  return !out->empty();
 }
 
 void CommitQueue::Close() {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   closed_ = true;
+  not_empty_.SignalAll();
+  not_full_.SignalAll();
 }
 
 }  // namespace quiver

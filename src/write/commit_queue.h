@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "quiver/graph.h"
 #include "quiver/status.h"
 #include "quiver/write_batch.h"
@@ -78,7 +78,9 @@ class CommitQueue {
   const std::uint32_t spin_microseconds_;
   std::atomic<std::size_t> approx_size_{0};  // for spinning without the lock
 
-  absl::Mutex mu_;
+  base::Mutex mu_;
+  base::CondVar not_empty_{&mu_};  // the writer waits here
+  base::CondVar not_full_{&mu_};   // producers wait here (backpressure)
   std::deque<WriteRequest*> queue_ ABSL_GUARDED_BY(mu_);
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };

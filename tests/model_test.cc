@@ -1,0 +1,784 @@
+// Randomized test of the engine against a trivially correct model graph (the
+// LevelDB ModelDB idea, STYLE.md habit 13).
+//
+// The model is a pair of std::maps: vertices (label, properties) and edges
+// (type, source, target, properties); adjacency is derived by scanning edges
+// in id order, which equals Quiver's insertion order per (vertex, direction,
+// type) because removals preserve the order of the rest and ids only grow.
+//
+// Each random batch (1-20 operations) is applied to a copy of the model as it
+// is generated, so every valid operation is valid at its position in the
+// batch and every new id is predicted. About 10% of batches carry one
+// deliberately invalid operation (dead id, double removal, NaN/Inf, bad
+// UTF-8); those must fail whole with the predicted code and change nothing.
+// After every batch the newest snapshot is compared with the model element by
+// element. A few older snapshots are kept with copies of the model at their
+// sequence and re-verified later. Bursts of WriteAsync batches (with an
+// invalid one among them) let the writer drain several into one group.
+//
+// Environment: QUIVER_TEST_SEED (default: random, printed), QUIVER_MODEL_BATCHES
+// (default 3000).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <future>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <random>
+#include <set>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "quiver/graph.h"
+#include "test_util.h"
+
+namespace quiver {
+namespace {
+
+using test_util::Render;
+
+// ---------------------------------------------------------------- the model
+
+using PropMap = std::map<std::string, PropertyValue, std::less<>>;
+
+struct MVertex {
+  std::string label;
+  PropMap props;
+};
+
+struct MEdge {
+  std::string type;
+  std::uint64_t src = 0;
+  std::uint64_t dst = 0;
+  PropMap props;
+};
+
+struct Model {
+  std::map<std::uint64_t, MVertex> vertices;
+  std::map<std::uint64_t, MEdge> edges;
+  std::uint64_t vertex_limit = 0;
+  std::uint64_t edge_limit = 0;
+  SequenceNumber sequence = 0;
+
+  std::uint64_t AddVertex(const std::string& label, PropMap props) {
+    std::uint64_t id = vertex_limit++;
+    vertices[id] = MVertex{label, std::move(props)};
+    return id;
+  }
+  std::uint64_t AddEdge(const std::string& type, std::uint64_t src, std::uint64_t dst, PropMap props) {
+    std::uint64_t id = edge_limit++;
+    edges[id] = MEdge{type, src, dst, std::move(props)};
+    return id;
+  }
+  void RemoveVertex(std::uint64_t id) {
+    for (auto it = edges.begin(); it != edges.end();) {
+      if (it->second.src == id || it->second.dst == id) {
+        it = edges.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    vertices.erase(id);
+  }
+};
+
+using AdjList = std::vector<std::pair<std::uint64_t, std::uint64_t>>;  // (edge, neighbour)
+
+std::string RenderAdj(const AdjList& l) {
+  std::string out;
+  for (auto [e, n] : l) out += "(" + std::to_string(e) + "," + std::to_string(n) + ")";
+  return out;
+}
+
+std::string RenderModelProps(const PropMap& props) {
+  std::map<std::string, std::string> r;
+  for (const auto& [k, v] : props) r[k] = Render(v);
+  return test_util::RenderProperties(r);
+}
+
+// Compares an element's stored properties with the model's; "" if equal.
+// Allocation-free unless they differ.
+template <typename Id>
+std::string DiffProps(const Snapshot& s, Id id, const PropMap& model) {
+  std::size_t n = 0;
+  std::optional<std::uint32_t> last;
+  bool same = true;
+  for (const PropertyRange::Entry& e : s.Properties(id)) {
+    ++n;
+    if (last && e.key.value() <= *last) return "PropertyRange not in ascending key id order";
+    last = e.key.value();
+    auto it = model.find(s.PropertyKeyName(e.key));
+    if (it == model.end() || !test_util::SameValue(e.value, it->second)) {
+      same = false;
+      break;
+    }
+  }
+  if (same && n == model.size()) {
+    // Spot-check the lookups by name and by key id on one property.
+    if (!model.empty()) {
+      const auto& [k, v] = *model.begin();
+      std::optional<PropertyView> by_name = s.GetProperty(id, k);
+      if (!by_name || !test_util::SameValue(*by_name, v)) return "GetProperty(" + k + ") disagrees";
+      std::optional<PropertyKeyId> key = s.FindPropertyKey(k);
+      if (!key) return "FindPropertyKey(" + k + ") is nullopt";
+      std::optional<PropertyView> by_id = s.GetProperty(id, *key);
+      if (!by_id || !test_util::SameValue(*by_id, v)) return "GetProperty(id of " + k + ") disagrees";
+    }
+    return "";
+  }
+  return "properties " + test_util::RenderProperties(test_util::PropertyMap(s, id)) + " vs model " +
+         RenderModelProps(model);
+}
+
+// Compares `s` with `m`; returns "" if equal, else the first difference.
+std::string Diff(const Snapshot& s, const Model& m) {
+  auto num = [](auto x) { return std::to_string(x); };
+  if (s.sequence() != m.sequence) return "sequence " + num(s.sequence()) + " vs model " + num(m.sequence);
+  if (s.vertex_count() != m.vertices.size()) {
+    return "vertex_count " + num(s.vertex_count()) + " vs model " + num(m.vertices.size());
+  }
+  if (s.edge_count() != m.edges.size()) {
+    return "edge_count " + num(s.edge_count()) + " vs model " + num(m.edges.size());
+  }
+  if (s.vertex_id_limit() != m.vertex_limit) {
+    return "vertex_id_limit " + num(s.vertex_id_limit()) + " vs model " + num(m.vertex_limit);
+  }
+  if (s.edge_id_limit() != m.edge_limit) {
+    return "edge_id_limit " + num(s.edge_id_limit()) + " vs model " + num(m.edge_limit);
+  }
+
+  // Live ids, ascending.
+  {
+    auto mit = m.vertices.begin();
+    for (VertexId v : s.Vertices()) {
+      if (mit == m.vertices.end() || mit->first != v.value())
+        return "Vertices() has unexpected " + num(v.value());
+      ++mit;
+    }
+    if (mit != m.vertices.end()) return "Vertices() misses " + num(mit->first);
+    auto eit = m.edges.begin();
+    for (EdgeId e : s.Edges()) {
+      if (eit == m.edges.end() || eit->first != e.value()) return "Edges() has unexpected " + num(e.value());
+      ++eit;
+    }
+    if (eit != m.edges.end()) return "Edges() misses " + num(eit->first);
+  }
+
+  // Name ids of the model's labels and types.
+  std::map<std::string, std::uint32_t, std::less<>> type_ids;
+  std::map<std::string, std::uint32_t, std::less<>> label_ids;
+  for (const auto& [id, e] : m.edges) {
+    if (type_ids.count(e.type)) continue;
+    std::optional<EdgeTypeId> t = s.FindEdgeType(e.type);
+    if (!t) return "FindEdgeType(" + e.type + ") is nullopt";
+    if (s.EdgeTypeName(*t) != e.type) return "EdgeTypeName(FindEdgeType(" + e.type + ")) differs";
+    type_ids[e.type] = t->value();
+  }
+  for (const auto& [id, v] : m.vertices) {
+    if (label_ids.count(v.label)) continue;
+    std::optional<LabelId> l = s.FindLabel(v.label);
+    if (!l) return "FindLabel(" + v.label + ") is nullopt";
+    if (s.LabelName(*l) != v.label) return "LabelName(FindLabel(" + v.label + ")) differs";
+    label_ids[v.label] = l->value();
+  }
+
+  // Derived adjacency: (vertex, type id) -> entries in edge id order.
+  using GroupKey = std::pair<std::uint64_t, std::uint32_t>;
+  std::map<GroupKey, AdjList> out, in;
+  std::map<std::uint32_t, std::vector<std::uint64_t>> edges_by_type;
+  for (const auto& [id, e] : m.edges) {
+    std::uint32_t t = type_ids[e.type];
+    out[{e.src, t}].emplace_back(id, e.dst);
+    in[{e.dst, t}].emplace_back(id, e.src);
+    edges_by_type[t].push_back(id);
+  }
+  std::map<std::uint32_t, std::vector<std::uint64_t>> vertices_by_label;
+  for (const auto& [id, v] : m.vertices) vertices_by_label[label_ids[v.label]].push_back(id);
+
+  // One direction of one vertex: groups (membership, not order), per-type
+  // spans and the degree.
+  auto diff_adjacency = [&](VertexId v, Direction d,
+                            const std::map<GroupKey, AdjList>& model) -> std::string {
+    const char* dir = d == Direction::kOut ? "out" : "in";
+    auto first = model.lower_bound({v.value(), 0});
+    std::size_t model_groups = 0, model_degree = 0;
+    for (auto it = first; it != model.end() && it->first.first == v.value(); ++it) {
+      ++model_groups;
+      model_degree += it->second.size();
+      std::span<const EdgeEntry> span = s.Edges(v, d, EdgeTypeId(it->first.second));
+      AdjList got;
+      for (const EdgeEntry& e : span) got.emplace_back(e.edge().value(), e.neighbor().value());
+      if (got != it->second) {
+        return std::string(dir) + " edges of type " +
+               std::string(s.EdgeTypeName(EdgeTypeId(it->first.second))) + ": " + RenderAdj(got) +
+               " vs model " + RenderAdj(it->second);
+      }
+    }
+    Adjacency adj = s.Edges(v, d);
+    std::size_t groups = 0, degree = 0;
+    std::set<std::uint32_t> seen_types;
+    for (EdgeGroup g : adj) {
+      degree += g.entries.size();
+      if (g.entries.empty()) continue;  // an emptied group may linger; it shows nothing
+      ++groups;
+      if (!seen_types.insert(g.type.value()).second) return std::string(dir) + ": two groups of one type";
+      auto it = model.find({v.value(), g.type.value()});
+      if (it == model.end())
+        return std::string(dir) + ": unexpected group " + std::string(s.EdgeTypeName(g.type));
+      if (g.entries.size() != it->second.size() ||
+          g.entries.front().edge().value() != it->second.front().first) {
+        return std::string(dir) + ": group " + std::string(s.EdgeTypeName(g.type)) + " differs from its span";
+      }
+    }
+    if (groups != model_groups)
+      return std::string(dir) + ": " + num(groups) + " groups vs model " + num(model_groups);
+    if (degree != model_degree || adj.degree() != model_degree) {
+      return std::string(dir) + " degree " + num(adj.degree()) + " vs model " + num(model_degree);
+    }
+    std::size_t direct = d == Direction::kOut ? s.OutDegree(v) : s.InDegree(v);
+    if (direct != model_degree)
+      return std::string(dir) + "Degree() " + num(direct) + " vs model " + num(model_degree);
+    return "";
+  };
+
+  for (const auto& [id, mv] : m.vertices) {
+    VertexId v(id);
+    std::string where = "vertex " + num(id) + ": ";
+    if (!s.HasVertex(v)) return where + "HasVertex false";
+    std::optional<LabelId> label = s.LabelOf(v);
+    if (!label) return where + "no label";
+    if (label->value() != label_ids[mv.label]) {
+      return where + "label '" + std::string(s.LabelName(*label)) + "' vs model '" + mv.label + "'";
+    }
+    std::string err = DiffProps(s, v, mv.props);
+    if (err.empty()) err = diff_adjacency(v, Direction::kOut, out);
+    if (err.empty()) err = diff_adjacency(v, Direction::kIn, in);
+    if (!err.empty()) return where + err;
+  }
+
+  for (const auto& [id, me] : m.edges) {
+    EdgeId e(id);
+    std::string where = "edge " + num(id) + ": ";
+    if (!s.HasEdge(e)) return where + "HasEdge false";
+    std::optional<EdgeInfo> info = s.GetEdge(e);
+    if (!info) return where + "GetEdge nullopt";
+    if (info->type.value() != type_ids[me.type])
+      return where + "type " + std::string(s.EdgeTypeName(info->type));
+    if (info->source.value() != me.src || info->target.value() != me.dst) {
+      return where + "endpoints " + num(info->source.value()) + "->" + num(info->target.value()) +
+             " vs model " + num(me.src) + "->" + num(me.dst);
+    }
+    std::string err = DiffProps(s, e, me.props);
+    if (!err.empty()) return where + err;
+  }
+
+  // Filtered iteration.
+  for (const auto& [label, ids] : vertices_by_label) {
+    std::vector<std::uint64_t> got;
+    for (VertexId v : s.Vertices(LabelId(label))) got.push_back(v.value());
+    if (got != ids) return "Vertices(" + std::string(s.LabelName(LabelId(label))) + ") differs";
+  }
+  for (const auto& [type, ids] : edges_by_type) {
+    std::vector<std::uint64_t> got;
+    for (EdgeId e : s.Edges(EdgeTypeId(type))) got.push_back(e.value());
+    if (got != ids) return "Edges(" + std::string(s.EdgeTypeName(EdgeTypeId(type))) + ") differs";
+  }
+  return "";
+}
+
+// ------------------------------------------------------------ the generator
+
+const std::vector<std::string> kLabels = {"Person", "City", "Thing", "Ünïcödé", "L"};
+const std::vector<std::string> kTypes = {"KNOWS", "LIKES", "LOCATED_IN", "自己"};
+const std::vector<std::string> kKeys = {"name",   "age",  "score", "tag", "data", "vec",
+                                        "κλειδί", "名前", "flag",  "x",   "y",    "z"};
+const std::vector<std::string> kBadUtf8 = {
+    "\x80", "a\xC0\x80", "\xED\xA0\x80", "\xF4\x90\x80\x80", "ab\xE2\x82", "\xF8\x88\x80\x80\x80", "\xFF"};
+
+// What one generated batch should do.
+struct Expectation {
+  std::optional<StatusCode> error;  // nullopt: must commit
+  std::string invalid_op;           // description of the invalid op, if any
+  std::vector<VertexId> vertices;   // predicted CommitInfo
+  std::vector<EdgeId> edges;
+  Model after;  // the model if it commits
+};
+
+class Generator {
+ public:
+  explicit Generator(std::uint64_t seed) : rng_(seed) {}
+
+  // Generates one batch against `model`; `invalid` asks for one invalid op.
+  WriteBatch Next(const Model& model, bool invalid, Expectation* exp) {
+    work_ = model;
+    new_v_.clear();
+    new_e_.clear();
+    exp->error.reset();
+    exp->invalid_op.clear();
+    exp->vertices.clear();
+    exp->edges.clear();
+    WriteBatch b;
+    const int n = Uniform(1, 20);
+    const int invalid_at = invalid ? Uniform(0, n - 1) : -1;
+    for (int i = 0; i < n; ++i) {
+      if (i == invalid_at) {
+        Invalid(b, exp);
+      } else {
+        Valid(b, exp);
+      }
+    }
+    exp->after = std::move(work_);
+    return b;
+  }
+
+  int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool Chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  template <typename T>
+  const T& Pick(const std::vector<T>& v) {
+    return v[Uniform(0, static_cast<int>(v.size()) - 1)];
+  }
+
+ private:
+  static constexpr std::size_t kTargetVertices = 250;
+
+  VertexRef VRef(std::uint64_t id) {
+    auto it = new_v_.find(id);
+    if (it != new_v_.end()) return it->second;
+    return VertexId(id);
+  }
+  EdgeRef ERef(std::uint64_t id) {
+    auto it = new_e_.find(id);
+    if (it != new_e_.end()) return it->second;
+    return EdgeId(id);
+  }
+  std::optional<std::uint64_t> LiveVertex() {
+    if (work_.vertices.empty()) return std::nullopt;
+    auto it = work_.vertices.begin();
+    std::advance(it, Uniform(0, static_cast<int>(work_.vertices.size()) - 1));
+    return it->first;
+  }
+  std::optional<std::uint64_t> LiveEdge() {
+    if (work_.edges.empty()) return std::nullopt;
+    auto it = work_.edges.begin();
+    std::advance(it, Uniform(0, static_cast<int>(work_.edges.size()) - 1));
+    return it->first;
+  }
+  // An id that names no live vertex: a removed one, or one far past every id
+  // this batch could be assigned.
+  std::uint64_t DeadVertex() {
+    for (int tries = 0; tries < 8 && work_.vertex_limit > 0; ++tries) {
+      std::uint64_t id = static_cast<std::uint64_t>(Uniform(0, static_cast<int>(work_.vertex_limit) - 1));
+      if (!work_.vertices.count(id)) return id;
+    }
+    return work_.vertex_limit + 1'000'000 + static_cast<std::uint64_t>(Uniform(0, 1000));
+  }
+  std::uint64_t DeadEdge() {
+    for (int tries = 0; tries < 8 && work_.edge_limit > 0; ++tries) {
+      std::uint64_t id = static_cast<std::uint64_t>(Uniform(0, static_cast<int>(work_.edge_limit) - 1));
+      if (!work_.edges.count(id)) return id;
+    }
+    return work_.edge_limit + 1'000'000 + static_cast<std::uint64_t>(Uniform(0, 1000));
+  }
+
+  std::string RandomUtf8(int max_len) {
+    static const std::vector<std::string> kPieces = {"a", "b",  "z", " ",    std::string("\0", 1), "é", "ß",
+                                                     "€", "名", "🎉", "\x7F", "\xF4\x8F\xBF\xBF"};
+    std::string s;
+    int len = Uniform(0, max_len);
+    for (int i = 0; i < len; ++i) s += Pick(kPieces);
+    return s;
+  }
+
+  PropertyValue RandomValue() {
+    int kind = Uniform(0, 99);
+    if (kind < 5) return PropertyValue();
+    if (kind < 15) return PropertyValue(Chance(0.5));
+    if (kind < 40) {
+      if (Chance(0.1)) {
+        return PropertyValue(Chance(0.5) ? std::numeric_limits<std::int64_t>::min()
+                                         : std::numeric_limits<std::int64_t>::max());
+      }
+      return PropertyValue(std::uniform_int_distribution<std::int64_t>(-1'000'000, 1'000'000)(rng_));
+    }
+    if (kind < 60) {
+      switch (Uniform(0, 5)) {
+        case 0: return PropertyValue(-0.0);
+        case 1: return PropertyValue(std::numeric_limits<double>::denorm_min() * Uniform(1, 100));
+        case 2: return PropertyValue(std::numeric_limits<double>::max());
+        default: return PropertyValue(std::uniform_real_distribution<double>(-1e6, 1e6)(rng_));
+      }
+    }
+    if (kind < 80) return PropertyValue(RandomUtf8(12));
+    if (kind < 90) {
+      Bytes b(static_cast<std::size_t>(Uniform(0, 24)));
+      for (std::byte& x : b) x = static_cast<std::byte>(Uniform(0, 255));
+      return PropertyValue(std::move(b));
+    }
+    FloatVector v(static_cast<std::size_t>(Uniform(0, 8)));
+    for (float& x : v) x = std::uniform_real_distribution<float>(-10, 10)(rng_);
+    if (!v.empty() && Chance(0.2)) v[0] = -0.0f;
+    return PropertyValue(std::move(v));
+  }
+
+  // 0-4 properties with distinct keys.
+  std::vector<Property> RandomProps(int max) {
+    std::vector<Property> out;
+    std::set<std::string> used;
+    int n = Uniform(0, max);
+    for (int i = 0; i < n; ++i) {
+      const std::string& k = Pick(kKeys);
+      if (!used.insert(k).second) continue;
+      out.push_back({k, RandomValue()});
+    }
+    return out;
+  }
+  static PropMap ToMap(const std::vector<Property>& props) {
+    PropMap m;
+    for (const Property& p : props) m[p.key] = p.value;
+    return m;
+  }
+
+  void DoAddVertex(WriteBatch& b, Expectation* exp) {
+    std::string label = Pick(kLabels);
+    std::vector<Property> props = RandomProps(4);
+    NewVertex h = b.AddVertex(label, props);
+    std::uint64_t id = work_.AddVertex(label, ToMap(props));
+    new_v_[id] = h;
+    exp->vertices.push_back(VertexId(id));
+  }
+
+  void Valid(WriteBatch& b, Expectation* exp) {
+    if (work_.vertices.size() < 3) return DoAddVertex(b, exp);
+    const bool many_v = work_.vertices.size() > kTargetVertices;
+    const bool many_e = work_.edges.size() > 2 * kTargetVertices;
+    const int weights[] = {
+        many_v ? 6 : 20,   // 0 add vertex
+        many_e ? 10 : 25,  // 1 add edge
+        15,                // 2 set vertex property
+        10,                // 3 set edge property
+        5,                 // 4 remove vertex property
+        4,                 // 5 remove edge property
+        many_e ? 20 : 6,   // 6 remove edge
+        many_v ? 12 : 3,   // 7 remove vertex
+    };
+    std::discrete_distribution<int> dist(std::begin(weights), std::end(weights));
+    int op = dist(rng_);
+    if ((op == 3 || op == 5 || op == 6) && work_.edges.empty()) op = 1;
+    switch (op) {
+      case 0: return DoAddVertex(b, exp);
+      case 1: {
+        std::uint64_t src = *LiveVertex();
+        std::uint64_t dst = *LiveVertex();
+        if (Chance(0.1)) dst = src;                 // self-loop
+        if (Chance(0.1) && !work_.edges.empty()) {  // parallel to an existing edge
+          const MEdge& other = work_.edges.at(*LiveEdge());
+          src = other.src;
+          dst = other.dst;
+        }
+        std::string type = Pick(kTypes);
+        std::vector<Property> props = RandomProps(3);
+        NewEdge h = b.AddEdge(type, VRef(src), VRef(dst), props);
+        std::uint64_t id = work_.AddEdge(type, src, dst, ToMap(props));
+        new_e_[id] = h;
+        exp->edges.push_back(EdgeId(id));
+        return;
+      }
+      case 2: {
+        std::uint64_t v = *LiveVertex();
+        std::string key = Pick(kKeys);
+        PropertyValue value = RandomValue();
+        b.SetProperty(VRef(v), key, value);
+        work_.vertices[v].props[key] = std::move(value);
+        return;
+      }
+      case 3: {
+        std::uint64_t e = *LiveEdge();
+        std::string key = Pick(kKeys);
+        PropertyValue value = RandomValue();
+        b.SetProperty(ERef(e), key, value);
+        work_.edges[e].props[key] = std::move(value);
+        return;
+      }
+      case 4: {
+        std::uint64_t v = *LiveVertex();
+        auto& props = work_.vertices[v].props;
+        std::string key = (!props.empty() && Chance(0.7)) ? props.begin()->first : Pick(kKeys);
+        b.RemoveProperty(VRef(v), key);
+        props.erase(key);
+        return;
+      }
+      case 5: {
+        std::uint64_t e = *LiveEdge();
+        auto& props = work_.edges[e].props;
+        std::string key = (!props.empty() && Chance(0.7)) ? props.rbegin()->first : Pick(kKeys);
+        b.RemoveProperty(ERef(e), key);
+        props.erase(key);
+        return;
+      }
+      case 6: {
+        std::uint64_t e = *LiveEdge();
+        b.RemoveEdge(ERef(e));
+        work_.edges.erase(e);
+        return;
+      }
+      default: {
+        std::uint64_t v = *LiveVertex();
+        b.RemoveVertex(VRef(v));
+        work_.RemoveVertex(v);
+        return;
+      }
+    }
+  }
+
+  void Fail(Expectation* exp, StatusCode code, std::string what) {
+    exp->error = code;
+    exp->invalid_op = std::move(what);
+  }
+
+  // Records one invalid operation. The operation itself changes nothing in
+  // work_, except the valid first half of a double removal.
+  void Invalid(WriteBatch& b, Expectation* exp) {
+    const StatusCode kNF = StatusCode::kNotFound;
+    const StatusCode kIA = StatusCode::kInvalidArgument;
+    int kind = Uniform(0, 11);
+    if ((kind == 2 || kind == 5 || kind == 6 || kind == 7 || kind == 9) && work_.vertices.empty()) kind = 0;
+    if ((kind == 3 || kind == 10) && work_.edges.empty()) kind = 1;
+    switch (kind) {
+      case 0: {
+        std::uint64_t id = DeadVertex();
+        b.RemoveVertex(VertexId(id));
+        return Fail(exp, kNF, "RemoveVertex(dead " + std::to_string(id) + ")");
+      }
+      case 1: {
+        std::uint64_t id = DeadEdge();
+        b.RemoveEdge(EdgeId(id));
+        return Fail(exp, kNF, "RemoveEdge(dead " + std::to_string(id) + ")");
+      }
+      case 2: {
+        std::uint64_t v = *LiveVertex();
+        b.RemoveVertex(VRef(v));
+        VertexRef ref = VRef(v);
+        work_.RemoveVertex(v);
+        b.RemoveVertex(ref);
+        return Fail(exp, kNF, "RemoveVertex twice " + std::to_string(v));
+      }
+      case 3: {
+        std::uint64_t e = *LiveEdge();
+        b.RemoveEdge(ERef(e));
+        EdgeRef ref = ERef(e);
+        work_.edges.erase(e);
+        b.RemoveEdge(ref);
+        return Fail(exp, kNF, "RemoveEdge twice " + std::to_string(e));
+      }
+      case 4: {
+        std::uint64_t dead = DeadVertex();
+        if (work_.vertices.empty()) {
+          b.AddEdge(Pick(kTypes), VertexId(dead), VertexId(dead));
+        } else if (Chance(0.5)) {
+          b.AddEdge(Pick(kTypes), VertexId(dead), VRef(*LiveVertex()));
+        } else {
+          b.AddEdge(Pick(kTypes), VRef(*LiveVertex()), VertexId(dead));
+        }
+        return Fail(exp, kNF, "AddEdge with dead endpoint " + std::to_string(dead));
+      }
+      case 5: {
+        // Endpoint removed earlier in this batch.
+        std::uint64_t v = *LiveVertex();
+        b.RemoveVertex(VRef(v));
+        VertexRef ref = VRef(v);
+        work_.RemoveVertex(v);
+        std::optional<std::uint64_t> other = LiveVertex();
+        b.AddEdge(Pick(kTypes), other ? VRef(*other) : ref, ref);
+        return Fail(exp, kNF, "AddEdge to vertex removed in batch " + std::to_string(v));
+      }
+      case 6:
+        if (Chance(0.5)) {
+          b.SetProperty(VertexId(DeadVertex()), Pick(kKeys), RandomValue());
+          return Fail(exp, kNF, "SetProperty on dead vertex");
+        } else {
+          b.SetProperty(EdgeId(DeadEdge()), Pick(kKeys), RandomValue());
+          return Fail(exp, kNF, "SetProperty on dead edge");
+        }
+      case 7: {
+        const double bad[] = {std::nan(""), std::numeric_limits<double>::infinity(),
+                              -std::numeric_limits<double>::infinity()};
+        double x = bad[Uniform(0, 2)];
+        if (Chance(0.5)) {
+          b.SetProperty(VRef(*LiveVertex()), Pick(kKeys), x);
+        } else {
+          b.AddVertex(Pick(kLabels), {{Pick(kKeys), x}});
+        }
+        return Fail(exp, kIA, "non-finite double");
+      }
+      case 8: {
+        FloatVector v = {1.0f, 2.0f, 3.0f};
+        v[Uniform(0, 2)] = Chance(0.5) ? std::nanf("") : std::numeric_limits<float>::infinity();
+        b.AddVertex(Pick(kLabels), {{"vec", v}});
+        return Fail(exp, kIA, "non-finite float in vector");
+      }
+      case 9: {
+        const std::string& bad = Pick(kBadUtf8);
+        switch (Uniform(0, 3)) {
+          case 0: b.AddVertex(bad); break;
+          case 1: b.AddEdge(bad, VRef(*LiveVertex()), VRef(*LiveVertex())); break;
+          case 2: b.SetProperty(VRef(*LiveVertex()), bad, 1); break;
+          default: b.SetProperty(VRef(*LiveVertex()), Pick(kKeys), "ok" + bad); break;
+        }
+        return Fail(exp, kIA, "bad UTF-8");
+      }
+      case 10: {
+        // Edge whose endpoint this batch removed earlier.
+        std::uint64_t e = *LiveEdge();
+        const MEdge edge = work_.edges.at(e);
+        EdgeRef eref = ERef(e);
+        std::uint64_t v = Chance(0.5) ? edge.src : edge.dst;
+        b.RemoveVertex(VRef(v));
+        work_.RemoveVertex(v);
+        b.RemoveEdge(eref);
+        return Fail(exp, kNF, "RemoveEdge after its endpoint was removed");
+      }
+      default: {
+        // Duplicate key in an add's property list.
+        std::string key = Pick(kKeys);
+        b.AddVertex(Pick(kLabels), {{key, 1}, {key, 2}});
+        return Fail(exp, kIA, "duplicate key in AddVertex");
+      }
+    }
+  }
+
+  std::mt19937_64 rng_;
+  Model work_;
+  std::map<std::uint64_t, NewVertex> new_v_;
+  std::map<std::uint64_t, NewEdge> new_e_;
+};
+
+// Checks a write's result against its expectation; returns "" if it matches.
+std::string CheckResult(const Result<CommitInfo>& r, const Expectation& exp, SequenceNumber expected_seq) {
+  if (exp.error) {
+    if (r.ok()) return "batch with invalid op (" + exp.invalid_op + ") committed";
+    if (r.status().code() != *exp.error) {
+      return "invalid op (" + exp.invalid_op + "): got " + r.status().ToString() + ", expected " +
+             std::string(StatusCodeName(*exp.error));
+    }
+    if (r.status().message().empty()) return "empty error message";
+    return "";
+  }
+  if (!r.ok()) return "valid batch failed: " + r.status().ToString();
+  if (r->sequence != expected_seq) {
+    return "sequence " + std::to_string(r->sequence) + ", expected " + std::to_string(expected_seq);
+  }
+  if (r->vertices != exp.vertices) return "CommitInfo.vertices differ from the predicted ids";
+  if (r->edges != exp.edges) return "CommitInfo.edges differ from the predicted ids";
+  return "";
+}
+
+struct HeldSnapshot {
+  Snapshot snapshot;
+  Model model;
+};
+
+TEST(ModelTest, RandomBatchesMatchTheModel) {
+  const std::uint64_t seed = test_util::EnvOr("QUIVER_TEST_SEED", std::random_device{}());
+  const std::uint64_t batches = test_util::EnvOr("QUIVER_MODEL_BATCHES", 3000);
+  std::cout << "model test seed: " << seed << " (QUIVER_TEST_SEED=" << seed
+            << " reproduces), batches: " << batches << std::endl;
+  SCOPED_TRACE("QUIVER_TEST_SEED=" + std::to_string(seed));
+
+  Result<std::unique_ptr<Graph>> opened = Graph::OpenInMemory();
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  std::unique_ptr<Graph> graph = std::move(opened).value();
+  Generator gen(seed);
+  Model model;
+  std::vector<HeldSnapshot> held;
+  constexpr std::size_t kHeld = 4;
+  std::uint64_t committed = 0, rejected = 0, async_groups = 0, held_checks = 0;
+
+  std::uint64_t next_fill = 10, next_check = 250;
+  std::uint64_t i = 0;
+  while (i < batches) {
+    SCOPED_TRACE("batch " + std::to_string(i));
+    if (i % 97 == 50) {
+      // A burst of WriteAsync batches with one invalid among them, submitted
+      // before waiting so the writer can drain several into one group.
+      const int k = gen.Uniform(3, 8);
+      const int bad = gen.Uniform(0, k - 1);
+      std::vector<Expectation> exps(static_cast<std::size_t>(k));
+      std::vector<std::future<Result<CommitInfo>>> futures;
+      Model running = model;
+      for (int j = 0; j < k; ++j) {
+        WriteBatch b = gen.Next(running, j == bad, &exps[j]);
+        if (!exps[j].error) running = exps[j].after;
+        futures.push_back(graph->WriteAsync(std::move(b)));
+      }
+      for (int j = 0; j < k; ++j) {
+        Result<CommitInfo> r = futures[j].get();
+        std::string err = CheckResult(r, exps[j], model.sequence + 1);
+        ASSERT_EQ(err, "") << "async burst member " << j << " of " << k;
+        if (!exps[j].error) {
+          const SequenceNumber seq = model.sequence + 1;
+          model = std::move(exps[j].after);
+          model.sequence = seq;
+          ++committed;
+        } else {
+          ++rejected;
+        }
+      }
+      ++async_groups;
+      i += static_cast<std::uint64_t>(k);
+    } else {
+      Expectation exp;
+      WriteBatch b = gen.Next(model, gen.Chance(0.1), &exp);
+      Result<CommitInfo> r = graph->Write(std::move(b));
+      std::string err = CheckResult(r, exp, model.sequence + 1);
+      ASSERT_EQ(err, "");
+      if (!exp.error) {
+        const SequenceNumber seq = model.sequence + 1;
+        model = std::move(exp.after);
+        model.sequence = seq;
+        ++committed;
+      } else {
+        ++rejected;
+      }
+      ++i;
+    }
+
+    Snapshot s = graph->GetSnapshot();
+    std::string diff = Diff(s, model);
+    ASSERT_EQ(diff, "") << "newest snapshot differs from the model";
+
+    if (held.size() < kHeld && i >= next_fill) {
+      held.push_back({std::move(s), model});
+      next_fill += 37;
+    } else if (i >= next_check) {
+      next_check += 250;
+      for (const HeldSnapshot& h : held) {
+        std::string old = Diff(h.snapshot, h.model);
+        ASSERT_EQ(old, "") << "older snapshot at sequence " << h.model.sequence << " changed";
+        ++held_checks;
+      }
+      if (held.empty()) continue;
+      // Replace one held snapshot with the newest, so held ages vary.
+      std::size_t slot = static_cast<std::size_t>(gen.Uniform(0, static_cast<int>(held.size()) - 1));
+      held[slot] = HeldSnapshot{std::move(s), model};
+    }
+  }
+  for (const HeldSnapshot& h : held) {
+    std::string old = Diff(h.snapshot, h.model);
+    ASSERT_EQ(old, "") << "older snapshot at sequence " << h.model.sequence << " changed";
+    ++held_checks;
+  }
+  EXPECT_GT(committed, 0u);
+  std::cout << "model test: " << committed << " batches committed, " << rejected << " rejected as expected, "
+            << async_groups << " async bursts, " << held_checks << " old-snapshot checks; final graph "
+            << model.vertices.size() << " vertices, " << model.edges.size() << " edges" << std::endl;
+}
+
+}  // namespace
+}  // namespace quiver

@@ -1,0 +1,266 @@
+// Tests for PropertyValue / PropertyView (include/quiver/value.h), the strong
+// id types (ids.h) and the EdgeEntry layout (snapshot.h).
+#include "quiver/value.h"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <unordered_set>
+
+#include "quiver/ids.h"
+#include "quiver/snapshot.h"
+
+namespace quiver {
+namespace {
+
+constexpr ValueType kAllTypes[] = {
+    ValueType::kNull,   ValueType::kBool,  ValueType::kInt64,       ValueType::kDouble,
+    ValueType::kString, ValueType::kBytes, ValueType::kFloatVector,
+};
+
+Bytes MakeBytes(std::initializer_list<int> v) {
+  Bytes b;
+  for (int x : v) b.push_back(static_cast<std::byte>(x));
+  return b;
+}
+
+TEST(ValueTypeTest, ValuesAreStable) {
+  // Persisted: never renumber.
+  EXPECT_EQ(static_cast<int>(ValueType::kNull), 0);
+  EXPECT_EQ(static_cast<int>(ValueType::kBool), 1);
+  EXPECT_EQ(static_cast<int>(ValueType::kInt64), 2);
+  EXPECT_EQ(static_cast<int>(ValueType::kDouble), 3);
+  EXPECT_EQ(static_cast<int>(ValueType::kString), 4);
+  EXPECT_EQ(static_cast<int>(ValueType::kBytes), 5);
+  EXPECT_EQ(static_cast<int>(ValueType::kFloatVector), 6);
+}
+
+TEST(ValueTypeTest, NamesAreDistinctAndNonEmpty) {
+  std::set<std::string> names;
+  for (ValueType t : kAllTypes) {
+    std::string name(ValueTypeName(t));
+    EXPECT_FALSE(name.empty()) << static_cast<int>(t);
+    names.insert(name);
+  }
+  EXPECT_EQ(names.size(), std::size(kAllTypes));
+}
+
+TEST(PropertyValueTest, DefaultAndNullptrAreNull) {
+  PropertyValue a;
+  PropertyValue b(nullptr);
+  EXPECT_TRUE(a.is_null());
+  EXPECT_TRUE(b.is_null());
+  EXPECT_EQ(a.type(), ValueType::kNull);
+  EXPECT_EQ(a, b);
+}
+
+TEST(PropertyValueTest, ConstructorsPickTheRightType) {
+  EXPECT_EQ(PropertyValue(true).type(), ValueType::kBool);
+  EXPECT_EQ(PropertyValue(false).type(), ValueType::kBool);
+  EXPECT_EQ(PropertyValue(7).type(), ValueType::kInt64);
+  EXPECT_EQ(PropertyValue(std::int64_t{7}).type(), ValueType::kInt64);
+  EXPECT_EQ(PropertyValue(std::uint8_t{7}).type(), ValueType::kInt64);
+  EXPECT_EQ(PropertyValue(7u).type(), ValueType::kInt64);
+  EXPECT_EQ(PropertyValue(short{7}).type(), ValueType::kInt64);
+  EXPECT_EQ(PropertyValue(1.5).type(), ValueType::kDouble);
+  EXPECT_EQ(PropertyValue(1.5f).type(), ValueType::kDouble);
+  EXPECT_EQ(PropertyValue("abc").type(), ValueType::kString);
+  EXPECT_EQ(PropertyValue(std::string("abc")).type(), ValueType::kString);
+  EXPECT_EQ(PropertyValue(std::string_view("abc")).type(), ValueType::kString);
+  EXPECT_EQ(PropertyValue(Bytes{}).type(), ValueType::kBytes);
+  EXPECT_EQ(PropertyValue(FloatVector{1.0f}).type(), ValueType::kFloatVector);
+}
+
+TEST(PropertyValueTest, Accessors) {
+  EXPECT_TRUE(PropertyValue(true).as_bool());
+  EXPECT_FALSE(PropertyValue(false).as_bool());
+  EXPECT_EQ(PropertyValue(-5).as_int64(), -5);
+  EXPECT_EQ(PropertyValue(std::numeric_limits<std::int64_t>::min()).as_int64(),
+            std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(PropertyValue(std::numeric_limits<std::int64_t>::max()).as_int64(),
+            std::numeric_limits<std::int64_t>::max());
+  EXPECT_EQ(PropertyValue(2.25).as_double(), 2.25);
+  EXPECT_EQ(PropertyValue("héllo").as_string(), "héllo");
+  std::string with_nul("a\0b", 3);
+  EXPECT_EQ(PropertyValue(with_nul).as_string(), with_nul);
+  EXPECT_EQ(PropertyValue(std::string_view(with_nul)).as_string().size(), 3u);
+  EXPECT_EQ(PropertyValue(MakeBytes({0, 255, 128})).as_bytes(), MakeBytes({0, 255, 128}));
+  EXPECT_EQ(PropertyValue(FloatVector{1.0f, -2.5f}).as_float_vector(), (FloatVector{1.0f, -2.5f}));
+}
+
+TEST(PropertyValueTest, NegativeZeroKeepsItsSign) {
+  PropertyValue v(-0.0);
+  EXPECT_TRUE(std::signbit(v.as_double()));
+}
+
+TEST(PropertyValueTest, EqualityComparesTypeAndPayload) {
+  EXPECT_EQ(PropertyValue(1), PropertyValue(1));
+  EXPECT_NE(PropertyValue(1), PropertyValue(2));
+  EXPECT_NE(PropertyValue(1), PropertyValue(1.0));
+  EXPECT_NE(PropertyValue(true), PropertyValue(1));
+  EXPECT_NE(PropertyValue("1"), PropertyValue(1));
+  EXPECT_NE(PropertyValue(""), PropertyValue());
+  EXPECT_NE(PropertyValue(Bytes{}), PropertyValue(""));
+  EXPECT_NE(PropertyValue(Bytes{}), PropertyValue(FloatVector{}));
+  EXPECT_EQ(PropertyValue("x"), PropertyValue(std::string("x")));
+}
+
+TEST(PropertyValueTest, CopyAndMove) {
+  PropertyValue a(std::string(1000, 'z'));
+  PropertyValue b = a;
+  EXPECT_EQ(a, b);
+  PropertyValue c = std::move(a);
+  EXPECT_EQ(c, b);
+  PropertyValue d;
+  d = b;
+  EXPECT_EQ(d.as_string().size(), 1000u);
+}
+
+TEST(PropertyViewTest, DefaultIsNull) {
+  PropertyView v;
+  EXPECT_TRUE(v.is_null());
+  EXPECT_EQ(v.type(), ValueType::kNull);
+  EXPECT_TRUE(v.ToValue().is_null());
+  EXPECT_TRUE(v == PropertyValue());
+}
+
+TEST(PropertyViewTest, TypesAndAccessors) {
+  EXPECT_EQ(PropertyView(true).type(), ValueType::kBool);
+  EXPECT_TRUE(PropertyView(true).as_bool());
+  EXPECT_EQ(PropertyView(std::int64_t{-3}).type(), ValueType::kInt64);
+  EXPECT_EQ(PropertyView(std::int64_t{-3}).as_int64(), -3);
+  EXPECT_EQ(PropertyView(0.5).type(), ValueType::kDouble);
+  EXPECT_EQ(PropertyView(0.5).as_double(), 0.5);
+  EXPECT_EQ(PropertyView(std::string_view("s")).type(), ValueType::kString);
+  EXPECT_EQ(PropertyView(std::string_view("s")).as_string(), "s");
+  Bytes bytes = MakeBytes({1, 2, 3});
+  PropertyView bv{std::span<const std::byte>(bytes)};
+  EXPECT_EQ(bv.type(), ValueType::kBytes);
+  EXPECT_EQ(bv.as_bytes().size(), 3u);
+  EXPECT_EQ(bv.as_bytes().data(), bytes.data());  // a view, not a copy
+  FloatVector fv = {1.0f, 2.0f};
+  PropertyView vv{std::span<const float>(fv)};
+  EXPECT_EQ(vv.type(), ValueType::kFloatVector);
+  EXPECT_EQ(vv.as_float_vector().data(), fv.data());
+}
+
+TEST(PropertyViewTest, ToValueCopiesEveryType) {
+  std::string s("a\0z", 3);
+  Bytes bytes = MakeBytes({0xff, 0x00, 0x80});
+  FloatVector fv = {0.0f, -0.0f, 3.5f, std::numeric_limits<float>::denorm_min()};
+  const std::pair<PropertyView, PropertyValue> cases[] = {
+      {PropertyView(), PropertyValue()},
+      {PropertyView(false), PropertyValue(false)},
+      {PropertyView(std::numeric_limits<std::int64_t>::min()),
+       PropertyValue(std::numeric_limits<std::int64_t>::min())},
+      {PropertyView(-1.25), PropertyValue(-1.25)},
+      {PropertyView(std::string_view(s)), PropertyValue(s)},
+      {PropertyView(std::span<const std::byte>(bytes)), PropertyValue(bytes)},
+      {PropertyView(std::span<const float>(fv)), PropertyValue(fv)},
+  };
+  for (const auto& [view, value] : cases) {
+    PropertyValue copy = view.ToValue();
+    EXPECT_EQ(copy.type(), view.type());
+    EXPECT_EQ(copy, value) << ValueTypeName(view.type());
+    EXPECT_TRUE(view == value) << ValueTypeName(view.type());
+  }
+  // The copy owns its payload.
+  PropertyValue copy = PropertyView(std::string_view(s)).ToValue();
+  s[0] = 'Q';
+  EXPECT_EQ(copy.as_string()[0], 'a');
+}
+
+TEST(PropertyViewTest, ToValueKeepsNegativeZero) {
+  PropertyValue v = PropertyView(-0.0).ToValue();
+  EXPECT_TRUE(std::signbit(v.as_double()));
+}
+
+TEST(PropertyViewTest, EqualityWithValue) {
+  EXPECT_TRUE(PropertyView(std::int64_t{1}) == PropertyValue(1));
+  EXPECT_FALSE(PropertyView(std::int64_t{1}) == PropertyValue(2));
+  EXPECT_FALSE(PropertyView(std::int64_t{1}) == PropertyValue(1.0));  // types differ
+  EXPECT_FALSE(PropertyView(1.0) == PropertyValue(1));
+  EXPECT_FALSE(PropertyView(true) == PropertyValue(1));
+  EXPECT_FALSE(PropertyView() == PropertyValue(false));
+  EXPECT_FALSE(PropertyView(std::string_view("")) == PropertyValue());
+  EXPECT_TRUE(PropertyView(0.0) == PropertyValue(-0.0));  // doubles compare with ==
+  EXPECT_TRUE(PropertyView(-0.0) == PropertyValue(0.0));
+  EXPECT_TRUE(PropertyView(std::string_view("ab")) == PropertyValue("ab"));
+  EXPECT_FALSE(PropertyView(std::string_view("ab")) == PropertyValue("abc"));
+  EXPECT_FALSE(PropertyView(std::string_view("ab")) == PropertyValue(MakeBytes({'a', 'b'})));
+  Bytes bytes = MakeBytes({'a', 'b'});
+  EXPECT_TRUE(PropertyView(std::span<const std::byte>(bytes)) == PropertyValue(bytes));
+  EXPECT_FALSE(PropertyView(std::span<const std::byte>(bytes)) == PropertyValue(MakeBytes({'a'})));
+  FloatVector fv = {1.0f, 2.0f};
+  EXPECT_TRUE(PropertyView(std::span<const float>(fv)) == PropertyValue(fv));
+  EXPECT_FALSE(PropertyView(std::span<const float>(fv)) == PropertyValue(FloatVector{1.0f}));
+  EXPECT_FALSE(PropertyView(std::span<const float>(fv)) == PropertyValue(FloatVector{1.0f, 3.0f}));
+}
+
+TEST(PropertyTest, IsKeyValuePair) {
+  Property p{"name", "Ada"};
+  EXPECT_EQ(p.key, "name");
+  EXPECT_EQ(p.value, PropertyValue("Ada"));
+  Property q{"age", 36};
+  EXPECT_EQ(q.value.type(), ValueType::kInt64);
+}
+
+TEST(StrongIdTest, KindsDoNotConvert) {
+  static_assert(!std::is_convertible_v<VertexId, EdgeId>);
+  static_assert(!std::is_convertible_v<EdgeId, VertexId>);
+  static_assert(!std::is_convertible_v<LabelId, EdgeTypeId>);
+  static_assert(!std::is_convertible_v<EdgeTypeId, PropertyKeyId>);
+  static_assert(!std::is_convertible_v<std::uint64_t, VertexId>);
+  static_assert(!std::is_convertible_v<VertexId, std::uint64_t>);
+  static_assert(std::is_same_v<VertexId::rep_type, std::uint64_t>);
+  static_assert(std::is_same_v<LabelId::rep_type, std::uint32_t>);
+  SUCCEED();
+}
+
+TEST(StrongIdTest, CompareAndHash) {
+  EXPECT_EQ(VertexId(3), VertexId(3));
+  EXPECT_LT(VertexId(3), VertexId(4));
+  EXPECT_EQ(VertexId().value(), 0u);
+  EXPECT_EQ(EdgeId(kMaxElementId).value(), (std::uint64_t{1} << 48) - 1);
+  std::unordered_set<VertexId> set = {VertexId(1), VertexId(2), VertexId(1)};
+  EXPECT_EQ(set.size(), 2u);
+  EXPECT_EQ(std::hash<EdgeId>()(EdgeId(9)), std::hash<EdgeId>()(EdgeId(9)));
+}
+
+std::array<unsigned char, 12> EncodeEntry(std::uint64_t edge, std::uint64_t neighbor) {
+  std::array<unsigned char, 12> b{};
+  for (int i = 0; i < 6; ++i) b[i] = static_cast<unsigned char>(edge >> (8 * i));
+  for (int i = 0; i < 6; ++i) b[6 + i] = static_cast<unsigned char>(neighbor >> (8 * i));
+  return b;
+}
+
+TEST(EdgeEntryTest, IsTwelveBytes) {
+  EXPECT_EQ(sizeof(EdgeEntry), 12u);
+  static_assert(std::is_trivially_copyable_v<EdgeEntry>);
+}
+
+TEST(EdgeEntryTest, DecodesTwo48BitIds) {
+  const std::pair<std::uint64_t, std::uint64_t> cases[] = {
+      {0, 0},
+      {1, 2},
+      {kMaxElementId, 0},
+      {0, kMaxElementId},
+      {kMaxElementId, kMaxElementId},
+      {0x123456789abcULL, 0xfedcba987654ULL},
+  };
+  for (auto [edge, neighbor] : cases) {
+    EdgeEntry e = std::bit_cast<EdgeEntry>(EncodeEntry(edge, neighbor));
+    EXPECT_EQ(e.edge(), EdgeId(edge));
+    EXPECT_EQ(e.neighbor(), VertexId(neighbor));
+  }
+}
+
+}  // namespace
+}  // namespace quiver

@@ -15,7 +15,8 @@ namespace {
 
 std::uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
   return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count());
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
+          .count());
 }
 
 Status CheckOptions(const Options& o) {
@@ -72,14 +73,35 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
   QUIVER_ASSIGN_OR_RETURN(RecoveredState rs, Recover(fs, dir, options));
   durable->uuid = rs.uuid;
   durable->last_checkpoint = rs.last_checkpoint;
+  durable->previous_checkpoint = rs.last_checkpoint;
+  Status s;
+  if (rs.stats.wal_groups_replayed > 0) {
+    // What was replayed may have been read from the page cache only: after
+    // a failed fsync in the previous process, Linux can keep a WAL page
+    // readable that never reaches the disk. Writing it again as a checkpoint
+    // makes it durable for certain before anything is acknowledged on top of
+    // it; new records go to a fresh segment, so the old tail is covered.
+    checkpoint::WriteStats ws;
+    PinnedVersion pin(rs.chain);
+    s = checkpoint::WriteCheckpoint(fs, dir, rs.uuid, pin.roots(), &ws);
+    if (s.ok()) {
+      durable->last_checkpoint = rs.stats.recovered_sequence;
+      durable->open_stats.checkpoint_written = true;
+      rs.last_segment = 0;
+    }
+  }
   durable->wal = std::make_unique<wal::WalWriter>(fs, dir, rs.uuid, options.durable.wal_segment_bytes);
-  Status s = rs.last_segment != 0 ? durable->wal->ReopenSegment(rs.last_segment, rs.last_segment_size)
-                                  : durable->wal->StartSegment(rs.next_segment, rs.stats.recovered_sequence + 1);
+  if (s.ok()) {
+    s = rs.last_segment != 0 ? durable->wal->ReopenSegment(rs.last_segment, rs.last_segment_size)
+                             : durable->wal->StartSegment(rs.next_segment, rs.stats.recovered_sequence + 1);
+  }
   if (!s.ok()) {
     rs.chain->Shutdown();
     return s;
   }
+  bool checkpointed = durable->open_stats.checkpoint_written;
   durable->open_stats = rs.stats;
+  durable->open_stats.checkpoint_written = checkpointed;
   durable->open_stats.open_microseconds = MicrosSince(start);
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(durable));
   g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
@@ -98,6 +120,7 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
     current_segment_.store(durable_->wal->segment_number());
     base::MutexLock lock(&checkpoint_mu_);
     last_checkpoint_ = durable_->last_checkpoint;
+    previous_checkpoint_ = durable_->previous_checkpoint;
     checkpoint_stats_.last_checkpoint_sequence = last_checkpoint_;
   }
   writer_ = std::thread([this] { WriterLoop(); });
@@ -142,7 +165,12 @@ Status GraphImpl::Close() {
       trigger_cv_.Signal();
     }
     checkpointer_.join();
-    if (options_.durable.checkpoint_on_close && !poisoned_.load()) close_status_ = RunCheckpoint();
+    if (poisoned_.load()) {
+      close_status_ =
+          Status(StatusCode::kPoisoned, "closed after a WAL failure; no final checkpoint was written");
+    } else if (options_.durable.checkpoint_on_close) {
+      close_status_ = RunCheckpoint();
+    }
   });
   return first ? close_status_ : Status::Ok();
 }
@@ -225,13 +253,15 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   }
   if (!changed) {
     chain_->Discard(v);
-  } else if (Status s = durable_ ? LogGroup(group, results, first_vertex, first_edge) : Status::Ok(); !s.ok()) {
+  } else if (Status s = durable_ ? LogGroup(group, results, first_vertex, first_edge) : Status::Ok();
+             !s.ok()) {
     // Invariant 4: not on disk for sure, so never published. The bytes may
     // still be on disk and come back after a restart: DurabilityUnknown.
     poisoned_.store(true);
     chain_->Abandon(v);
     for (auto& r : results)
-      if (r.ok()) r = Status(StatusCode::kDurabilityUnknown, base::StrCat("WAL write failed: ", s.ToString()));
+      if (r.ok())
+        r = Status(StatusCode::kDurabilityUnknown, base::StrCat("WAL write failed: ", s.ToString()));
   } else {
     chain_->Publish(v);  // invariants 2 and 3: the whole group, in order
     commit_groups_.fetch_add(1, std::memory_order_relaxed);
@@ -239,7 +269,8 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   for (std::size_t i = 0; i < group.size(); ++i) group[i]->Complete(std::move(results[i]));
 }
 
-Status GraphImpl::LogGroup(const std::vector<WriteRequest*>& group, const std::vector<Result<CommitInfo>>& results,
+Status GraphImpl::LogGroup(const std::vector<WriteRequest*>& group,
+                           const std::vector<Result<CommitInfo>>& results,
                            const std::vector<std::uint64_t>& first_vertex,
                            const std::vector<std::uint64_t>& first_edge) {
   std::size_t applied = 0;
@@ -348,7 +379,8 @@ Status GraphImpl::RemoveCoveredFiles(SequenceNumber previous_checkpoint) {
   std::uint64_t current = current_segment_.load();
   // Segment k is covered when segment k+1 starts at or below previous + 1.
   for (std::size_t i = 0; i + 1 < segments.size() && segments[i + 1] <= current; ++i) {
-    QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenReadable(env::JoinPath(dir, wal::SegmentFileName(segments[i + 1]))));
+    QUIVER_ASSIGN_OR_RETURN(auto file,
+                            fs->OpenReadable(env::JoinPath(dir, wal::SegmentFileName(segments[i + 1]))));
     std::byte header[wal::kSegmentHeaderBytes];
     QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(0, header));
     auto h = wal::DecodeSegmentHeader(std::span<const std::byte>(header, n));

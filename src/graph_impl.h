@@ -43,6 +43,7 @@ struct DurableState {
   wal::Uuid uuid{};
   std::unique_ptr<wal::WalWriter> wal;
   SequenceNumber last_checkpoint = 0;
+  SequenceNumber previous_checkpoint = 0;
   OpenStats open_stats;
 };
 
@@ -71,7 +72,8 @@ class GraphImpl final : public Graph {
   void CommitGroup(const std::vector<WriteRequest*>& group);
   // Appends and syncs the group's WAL record; on failure poisons.
   Status LogGroup(const std::vector<WriteRequest*>& group, const std::vector<Result<CommitInfo>>& results,
-                  const std::vector<std::uint64_t>& first_vertex, const std::vector<std::uint64_t>& first_edge);
+                  const std::vector<std::uint64_t>& first_vertex,
+                  const std::vector<std::uint64_t>& first_edge);
   void CheckpointLoop();
   Status RunCheckpoint();
   Status RemoveCoveredFiles(SequenceNumber previous_checkpoint);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -53,7 +54,9 @@ wal::Uuid NewUuid() {
 // even if the application has lowered its limits since.
 Limits ReplayLimits() {
   constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
-  return Limits{.max_string_bytes = kMax, .max_vector_dims = kMax, .max_batch_ops = kMax,
+  return Limits{.max_string_bytes = kMax,
+                .max_vector_dims = kMax,
+                .max_batch_ops = kMax,
                 .max_properties_per_element = kMax};
 }
 
@@ -123,27 +126,58 @@ class Rebuilder {
     storage::OwnInternTable(version_->roots.labels, ctx_);
     storage::OwnInternTable(version_->roots.types, ctx_);
     storage::OwnInternTable(version_->roots.keys, ctx_);
-    QUIVER_ASSIGN_OR_RETURN(auto bytes,
-                            wal::ReadWholeFile(fs_, env::JoinPath(dir_, checkpoint::CheckpointFileName(sequence))));
+    QUIVER_ASSIGN_OR_RETURN(
+        auto bytes, wal::ReadWholeFile(fs_, env::JoinPath(dir_, checkpoint::CheckpointFileName(sequence))));
     checkpoint::Header header;
     QUIVER_RETURN_IF_ERROR(checkpoint::LoadCheckpoint(bytes, version_->roots, ctx_, &header));
-    if (header.sequence != sequence) return CorruptionError("checkpoint: sequence differs from its file name");
+    if (header.sequence != sequence)
+      return CorruptionError("checkpoint: sequence differs from its file name");
     state_->uuid = header.uuid;
     return Status::Ok();
   }
 
+  // The first sequence a segment's header names; nullopt if the header is
+  // not intact (the full scan then judges it). I/O errors fail the open.
+  Result<std::optional<SequenceNumber>> HeaderFirstSequence(std::uint64_t number) {
+    QUIVER_ASSIGN_OR_RETURN(auto file, fs_->OpenReadable(env::JoinPath(dir_, wal::SegmentFileName(number))));
+    std::byte header[wal::kSegmentHeaderBytes];
+    QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(0, header));
+    auto h = wal::DecodeSegmentHeader(std::span<const std::byte>(header, n));
+    return h ? std::optional<SequenceNumber>(h->first_sequence) : std::nullopt;
+  }
+
+  // Segments before the first one still needed by the checkpoint: those
+  // whose successor starts at or below checkpoint + 1 hold nothing newer.
+  // They stay on disk as the previous checkpoint's log and are not read:
+  // damage in them matters only if that checkpoint is ever needed (and is
+  // then reported).
+  Result<std::size_t> FirstNeededSegment(const DirListing& listing) {
+    SequenceNumber c = version_->roots.sequence;
+    std::size_t first = 0;
+    while (c > 0 && first + 1 < listing.segments.size()) {
+      QUIVER_ASSIGN_OR_RETURN(auto next_first, HeaderFirstSequence(listing.segments[first + 1]));
+      if (!next_first || *next_first > c + 1) break;
+      ++first;
+    }
+    return first;
+  }
+
   Status ReplaySegments(const DirListing& listing) {
     SequenceNumber expected_header_first = 0;  // 0: not known yet
-    for (std::size_t i = 0; i < listing.segments.size(); ++i) {
+    if (!listing.segments.empty()) state_->next_segment = listing.segments.back() + 1;
+    QUIVER_ASSIGN_OR_RETURN(std::size_t first_needed, FirstNeededSegment(listing));
+    for (std::size_t i = first_needed; i < listing.segments.size(); ++i) {
       std::uint64_t number = listing.segments[i];
       bool last = i + 1 == listing.segments.size();
       std::string path = env::JoinPath(dir_, wal::SegmentFileName(number));
       QUIVER_ASSIGN_OR_RETURN(auto bytes, wal::ReadWholeFile(fs_, path));
       ++state_->stats.wal_segments_read;
-      state_->next_segment = number + 1;
       wal::SegmentScan scan;
       Status s = wal::ScanSegment(
-          bytes, [this](SequenceNumber f, SequenceNumber l, std::span<const std::byte> p) { return Replay(f, l, p); },
+          bytes,
+          [this](SequenceNumber f, SequenceNumber l, std::span<const std::byte> p) {
+            return Replay(f, l, p);
+          },
           &scan);
       if (!s.ok() && !(s.code() == StatusCode::kCorruption && options_.durable.salvage_wal_prefix)) return s;
       if (!s.ok()) {
@@ -166,8 +200,13 @@ class Rebuilder {
         state_->last_segment = number;
         state_->last_segment_size = scan.valid_end;
       }
-      if (scan.tail_bytes > 0) {
-        if (!last) return CorruptionError(base::StrCat("WAL segment ", number, " has damage before the next segment"));
+      if (scan.tail_bytes > 0 && !last) {
+        if (options_.durable.salvage_wal_prefix) return Salvage(listing, i, scan);
+        return CorruptionError(base::StrCat("WAL segment ", number, " has damage before the next segment"));
+      }
+      if (scan.file_bytes != scan.valid_end) {
+        // Cut a torn tail, or zero-fill a cut inside the last record's
+        // padding, so appends continue at the aligned end.
         QUIVER_RETURN_IF_ERROR(TruncateTail(path, scan.valid_end));
         state_->stats.tail_bytes_truncated += scan.tail_bytes;
       }
@@ -182,7 +221,8 @@ class Rebuilder {
       state_->uuid = scan.header.uuid;
       fresh_uuid_ = false;
     } else if (scan.header.uuid != state_->uuid) {
-      return CorruptionError(base::StrCat("WAL segment ", scan.header.segment_number, " belongs to another graph"));
+      return CorruptionError(
+          base::StrCat("WAL segment ", scan.header.segment_number, " belongs to another graph"));
     }
     if (first_header_ == 0) first_header_ = scan.header.first_sequence;
     if (*expected_first != 0 && scan.header.first_sequence != *expected_first)
@@ -196,16 +236,20 @@ class Rebuilder {
     SequenceNumber base_seq = version_->roots.sequence;
     if (last <= base_seq) return Status::Ok();  // covered by the checkpoint
     if (first != base_seq + 1)
-      return CorruptionError(base::StrCat("WAL: sequence gap: recovered up to ", base_seq, ", next group starts at ", first));
+      return CorruptionError(
+          base::StrCat("WAL: sequence gap: recovered up to ", base_seq, ", next group starts at ", first));
     QUIVER_ASSIGN_OR_RETURN(std::vector<wal::LoggedBatch> batches, wal::DecodeGroup(payload));
-    if (batches.empty() || batches.size() != last - first + 1) return CorruptionError("WAL: group size mismatch");
+    if (batches.empty() || batches.size() != last - first + 1)
+      return CorruptionError("WAL: group size mismatch");
     in_group_ = true;
     for (const wal::LoggedBatch& lb : batches) {
       storage::GraphRoots& g = version_->roots;
       if (lb.sequence != g.sequence + 1 || lb.first_vertex != g.vertex_limit || lb.first_edge != g.edge_limit)
-        return CorruptionError(base::StrCat("WAL: batch ", lb.sequence, " does not follow the recovered state"));
+        return CorruptionError(
+            base::StrCat("WAL: batch ", lb.sequence, " does not follow the recovered state"));
       Status s = processor_.Validate(lb.batch, g);
-      if (!s.ok()) return CorruptionError(base::StrCat("WAL: batch ", lb.sequence, " does not replay: ", s.message()));
+      if (!s.ok())
+        return CorruptionError(base::StrCat("WAL: batch ", lb.sequence, " does not replay: ", s.message()));
       CommitInfo info;
       processor_.Apply(lb.batch, g, ctx_, &info);
       g.sequence = lb.sequence;

@@ -28,14 +28,14 @@ namespace quiver {
 struct RecoveredState {
   storage::VersionChain* chain = nullptr;  // holds the recovered version; caller owns (Shutdown)
   wal::Uuid uuid{};
-  std::uint64_t next_segment = 1;          // number for the first new segment
+  std::uint64_t next_segment = 1;  // number for the first new segment
   // The last segment, if it survived with a valid header: appends continue
   // in it at `last_segment_size` (its valid end). 0 if there is none.
   std::uint64_t last_segment = 0;
   std::uint64_t last_segment_size = 0;
-  std::uint64_t wal_bytes_read = 0;        // valid WAL bytes (for the checkpoint trigger)
-  SequenceNumber last_checkpoint = 0;      // newest valid checkpoint's sequence
-  std::uint64_t epoch = 0;                 // last epoch used while building
+  std::uint64_t wal_bytes_read = 0;    // valid WAL bytes (for the checkpoint trigger)
+  SequenceNumber last_checkpoint = 0;  // newest valid checkpoint's sequence
+  std::uint64_t epoch = 0;             // last epoch used while building
   OpenStats stats;
 };
 

@@ -66,6 +66,10 @@ struct OpenStats {
   bool salvaged = false;
   // The sequence number of the recovered state.
   SequenceNumber recovered_sequence = 0;
+  // True if Open wrote a checkpoint of the recovered state because it
+  // replayed WAL records (see docs/durability.md: a log page read back after
+  // a crash is not proof that it is on disk).
+  bool checkpoint_written = false;
   std::uint64_t open_microseconds = 0;
 };
 
@@ -122,7 +126,8 @@ class Graph {
 
   // Finishes queued batches, stops the writer, refuses later writes and, in
   // durable mode with checkpoint_on_close, writes a final checkpoint.
-  // Returns that checkpoint's status (the WAL keeps everything either way).
+  // Returns that checkpoint's status (the WAL keeps everything either way),
+  // or Poisoned if a WAL failure stopped writes earlier.
   // Idempotent: later calls return OK.
   virtual Status Close() = 0;
 

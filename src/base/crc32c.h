@@ -15,7 +15,9 @@ namespace quiver::base {
 std::uint32_t Crc32cExtend(std::uint32_t crc, const void* data, std::size_t n);
 
 inline std::uint32_t Crc32c(const void* data, std::size_t n) { return Crc32cExtend(0, data, n); }
-inline std::uint32_t Crc32c(std::span<const std::byte> data) { return Crc32cExtend(0, data.data(), data.size()); }
+inline std::uint32_t Crc32c(std::span<const std::byte> data) {
+  return Crc32cExtend(0, data.data(), data.size());
+}
 
 }  // namespace quiver::base
 

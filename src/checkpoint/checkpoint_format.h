@@ -19,6 +19,8 @@
 //     6 end: live_vertices:varint live_edges:varint blocks_before:varint
 //   Props := count:varint (key_id:varint Value){count}   (Value: wal/value_codec.h)
 //
+// A block holds whole elements: it passes kTargetBlockBytes by at most one
+// element, and one element larger than 4 GiB encoded cannot be checkpointed.
 // Blocks come in kind order 1..6; ids within a kind are contiguous from 0 and
 // cover exactly [0, limit). A checkpoint is valid only if every CRC matches,
 // every reference resolves and the end block's totals agree: a damaged
@@ -41,9 +43,15 @@ inline constexpr std::uint32_t kFormatVersion = 1;
 inline constexpr std::size_t kHeaderBytes = 64;
 inline constexpr std::size_t kBlockHeaderBytes = 16;
 inline constexpr std::size_t kTargetBlockBytes = 1u << 20;
-inline constexpr std::uint32_t kMaxBlockBytes = 64u << 20;
 
-enum class BlockKind : std::uint8_t { kLabels = 1, kEdgeTypes = 2, kPropertyKeys = 3, kVertices = 4, kEdges = 5, kEnd = 6 };
+enum class BlockKind : std::uint8_t {
+  kLabels = 1,
+  kEdgeTypes = 2,
+  kPropertyKeys = 3,
+  kVertices = 4,
+  kEdges = 5,
+  kEnd = 6
+};
 
 struct Header {
   wal::Uuid uuid{};

@@ -25,7 +25,8 @@ class Loader {
     base::ByteReader r(payload);
     if (kind == BlockKind::kEnd) return End(r);
     std::uint64_t first, count;
-    if (!r.GetVarint(&first) || !r.GetVarint(&count) || count > payload.size()) return Bad("bad block header");
+    if (!r.GetVarint(&first) || !r.GetVarint(&count) || count > payload.size())
+      return Bad("bad block header");
     for (std::uint64_t i = 0; i < count; ++i) QUIVER_RETURN_IF_ERROR(Element(kind, first + i, r));
     if (r.remaining() != 0) return Bad("trailing bytes in block");
     return Status::Ok();
@@ -33,7 +34,8 @@ class Loader {
 
   Status Finish() const {
     if (!ended_) return Bad("missing end block");
-    if (g_.vertex_limit != h_.vertex_limit || g_.edge_limit != h_.edge_limit) return Bad("element count mismatch");
+    if (g_.vertex_limit != h_.vertex_limit || g_.edge_limit != h_.edge_limit)
+      return Bad("element count mismatch");
     return Status::Ok();
   }
 
@@ -79,7 +81,8 @@ class Loader {
 
   Status Vertex(std::uint64_t id, base::ByteReader& r) {
     std::uint8_t live;
-    if (id != g_.vertex_limit || id >= h_.vertex_limit || !r.GetU8(&live) || live > 1) return Bad("bad vertex");
+    if (id != g_.vertex_limit || id >= h_.vertex_limit || !r.GetU8(&live) || live > 1)
+      return Bad("bad vertex");
     storage::VertexSlot slot{storage::kDeadLabel, 0, 0, 0, 0, 0, nullptr};
     if (live == 1) {
       std::uint64_t label;
@@ -159,7 +162,8 @@ Status ParseHeader(std::span<const std::byte> file, Header* h) {
   get(32, &h->sequence);
   get(40, &h->vertex_limit);
   get(48, &h->edge_limit);
-  if (h->vertex_limit > kMaxElementId || h->edge_limit > kMaxElementId) return Bad("impossible element counts");
+  if (h->vertex_limit > kMaxElementId || h->edge_limit > kMaxElementId)
+    return Bad("impossible element counts");
   return Status::Ok();
 }
 
@@ -179,8 +183,10 @@ Status LoadCheckpoint(std::span<const std::byte> file, GraphRoots& roots, storag
     std::uint32_t length, crc;
     std::memcpy(&length, h + 4, 4);
     std::memcpy(&crc, h + 8, 4);
+    std::uint32_t reserved;
+    std::memcpy(&reserved, h + 12, 4);  // outside the CRC, so it must be exactly zero
     if (kind < 1 || kind > 6 || kind < last_kind || h[1] != std::byte{0} || h[2] != std::byte{0} ||
-        h[3] != std::byte{0} || length > kMaxBlockBytes || length > file.size() - pos - kBlockHeaderBytes)
+        h[3] != std::byte{0} || reserved != 0 || length > file.size() - pos - kBlockHeaderBytes)
       return Bad(base::StrCat("bad block header at offset ", pos));
     auto payload = file.subspan(pos + kBlockHeaderBytes, length);
     if (base::Crc32cExtend(base::Crc32c(h, 8), payload.data(), payload.size()) != crc)

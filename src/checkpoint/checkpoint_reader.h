@@ -14,8 +14,8 @@
 
 namespace quiver::checkpoint {
 
-Status LoadCheckpoint(std::span<const std::byte> file, storage::GraphRoots& roots, storage::MutationContext& ctx,
-                      Header* header);
+Status LoadCheckpoint(std::span<const std::byte> file, storage::GraphRoots& roots,
+                      storage::MutationContext& ctx, Header* header);
 
 }  // namespace quiver::checkpoint
 

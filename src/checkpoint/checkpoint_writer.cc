@@ -47,6 +47,8 @@ class BlockStream {
     return Status::Ok();
   }
   Status WriteBlock(BlockKind kind, const std::vector<std::byte>& payload) {
+    if (payload.size() > UINT32_MAX)
+      return ResourceExhaustedError("checkpoint: one element encodes to over 4 GiB");
     std::byte header[kBlockHeaderBytes] = {};
     header[0] = static_cast<std::byte>(kind);
     auto length = static_cast<std::uint32_t>(payload.size());
@@ -128,7 +130,8 @@ Status WriteEdges(BlockStream& s, const storage::GraphRoots& g) {
   return s.Flush();
 }
 
-Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::GraphRoots& g, WriteStats* stats) {
+Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::GraphRoots& g,
+                 WriteStats* stats) {
   std::byte header[kHeaderBytes] = {};
   auto put = [&header](std::size_t at, auto v) { std::memcpy(header + at, &v, sizeof(v)); };
   put(0, kMagic);

@@ -18,7 +18,8 @@ std::uint32_t CapacityFor(std::uint32_t n) {
 
 EdgeArray* NewArray(std::uint32_t type, std::uint32_t min_capacity, MutationContext& ctx) {
   std::uint32_t cap = CapacityFor(min_capacity);
-  auto* a = static_cast<EdgeArray*>(ctx.account->Allocate(sizeof(EdgeArray) + std::size_t{cap} * sizeof(EdgeEntry)));
+  auto* a = static_cast<EdgeArray*>(
+      ctx.account->Allocate(sizeof(EdgeArray) + std::size_t{cap} * sizeof(EdgeEntry)));
   a->type = type;
   a->capacity = cap;
   return a;
@@ -64,11 +65,13 @@ GroupDir* OwnDir(std::uintptr_t& head, std::uint32_t extra, MutationContext& ctx
 }
 
 // Copies `count` entries of `array` without the one at `index`; null if none remain.
-EdgeArray* WithoutEntry(const EdgeArray* array, std::uint32_t count, std::uint32_t index, MutationContext& ctx) {
+EdgeArray* WithoutEntry(const EdgeArray* array, std::uint32_t count, std::uint32_t index,
+                        MutationContext& ctx) {
   if (count == 1) return nullptr;
   EdgeArray* a = NewArray(array->type, count - 1, ctx);
   std::memcpy(a->entries(), array->entries(), std::size_t{index} * sizeof(EdgeEntry));
-  std::memcpy(a->entries() + index, array->entries() + index + 1, std::size_t{count - index - 1} * sizeof(EdgeEntry));
+  std::memcpy(a->entries() + index, array->entries() + index + 1,
+              std::size_t{count - index - 1} * sizeof(EdgeEntry));
   return a;
 }
 

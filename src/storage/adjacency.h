@@ -55,7 +55,9 @@ struct GroupDir {
 };
 
 inline bool IsDir(std::uintptr_t head) { return (head & 1) != 0; }
-inline const GroupDir* AsDir(std::uintptr_t head) { return reinterpret_cast<const GroupDir*>(head & ~std::uintptr_t{1}); }
+inline const GroupDir* AsDir(std::uintptr_t head) {
+  return reinterpret_cast<const GroupDir*>(head & ~std::uintptr_t{1});
+}
 inline const EdgeArray* AsArray(std::uintptr_t head) { return reinterpret_cast<const EdgeArray*>(head); }
 
 // --- Reads (any thread, published heads)

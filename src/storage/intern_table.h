@@ -44,7 +44,8 @@ class InternTable {
 
  private:
   std::uint64_t birth_;
-  absl::node_hash_map<std::string, std::uint32_t, base::StringHash, base::StringEq> ids_;  // nodes are stable: names_ points into them
+  absl::node_hash_map<std::string, std::uint32_t, base::StringHash, base::StringEq>
+      ids_;  // nodes are stable: names_ points into them
   std::vector<const std::string*> names_;
 };
 

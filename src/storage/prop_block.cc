@@ -56,7 +56,8 @@ PropertyView ViewOf(const PropertyValue& v) {
 
 PropBlock* BuildPropBlock(std::vector<PropInput>& entries, base::MemoryAccount* account) {
   if (entries.empty()) return nullptr;
-  std::sort(entries.begin(), entries.end(), [](const PropInput& a, const PropInput& b) { return a.key < b.key; });
+  std::sort(entries.begin(), entries.end(),
+            [](const PropInput& a, const PropInput& b) { return a.key < b.key; });
   std::size_t header = sizeof(PropBlock) + entries.size() * sizeof(Entry);
   std::size_t data = 0;
   for (const PropInput& e : entries) data += Align8(PayloadOf(e.value).size());
@@ -102,7 +103,8 @@ PropInput PropAt(const PropBlock* b, std::uint32_t i) {
       v = PropertyView(std::span<const std::byte>(reinterpret_cast<const std::byte*>(base + offset), length));
       break;
     case ValueType::kFloatVector:
-      v = PropertyView(std::span<const float>(reinterpret_cast<const float*>(base + offset), length / sizeof(float)));
+      v = PropertyView(
+          std::span<const float>(reinterpret_cast<const float*>(base + offset), length / sizeof(float)));
       break;
   }
   return PropInput{e.key, v};
@@ -112,12 +114,14 @@ std::optional<PropertyView> GetProperty(const PropBlock* b, std::uint32_t key) {
   if (b == nullptr) return std::nullopt;
   const Entry* first = Entries(b);
   const Entry* last = first + b->count;
-  const Entry* it = std::lower_bound(first, last, key, [](const Entry& e, std::uint32_t k) { return e.key < k; });
+  const Entry* it =
+      std::lower_bound(first, last, key, [](const Entry& e, std::uint32_t k) { return e.key < k; });
   if (it == last || it->key != key) return std::nullopt;
   return PropAt(b, static_cast<std::uint32_t>(it - first)).value;
 }
 
-PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value, base::MemoryAccount* account) {
+PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value,
+                        base::MemoryAccount* account) {
   std::vector<PropInput> entries;
   entries.reserve(PropCount(old) + 1);
   for (std::uint32_t i = 0; i < PropCount(old); ++i) {

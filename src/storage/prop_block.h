@@ -43,7 +43,8 @@ PropertyView ViewOf(const PropertyValue& v);
 PropBlock* BuildPropBlock(std::vector<PropInput>& entries, base::MemoryAccount* account);
 
 // A new block equal to `old` with `key` set to `value`.
-PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value, base::MemoryAccount* account);
+PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value,
+                        base::MemoryAccount* account);
 // A new block equal to `old` without `key`; null if nothing remains. Requires
 // `key` to be present (check with GetProperty first).
 PropBlock* WithoutProperty(const PropBlock* old, std::uint32_t key, base::MemoryAccount* account);

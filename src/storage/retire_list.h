@@ -56,9 +56,9 @@ class RetireList {
 
 // What every mutation of a version under construction needs.
 struct MutationContext {
-  std::uint64_t epoch;            // blocks with this birth epoch are private to the group
-  base::MemoryAccount* account;   // where new blocks come from
-  RetireList* retired;            // where superseded published blocks go
+  std::uint64_t epoch;           // blocks with this birth epoch are private to the group
+  base::MemoryAccount* account;  // where new blocks come from
+  RetireList* retired;           // where superseded published blocks go
 };
 
 }  // namespace quiver::storage

@@ -23,7 +23,8 @@ std::optional<PropertyView> Lookup(const storage::PropBlock* block, std::optiona
   return storage::GetProperty(block, *key);
 }
 
-std::uint64_t NextLiveVertex(const GraphRoots& g, std::uint64_t pos, std::uint64_t end, std::uint32_t filter) {
+std::uint64_t NextLiveVertex(const GraphRoots& g, std::uint64_t pos, std::uint64_t end,
+                             std::uint32_t filter) {
   end = std::min(end, g.vertex_limit);
   while (pos < end) {
     // Walk one leaf at a time rather than one lookup per id.
@@ -54,16 +55,21 @@ std::uint64_t NextLiveEdge(const GraphRoots& g, std::uint64_t pos, std::uint64_t
 
 // --- Ranges
 
-std::size_t Adjacency::group_count() const { return storage::GroupCount(reinterpret_cast<std::uintptr_t>(head_)); }
+std::size_t Adjacency::group_count() const {
+  return storage::GroupCount(reinterpret_cast<std::uintptr_t>(head_));
+}
 
 EdgeGroup Adjacency::group(std::size_t i) const {
   return storage::GroupAt(reinterpret_cast<std::uintptr_t>(head_), degree_, i);
 }
 
-std::size_t PropertyRange::size() const { return storage::PropCount(static_cast<const storage::PropBlock*>(block_)); }
+std::size_t PropertyRange::size() const {
+  return storage::PropCount(static_cast<const storage::PropBlock*>(block_));
+}
 
 PropertyRange::Entry PropertyRange::operator[](std::size_t i) const {
-  storage::PropInput p = storage::PropAt(static_cast<const storage::PropBlock*>(block_), static_cast<std::uint32_t>(i));
+  storage::PropInput p =
+      storage::PropAt(static_cast<const storage::PropBlock*>(block_), static_cast<std::uint32_t>(i));
   return Entry{PropertyKeyId(p.key), p.value};
 }
 
@@ -181,7 +187,9 @@ VertexRange Snapshot::Vertices(std::uint64_t begin, std::uint64_t end) const {
   return VertexRange(v_, std::min(begin, limit), std::min(end, limit), 0);
 }
 EdgeRange Snapshot::Edges() const { return EdgeRange(v_, 0, Roots(v_).edge_limit, 0); }
-EdgeRange Snapshot::Edges(EdgeTypeId type) const { return EdgeRange(v_, 0, Roots(v_).edge_limit, type.value() + 1); }
+EdgeRange Snapshot::Edges(EdgeTypeId type) const {
+  return EdgeRange(v_, 0, Roots(v_).edge_limit, type.value() + 1);
+}
 
 std::optional<LabelId> Snapshot::FindLabel(std::string_view name) const {
   auto id = Roots(v_).labels->Find(name);
@@ -197,6 +205,8 @@ std::optional<PropertyKeyId> Snapshot::FindPropertyKey(std::string_view name) co
 }
 std::string_view Snapshot::LabelName(LabelId id) const { return Roots(v_).labels->Name(id.value()); }
 std::string_view Snapshot::EdgeTypeName(EdgeTypeId id) const { return Roots(v_).types->Name(id.value()); }
-std::string_view Snapshot::PropertyKeyName(PropertyKeyId id) const { return Roots(v_).keys->Name(id.value()); }
+std::string_view Snapshot::PropertyKeyName(PropertyKeyId id) const {
+  return Roots(v_).keys->Name(id.value());
+}
 
 }  // namespace quiver

@@ -27,8 +27,8 @@
 // dropped its last reference has marked it dead under the chain's mutex, so
 // the thread that finds every version swept knows no other thread is still
 // on its way into the chain, and may delete it. Releasing the last reference
-// of a version may wait for a sweep in progress; acquiring never waits. By induction every version older than k is gone, so no
-// live version can reach those blocks.
+// of a version may wait for a sweep in progress; acquiring never waits. By induction every version older than
+// k is gone, so no live version can reach those blocks.
 //
 // Thread safety: Acquire/Release from any thread; Publish, NewVersion,
 // Discard and head() from the writer thread only; Shutdown once, after the
@@ -40,8 +40,8 @@
 #include <cstdint>
 
 #include "absl/base/thread_annotations.h"
-#include "base/mutex.h"
 #include "base/memory.h"
+#include "base/mutex.h"
 #include "storage/elements.h"
 #include "storage/retire_list.h"
 
@@ -60,9 +60,9 @@ class Version {
  private:
   friend class storage::VersionChain;
   std::atomic<std::int64_t> refs_{1};
-  Version* newer_ = nullptr;          // guarded by the chain's mutex
-  bool dead_ = false;                 // guarded by the chain's mutex; set by the thread that released it last
-  storage::RetireList retired_;       // blocks unlinked by this version's publication
+  Version* newer_ = nullptr;     // guarded by the chain's mutex
+  bool dead_ = false;            // guarded by the chain's mutex; set by the thread that released it last
+  storage::RetireList retired_;  // blocks unlinked by this version's publication
   storage::VersionChain* chain_ = nullptr;
 
  public:

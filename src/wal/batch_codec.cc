@@ -114,11 +114,13 @@ class BatchDecoder {
   // Batch-local indexes above 2^32 cannot come from a real batch; they are
   // clamped to an index replay validation rejects.
   VertexRef VRef(std::uint64_t raw) const {
-    if (raw & 1) return NewVertex{tag_, static_cast<std::uint32_t>(std::min<std::uint64_t>(raw >> 1, UINT32_MAX))};
+    if (raw & 1)
+      return NewVertex{tag_, static_cast<std::uint32_t>(std::min<std::uint64_t>(raw >> 1, UINT32_MAX))};
     return VertexId(raw >> 1);
   }
   EdgeRef ERef(std::uint64_t raw) const {
-    if (raw & 1) return NewEdge{tag_, static_cast<std::uint32_t>(std::min<std::uint64_t>(raw >> 1, UINT32_MAX))};
+    if (raw & 1)
+      return NewEdge{tag_, static_cast<std::uint32_t>(std::min<std::uint64_t>(raw >> 1, UINT32_MAX))};
     return EdgeId(raw >> 1);
   }
   bool Props() {
@@ -198,7 +200,8 @@ Result<std::vector<LoggedBatch>> DecodeGroup(std::span<const std::byte> payload)
   std::uint64_t count;
   // Each batch takes at least 11 bytes: a bound that keeps a hostile count
   // from reserving memory the input cannot fill.
-  if (!r.GetVarint(&count) || count > r.remaining() / 11 + 1) return CorruptionError("WAL group: bad batch count");
+  if (!r.GetVarint(&count) || count > r.remaining() / 11 + 1)
+    return CorruptionError("WAL group: bad batch count");
   std::vector<LoggedBatch> out;
   out.reserve(count);
   for (std::uint64_t i = 0; i < count; ++i) {

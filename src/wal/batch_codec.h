@@ -50,7 +50,8 @@ class GroupEncoder {
  public:
   explicit GroupEncoder(std::vector<std::byte>* out) : out_(out) {}
   void Begin(std::size_t batch_count);
-  void Add(SequenceNumber sequence, std::uint64_t first_vertex, std::uint64_t first_edge, const WriteBatch& batch);
+  void Add(SequenceNumber sequence, std::uint64_t first_vertex, std::uint64_t first_edge,
+           const WriteBatch& batch);
 
  private:
   std::vector<std::byte>* out_;

@@ -62,7 +62,8 @@ bool DecodeValue(base::ByteReader& r, PropertyValue* out) {
     case ValueType::kFloatVector: {
       std::uint64_t n;
       std::span<const std::byte> s;
-      if (!r.GetVarint(&n) || n > r.remaining() / sizeof(float) || !r.GetSpan(n * sizeof(float), &s)) return false;
+      if (!r.GetVarint(&n) || n > r.remaining() / sizeof(float) || !r.GetSpan(n * sizeof(float), &s))
+        return false;
       FloatVector f(n);
       if (n > 0) std::memcpy(f.data(), s.data(), s.size());
       *out = PropertyValue(std::move(f));

@@ -37,13 +37,23 @@ std::optional<SegmentHeader> DecodeSegmentHeader(std::span<const std::byte> in) 
   if (in.size() < kSegmentHeaderBytes) return std::nullopt;
   const std::byte* p = in.data();
   if (Get<std::uint64_t>(p) != kSegmentMagic || Get<std::uint32_t>(p + 8) != kFormatVersion ||
-      Get<std::uint32_t>(p + 12) != kSegmentHeaderBytes || Get<std::uint32_t>(p + 56) != base::Crc32c(p, 56))
+      Get<std::uint32_t>(p + 12) != kSegmentHeaderBytes ||
+      Get<std::uint32_t>(p + 56) != base::Crc32c(p, 56) ||
+      Get<std::uint32_t>(p + 60) != 0)  // outside the CRC, so it must be exactly zero
     return std::nullopt;
   SegmentHeader h;
   std::memcpy(h.uuid.data(), p + 16, 16);
   h.segment_number = Get<std::uint64_t>(p + 32);
   h.first_sequence = Get<std::uint64_t>(p + 40);
   return h;
+}
+
+std::optional<std::uint32_t> IntactHeaderVersion(std::span<const std::byte> in) {
+  if (in.size() < kSegmentHeaderBytes) return std::nullopt;
+  const std::byte* p = in.data();
+  if (Get<std::uint64_t>(p) != kSegmentMagic || Get<std::uint32_t>(p + 56) != base::Crc32c(p, 56))
+    return std::nullopt;
+  return Get<std::uint32_t>(p + 8);
 }
 
 void EncodeRecordHeader(RecordHeader h, std::span<const std::byte> payload,
@@ -72,7 +82,8 @@ std::optional<RecordHeader> ParseRecordHeader(std::span<const std::byte> in) {
   h.type = static_cast<RecordType>(type);
   h.first_sequence = Get<std::uint64_t>(p + 16);
   h.last_sequence = Get<std::uint64_t>(p + 24);
-  if (h.length > kMaxFragment || h.first_sequence == 0 || h.last_sequence < h.first_sequence) return std::nullopt;
+  if (h.length > kMaxFragment || h.first_sequence == 0 || h.last_sequence < h.first_sequence)
+    return std::nullopt;
   return h;
 }
 

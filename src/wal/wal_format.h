@@ -59,6 +59,11 @@ void EncodeSegmentHeader(const SegmentHeader& h, std::span<std::byte, kSegmentHe
 std::optional<SegmentHeader> DecodeSegmentHeader(std::span<const std::byte> in);
 
 // Writes the header for `payload` (computing its CRC) into `out`.
+// The format version of a header whose magic and CRC are intact, whatever
+// the version; nullopt otherwise. Tells "written by another format version"
+// (an error) from "never finished being written" (a torn creation).
+std::optional<std::uint32_t> IntactHeaderVersion(std::span<const std::byte> in);
+
 void EncodeRecordHeader(RecordHeader h, std::span<const std::byte> payload,
                         std::span<std::byte, kRecordHeaderBytes> out);
 // Parses a header without checking the CRC; nullopt if its fixed fields are

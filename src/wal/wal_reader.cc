@@ -11,7 +11,8 @@ namespace {
 // is synced before the next is written; its own fragments may persist in any
 // order, so they are no evidence.)
 bool ValidRecordAfter(std::span<const std::byte> bytes, std::uint64_t from, SequenceNumber min_first) {
-  for (std::uint64_t pos = (from + 7) & ~std::uint64_t{7}; pos + kRecordHeaderBytes <= bytes.size(); pos += 8) {
+  for (std::uint64_t pos = (from + 7) & ~std::uint64_t{7}; pos + kRecordHeaderBytes <= bytes.size();
+       pos += 8) {
     auto header = bytes.subspan(pos, kRecordHeaderBytes);
     auto h = ParseRecordHeader(header);
     if (!h || h->first_sequence < min_first) continue;
@@ -21,12 +22,23 @@ bool ValidRecordAfter(std::span<const std::byte> bytes, std::uint64_t from, Sequ
   return false;
 }
 
+// The padding after a payload (up to 8-byte alignment, as far as the file
+// goes) lies outside the CRC, so it must be exactly zero: any other byte there
+// is damage.
+bool PaddingIsZero(std::span<const std::byte> bytes, std::uint64_t from) {
+  for (std::uint64_t i = from; i < bytes.size() && (i & 7) != 0; ++i)
+    if (bytes[i] != std::byte{0}) return false;
+  return true;
+}
+
 }  // namespace
 
 Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, SegmentScan* scan) {
   *scan = SegmentScan{};
   scan->file_bytes = bytes.size();
   auto header = DecodeSegmentHeader(bytes);
+  if (auto version = IntactHeaderVersion(bytes); !header && version && *version != kFormatVersion)
+    return CorruptionError(base::StrCat("WAL segment of unknown format version ", *version));
   if (!header) {
     // A header that never reached the disk whole: the segment was being
     // created when the process died. Nothing in it was acknowledged unless a
@@ -48,17 +60,19 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
     auto h = ParseRecordHeader(hbytes);
     if (!h || pos + kRecordHeaderBytes + h->length > bytes.size()) break;
     auto payload = bytes.subspan(pos + kRecordHeaderBytes, h->length);
-    if (!RecordCrcMatches(hbytes, payload)) break;
+    if (!RecordCrcMatches(hbytes, payload) || !PaddingIsZero(bytes, pos + kRecordHeaderBytes + h->length))
+      break;
     bool starts = h->type == RecordType::kFull || h->type == RecordType::kFirst;
     if (starts) {
       if (in_group || h->first_sequence != next)
-        return CorruptionError(base::StrCat("WAL segment ", header->segment_number, ": record at offset ", pos,
-                                            " has sequence ", h->first_sequence, ", expected ", next));
+        return CorruptionError(base::StrCat("WAL segment ", header->segment_number, ": record at offset ",
+                                            pos, " has sequence ", h->first_sequence, ", expected ", next));
       group_first = h->first_sequence;
       group_last = h->last_sequence;
       assembled.clear();
     } else if (!in_group || h->first_sequence != group_first || h->last_sequence != group_last) {
-      return CorruptionError(base::StrCat("WAL segment ", header->segment_number, ": stray fragment at offset ", pos));
+      return CorruptionError(
+          base::StrCat("WAL segment ", header->segment_number, ": stray fragment at offset ", pos));
     }
     in_group = h->type == RecordType::kFirst || h->type == RecordType::kMiddle;
     pos += kRecordHeaderBytes + PaddedLength(h->length);
@@ -73,14 +87,17 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
     QUIVER_RETURN_IF_ERROR(visit(group_first, group_last, payload));
     next = group_last + 1;
     scan->last_sequence = group_last;
-    scan->valid_end = std::min<std::uint64_t>(pos, bytes.size());
+    // The next record starts 8-aligned even if the file ends inside this
+    // record's padding (a cut there loses nothing): recovery zero-fills up to
+    // valid_end so appends continue where a reader will look.
+    scan->valid_end = pos;
     ++scan->groups;
   }
   if (pos < bytes.size() && ValidRecordAfter(bytes, pos + 1, next + 1)) {
     return CorruptionError(base::StrCat("WAL segment ", header->segment_number, ": damaged record at offset ",
                                         pos, " is followed by committed records"));
   }
-  scan->tail_bytes = bytes.size() - scan->valid_end;
+  scan->tail_bytes = bytes.size() > scan->valid_end ? bytes.size() - scan->valid_end : 0;
   return Status::Ok();
 }
 

@@ -35,15 +35,16 @@ struct SegmentScan {
   bool header_valid = false;
   SegmentHeader header;
   std::uint64_t file_bytes = 0;
-  std::uint64_t valid_end = 0;            // offset just past the last complete group
-  std::uint64_t tail_bytes = 0;           // file_bytes - valid_end
-  SequenceNumber last_sequence = 0;       // of the last complete group; 0 if none
+  std::uint64_t valid_end = 0;       // offset just past the last complete group
+  std::uint64_t tail_bytes = 0;      // file_bytes - valid_end
+  SequenceNumber last_sequence = 0;  // of the last complete group; 0 if none
   std::uint64_t groups = 0;
 };
 
 // Called for each complete group in order; a non-OK status stops the scan
 // and is returned.
-using GroupVisitor = std::function<Status(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload)>;
+using GroupVisitor =
+    std::function<Status(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload)>;
 
 // Scans `bytes` (a whole segment file). `expected_first` is the sequence the
 // segment's first group must start at if the header is valid (0: take the

@@ -16,7 +16,8 @@ Status WalWriter::StartSegment(std::uint64_t segment_number, SequenceNumber firs
   // its failure to reserve space shows up as ENOSPC on append instead.
   QUIVER_RETURN_IF_ERROR(file_->Allocate(0, segment_bytes_));
   std::byte header[kSegmentHeaderBytes];
-  EncodeSegmentHeader(SegmentHeader{uuid_, segment_number, first_sequence}, std::span<std::byte, kSegmentHeaderBytes>(header));
+  EncodeSegmentHeader(SegmentHeader{uuid_, segment_number, first_sequence},
+                      std::span<std::byte, kSegmentHeaderBytes>(header));
   QUIVER_RETURN_IF_ERROR(file_->Append(header));
   QUIVER_RETURN_IF_ERROR(file_->Sync());
   QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));

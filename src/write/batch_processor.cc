@@ -61,7 +61,8 @@ void BatchProcessor::Reset() {
 Status BatchProcessor::CheckName(std::string_view what, std::string_view name) const {
   if (name.empty()) return InvalidArgumentError(base::StrCat(what, " is empty"));
   if (name.size() > limits_.max_string_bytes)
-    return OutOfRangeError(base::StrCat(what, " is ", name.size(), " bytes; the limit is ", limits_.max_string_bytes));
+    return OutOfRangeError(
+        base::StrCat(what, " is ", name.size(), " bytes; the limit is ", limits_.max_string_bytes));
   if (!base::IsValidUtf8(name)) return InvalidArgumentError(base::StrCat(what, " is not valid UTF-8"));
   return Status::Ok();
 }
@@ -108,7 +109,8 @@ Status BatchProcessor::CheckProperties(std::span<const Property> props) const {
     absl::flat_hash_set<std::string_view, base::StringHash, base::StringEq> seen;
     seen.reserve(props.size());
     for (const Property& p : props)
-      if (!seen.insert(p.key).second) return InvalidArgumentError(base::StrCat("duplicate property key '", p.key, "'"));
+      if (!seen.insert(p.key).second)
+        return InvalidArgumentError(base::StrCat("duplicate property key '", p.key, "'"));
   }
   return Status::Ok();
 }
@@ -123,11 +125,13 @@ Status BatchProcessor::CheckVertex(const WriteBatch& batch, VertexRef ref, const
     if (ref.batch_tag() != WriteBatchInternal::Tag(batch))
       return InvalidArgumentError(base::StrCat(Describe(ref), " is a handle from another batch"));
     if (ref.raw() >= new_vertices_)
-      return InvalidArgumentError(base::StrCat(Describe(ref), " has not been added by this point of the batch"));
+      return InvalidArgumentError(
+          base::StrCat(Describe(ref), " has not been added by this point of the batch"));
   } else if (storage::FindVertex(g, ref.raw()) == nullptr) {
     return NotFoundError(base::StrCat(Describe(ref), " does not exist"));
   }
-  if (VertexRemovedInBatch(ref)) return NotFoundError(base::StrCat(Describe(ref), " was removed earlier in this batch"));
+  if (VertexRemovedInBatch(ref))
+    return NotFoundError(base::StrCat(Describe(ref), " was removed earlier in this batch"));
   return Status::Ok();
 }
 
@@ -138,7 +142,8 @@ Status BatchProcessor::CheckEdge(const WriteBatch& batch, EdgeRef ref, const Gra
     if (ref.batch_tag() != WriteBatchInternal::Tag(batch))
       return InvalidArgumentError(base::StrCat(Describe(ref), " is a handle from another batch"));
     if (ref.raw() >= new_edges_)
-      return InvalidArgumentError(base::StrCat(Describe(ref), " has not been added by this point of the batch"));
+      return InvalidArgumentError(
+          base::StrCat(Describe(ref), " has not been added by this point of the batch"));
     if (new_edge_removed_[ref.raw()])
       return NotFoundError(base::StrCat(Describe(ref), " was removed earlier in this batch"));
     const Op& add = ops[new_edge_op_[ref.raw()]];
@@ -156,8 +161,9 @@ Status BatchProcessor::CheckEdge(const WriteBatch& batch, EdgeRef ref, const Gra
   return Status::Ok();
 }
 
-void BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, bool is_edge, std::uint64_t id,
-                                           std::string_view key, bool present, const GraphRoots& g) {
+void BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, bool is_edge,
+                                         std::uint64_t id, std::string_view key, bool present,
+                                         const GraphRoots& g) {
   const auto& ops = WriteBatchInternal::Ops(batch);
   bool is_new = (elem & kNewBit) != 0;
   const PropBlock* base = nullptr;
@@ -189,7 +195,8 @@ Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
   if (WriteBatchInternal::CountedOps(batch) > limits_.max_batch_ops)
     return OutOfRangeError(base::StrCat("batch has ", WriteBatchInternal::CountedOps(batch),
                                         " operations; the limit is ", limits_.max_batch_ops));
-  if (g.vertex_limit + batch.added_vertices() > kMaxElementId || g.edge_limit + batch.added_edges() > kMaxElementId)
+  if (g.vertex_limit + batch.added_vertices() > kMaxElementId ||
+      g.edge_limit + batch.added_edges() > kMaxElementId)
     return ResourceExhaustedError("element id space exhausted");
   const auto& ops = WriteBatchInternal::Ops(batch);
   for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -272,7 +279,8 @@ Status BatchProcessor::CheckPropertyCounts(const WriteBatch& batch) const {
     return OutOfRangeError(base::StrCat(what, " would have ", count, " properties; the limit is ", limit));
   };
   for (const auto& [elem, st] : elem_props_)
-    if (static_cast<std::uint64_t>(st.count) > limit) return too_many(st.count, (elem & kEdgeBit) ? "an edge" : "a vertex");
+    if (static_cast<std::uint64_t>(st.count) > limit)
+      return too_many(st.count, (elem & kEdgeBit) ? "an edge" : "a vertex");
   const auto& ops = WriteBatchInternal::Ops(batch);
   for (std::uint32_t i = 0; i < new_vertices_; ++i)
     if (ops[new_vertex_op_[i]].prop_count > limit && !elem_props_.contains(kNewBit | i))
@@ -327,7 +335,7 @@ void BatchProcessor::RemoveVertexInternal(std::uint64_t v, GraphRoots& g, Mutati
   // change: the entries iterated here are never written during the loop.
   VertexSlot* slot = VertexTable::Mutable(g.vertices, v, ctx);
   const std::pair<std::uintptr_t, std::uint32_t> directions[] = {{slot->out_head, slot->out_degree},
-                                                                  {slot->in_head, slot->in_degree}};
+                                                                 {slot->in_head, slot->in_degree}};
   for (auto [head, degree] : directions) {
     for (std::size_t gi = 0; gi < storage::GroupCount(head); ++gi) {
       EdgeGroup group = storage::GroupAt(head, degree, gi);
@@ -367,7 +375,8 @@ void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationConte
         base::Store48(slot.target, dst);
         slot.type = type;
         EdgeTable::Append(g.edges, id, slot, ctx);
-        if (PropBlock* b = BuildBlock(props, g, ctx)) *EdgePropTable::MutableSparse(g.edge_props, id, ctx) = b;
+        if (PropBlock* b = BuildBlock(props, g, ctx))
+          *EdgePropTable::MutableSparse(g.edge_props, id, ctx) = b;
         VertexSlot* s = VertexTable::Mutable(g.vertices, src, ctx);
         storage::AppendEntry(s->out_head, s->out_degree, type, id, dst, ctx);
         VertexSlot* t = VertexTable::Mutable(g.vertices, dst, ctx);
@@ -412,12 +421,8 @@ void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationConte
         *p = b;
         break;
       }
-      case OpKind::kRemoveEdge:
-        RemoveEdgeInternal(ResolveEdge(op.e), ~std::uint64_t{0}, g, ctx);
-        break;
-      case OpKind::kRemoveVertex:
-        RemoveVertexInternal(ResolveVertex(op.v1), g, ctx);
-        break;
+      case OpKind::kRemoveEdge: RemoveEdgeInternal(ResolveEdge(op.e), ~std::uint64_t{0}, g, ctx); break;
+      case OpKind::kRemoveVertex: RemoveVertexInternal(ResolveVertex(op.v1), g, ctx); break;
     }
   }
   info->vertices.reserve(new_vertex_ids_.size());

@@ -39,14 +39,16 @@ class BatchProcessor {
   // Applies a batch that Validate accepted against this same `g`, filling
   // the new ids into `info`. Throws std::bad_alloc on memory exhaustion,
   // leaving `g` partially changed (the caller abandons the version).
-  void Apply(const WriteBatch& batch, storage::GraphRoots& g, storage::MutationContext& ctx, CommitInfo* info);
+  void Apply(const WriteBatch& batch, storage::GraphRoots& g, storage::MutationContext& ctx,
+             CommitInfo* info);
 
  private:
   // A key naming an element during validation: kind, new-in-batch, id/index.
   using ElemKey = std::uint64_t;
   struct ElemProps {
     std::int64_t count = 0;
-    absl::flat_hash_map<std::string, bool, base::StringHash, base::StringEq> keys;  // touched keys: present now?
+    absl::flat_hash_map<std::string, bool, base::StringHash, base::StringEq>
+        keys;  // touched keys: present now?
   };
 
   void Reset();

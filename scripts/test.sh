@@ -103,7 +103,10 @@ if [[ -f tests/concurrency_test.cc ]]; then
   fi
   configure_and_build tsan --target quiver_concurrency_test
   # shellcheck disable=SC2086  # $launcher is a command prefix: split it.
-  run_ctest $launcher ctest --preset tsan -j "$jobs" -LE soak
+  # Ten times the default iterations: long enough for real interleavings
+  # (about 15 s under TSan), short enough for CI.
+  QUIVER_CONCURRENCY_ITERS=1000 QUIVER_CONCURRENT_COMMITS=1500 \
+    run_ctest $launcher ctest --preset tsan -j "$jobs" -LE soak
 else
   echo "test.sh: no tests/concurrency_test.cc yet; nothing to run under TSan"
 fi

@@ -1,0 +1,223 @@
+#include "ceilings.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "graphs.h"
+#include "timing.h"
+
+namespace quiver::capacity {
+namespace {
+
+constexpr std::uint64_t kAppendBytes = 100;
+constexpr std::uint64_t kPreallocateBytes = std::uint64_t{64} << 20;
+constexpr std::uint64_t kWriteBlockBytes = std::uint64_t{1} << 20;
+
+std::string Errno(const char* what) { return std::string(what) + " failed: " + std::strerror(errno); }
+
+double MegabytesPerSecond(double bytes, double seconds) { return bytes / seconds / 1e6; }
+
+// Runs fn(thread_index) on `threads` threads at once; returns the wall time in seconds.
+template <typename Fn>
+double TimeThreads(int threads, Fn&& fn) {
+  const std::uint64_t t0 = NowNs();
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back([&fn, t] { fn(t); });
+  fn(0);
+  for (std::thread& t : pool) t.join();
+  return SecondsSince(t0);
+}
+
+}  // namespace
+
+Json MeasureAppendFdatasync(const std::string& data_dir, double seconds) {
+  Json j;
+  j["appendBytes"] = kAppendBytes;
+  j["preallocatedBytes"] = kPreallocateBytes;
+  const std::string path = data_dir + "/ceiling-fdatasync.dat";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    j["fdatasyncsPerSecond"] = NotMeasured(Errno("open"));
+    j["latencyP50Ns"] = NotMeasured(Errno("open"));
+    j["latencyP99Ns"] = NotMeasured(Errno("open"));
+    return j;
+  }
+  std::string why;
+  if (::fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, static_cast<off_t>(kPreallocateBytes)) != 0)
+    why = Errno("fallocate");
+  ::fdatasync(fd);
+  std::vector<char> record(kAppendBytes, 'q');
+  std::vector<std::uint64_t> latencies;
+  std::uint64_t offset = 0;
+  const std::uint64_t start = NowNs();
+  while (SecondsSince(start) < seconds && offset + kAppendBytes <= kPreallocateBytes) {
+    const std::uint64_t t0 = NowNs();
+    if (::pwrite(fd, record.data(), record.size(), static_cast<off_t>(offset)) !=
+            static_cast<ssize_t>(kAppendBytes) ||
+        ::fdatasync(fd) != 0) {
+      why = Errno("pwrite/fdatasync");
+      break;
+    }
+    latencies.push_back(NowNs() - t0);
+    offset += kAppendBytes;
+  }
+  const double elapsed = SecondsSince(start);
+  ::close(fd);
+  ::unlink(path.c_str());
+  j["seconds"] = elapsed;
+  j["fdatasyncs"] = latencies.size();
+  if (latencies.empty()) {
+    const std::string reason = why.empty() ? "no append completed" : why;
+    j["fdatasyncsPerSecond"] = NotMeasured(reason);
+    j["latencyP50Ns"] = NotMeasured(reason);
+    j["latencyP99Ns"] = NotMeasured(reason);
+    return j;
+  }
+  j["fdatasyncsPerSecond"] = Positive(static_cast<double>(latencies.size()) / elapsed, "no time elapsed");
+  j["latencyP50Ns"] = Positive(static_cast<double>(Quantile(latencies, 0.5)), "below the clock's resolution");
+  j["latencyP99Ns"] =
+      Positive(static_cast<double>(Quantile(latencies, 0.99)), "below the clock's resolution");
+  return j;
+}
+
+Json MeasureSequentialWrite(const std::string& data_dir, std::uint64_t bytes) {
+  Json j;
+  j["fileBytes"] = bytes;
+  j["blockBytes"] = kWriteBlockBytes;
+  const std::string path = data_dir + "/ceiling-sequential.dat";
+  std::vector<char> block(kWriteBlockBytes);
+  for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>(i * 131 + 7);
+  const std::uint64_t start = NowNs();
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  std::string why;
+  if (fd < 0) {
+    why = Errno("open");
+  } else {
+    for (std::uint64_t done = 0; done < bytes && why.empty(); done += kWriteBlockBytes) {
+      if (::write(fd, block.data(), block.size()) != static_cast<ssize_t>(block.size())) why = Errno("write");
+    }
+    if (why.empty() && ::fsync(fd) != 0) why = Errno("fsync");
+    ::close(fd);
+  }
+  const double elapsed = SecondsSince(start);
+  ::unlink(path.c_str());
+  j["seconds"] = elapsed;
+  j["megabytesPerSecond"] =
+      why.empty() ? Positive(MegabytesPerSecond(static_cast<double>(bytes), elapsed), "no time elapsed")
+                  : NotMeasured(why);
+  return j;
+}
+
+Json MeasureMemoryBandwidth(std::uint64_t array_bytes, int passes, int threads) {
+  const std::uint64_t n = array_bytes / 8;
+  std::unique_ptr<std::uint64_t[]> a(new std::uint64_t[n]);
+  std::unique_ptr<std::uint64_t[]> b(new std::uint64_t[n]);
+  // First touch from the threads that will use each part (matters on NUMA machines).
+  auto range = [&](int t) {
+    const std::uint64_t per = n / static_cast<std::uint64_t>(threads);
+    const std::uint64_t begin = per * static_cast<std::uint64_t>(t);
+    return std::pair(begin, t == threads - 1 ? n : begin + per);
+  };
+  TimeThreads(threads, [&](int t) {
+    const auto [begin, end] = range(t);
+    for (std::uint64_t i = begin; i < end; ++i) {
+      a[i] = i;
+      b[i] = i ^ 0x5555;
+    }
+  });
+  double best_copy = 1e30, best_read = 1e30;
+  std::vector<std::uint64_t> sums(static_cast<std::size_t>(threads));
+  for (int p = 0; p < passes; ++p) {
+    best_copy = std::min(best_copy, TimeThreads(threads, [&](int t) {
+                           const auto [begin, end] = range(t);
+                           std::memcpy(a.get() + begin, b.get() + begin, (end - begin) * 8);
+                           ClobberMemory();
+                         }));
+    best_read = std::min(best_read, TimeThreads(threads, [&](int t) {
+                           const auto [begin, end] = range(t);
+                           std::uint64_t s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+                           std::uint64_t i = begin;
+                           for (; i + 4 <= end; i += 4) {
+                             s0 += a[i];
+                             s1 += a[i + 1];
+                             s2 += a[i + 2];
+                             s3 += a[i + 3];
+                           }
+                           for (; i < end; ++i) s0 += a[i];
+                           sums[static_cast<std::size_t>(t)] = s0 + s1 + s2 + s3;
+                         }));
+  }
+  Consume(sums[0]);
+  Json j;
+  j["threads"] = threads;
+  j["arrayBytes"] = array_bytes;
+  j["passes"] = passes;
+  j["copyMegabytesPerSecond"] =
+      Positive(MegabytesPerSecond(2.0 * static_cast<double>(n * 8), best_copy), "no time elapsed");
+  j["readMegabytesPerSecond"] =
+      Positive(MegabytesPerSecond(static_cast<double>(n * 8), best_read), "no time elapsed");
+  return j;
+}
+
+Json MeasureDependentLoad(std::uint64_t bytes, std::uint64_t loads) {
+  const std::uint64_t n = bytes / 8;
+  std::vector<std::uint64_t> next(n);
+  for (std::uint64_t i = 0; i < n; ++i) next[i] = i;
+  // Sattolo's algorithm: a uniformly random permutation that is one single cycle.
+  Rng rng(kSeed + 99);
+  for (std::uint64_t i = n - 1; i > 0; --i) std::swap(next[i], next[rng.Next() % i]);
+  std::uint64_t p = 0;
+  for (std::uint64_t i = 0; i < loads / 10; ++i) p = next[p];  // warm the TLB and caches a little
+  const std::uint64_t t0 = NowNs();
+  for (std::uint64_t i = 0; i < loads; ++i) p = next[p];
+  const double ns = static_cast<double>(NowNs() - t0) / static_cast<double>(loads);
+  Consume(p);
+  Json j;
+  j["cycleBytes"] = bytes;
+  j["loads"] = loads;
+  j["latencyNs"] = Positive(ns, "below the clock's resolution");
+  return j;
+}
+
+void PlanCeilings(const Profile& profile, Progress& progress) {
+  progress.Plan("ceilings", "appendFdatasync", profile.fdatasync_seconds);
+  progress.Plan("ceilings", "sequentialWrite", static_cast<double>(profile.sequential_write_bytes) / 300e6);
+  progress.Plan(
+      "ceilings", "memoryBandwidth",
+      static_cast<double>(profile.bandwidth_array_bytes) * 6 * profile.bandwidth_passes / 4e9 + 0.5);
+  progress.Plan("ceilings", "dependentLoad",
+                static_cast<double>(profile.chase_bytes) / 8 * 20e-9 +
+                    static_cast<double>(profile.chase_loads) * 150e-9);
+}
+
+Json MeasureCeilings(const Profile& profile, const std::string& data_dir, Progress& progress) {
+  Json c;
+  progress.Start("ceilings", "appendFdatasync");
+  c["appendFdatasync"] = MeasureAppendFdatasync(data_dir, profile.fdatasync_seconds);
+  progress.Start("ceilings", "sequentialWrite");
+  c["sequentialWrite"] = MeasureSequentialWrite(data_dir, profile.sequential_write_bytes);
+  progress.Start("ceilings", "memoryBandwidth");
+  const int cores = std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  c["memoryBandwidth"] = Json::array();
+  c["memoryBandwidth"].push_back(
+      MeasureMemoryBandwidth(profile.bandwidth_array_bytes, profile.bandwidth_passes, 1));
+  if (cores > 1) {
+    c["memoryBandwidth"].push_back(
+        MeasureMemoryBandwidth(profile.bandwidth_array_bytes, profile.bandwidth_passes, cores));
+  }
+  progress.Start("ceilings", "dependentLoad");
+  c["dependentLoad"] = MeasureDependentLoad(profile.chase_bytes, profile.chase_loads);
+  progress.Done();
+  c["csrSweep"] = Json::array();
+  c["csrLatency"] = Json::array();
+  return c;
+}
+
+}  // namespace quiver::capacity

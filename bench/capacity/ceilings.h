@@ -1,0 +1,39 @@
+// Machine ceilings, measured in the same run as the engine figures: what this machine allows at
+// most for each kind of work, so that every engine figure reads as an efficiency ratio that
+// travels between machines.
+//
+//   appendFdatasync   100-byte appends, each followed by fdatasync, to a file preallocated with
+//                     fallocate(KEEP_SIZE) in the data directory (what a WAL commit does at least)
+//   sequentialWrite   1 MiB writes of a fresh file in the data directory, then one fsync; the rate
+//                     includes the fsync
+//   memoryBandwidth   STREAM-like copy (a[i] = b[i], counted as bytes read + written) and read
+//                     (sum of a[i]) over arrays far larger than the last-level cache, with 1 and
+//                     all logical cores; best of the passes
+//   dependentLoad     a pointer chase over one random cycle (Sattolo) of 8-byte slots spanning
+//                     `chase_bytes`: the latency of a load whose address comes from the previous
+//                     load (cache and TLB misses included)
+// The raw CSR sweep and CSR point operations are measured by the traversal and latency families
+// on their own graphs and added to the same "ceilings" object.
+#ifndef QUIVER_BENCH_CAPACITY_CEILINGS_H_
+#define QUIVER_BENCH_CAPACITY_CEILINGS_H_
+
+#include <string>
+
+#include "figure.h"
+#include "profile.h"
+#include "progress.h"
+
+namespace quiver::capacity {
+
+Json MeasureAppendFdatasync(const std::string& data_dir, double seconds);
+Json MeasureSequentialWrite(const std::string& data_dir, std::uint64_t bytes);
+Json MeasureMemoryBandwidth(std::uint64_t array_bytes, int passes, int threads);
+Json MeasureDependentLoad(std::uint64_t bytes, std::uint64_t loads);
+
+// Plans and runs all four; returns the "ceilings" object (csrSweep and csrLatency start empty).
+void PlanCeilings(const Profile& profile, Progress& progress);
+Json MeasureCeilings(const Profile& profile, const std::string& data_dir, Progress& progress);
+
+}  // namespace quiver::capacity
+
+#endif  // QUIVER_BENCH_CAPACITY_CEILINGS_H_

@@ -1,0 +1,193 @@
+// checkpoint and load: what a checkpoint costs the writer and the disk, and how fast a graph opens.
+//
+// Per shape (out-degree 2, uniform; rows named by their element count V + E), a durable graph is
+// built through the WAL in batches of 100,000 (automatic checkpoints off). Then:
+//
+// checkpoint  A committer thread does single-vertex durable commits back to back, timing each.
+//             After stall_outside_seconds, the main thread calls Graph::Checkpoint() and waits
+//             for it; the committer goes on for stall_outside_seconds more. Commits whose call
+//             overlapped the checkpoint are "during", the others "outside":
+//               writerStall.maxCommitLatencyDuringNs   the longest wait a committer saw
+//               writerStall.medianCommitLatencyOutsideNs
+//               writerStall.stallRatio                 max during / median outside (1 = no stall)
+//               writerStall.p99/maxCommitLatencyOutsideNs  the noise floor: fdatasync latency
+//                                                      varies by itself, checkpoint or not
+//             durationMicroseconds and checkpointBytes come from GetDurabilityStats
+//             (last_checkpoint_*); megabytesPerSecond = bytes / duration, compared with
+//             ceilings.sequentialWrite.
+// load        The graph is closed (no checkpoint on close) and opened again: newest checkpoint plus
+//             the WAL tail (the committer's commits after the checkpoint's pin). openMicroseconds is
+//             GetOpenStats().open_microseconds; elementsPerSecond = elements / that. The reopened
+//             counts are checked. The checkpoint file was just written, so it is read from the page
+//             cache: the ratio compares the checkpoint bytes decoded per second with one core's
+//             memory read bandwidth.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "families.h"
+#include "timing.h"
+
+namespace quiver::capacity {
+namespace {
+
+struct Commit {
+  std::uint64_t start_ns;
+  std::uint64_t end_ns;
+};
+
+Options DurableOptions() {
+  Options o;
+  o.durability = Durability::kDurable;
+  o.durable.checkpoint_wal_bytes = 0;
+  o.durable.checkpoint_on_close = false;
+  return o;
+}
+
+std::string RowName(const Shape& s) { return std::to_string(s.elements()) + " elements"; }
+
+// Runs the committer around one checkpoint; returns the checkpoint row.
+Json MeasureCheckpoint(Context& ctx, Graph& graph, const Shape& shape) {
+  std::atomic<bool> stop{false};
+  std::vector<Commit> commits;
+  commits.reserve(1 << 20);
+  std::thread committer([&] {
+    while (!stop.load(std::memory_order_relaxed)) {
+      WriteBatch b;
+      b.AddVertex("V");
+      const std::uint64_t t0 = NowNs();
+      Result<CommitInfo> r = graph.Write(std::move(b));
+      commits.push_back({t0, NowNs()});
+      if (!r.ok()) Die("committer write", r.status());
+    }
+  });
+  const auto outside = std::chrono::duration<double>(ctx.profile.stall_outside_seconds);
+  std::this_thread::sleep_for(outside);
+  const std::uint64_t cp_start = NowNs();
+  const Status s = graph.Checkpoint();
+  const std::uint64_t cp_end = NowNs();
+  std::this_thread::sleep_for(outside);
+  stop = true;
+  committer.join();
+  if (!s.ok()) Die("Graph::Checkpoint", s);
+
+  std::vector<std::uint64_t> during, out;
+  for (const Commit& c : commits) {
+    const bool overlaps = c.start_ns < cp_end && c.end_ns > cp_start;
+    (overlaps ? during : out).push_back(c.end_ns - c.start_ns);
+  }
+  const DurabilityStats d = graph.GetDurabilityStats();
+  Json row;
+  row["shape"] = shape.ToJson();
+  row["elements"] = shape.elements();
+  row["checkpointBytes"] = Count(d.last_checkpoint_bytes, "the engine reported no checkpoint bytes");
+  row["durationMicroseconds"] = Count(d.last_checkpoint_microseconds, "the engine reported no duration");
+  row["wallMicroseconds"] = (cp_end - cp_start) / 1000;
+  row["megabytesPerSecond"] = d.last_checkpoint_microseconds == 0
+                                  ? NotMeasured("the engine reported no duration")
+                                  : Positive(static_cast<double>(d.last_checkpoint_bytes) /
+                                                 static_cast<double>(d.last_checkpoint_microseconds),
+                                             "no checkpoint bytes");
+  Json stall;
+  stall["commitsDuring"] = during.size();
+  stall["commitsOutside"] = out.size();
+  const std::uint64_t max_during = during.empty() ? 0 : *std::max_element(during.begin(), during.end());
+  stall["maxCommitLatencyDuringNs"] =
+      during.empty() ? NotMeasured("no commit overlapped the checkpoint") : Json(max_during);
+  stall["p50CommitLatencyDuringNs"] =
+      during.empty() ? NotMeasured("no commit overlapped the checkpoint") : Json(Quantile(during, 0.5));
+  const double median_out = out.empty() ? 0 : static_cast<double>(Quantile(out, 0.5));
+  stall["medianCommitLatencyOutsideNs"] = Positive(median_out, "no commit ran outside the checkpoint");
+  stall["p99CommitLatencyOutsideNs"] =
+      out.empty() ? NotMeasured("no commit ran outside the checkpoint") : Json(Quantile(out, 0.99));
+  stall["maxCommitLatencyOutsideNs"] = out.empty() ? NotMeasured("no commit ran outside the checkpoint")
+                                                   : Json(*std::max_element(out.begin(), out.end()));
+  stall["stallRatio"] = during.empty() || out.empty()
+                            ? NotMeasured("needs commits both during and outside the checkpoint")
+                            : Positive(static_cast<double>(max_during) / median_out, "");
+  row["writerStall"] = stall;
+  row["efficiency"] =
+      Efficiency(row["megabytesPerSecond"], ctx.ceilings["sequentialWrite"]["megabytesPerSecond"],
+                 "/ceilings/sequentialWrite/megabytesPerSecond",
+                 "megabytesPerSecond / sequentialWrite.megabytesPerSecond");
+  return row;
+}
+
+Json MeasureLoad(Context& ctx, std::unique_ptr<Graph>& graph, const std::string& dir, const Shape& shape) {
+  const Snapshot before = graph->GetSnapshot();
+  const std::uint64_t vertices = before.vertex_count(), edges = before.edge_count();
+  const std::uint64_t checkpoint_bytes = graph->GetDurabilityStats().last_checkpoint_bytes;
+  CheckClose(*graph);
+  graph.reset();
+  const std::uint64_t t0 = NowNs();
+  graph = ValueOrDie(Graph::Open(DurableOptions(), dir), "Graph::Open (load)");
+  const std::uint64_t wall_us = (NowNs() - t0) / 1000;
+  const OpenStats o = graph->GetOpenStats();
+  const Snapshot after = graph->GetSnapshot();
+  if (after.vertex_count() != vertices || after.edge_count() != edges)
+    Die("load", InternalError("the reopened graph's counts differ from the closed one's"));
+  Json row;
+  row["shape"] = shape.ToJson();
+  row["elements"] = vertices + edges;
+  row["checkpointBytes"] = Count(checkpoint_bytes, "no checkpoint was written");
+  row["walBatchesReplayed"] = o.wal_batches_replayed;
+  row["openMicroseconds"] = Count(o.open_microseconds, "the engine reported no open time");
+  row["wallMicroseconds"] = wall_us;
+  const double seconds = static_cast<double>(o.open_microseconds) / 1e6;
+  row["elementsPerSecond"] = Positive(static_cast<double>(vertices + edges) / seconds, "no open time");
+  const Json mbps = Positive(static_cast<double>(checkpoint_bytes) / 1e6 / seconds, "no open time");
+  row["checkpointMegabytesPerSecond"] = mbps;
+  row["efficiency"] =
+      Efficiency(mbps, ctx.ceilings["memoryBandwidth"][0]["readMegabytesPerSecond"],
+                 "/ceilings/memoryBandwidth/0/readMegabytesPerSecond",
+                 "checkpointMegabytesPerSecond / memoryBandwidth[1 thread].readMegabytesPerSecond");
+  return row;
+}
+
+}  // namespace
+
+void PlanCheckpointAndLoad(Context& ctx) {
+  for (const Shape& s : ctx.profile.checkpoint) {
+    // Durable build: the WAL costs about as much again as the in-memory apply.
+    double estimate = 1.5 * EstimateBuildSeconds(s.vertices, s.edges());
+    const double write_seconds = static_cast<double>(s.elements()) * 30 / 300e6;
+    if (ctx.Selected("checkpoint")) estimate += 2 * ctx.profile.stall_outside_seconds + 2 * write_seconds;
+    if (ctx.Selected("load")) estimate += static_cast<double>(s.elements()) / 5e6;
+    ctx.progress.Plan("checkpoint", RowName(s), estimate);
+  }
+}
+
+void RunCheckpointAndLoad(Context& ctx, Json* checkpoint, Json* load) {
+  *checkpoint = Json::array();
+  *load = Json::array();
+  for (const Shape& shape : ctx.profile.checkpoint) {
+    ctx.progress.Start("checkpoint", RowName(shape));
+    const std::string dir = ctx.FreshDir("checkpoint-" + shape.label());
+    std::unique_ptr<Graph> graph = ValueOrDie(Graph::Open(DurableOptions(), dir), "Graph::Open (checkpoint)");
+    const VertexId first = AddVertices(*graph, shape.vertices);
+    AddShapeEdges(*graph, shape, first);
+    ctx.progress.Note("built through the WAL");
+    if (ctx.Selected("checkpoint")) {
+      checkpoint->push_back(MeasureCheckpoint(ctx, *graph, shape));
+      const Json& row = checkpoint->back();
+      ctx.progress.Note("checkpoint " + row["megabytesPerSecond"].dump() + " MB/s, writer stall max " +
+                        row["writerStall"]["maxCommitLatencyDuringNs"].dump() + " ns");
+    } else {
+      const Status s = graph->Checkpoint();
+      if (!s.ok()) Die("Graph::Checkpoint", s);
+    }
+    if (ctx.Selected("load")) {
+      load->push_back(MeasureLoad(ctx, graph, dir, shape));
+      ctx.progress.Note("reopened at " + load->back()["elementsPerSecond"].dump() + " elements/s");
+    }
+    CheckClose(*graph);
+    graph.reset();
+    ctx.RemoveDir(dir);
+  }
+  ctx.progress.Done();
+}
+
+}  // namespace quiver::capacity

@@ -1,0 +1,62 @@
+#include "profile.h"
+
+namespace quiver::capacity {
+namespace {
+
+Shape Uniform(std::uint64_t v, std::uint32_t d) { return Shape{v, d, Targets::kUniform}; }
+Shape PowerLaw(std::uint64_t v, std::uint32_t d) { return Shape{v, d, Targets::kPowerLaw}; }
+
+}  // namespace
+
+Profile QuickProfile() {
+  Profile p;
+  p.name = "quick";
+  p.memory = {Uniform(200'000, 2), Uniform(200'000, 10), Uniform(100'000, 20), PowerLaw(200'000, 10)};
+  p.write_row_seconds = 1.0;
+  p.write_row_max_commits = 200'000;
+  p.checkpoint = {Uniform(100'000, 2), Uniform(334'000, 2)};
+  p.stall_outside_seconds = 0.5;
+  p.traversal = {Uniform(100'000, 10), Uniform(500'000, 10), PowerLaw(200'000, 10)};
+  p.traversal_passes = 10;
+  p.latency_vertices = {10'000, 100'000, 1'000'000};
+  p.latency_samples = 20'000;
+  p.fdatasync_seconds = 1.5;
+  p.sequential_write_bytes = std::uint64_t{256} << 20;
+  p.bandwidth_array_bytes = std::uint64_t{128} << 20;
+  p.bandwidth_passes = 3;
+  p.chase_bytes = std::uint64_t{256} << 20;
+  p.chase_loads = 2'000'000;
+  return p;
+}
+
+Profile FullProfile() {
+  Profile p;
+  p.name = "full";
+  // 10M x 10 last: the traversal family reuses it as its 100M-edge row.
+  p.memory = {Uniform(2'000'000, 2), Uniform(1'000'000, 20), PowerLaw(2'000'000, 10),
+              Uniform(10'000'000, 10)};
+  p.write_row_seconds = 8.0;
+  p.write_row_max_commits = 2'000'000;
+  p.checkpoint = {Uniform(334'000, 2), Uniform(1'334'000, 2), Uniform(6'667'000, 2)};
+  p.stall_outside_seconds = 2.0;
+  p.traversal = {Uniform(500'000, 10), Uniform(2'000'000, 10), PowerLaw(2'000'000, 10),
+                 Uniform(10'000'000, 10)};
+  p.traversal_passes = 5;
+  p.latency_vertices = {10'000, 100'000, 1'000'000};
+  p.latency_samples = 100'000;
+  p.fdatasync_seconds = 5.0;
+  p.sequential_write_bytes = std::uint64_t{1} << 30;
+  p.bandwidth_array_bytes = std::uint64_t{512} << 20;
+  p.bandwidth_passes = 5;
+  p.chase_bytes = std::uint64_t{1} << 30;
+  p.chase_loads = 10'000'000;
+  return p;
+}
+
+std::optional<Profile> ProfileNamed(std::string_view name) {
+  if (name == "quick") return QuickProfile();
+  if (name == "full") return FullProfile();
+  return std::nullopt;
+}
+
+}  // namespace quiver::capacity

@@ -1,0 +1,51 @@
+// The two profiles of the capacity bench: which shapes each family measures, and for how long.
+// quick fits in about three minutes on a 2-core machine; full (10M vertices / 100M edges
+// included) in under 45 minutes on a 2-core, 24 GiB one. Shapes follow Fallen-8's bench so the
+// figures compare row for row; each family's file says what it does with them.
+#ifndef QUIVER_BENCH_CAPACITY_PROFILE_H_
+#define QUIVER_BENCH_CAPACITY_PROFILE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "graphs.h"
+
+namespace quiver::capacity {
+
+struct Profile {
+  std::string name;  // "quick" or "full"
+
+  // memory: uniform shapes as Fallen-8's, then one power-law shape.
+  std::vector<Shape> memory;
+  // writes: each row runs until this many seconds or writes, whichever comes first.
+  double write_row_seconds = 0;
+  std::uint64_t write_row_max_commits = 0;
+  // checkpoint and load: out-degree-2 shapes whose element counts are the rows' sizes.
+  std::vector<Shape> checkpoint;
+  // Single-element commits timed before and after the checkpoint (each side), in seconds.
+  double stall_outside_seconds = 0;
+  // traversal: out-degree-10 shapes plus the power-law shape of `memory`; timed passes per row.
+  std::vector<Shape> traversal;
+  int traversal_passes = 0;
+  // latency: vertex counts and timed operations per operation kind.
+  std::vector<std::uint64_t> latency_vertices;
+  std::uint64_t latency_samples = 0;
+  // ceilings
+  double fdatasync_seconds = 0;
+  std::uint64_t sequential_write_bytes = 0;
+  std::uint64_t bandwidth_array_bytes = 0;  // per array; copy touches two
+  int bandwidth_passes = 0;
+  std::uint64_t chase_bytes = 0;
+  std::uint64_t chase_loads = 0;
+};
+
+Profile QuickProfile();
+Profile FullProfile();
+std::optional<Profile> ProfileNamed(std::string_view name);
+
+}  // namespace quiver::capacity
+
+#endif  // QUIVER_BENCH_CAPACITY_PROFILE_H_

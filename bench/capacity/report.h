@@ -1,0 +1,35 @@
+// The report: assembled by main, validated against schemas/capacity-report.schema.json by a real
+// JSON Schema validator (Debian's python3-jsonschema, through scripts/validate-report) before it
+// is written, and summarised into one line of bench/results/history.jsonl on --record.
+#ifndef QUIVER_BENCH_CAPACITY_REPORT_H_
+#define QUIVER_BENCH_CAPACITY_REPORT_H_
+
+#include <string>
+
+#include "figure.h"
+
+namespace quiver::capacity {
+
+// The schema's major version; a consumer refuses a report whose major it does not know.
+inline constexpr int kSchemaVersion = 1;
+
+// Files of the source tree the bench uses at run time.
+std::string SchemaPath();
+std::string ValidatorPath();
+std::string DefaultOutputPath();
+std::string HistoryPath();
+
+// Current time as RFC 3339 UTC ("2026-11-29T22:33:08Z").
+std::string UtcNow();
+
+// Writes `report` to a temporary file beside `out`, validates it, and renames it to `out` only if
+// it passes. Returns false (and removes the temporary file) otherwise; `error` says why.
+bool ValidateAndWrite(const Json& report, const std::string& out, std::string* error);
+
+// The line --record appends: commit, date, profile, environment digest, headline figures.
+Json HistoryLine(const Json& report);
+bool AppendHistory(const Json& line, std::string* error);
+
+}  // namespace quiver::capacity
+
+#endif  // QUIVER_BENCH_CAPACITY_REPORT_H_

@@ -1,0 +1,124 @@
+// traversal: a parallel sweep over every out-edge of a graph.
+//
+// Shapes: out-degree-10 uniform graphs (5M, 20M and 100M edges in full; 1M and 5M in quick) and
+// the memory family's power-law shape; graphs the memory family built are reused, not rebuilt.
+// One snapshot is held for the whole row. A pass splits the vertex ids into chunks of
+// max(256, V / (threads x 16)) handed out dynamically to 1 or all threads; each thread walks
+// Snapshot::OutEdges(v) for its vertices and sums the neighbour ids (the neighbour is stored
+// inline in the adjacency entry, so this is a complete hop). One untimed pass, then `passes` timed
+// ones; best and median edges per second are reported.
+//
+// Ceiling: a raw CSR (8-byte offsets, 8-byte neighbour ids) copied from the same snapshot, swept
+// the same way with the same threads (ceilings.csrSweep). The two sweeps must produce the same
+// sum, or the bench stops: a fast wrong answer is not a figure.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "families.h"
+#include "timing.h"
+
+namespace quiver::capacity {
+namespace {
+
+struct Passes {
+  double best = 0;
+  double median = 0;
+};
+
+template <typename SweepFn>
+Passes Time(int passes, std::uint64_t edges, std::uint64_t expected, SweepFn&& sweep, const char* what) {
+  if (sweep() != expected) Die(what, InternalError("sweep sum differs from the CSR sweep's"));
+  std::vector<double> rates;
+  for (int p = 0; p < passes; ++p) {
+    const std::uint64_t t0 = NowNs();
+    const std::uint64_t sum = sweep();
+    const double s = SecondsSince(t0);
+    if (sum != expected) Die(what, InternalError("sweep sum differs from the CSR sweep's"));
+    rates.push_back(static_cast<double>(edges) / s);
+  }
+  Passes r;
+  r.best = *std::max_element(rates.begin(), rates.end());
+  r.median = QuantileD(rates, 0.5);
+  return r;
+}
+
+BuiltGraph TakeOrBuild(Context& ctx, const Shape& shape) {
+  for (auto it = ctx.shared.begin(); it != ctx.shared.end(); ++it) {
+    if (it->first == shape) {
+      BuiltGraph g = std::move(it->second);
+      ctx.shared.erase(it);
+      return g;
+    }
+  }
+  return BuildVolatile(shape);
+}
+
+bool Shared(const Context& ctx, const Shape& shape) {
+  if (!ctx.Selected("memory")) return false;
+  for (const Shape& s : ctx.profile.memory)
+    if (s == shape) return true;
+  return false;
+}
+
+}  // namespace
+
+void PlanTraversal(Context& ctx) {
+  const int thread_counts = ctx.Cores() > 1 ? 2 : 1;
+  for (const Shape& s : ctx.profile.traversal) {
+    double estimate = Shared(ctx, s) ? 0 : EstimateBuildSeconds(s.vertices, s.edges());
+    estimate += static_cast<double>(s.edges()) * 20e-9;  // CSR copy
+    estimate +=
+        thread_counts * (ctx.profile.traversal_passes + 1) * static_cast<double>(s.edges()) * (12e-9 + 2e-9);
+    ctx.progress.Plan("traversal", s.label(), estimate);
+  }
+}
+
+Json RunTraversal(Context& ctx) {
+  Json rows = Json::array();
+  std::vector<int> thread_counts = {1};
+  if (ctx.Cores() > 1) thread_counts.push_back(ctx.Cores());
+  for (const Shape& shape : ctx.profile.traversal) {
+    ctx.progress.Start("traversal", shape.label());
+    BuiltGraph built = TakeOrBuild(ctx, shape);
+    const Snapshot snapshot = built.graph->GetSnapshot();
+    const std::uint64_t n = shape.vertices;
+    Csr csr = BuildCsr(snapshot, built.first, n);
+    if (csr.neighbours.size() != shape.edges())
+      Die("traversal", InternalError("edge count differs from the shape"));
+    const std::uint64_t expected = SweepCsr(csr, 1);
+    for (int threads : thread_counts) {
+      ctx.progress.Note("sweeping with " + std::to_string(threads) + " thread(s)");
+      const Passes engine = Time(
+          ctx.profile.traversal_passes, shape.edges(), expected,
+          [&] { return SweepQuiver(snapshot, built.first, n, threads); }, "traversal sweep");
+      const Passes raw = Time(
+          ctx.profile.traversal_passes, shape.edges(), expected, [&] { return SweepCsr(csr, threads); },
+          "CSR sweep");
+      Json c;
+      c["shape"] = shape.ToJson();
+      c["threads"] = threads;
+      c["passes"] = ctx.profile.traversal_passes;
+      c["bestEdgesPerSecond"] = Positive(raw.best, "no time elapsed");
+      c["medianEdgesPerSecond"] = Positive(raw.median, "no time elapsed");
+      const std::string pointer = "/ceilings/csrSweep/" + std::to_string(ctx.ceilings["csrSweep"].size());
+      ctx.ceilings["csrSweep"].push_back(c);
+      Json row;
+      row["shape"] = shape.ToJson();
+      row["threads"] = threads;
+      row["passes"] = ctx.profile.traversal_passes;
+      row["bestEdgesPerSecond"] = Positive(engine.best, "no time elapsed");
+      row["medianEdgesPerSecond"] = Positive(engine.median, "no time elapsed");
+      row["efficiency"] =
+          Efficiency(row["bestEdgesPerSecond"], c["bestEdgesPerSecond"], pointer + "/bestEdgesPerSecond",
+                     "bestEdgesPerSecond / csrSweep.bestEdgesPerSecond");
+      rows.push_back(row);
+      ctx.progress.Note(row["bestEdgesPerSecond"].dump() + " edges/s, " + row["efficiency"]["ratio"].dump() +
+                        " of the CSR sweep");
+    }
+  }
+  ctx.progress.Done();
+  return rows;
+}
+
+}  // namespace quiver::capacity

@@ -121,6 +121,7 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
     base::MutexLock lock(&checkpoint_mu_);
     last_checkpoint_ = durable_->last_checkpoint;
     previous_checkpoint_ = durable_->previous_checkpoint;
+    base::MutexLock stats_lock(&stats_mu_);
     checkpoint_stats_.last_checkpoint_sequence = last_checkpoint_;
   }
   writer_ = std::thread([this] { WriterLoop(); });
@@ -194,7 +195,7 @@ OpenStats GraphImpl::GetOpenStats() const { return durable_ ? durable_->open_sta
 DurabilityStats GraphImpl::GetDurabilityStats() const {
   DurabilityStats d;
   {
-    base::MutexLock lock(&checkpoint_mu_);
+    base::MutexLock lock(&stats_mu_);
     d = checkpoint_stats_;
   }
   d.commit_groups = commit_groups_.load();
@@ -342,6 +343,7 @@ Status GraphImpl::RunCheckpoint() {
   checkpoint::WriteStats ws;
   Status s = checkpoint::WriteCheckpoint(durable_->fs, durable_->dir, durable_->uuid, roots, &ws);
   if (!s.ok()) {
+    base::MutexLock stats_lock(&stats_mu_);
     ++checkpoint_stats_.checkpoint_failures;
     checkpoint_stats_.last_checkpoint_error = s;
     return s;
@@ -349,13 +351,19 @@ Status GraphImpl::RunCheckpoint() {
   wal_bytes_since_checkpoint_.fetch_sub(std::min(pending, wal_bytes_since_checkpoint_.load()));
   previous_checkpoint_ = last_checkpoint_;
   last_checkpoint_ = roots.sequence;
-  ++checkpoint_stats_.checkpoints_written;
-  checkpoint_stats_.last_checkpoint_sequence = roots.sequence;
-  checkpoint_stats_.last_checkpoint_bytes = ws.bytes;
-  checkpoint_stats_.last_checkpoint_microseconds = MicrosSince(start);
+  {
+    base::MutexLock stats_lock(&stats_mu_);
+    ++checkpoint_stats_.checkpoints_written;
+    checkpoint_stats_.last_checkpoint_sequence = roots.sequence;
+    checkpoint_stats_.last_checkpoint_bytes = ws.bytes;
+    checkpoint_stats_.last_checkpoint_microseconds = MicrosSince(start);
+  }
   // The new checkpoint is durable; what is left to do only frees space.
   Status cleanup = RemoveCoveredFiles(previous_checkpoint_);
-  if (!cleanup.ok()) checkpoint_stats_.last_checkpoint_error = cleanup;
+  if (!cleanup.ok()) {
+    base::MutexLock stats_lock(&stats_mu_);
+    checkpoint_stats_.last_checkpoint_error = cleanup;
+  }
   return Status::Ok();
 }
 

@@ -104,7 +104,10 @@ class GraphImpl final : public Graph {
   mutable base::Mutex checkpoint_mu_;
   SequenceNumber last_checkpoint_ ABSL_GUARDED_BY(checkpoint_mu_) = 0;
   SequenceNumber previous_checkpoint_ ABSL_GUARDED_BY(checkpoint_mu_) = 0;
-  DurabilityStats checkpoint_stats_ ABSL_GUARDED_BY(checkpoint_mu_);
+  // Held only briefly, never across I/O: stats readers must not wait for a
+  // checkpoint to finish.
+  mutable base::Mutex stats_mu_;
+  DurabilityStats checkpoint_stats_ ABSL_GUARDED_BY(stats_mu_);
 
   // Wakes the checkpoint thread.
   mutable base::Mutex trigger_mu_;

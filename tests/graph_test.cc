@@ -1234,3 +1234,43 @@ TEST(GraphTest, CloseWithoutWrites) {
 
 }  // namespace
 }  // namespace quiver
+
+namespace quiver {
+namespace {
+
+// ScanEdges must visit exactly what per-vertex reads show, in id order,
+// including a vertex with more edge types than one scan batch holds.
+TEST(GraphScanTest, ScanEdgesMatchesPerVertexReads) {
+  auto g = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> v;
+  for (int i = 0; i < 300; ++i) v.push_back(b.AddVertex(i % 7 == 0 ? "Hub" : "Node"));
+  for (int t = 0; t < 40; ++t) b.AddEdge("T" + std::to_string(t), v[0], v[1 + t]);  // 40 groups on vertex 0
+  for (int i = 0; i < 300; ++i)
+    for (int k = 0; k < i % 5; ++k) b.AddEdge(k % 2 ? "A" : "B", v[i], v[(i * 31 + k * 17) % 300]);
+  b.RemoveVertex(v[5]);
+  ASSERT_TRUE(g->Write(std::move(b)).ok());
+  Snapshot s = g->GetSnapshot();
+  for (Direction d : {Direction::kOut, Direction::kIn}) {
+    for (auto [begin, end] :
+         {std::pair<std::uint64_t, std::uint64_t>{0, 1000}, {3, 170}, {64, 128}, {299, 300}}) {
+      std::vector<std::string> expected, scanned;
+      for (VertexId x : s.Vertices(begin, end))
+        for (EdgeGroup grp : s.Edges(x, d))
+          for (const EdgeEntry& e : grp.entries)
+            expected.push_back(std::to_string(x.value()) + ":" + std::to_string(grp.type.value()) + ":" +
+                               std::to_string(e.edge().value()) + ">" + std::to_string(e.neighbor().value()));
+      s.ScanEdges(begin, end, d, [&](VertexId x, const EdgeGroup& grp) {
+        EXPECT_FALSE(grp.entries.empty());
+        for (const EdgeEntry& e : grp.entries)
+          scanned.push_back(std::to_string(x.value()) + ":" + std::to_string(grp.type.value()) + ":" +
+                            std::to_string(e.edge().value()) + ">" + std::to_string(e.neighbor().value()));
+      });
+      EXPECT_EQ(scanned, expected) << "direction " << static_cast<int>(d) << " [" << begin << ", " << end
+                                   << ")";
+    }
+  }
+}
+
+}  // namespace
+}  // namespace quiver

@@ -185,12 +185,13 @@ std::uint64_t ParallelSum(std::uint64_t n, int threads,
 
 std::uint64_t SweepQuiver(const Snapshot& snapshot, VertexId first, std::uint64_t n, int threads) {
   const std::uint64_t base = first.value();
+  // Snapshot::ScanEdges: the bulk path, which walks storage leaf by leaf and
+  // prefetches each batch of edge arrays before handing it out.
   return ParallelSum(n, threads, [&](std::uint64_t begin, std::uint64_t end) {
     std::uint64_t sum = 0;
-    for (std::uint64_t i = begin; i < end; ++i) {
-      for (const EdgeGroup& g : snapshot.OutEdges(VertexId(base + i)))
-        for (const EdgeEntry& e : g.entries) sum += e.neighbor().value();
-    }
+    snapshot.ScanEdges(base + begin, base + end, Direction::kOut, [&sum](VertexId, const EdgeGroup& g) {
+      for (const EdgeEntry& e : g.entries) sum += e.neighbor().value();
+    });
     return sum;
   });
 }

@@ -3,9 +3,10 @@
 // Shapes: out-degree-10 uniform graphs (5M, 20M and 100M edges in full; 1M and 5M in quick) and
 // the memory family's power-law shape; graphs the memory family built are reused, not rebuilt.
 // One snapshot is held for the whole row. A pass splits the vertex ids into chunks of
-// max(256, V / (threads x 16)) handed out dynamically to 1 or all threads; each thread walks
-// Snapshot::OutEdges(v) for its vertices and sums the neighbour ids (the neighbour is stored
-// inline in the adjacency entry, so this is a complete hop). One untimed pass, then `passes` timed
+// max(256, V / (threads x 16)) handed out dynamically to 1 or all threads; each thread sweeps
+// its range with Snapshot::ScanEdges (leaf by leaf, edge arrays prefetched a batch ahead) and sums
+// the neighbour ids (the neighbour is stored inline in the adjacency entry, so this is a complete
+// hop). One untimed pass, then `passes` timed
 // ones; best and median edges per second are reported.
 //
 // Ceiling: a raw CSR (8-byte offsets, 8-byte neighbour ids) copied from the same snapshot, swept

@@ -271,6 +271,32 @@ class Snapshot {
   EdgeRange Edges() const;
   EdgeRange Edges(EdgeTypeId type) const;
 
+  // --- Bulk scans: the fast path for whole-graph sweeps.
+
+  // One edge group met by ScanEdges.
+  struct ScannedGroup {
+    VertexId vertex;
+    EdgeGroup group;
+  };
+
+  // Calls fn(VertexId vertex, const EdgeGroup& group) for every edge group
+  // in direction `d` of every live vertex with an id in [begin, end), in id
+  // order (a vertex without edges in that direction is skipped). It walks
+  // storage leaf by leaf and prefetches the edge arrays of a batch of
+  // vertices before handing them out, so a sweep is bounded by memory
+  // bandwidth rather than by one cache miss per vertex. Split [0,
+  // vertex_id_limit()) into ranges to sweep on several threads.
+  template <typename Fn>
+  void ScanEdges(std::uint64_t begin, std::uint64_t end, Direction d, Fn&& fn) const {
+    ScannedGroup batch[kScanBatch];
+    ScanCursor cursor{begin, 0};
+    while (true) {
+      std::size_t n = ScanBatch(&cursor, end, d, batch, kScanBatch);
+      if (n == 0) return;
+      for (std::size_t i = 0; i < n; ++i) fn(batch[i].vertex, batch[i].group);
+    }
+  }
+
   // --- Names. Find* return nullopt for a name this version has never seen;
   // *Name requires an id this version returned.
   std::optional<LabelId> FindLabel(std::string_view name) const;
@@ -282,6 +308,15 @@ class Snapshot {
 
  private:
   friend class SnapshotInternal;
+  static constexpr std::size_t kScanBatch = 32;
+  struct ScanCursor {
+    std::uint64_t vertex;
+    std::uint32_t group;  // next group of `vertex` (a vertex may span batches)
+  };
+  // Fills up to `max` groups from `*cursor` on, advancing it; 0 at the end.
+  std::size_t ScanBatch(ScanCursor* cursor, std::uint64_t end, Direction d, ScannedGroup* out,
+                        std::size_t max) const;
+
   explicit Snapshot(const internal::Version* v) : v_(v) {}
   const internal::Version* v_ = nullptr;
 };

@@ -90,34 +90,6 @@ void StoreEntry(EdgeEntry* e, std::uint64_t edge, std::uint64_t neighbor) {
   base::Store48(p + 6, neighbor);
 }
 
-std::span<const EdgeEntry> FindGroup(std::uintptr_t head, std::uint32_t degree, std::uint32_t type) {
-  if (head == 0) return {};
-  if (!IsDir(head)) {
-    const EdgeArray* a = AsArray(head);
-    if (a->type != type) return {};
-    return {a->entries(), degree};
-  }
-  const GroupDir* d = AsDir(head);
-  const GroupEntry* g = d->groups();
-  for (std::uint32_t i = 0; i < d->size; ++i)
-    if (g[i].type == type) return {g[i].array->entries(), g[i].count};
-  return {};
-}
-
-std::size_t GroupCount(std::uintptr_t head) {
-  if (head == 0) return 0;
-  return IsDir(head) ? AsDir(head)->size : 1;
-}
-
-EdgeGroup GroupAt(std::uintptr_t head, std::uint32_t degree, std::size_t i) {
-  if (!IsDir(head)) {
-    const EdgeArray* a = AsArray(head);
-    return EdgeGroup{EdgeTypeId(a->type), {a->entries(), degree}};
-  }
-  const GroupEntry& g = AsDir(head)->groups()[i];
-  return EdgeGroup{EdgeTypeId(g.type), {g.array->entries(), g.count}};
-}
-
 void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type, std::uint64_t edge,
                  std::uint64_t neighbor, MutationContext& ctx) {
   if (head == 0) {

@@ -62,11 +62,37 @@ inline const EdgeArray* AsArray(std::uintptr_t head) { return reinterpret_cast<c
 
 // --- Reads (any thread, published heads)
 
+// Inline: these sit on every read path (lookups, hops, sweeps).
+
 // The entries of group `type`; empty if absent.
-std::span<const EdgeEntry> FindGroup(std::uintptr_t head, std::uint32_t degree, std::uint32_t type);
-std::size_t GroupCount(std::uintptr_t head);
+inline std::span<const EdgeEntry> FindGroup(std::uintptr_t head, std::uint32_t degree, std::uint32_t type) {
+  if (head == 0) return {};
+  if (!IsDir(head)) {
+    const EdgeArray* a = AsArray(head);
+    if (a->type != type) return {};
+    return {a->entries(), degree};
+  }
+  const GroupDir* d = AsDir(head);
+  const GroupEntry* g = d->groups();
+  for (std::uint32_t i = 0; i < d->size; ++i)
+    if (g[i].type == type) return {g[i].array->entries(), g[i].count};
+  return {};
+}
+
+inline std::size_t GroupCount(std::uintptr_t head) {
+  if (head == 0) return 0;
+  return IsDir(head) ? AsDir(head)->size : 1;
+}
+
 // Requires i < GroupCount(head).
-EdgeGroup GroupAt(std::uintptr_t head, std::uint32_t degree, std::size_t i);
+inline EdgeGroup GroupAt(std::uintptr_t head, std::uint32_t degree, std::size_t i) {
+  if (!IsDir(head)) {
+    const EdgeArray* a = AsArray(head);
+    return EdgeGroup{EdgeTypeId(a->type), {a->entries(), degree}};
+  }
+  const GroupEntry& g = AsDir(head)->groups()[i];
+  return EdgeGroup{EdgeTypeId(g.type), {g.array->entries(), g.count}};
+}
 
 // --- Writes (writer thread, heads of a slot in a version being built)
 

@@ -11,7 +11,9 @@
 //    count, so no published version can reach them (invariant 1 holds).
 //  - Mutable(id < count): copies every node on the path that is not born in
 //    the current epoch (path copying) and retires the originals; returns the
-//    writable slot in the private leaf.
+//    writable slot in the private leaf. Births are kept in the parents, so a
+//    birth written into a published inner node for a new child slot is, like
+//    an append, past what any published version reads.
 //  - MutableSparse(id): like Mutable, but for tables without a count (a null
 //    child reads as "all zero slots"); creates missing nodes.
 //
@@ -32,6 +34,7 @@ namespace quiver::storage {
 struct TableRoot {
   void* node = nullptr;
   std::uint32_t height = 0;  // 0: node is a leaf
+  std::uint64_t birth = 0;   // the epoch `node` was born in
 };
 
 template <typename Slot>
@@ -44,13 +47,15 @@ class RadixTable {
   static constexpr std::uint64_t kLeafSize = std::uint64_t{1} << kLeafBits;
   static constexpr std::uint64_t kInnerSize = std::uint64_t{1} << kInnerBits;
 
+  // Nodes carry no header: a node's birth epoch lives in its parent (or in
+  // the TableRoot), so a leaf is exactly 64 slots — 2,560 B of vertex slots,
+  // 1,024 B of edge slots — each an allocator size class with no rounding.
   struct Leaf {
-    std::uint64_t birth;
     Slot slots[kLeafSize];
   };
   struct Inner {
-    std::uint64_t birth;
     void* children[kInnerSize];
+    std::uint64_t births[kInnerSize];  // births[i]: the epoch children[i] was born in
   };
 
   // The slot for `id`, or null if a sparse table has no node on its path.
@@ -70,48 +75,40 @@ class RadixTable {
   static const Leaf* FindLeaf(const TableRoot& root, std::uint64_t id) {
     const Slot* s = Find(root, id);
     if (s == nullptr) return nullptr;
-    return reinterpret_cast<const Leaf*>(reinterpret_cast<const char*>(s - (id & (kLeafSize - 1))) -
-                                         offsetof(Leaf, slots));
+    return reinterpret_cast<const Leaf*>(s - (id & (kLeafSize - 1)));
   }
 
   // Writes `value` at `id`, which must equal the table's count (append).
   static void Append(TableRoot& root, std::uint64_t id, const Slot& value, MutationContext& ctx) {
     GrowToCover(root, id, ctx);
-    void** link = &root.node;
+    Link link{&root.node, &root.birth};
     for (std::uint32_t h = root.height; h > 0; --h) {
-      if (*link == nullptr) *link = NewInner(ctx);
-      unsigned shift = kLeafBits + kInnerBits * (h - 1);
-      link = &static_cast<Inner*>(*link)->children[(id >> shift) & (kInnerSize - 1)];
+      if (*link.node == nullptr) link.Set(NewInner(ctx), ctx.epoch);
+      link = Child(static_cast<Inner*>(*link.node), id, h);
     }
-    if (*link == nullptr) *link = NewLeaf(ctx);
-    static_cast<Leaf*>(*link)->slots[id & (kLeafSize - 1)] = value;
+    if (*link.node == nullptr) link.Set(NewLeaf(ctx), ctx.epoch);
+    static_cast<Leaf*>(*link.node)->slots[id & (kLeafSize - 1)] = value;
   }
 
   // A writable slot for an existing `id` (< count), copying published nodes
   // on its path.
   static Slot* Mutable(TableRoot& root, std::uint64_t id, MutationContext& ctx) {
-    void** link = &root.node;
-    for (std::uint32_t h = root.height; h > 0; --h) {
-      Inner* inner = OwnInner(link, ctx);
-      unsigned shift = kLeafBits + kInnerBits * (h - 1);
-      link = &inner->children[(id >> shift) & (kInnerSize - 1)];
-    }
-    return &OwnLeaf(link, ctx)->slots[id & (kLeafSize - 1)];
+    Link link{&root.node, &root.birth};
+    for (std::uint32_t h = root.height; h > 0; --h) link = Child(Own<Inner>(link, ctx), id, h);
+    return &Own<Leaf>(link, ctx)->slots[id & (kLeafSize - 1)];
   }
 
   // A writable slot for any `id` of a sparse table (missing nodes created,
   // zero-filled).
   static Slot* MutableSparse(TableRoot& root, std::uint64_t id, MutationContext& ctx) {
     GrowToCover(root, id, ctx);
-    void** link = &root.node;
+    Link link{&root.node, &root.birth};
     for (std::uint32_t h = root.height; h > 0; --h) {
-      if (*link == nullptr) *link = NewInner(ctx);
-      Inner* inner = OwnInner(link, ctx);
-      unsigned shift = kLeafBits + kInnerBits * (h - 1);
-      link = &inner->children[(id >> shift) & (kInnerSize - 1)];
+      if (*link.node == nullptr) link.Set(NewInner(ctx), ctx.epoch);
+      link = Child(Own<Inner>(link, ctx), id, h);
     }
-    if (*link == nullptr) *link = NewLeaf(ctx);
-    return &OwnLeaf(link, ctx)->slots[id & (kLeafSize - 1)];
+    if (*link.node == nullptr) link.Set(NewLeaf(ctx), ctx.epoch);
+    return &Own<Leaf>(link, ctx)->slots[id & (kLeafSize - 1)];
   }
 
   // Calls fn(slot) for every slot of ids [0, count) (counted tables) and then
@@ -123,6 +120,23 @@ class RadixTable {
   }
 
  private:
+  // Where a node hangs: the pointer to it and its birth epoch, both in the
+  // parent (or the TableRoot).
+  struct Link {
+    void** node;
+    std::uint64_t* birth;
+    void Set(void* n, std::uint64_t epoch) {
+      *node = n;
+      *birth = epoch;
+    }
+  };
+
+  static Link Child(Inner* inner, std::uint64_t id, std::uint32_t height) {
+    unsigned shift = kLeafBits + kInnerBits * (height - 1);
+    std::uint64_t i = (id >> shift) & (kInnerSize - 1);
+    return Link{&inner->children[i], &inner->births[i]};
+  }
+
   static void GrowToCover(TableRoot& root, std::uint64_t id, MutationContext& ctx) {
     if (root.node == nullptr) {
       root.height = 0;
@@ -134,7 +148,9 @@ class RadixTable {
       // versions keep pointing at it directly.
       Inner* up = NewInner(ctx);
       up->children[0] = root.node;
+      up->births[0] = root.birth;
       root.node = up;
+      root.birth = ctx.epoch;
       ++root.height;
     }
   }
@@ -142,30 +158,26 @@ class RadixTable {
   static Inner* NewInner(MutationContext& ctx) {
     auto* n = static_cast<Inner*>(ctx.account->Allocate(sizeof(Inner)));
     std::memset(static_cast<void*>(n), 0, sizeof(Inner));
-    n->birth = ctx.epoch;
     return n;
   }
   static Leaf* NewLeaf(MutationContext& ctx) {
     auto* n = static_cast<Leaf*>(ctx.account->Allocate(sizeof(Leaf)));
     std::memset(static_cast<void*>(n), 0, sizeof(Leaf));
-    n->birth = ctx.epoch;
     return n;
   }
 
-  // Copy-on-write of one node in place of *link.
+  // Copy-on-write of the node at `link`: itself if born in this epoch, else
+  // a copy that replaces it (the original is retired).
   template <typename Node>
-  static Node* Own(void** link, MutationContext& ctx) {
-    auto* n = static_cast<Node*>(*link);
-    if (n->birth == ctx.epoch) return n;
+  static Node* Own(Link link, MutationContext& ctx) {
+    auto* n = static_cast<Node*>(*link.node);
+    if (*link.birth == ctx.epoch) return n;
     auto* copy = static_cast<Node*>(ctx.account->Allocate(sizeof(Node)));
     std::memcpy(static_cast<void*>(copy), n, sizeof(Node));
-    copy->birth = ctx.epoch;
     ctx.retired->Add(n);
-    *link = copy;
+    link.Set(copy, ctx.epoch);
     return copy;
   }
-  static Inner* OwnInner(void** link, MutationContext& ctx) { return Own<Inner>(link, ctx); }
-  static Leaf* OwnLeaf(void** link, MutationContext& ctx) { return Own<Leaf>(link, ctx); }
 
   template <typename Fn>
   static void DestroyNode(void* node, std::uint32_t height, std::uint64_t first, std::uint64_t count,

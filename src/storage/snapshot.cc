@@ -178,6 +178,40 @@ PropertyRange Snapshot::Properties(EdgeId e) const {
   return PropertyRange(storage::EdgeProps(Roots(v_), e.value()));
 }
 
+std::size_t Snapshot::ScanBatch(ScanCursor* cursor, std::uint64_t end, Direction d, ScannedGroup* out,
+                                std::size_t max) const {
+  const GraphRoots& g = Roots(v_);
+  end = std::min(end, g.vertex_limit);
+  std::size_t n = 0;
+  std::uint64_t pos = cursor->vertex;
+  while (pos < end && n < max) {
+    const auto* leaf = storage::VertexTable::FindLeaf(g.vertices, pos);
+    std::uint64_t leaf_end = std::min(end, (pos | (storage::VertexTable::kLeafSize - 1)) + 1);
+    for (; pos < leaf_end && n < max; ++pos) {
+      const VertexSlot& slot = leaf->slots[pos & (storage::VertexTable::kLeafSize - 1)];
+      if (slot.label == storage::kDeadLabel) continue;
+      std::uintptr_t head = d == Direction::kOut ? slot.out_head : slot.in_head;
+      std::uint32_t degree = d == Direction::kOut ? slot.out_degree : slot.in_degree;
+      std::size_t groups = storage::GroupCount(head);
+      std::uint32_t gi = pos == cursor->vertex ? cursor->group : 0;
+      for (; gi < groups && n < max; ++gi) {
+        EdgeGroup group = storage::GroupAt(head, degree, gi);
+        // Start the loads now; the caller reads them once the batch is full.
+        const char* p = reinterpret_cast<const char*>(group.entries.data());
+        __builtin_prefetch(p);
+        __builtin_prefetch(p + 64);
+        out[n++] = ScannedGroup{VertexId(pos), group};
+      }
+      if (gi < groups) {  // the batch is full part-way through this vertex
+        *cursor = ScanCursor{pos, gi};
+        return n;
+      }
+    }
+  }
+  *cursor = ScanCursor{pos, 0};
+  return n;
+}
+
 VertexRange Snapshot::Vertices() const { return VertexRange(v_, 0, Roots(v_).vertex_limit, 0); }
 VertexRange Snapshot::Vertices(LabelId label) const {
   return VertexRange(v_, 0, Roots(v_).vertex_limit, label.value() + 1);

@@ -1,0 +1,393 @@
+#!/usr/bin/python3
+"""Tests of scripts/render-capacity-doc (ctest: capacity.render_unittest, label bench).
+
+Run: /usr/bin/python3 scripts/test_render_capacity_doc.py [-v]
+
+Every test works on copies in a temporary directory: the committed page, the
+sample report bench/results/sample-quick-report.json, and reports and
+history files derived from it. Nothing in the source tree is written.
+"""
+import contextlib
+import copy
+import importlib.machinery
+import importlib.util
+import io
+import json
+import math
+import os
+import shutil
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, ".."))
+SAMPLE = os.path.join(REPO, "bench", "results", "sample-quick-report.json")
+PAGE = os.path.join(REPO, "docs", "capacity-and-performance.md")
+
+
+def load_renderer():
+    loader = importlib.machinery.SourceFileLoader("render_capacity_doc",
+                                                  os.path.join(HERE, "render-capacity-doc"))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+rcd = load_renderer()
+
+
+def sample():
+    with open(SAMPLE, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def shape(vertices, degree, targets="uniform"):
+    label = f"{vertices}x{degree}" + ("-power-law" if targets == "power-law" else "")
+    return {"label": label, "vertices": vertices, "outDegree": degree, "edges": vertices * degree,
+            "targets": targets}
+
+
+def full_profile_report():
+    """The sample with the full profile's shapes (bench/capacity/profile.cc FullProfile)."""
+    r = sample()
+    r["profile"] = "full"
+    mem_row = {(m["shape"]["outDegree"], m["shape"]["targets"]): m for m in r["memory"]}
+    r["memory"] = []
+    for v, d, t in ((2_000_000, 2, "uniform"), (1_000_000, 20, "uniform"),
+                    (2_000_000, 10, "power-law"), (10_000_000, 10, "uniform")):
+        row = copy.deepcopy(mem_row[(d, t)])
+        row["shape"] = shape(v, d, t)
+        r["memory"].append(row)
+    cp, ld = r["checkpoint"][-1], r["load"][-1]
+    r["checkpoint"], r["load"] = [], []
+    for v in (334_000, 1_334_000, 6_667_000):
+        c, l = copy.deepcopy(cp), copy.deepcopy(ld)
+        c["shape"] = l["shape"] = shape(v, 2)
+        c["elements"] = 3 * v
+        l["elements"] = 3 * v + 311
+        r["checkpoint"].append(c)
+        r["load"].append(l)
+    tr = {(t["threads"], t["shape"]["targets"]): t for t in r["traversal"]}
+    sw = {(s["threads"], s["shape"]["targets"]): s for s in r["ceilings"]["csrSweep"]}
+    r["traversal"], r["ceilings"]["csrSweep"] = [], []
+    for v, t in ((500_000, "uniform"), (2_000_000, "uniform"), (2_000_000, "power-law"),
+                 (10_000_000, "uniform")):
+        for threads in (1, 2):
+            row, ceiling = copy.deepcopy(tr[(threads, t)]), copy.deepcopy(sw[(threads, t)])
+            row["shape"] = ceiling["shape"] = shape(v, 10, t)
+            row["passes"] = ceiling["passes"] = 5
+            row["efficiency"]["ceiling"] = f"/ceilings/csrSweep/{len(r['ceilings']['csrSweep'])}/bestEdgesPerSecond"
+            r["traversal"].append(row)
+            r["ceilings"]["csrSweep"].append(ceiling)
+    return r
+
+
+def history_line(report, **headline_overrides):
+    headline = rcd.headline_of(report)
+    headline.update(headline_overrides)
+    for key in [k for k, v in headline.items() if v is None]:
+        del headline[key]
+    return {"commit": report["source"]["commit"], "dirty": report["source"]["dirty"],
+            "dateUtc": report["generatedAtUtc"], "profile": report["profile"],
+            "partial": report["partial"], "schemaVersion": report["schemaVersion"],
+            "environmentDigest": "0123456789ab", "headline": headline}
+
+
+class Workspace:
+    """A temporary directory with a copy of the page, and helpers to run the renderer in it."""
+
+    def __init__(self, test):
+        self.dir = tempfile.mkdtemp(prefix="render-capacity-doc-test-")
+        test.addCleanup(shutil.rmtree, self.dir)
+        self.page = os.path.join(self.dir, "capacity-and-performance.md")
+        # The committed page with every section emptied: a render always changes it, whatever
+        # report the committed page was last rendered from.
+        with open(PAGE, encoding="utf-8") as f:
+            pieces = rcd.split_page(f.read(), PAGE)
+        with open(self.page, "w", encoding="utf-8") as f:
+            f.write("".join(piece if name is None else "\n\nstale\n\n" for piece, name in pieces))
+        self.svg_dir = os.path.join(self.dir, "capacity")
+        self.history = os.path.join(self.dir, "history.jsonl")
+        self.report = os.path.join(self.dir, "report.json")
+        self.write_report(sample())
+
+    def write_report(self, report=None, text=None):
+        with open(self.report, "w", encoding="utf-8") as f:
+            f.write(text if text is not None else json.dumps(report, indent=1))
+
+    def write_history(self, lines):
+        with open(self.history, "w", encoding="utf-8") as f:
+            for line in lines:
+                f.write((line if isinstance(line, str) else json.dumps(line)) + "\n")
+
+    def read_page(self):
+        with open(self.page, encoding="utf-8") as f:
+            return f.read()
+
+    def run(self, *extra):
+        """(exit code, stderr) of the renderer on this workspace."""
+        argv = ["--report", self.report, "--page", self.page, "--history", self.history,
+                "--svg-dir", self.svg_dir, *extra]
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err):
+            code = rcd.main(argv)
+        return code, err.getvalue()
+
+
+class RefusalTest(unittest.TestCase):
+
+    def test_unknown_major_refused(self):
+        ws = Workspace(self)
+        before = ws.read_page()
+        report = sample()
+        report["schemaVersion"] = 2
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 1)
+        self.assertIn("unknown schemaVersion major 2", err)
+        self.assertEqual(ws.read_page(), before)
+
+    def test_unknown_major_in_history_refused(self):
+        ws = Workspace(self)
+        line = history_line(sample())
+        line["schemaVersion"] = 7
+        ws.write_history([line])
+        code, err = ws.run()
+        self.assertEqual(code, 1)
+        self.assertIn("unknown schemaVersion major 7", err)
+
+    def test_schema_violation_refused(self):
+        ws = Workspace(self)
+        report = sample()
+        report["memory"][0]["bytesPerEdge"] = 0  # zero is never "unknown"
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 1)
+        self.assertIn("does not validate", err)
+        self.assertIn("/memory/0/bytesPerEdge", err)
+
+    def test_dangling_ceiling_pointer_refused(self):
+        ws = Workspace(self)
+        report = sample()
+        report["traversal"][0]["efficiency"]["ceiling"] = "/ceilings/csrSweep/99/bestEdgesPerSecond"
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 1)
+        self.assertIn("does not resolve", err)
+
+    def test_missing_closing_marker_refused(self):
+        ws = Workspace(self)
+        with open(ws.page, "w", encoding="utf-8") as f:
+            f.write(ws.read_page().replace("<!-- /capacity:latency -->", ""))
+        before = ws.read_page()
+        code, err = ws.run()
+        self.assertEqual(code, 1)
+        self.assertIn("missing closing marker <!-- /capacity:latency -->", err)
+        self.assertEqual(ws.read_page(), before)
+
+    def test_missing_section_refused(self):
+        ws = Workspace(self)
+        page = ws.read_page().replace("<!-- capacity:history -->\n", "").replace("<!-- /capacity:history -->", "")
+        with open(ws.page, "w", encoding="utf-8") as f:
+            f.write(page)
+        code, err = ws.run()
+        self.assertEqual(code, 1)
+        self.assertIn("missing opening marker <!-- capacity:history -->", err)
+        self.assertIn("missing closing marker <!-- /capacity:history -->", err)
+
+    def test_misordered_and_unknown_markers_refused(self):
+        with self.assertRaisesRegex(rcd.RenderError, "closes before it opens"):
+            rcd.split_page("".join(f"<!-- /capacity:{n} --><!-- capacity:{n} -->" for n in rcd.SECTIONS))
+        page = "".join(f"<!-- capacity:{n} --><!-- /capacity:{n} -->" for n in rcd.SECTIONS)
+        with self.assertRaisesRegex(rcd.RenderError, "unknown section 'bogus'"):
+            rcd.split_page(page + "<!-- capacity:bogus --><!-- /capacity:bogus -->")
+        with self.assertRaisesRegex(rcd.RenderError, "appears 2 times"):
+            rcd.split_page(page + "<!-- capacity:memory --><!-- /capacity:memory -->")
+
+    def test_nan_refused(self):
+        ws = Workspace(self)
+        text = json.dumps(sample(), indent=1).replace('"bytesPerEdge": 46.82556', '"bytesPerEdge": NaN', 1)
+        self.assertIn("NaN", text)
+        ws.write_report(text=text)
+        code, err = ws.run()
+        self.assertEqual(code, 1)
+        self.assertIn("non-finite number at /memory/1/bytesPerEdge (NaN)", err)
+
+    def test_infinity_and_overflow_refused(self):
+        ws = Workspace(self)
+        text = json.dumps(sample(), indent=1)
+        text = text.replace('"latencyNs": 399.4115245', '"latencyNs": 1e999', 1)
+        text = text.replace('"seconds": 0.23159089', '"seconds": -Infinity', 1)
+        ws.write_report(text=text)
+        code, err = ws.run()
+        self.assertEqual(code, 1)
+        self.assertIn("/ceilings/dependentLoad/latencyNs (inf)", err)
+        self.assertIn("/ceilings/sequentialWrite/seconds (-Infinity)", err)
+
+    def test_nan_in_history_refused(self):
+        ws = Workspace(self)
+        ws.write_history([json.dumps(history_line(sample())).replace('"bytesPerVertex": 48.16',
+                                                                      '"bytesPerVertex": NaN')])
+        code, err = ws.run()
+        self.assertEqual(code, 1)
+        self.assertIn("history.jsonl:1: non-finite number at /headline/bytesPerVertex", err)
+
+
+class RenderTest(unittest.TestCase):
+
+    def test_null_rendered_as_not_measured_with_reason(self):
+        ws = Workspace(self)
+        report = sample()
+        report["memory"][1]["bytesPerEdge"] = {"value": None, "reason": "the allocator | was busy"}
+        report["memory"][1]["efficiency"]["ratio"] = {"value": None, "reason": "the figure was not measured"}
+        ws.write_report(report)
+        self.assertEqual(ws.run()[0], 0)
+        page = ws.read_page()
+        self.assertIn("not measured (the allocator \\| was busy)", page)
+        self.assertIn("not measured (the figure was not measured)", page)
+
+    def test_partial_report_families_not_measured(self):
+        ws = Workspace(self)
+        report = sample()
+        report["partial"] = True
+        report["selectedFamilies"] = ["ceilings", "writes"]
+        for family in ("memory", "checkpoint", "load", "traversal", "latency"):
+            report[family] = {"value": None, "reason": "not selected (--only writes)"}
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        page = ws.read_page()
+        self.assertIn("*Not measured (not selected (--only writes)).*", page)
+        self.assertIn("**This report is partial**", page)
+        self.assertFalse(os.path.exists(os.path.join(ws.svg_dir, "traversal.svg")))
+        self.assertTrue(os.path.exists(os.path.join(ws.svg_dir, "writes.svg")))
+
+    def test_prose_preserved_byte_for_byte(self):
+        ws = Workspace(self)
+        original = ws.read_page()
+        self.assertEqual(ws.run()[0], 0)
+        rendered = ws.read_page()
+        self.assertNotEqual(rendered, original)
+        self.assertNotIn("stale", rendered)
+        self.assertEqual(rcd.prose_of(rendered), rcd.prose_of(original))
+        with open(PAGE, encoding="utf-8") as f:
+            self.assertEqual(rcd.prose_of(rendered), rcd.prose_of(f.read()))
+        # Prose with CRLF line ends, trailing blanks, non-ASCII and marker-like text stays exact.
+        odd = "".join(f"Prose \u00b5 \u2014 {n}  \r\n<!-- capacity:{n} -->old\r\nbody<!-- /capacity:{n} -->\r\n"
+                      f"<!-- capacity {n} -->\t\r\n" for n in rcd.SECTIONS) + "tail without newline"
+        with open(ws.page, "wb") as f:
+            f.write(odd.encode("utf-8"))
+        self.assertEqual(ws.run()[0], 0)
+        with open(ws.page, "rb") as f:
+            after = f.read().decode("utf-8")
+        self.assertEqual(rcd.prose_of(after), rcd.prose_of(odd))
+        self.assertTrue(after.endswith("tail without newline"))
+        self.assertNotIn("old\r\nbody", after)
+
+    def test_check_detects_change_and_is_idempotent(self):
+        ws = Workspace(self)
+        self.assertEqual(ws.run("--check")[0], 1)  # the sections are stale
+        self.assertEqual(ws.run()[0], 0)
+        rendered = ws.read_page()
+        self.assertEqual(ws.run("--check"), (0, ""))
+        self.assertEqual(ws.run()[0], 0)
+        self.assertEqual(ws.read_page(), rendered)
+        report = sample()
+        report["writes"][0]["writesPerSecond"] = 999.0
+        ws.write_report(report)
+        code, err = ws.run("--check")
+        self.assertEqual(code, 1)
+        self.assertIn("would change", err)
+        self.assertEqual(ws.read_page(), rendered)  # --check writes nothing
+        os.remove(os.path.join(ws.svg_dir, "writes.svg"))
+        ws.write_report(sample())
+        code, err = ws.run("--check")
+        self.assertEqual(code, 1)
+        self.assertIn("writes.svg would change", err)
+
+    def test_svgs_are_deterministic(self):
+        ws1, ws2 = Workspace(self), Workspace(self)
+        lines = [history_line(sample()), history_line(full_profile_report())]
+        for ws in (ws1, ws2):
+            ws.write_history(lines)
+            self.assertEqual(ws.run()[0], 0)
+        names = sorted(os.listdir(ws1.svg_dir))
+        self.assertEqual(names, ["history.svg", "traversal.svg", "writes.svg"])
+        for name in names:
+            with open(os.path.join(ws1.svg_dir, name), "rb") as a, open(os.path.join(ws2.svg_dir, name), "rb") as b:
+                data = a.read()
+                self.assertEqual(data, b.read(), name)
+            self.assertNotIn(b"<dc:date>", data)
+        self.assertIn("](capacity/traversal.svg)", ws1.read_page())
+
+    def test_full_profile_report_renders(self):
+        ws = Workspace(self)
+        ws.write_report(full_profile_report())
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        page = ws.read_page()
+        section = page[page.index("<!-- capacity:comparison -->"):page.index("<!-- /capacity:comparison -->")]
+        self.assertNotIn("not measured", section)  # every Fallen-8 shape has its row in the full profile
+        self.assertIn("| 10,000,000 × 10 |", page)
+        self.assertIn("20,001,000 elements", section)
+
+    def test_number_formatting(self):
+        self.assertEqual(rcd.rate(15789.689), "15,790")
+        self.assertEqual(rcd.rate(245025192.26), "245 M")
+        self.assertEqual(rcd.rate(3001704968.4), "3.00 G")
+        self.assertEqual(rcd.ns(30.04), "30.0 ns")
+        self.assertEqual(rcd.ns(7741.48), "7.74 µs")
+        self.assertEqual(rcd.ns(1046.3e6), "1.05 s")
+        self.assertEqual(rcd.ratio(0.0005997), "0.000600")
+        self.assertEqual(rcd.ratio(7784.1), "7,784")
+        self.assertEqual(rcd.binary_size(134217728), "128 MiB")
+
+
+class HistoryTest(unittest.TestCase):
+
+    def test_history_gap_is_a_gap_never_a_zero(self):
+        ws = Workspace(self)
+        quick = sample()
+        lines = [
+            history_line(quick),
+            history_line(quick, traversalBestEdgesPerSecond={"value": None, "reason": "not selected (--only writes)"},
+                         traversalRatio={"value": None, "reason": "the figure was not measured"}),
+            history_line(quick, traversalBestEdgesPerSecond=None),  # an older line without the field
+            history_line(quick),
+        ]
+        lines[1]["partial"] = True
+        ws.write_history(lines)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        runs = rcd.load_history(ws.history)
+        xs, ys = rcd.history_series(runs, "traversalBestEdgesPerSecond", "quick")
+        self.assertEqual(xs, [1, 2, 3, 4])
+        self.assertTrue(math.isnan(ys[1]) and math.isnan(ys[2]))
+        self.assertEqual(ys[0], quick["traversal"][3]["bestEdgesPerSecond"])
+        self.assertNotIn(0, ys)
+        page = ws.read_page()
+        history = page[page.index("<!-- capacity:history -->"):page.index("<!-- /capacity:history -->")]
+        rows = [line for line in history.splitlines() if line.startswith("| ") and line[2].isdigit()]
+        self.assertEqual(len(rows), 4)
+        self.assertIn("not measured (not selected (--only writes))", rows[1])
+        self.assertIn("quick (partial)", rows[1])
+        self.assertIn("| not recorded |", rows[2])
+        self.assertIn("177 M (0.0573) at 5,000,000 edges", rows[0])
+        self.assertIn("](capacity/history.svg)", history)
+
+    def test_profiles_are_separate_series(self):
+        runs = [history_line(sample()), history_line(full_profile_report()), history_line(sample())]
+        self.assertEqual(rcd.history_series(runs, "bytesPerVertex", "quick")[0], [1, 3])
+        self.assertEqual(rcd.history_series(runs, "bytesPerVertex", "full")[0], [2])
+
+    def test_no_history_file(self):
+        ws = Workspace(self)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertIn("No run recorded yet", ws.read_page())
+        self.assertFalse(os.path.exists(os.path.join(ws.svg_dir, "history.svg")))
+
+
+if __name__ == "__main__":
+    unittest.main()

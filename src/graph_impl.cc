@@ -103,8 +103,23 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
   durable->open_stats = rs.stats;
   durable->open_stats.checkpoint_written = checkpointed;
   durable->open_stats.open_microseconds = MicrosSince(start);
+  {
+    base::MutexLock lock(&durable->segments_mu);
+    SequenceNumber current_first =
+        rs.last_segment != 0 ? rs.segment_first[rs.last_segment] : rs.stats.recovered_sequence + 1;
+    durable->segment_first = std::move(rs.segment_first);
+    durable->segment_first[durable->wal->segment_number()] = current_first;
+  }
+  if (checkpointed) {
+    // Like any checkpoint: drop what the previous one (the one loaded) covers.
+    s = RemoveCoveredFiles(*durable, durable->previous_checkpoint, durable->wal->segment_number());
+    if (!s.ok()) {
+      rs.chain->Shutdown();
+      return s;
+    }
+  }
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(durable));
-  g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
+  if (!checkpointed) g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
   return std::unique_ptr<Graph>(g);
 }
 
@@ -290,6 +305,10 @@ Status GraphImpl::LogGroup(const std::vector<WriteRequest*>& group,
   wal::WalWriter& wal = *durable_->wal;
   if (wal.ShouldRotate()) {
     QUIVER_RETURN_IF_ERROR(wal.StartSegment(wal.segment_number() + 1, first));
+    {
+      base::MutexLock lock(&durable_->segments_mu);
+      durable_->segment_first[wal.segment_number()] = first;
+    }
     current_segment_.store(wal.segment_number());
     wal_segments_started_.fetch_add(1, std::memory_order_relaxed);
   }
@@ -359,7 +378,7 @@ Status GraphImpl::RunCheckpoint() {
     checkpoint_stats_.last_checkpoint_microseconds = MicrosSince(start);
   }
   // The new checkpoint is durable; what is left to do only frees space.
-  Status cleanup = RemoveCoveredFiles(previous_checkpoint_);
+  Status cleanup = RemoveCoveredFiles(*durable_, previous_checkpoint_, current_segment_.load());
   if (!cleanup.ok()) {
     base::MutexLock stats_lock(&stats_mu_);
     checkpoint_stats_.last_checkpoint_error = cleanup;
@@ -367,36 +386,39 @@ Status GraphImpl::RunCheckpoint() {
   return Status::Ok();
 }
 
-Status GraphImpl::RemoveCoveredFiles(SequenceNumber previous_checkpoint) {
+Status GraphImpl::RemoveCoveredFiles(DurableState& d, SequenceNumber previous_checkpoint,
+                                     std::uint64_t current_segment) {
   // Kept: the newest checkpoint, the previous one as a fallback, and every
   // WAL segment holding a sequence above the previous one, so recovery from
-  // either checkpoint finds its WAL.
-  env::FileSystem* fs = durable_->fs;
-  const std::string& dir = durable_->dir;
-  QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
-  std::vector<std::uint64_t> segments;
+  // either checkpoint finds its log.
+  QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, d.fs->ListDir(d.dir));
   bool removed = false;
   for (const std::string& name : names) {
     if (auto seq = checkpoint::ParseCheckpointFileName(name); seq && *seq < previous_checkpoint) {
-      QUIVER_RETURN_IF_ERROR(fs->Remove(env::JoinPath(dir, name)));
+      QUIVER_RETURN_IF_ERROR(d.fs->Remove(env::JoinPath(d.dir, name)));
       removed = true;
-    } else if (auto n = wal::ParseSegmentFileName(name)) {
-      segments.push_back(*n);
     }
   }
-  std::uint64_t current = current_segment_.load();
-  // Segment k is covered when segment k+1 starts at or below previous + 1.
-  for (std::size_t i = 0; i + 1 < segments.size() && segments[i + 1] <= current; ++i) {
-    QUIVER_ASSIGN_OR_RETURN(auto file,
-                            fs->OpenReadable(env::JoinPath(dir, wal::SegmentFileName(segments[i + 1]))));
-    std::byte header[wal::kSegmentHeaderBytes];
-    QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(0, header));
-    auto h = wal::DecodeSegmentHeader(std::span<const std::byte>(header, n));
-    if (!h || h->first_sequence > previous_checkpoint + 1) break;
-    QUIVER_RETURN_IF_ERROR(fs->Remove(env::JoinPath(dir, wal::SegmentFileName(segments[i]))));
+  // Segment k is covered when the segment after it starts at or below
+  // previous + 1. The current segment is never removed.
+  std::vector<std::uint64_t> covered;
+  {
+    base::MutexLock lock(&d.segments_mu);
+    for (auto it = d.segment_first.begin(); it != d.segment_first.end(); ++it) {
+      auto next = std::next(it);
+      if (next == d.segment_first.end() || next->first > current_segment ||
+          next->second > previous_checkpoint + 1)
+        break;
+      covered.push_back(it->first);
+    }
+  }
+  for (std::uint64_t number : covered) {
+    QUIVER_RETURN_IF_ERROR(d.fs->Remove(env::JoinPath(d.dir, wal::SegmentFileName(number))));
+    base::MutexLock lock(&d.segments_mu);
+    d.segment_first.erase(number);
     removed = true;
   }
-  if (removed) QUIVER_RETURN_IF_ERROR(fs->SyncDir(dir));
+  if (removed) QUIVER_RETURN_IF_ERROR(d.fs->SyncDir(d.dir));
   return Status::Ok();
 }
 

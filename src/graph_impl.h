@@ -18,6 +18,7 @@
 #define QUIVER_GRAPH_IMPL_H_
 
 #include <atomic>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -45,6 +46,9 @@ struct DurableState {
   SequenceNumber last_checkpoint = 0;
   SequenceNumber previous_checkpoint = 0;
   OpenStats open_stats;
+  // First sequence of each segment on disk, by number (see RemoveCoveredFiles).
+  base::Mutex segments_mu;
+  std::map<std::uint64_t, SequenceNumber> segment_first ABSL_GUARDED_BY(segments_mu);
 };
 
 class GraphImpl final : public Graph {
@@ -76,7 +80,11 @@ class GraphImpl final : public Graph {
                   const std::vector<std::uint64_t>& first_edge);
   void CheckpointLoop();
   Status RunCheckpoint();
-  Status RemoveCoveredFiles(SequenceNumber previous_checkpoint);
+  // Removes checkpoints older than `previous_checkpoint` and the segments
+  // it wholly covers. Reads no file: segment first sequences are kept in
+  // `segments` (recovery found them, the writer adds what it starts).
+  static Status RemoveCoveredFiles(DurableState& d, SequenceNumber previous_checkpoint,
+                                   std::uint64_t current_segment);
 
   // Immutable after construction.
   const Options options_;

@@ -157,6 +157,10 @@ class Rebuilder {
     while (c > 0 && first + 1 < listing.segments.size()) {
       QUIVER_ASSIGN_OR_RETURN(auto next_first, HeaderFirstSequence(listing.segments[first + 1]));
       if (!next_first || *next_first > c + 1) break;
+      // Skipped segments are remembered for checkpoint cleanup; the first
+      // one's own start is never consulted (only its successor's is).
+      state_->segment_first.emplace(listing.segments[first], 0);
+      state_->segment_first[listing.segments[first + 1]] = *next_first;
       ++first;
     }
     return first;
@@ -195,6 +199,7 @@ class Rebuilder {
         continue;
       }
       QUIVER_RETURN_IF_ERROR(CheckSegmentHeader(scan, &expected_header_first));
+      state_->segment_first[number] = scan.header.first_sequence;
       state_->wal_bytes_read += scan.valid_end;
       if (last) {
         state_->last_segment = number;

@@ -15,6 +15,7 @@
 #define QUIVER_RECOVERY_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 
 #include "env/file_system.h"
@@ -33,7 +34,10 @@ struct RecoveredState {
   // in it at `last_segment_size` (its valid end). 0 if there is none.
   std::uint64_t last_segment = 0;
   std::uint64_t last_segment_size = 0;
-  std::uint64_t wal_bytes_read = 0;    // valid WAL bytes (for the checkpoint trigger)
+  std::uint64_t wal_bytes_read = 0;  // valid WAL bytes (for the checkpoint trigger)
+  // First sequence of every segment with an intact header, by number: what
+  // checkpoint cleanup needs to know which segments a checkpoint covers.
+  std::map<std::uint64_t, SequenceNumber> segment_first;
   SequenceNumber last_checkpoint = 0;  // newest valid checkpoint's sequence
   std::uint64_t epoch = 0;             // last epoch used while building
   OpenStats stats;

@@ -1,0 +1,62 @@
+// RunTotals: the crash loop's figures over all iterations, and the lines
+// that report them (RELIABILITY.md 3.3's wording).
+//
+// stdout gets exactly two lines:
+//   crash iterations: N, acknowledged commits lost: 0, partial groups visible: 0, sequence gaps: 0
+//   (posix a / buffered b), acked commits verified: X, phantom commits: 0, recovery failures: 0,
+//   recovery ms p50/max: p/m, kills during checkpoint: k, during recovery: r
+// (the second on one line); stderr gets a third with the remaining figures.
+//
+// Thread safety: plain values.
+#ifndef QUIVER_TOOLS_CRASHLOOP_CRASH_REPORT_H_
+#define QUIVER_TOOLS_CRASHLOOP_CRASH_REPORT_H_
+
+#include <cstdint>
+#include <cstdio>
+#include <vector>
+
+#include "crash_verifier.h"
+
+namespace quiver::crashloop {
+
+struct RunTotals {
+  std::uint64_t iterations = 0;
+  std::uint64_t posix = 0;
+  std::uint64_t buffered = 0;
+  Violations violations;
+  // Violations outside the verifier's:
+  std::uint64_t recovery_failures = 0;  // a parent or child open failed, or hung
+  std::uint64_t child_failures = 0;     // a child died on its own after opening, or spoke nonsense
+  std::uint64_t wal_not_truncated = 0;  // files left behind after a checkpointing close
+  std::uint64_t close_failures = 0;     // the parent's Close (its checkpoint) failed
+
+  std::uint64_t acked_verified = 0;
+  std::uint64_t unacked_present = 0;
+  std::uint64_t unacked_absent = 0;
+  std::uint64_t begun = 0;
+  std::uint64_t failed_writes = 0;      // F lines (DurabilityUnknown and others)
+  std::uint64_t kills_checkpoint = 0;   // an explicit checkpoint in flight, or a *.tmp left
+  std::uint64_t kills_recovery = 0;     // after "open-start", before "open-done"
+  std::uint64_t kills_before_open = 0;  // before the child reached Open
+  std::uint64_t explicit_checkpoints = 0;
+  std::uint64_t torn_tails = 0;                 // parent opens that truncated a tail
+  std::uint64_t resets = 0;                     // directories wiped to bound the graph's size
+  std::uint64_t previous_checkpoint_opens = 0;  // parent opens that fell back to the older checkpoint
+  std::uint64_t stalled_windows = 0;            // >= 250 ms after open-done without one Write returning
+  std::uint64_t max_segments = 0;               // WAL segments on disk after a kill
+  std::uint64_t max_checkpoints = 0;            // checkpoint files on disk after a kill
+  std::vector<std::uint64_t> recovery_us;       // the parent's open times
+
+  std::uint64_t total_violations() const {
+    return violations.total() + recovery_failures + child_failures + wal_not_truncated + close_failures;
+  }
+};
+
+// The two summary lines.
+void PrintSummary(const RunTotals& t, std::FILE* out);
+// One line with everything else, the seed first.
+void PrintDetails(const RunTotals& t, std::uint64_t seed, std::FILE* out);
+
+}  // namespace quiver::crashloop
+
+#endif  // QUIVER_TOOLS_CRASHLOOP_CRASH_REPORT_H_

@@ -85,16 +85,16 @@ tsan_launcher() {
   return 1
 }
 
-section "0/4 dependencies"
+section "0/5 dependencies"
 bash scripts/install-deps.sh
 
-section "1/4 asan: ASan + UBSan, all default tests"
+section "1/5 asan: ASan + UBSan, all default tests"
 t=$SECONDS
 configure_and_build asan
 run_ctest ctest --preset asan -j "$jobs" -LE soak
 finish_stage "$t" asan
 
-section "2/4 tsan: ThreadSanitizer, label concurrency"
+section "2/5 tsan: ThreadSanitizer, label concurrency"
 t=$SECONDS
 if [[ -f tests/concurrency_test.cc ]]; then
   launcher="$(tsan_launcher)"
@@ -112,7 +112,7 @@ else
 fi
 finish_stage "$t" tsan
 
-section "3/4 release: package, headers, example, unit, micro-benchmarks"
+section "3/5 release: package, headers, example, unit, micro-benchmarks"
 t=$SECONDS
 configure_and_build release
 run_ctest ctest --preset release -j "$jobs" -LE soak
@@ -132,10 +132,18 @@ if [[ -x build/release/bench/quiver_micro_bench ]]; then
 fi
 finish_stage "$t" release
 
-section "4/4 clang: -Wthread-safety -Werror on the library"
+section "4/5 clang: -Wthread-safety -Werror on the library"
 t=$SECONDS
 configure_and_build clang --target quiver
 finish_stage "$t" clang
+
+section "5/5 fuzz: libFuzzer targets (clang 14, ASan + UBSan), 20 s each"
+t=$SECONDS
+if [[ -f fuzz/CMakeLists.txt ]]; then
+  configure_and_build fuzz
+  run_ctest ctest --preset fuzz
+fi
+finish_stage "$t" fuzz
 
 section "summary"
 printf '  %s\n' "${stage_log[@]}"

@@ -12,8 +12,11 @@
 //   BM_SweepCsr/threads:N     for v in range: for j in [offsets[v], offsets[v+1]): sum += nbr[j]
 //   BM_SweepQuiver/threads:N  Snapshot::ScanEdges(begin, end, kOut): for each EdgeGroup handed
 //                             out (leaf by leaf, arrays prefetched): for each entry: sum += neighbor()
+//   BM_SweepQuiverPerVertex/threads:N  the same through the per-vertex API: for v in
+//                             Snapshot::Vertices(begin, end): for each EdgeGroup of
+//                             Snapshot::OutEdges(v): for each entry: sum += neighbor()
 // One iteration is one sweep of the thread's range; wall-clock time; items_per_second is edges
-// per second over all threads. BM_SweepQuiver also reports csr_edges_per_s, the CSR rate for the
+// per second over all threads. Both Quiver sweeps also report csr_edges_per_s, the CSR rate for the
 // same thread count measured once per process with std::threads before the Quiver sweep runs
 // (median of 5 trials of 3 sweeps), and vs_csr = Quiver edges/s / that CSR rate (each thread
 // contributes its own edges / its own sweep time, summed over the threads).
@@ -114,6 +117,19 @@ std::uint64_t SweepQuiver(const Snapshot& snapshot, std::uint64_t begin, std::ui
   return sum;
 }
 
+std::uint64_t SweepQuiverPerVertex(const Snapshot& snapshot, std::uint64_t begin, std::uint64_t end,
+                                   std::uint64_t* edges) {
+  std::uint64_t sum = 0, n = 0;
+  for (VertexId v : snapshot.Vertices(begin, end)) {
+    for (EdgeGroup group : snapshot.OutEdges(v)) {
+      n += group.entries.size();
+      for (const EdgeEntry& e : group.entries) sum += e.neighbor().value();
+    }
+  }
+  *edges += n;
+  return sum;
+}
+
 // CSR edges per second with `threads` std::threads and the benchmarks' split: the median of 5
 // trials, each 3 sweeps per thread, after one warm-up trial.
 double MeasureCsrRate(const SweepFixture& f, int threads) {
@@ -162,7 +178,9 @@ void BM_SweepCsr(benchmark::State& state) {
 }
 BENCHMARK(BM_SweepCsr)->Threads(1)->Threads(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
-void BM_SweepQuiver(benchmark::State& state) {
+using QuiverSweepFn = std::uint64_t (*)(const Snapshot&, std::uint64_t, std::uint64_t, std::uint64_t*);
+
+void RunQuiverSweep(benchmark::State& state, QuiverSweepFn sweep) {
   const SweepFixture& f = Sweep();
   const double csr_rate = CsrReferenceRate(state.threads());
   const auto [begin, end] = ThreadRange(f.id_limit, state.thread_index(), state.threads());
@@ -170,7 +188,7 @@ void BM_SweepQuiver(benchmark::State& state) {
   Clock::duration busy{};
   for (auto _ : state) {
     const Clock::time_point t0 = Clock::now();
-    std::uint64_t sum = SweepQuiver(f.snapshot, begin, end, &edges);
+    std::uint64_t sum = sweep(f.snapshot, begin, end, &edges);
     Consume(sum);
     busy += Clock::now() - t0;
   }
@@ -179,7 +197,12 @@ void BM_SweepQuiver(benchmark::State& state) {
   state.counters["vs_csr"] = thread_rate / csr_rate;  // summed over threads
   state.counters["csr_edges_per_s"] = benchmark::Counter(csr_rate, benchmark::Counter::kAvgThreads);
 }
+
+void BM_SweepQuiver(benchmark::State& state) { RunQuiverSweep(state, &SweepQuiver); }
 BENCHMARK(BM_SweepQuiver)->Threads(1)->Threads(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+void BM_SweepQuiverPerVertex(benchmark::State& state) { RunQuiverSweep(state, &SweepQuiverPerVertex); }
+BENCHMARK(BM_SweepQuiverPerVertex)->Threads(1)->Threads(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace quiver::bench

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "durable_workload.h"
 #include "env/file_system.h"
 #include "env/sim_file_system.h"
 #include "env_test_util.h"
@@ -32,35 +33,7 @@ Options DurableOptions() {
   return o;
 }
 
-// A deterministic workload: group k (1-based) is one batch; every few groups
-// remove or change something, so replay exercises every op kind.
-WriteBatch WorkloadBatch(int k, std::uint64_t vertex_limit, std::uint64_t edge_limit) {
-  WriteBatch b;
-  std::mt19937_64 rng(static_cast<std::uint64_t>(k));
-  NewVertex v = b.AddVertex(k % 3 == 0 ? "City" : "Person", {{"k", k}, {"name", "n" + std::to_string(k)}});
-  if (vertex_limit > 0) {
-    VertexId other(rng() % vertex_limit);
-    b.AddEdge(k % 2 ? "KNOWS" : "LIKES", v, other, {{"w", 0.5 * k}});
-    b.AddEdge("KNOWS", other, v);
-  }
-  if (k % 7 == 0 && edge_limit > 0) b.RemoveEdge(EdgeId(rng() % edge_limit));
-  if (k % 11 == 0 && vertex_limit > 1) b.RemoveVertex(VertexId(rng() % vertex_limit));
-  if (k % 5 == 0 && vertex_limit > 0)
-    b.SetProperty(VertexId(rng() % vertex_limit), "touched", std::string(40, 'x'));
-  return b;
-}
-
-// Applies group k; removals of already-removed elements fail validation, so
-// the batch is retried without them (the same on every graph).
-Result<CommitInfo> ApplyGroup(Graph& g, int k) {
-  Snapshot s = g.GetSnapshot();
-  WriteBatch b = WorkloadBatch(k, s.vertex_id_limit(), s.edge_id_limit());
-  Result<CommitInfo> r = g.Write(b);
-  if (r.ok() || r.status().code() != StatusCode::kNotFound) return r;
-  WriteBatch plain;
-  plain.AddVertex("Person", {{"k", k}});
-  return g.Write(std::move(plain));
-}
+using test_util::ApplyGroup;
 
 TEST(DurabilityTest, CloseAndReopenRestoresEverything) {
   TempDir dir;

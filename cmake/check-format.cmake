@@ -22,7 +22,7 @@ if(NOT rc EQUAL 0 OR NOT version_text MATCHES "clang-format version 14\\.")
 endif()
 
 set(files "")
-foreach(dir include src tests bench examples tools)
+foreach(dir include src tests bench examples tools fuzz)
   file(GLOB_RECURSE found "${SOURCE_DIR}/${dir}/*.h" "${SOURCE_DIR}/${dir}/*.cc")
   list(APPEND files ${found})
 endforeach()

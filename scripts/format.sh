@@ -15,7 +15,7 @@ if ! "$clang_format" --version | grep -q 'version 14\.'; then
   echo "format.sh: warning: $("$clang_format" --version) is not clang-format 14; results may differ from CI" >&2
 fi
 
-mapfile -t files < <(find include src tests bench examples tools -type f \( -name '*.h' -o -name '*.cc' \) 2>/dev/null | sort)
+mapfile -t files < <(find include src tests bench examples tools fuzz -type f \( -name '*.h' -o -name '*.cc' \) 2>/dev/null | sort)
 if ((${#files[@]} == 0)); then
   echo "format.sh: no files" >&2
   exit 1

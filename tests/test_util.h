@@ -82,28 +82,7 @@ inline std::string Render(const PropertyValue& v) { return Render(View(v)); }
 
 // Bitwise identity of type and payload (unlike operator==, -0.0 != 0.0).
 // Allocates nothing, so model comparisons can call it for every value.
-inline bool SameValue(const PropertyView& a, const PropertyValue& b) {
-  if (a.type() != b.type()) return false;
-  switch (a.type()) {
-    case ValueType::kNull: return true;
-    case ValueType::kBool: return a.as_bool() == b.as_bool();
-    case ValueType::kInt64: return a.as_int64() == b.as_int64();
-    case ValueType::kDouble:
-      return std::bit_cast<std::uint64_t>(a.as_double()) == std::bit_cast<std::uint64_t>(b.as_double());
-    case ValueType::kString: return a.as_string() == b.as_string();
-    case ValueType::kBytes: {
-      auto x = a.as_bytes();
-      const Bytes& y = b.as_bytes();
-      return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size()) == 0);
-    }
-    case ValueType::kFloatVector: {
-      auto x = a.as_float_vector();
-      const FloatVector& y = b.as_float_vector();
-      return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size_bytes()) == 0);
-    }
-  }
-  return false;
-}
+inline bool SameValue(const PropertyView& a, const PropertyValue& b) { return IdenticalValues(a, b); }
 
 // Properties of one element as name -> rendered value.
 template <typename Id>

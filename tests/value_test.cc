@@ -264,3 +264,23 @@ TEST(EdgeEntryTest, DecodesTwo48BitIds) {
 
 }  // namespace
 }  // namespace quiver
+
+namespace quiver {
+namespace {
+
+TEST(ValueIdentityTest, IdentityComparesDoublesByBitPatternEqualityByValue) {
+  PropertyValue neg_zero(-0.0), zero(0.0);
+  PropertyView view_zero(0.0);
+  EXPECT_TRUE(view_zero == neg_zero);
+  EXPECT_FALSE(IdenticalValues(view_zero, neg_zero));
+  EXPECT_TRUE(IdenticalValues(view_zero, zero));
+  FloatVector v{1.0f, -0.0f};
+  FloatVector w{1.0f, 0.0f};
+  PropertyView view_v{std::span<const float>(v)};
+  EXPECT_TRUE(view_v == PropertyValue(w));
+  EXPECT_FALSE(IdenticalValues(view_v, PropertyValue(w)));
+  EXPECT_FALSE(IdenticalValues(PropertyView(std::int64_t{1}), PropertyValue(true)));
+}
+
+}  // namespace
+}  // namespace quiver

@@ -101,9 +101,14 @@ class PropertyView {
       v_;
 };
 
-// Bytewise equality of a stored value and an owned value (doubles compare
-// with ==, so -0.0 == 0.0).
+// Equality of a stored value and an owned value (doubles compare with ==,
+// so -0.0 == 0.0).
 bool operator==(const PropertyView& a, const PropertyValue& b);
+
+// Identity: the same type and the same bytes. Unlike ==, doubles and
+// vector elements compare by bit pattern, so -0.0 differs from 0.0. What a
+// round trip through the graph (or its files) must preserve.
+bool IdenticalValues(const PropertyView& a, const PropertyValue& b);
 
 // One key/value pair as a batch carries it.
 struct Property {

@@ -1,6 +1,8 @@
 // ValueTypeName, PropertyView::ToValue and view/value equality.
 #include "quiver/value.h"
 
+#include <bit>
+#include <cstdint>
 #include <cstring>
 
 namespace quiver {
@@ -37,13 +39,20 @@ PropertyValue PropertyView::ToValue() const {
   return PropertyValue();
 }
 
-bool operator==(const PropertyView& a, const PropertyValue& b) {
+namespace {
+
+// Shared by == and IdenticalValues; `bitwise` compares doubles and floats by
+// bit pattern instead of by value.
+bool Compare(const PropertyView& a, const PropertyValue& b, bool bitwise) {
   if (a.type() != b.type()) return false;
   switch (a.type()) {
     case ValueType::kNull: return true;
     case ValueType::kBool: return a.as_bool() == b.as_bool();
     case ValueType::kInt64: return a.as_int64() == b.as_int64();
-    case ValueType::kDouble: return a.as_double() == b.as_double();
+    case ValueType::kDouble:
+      return bitwise
+                 ? std::bit_cast<std::uint64_t>(a.as_double()) == std::bit_cast<std::uint64_t>(b.as_double())
+                 : a.as_double() == b.as_double();
     case ValueType::kString: return a.as_string() == b.as_string();
     case ValueType::kBytes: {
       auto x = a.as_bytes();
@@ -54,12 +63,21 @@ bool operator==(const PropertyView& a, const PropertyValue& b) {
       auto x = a.as_float_vector();
       const FloatVector& y = b.as_float_vector();
       if (x.size() != y.size()) return false;
-      for (size_t i = 0; i < x.size(); ++i)
+      if (bitwise) return x.empty() || std::memcmp(x.data(), y.data(), x.size_bytes()) == 0;
+      for (std::size_t i = 0; i < x.size(); ++i)
         if (x[i] != y[i]) return false;
       return true;
     }
   }
   return false;
+}
+
+}  // namespace
+
+bool operator==(const PropertyView& a, const PropertyValue& b) { return Compare(a, b, /*bitwise=*/false); }
+
+bool IdenticalValues(const PropertyView& a, const PropertyValue& b) {
+  return Compare(a, b, /*bitwise=*/true);
 }
 
 }  // namespace quiver

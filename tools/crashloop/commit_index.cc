@@ -7,37 +7,13 @@
 namespace quiver::crashloop {
 namespace {
 
-// Bitwise identity of type and payload (-0.0 differs from 0.0, as stored).
-bool SameValue(const PropertyView& a, const PropertyValue& b) {
-  if (a.type() != b.type()) return false;
-  switch (a.type()) {
-    case ValueType::kNull: return true;
-    case ValueType::kBool: return a.as_bool() == b.as_bool();
-    case ValueType::kInt64: return a.as_int64() == b.as_int64();
-    case ValueType::kDouble:
-      return std::bit_cast<std::uint64_t>(a.as_double()) == std::bit_cast<std::uint64_t>(b.as_double());
-    case ValueType::kString: return a.as_string() == b.as_string();
-    case ValueType::kBytes: {
-      auto x = a.as_bytes();
-      const Bytes& y = b.as_bytes();
-      return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size()) == 0);
-    }
-    case ValueType::kFloatVector: {
-      auto x = a.as_float_vector();
-      const FloatVector& y = b.as_float_vector();
-      return x.size() == y.size() && (x.empty() || std::memcmp(x.data(), y.data(), x.size_bytes()) == 0);
-    }
-  }
-  return false;
-}
-
 // The element has exactly `expected` (keys are distinct in a spec).
 template <typename Id>
 bool SameProperties(const Snapshot& s, Id id, const std::vector<Property>& expected) {
   if (s.Properties(id).size() != expected.size()) return false;
   for (const Property& p : expected) {
     std::optional<PropertyView> v = s.GetProperty(id, p.key);
-    if (!v || !SameValue(*v, p.value)) return false;
+    if (!v || !IdenticalValues(*v, p.value)) return false;
   }
   return true;
 }

@@ -718,6 +718,14 @@ CkptVerdict CheckCheckpoint(const Corpus& c, const std::string& bytes, const std
   checkpoint::Header h;
   std::string dump;
   Status s = format_test::LoadCheckpointForTest(AsBytes(bytes), &h, &dump);
+  // The parallel loader must reach the same verdict, with the same message.
+  {
+    checkpoint::Header h3;
+    std::string dump3;
+    Status s3 = format_test::LoadCheckpointForTest(AsBytes(bytes), &h3, &dump3, /*threads=*/3);
+    EXPECT_TRUE(s3.ToString() == s.ToString() && (!s.ok() || dump3 == dump))
+        << what << ": 1 thread gave " << s.ToString() << ", 3 threads " << s3.ToString();
+  }
   ++r.mutations;
   CkptVerdict v;
   v.rejected = s.code() == StatusCode::kCorruption;

@@ -235,17 +235,17 @@ inline std::string DumpRoots(const storage::GraphRoots& g) {
 }
 
 // Loads `file` as recovery does (a fresh chain, a version with private
-// intern tables), then frees everything. On success `*dump` (if not null)
-// receives DumpRoots of the loaded state.
+// intern tables) on `threads` threads, then frees everything. On success
+// `*dump` (if not null) receives DumpRoots of the loaded state.
 inline Status LoadCheckpointForTest(std::span<const std::byte> file, checkpoint::Header* header,
-                                    std::string* dump = nullptr) {
+                                    std::string* dump = nullptr, unsigned threads = 1) {
   auto* chain = new storage::VersionChain();
   storage::MutationContext ctx{1, nullptr, nullptr};
   storage::Version* v = chain->NewVersion(&ctx);
   storage::OwnInternTable(v->roots.labels, ctx);
   storage::OwnInternTable(v->roots.types, ctx);
   storage::OwnInternTable(v->roots.keys, ctx);
-  Status s = checkpoint::LoadCheckpoint(file, v->roots, ctx, header);
+  Status s = checkpoint::LoadCheckpoint(file, v->roots, ctx, header, threads);
   if (s.ok() && dump != nullptr) *dump = DumpRoots(v->roots);
   chain->Abandon(v);
   chain->Shutdown();

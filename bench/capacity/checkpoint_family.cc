@@ -17,7 +17,8 @@
 //             ceilings.sequentialWrite.
 // load        The graph is closed (no checkpoint on close) and opened again: newest checkpoint plus
 //             the WAL tail (the committer's commits after the checkpoint's pin). openMicroseconds is
-//             GetOpenStats().open_microseconds; elementsPerSecond = elements / that. The reopened
+//             GetOpenStats().open_microseconds (with its checkpoint-load and WAL-replay parts and
+//             the load thread count beside it); elementsPerSecond = elements / that. The reopened
 //             counts are checked. The checkpoint file was just written, so it is read from the page
 //             cache: the ratio compares the checkpoint bytes decoded per second with one core's
 //             memory read bandwidth.
@@ -135,6 +136,9 @@ Json MeasureLoad(Context& ctx, std::unique_ptr<Graph>& graph, const std::string&
   row["checkpointBytes"] = Count(checkpoint_bytes, "no checkpoint was written");
   row["walBatchesReplayed"] = o.wal_batches_replayed;
   row["openMicroseconds"] = Count(o.open_microseconds, "the engine reported no open time");
+  row["checkpointLoadMicroseconds"] = o.checkpoint_load_microseconds;
+  row["walReplayMicroseconds"] = o.wal_replay_microseconds;
+  row["loadThreads"] = o.load_threads;
   row["wallMicroseconds"] = wall_us;
   const double seconds = static_cast<double>(o.open_microseconds) / 1e6;
   row["elementsPerSecond"] = Positive(static_cast<double>(vertices + edges) / seconds, "no open time");

@@ -24,6 +24,12 @@ class MemoryAccount {
   void Free(void* p);
   // Bytes currently allocated through this account.
   std::int64_t allocated_bytes() const { return allocated_.load(std::memory_order_relaxed); }
+  // Moves `other`'s count into this account: blocks a worker allocated
+  // through a private account (no shared counter to contend on) become
+  // this account's, to be freed through it. `other` must be quiescent.
+  void Absorb(MemoryAccount& other) {
+    allocated_.fetch_add(other.allocated_.exchange(0, std::memory_order_relaxed), std::memory_order_relaxed);
+  }
 
  private:
   std::atomic<std::int64_t> allocated_{0};

@@ -1,7 +1,9 @@
 // LoadCheckpoint: validates a checkpoint file and rebuilds the graph state it
 // holds into `roots` (which must be empty, with empty intern tables born in
-// ctx.epoch). Corruption if anything fails a check; `roots` is then left
-// for the caller to destroy.
+// ctx.epoch), on `threads` threads (the caller's included). Corruption if
+// anything fails a check; `roots` is then left for the caller to destroy.
+// The result does not depend on `threads`, nor does which error a damaged
+// file gets.
 #ifndef QUIVER_CHECKPOINT_CHECKPOINT_READER_H_
 #define QUIVER_CHECKPOINT_CHECKPOINT_READER_H_
 
@@ -15,7 +17,7 @@
 namespace quiver::checkpoint {
 
 Status LoadCheckpoint(std::span<const std::byte> file, storage::GraphRoots& roots,
-                      storage::MutationContext& ctx, Header* header);
+                      storage::MutationContext& ctx, Header* header, unsigned threads = 1);
 
 }  // namespace quiver::checkpoint
 

@@ -16,22 +16,13 @@ std::uint32_t CapacityFor(std::uint32_t n) {
   return static_cast<std::uint32_t>((bytes - sizeof(EdgeArray)) / sizeof(EdgeEntry));
 }
 
-EdgeArray* NewArray(std::uint32_t type, std::uint32_t min_capacity, MutationContext& ctx) {
-  std::uint32_t cap = CapacityFor(min_capacity);
-  auto* a = static_cast<EdgeArray*>(
-      ctx.account->Allocate(sizeof(EdgeArray) + std::size_t{cap} * sizeof(EdgeEntry)));
-  a->type = type;
-  a->capacity = cap;
-  return a;
-}
-
 // Appends to one group given its array and count; may replace the array.
 void AppendToGroup(EdgeArray*& array, std::uint32_t count, std::uint64_t edge, std::uint64_t neighbor,
                    MutationContext& ctx) {
   if (count == array->capacity) {
     // Next size class up: amortised O(1) copies per append with slack
     // bounded by one allocator bin.
-    EdgeArray* grown = NewArray(array->type, count + 1 + count / 8, ctx);
+    EdgeArray* grown = NewEdgeArray(array->type, count + 1 + count / 8, ctx);
     std::memcpy(grown->entries(), array->entries(), std::size_t{count} * sizeof(EdgeEntry));
     ctx.retired->Add(array);
     array = grown;
@@ -68,7 +59,7 @@ GroupDir* OwnDir(std::uintptr_t& head, std::uint32_t extra, MutationContext& ctx
 EdgeArray* WithoutEntry(const EdgeArray* array, std::uint32_t count, std::uint32_t index,
                         MutationContext& ctx) {
   if (count == 1) return nullptr;
-  EdgeArray* a = NewArray(array->type, count - 1, ctx);
+  EdgeArray* a = NewEdgeArray(array->type, count - 1, ctx);
   std::memcpy(a->entries(), array->entries(), std::size_t{index} * sizeof(EdgeEntry));
   std::memcpy(a->entries() + index, array->entries() + index + 1,
               std::size_t{count - index - 1} * sizeof(EdgeEntry));
@@ -84,6 +75,15 @@ std::int64_t IndexOf(const EdgeArray* array, std::uint32_t count, std::uint64_t 
 
 }  // namespace
 
+EdgeArray* NewEdgeArray(std::uint32_t type, std::uint32_t min_capacity, MutationContext& ctx) {
+  std::uint32_t cap = CapacityFor(min_capacity);
+  auto* a = static_cast<EdgeArray*>(
+      ctx.account->Allocate(sizeof(EdgeArray) + std::size_t{cap} * sizeof(EdgeEntry)));
+  a->type = type;
+  a->capacity = cap;
+  return a;
+}
+
 void StoreEntry(EdgeEntry* e, std::uint64_t edge, std::uint64_t neighbor) {
   auto* p = reinterpret_cast<unsigned char*>(e);
   base::Store48(p, edge);
@@ -93,7 +93,7 @@ void StoreEntry(EdgeEntry* e, std::uint64_t edge, std::uint64_t neighbor) {
 void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type, std::uint64_t edge,
                  std::uint64_t neighbor, MutationContext& ctx) {
   if (head == 0) {
-    EdgeArray* a = NewArray(type, 1, ctx);
+    EdgeArray* a = NewEdgeArray(type, 1, ctx);
     StoreEntry(a->entries(), edge, neighbor);
     head = reinterpret_cast<std::uintptr_t>(a);
     degree = 1;
@@ -122,7 +122,7 @@ void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type
     ++degree;
     return;
   }
-  EdgeArray* a = NewArray(type, 1, ctx);
+  EdgeArray* a = NewEdgeArray(type, 1, ctx);
   StoreEntry(a->entries(), edge, neighbor);
   g[d->size++] = GroupEntry{a, 1, type};
   ++degree;

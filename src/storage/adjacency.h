@@ -107,6 +107,10 @@ void RetireAdjacency(std::uintptr_t head, MutationContext& ctx);
 // Frees every block of a head (the last version is being destroyed).
 void FreeAdjacency(std::uintptr_t head, base::MemoryAccount* account);
 
+// A new array for group `type` with room for at least `min_capacity`
+// entries (filled to the allocator's bin). Its entries are unwritten.
+EdgeArray* NewEdgeArray(std::uint32_t type, std::uint32_t min_capacity, MutationContext& ctx);
+
 // Writes one entry's bytes.
 void StoreEntry(EdgeEntry* e, std::uint64_t edge, std::uint64_t neighbor);
 

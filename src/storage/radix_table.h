@@ -111,6 +111,25 @@ class RadixTable {
     return &Own<Leaf>(link, ctx)->slots[id & (kLeafSize - 1)];
   }
 
+  // Creates, in an empty table, every node for ids [0, count), born in
+  // ctx.epoch. Slots below `count` are left unwritten (the tail of the last
+  // leaf is zeroed): the caller must write each of them, through BornSlot,
+  // before the table is read or destroyed. Used by the checkpoint loader,
+  // whose workers then fill disjoint id ranges concurrently.
+  static void Reserve(TableRoot& root, std::uint64_t count, MutationContext& ctx) {
+    if (count == 0) return;
+    std::uint32_t height = 0;
+    while (((count - 1) >> (kLeafBits + kInnerBits * height)) != 0) ++height;
+    root.node = ReserveNode(height, 0, count, ctx);
+    root.height = height;
+    root.birth = ctx.epoch;
+  }
+
+  // The writable slot of `id` in a table whose path to it was born in the
+  // current epoch (after Reserve): no copying, so any number of threads may
+  // write distinct slots at once.
+  static Slot* BornSlot(TableRoot& root, std::uint64_t id) { return const_cast<Slot*>(Find(root, id)); }
+
   // Calls fn(slot) for every slot of ids [0, count) (counted tables) and then
   // frees every node. Used only when the last version dies.
   template <typename Fn>
@@ -177,6 +196,25 @@ class RadixTable {
     ctx.retired->Add(n);
     link.Set(copy, ctx.epoch);
     return copy;
+  }
+
+  static void* ReserveNode(std::uint32_t height, std::uint64_t first, std::uint64_t count,
+                           MutationContext& ctx) {
+    if (height == 0) {
+      auto* leaf = static_cast<Leaf*>(ctx.account->Allocate(sizeof(Leaf)));
+      if (count - first < kLeafSize) {
+        std::memset(static_cast<void*>(&leaf->slots[count - first]), 0,
+                    (kLeafSize - (count - first)) * sizeof(Slot));
+      }
+      return leaf;
+    }
+    Inner* inner = NewInner(ctx);
+    const std::uint64_t span = std::uint64_t{1} << (kLeafBits + kInnerBits * (height - 1));
+    for (std::uint64_t i = 0; i < kInnerSize && first + i * span < count; ++i) {
+      inner->children[i] = ReserveNode(height - 1, first + i * span, count, ctx);
+      inner->births[i] = ctx.epoch;
+    }
+    return inner;
   }
 
   template <typename Fn>

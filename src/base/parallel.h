@@ -1,0 +1,25 @@
+// Fork-join helpers for the few places that use more than one thread for
+// one job (loading a checkpoint, encoding one).
+//
+// Thread safety: RunOnThreads may be called from any thread; `fn` runs
+// concurrently on every worker and must synchronise what it shares.
+#ifndef QUIVER_BASE_PARALLEL_H_
+#define QUIVER_BASE_PARALLEL_H_
+
+#include <cstdint>
+#include <functional>
+
+namespace quiver::base {
+
+// The thread count an `io_threads`-style option asks for: `requested`, or
+// when 0 one per hardware thread, at most 8; always at least 1.
+unsigned ResolveThreads(std::uint32_t requested);
+
+// Runs fn(0) .. fn(threads - 1) concurrently, fn(0) on the calling thread,
+// and returns once all have returned. An exception thrown by any worker
+// (std::bad_alloc, say) is rethrown here after every worker has finished.
+void RunOnThreads(unsigned threads, const std::function<void(unsigned worker)>& fn);
+
+}  // namespace quiver::base
+
+#endif  // QUIVER_BASE_PARALLEL_H_

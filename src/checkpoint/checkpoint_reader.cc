@@ -239,6 +239,10 @@ class Loader {
   Status Props(Worker& w, base::ByteReader& r, storage::PropBlock** out) {
     std::uint64_t n;
     if (!r.GetVarint(&n) || n > r.remaining()) return Bad("bad property count");
+    if (n == 0) {  // most elements
+      *out = nullptr;
+      return Status::Ok();
+    }
     w.values.resize(n);
     w.inputs.clear();
     std::uint64_t prev_key = 0;
@@ -401,7 +405,8 @@ class Loader {
   // bucket b's entries in id order are part 0's slice of b, then part 1's...
   struct Part {
     std::uint64_t lo = 0, hi = 0;
-    std::vector<std::uint64_t> start;  // per bucket, plus the end
+    std::vector<std::uint64_t> start;     // per bucket, plus the end
+    std::vector<std::uint64_t> in_count;  // counted with the out direction, for the in direction
     std::unique_ptr<Routed[]> routed;
   };
 
@@ -432,10 +437,16 @@ class Loader {
       Part& p = parts_[pi];
       // Count per bucket, then scatter: a radix partition by vertex. The
       // buffer is the same size for both directions and is reused.
-      p.start.assign(buckets + 1, 0);
-      ForEachLiveEdge(p, [&](std::uint64_t, const storage::EdgeSlot& e) {
-        ++p.start[(out ? e.src() : e.dst()) >> kBucketBits];
-      });
+      if (out) {  // one counting pass for both directions
+        p.start.assign(buckets + 1, 0);
+        p.in_count.assign(buckets + 1, 0);
+        ForEachLiveEdge(p, [&](std::uint64_t, const storage::EdgeSlot& e) {
+          ++p.start[e.src() >> kBucketBits];
+          ++p.in_count[e.dst() >> kBucketBits];
+        });
+      } else {
+        p.start = std::move(p.in_count);
+      }
       std::uint64_t total = 0;
       for (std::uint64_t& s : p.start) total += std::exchange(s, total);
       if (p.routed == nullptr) p.routed.reset(new Routed[std::max<std::uint64_t>(total, 1)]);

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
-#include <memory>
 #include <optional>
 #include <random>
 #include <vector>
@@ -126,43 +125,6 @@ class Rebuilder {
     return Status::Ok();
   }
 
-  // Reads a whole file into an uninitialised buffer, in `threads` slices
-  // read concurrently (the copy from the page cache and the page faults on
-  // the buffer are the cost, and both split).
-  Status ReadFile(const std::string& path, unsigned threads, std::unique_ptr<std::byte[]>* out,
-                  std::uint64_t* size) {
-    QUIVER_ASSIGN_OR_RETURN(auto file, fs_->OpenReadable(path));
-    QUIVER_ASSIGN_OR_RETURN(*size, file->Size());
-    out->reset(new std::byte[std::max<std::uint64_t>(*size, 1)]);
-    // Slices of at least 8 MiB: a small file is read by one thread.
-    threads = static_cast<unsigned>(std::min<std::uint64_t>(threads, 1 + *size / (std::uint64_t{8} << 20)));
-    std::vector<Status> status(threads);
-    std::vector<std::uint64_t> got(threads);
-    base::RunOnThreads(threads, [&](unsigned t) {
-      const std::uint64_t lo = *size * t / threads, hi = *size * (t + 1) / threads;
-      while (lo + got[t] < hi) {
-        Result<std::size_t> n =
-            file->ReadAt(lo + got[t], std::span<std::byte>(out->get() + lo + got[t], hi - lo - got[t]));
-        if (!n.ok()) {
-          status[t] = n.status();
-          return;
-        }
-        if (*n == 0) return;
-        got[t] += *n;
-      }
-    });
-    for (unsigned t = 0; t < threads; ++t) {
-      QUIVER_RETURN_IF_ERROR(status[t]);
-      // A short slice means the file shrank under us: keep what is contiguous.
-      const std::uint64_t lo = *size * t / threads, hi = *size * (t + 1) / threads;
-      if (lo + got[t] < hi) {
-        *size = lo + got[t];
-        break;
-      }
-    }
-    return Status::Ok();
-  }
-
   Status TryCheckpoint(std::uint64_t sequence) {
     // Each attempt builds on a fresh chain so a failed one is freed whole.
     if (version_ != nullptr) {
@@ -175,14 +137,11 @@ class Rebuilder {
     storage::OwnInternTable(version_->roots.labels, ctx_);
     storage::OwnInternTable(version_->roots.types, ctx_);
     storage::OwnInternTable(version_->roots.keys, ctx_);
-    const unsigned threads = base::ResolveThreads(options_.durable.io_threads);
-    std::unique_ptr<std::byte[]> bytes;
-    std::uint64_t size = 0;
-    QUIVER_RETURN_IF_ERROR(
-        ReadFile(env::JoinPath(dir_, checkpoint::CheckpointFileName(sequence)), threads, &bytes, &size));
+    QUIVER_ASSIGN_OR_RETURN(auto file,
+                            fs_->OpenReadable(env::JoinPath(dir_, checkpoint::CheckpointFileName(sequence))));
     checkpoint::Header header;
-    QUIVER_RETURN_IF_ERROR(checkpoint::LoadCheckpoint(std::span<const std::byte>(bytes.get(), size),
-                                                      version_->roots, ctx_, &header, threads));
+    QUIVER_RETURN_IF_ERROR(checkpoint::LoadCheckpointFile(*file, version_->roots, ctx_, &header,
+                                                          base::ResolveThreads(options_.durable.io_threads)));
     if (header.sequence != sequence)
       return CorruptionError("checkpoint: sequence differs from its file name");
     state_->uuid = header.uuid;

@@ -61,15 +61,62 @@ struct BlockRef {
   std::size_t prefix = 0;  // bytes of the (first, count) prefix
 };
 
-std::span<const std::byte> Payload(std::span<const std::byte> file, const BlockRef& b) {
-  return file.subspan(b.offset + kBlockHeaderBytes, b.length);
-}
+// Where the loader's bytes come from: a file in memory, or a file read block
+// by block (so the whole file is never held at once). Reads of distinct
+// ranges may run on several threads at once.
+class Source {
+ public:
+  virtual ~Source() = default;
+  virtual std::uint64_t size() const = 0;
+  // Bytes [offset, offset + n), within size(): a view into memory, or read
+  // into *scratch. I/O errors are returned as they are.
+  virtual Result<std::span<const std::byte>> Read(std::uint64_t offset, std::size_t n,
+                                                  std::vector<std::byte>* scratch) const = 0;
+};
 
-Status CheckCrc(std::span<const std::byte> file, const BlockRef& b) {
-  auto payload = Payload(file, b);
-  if (base::Crc32cExtend(base::Crc32c(file.data() + b.offset, 8), payload.data(), payload.size()) != b.crc)
+class SpanSource final : public Source {
+ public:
+  explicit SpanSource(std::span<const std::byte> bytes) : bytes_(bytes) {}
+  std::uint64_t size() const override { return bytes_.size(); }
+  Result<std::span<const std::byte>> Read(std::uint64_t offset, std::size_t n,
+                                          std::vector<std::byte>*) const override {
+    return bytes_.subspan(offset, n);
+  }
+
+ private:
+  std::span<const std::byte> bytes_;
+};
+
+class FileSource final : public Source {
+ public:
+  FileSource(const env::ReadableFile& file, std::uint64_t size) : file_(file), size_(size) {}
+  std::uint64_t size() const override { return size_; }
+  Result<std::span<const std::byte>> Read(std::uint64_t offset, std::size_t n,
+                                          std::vector<std::byte>* scratch) const override {
+    if (scratch->size() < n) scratch->resize(n);
+    std::size_t done = 0;
+    while (done < n) {
+      QUIVER_ASSIGN_OR_RETURN(std::size_t got,
+                              file_.ReadAt(offset + done, std::span<std::byte>(scratch->data() + done, n - done)));
+      if (got == 0) return IOError("checkpoint: the file became shorter while it was read");
+      done += got;
+    }
+    return std::span<const std::byte>(scratch->data(), n);
+  }
+
+ private:
+  const env::ReadableFile& file_;
+  const std::uint64_t size_;
+};
+
+// Reads block `b` whole and checks its CRC; returns the payload.
+Result<std::span<const std::byte>> ReadBlock(const Source& src, const BlockRef& b,
+                                             std::vector<std::byte>* scratch) {
+  QUIVER_ASSIGN_OR_RETURN(auto block, src.Read(b.offset, kBlockHeaderBytes + b.length, scratch));
+  auto payload = block.subspan(kBlockHeaderBytes);
+  if (base::Crc32cExtend(base::Crc32c(block.data(), 8), payload.data(), payload.size()) != b.crc)
     return Bad(base::StrCat("block at offset ", b.offset, " fails its checksum"));
-  return Status::Ok();
+  return payload;
 }
 
 Status ParseHeader(std::span<const std::byte> file, Header* h) {
@@ -94,44 +141,50 @@ Status ParseHeader(std::span<const std::byte> file, Header* h) {
   return Status::Ok();
 }
 
-// The payload after its (first, count) prefix.
-base::ByteReader Body(std::span<const std::byte> file, const BlockRef& b) {
-  return base::ByteReader(Payload(file, b).subspan(b.prefix));
+// A reader of the payload after its (first, count) prefix.
+base::ByteReader Body(std::span<const std::byte> payload, const BlockRef& b) {
+  return base::ByteReader(payload.subspan(b.prefix));
 }
 
 // Phase 1. On success the last block is the end block.
-Status IndexBlocks(std::span<const std::byte> file, const Header& header, std::vector<BlockRef>* blocks) {
+Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef>* blocks) {
+  // A block header and the longest (first, count) prefix: two 10-byte varints.
+  constexpr std::size_t kPeek = kBlockHeaderBytes + 20;
+  std::vector<std::byte> scratch;
   std::uint64_t next_id[7] = {};
-  std::size_t pos = kHeaderBytes;
+  const std::uint64_t size = src.size();
+  std::uint64_t pos = kHeaderBytes;
   std::uint8_t last_kind = 0;
-  while (pos < file.size()) {
-    if (file.size() - pos < kBlockHeaderBytes) return Bad("truncated block header");
-    const std::byte* h = file.data() + pos;
+  while (pos < size) {
+    if (size - pos < kBlockHeaderBytes) return Bad("truncated block header");
+    QUIVER_ASSIGN_OR_RETURN(auto peek, src.Read(pos, std::min<std::uint64_t>(kPeek, size - pos), &scratch));
+    const std::byte* h = peek.data();
     auto kind = static_cast<std::uint8_t>(h[0]);
     std::uint32_t length, crc, reserved;
     std::memcpy(&length, h + 4, 4);
     std::memcpy(&crc, h + 8, 4);
     std::memcpy(&reserved, h + 12, 4);  // outside the CRC, so it must be exactly zero
     if (kind < 1 || kind > 6 || kind < last_kind || h[1] != std::byte{0} || h[2] != std::byte{0} ||
-        h[3] != std::byte{0} || reserved != 0 || length > file.size() - pos - kBlockHeaderBytes)
+        h[3] != std::byte{0} || reserved != 0 || length > size - pos - kBlockHeaderBytes)
       return Bad(base::StrCat("bad block header at offset ", pos));
     BlockRef b{static_cast<BlockKind>(kind), pos, length, crc};
     if (last_kind == static_cast<std::uint8_t>(BlockKind::kEnd)) {
-      QUIVER_RETURN_IF_ERROR(CheckCrc(file, b));
+      QUIVER_RETURN_IF_ERROR(ReadBlock(src, b, &scratch).status());
       return Bad("data after the end block");
     }
     if (b.kind != BlockKind::kEnd) {
-      base::ByteReader r(Payload(file, b));
+      base::ByteReader r(peek.subspan(kBlockHeaderBytes, std::min<std::size_t>(length, kPeek - kBlockHeaderBytes)));
       // The prefix is read before the CRC is checked; whatever it says is
       // only believed once the block's CRC passes (phases 2-4), and a bad
       // prefix is reported as the checksum failure it most likely is.
-      if (!r.GetVarint(&b.first) || !r.GetVarint(&b.count) || b.count > r.remaining() ||
-          b.first != next_id[kind]) {
-        QUIVER_RETURN_IF_ERROR(CheckCrc(file, b));
+      const std::size_t in_peek = r.remaining();
+      if (!r.GetVarint(&b.first) || !r.GetVarint(&b.count) || b.first != next_id[kind] ||
+          b.count > length - (in_peek - r.remaining())) {
+        QUIVER_RETURN_IF_ERROR(ReadBlock(src, b, &scratch).status());
         return Bad(base::StrCat("bad block header or ids out of order at offset ", pos));
       }
       next_id[kind] += b.count;
-      b.prefix = length - r.remaining();
+      b.prefix = in_peek - r.remaining();
     }
     blocks->push_back(b);
     last_kind = kind;
@@ -173,6 +226,7 @@ struct Worker {
   base::MemoryAccount account;
   storage::RetireList retired;
   storage::MutationContext ctx;
+  std::vector<std::byte> block;  // the block being decoded, when read from a file
   std::vector<PropertyValue> values;
   std::vector<storage::PropInput> inputs;
   // Phase 4: the property blocks of edges, applied after the phase.
@@ -189,8 +243,8 @@ struct Worker {
 
 class Loader {
  public:
-  Loader(std::span<const std::byte> file, GraphRoots& g, storage::MutationContext& ctx, unsigned threads)
-      : file_(file), g_(g), ctx_(ctx), threads_(std::max(threads, 1u)) {
+  Loader(const Source& src, GraphRoots& g, storage::MutationContext& ctx, unsigned threads)
+      : src_(src), g_(g), ctx_(ctx), threads_(std::max(threads, 1u)) {
     for (unsigned i = 0; i < threads_; ++i) workers_.emplace_back(ctx.epoch);
   }
 
@@ -203,7 +257,7 @@ class Loader {
 
   Status Run(const Header& header) {
     std::vector<BlockRef> blocks;
-    QUIVER_RETURN_IF_ERROR(IndexBlocks(file_, header, &blocks));
+    QUIVER_RETURN_IF_ERROR(IndexBlocks(src_, header, &blocks));
     std::vector<BlockRef> vertex_blocks, edge_blocks;
     for (const BlockRef& b : blocks) {
       switch (b.kind) {
@@ -224,8 +278,8 @@ class Loader {
 
  private:
   Status Names(const BlockRef& b, storage::InternTable* table) {
-    QUIVER_RETURN_IF_ERROR(CheckCrc(file_, b));
-    base::ByteReader r = Body(file_, b);
+    QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, &scratch_));
+    base::ByteReader r = Body(payload, b);
     const std::uint64_t first = b.first, count = b.count;
     for (std::uint64_t i = 0; i < count; ++i) {
       std::string_view name;
@@ -302,8 +356,8 @@ class Loader {
   }
 
   Status VertexBlock(Worker& w, const BlockRef& b, std::uint64_t* done) {
-    QUIVER_RETURN_IF_ERROR(CheckCrc(file_, b));
-    base::ByteReader r = Body(file_, b);
+    QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, &w.block));
+    base::ByteReader r = Body(payload, b);
     const std::uint64_t first = b.first, count = b.count;
     for (; *done < count; ++*done) {
       std::uint8_t live;
@@ -357,8 +411,8 @@ class Loader {
   }
 
   Status EdgeBlock(Worker& w, const BlockRef& b, std::uint64_t* done) {
-    QUIVER_RETURN_IF_ERROR(CheckCrc(file_, b));
-    base::ByteReader r = Body(file_, b);
+    QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, &w.block));
+    base::ByteReader r = Body(payload, b);
     const std::uint64_t first = b.first, count = b.count;
     for (; *done < count; ++*done) {
       const std::uint64_t id = first + *done;
@@ -529,8 +583,8 @@ class Loader {
 
   // Phase 6.
   Status End(const BlockRef& b, std::size_t blocks_before) {
-    QUIVER_RETURN_IF_ERROR(CheckCrc(file_, b));
-    base::ByteReader r(Payload(file_, b));
+    QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, &scratch_));
+    base::ByteReader r(payload);
     std::uint64_t live_vertices, live_edges, before;
     if (!r.GetVarint(&live_vertices) || !r.GetVarint(&live_edges) || !r.GetVarint(&before) ||
         r.remaining() != 0 || live_vertices != g_.live_vertices || live_edges != g_.live_edges ||
@@ -539,22 +593,37 @@ class Loader {
     return Status::Ok();
   }
 
-  std::span<const std::byte> file_;
+  const Source& src_;
   GraphRoots& g_;
   storage::MutationContext& ctx_;
   const unsigned threads_;
-  std::deque<Worker> workers_;
-  std::vector<Part> parts_;  // phase 5's routing buffers, shared by both directions  // stable addresses: each ctx points into its worker
+  std::deque<Worker> workers_;  // stable addresses: each ctx points into its worker
+  std::vector<Part> parts_;     // phase 5's routing buffers, shared by both directions
+  std::vector<std::byte> scratch_;  // block bytes for the sequential phases
 };
+
+Status Load(const Source& src, GraphRoots& roots, storage::MutationContext& ctx, Header* header,
+            unsigned threads) {
+  std::vector<std::byte> scratch;
+  if (src.size() < kHeaderBytes) return Bad("shorter than its header");
+  QUIVER_ASSIGN_OR_RETURN(auto head, src.Read(0, kHeaderBytes, &scratch));
+  QUIVER_RETURN_IF_ERROR(ParseHeader(head, header));
+  roots.sequence = header->sequence;
+  Loader loader(src, roots, ctx, threads);
+  return loader.Run(*header);
+}
 
 }  // namespace
 
 Status LoadCheckpoint(std::span<const std::byte> file, GraphRoots& roots, storage::MutationContext& ctx,
                       Header* header, unsigned threads) {
-  QUIVER_RETURN_IF_ERROR(ParseHeader(file, header));
-  roots.sequence = header->sequence;
-  Loader loader(file, roots, ctx, threads);
-  return loader.Run(*header);
+  return Load(SpanSource(file), roots, ctx, header, threads);
+}
+
+Status LoadCheckpointFile(const env::ReadableFile& file, GraphRoots& roots, storage::MutationContext& ctx,
+                          Header* header, unsigned threads) {
+  QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file.Size());
+  return Load(FileSource(file, size), roots, ctx, header, threads);
 }
 
 }  // namespace quiver::checkpoint

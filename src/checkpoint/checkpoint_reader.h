@@ -10,6 +10,7 @@
 #include <span>
 
 #include "checkpoint/checkpoint_format.h"
+#include "env/file_system.h"
 #include "quiver/status.h"
 #include "storage/elements.h"
 #include "storage/retire_list.h"
@@ -18,6 +19,12 @@ namespace quiver::checkpoint {
 
 Status LoadCheckpoint(std::span<const std::byte> file, storage::GraphRoots& roots,
                       storage::MutationContext& ctx, Header* header, unsigned threads = 1);
+
+// The same, reading `file` block by block (each worker reads the blocks it
+// decodes into a buffer of its own), so the whole file is never held in
+// memory. I/O errors are returned as they are, never as Corruption.
+Status LoadCheckpointFile(const env::ReadableFile& file, storage::GraphRoots& roots,
+                          storage::MutationContext& ctx, Header* header, unsigned threads = 1);
 
 }  // namespace quiver::checkpoint
 

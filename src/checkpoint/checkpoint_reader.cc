@@ -333,6 +333,31 @@ class Loader {
     return error.Take();
   }
 
+  // Reads and checks each element block, then runs decode(worker, block,
+  // reader, &done) on its elements; whatever a
+  // block did not write (it failed after `done` elements, or was skipped
+  // after another failure) is zero(from, to)'d, so every reserved slot ends
+  // up written.
+  template <typename Decode, typename Zero>
+  Status ForEachBlock(const std::vector<BlockRef>& blocks, Decode&& decode, Zero&& zero) {
+    return ForEachTask(
+        blocks.size(),
+        [&](Worker& w, std::size_t i) {
+          const BlockRef& b = blocks[i];
+          std::uint64_t done = 0;
+          Result<std::span<const std::byte>> payload = ReadBlock(src_, b, &w.block);
+          Status st = payload.status();
+          if (st.ok()) {
+            base::ByteReader r = Body(*payload, b);
+            st = decode(w, b, r, &done);
+            if (st.ok() && r.remaining() != 0) st = Bad("trailing bytes in block");
+          }
+          if (!st.ok()) zero(b.first + done, b.first + b.count);
+          return st;
+        },
+        [&](std::size_t i) { zero(blocks[i].first, blocks[i].first + blocks[i].count); });
+  }
+
   // Phase 3.
   Status Vertices(const std::vector<BlockRef>& blocks, std::uint64_t limit) {
     storage::VertexTable::Reserve(g_.vertices, limit, ctx_);
@@ -341,23 +366,16 @@ class Loader {
       for (std::uint64_t id = from; id < to; ++id)
         *storage::VertexTable::BornSlot(g_.vertices, id) = storage::VertexSlot{};
     };
-    Status s = ForEachTask(
-        blocks.size(),
-        [&](Worker& w, std::size_t i) {
-          const BlockRef& b = blocks[i];
-          std::uint64_t done = 0;
-          Status st = VertexBlock(w, b, &done);
-          if (!st.ok()) zero(b.first + done, b.first + b.count);
-          return st;
+    Status s = ForEachBlock(
+        blocks, [this](Worker& w, const BlockRef& b, base::ByteReader& r, std::uint64_t* done) {
+          return VertexBlock(w, b, r, done);
         },
-        [&](std::size_t i) { zero(blocks[i].first, blocks[i].first + blocks[i].count); });
+        zero);
     for (Worker& w : workers_) g_.live_vertices += std::exchange(w.live, 0);
     return s;
   }
 
-  Status VertexBlock(Worker& w, const BlockRef& b, std::uint64_t* done) {
-    QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, &w.block));
-    base::ByteReader r = Body(payload, b);
+  Status VertexBlock(Worker& w, const BlockRef& b, base::ByteReader& r, std::uint64_t* done) {
     const std::uint64_t first = b.first, count = b.count;
     for (; *done < count; ++*done) {
       std::uint8_t live;
@@ -372,7 +390,6 @@ class Loader {
       }
       *storage::VertexTable::BornSlot(g_.vertices, first + *done) = slot;
     }
-    if (r.remaining() != 0) return Bad("trailing bytes in block");
     return Status::Ok();
   }
 
@@ -387,16 +404,11 @@ class Loader {
         e->type = storage::kDeadType;
       }
     };
-    Status s = ForEachTask(
-        blocks.size(),
-        [&](Worker& w, std::size_t i) {
-          const BlockRef& b = blocks[i];
-          std::uint64_t done = 0;
-          Status st = EdgeBlock(w, b, &done);
-          if (!st.ok()) zero(b.first + done, b.first + b.count);
-          return st;
+    Status s = ForEachBlock(
+        blocks, [this](Worker& w, const BlockRef& b, base::ByteReader& r, std::uint64_t* done) {
+          return EdgeBlock(w, b, r, done);
         },
-        [&](std::size_t i) { zero(blocks[i].first, blocks[i].first + blocks[i].count); });
+        zero);
     // Edge properties are rare: they go into their sparse table here, in
     // one thread, whether or not the phase failed (so they are freed with
     // the graph).
@@ -410,9 +422,7 @@ class Loader {
     return s;
   }
 
-  Status EdgeBlock(Worker& w, const BlockRef& b, std::uint64_t* done) {
-    QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, &w.block));
-    base::ByteReader r = Body(payload, b);
+  Status EdgeBlock(Worker& w, const BlockRef& b, base::ByteReader& r, std::uint64_t* done) {
     const std::uint64_t first = b.first, count = b.count;
     for (; *done < count; ++*done) {
       const std::uint64_t id = first + *done;
@@ -437,7 +447,6 @@ class Loader {
       base::Store48(slot->target, dst);
       ++w.live;
     }
-    if (r.remaining() != 0) return Bad("trailing bytes in block");
     return Status::Ok();
   }
 

@@ -39,20 +39,8 @@ void WriteRequest::Complete(Result<CommitInfo> result) {
     return;
   }
   result_ = std::move(result);
-  // Keep our reference until after notify: the producer may wake on the
-  // store and drop its own reference at once.
   done_.store(1, std::memory_order_release);
-  done_.notify_one();
   Unref();
-}
-
-Result<CommitInfo> WriteRequest::Wait(std::uint32_t spin_microseconds) {
-  if (!Spin(spin_microseconds, [this] { return done_.load(std::memory_order_acquire) != 0; })) {
-    while (done_.load(std::memory_order_acquire) == 0) done_.wait(0, std::memory_order_acquire);
-  }
-  Result<CommitInfo> r = std::move(result_);
-  Unref();
-  return r;
 }
 
 void WriteRequest::Unref() {
@@ -63,10 +51,31 @@ Status CommitQueue::Push(WriteRequest* r) {
   base::MutexLock lock(&mu_);
   while (!closed_ && queue_.size() >= capacity_) not_full_.Wait();
   if (closed_) return FailedPreconditionError("the graph is closed");
+  r->group_ = groups_popped_;  // invariant 1
   queue_.push_back(r);
   approx_size_.store(queue_.size(), std::memory_order_release);
   not_empty_.Signal();
   return Status::Ok();
+}
+
+Result<CommitInfo> CommitQueue::Wait(WriteRequest* r) {
+  Spin(spin_microseconds_, [r] { return r->done(); });
+  // Invariant 2: once group g is finished and r is still not done, r was
+  // cut off into a later group; sleep on that group's word instead.
+  std::uint64_t g = r->group_;
+  while (!r->done()) {
+    base::Futex& word = wake_[g % 2];
+    std::uint32_t seen = word.Load();
+    if (r->done()) break;
+    if (groups_finished_.load(std::memory_order_acquire) > g) {
+      ++g;
+      continue;
+    }
+    word.Wait(seen);
+  }
+  Result<CommitInfo> result = std::move(r->result_);
+  r->Unref();
+  return result;
 }
 
 bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batches, std::size_t max_cost) {
@@ -82,8 +91,19 @@ bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batc
     queue_.pop_front();
   }
   approx_size_.store(queue_.size(), std::memory_order_release);
-  if (!out->empty()) not_full_.SignalAll();
-  return !out->empty();
+  if (out->empty()) return false;
+  ++groups_popped_;
+  not_full_.SignalAll();
+  return true;
+}
+
+void CommitQueue::FinishGroup() {
+  // Invariant 2: the results are stored before the word moves, and a
+  // producer reads the word before checking its result, so it either sees
+  // its result or sleeps on a value that has already changed.
+  std::uint64_t g = groups_finished_.load(std::memory_order_relaxed);
+  groups_finished_.store(g + 1, std::memory_order_release);
+  wake_[g % 2].Bump();
 }
 
 void CommitQueue::Close() {

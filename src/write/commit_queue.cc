@@ -1,6 +1,8 @@
 #include "write/commit_queue.h"
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "write/write_batch_internal.h"
 
@@ -28,6 +30,17 @@ bool Spin(std::uint32_t microseconds, Pred pred) {
   }
 }
 
+// The longest a producer waiting alone spins through a group it expects to
+// take longer than spin_microseconds (a WAL sync). Past this, sleeping and
+// paying one wake-up costs less than the core spent spinning.
+constexpr std::uint32_t kMaxLoneSpinMicroseconds = 1000;
+
+// Cores left once the writer has one; 1 when the count is unknown.
+std::uint32_t SpareCores() {
+  unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 1 : cores - 1;
+}
+
 }  // namespace
 
 std::size_t WriteRequest::cost() const { return internal::WriteBatchInternal::CountedOps(batch_); }
@@ -47,6 +60,9 @@ void WriteRequest::Unref() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
+CommitQueue::CommitQueue(std::size_t capacity, std::uint32_t spin_microseconds)
+    : capacity_(capacity), spin_microseconds_(spin_microseconds), spin_slots_(SpareCores()) {}
+
 Status CommitQueue::Push(WriteRequest* r) {
   base::MutexLock lock(&mu_);
   while (!closed_ && queue_.size() >= capacity_) not_full_.Wait();
@@ -59,7 +75,8 @@ Status CommitQueue::Push(WriteRequest* r) {
 }
 
 Result<CommitInfo> CommitQueue::Wait(WriteRequest* r) {
-  Spin(spin_microseconds_, [r] { return r->done(); });
+  bool alone = waiting_.fetch_add(1, std::memory_order_relaxed) < spin_slots_;
+  Spin(SpinBudget(alone), [r] { return r->done(); });
   // Invariant 2: once group g is finished and r is still not done, r was
   // cut off into a later group; sleep on that group's word instead.
   std::uint64_t g = r->group_;
@@ -73,9 +90,23 @@ Result<CommitInfo> CommitQueue::Wait(WriteRequest* r) {
     }
     word.Wait(seen);
   }
+  waiting_.fetch_sub(1, std::memory_order_relaxed);
   Result<CommitInfo> result = std::move(r->result_);
   r->Unref();
   return result;
+}
+
+std::uint32_t CommitQueue::SpinBudget(bool alone) const {
+  if (spin_microseconds_ == 0) return 0;
+  std::uint32_t group = group_microseconds_.load(std::memory_order_relaxed);
+  // Short groups: the result comes back sooner than a sleep and wake-up
+  // would take, whoever else is waiting.
+  if (group <= spin_microseconds_) return spin_microseconds_;
+  // Long groups (WAL syncs): only a producer with a spare core to itself
+  // spins, so that it submits its next batch the moment this one completes.
+  if (alone && group <= kMaxLoneSpinMicroseconds)
+    return std::min(kMaxLoneSpinMicroseconds, 2 * group + spin_microseconds_);
+  return 0;
 }
 
 bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batches, std::size_t max_cost) {
@@ -94,6 +125,7 @@ bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batc
   if (out->empty()) return false;
   ++groups_popped_;
   not_full_.SignalAll();
+  group_start_ = std::chrono::steady_clock::now();
   return true;
 }
 
@@ -101,6 +133,11 @@ void CommitQueue::FinishGroup() {
   // Invariant 2: the results are stored before the word moves, and a
   // producer reads the word before checking its result, so it either sees
   // its result or sleeps on a value that has already changed.
+  auto took =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - group_start_);
+  std::uint32_t old = group_microseconds_.load(std::memory_order_relaxed);
+  auto now = static_cast<std::uint32_t>(std::min<std::int64_t>(took.count(), 1'000'000));
+  group_microseconds_.store(old - old / 8 + now / 8, std::memory_order_relaxed);  // moving average
   std::uint64_t g = groups_finished_.load(std::memory_order_relaxed);
   groups_finished_.store(g + 1, std::memory_order_release);
   wake_[g % 2].Bump();

@@ -6,8 +6,14 @@
 // the group bounds, so many producers share one version publication (and,
 // with the WAL, one fsync).
 //
-// Both sides spin briefly before sleeping: on a machine with a core to
-// spare this removes most of the wake-up latency of a hand-off.
+// Waiting. The writer spins briefly (WriterOptions::spin_microseconds) for
+// work before it sleeps. A producer spins only where that pays: when recent
+// groups took no longer than that spin (volatile mode, fast devices), every
+// producer spins for it; when they take longer (a WAL sync), only a producer
+// with a spare core to itself spins, through about twice the recent group
+// time, so that it submits its next batch the moment its commit is done.
+// Every other producer sleeps at once: on a small machine a spinner takes
+// the core that the writer, or a producer about to submit, needs.
 //
 // Sleepers are woken once per group, not once per request: each producer
 // sleeps on the futex word of the group it expects to join (the next one
@@ -30,6 +36,7 @@
 #define QUIVER_WRITE_COMMIT_QUEUE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -77,8 +84,7 @@ class WriteRequest {
 
 class CommitQueue {
  public:
-  CommitQueue(std::size_t capacity, std::uint32_t spin_microseconds)
-      : capacity_(capacity), spin_microseconds_(spin_microseconds) {}
+  CommitQueue(std::size_t capacity, std::uint32_t spin_microseconds);
 
   // Queues `r`, waiting while the queue is full. FailedPrecondition once
   // closed (r is then not queued).
@@ -102,9 +108,18 @@ class CommitQueue {
   void Close();
 
  private:
+  // How long a producer entering Wait spins; `alone`: no more producers
+  // are waiting than there are spare cores.
+  std::uint32_t SpinBudget(bool alone) const;
+
   const std::size_t capacity_;
   const std::uint32_t spin_microseconds_;
+  const std::uint32_t spin_slots_;           // producers that may spin at once
   std::atomic<std::size_t> approx_size_{0};  // for spinning without the lock
+  std::atomic<std::uint32_t> waiting_{0};    // producers inside Wait
+  // Moving average of PopGroup-to-FinishGroup time; written by the writer.
+  std::atomic<std::uint32_t> group_microseconds_{0};
+  std::chrono::steady_clock::time_point group_start_;  // writer thread only
 
   // Invariant 2; written by the writer only.
   std::atomic<std::uint64_t> groups_finished_{0};

@@ -16,17 +16,29 @@
 namespace quiver {
 namespace {
 
+// A gap this long between two looks of a spin means the spinner lost its
+// core: the machine has no core to spare.
+constexpr auto kPreempted = std::chrono::microseconds(50);
+
 // Spins until pred() or `microseconds` have passed; true if pred() held.
+// Sets *preempted (when given) if the spinner lost its core meanwhile.
 template <typename Pred>
-bool Spin(std::uint32_t microseconds, Pred pred) {
+bool Spin(std::uint32_t microseconds, Pred pred, bool* preempted = nullptr) {
   if (microseconds == 0) return pred();
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(microseconds);
+  auto last = std::chrono::steady_clock::now();
+  auto deadline = last + std::chrono::microseconds(microseconds);
   while (true) {
     for (int i = 0; i < 64; ++i) {
       if (pred()) return true;
       QUIVER_CPU_RELAX();
     }
-    if (std::chrono::steady_clock::now() >= deadline) return pred();
+    auto now = std::chrono::steady_clock::now();
+    if (preempted != nullptr && now - last > kPreempted) {
+      *preempted = true;
+      return pred();
+    }
+    if (now >= deadline) return pred();
+    last = now;
   }
 }
 
@@ -34,6 +46,11 @@ bool Spin(std::uint32_t microseconds, Pred pred) {
 // take longer than spin_microseconds (a WAL sync). Past this, sleeping and
 // paying one wake-up costs less than the core spent spinning.
 constexpr std::uint32_t kMaxLoneSpinMicroseconds = 1000;
+
+// Commits for which nobody spins through long groups after such a spin
+// lost its core: on a machine whose cores are all busy the spinner only
+// delays the writer.
+constexpr std::uint32_t kLoneSpinHoldoff = 256;
 
 // Cores left once the writer has one; 1 when the count is unknown.
 std::uint32_t SpareCores() {
@@ -76,7 +93,10 @@ Status CommitQueue::Push(WriteRequest* r) {
 
 Result<CommitInfo> CommitQueue::Wait(WriteRequest* r) {
   bool alone = waiting_.fetch_add(1, std::memory_order_relaxed) < spin_slots_;
-  Spin(SpinBudget(alone), [r] { return r->done(); });
+  bool preempted = false;
+  Spin(
+      SpinBudget(alone), [r] { return r->done(); }, &preempted);
+  if (preempted) lone_spin_holdoff_.store(kLoneSpinHoldoff, std::memory_order_relaxed);
   // Invariant 2: once group g is finished and r is still not done, r was
   // cut off into a later group; sleep on that group's word instead.
   std::uint64_t g = r->group_;
@@ -96,7 +116,7 @@ Result<CommitInfo> CommitQueue::Wait(WriteRequest* r) {
   return result;
 }
 
-std::uint32_t CommitQueue::SpinBudget(bool alone) const {
+std::uint32_t CommitQueue::SpinBudget(bool alone) {
   if (spin_microseconds_ == 0) return 0;
   std::uint32_t group = group_microseconds_.load(std::memory_order_relaxed);
   // Short groups: the result comes back sooner than a sleep and wake-up
@@ -104,9 +124,12 @@ std::uint32_t CommitQueue::SpinBudget(bool alone) const {
   if (group <= spin_microseconds_) return spin_microseconds_;
   // Long groups (WAL syncs): only a producer with a spare core to itself
   // spins, so that it submits its next batch the moment this one completes.
-  if (alone && group <= kMaxLoneSpinMicroseconds)
-    return std::min(kMaxLoneSpinMicroseconds, 2 * group + spin_microseconds_);
-  return 0;
+  if (!alone || group > kMaxLoneSpinMicroseconds) return 0;
+  if (std::uint32_t holdoff = lone_spin_holdoff_.load(std::memory_order_relaxed); holdoff != 0) {
+    lone_spin_holdoff_.store(holdoff - 1, std::memory_order_relaxed);  // racy: only a hint
+    return 0;
+  }
+  return std::min(kMaxLoneSpinMicroseconds, 2 * group + spin_microseconds_);
 }
 
 bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batches, std::size_t max_cost) {

@@ -13,7 +13,9 @@
 // with a spare core to itself spins, through about twice the recent group
 // time, so that it submits its next batch the moment its commit is done.
 // Every other producer sleeps at once: on a small machine a spinner takes
-// the core that the writer, or a producer about to submit, needs.
+// the core that the writer, or a producer about to submit, needs. For the
+// same reason, once a spinner finds it lost its core (the machine is busy),
+// nobody spins through long groups for the next few hundred commits.
 //
 // Sleepers are woken once per group, not once per request: each producer
 // sleeps on the futex word of the group it expects to join (the next one
@@ -110,13 +112,15 @@ class CommitQueue {
  private:
   // How long a producer entering Wait spins; `alone`: no more producers
   // are waiting than there are spare cores.
-  std::uint32_t SpinBudget(bool alone) const;
+  std::uint32_t SpinBudget(bool alone);
 
   const std::size_t capacity_;
   const std::uint32_t spin_microseconds_;
   const std::uint32_t spin_slots_;           // producers that may spin at once
   std::atomic<std::size_t> approx_size_{0};  // for spinning without the lock
   std::atomic<std::uint32_t> waiting_{0};    // producers inside Wait
+  // Commits left without lone spinning since a spinner lost its core.
+  std::atomic<std::uint32_t> lone_spin_holdoff_{0};
   // Moving average of PopGroup-to-FinishGroup time; written by the writer.
   std::atomic<std::uint32_t> group_microseconds_{0};
   std::chrono::steady_clock::time_point group_start_;  // writer thread only

@@ -157,7 +157,7 @@ Result<CommitInfo> GraphImpl::Write(WriteBatch batch) {
     delete r;
     return s;
   }
-  return r->Wait(options_.writer.spin_microseconds);
+  return queue_.Wait(r);
 }
 
 std::future<Result<CommitInfo>> GraphImpl::WriteAsync(WriteBatch batch) {
@@ -227,6 +227,7 @@ void GraphImpl::WriterLoop() {
   std::vector<WriteRequest*> group;
   while (queue_.PopGroup(&group, options_.writer.max_group_batches, options_.writer.max_group_ops)) {
     CommitGroup(group);
+    queue_.FinishGroup();
     group.clear();
   }
 }

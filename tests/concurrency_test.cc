@@ -533,6 +533,45 @@ TEST(ConcurrencyTest, CloseRacesProducers) {
   std::cout << "close race: " << acked_total << " batches acknowledged before Close" << std::endl;
 }
 
+// Producers are woken once per commit group, on the group they expected to
+// join when they queued. With groups bounded to one or two batches most of
+// them are cut off into a later group and must still be woken; spinning
+// off, very short (1 us) and the default.
+TEST(ConcurrencyTest, ProducersCutOffByGroupBoundsAreWoken) {
+  Watchdog watchdog(std::chrono::seconds(120));
+  constexpr int kThreads = 8;
+  for (std::size_t group_batches : {1, 2}) {
+    for (std::uint32_t spin : {0u, 1u, 50u}) {
+      Options o;
+      o.writer.max_group_batches = group_batches;
+      o.writer.spin_microseconds = spin;
+      Result<std::unique_ptr<Graph>> g = Graph::OpenInMemory(o);
+      ASSERT_TRUE(g.ok()) << g.status().ToString();
+      Graph& graph = **g;
+      std::atomic<std::uint64_t> failures{0};
+      std::vector<std::thread> threads;
+      for (int t = 0; t < kThreads; ++t) {
+        threads.emplace_back([&, t] {
+          for (std::uint64_t i = 0; i < Iters(); ++i) {
+            WriteBatch b;
+            b.AddVertex("v", {{"t", t}});
+            // Every fourth write is asynchronous: it shares groups with the
+            // sleepers but is completed through its future.
+            Result<CommitInfo> r =
+                i % 4 == 3 ? graph.WriteAsync(std::move(b)).get() : graph.Write(std::move(b));
+            if (!r.ok()) failures.fetch_add(1);
+          }
+        });
+      }
+      for (std::thread& t : threads) t.join();
+      EXPECT_EQ(failures.load(), 0u);
+      EXPECT_EQ(graph.GetSnapshot().sequence(), kThreads * Iters())
+          << "group bound " << group_batches << ", spin " << spin;
+      EXPECT_TRUE(graph.Close().ok());
+    }
+  }
+}
+
 // Snapshots taken on many threads and released in any order, while the
 // writer commits, never disturb each other or the memory accounting.
 TEST(ConcurrencyTest, SnapshotChurnAcrossThreads) {

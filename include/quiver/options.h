@@ -49,9 +49,14 @@ struct WriterOptions {
   // Most operations in one commit group; a batch larger than this forms a
   // group of its own. Default 1,000,000.
   std::size_t max_group_ops = 1'000'000;
-  // How long the writer and a waiting producer spin before sleeping, in
-  // microseconds. Spinning cuts hand-off latency on an idle core and costs
-  // CPU on a busy one. Default 50.
+  // How long the writer spins for work before it sleeps, in microseconds;
+  // 0 turns all spinning off. A producer waiting for its commit spins this
+  // long while recent commit groups took no longer; when they take longer
+  // (a WAL fdatasync), only a producer with a spare core to itself spins,
+  // through about twice the recent group time and at most 1 ms (not for a
+  // while after such a spin lost its core), and the others sleep at once.
+  // Spinning cuts hand-off latency on an idle core and costs CPU on a busy
+  // one. Default 50.
   std::uint32_t spin_microseconds = 50;
 };
 

@@ -1,6 +1,8 @@
 #include "write/commit_queue.h"
 
+#include <algorithm>
 #include <chrono>
+#include <thread>
 
 #include "write/write_batch_internal.h"
 
@@ -14,18 +16,46 @@
 namespace quiver {
 namespace {
 
+// A gap this long between two looks of a spin means the spinner lost its
+// core: the machine has no core to spare.
+constexpr auto kPreempted = std::chrono::microseconds(50);
+
 // Spins until pred() or `microseconds` have passed; true if pred() held.
+// Sets *preempted (when given) if the spinner lost its core meanwhile.
 template <typename Pred>
-bool Spin(std::uint32_t microseconds, Pred pred) {
+bool Spin(std::uint32_t microseconds, Pred pred, bool* preempted = nullptr) {
   if (microseconds == 0) return pred();
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(microseconds);
+  auto last = std::chrono::steady_clock::now();
+  auto deadline = last + std::chrono::microseconds(microseconds);
   while (true) {
     for (int i = 0; i < 64; ++i) {
       if (pred()) return true;
       QUIVER_CPU_RELAX();
     }
-    if (std::chrono::steady_clock::now() >= deadline) return pred();
+    auto now = std::chrono::steady_clock::now();
+    if (preempted != nullptr && now - last > kPreempted) {
+      *preempted = true;
+      return pred();
+    }
+    if (now >= deadline) return pred();
+    last = now;
   }
+}
+
+// The longest a producer waiting alone spins through a group it expects to
+// take longer than spin_microseconds (a WAL sync). Past this, sleeping and
+// paying one wake-up costs less than the core spent spinning.
+constexpr std::uint32_t kMaxLoneSpinMicroseconds = 1000;
+
+// Commits for which nobody spins through long groups after such a spin
+// lost its core: on a machine whose cores are all busy the spinner only
+// delays the writer.
+constexpr std::uint32_t kLoneSpinHoldoff = 256;
+
+// Cores left once the writer has one; 1 when the count is unknown.
+std::uint32_t SpareCores() {
+  unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 1 : cores - 1;
 }
 
 }  // namespace
@@ -39,34 +69,67 @@ void WriteRequest::Complete(Result<CommitInfo> result) {
     return;
   }
   result_ = std::move(result);
-  // Keep our reference until after notify: the producer may wake on the
-  // store and drop its own reference at once.
   done_.store(1, std::memory_order_release);
-  done_.notify_one();
   Unref();
-}
-
-Result<CommitInfo> WriteRequest::Wait(std::uint32_t spin_microseconds) {
-  if (!Spin(spin_microseconds, [this] { return done_.load(std::memory_order_acquire) != 0; })) {
-    while (done_.load(std::memory_order_acquire) == 0) done_.wait(0, std::memory_order_acquire);
-  }
-  Result<CommitInfo> r = std::move(result_);
-  Unref();
-  return r;
 }
 
 void WriteRequest::Unref() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
+CommitQueue::CommitQueue(std::size_t capacity, std::uint32_t spin_microseconds)
+    : capacity_(capacity), spin_microseconds_(spin_microseconds), spin_slots_(SpareCores()) {}
+
 Status CommitQueue::Push(WriteRequest* r) {
   base::MutexLock lock(&mu_);
   while (!closed_ && queue_.size() >= capacity_) not_full_.Wait();
   if (closed_) return FailedPreconditionError("the graph is closed");
+  r->group_ = groups_popped_;  // invariant 1
   queue_.push_back(r);
   approx_size_.store(queue_.size(), std::memory_order_release);
   not_empty_.Signal();
   return Status::Ok();
+}
+
+Result<CommitInfo> CommitQueue::Wait(WriteRequest* r) {
+  bool alone = waiting_.fetch_add(1, std::memory_order_relaxed) < spin_slots_;
+  bool preempted = false;
+  Spin(
+      SpinBudget(alone), [r] { return r->done(); }, &preempted);
+  if (preempted) lone_spin_holdoff_.store(kLoneSpinHoldoff, std::memory_order_relaxed);
+  // Invariant 2: once group g is finished and r is still not done, r was
+  // cut off into a later group; sleep on that group's word instead.
+  std::uint64_t g = r->group_;
+  while (!r->done()) {
+    base::Futex& word = wake_[g % 2];
+    std::uint32_t seen = word.Load();
+    if (r->done()) break;
+    if (groups_finished_.load(std::memory_order_acquire) > g) {
+      ++g;
+      continue;
+    }
+    word.Wait(seen);
+  }
+  waiting_.fetch_sub(1, std::memory_order_relaxed);
+  Result<CommitInfo> result = std::move(r->result_);
+  r->Unref();
+  return result;
+}
+
+std::uint32_t CommitQueue::SpinBudget(bool alone) {
+  if (spin_microseconds_ == 0) return 0;
+  std::uint32_t group = group_microseconds_.load(std::memory_order_relaxed);
+  // Short groups: the result comes back sooner than a sleep and wake-up
+  // would take, whoever else is waiting.
+  if (group <= spin_microseconds_) return spin_microseconds_;
+  // Long groups (WAL syncs): only a producer with a spare core to itself
+  // spins, so that it submits its next batch the moment this one completes.
+  if (!alone || group > kMaxLoneSpinMicroseconds) return 0;
+  if (std::uint32_t holdoff = lone_spin_holdoff_.load(std::memory_order_relaxed); holdoff != 0) {
+    lone_spin_holdoff_.store(holdoff - 1, std::memory_order_relaxed);  // racy: only a hint
+    return 0;
+  }
+  return std::min(kMaxLoneSpinMicroseconds, 2 * group + spin_microseconds_);
 }
 
 bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batches, std::size_t max_cost) {
@@ -82,8 +145,25 @@ bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batc
     queue_.pop_front();
   }
   approx_size_.store(queue_.size(), std::memory_order_release);
-  if (!out->empty()) not_full_.SignalAll();
-  return !out->empty();
+  if (out->empty()) return false;
+  ++groups_popped_;
+  not_full_.SignalAll();
+  group_start_ = std::chrono::steady_clock::now();
+  return true;
+}
+
+void CommitQueue::FinishGroup() {
+  // Invariant 2: the results are stored before the word moves, and a
+  // producer reads the word before checking its result, so it either sees
+  // its result or sleeps on a value that has already changed.
+  auto took =
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - group_start_);
+  std::uint32_t old = group_microseconds_.load(std::memory_order_relaxed);
+  auto now = static_cast<std::uint32_t>(std::min<std::int64_t>(took.count(), 1'000'000));
+  group_microseconds_.store(old - old / 8 + now / 8, std::memory_order_relaxed);  // moving average
+  std::uint64_t g = groups_finished_.load(std::memory_order_relaxed);
+  groups_finished_.store(g + 1, std::memory_order_release);
+  wake_[g % 2].Bump();
 }
 
 void CommitQueue::Close() {

@@ -4,16 +4,41 @@
 // Producers block while the queue is full (backpressure, bounded memory).
 // The writer takes the oldest request plus whatever queued behind it, up to
 // the group bounds, so many producers share one version publication (and,
-// with the WAL, one fsync). Both sides spin briefly before sleeping: on a
-// machine with a core to spare this removes most of the wake-up latency of a
-// hand-off.
+// with the WAL, one fsync).
 //
-// Thread safety: Push and Close from any thread; PopGroup from the writer
-// thread only.
+// Waiting. The writer spins briefly (WriterOptions::spin_microseconds) for
+// work before it sleeps. A producer spins only where that pays: when recent
+// groups took no longer than that spin (volatile mode, fast devices), every
+// producer spins for it; when they take longer (a WAL sync), only a producer
+// with a spare core to itself spins, through about twice the recent group
+// time, so that it submits its next batch the moment its commit is done.
+// Every other producer sleeps at once: on a small machine a spinner takes
+// the core that the writer, or a producer about to submit, needs. For the
+// same reason, once a spinner finds it lost its core (the machine is busy),
+// nobody spins through long groups for the next few hundred commits.
+//
+// Sleepers are woken once per group, not once per request: each producer
+// sleeps on the futex word of the group it expects to join (the next one
+// the writer will take when it pushes), and the writer bumps that word,
+// waking all its sleepers with one system call, after completing the group.
+//
+// Thread safety: Push, Wait and Close from any thread; PopGroup and
+// FinishGroup from the writer thread only.
+//
+// Invariants:
+//  1. groups are numbered in the order PopGroup hands them out; a request
+//     pushed while `groups_popped_` is g lands in group g or a later one
+//     (later only when the group bounds cut it off);
+//  2. the writer completes every request of group g (WriteRequest::Complete)
+//     before FinishGroup raises `groups_finished_` to g + 1, and only then
+//     bumps and wakes `wake_[g % 2]`. Group g + 2 is taken only after
+//     FinishGroup(g + 1), so the sleepers on one word belong to one group
+//     (and the few cut off from the group before, which move on).
 #ifndef QUIVER_WRITE_COMMIT_QUEUE_H_
 #define QUIVER_WRITE_COMMIT_QUEUE_H_
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -21,6 +46,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "base/futex.h"
 #include "base/mutex.h"
 #include "quiver/graph.h"
 #include "quiver/status.h"
@@ -39,17 +65,19 @@ class WriteRequest {
   std::size_t cost() const;  // operations counted for group bounds
   std::future<Result<CommitInfo>> future() { return promise_.get_future(); }
 
-  // Writer: delivers the outcome and drops the writer's reference.
+  // Writer: delivers the outcome and drops the writer's reference. Wakes
+  // nobody: CommitQueue::FinishGroup wakes the whole group at once.
   void Complete(Result<CommitInfo> result);
-  // Producer of a synchronous request: waits for Complete, returns the
-  // outcome and drops the producer's reference.
-  Result<CommitInfo> Wait(std::uint32_t spin_microseconds);
 
  private:
+  friend class CommitQueue;
+
+  bool done() const { return done_.load(std::memory_order_acquire) != 0; }
   void Unref();
 
   WriteBatch batch_;
   bool async_;
+  std::uint64_t group_ = 0;  // the group expected at Push (invariant 1)
   std::atomic<int> refs_{2};
   std::atomic<std::uint32_t> done_{0};
   Result<CommitInfo> result_{Status(StatusCode::kInternal, "write not completed")};
@@ -58,30 +86,54 @@ class WriteRequest {
 
 class CommitQueue {
  public:
-  CommitQueue(std::size_t capacity, std::uint32_t spin_microseconds)
-      : capacity_(capacity), spin_microseconds_(spin_microseconds) {}
+  CommitQueue(std::size_t capacity, std::uint32_t spin_microseconds);
 
   // Queues `r`, waiting while the queue is full. FailedPrecondition once
   // closed (r is then not queued).
   Status Push(WriteRequest* r);
+
+  // Producer of a synchronous request that Push queued: waits until the
+  // writer completed it, returns the outcome and drops the producer's
+  // reference (r must not be used afterwards).
+  Result<CommitInfo> Wait(WriteRequest* r);
 
   // Writer: waits for work; moves a group of requests into `out` (at least
   // one, at most `max_batches`, stopping before the cost total would pass
   // `max_cost` unless empty). Returns false once closed and drained.
   bool PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batches, std::size_t max_cost);
 
+  // Writer: every request of the group PopGroup last handed out has been
+  // completed; wakes their producers.
+  void FinishGroup();
+
   // Refuses new requests; queued ones are still handed out.
   void Close();
 
  private:
+  // How long a producer entering Wait spins; `alone`: no more producers
+  // are waiting than there are spare cores.
+  std::uint32_t SpinBudget(bool alone);
+
   const std::size_t capacity_;
   const std::uint32_t spin_microseconds_;
+  const std::uint32_t spin_slots_;           // producers that may spin at once
   std::atomic<std::size_t> approx_size_{0};  // for spinning without the lock
+  std::atomic<std::uint32_t> waiting_{0};    // producers inside Wait
+  // Commits left without lone spinning since a spinner lost its core.
+  std::atomic<std::uint32_t> lone_spin_holdoff_{0};
+  // Moving average of PopGroup-to-FinishGroup time; written by the writer.
+  std::atomic<std::uint32_t> group_microseconds_{0};
+  std::chrono::steady_clock::time_point group_start_;  // writer thread only
+
+  // Invariant 2; written by the writer only.
+  std::atomic<std::uint64_t> groups_finished_{0};
+  base::Futex wake_[2];
 
   base::Mutex mu_;
   base::CondVar not_empty_{&mu_};  // the writer waits here
   base::CondVar not_full_{&mu_};   // producers wait here (backpressure)
   std::deque<WriteRequest*> queue_ ABSL_GUARDED_BY(mu_);
+  std::uint64_t groups_popped_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 

@@ -74,6 +74,7 @@ TEST_F(SimFileSystemTest, ReadsSeeUnsyncedWrites) {
 // crash point.
 TEST_F(SimFileSystemTest, WritebackMakesNothingDurable) {
   auto f = Open("/db/a");
+  QUIVER_ASSERT_OK(fs_.SyncDir("/db"));  // the name survives the crash below; the data must not
   QUIVER_ASSERT_OK(f->Append(AsBytes("hello")));
   const std::uint64_t ops = fs_.operation_count();
   QUIVER_ASSERT_OK(f->StartWriteback(0, 5));

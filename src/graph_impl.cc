@@ -1,7 +1,9 @@
 #include "graph_impl.h"
 
+#include <algorithm>
 #include <chrono>
 #include <new>
+#include <thread>
 
 #include "base/strings.h"
 #include "checkpoint/checkpoint_format.h"
@@ -17,6 +19,15 @@ std::uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
           .count());
+}
+
+// How checkpoints are written: DurableOptions::io_threads encoders, 0
+// meaning one per hardware thread, at most 8.
+checkpoint::WriteOptions CheckpointWriteOptions(const Options& o) {
+  checkpoint::WriteOptions w;
+  w.threads = o.durable.io_threads;
+  if (w.threads == 0) w.threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  return w;
 }
 
 Status CheckOptions(const Options& o) {
@@ -83,7 +94,7 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     // it; new records go to a fresh segment, so the old tail is covered.
     checkpoint::WriteStats ws;
     PinnedVersion pin(rs.chain);
-    s = checkpoint::WriteCheckpoint(fs, dir, rs.uuid, pin.roots(), &ws);
+    s = checkpoint::WriteCheckpoint(fs, dir, rs.uuid, pin.roots(), &ws, CheckpointWriteOptions(options));
     if (s.ok()) {
       durable->last_checkpoint = rs.stats.recovered_sequence;
       durable->open_stats.checkpoint_written = true;
@@ -361,7 +372,8 @@ Status GraphImpl::RunCheckpoint() {
   std::uint64_t pending = wal_bytes_since_checkpoint_.load();
   auto start = std::chrono::steady_clock::now();
   checkpoint::WriteStats ws;
-  Status s = checkpoint::WriteCheckpoint(durable_->fs, durable_->dir, durable_->uuid, roots, &ws);
+  Status s = checkpoint::WriteCheckpoint(durable_->fs, durable_->dir, durable_->uuid, roots, &ws,
+                                         CheckpointWriteOptions(options_));
   if (!s.ok()) {
     base::MutexLock stats_lock(&stats_mu_);
     ++checkpoint_stats_.checkpoint_failures;

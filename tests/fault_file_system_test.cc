@@ -112,6 +112,8 @@ TEST_F(FaultFileSystemTest, EachOperationKindCanFail) {
       {FaultOp::kSync, [&] { return w->Sync(); }},
       {FaultOp::kTruncate, [&] { return w->Truncate(0); }},
       {FaultOp::kAllocate, [&] { return w->Allocate(0, 100); }},
+      {FaultOp::kWriteback, [&] { return w->StartWriteback(0, 1); }},
+      {FaultOp::kWriteback, [&] { return w->WaitWriteback(0, 1); }},
       {FaultOp::kRead, [&] { return (*r)->ReadAt(0, buf).status(); }},
       {FaultOp::kOpen, [&] { return fs_.OpenReadable("/db/a").status(); }},
       {FaultOp::kOpen, [&] { return fs_.OpenWritable("/db/b", OpenMode::kCreateNew).status(); }},

@@ -232,6 +232,12 @@ class AuditFileSystem final : public env::FileSystem {
     Status Allocate(std::uint64_t offset, std::uint64_t length) override {
       return fs_->Note(base_->Allocate(offset, length), "allocate", path_);
     }
+    Status StartWriteback(std::uint64_t offset, std::uint64_t length) override {
+      return fs_->Note(base_->StartWriteback(offset, length), "start-writeback", path_);
+    }
+    Status WaitWriteback(std::uint64_t offset, std::uint64_t length) override {
+      return fs_->Note(base_->WaitWriteback(offset, length), "wait-writeback", path_);
+    }
     Status Close() override { return fs_->Note(base_->Close(), "close", path_); }
     std::uint64_t Size() const override { return base_->Size(); }
 

@@ -114,6 +114,20 @@ TEST_F(PosixFileSystemTest, TruncateAndAllocate) {
   EXPECT_EQ(ReadAll(fs_, path), std::string("0123x\0\0", 7));
 }
 
+TEST_F(PosixFileSystemTest, WritebackHintsKeepContentAndSize) {
+  const std::string path = dir_.File("w");
+  auto f = fs_.OpenWritable(path, OpenMode::kCreateNew);
+  QUIVER_ASSERT_OK(f);
+  QUIVER_ASSERT_OK((*f)->Append(AsBytes(std::string(10000, 'a'))));
+  QUIVER_ASSERT_OK((*f)->StartWriteback(0, 4096));
+  QUIVER_ASSERT_OK((*f)->WaitWriteback(0, 10000));
+  QUIVER_ASSERT_OK((*f)->WaitWriteback(10000, 0));  // empty: a no-op, not "to the end"
+  EXPECT_EQ((*f)->Size(), 10000u);
+  EXPECT_EQ(ReadAll(fs_, path), std::string(10000, 'a'));
+  QUIVER_ASSERT_OK((*f)->Close());
+  EXPECT_EQ((*f)->StartWriteback(0, 1).code(), StatusCode::kFailedPrecondition);
+}
+
 TEST_F(PosixFileSystemTest, ClosedFileFailsWithFailedPrecondition) {
   auto f = fs_.OpenWritable(dir_.File("c"), OpenMode::kCreateNew);
   QUIVER_ASSERT_OK(f);

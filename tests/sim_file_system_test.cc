@@ -70,6 +70,22 @@ TEST_F(SimFileSystemTest, ReadsSeeUnsyncedWrites) {
   EXPECT_EQ(*fs_.ReadDurableForTest("/db/a"), std::string("hello\0\0!", 8));
 }
 
+// A write-back hint is not a sync: nothing becomes durable, and it is not a
+// crash point.
+TEST_F(SimFileSystemTest, WritebackMakesNothingDurable) {
+  auto f = Open("/db/a");
+  QUIVER_ASSERT_OK(fs_.SyncDir("/db"));  // the name survives the crash below; the data must not
+  QUIVER_ASSERT_OK(f->Append(AsBytes("hello")));
+  const std::uint64_t ops = fs_.operation_count();
+  QUIVER_ASSERT_OK(f->StartWriteback(0, 5));
+  QUIVER_ASSERT_OK(f->WaitWriteback(0, 5));
+  EXPECT_EQ(fs_.operation_count(), ops);
+  EXPECT_EQ(*fs_.ReadDurableForTest("/db/a"), "");
+  fs_.Crash(CrashPolicy::kDropUnsynced, 0);
+  EXPECT_EQ(*fs_.ReadDurableForTest("/db/a"), "");
+  EXPECT_EQ(f->WaitWriteback(0, 5).code(), StatusCode::kIOError);  // opened before the crash
+}
+
 TEST_F(SimFileSystemTest, NamespaceOperations) {
   for (const char* name : {"zeta", "alpha", "m10", "m9"}) Open(std::string("/db/") + name);
   QUIVER_ASSERT_OK(fs_.CreateDir("/db/sub"));

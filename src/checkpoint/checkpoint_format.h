@@ -21,6 +21,8 @@
 //
 // A block holds whole elements: it passes kTargetBlockBytes by at most one
 // element, and one element larger than 4 GiB encoded cannot be checkpointed.
+// The writer also ends a block at every kChunkIds-th id (its unit of
+// parallel encoding); readers rely only on first_id continuing the kind.
 // Blocks come in kind order 1..6; ids within a kind are contiguous from 0 and
 // cover exactly [0, limit). A checkpoint is valid only if every CRC matches,
 // every reference resolves and the end block's totals agree: a damaged
@@ -43,6 +45,12 @@ inline constexpr std::uint32_t kFormatVersion = 1;
 inline constexpr std::size_t kHeaderBytes = 64;
 inline constexpr std::size_t kBlockHeaderBytes = 16;
 inline constexpr std::size_t kTargetBlockBytes = 1u << 20;
+// Writer tunables (not part of the format). Ids per chunk of the vertex and
+// edge tables: one unit of parallel encoding, and a block boundary; 64K ids
+// are about 0.2-1 MiB encoded for elements without properties.
+inline constexpr std::uint64_t kChunkIds = std::uint64_t{1} << 16;
+// Bytes between write-back hints while a checkpoint is written.
+inline constexpr std::uint64_t kWritebackBytes = std::uint64_t{4} << 20;
 
 enum class BlockKind : std::uint8_t {
   kLabels = 1,

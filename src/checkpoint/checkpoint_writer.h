@@ -5,6 +5,13 @@
 // `<name>.tmp`, fdatasync, close, rename to `<name>`, fsync the directory.
 // On any error the temporary file is removed (best effort) and the previous
 // checkpoints are untouched.
+//
+// The vertex and edge tables are cut into chunks of `chunk_ids` ids, encoded
+// on `threads` threads (ChunkPipeline) and written in order; the file's
+// dirty pages are written back every `writeback_bytes` as the file grows
+// (WritableFile::StartWriteback / WaitWriteback), so the final fdatasync
+// finds little left to write. Chunk boundaries depend only on the ids, so
+// every thread count writes the same bytes.
 #ifndef QUIVER_CHECKPOINT_CHECKPOINT_WRITER_H_
 #define QUIVER_CHECKPOINT_CHECKPOINT_WRITER_H_
 
@@ -24,8 +31,23 @@ struct WriteStats {
   std::uint64_t blocks = 0;
 };
 
+struct WriteOptions {
+  // Threads that encode, the calling thread included (0 counts as 1).
+  std::uint32_t threads = 1;
+  // Ids per chunk of the vertex and edge tables; a multiple of 64 (the
+  // radix leaf size). Chunk ends are also block ends.
+  std::uint64_t chunk_ids = kChunkIds;
+  // Bytes written between write-back hints; 0 leaves write-back to the
+  // kernel and the final fdatasync.
+  std::uint64_t writeback_bytes = kWritebackBytes;
+};
+
+// Writes the checkpoint of `roots` into `dir`. Returns the first error
+// (ResourceExhausted for ENOSPC, memory exhaustion, or an element over
+// 4 GiB encoded); then no checkpoint file was added. Every thread it starts
+// is joined before it returns.
 Status WriteCheckpoint(env::FileSystem* fs, const std::string& dir, const wal::Uuid& uuid,
-                       const storage::GraphRoots& roots, WriteStats* stats);
+                       const storage::GraphRoots& roots, WriteStats* stats, const WriteOptions& options = {});
 
 }  // namespace quiver::checkpoint
 

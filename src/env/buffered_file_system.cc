@@ -38,6 +38,11 @@ class BufferedFileSystem::Writable final : public WritableFile {
     QUIVER_RETURN_IF_ERROR(CheckOpen());
     return real_->Allocate(offset, length);
   }
+  // The pending bytes model a page cache that a power cut empties, so they
+  // stay in process memory until Sync: writing them back early would make
+  // kill -9 keep what a power cut loses. A hint only, so a no-op.
+  Status StartWriteback(std::uint64_t, std::uint64_t) override { return CheckOpen(); }
+  Status WaitWriteback(std::uint64_t, std::uint64_t) override { return CheckOpen(); }
   // The unsynced bytes stay in the state (the page cache outlives the fd).
   Status Close() override {
     QUIVER_RETURN_IF_ERROR(CheckOpen());

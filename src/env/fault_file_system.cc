@@ -56,6 +56,18 @@ class FaultFileSystem::Writable final : public WritableFile {
     return base_->Allocate(offset, length);
   }
 
+  Status StartWriteback(std::uint64_t offset, std::uint64_t length) override {
+    if (auto fault = fs_->Decide(FaultOp::kWriteback, path_))
+      return InjectedError(*fault, "writeback", path_);
+    return base_->StartWriteback(offset, length);
+  }
+
+  Status WaitWriteback(std::uint64_t offset, std::uint64_t length) override {
+    if (auto fault = fs_->Decide(FaultOp::kWriteback, path_))
+      return InjectedError(*fault, "writeback", path_);
+    return base_->WaitWriteback(offset, length);
+  }
+
   Status Close() override { return base_->Close(); }
   std::uint64_t Size() const override { return base_->Size(); }
 

@@ -61,7 +61,8 @@ enum class FaultOp : std::uint32_t {
   kRemove = 1u << 8,      // FileSystem::Remove
   kList = 1u << 9,        // FileSystem::ListDir and Exists
   kCreateDir = 1u << 10,  // FileSystem::CreateDir
-  kAll = (1u << 11) - 1,
+  kWriteback = 1u << 11,  // WritableFile::StartWriteback and WaitWriteback
+  kAll = (1u << 12) - 1,
 };
 
 constexpr FaultOp operator|(FaultOp a, FaultOp b) {

@@ -63,6 +63,21 @@ class WritableFile {
   // rather than half-way through a later write. A best-effort optimisation:
   // OK where the file system cannot preallocate.
   virtual Status Allocate(std::uint64_t offset, std::uint64_t length) = 0;
+  // Write-back hints for a file written in bulk (a checkpoint), so that its
+  // dirty pages reach the disk steadily while it is written rather than all
+  // at once in the final Sync, where they would queue ahead of other files'
+  // syncs (the WAL's). StartWriteback starts writing back the dirty pages of
+  // [offset, offset + length) and does not wait for them
+  // (sync_file_range(SYNC_FILE_RANGE_WRITE)). WaitWriteback does the same
+  // and then waits until every page of the range that was dirty or under
+  // write-back at the call is written (WAIT_BEFORE | WRITE | WAIT_AFTER).
+  // Neither makes anything durable: not the size, not the metadata, not the
+  // disk's cache; only Sync does. A file system without such a call treats
+  // both as no-ops. An error (a failed write-back) is an error of the file:
+  // the caller abandons the file and never relies on a later Sync, which may
+  // not report the same error again.
+  virtual Status StartWriteback(std::uint64_t offset, std::uint64_t length) = 0;
+  virtual Status WaitWriteback(std::uint64_t offset, std::uint64_t length) = 0;
   // Releases the file. Does not sync. Later calls fail with
   // FailedPrecondition. The destructor closes an open file, ignoring errors.
   virtual Status Close() = 0;

@@ -5,6 +5,7 @@
 // PosixError, so every message names the call, the path and strerror.
 // Files use pread/pwrite at explicit offsets, never the fd's file position,
 // so a WritableFile's Append and WriteAt cannot disturb each other.
+// Write-back hints are sync_file_range.
 //
 // Thread safety: the FileSystem is stateless. A PosixWritableFile is used by
 // one thread at a time (its contract); PosixReadableFile only calls pread
@@ -115,6 +116,15 @@ class PosixWritableFile final : public WritableFile {
     return Status::Ok();
   }
 
+  Status StartWriteback(std::uint64_t offset, std::uint64_t length) override {
+    return SyncFileRange(offset, length, SYNC_FILE_RANGE_WRITE);
+  }
+
+  Status WaitWriteback(std::uint64_t offset, std::uint64_t length) override {
+    return SyncFileRange(offset, length,
+                         SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER);
+  }
+
   Status Close() override {
     QUIVER_RETURN_IF_ERROR(CheckOpen());
     // close() is not retried on EINTR: Linux releases the fd either way.
@@ -129,6 +139,21 @@ class PosixWritableFile final : public WritableFile {
  private:
   Status CheckOpen() const {
     if (fd_ < 0) return FailedPreconditionError(base::StrCat("file is closed: ", path_));
+    return Status::Ok();
+  }
+
+  // sync_file_range on [offset, offset + length); a zero length would mean
+  // "to the end of the file" to the kernel, so it does nothing here.
+  Status SyncFileRange(std::uint64_t offset, std::uint64_t length, unsigned flags) {
+    QUIVER_RETURN_IF_ERROR(CheckOpen());
+    if (length == 0) return Status::Ok();
+    int r = RetryOnEintr([&] {
+      return ::sync_file_range(fd_, static_cast<off64_t>(offset), static_cast<off64_t>(length), flags);
+    });
+    // Only a hint: a file system that cannot do it (ESPIPE, EINVAL on some
+    // FUSE mounts) is not an error. A failed write-back (EIO, ENOSPC) is.
+    if (r != 0 && errno != ESPIPE && errno != EINVAL && errno != ENOSYS)
+      return PosixError("sync_file_range", path_, errno);
     return Status::Ok();
   }
 

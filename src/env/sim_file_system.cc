@@ -59,6 +59,10 @@ class SimFileSystem::WritableHandle final : public WritableFile {
   Status Allocate(std::uint64_t, std::uint64_t) override {
     return Mutate([](SimFile&) { return Status::Ok(); });
   }
+  // Write-back makes nothing durable (only Sync does), so the simulated disk
+  // ignores it; not a crash point, since it changes no state.
+  Status StartWriteback(std::uint64_t, std::uint64_t) override { return CheckHandle(); }
+  Status WaitWriteback(std::uint64_t, std::uint64_t) override { return CheckHandle(); }
   Status Close() override {
     if (closed_) return FailedPreconditionError(base::StrCat("file is closed: ", path_));
     closed_ = true;
@@ -75,6 +79,12 @@ class SimFileSystem::WritableHandle final : public WritableFile {
     QUIVER_RETURN_IF_ERROR(CheckExtent(offset, data.size(), path_));
     f.Write(offset, data);
     return Status::Ok();
+  }
+
+  Status CheckHandle() {
+    if (closed_) return FailedPreconditionError(base::StrCat("file is closed: ", path_));
+    base::MutexLock lock(&fs_->mu_);
+    return fs_->BeginFileOp(generation_, /*mutating=*/false);
   }
 
   template <typename Fn>

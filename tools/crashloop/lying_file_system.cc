@@ -19,6 +19,12 @@ class LyingFile final : public env::WritableFile {
   Status Allocate(std::uint64_t offset, std::uint64_t length) override {
     return base_->Allocate(offset, length);
   }
+  Status StartWriteback(std::uint64_t offset, std::uint64_t length) override {
+    return base_->StartWriteback(offset, length);
+  }
+  Status WaitWriteback(std::uint64_t offset, std::uint64_t length) override {
+    return base_->WaitWriteback(offset, length);
+  }
   Status Close() override { return base_->Close(); }
   std::uint64_t Size() const override { return base_->Size(); }
 

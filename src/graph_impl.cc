@@ -5,6 +5,7 @@
 #include <new>
 #include <thread>
 
+#include "base/parallel.h"
 #include "base/strings.h"
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_writer.h"
@@ -25,8 +26,7 @@ std::uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
 // meaning one per hardware thread, at most 8.
 checkpoint::WriteOptions CheckpointWriteOptions(const Options& o) {
   checkpoint::WriteOptions w;
-  w.threads = o.durable.io_threads;
-  if (w.threads == 0) w.threads = std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  w.threads = base::ResolveThreads(o.durable.io_threads);
   return w;
 }
 

@@ -96,8 +96,9 @@ class FileSource final : public Source {
     if (scratch->size() < n) scratch->resize(n);
     std::size_t done = 0;
     while (done < n) {
-      QUIVER_ASSIGN_OR_RETURN(std::size_t got,
-                              file_.ReadAt(offset + done, std::span<std::byte>(scratch->data() + done, n - done)));
+      QUIVER_ASSIGN_OR_RETURN(
+          std::size_t got,
+          file_.ReadAt(offset + done, std::span<std::byte>(scratch->data() + done, n - done)));
       if (got == 0) return IOError("checkpoint: the file became shorter while it was read");
       done += got;
     }
@@ -173,7 +174,8 @@ Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef
       return Bad("data after the end block");
     }
     if (b.kind != BlockKind::kEnd) {
-      base::ByteReader r(peek.subspan(kBlockHeaderBytes, std::min<std::size_t>(length, kPeek - kBlockHeaderBytes)));
+      base::ByteReader r(
+          peek.subspan(kBlockHeaderBytes, std::min<std::size_t>(length, kPeek - kBlockHeaderBytes)));
       // The prefix is read before the CRC is checked; whatever it says is
       // only believed once the block's CRC passes (phases 2-4), and a bad
       // prefix is reported as the checksum failure it most likely is.
@@ -367,7 +369,8 @@ class Loader {
         *storage::VertexTable::BornSlot(g_.vertices, id) = storage::VertexSlot{};
     };
     Status s = ForEachBlock(
-        blocks, [this](Worker& w, const BlockRef& b, base::ByteReader& r, std::uint64_t* done) {
+        blocks,
+        [this](Worker& w, const BlockRef& b, base::ByteReader& r, std::uint64_t* done) {
           return VertexBlock(w, b, r, done);
         },
         zero);
@@ -405,7 +408,8 @@ class Loader {
       }
     };
     Status s = ForEachBlock(
-        blocks, [this](Worker& w, const BlockRef& b, base::ByteReader& r, std::uint64_t* done) {
+        blocks,
+        [this](Worker& w, const BlockRef& b, base::ByteReader& r, std::uint64_t* done) {
           return EdgeBlock(w, b, r, done);
         },
         zero);
@@ -581,8 +585,8 @@ class Loader {
         return;
       }
       storage::VertexSlot* s = slot(v);
-      storage::AppendEntry(out ? s->out_head : s->in_head, out ? s->out_degree : s->in_degree, TypeOf(r), edge,
-                           neighbor, w.ctx);
+      storage::AppendEntry(out ? s->out_head : s->in_head, out ? s->out_degree : s->in_degree, TypeOf(r),
+                           edge, neighbor, w.ctx);
     });
     // Arrays AppendEntry outgrew were born in this load and are reachable
     // from nothing: free them now rather than keep them until a sweep.
@@ -606,8 +610,8 @@ class Loader {
   GraphRoots& g_;
   storage::MutationContext& ctx_;
   const unsigned threads_;
-  std::deque<Worker> workers_;  // stable addresses: each ctx points into its worker
-  std::vector<Part> parts_;     // phase 5's routing buffers, shared by both directions
+  std::deque<Worker> workers_;      // stable addresses: each ctx points into its worker
+  std::vector<Part> parts_;         // phase 5's routing buffers, shared by both directions
   std::vector<std::byte> scratch_;  // block bytes for the sequential phases
 };
 

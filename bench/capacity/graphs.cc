@@ -56,60 +56,6 @@ Json Shape::ToJson() const {
   return j;
 }
 
-void Die(const std::string& what, const Status& status) {
-  std::fprintf(stderr, "quiver-bench: %s failed: %s\n", what.c_str(), status.ToString().c_str());
-  std::exit(1);
-}
-
-std::optional<CommitInfo> PipelinedWriter::Submit(WriteBatch batch) {
-  std::optional<CommitInfo> previous = Drain();
-  pending_ = graph_.WriteAsync(std::move(batch));
-  return previous;
-}
-
-std::optional<CommitInfo> PipelinedWriter::Drain() {
-  if (!pending_.valid()) return std::nullopt;
-  return ValueOrDie(pending_.get(), "graph build batch");
-}
-
-VertexId AddVertices(Graph& graph, std::uint64_t count) {
-  std::optional<std::uint64_t> first;
-  std::uint64_t next = 0;
-  auto check_dense = [&](const std::optional<CommitInfo>& info) {
-    if (!info) return;
-    for (VertexId v : info->vertices) {
-      if (!first) first = next = v.value();
-      if (v.value() != next++) Die("AddVertices", InternalError("vertex ids are not dense"));
-    }
-  };
-  PipelinedWriter writer(graph);
-  for (std::uint64_t done = 0; done < count;) {
-    const std::uint64_t n = std::min(kBuildBatchOps, count - done);
-    WriteBatch batch;
-    for (std::uint64_t i = 0; i < n; ++i) batch.AddVertex("V");
-    done += n;
-    check_dense(writer.Submit(std::move(batch)));
-  }
-  check_dense(writer.Drain());
-  if (!first) Die("AddVertices", InvalidArgumentError("no vertices"));
-  return VertexId(*first);
-}
-
-void AddEdges(Graph& graph, std::uint64_t count,
-              const std::function<std::pair<std::uint64_t, std::uint64_t>(std::uint64_t)>& next) {
-  PipelinedWriter writer(graph);
-  for (std::uint64_t i = 0; i < count;) {
-    const std::uint64_t end = std::min(count, i + kBuildBatchOps);
-    WriteBatch batch;
-    for (; i < end; ++i) {
-      const auto [s, t] = next(i);
-      batch.AddEdge("E", VertexId(s), VertexId(t));
-    }
-    writer.Submit(std::move(batch));
-  }
-  writer.Drain();
-}
-
 void AddShapeEdges(Graph& graph, const Shape& shape, VertexId first) {
   const std::uint64_t n = shape.vertices;
   const std::uint64_t base = first.value();

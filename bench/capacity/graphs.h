@@ -25,32 +25,19 @@
 #include <utility>
 #include <vector>
 
+#include "common/bench_common.h"
 #include "figure.h"
 #include "quiver/quiver.h"
 
 namespace quiver::capacity {
 
 inline constexpr std::uint64_t kSeed = 20260805;
-inline constexpr std::uint64_t kBuildBatchOps = 100'000;
 
-// SplitMix64: a few instructions per draw, identical on every platform.
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-  std::uint64_t Next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-  // Uniform in [0, n) for n < 2^32 (multiply-shift).
-  std::uint64_t Uniform(std::uint64_t n) { return ((Next() >> 32) * n) >> 32; }
-  // Uniform in [0, 1).
-  double Unit() { return static_cast<double>(Next() >> 11) * 0x1.0p-53; }
-
- private:
-  std::uint64_t state_;
-};
+using bench::Die;
+using bench::kBuildBatchOps;
+using bench::PipelinedWriter;
+using bench::Rng;
+using bench::ValueOrDie;
 
 enum class Targets { kUniform, kPowerLaw };
 
@@ -68,37 +55,16 @@ struct Shape {
   friend bool operator==(const Shape&, const Shape&) = default;
 };
 
-// Aborts with `what` and the status: a bench has no recovery path for a failed build.
-[[noreturn]] void Die(const std::string& what, const Status& status);
-
-template <typename T>
-T ValueOrDie(Result<T> r, const std::string& what) {
-  if (!r.ok()) Die(what, r.status());
-  return std::move(r).value();
+// Adds `count` vertices labelled "V"; returns the first id (ids are checked to be dense).
+inline VertexId AddVertices(Graph& graph, std::uint64_t count) {
+  return bench::AddVertices(graph, count, "V");
 }
 
-// Commits batches keeping one in flight.
-class PipelinedWriter {
- public:
-  explicit PipelinedWriter(Graph& graph) : graph_(graph) {}
-  ~PipelinedWriter() { Drain(); }
-  PipelinedWriter(const PipelinedWriter&) = delete;
-  PipelinedWriter& operator=(const PipelinedWriter&) = delete;
-  // Queues `batch`; returns the commit of the batch queued before it, if any.
-  std::optional<CommitInfo> Submit(WriteBatch batch);
-  std::optional<CommitInfo> Drain();
-
- private:
-  Graph& graph_;
-  std::future<Result<CommitInfo>> pending_;
-};
-
-// Adds `count` vertices labelled "V"; returns the first id (ids are checked to be dense).
-VertexId AddVertices(Graph& graph, std::uint64_t count);
-
-// Adds edges produced by `next(i)` for i in [0, count): (source, target).
-void AddEdges(Graph& graph, std::uint64_t count,
-              const std::function<std::pair<std::uint64_t, std::uint64_t>(std::uint64_t)>& next);
+// Adds edges of type "E" produced by `next(i)` for i in [0, count): (source, target).
+template <typename NextFn>
+void AddEdges(Graph& graph, std::uint64_t count, NextFn&& next) {
+  bench::AddEdges(graph, count, "E", std::forward<NextFn>(next));
+}
 
 // Adds the shape's edges over the vertices [first, first + shape.vertices).
 void AddShapeEdges(Graph& graph, const Shape& shape, VertexId first);

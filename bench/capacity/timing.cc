@@ -4,24 +4,6 @@
 #include <chrono>
 
 namespace quiver::capacity {
-namespace {
-
-double CalibrateNsPerTick() {
-#if defined(__x86_64__)
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point t0 = Clock::now();
-  const std::uint64_t c0 = ReadTicks();
-  while (Clock::now() - t0 < std::chrono::milliseconds(20)) {
-  }
-  const std::uint64_t c1 = ReadTicks();
-  const Clock::time_point t1 = Clock::now();
-  return std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(c1 - c0);
-#else
-  return 1.0;
-#endif
-}
-
-}  // namespace
 
 std::uint64_t NowNs() {
   return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -46,8 +28,7 @@ double QuantileD(std::vector<double>& samples, double q) {
 }
 
 TickTimer::TickTimer(std::size_t capacity) {
-  static const double ns_per_tick = CalibrateNsPerTick();
-  ns_per_tick_ = ns_per_tick;
+  ns_per_tick_ = bench::NanosecondsPerTick();
   samples_.reserve(std::max<std::size_t>(capacity, 10'000));
   for (int i = 0; i < 10'000; ++i) Time([] {});
   overhead_ticks_ = Quantile(samples_, 0.5);

@@ -12,9 +12,7 @@
 #include <cstdint>
 #include <vector>
 
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
+#include "common/bench_common.h"
 
 namespace quiver::capacity {
 
@@ -29,24 +27,9 @@ double SecondsSince(std::uint64_t start_ns);
 std::uint64_t Quantile(std::vector<std::uint64_t>& samples, double q);
 double QuantileD(std::vector<double>& samples, double q);
 
-// Keeps `value` alive in a register so the loads producing it are not optimised away.
-template <typename T>
-inline void Consume(T value) {
-  __asm__ __volatile__("" : : "r"(value));
-}
-
-inline void ClobberMemory() { __asm__ __volatile__("" : : : "memory"); }
-
-inline std::uint64_t ReadTicks() {
-#if defined(__x86_64__)
-  unsigned int aux;
-  const std::uint64_t t = __rdtscp(&aux);
-  _mm_lfence();
-  return t;
-#else
-  return NowNs();
-#endif
-}
+using bench::ClobberMemory;
+using bench::Consume;
+using bench::ReadTicks;
 
 // Times single operations; samples are kept in ticks and converted when read.
 class TickTimer {

@@ -1,6 +1,7 @@
-// Shared helpers for Quiver's micro-benchmarks (bench/micro/*_bench.cc): building deterministic
-// fixture graphs through the public API, a per-operation latency recorder that publishes
-// p50/p95/p99 counters, and the process's resident set size. Everything is inline, so a fixture
+// Helpers for Quiver's micro-benchmarks (bench/micro/*_bench.cc): a per-operation latency
+// recorder that publishes p50/p95/p99 counters and the process's resident set size, on top of
+// bench/common/bench_common.h (random numbers, graph building, the tick counter), which the
+// capacity bench shares. Everything is inline, so a fixture
 // a bench file keeps in a function-local static is built once per process however many
 // benchmarks (and threads) use it. Only the public API, the standard library and Google
 // Benchmark are used: the benches measure what an application would see.
@@ -25,38 +26,16 @@
 #include <utility>
 #include <vector>
 
+#include "common/bench_common.h"
 #include "quiver/quiver.h"
 
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
-
 namespace quiver::bench {
-
-// Operations per fixture batch: large enough to amortise a commit, small enough to stay far below
-// Limits::max_batch_ops and to keep one batch in flight while the next one is built.
-inline constexpr std::uint64_t kBuildBatchOps = 100'000;
 
 // Fixed seed for every fixture, so every run measures the same graphs.
 inline constexpr std::uint64_t kSeed = 0x5157'4552'0001ULL;
 
-// ---------------------------------------------------------------------------------------------
-// Errors. A benchmark has no recovery path: a failing fixture build aborts with the status.
-
-[[noreturn]] inline void Die(std::string_view what, const Status& status) {
-  std::fprintf(stderr, "quiver bench: %.*s failed: %s\n", static_cast<int>(what.size()), what.data(),
-               status.ToString().c_str());
-  std::abort();
-}
-
 inline void CheckOk(const Status& status, std::string_view what) {
   if (!status.ok()) Die(what, status);
-}
-
-template <typename T>
-T ValueOrDie(Result<T> result, std::string_view what) {
-  if (!result.ok()) Die(what, result.status());
-  return std::move(result).value();
 }
 
 // A volatile graph with default options (OpenInMemory forces Durability::kVolatile).
@@ -65,153 +44,14 @@ inline std::unique_ptr<Graph> OpenVolatileGraph() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Consuming results.
-
-// Makes the compiler materialise `value` in a register, so the loads that produce it happen inside
-// the measurement. benchmark::DoNotOptimize (1.7) is not enough for a plain load under GCC: its
-// "+m,r" operand may be satisfied with the memory the value was loaded from, and the load then
-// disappears (seen in BM_RawArrayLookup's loop).
-template <typename T>
-requires std::is_integral_v<T>
-inline void Consume(T value) { __asm__ __volatile__("" : : "r"(value)); }
-
-// ---------------------------------------------------------------------------------------------
-// Deterministic random numbers: SplitMix64, a few instructions per draw, identical on every
-// platform (unlike std::uniform_int_distribution).
-class Rng {
- public:
-  explicit Rng(std::uint64_t seed) : state_(seed) {}
-
-  std::uint64_t Next() {
-    std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-  }
-
-  // Uniform in [0, n) for n < 2^32, by multiply-shift (no division in timed loops).
-  std::uint64_t Uniform(std::uint64_t n) { return ((Next() >> 32) * n) >> 32; }
-
- private:
-  std::uint64_t state_;
-};
-
-// ---------------------------------------------------------------------------------------------
-// Fixture construction.
-
-// Commits batches with WriteAsync, keeping one in flight, so building batch k+1 on this thread
-// overlaps the writer applying batch k.
-class PipelinedWriter {
- public:
-  explicit PipelinedWriter(Graph& graph) : graph_(graph) {}
-  PipelinedWriter(const PipelinedWriter&) = delete;
-  PipelinedWriter& operator=(const PipelinedWriter&) = delete;
-  ~PipelinedWriter() { Drain(); }
-
-  // Queues `batch`; returns the result of the batch queued before it, if any.
-  std::optional<CommitInfo> Submit(WriteBatch batch) {
-    std::optional<CommitInfo> previous = Drain();
-    pending_ = graph_.WriteAsync(std::move(batch));
-    return previous;
-  }
-
-  // Waits for the batch in flight, if any, and returns its result.
-  std::optional<CommitInfo> Drain() {
-    if (!pending_.valid()) return std::nullopt;
-    return ValueOrDie(pending_.get(), "fixture batch");
-  }
-
- private:
-  Graph& graph_;
-  std::future<Result<CommitInfo>> pending_;
-};
-
-// Adds `count` vertices labelled `label` and returns the first one's id. Aborts unless the ids
-// are dense (first, first+1, ...), which ids.h promises for vertices added in commit order; the
-// benches draw random vertices as `first + Uniform(count)` instead of indexing an id array,
-// which would add a cache miss of its own to every measured operation.
-inline VertexId AddVertices(Graph& graph, std::uint64_t count, std::string_view label) {
-  std::optional<std::uint64_t> first;
-  std::uint64_t next = 0;
-  auto check_dense = [&](const std::optional<CommitInfo>& info) {
-    if (!info) return;
-    for (VertexId v : info->vertices) {
-      if (!first) first = next = v.value();
-      if (v.value() != next++) Die("AddVertices (ids not dense)", InternalError("vertex ids not dense"));
-    }
-  };
-  PipelinedWriter writer(graph);
-  for (std::uint64_t done = 0; done < count;) {
-    const std::uint64_t n = std::min(kBuildBatchOps, count - done);
-    WriteBatch batch;
-    for (std::uint64_t i = 0; i < n; ++i) batch.AddVertex(label);
-    done += n;
-    check_dense(writer.Submit(std::move(batch)));
-  }
-  check_dense(writer.Drain());
-  if (!first) Die("AddVertices", InvalidArgumentError("count == 0"));
-  return VertexId(*first);
-}
-
-// Adds `count` edges of `type`; edge i runs endpoints(i).first -> endpoints(i).second. `endpoints`
-// is called once per edge, in index order, so it may draw from an Rng deterministically.
-template <typename EndpointsFn>
-void AddEdges(Graph& graph, std::uint64_t count, std::string_view type, EndpointsFn&& endpoints,
-              std::uint64_t batch_ops = kBuildBatchOps) {
-  PipelinedWriter writer(graph);
-  for (std::uint64_t i = 0; i < count;) {
-    const std::uint64_t end = std::min(count, i + batch_ops);
-    WriteBatch batch;
-    for (; i < end; ++i) {
-      const std::pair<VertexId, VertexId> e = endpoints(i);
-      batch.AddEdge(type, e.first, e.second);
-    }
-    writer.Submit(std::move(batch));
-  }
-  writer.Drain();
-}
-
-// ---------------------------------------------------------------------------------------------
 // Per-operation latency.
 //
-// Method: each operation is bracketed by two reads of a tick counter. On x86-64 that is RDTSCP
-// followed by LFENCE (RDTSCP waits for earlier instructions; LFENCE keeps later ones from
-// starting early), converted to nanoseconds by a 20 ms calibration against
-// std::chrono::steady_clock (the TSC is invariant on the machines we run on); elsewhere it is
-// steady_clock itself. The median cost of an empty bracket, measured over 10,000 brackets when
-// the recorder is made, is subtracted from every sample (clamped at 0). Percentiles are order
-// statistics of the samples. Timing one operation at a time serialises it: the figures are
-// latencies, without the overlap of independent operations that the benchmark's own mean
-// (iterations / time) enjoys, so p50 may exceed the mean.
-
-inline std::uint64_t ReadTicks() {
-#if defined(__x86_64__)
-  unsigned int aux;
-  const std::uint64_t t = __rdtscp(&aux);
-  _mm_lfence();
-  return t;
-#else
-  return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-#endif
-}
-
-inline double NanosecondsPerTick() {
-  static const double ns_per_tick = [] {
-#if defined(__x86_64__)
-    using Clock = std::chrono::steady_clock;
-    const Clock::time_point t0 = Clock::now();
-    const std::uint64_t c0 = ReadTicks();
-    while (Clock::now() - t0 < std::chrono::milliseconds(20)) {
-    }
-    const std::uint64_t c1 = ReadTicks();
-    const Clock::time_point t1 = Clock::now();
-    return std::chrono::duration<double, std::nano>(t1 - t0).count() / static_cast<double>(c1 - c0);
-#else
-    return std::chrono::duration<double, std::nano>(std::chrono::steady_clock::duration(1)).count();
-#endif
-  }();
-  return ns_per_tick;
-}
+// Method: each operation is bracketed by two reads of the tick counter (bench_common.h). The
+// median cost of an empty bracket, measured over 10,000 brackets when the recorder is made, is
+// subtracted from every sample (clamped at 0). Percentiles are order statistics of the samples.
+// Timing one operation at a time serialises it: the figures are latencies, without the overlap of
+// independent operations that the benchmark's own mean (iterations / time) enjoys, so p50 may
+// exceed the mean.
 
 class LatencyRecorder {
  public:

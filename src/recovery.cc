@@ -80,7 +80,8 @@ class Rebuilder {
     };
     state_->stats.checkpoint_load_microseconds = micros(loaded - start);
     state_->stats.wal_replay_microseconds = micros(replayed - loaded);
-    state_->stats.load_threads = base::ResolveThreads(options_.durable.io_threads);
+    if (state_->stats.checkpoint_sequence != 0)
+      state_->stats.load_threads = base::ResolveThreads(options_.durable.io_threads);
     state_->stats.recovered_sequence = version_->roots.sequence;
     if (version_->roots.sequence > 0) {
       state_->chain->Publish(version_);

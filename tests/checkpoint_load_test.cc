@@ -36,6 +36,7 @@ Options WithThreads(unsigned threads) {
 // Builds the graph in /db and checkpoints it; returns its Dump.
 std::string BuildAndCheckpoint(env::SimFileSystem& fs) {
   auto g = GraphImpl::OpenDurable(WithThreads(1), "/db", &fs).value();
+  EXPECT_EQ(g->GetOpenStats().load_threads, 0u) << "no checkpoint was loaded";
   std::mt19937_64 rng(20261130);
   const char* labels[] = {"A", "B", "C"};
   const char* types[] = {"T0", "T1", "T2"};
@@ -100,6 +101,7 @@ TEST(CheckpointLoadTest, EveryThreadCountReopensTheSameGraph) {
     auto g = GraphImpl::OpenDurable(WithThreads(threads), "/db", &fs);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     EXPECT_EQ((*g)->GetOpenStats().wal_batches_replayed, 0u);
+    EXPECT_EQ((*g)->GetOpenStats().load_threads, threads);
     Snapshot s = (*g)->GetSnapshot();
     EXPECT_EQ(test_util::Dump(s), before);
     const std::uint64_t f = test_util::Fingerprint(s);

@@ -72,7 +72,8 @@ struct OpenStats {
   bool checkpoint_written = false;
   std::uint64_t open_microseconds = 0;
   // Parts of open_microseconds: reading and loading the checkpoint (on
-  // load_threads threads, DurableOptions::io_threads) and replaying the WAL.
+  // load_threads threads, DurableOptions::io_threads; 0 if no checkpoint was
+  // loaded) and replaying the WAL.
   std::uint64_t checkpoint_load_microseconds = 0;
   std::uint64_t wal_replay_microseconds = 0;
   std::uint32_t load_threads = 0;

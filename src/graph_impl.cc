@@ -62,7 +62,11 @@ Graph::~Graph() = default;
 
 Result<std::unique_ptr<Graph>> Graph::Open(const Options& options, std::string_view dir) {
   if (options.durability == Durability::kVolatile) return OpenInMemory(options);
-  return GraphImpl::OpenDurable(options, std::string(dir), env::PosixFileSystem());
+  if (options.durable.file_mode == env::kDefaultFileMode)
+    return GraphImpl::OpenDurable(options, std::string(dir), env::PosixFileSystem());
+  std::unique_ptr<env::FileSystem> fs = env::NewPosixFileSystem(options.durable.file_mode);
+  env::FileSystem* raw = fs.get();
+  return GraphImpl::OpenDurable(options, std::string(dir), raw, OpenHooks{}, std::move(fs));
 }
 
 Result<std::unique_ptr<Graph>> Graph::OpenInMemory(const Options& options) {
@@ -72,21 +76,88 @@ Result<std::unique_ptr<Graph>> Graph::OpenInMemory(const Options& options) {
   return std::unique_ptr<Graph>(new GraphImpl(o, new storage::VersionChain(), 0, nullptr));
 }
 
+namespace {
+
+// "cannot open graph directory <dir>: <what went wrong>", same code.
+Status InDirectory(const std::string& dir, const Status& s) {
+  return Status(s.code(), base::StrCat("cannot open graph directory ", dir, ": ", s.message()));
+}
+
+}  // namespace
+
+Result<graphdir::DirKind> GraphImpl::PrepareDirectory(const Options& options, OpenHooks hooks,
+                                                      DurableState& d) {
+  using graphdir::DirKind;
+  const std::string& dir = d.dir;
+  if (dir.empty()) return InvalidArgumentError("Graph::Open: the directory path is empty");
+  Result<graphdir::DirState> state = graphdir::Inspect(d.fs, dir);
+  if (!state.ok()) return InDirectory(dir, state.status());
+  for (int pass = 0; pass < 2; ++pass) {
+    switch (state->kind) {
+      case DirKind::kMissing:
+      case DirKind::kEmpty:
+        if (!options.create_if_missing)
+          return NotFoundError(base::StrCat("no graph in ", dir,
+                                            state->kind == DirKind::kMissing ? " (no such directory)" : "",
+                                            " and create_if_missing is false"));
+        break;
+      case DirKind::kForeign:
+        // Never lock, adopt or clean somebody else's directory.
+        return FailedPreconditionError(base::StrCat(dir, " is not a Quiver graph directory: it holds \"",
+                                                    state->foreign_name,
+                                                    "\", which Quiver did not write, and no identity file "
+                                                    "(QUIVER); open a new or empty directory instead"));
+      case DirKind::kGraph:
+      case DirKind::kLegacy:
+        if (options.error_if_exists)
+          return AlreadyExistsError(
+              base::StrCat("a graph already exists in ", dir, " and error_if_exists is true"));
+        break;
+    }
+    if (pass == 1) break;
+    if (state->kind == DirKind::kMissing) {
+      Status s = graphdir::CreateDirDurably(d.fs, dir, !hooks.skip_parent_sync);
+      if (!s.ok()) return InDirectory(dir, s);
+    }
+    Result<std::unique_ptr<env::FileLock>> lock = d.fs->LockFile(env::JoinPath(dir, graphdir::kLockFileName));
+    if (!lock.ok()) return InDirectory(dir, lock.status());
+    d.lock = std::move(*lock);
+    // Again under the lock: another process may have created the graph
+    // between the first look and the lock.
+    state = graphdir::Inspect(d.fs, dir);
+    if (!state.ok()) return InDirectory(dir, state.status());
+  }
+  if (state->kind == DirKind::kGraph) {
+    QUIVER_RETURN_IF_ERROR(graphdir::CheckIdentity(d.fs, dir));
+    QUIVER_RETURN_IF_ERROR(graphdir::CheckNewestSegment(d.fs, dir));
+  }
+  return state->kind;
+}
+
 Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, const std::string& dir,
-                                                      env::FileSystem* fs) {
+                                                      env::FileSystem* fs, OpenHooks hooks,
+                                                      std::unique_ptr<env::FileSystem> owned_fs) {
   auto start = std::chrono::steady_clock::now();
   QUIVER_RETURN_IF_ERROR(CheckOptions(options));
-  QUIVER_RETURN_IF_ERROR(fs->CreateDir(dir));
   auto durable = std::make_unique<DurableState>();
+  durable->owned_fs = std::move(owned_fs);
   durable->fs = fs;
   durable->dir = dir;
-  QUIVER_ASSIGN_OR_RETURN(durable->lock, fs->LockFile(env::JoinPath(dir, "LOCK")));
+  QUIVER_ASSIGN_OR_RETURN(graphdir::DirKind kind, PrepareDirectory(options, hooks, *durable));
   QUIVER_ASSIGN_OR_RETURN(RecoveredState rs, Recover(fs, dir, options));
   durable->uuid = rs.uuid;
   durable->last_checkpoint = rs.last_checkpoint;
   durable->previous_checkpoint = rs.last_checkpoint;
   Status s;
-  if (rs.stats.wal_groups_replayed > 0) {
+  if (kind != graphdir::DirKind::kGraph) {
+    // A new graph, or one made before the identity file (adopted): write
+    // the identity file before the first segment, and make the directory's
+    // own name durable in its parent (again, in case an earlier Open
+    // created it and died before syncing the parent).
+    s = graphdir::WriteIdentity(fs, dir);
+    if (s.ok() && !hooks.skip_parent_sync) s = fs->SyncDir(graphdir::ParentDir(dir));
+  }
+  if (s.ok() && rs.stats.wal_groups_replayed > 0) {
     // What was replayed may have been read from the page cache only: after
     // a failed fsync in the previous process, Linux can keep a WAL page
     // readable that never reaches the disk. Writing it again as a checkpoint
@@ -106,6 +177,7 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     s = rs.last_segment != 0 ? durable->wal->ReopenSegment(rs.last_segment, rs.last_segment_size)
                              : durable->wal->StartSegment(rs.next_segment, rs.stats.recovered_sequence + 1);
   }
+  if (s.ok()) s = graphdir::RecordNewestSegment(fs, dir, durable->wal->segment_number());
   if (!s.ok()) {
     rs.chain->Shutdown();
     return s;
@@ -124,10 +196,12 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
   if (checkpointed) {
     // Like any checkpoint: drop what the previous one (the one loaded) covers.
     s = RemoveCoveredFiles(*durable, durable->previous_checkpoint, durable->wal->segment_number());
-    if (!s.ok()) {
-      rs.chain->Shutdown();
-      return s;
-    }
+  } else if (rs.last_checkpoint != 0 && !rs.stats.used_previous_checkpoint && !rs.stats.salvaged) {
+    s = PruneAtOpen(*durable, rs.last_checkpoint);
+  }
+  if (!s.ok()) {
+    rs.chain->Shutdown();
+    return s;
   }
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(durable));
   if (!checkpointed) g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
@@ -192,19 +266,28 @@ Status GraphImpl::Close() {
       trigger_cv_.Signal();
     }
     checkpointer_.join();
+    base::MutexLock lock(&checkpoint_mu_);
     if (poisoned_.load()) {
       close_status_ =
           Status(StatusCode::kPoisoned, "closed after a WAL failure; no final checkpoint was written");
     } else if (options_.durable.checkpoint_on_close) {
-      close_status_ = RunCheckpoint();
+      close_status_ = RunCheckpointLocked();
     }
+    closed_ = true;
+    // Release the directory now, not when the object is destroyed: another
+    // handle (in this process or another) may open it next. Everything the
+    // WAL holds was synced before it was acknowledged.
+    durable_->wal.reset();
+    durable_->lock.reset();
   });
   return first ? close_status_ : Status::Ok();
 }
 
 Status GraphImpl::Checkpoint() {
   if (durable_ == nullptr) return FailedPreconditionError("an in-memory graph has no checkpoints");
-  return RunCheckpoint();
+  base::MutexLock lock(&checkpoint_mu_);
+  if (closed_) return FailedPreconditionError("Checkpoint: the graph is closed");
+  return RunCheckpointLocked();
 }
 
 MemoryStats GraphImpl::GetMemoryStats() const {
@@ -323,6 +406,9 @@ Status GraphImpl::LogGroup(const std::vector<WriteRequest*>& group,
     }
     current_segment_.store(wal.segment_number());
     wal_segments_started_.fetch_add(1, std::memory_order_relaxed);
+    // Before anything in the segment is acknowledged: Open can then tell
+    // this segment deleted from never written.
+    QUIVER_RETURN_IF_ERROR(graphdir::RecordNewestSegment(durable_->fs, durable_->dir, wal.segment_number()));
   }
   std::uint64_t before = wal.segment_size();
   QUIVER_RETURN_IF_ERROR(wal.AppendGroup(first, last, wal_payload_));
@@ -366,6 +452,21 @@ void GraphImpl::CheckpointLoop() {
 
 Status GraphImpl::RunCheckpoint() {
   base::MutexLock lock(&checkpoint_mu_);
+  if (closed_) return Status::Ok();
+  return RunCheckpointLocked();
+}
+
+Status GraphImpl::CheckpointFailed(Status s) {
+  base::MutexLock stats_lock(&stats_mu_);
+  ++checkpoint_stats_.checkpoint_failures;
+  checkpoint_stats_.last_checkpoint_error = s;
+  return s;
+}
+
+Status GraphImpl::RunCheckpointLocked() {
+  // RELIABILITY 2.7: after a WAL failure nothing more is written or removed.
+  if (poisoned_.load())
+    return Status(StatusCode::kPoisoned, "a WAL failure stopped this graph: no checkpoint is written");
   PinnedVersion pin(chain_);  // the writer's only cost: one reference
   const storage::GraphRoots& roots = pin.roots();
   if (roots.sequence == last_checkpoint_ || roots.sequence == 0) return Status::Ok();
@@ -375,10 +476,10 @@ Status GraphImpl::RunCheckpoint() {
   Status s = checkpoint::WriteCheckpoint(durable_->fs, durable_->dir, durable_->uuid, roots, &ws,
                                          CheckpointWriteOptions(options_));
   if (!s.ok()) {
-    base::MutexLock stats_lock(&stats_mu_);
-    ++checkpoint_stats_.checkpoint_failures;
-    checkpoint_stats_.last_checkpoint_error = s;
-    return s;
+    // Renamed but the directory fsync failed: the name may or may not be
+    // durable and a later fsync may not tell (fsyncgate). Stop, as for the WAL.
+    if (ws.renamed) poisoned_.store(true);
+    return CheckpointFailed(std::move(s));
   }
   wal_bytes_since_checkpoint_.fetch_sub(std::min(pending, wal_bytes_since_checkpoint_.load()));
   previous_checkpoint_ = last_checkpoint_;
@@ -390,8 +491,17 @@ Status GraphImpl::RunCheckpoint() {
     checkpoint_stats_.last_checkpoint_bytes = ws.bytes;
     checkpoint_stats_.last_checkpoint_microseconds = MicrosSince(start);
   }
+  // A WAL failure while the checkpoint was written: keep every file.
+  if (poisoned_.load())
+    return Status(StatusCode::kPoisoned, "a WAL failure stopped this graph: covered files are kept");
   // The new checkpoint is durable; what is left to do only frees space.
-  Status cleanup = RemoveCoveredFiles(*durable_, previous_checkpoint_, current_segment_.load());
+  bool dir_sync_failed = false;
+  Status cleanup =
+      RemoveCoveredFiles(*durable_, previous_checkpoint_, current_segment_.load(), &dir_sync_failed);
+  if (dir_sync_failed) {
+    poisoned_.store(true);
+    return CheckpointFailed(std::move(cleanup));
+  }
   if (!cleanup.ok()) {
     base::MutexLock stats_lock(&stats_mu_);
     checkpoint_stats_.last_checkpoint_error = cleanup;
@@ -400,7 +510,7 @@ Status GraphImpl::RunCheckpoint() {
 }
 
 Status GraphImpl::RemoveCoveredFiles(DurableState& d, SequenceNumber previous_checkpoint,
-                                     std::uint64_t current_segment) {
+                                     std::uint64_t current_segment, bool* dir_sync_failed) {
   // Kept: the newest checkpoint, the previous one as a fallback, and every
   // WAL segment holding a sequence above the previous one, so recovery from
   // either checkpoint finds its log.
@@ -431,8 +541,24 @@ Status GraphImpl::RemoveCoveredFiles(DurableState& d, SequenceNumber previous_ch
     d.segment_first.erase(number);
     removed = true;
   }
-  if (removed) QUIVER_RETURN_IF_ERROR(d.fs->SyncDir(d.dir));
-  return Status::Ok();
+  if (!removed) return Status::Ok();
+  Status s = d.fs->SyncDir(d.dir);
+  if (!s.ok() && dir_sync_failed != nullptr) *dir_sync_failed = true;
+  return s;
+}
+
+Status GraphImpl::PruneAtOpen(DurableState& d, SequenceNumber loaded_checkpoint) {
+  // The newest checkpoint was loaded; the one before it is the fallback.
+  // Anything older exists only if a kill came between a checkpoint's
+  // publication and its cleanup: finish that cleanup now.
+  QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, d.fs->ListDir(d.dir));
+  SequenceNumber previous = 0;
+  for (const std::string& name : names) {
+    if (auto seq = checkpoint::ParseCheckpointFileName(name); seq && *seq < loaded_checkpoint)
+      previous = std::max(previous, *seq);
+  }
+  if (previous == 0) return Status::Ok();
+  return RemoveCoveredFiles(d, previous, d.wal->segment_number());
 }
 
 }  // namespace quiver

@@ -28,6 +28,7 @@
 #include "absl/base/thread_annotations.h"
 #include "base/mutex.h"
 #include "env/file_system.h"
+#include "graph_dir.h"
 #include "quiver/graph.h"
 #include "storage/version.h"
 #include "wal/wal_writer.h"
@@ -36,8 +37,19 @@
 
 namespace quiver {
 
+// Switches that break a durability rule on purpose, for negative-control
+// tests only (a test that sets one must see the loss it causes).
+struct OpenHooks {
+  // Skip the fsync of the parent after creating the graph directory (and
+  // its ancestors), so the new directory's name may not survive power loss.
+  bool skip_parent_sync = false;
+};
+
 // What a durable graph needs besides the engine; absent for in-memory graphs.
 struct DurableState {
+  // Set when Open made the file system (a non-default file mode); declared
+  // first so that it outlives the lock and the files below.
+  std::unique_ptr<env::FileSystem> owned_fs;
   env::FileSystem* fs = nullptr;
   std::string dir;
   std::unique_ptr<env::FileLock> lock;
@@ -58,9 +70,11 @@ class GraphImpl final : public Graph {
             std::unique_ptr<DurableState> durable);
   ~GraphImpl() override;
 
-  // Opens a durable graph on `fs` (tests pass a simulated or faulty one).
+  // Opens a durable graph on `fs` (tests pass a simulated or faulty one, and
+  // may pass hooks). `owned_fs`, if set, is `fs` and lives as long as the graph.
   static Result<std::unique_ptr<Graph>> OpenDurable(const Options& options, const std::string& dir,
-                                                    env::FileSystem* fs);
+                                                    env::FileSystem* fs, OpenHooks hooks = {},
+                                                    std::unique_ptr<env::FileSystem> owned_fs = nullptr);
 
   Snapshot GetSnapshot() const override;
   Result<CommitInfo> Write(WriteBatch batch) override;
@@ -78,13 +92,24 @@ class GraphImpl final : public Graph {
   Status LogGroup(const std::vector<WriteRequest*>& group, const std::vector<Result<CommitInfo>>& results,
                   const std::vector<std::uint64_t>& first_vertex,
                   const std::vector<std::uint64_t>& first_edge);
+  // Checks and prepares the directory before recovery: refuses what is not
+  // a graph, creates it if missing, takes LOCK. Returns what it found
+  // under the lock.
+  static Result<graphdir::DirKind> PrepareDirectory(const Options& options, OpenHooks hooks, DurableState& d);
   void CheckpointLoop();
   Status RunCheckpoint();
+  Status RunCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_);
+  // Records a checkpoint failure in the stats and returns it.
+  Status CheckpointFailed(Status s);
   // Removes checkpoints older than `previous_checkpoint` and the segments
   // it wholly covers. Reads no file: segment first sequences are kept in
-  // `segments` (recovery found them, the writer adds what it starts).
+  // `segments` (recovery found them, the writer adds what it starts). Sets
+  // `*dir_sync_failed` if the final directory fsync failed.
   static Status RemoveCoveredFiles(DurableState& d, SequenceNumber previous_checkpoint,
-                                   std::uint64_t current_segment);
+                                   std::uint64_t current_segment, bool* dir_sync_failed = nullptr);
+  // At Open: removes what a kill between a checkpoint's publication and its
+  // cleanup left (checkpoints before the previous one, segments it covers).
+  static Status PruneAtOpen(DurableState& d, SequenceNumber loaded_checkpoint);
 
   // Immutable after construction.
   const Options options_;
@@ -112,6 +137,9 @@ class GraphImpl final : public Graph {
   mutable base::Mutex checkpoint_mu_;
   SequenceNumber last_checkpoint_ ABSL_GUARDED_BY(checkpoint_mu_) = 0;
   SequenceNumber previous_checkpoint_ ABSL_GUARDED_BY(checkpoint_mu_) = 0;
+  // Set by Close once its final checkpoint is done (or skipped); the WAL
+  // file and LOCK are released then.
+  bool closed_ ABSL_GUARDED_BY(checkpoint_mu_) = false;
   // Held only briefly, never across I/O: stats readers must not wait for a
   // checkpoint to finish.
   mutable base::Mutex stats_mu_;

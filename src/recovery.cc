@@ -11,6 +11,7 @@
 #include "base/strings.h"
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_reader.h"
+#include "graph_dir.h"
 #include "wal/batch_codec.h"
 #include "wal/wal_reader.h"
 #include "write/batch_processor.h"
@@ -28,7 +29,7 @@ Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir) {
   DirListing out;
   bool removed = false;
   for (const std::string& name : names) {
-    if (name.size() > 4 && name.substr(name.size() - 4) == ".tmp") {
+    if (graphdir::IsOwnTempFile(name)) {  // never a file Quiver did not write
       QUIVER_RETURN_IF_ERROR(fs->Remove(env::JoinPath(dir, name)));
       removed = true;
     } else if (auto seq = checkpoint::ParseCheckpointFileName(name)) {

@@ -131,6 +131,11 @@ class AuditFileSystem final : public env::FileSystem {
     absl::MutexLock lock(&mu_);
     return sync_retries_;
   }
+  // Failed SyncDir calls.
+  std::uint64_t dir_sync_failures() const {
+    absl::MutexLock lock(&mu_);
+    return failed_dir_syncs_;
+  }
   // SyncDir calls on a directory whose SyncDir failed before (informational:
   // the contract forbids retrying a failed file fsync; a later directory
   // fsync for a new entry is a different question).
@@ -506,6 +511,7 @@ RunResult RunWorkload(const Workload& w, SimFileSystem* disk, const FaultSpec& s
     } else {
       if (audit.failures() != 0) QUIVER_VIOLATION(t, audit, "Open succeeded although an operation failed");
       Graph& g = **opened;
+      bool checkpoint_poisoned = false;
       for (int k = w.first_group; k <= w.last_group; ++k) {
         Snapshot before = g.GetSnapshot();
         const std::uint64_t background_before = audit.background_failures();
@@ -533,18 +539,30 @@ RunResult RunWorkload(const Workload& w, SimFileSystem* disk, const FaultSpec& s
           break;
         }
         if (w.checkpoint_every != 0 && k % w.checkpoint_every == 0) {
+          const std::uint64_t dir_sync_failures = audit.dir_sync_failures();
           Status c = g.Checkpoint();
+          // RELIABILITY 2.7: a failed directory fsync while publishing a
+          // checkpoint (or removing what it covers) poisons; nothing else a
+          // checkpoint does may.
+          const bool dir_sync_failed = audit.dir_sync_failures() > dir_sync_failures;
+          if (dir_sync_failed) checkpoint_poisoned = true;
+          DurabilityStats d = g.GetDurabilityStats();
+          if (d.poisoned != checkpoint_poisoned)
+            QUIVER_VIOLATION(t, audit,
+                             "after a checkpoint (" << c.ToString() << "): poisoned=" << d.poisoned
+                                                    << " but directory fsync failed=" << dir_sync_failed);
+          if (dir_sync_failed && c.ok())
+            QUIVER_VIOLATION(t, audit, "a checkpoint whose directory fsync failed returned OK");
           if (!c.ok()) {
             ++t->checkpoint_failures;
-            DurabilityStats d = g.GetDurabilityStats();
-            if (d.poisoned) QUIVER_VIOLATION(t, audit, "a failed checkpoint poisoned the graph");
             if (d.checkpoint_failures == 0 || d.last_checkpoint_error.ok())
               QUIVER_VIOLATION(t, audit, "a failed checkpoint is missing from the stats");
           }
+          if (checkpoint_poisoned) break;
         }
       }
       const bool poisoned = g.GetDurabilityStats().poisoned;
-      if (poisoned != (audit.background_failures() > 0))
+      if (poisoned != (audit.background_failures() > 0 || checkpoint_poisoned))
         QUIVER_VIOLATION(t, audit,
                          "poisoned=" << poisoned << " but WAL failures=" << audit.background_failures());
       g.Close().IgnoreError();  // may fail under a persistent fault; the WAL keeps everything
@@ -1159,6 +1177,76 @@ TEST(FaultInjectionTest, RenameFailureLeavesOldCheckpoint) {
   EXPECT_EQ(g2->GetOpenStats().wal_batches_replayed, 15u);
   EXPECT_EQ(g2->GetSnapshot().sequence(), 25u);
   EXPECT_TRUE(MatchesReference(g2->GetSnapshot()));
+}
+
+// RELIABILITY 2.7: once a WAL write failed, nothing else is written or
+// removed: no checkpoint (from Checkpoint() or Close()) and no file deleted.
+TEST(FaultInjectionTest, NoCheckpointAndNoRemovalAfterAWalFailure) {
+  SimFileSystem sim;
+  FaultFileSystem fault(&sim);
+  const Options o = SmallSegments(768);
+  auto g = OpenOrDie(o, &fault);
+  ASSERT_NE(g, nullptr);
+  ASSERT_EQ(WriteGroups(*g, 1, 10), 10);
+  ASSERT_TRUE(g->Checkpoint().ok());
+  ASSERT_EQ(WriteGroups(*g, 11, 30), 20);  // several segments a checkpoint would free
+  fault.SetFault(
+      FaultSpec{.ops = FaultOp::kSync, .mode = FaultMode::kOnce, .at = 1, .path_contains = "wal-"});
+  EXPECT_EQ(ApplyGroup(*g, 31).status().code(), StatusCode::kDurabilityUnknown);
+  ASSERT_TRUE(g->GetDurabilityStats().poisoned);
+  const std::vector<std::string> names = sim.ListDir(kDir).value();
+  const std::uint64_t ops = sim.operation_count();
+  EXPECT_EQ(g->Checkpoint().code(), StatusCode::kPoisoned);
+  EXPECT_EQ(g->Close().code(), StatusCode::kPoisoned);
+  EXPECT_EQ(sim.ListDir(kDir).value(), names);
+  EXPECT_EQ(sim.operation_count(), ops);  // not one write, sync or removal
+}
+
+// RELIABILITY 2.7: a failed directory fsync while publishing a checkpoint
+// (after its rename) poisons the graph like a failed WAL fsync.
+TEST(FaultInjectionTest, DirFsyncFailurePublishingACheckpointPoisons) {
+  SimFileSystem sim;
+  FaultFileSystem fault(&sim);
+  const Options o = SmallSegments(1024);
+  auto g = OpenOrDie(o, &fault);
+  ASSERT_NE(g, nullptr);
+  ASSERT_EQ(WriteGroups(*g, 1, 10), 10);
+  fault.SetFault(FaultSpec{.ops = FaultOp::kSyncDir, .mode = FaultMode::kOnce, .at = 1});
+  Status c = g->Checkpoint();
+  EXPECT_FALSE(c.ok());
+  EXPECT_EQ(fault.faults_injected(), 1u);
+  EXPECT_TRUE(g->GetDurabilityStats().poisoned);
+  EXPECT_EQ(ApplyGroup(*g, 11).status().code(), StatusCode::kPoisoned);
+  EXPECT_EQ(g->Checkpoint().code(), StatusCode::kPoisoned);
+  g.reset();
+  fault.ClearFault();
+  EXPECT_EQ(ReopenAndCheck(sim, o, 10, 10), 10u);
+}
+
+// A kill between a new checkpoint and the removal of the one before the
+// previous leaves three; the next Open prunes back to two.
+TEST(FaultInjectionTest, OpenPrunesCheckpointsLeftByAKill) {
+  SimFileSystem sim;
+  FaultFileSystem fault(&sim);
+  Options o = SmallSegments(1024);
+  o.durable.checkpoint_on_close = false;
+  {
+    auto g = OpenOrDie(o, &fault);
+    ASSERT_NE(g, nullptr);
+    ASSERT_EQ(WriteGroups(*g, 1, 10), 10);
+    ASSERT_TRUE(g->Checkpoint().ok());
+    ASSERT_EQ(WriteGroups(*g, 11, 20), 10);
+    ASSERT_TRUE(g->Checkpoint().ok());
+    ASSERT_EQ(WriteGroups(*g, 21, 30), 10);
+    // The kill: the checkpoint is published, its cleanup never happens.
+    fault.SetFault(FaultSpec{.ops = FaultOp::kRemove, .mode = FaultMode::kPersistent, .at = 1});
+    ASSERT_TRUE(g->Checkpoint().ok());
+    ASSERT_EQ(Names(sim, "checkpoint-").size(), 3u);
+  }
+  fault.ClearFault();
+  EXPECT_EQ(ReopenAndCheck(sim, o, 30, 30), 30u);
+  EXPECT_EQ(Names(sim, "checkpoint-"), (std::vector<std::string>{"checkpoint-00000000000000000020.qck",
+                                                                 "checkpoint-00000000000000000030.qck"}));
 }
 
 TEST(FaultInjectionTest, ReadErrorDuringRecoveryFailsOpenCleanly) {

@@ -1,6 +1,8 @@
 // PosixFileSystem: every FileSystem call against a real scratch directory,
 // the errno -> Status mapping, and lock exclusivity.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -177,6 +179,41 @@ TEST_F(PosixFileSystemTest, LockIsExclusiveUntilReleased) {
   first->reset();
   auto again = fs_.LockFile(path);
   QUIVER_EXPECT_OK(again);
+}
+
+TEST_F(PosixFileSystemTest, LockHeldInThisProcessSaysSo) {
+  const std::string path = dir_.File("LOCK");
+  auto first = fs_.LockFile(path);
+  QUIVER_ASSERT_OK(first);
+  Status second = fs_.LockFile(path).status();
+  EXPECT_EQ(second.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(second.message().find("held by this process"), std::string::npos) << second.ToString();
+  EXPECT_NE(second.message().find(path), std::string::npos) << second.ToString();
+}
+
+// A symbolic link where a file should be is refused (O_NOFOLLOW), so a
+// planted link cannot make Quiver write through it.
+TEST_F(PosixFileSystemTest, FileOpensDoNotFollowSymbolicLinks) {
+  const std::string target = dir_.File("target");
+  const std::string link = dir_.File("link");
+  QUIVER_ASSERT_OK(WriteAll(fs_, target, "untouched"));
+  ASSERT_EQ(::symlink(target.c_str(), link.c_str()), 0) << std::strerror(errno);
+  EXPECT_FALSE(fs_.OpenWritable(link, OpenMode::kTruncate).ok());
+  EXPECT_FALSE(fs_.OpenWritable(link, OpenMode::kCreateOrOpen).ok());
+  EXPECT_FALSE(fs_.OpenReadable(link).ok());
+  EXPECT_FALSE(fs_.LockFile(link).ok());
+  EXPECT_EQ(ReadAll(fs_, target), "untouched");
+}
+
+TEST_F(PosixFileSystemTest, CreatesFilesAndDirectoriesWithTheConfiguredMode) {
+  std::unique_ptr<FileSystem> fs = NewPosixFileSystem(0640);
+  QUIVER_ASSERT_OK(WriteAll(*fs, dir_.File("f"), "x"));
+  QUIVER_ASSERT_OK(fs->CreateDir(dir_.File("d")));
+  struct stat st;
+  ASSERT_EQ(::stat(dir_.File("f").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0640u);
+  ASSERT_EQ(::stat(dir_.File("d").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0750u);  // read bits gain their search bit
 }
 
 TEST_F(PosixFileSystemTest, FreeSpaceIsReported) {

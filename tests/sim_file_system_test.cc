@@ -240,6 +240,32 @@ TEST_F(SimFileSystemTest, SubdirectoryNeedsItsParentSynced) {
   EXPECT_EQ(Read(*kept, "/db/sub/f"), "data");
 }
 
+// Every directory below a mount point is an entry of its parent, at any
+// depth: losing an unsynced parent entry takes the synced child with it.
+TEST_F(SimFileSystemTest, EveryDirectoryBelowAMountCanLoseItsEntry) {
+  QUIVER_ASSERT_OK(fs_.CreateDir("/db/a"));
+  QUIVER_ASSERT_OK(fs_.CreateDir("/db/a/b"));
+  QUIVER_ASSERT_OK(test::WriteAll(fs_, "/db/a/b/f", "data"));
+  QUIVER_ASSERT_OK(fs_.SyncDir("/db/a/b"));
+  QUIVER_ASSERT_OK(fs_.SyncDir("/db/a"));  // "b" durable in "a", "a" not in "/db"
+  for (CrashPolicy policy : {CrashPolicy::kDropUnsynced, CrashPolicy::kLoseUnsyncedDirEntries}) {
+    auto lost = Crashed(policy);
+    EXPECT_FALSE(Exists(*lost, "/db/a"));
+    EXPECT_FALSE(Exists(*lost, "/db/a/b/f"));
+  }
+  QUIVER_ASSERT_OK(fs_.SyncDir("/db"));
+  EXPECT_EQ(Read(*Crashed(CrashPolicy::kLoseUnsyncedDirEntries), "/db/a/b/f"), "data");
+}
+
+TEST_F(SimFileSystemTest, MkdirNeedsItsParentAndRootsAlwaysExist) {
+  EXPECT_EQ(fs_.CreateDir("/db/missing/child").code(), StatusCode::kNotFound);
+  EXPECT_FALSE(Exists(fs_, "/db/missing/child"));
+  EXPECT_TRUE(Exists(fs_, "/"));
+  EXPECT_TRUE(Exists(fs_, "."));
+  QUIVER_EXPECT_OK(fs_.SyncDir("/"));  // outside the simulation: nothing to make durable
+  EXPECT_EQ(fs_.SyncDir("/db/missing").code(), StatusCode::kNotFound);
+}
+
 TEST_F(SimFileSystemTest, CrossDirectoryRenameIsDurableOnlyPerSyncedDirectory) {
   QUIVER_ASSERT_OK(fs_.CreateDir("/other"));
   Durable("/db/f", "F");

@@ -98,11 +98,17 @@ struct DurabilityStats {
 
 class Graph {
  public:
-  // Opens (creating if absent) the graph in directory `dir`: loads the
+  // Opens the graph in directory `dir`, creating it (directory, missing
+  // parents and all) if absent and options.create_if_missing: loads the
   // newest valid checkpoint (the previous one if the newest is damaged),
   // replays the write-ahead log after it, truncates a torn tail, and
   // returns once that state is published. Corruption if committed data is
-  // damaged; FailedPrecondition if another process has the graph open.
+  // damaged; FailedPrecondition if the graph is open elsewhere (another
+  // process, or another handle of this one not yet closed) or if `dir`
+  // holds files Quiver did not write and no graph; NotFound if there is no
+  // graph and create_if_missing is false; AlreadyExists if there is one
+  // and options.error_if_exists; Unimplemented if a newer Quiver wrote it;
+  // InvalidArgument for an empty path. docs/directory.md has the details.
   // With options.durability == kVolatile, `dir` is ignored and the graph is
   // in memory only.
   static Result<std::unique_ptr<Graph>> Open(const Options& options, std::string_view dir);
@@ -131,15 +137,19 @@ class Graph {
   virtual std::future<Result<CommitInfo>> WriteAsync(WriteBatch batch) = 0;
 
   // Finishes queued batches, stops the writer, refuses later writes and, in
-  // durable mode with checkpoint_on_close, writes a final checkpoint.
-  // Returns that checkpoint's status (the WAL keeps everything either way),
-  // or Poisoned if a WAL failure stopped writes earlier.
+  // durable mode with checkpoint_on_close, writes a final checkpoint; then
+  // releases the directory (its LOCK), so it may be opened again while this
+  // object lives. Returns that checkpoint's status (the WAL keeps everything
+  // either way), or Poisoned if a WAL failure stopped writes earlier.
   // Idempotent: later calls return OK.
   virtual Status Close() = 0;
 
   // Writes a checkpoint of the current version now and waits for it; the
   // writer keeps committing meanwhile. FailedPrecondition for an in-memory
-  // graph; the I/O status if it failed (the WAL is kept either way).
+  // graph and after Close(); Poisoned after a WAL failure (nothing is
+  // written then); the I/O status if it failed (the WAL is kept either
+  // way). A failed directory fsync after the checkpoint was renamed into
+  // place poisons the graph, as a failed WAL fsync does.
   virtual Status Checkpoint() = 0;
 
   virtual MemoryStats GetMemoryStats() const = 0;

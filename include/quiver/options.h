@@ -65,7 +65,9 @@ struct DurableOptions {
   // Target size of one WAL segment file; the next commit group after a
   // segment reaches it starts a new segment. Smaller segments let
   // checkpoints free WAL space sooner; each segment start costs a directory
-  // fsync. Default 64 MiB.
+  // fsync. Disk space is reserved ahead of the appends, 1 MiB at first and
+  // doubling up to this size, so a small graph takes about 1 MiB of WAL on
+  // disk rather than the whole target. Default 64 MiB.
   std::uint64_t wal_segment_bytes = std::uint64_t{64} << 20;
   // Start a background checkpoint once this many WAL bytes were written
   // since the last one; 0 disables. Default 256 MiB.
@@ -87,11 +89,24 @@ struct DurableOptions {
   // checkpoint's threads compete with the writer and readers for cores.
   // Default 0.
   std::uint32_t io_threads = 0;
+  // Permission bits of the files Quiver creates in the graph directory,
+  // before the process umask; directories Open creates get these plus a
+  // search bit for each read bit (0640 gives 0750). 0600 keeps the graph
+  // private to its owner. Default 0644.
+  std::uint32_t file_mode = 0644;
 };
 
 struct Options {
   // Default kDurable. OpenInMemory forces kVolatile.
   Durability durability = Durability::kDurable;
+  // Durable mode: create the graph if the directory holds none (the
+  // directory, and any missing parent, are created too). False makes Open
+  // fail with NotFound instead, so a mistyped path is not silently a new,
+  // empty graph. Default true.
+  bool create_if_missing = true;
+  // Durable mode: fail with AlreadyExists if the directory already holds a
+  // graph; for code that must start from an empty graph. Default false.
+  bool error_if_exists = false;
   Limits limits;
   WriterOptions writer;
   DurableOptions durable;

@@ -139,7 +139,10 @@ Status WriteCheckpoint(env::FileSystem* fs, const std::string& dir, const wal::U
   Status closed = (*file)->Close();
   if (s.ok()) s = closed;
   if (s.ok()) s = fs->Rename(tmp, env::JoinPath(dir, name));
-  if (s.ok()) return fs->SyncDir(dir);
+  if (s.ok()) {
+    stats->renamed = true;
+    return fs->SyncDir(dir);
+  }
   fs->Remove(tmp).IgnoreError();  // best effort: recovery also removes stale .tmp files
   return s;
 }

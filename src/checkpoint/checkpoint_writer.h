@@ -29,6 +29,9 @@ namespace quiver::checkpoint {
 struct WriteStats {
   std::uint64_t bytes = 0;
   std::uint64_t blocks = 0;
+  // The file was renamed to its final name: a later failure (the directory
+  // fsync) leaves the checkpoint visible but maybe not durable.
+  bool renamed = false;
 };
 
 struct WriteOptions {

@@ -17,6 +17,9 @@
 //
 // Lifetime: a FileSystem must outlive every file and lock it returned.
 //
+// Locks: LockFile's FailedPrecondition says whether the holder is this
+// process ("held by this process") or another one.
+//
 // Example:
 //   env::FileSystem* fs = env::PosixFileSystem();
 //   QUIVER_ASSIGN_OR_RETURN(auto f, fs->OpenWritable(env::JoinPath(dir, "x"),
@@ -152,9 +155,18 @@ class FileSystem {
   virtual Result<std::uint64_t> FreeSpace(const std::string& dir) = 0;
 };
 
-// The operating system's file system. A process-wide singleton, never
-// deleted; thread-safe.
+// The permission bits new files get by default (before the umask).
+inline constexpr std::uint32_t kDefaultFileMode = 0644;
+
+// The operating system's file system, creating files with kDefaultFileMode.
+// A process-wide singleton, never deleted; thread-safe.
 FileSystem* PosixFileSystem();
+// The operating system's file system, creating files with `file_mode` and
+// directories with `file_mode` plus a search bit for each read bit (0640
+// gives 0750), both before the umask. Owned by the caller; must outlive
+// every file and lock it returned. Files are never opened through a
+// symbolic link (O_NOFOLLOW); directories are.
+std::unique_ptr<FileSystem> NewPosixFileSystem(std::uint32_t file_mode);
 
 // Joins a directory and a name with exactly one '/': JoinPath("a", "b") and
 // JoinPath("a/", "b") are "a/b"; an empty `dir` yields `name` and an empty

@@ -21,7 +21,10 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/strings.h"
@@ -191,29 +194,71 @@ class PosixReadableFile final : public ReadableFile {
   const std::string path_;
 };
 
+// The lock files (device, inode) this process holds a PosixFileLock on, so
+// that a second lock attempt can say the holder is this process rather than
+// another one (flock cannot tell).
+class HeldLocks {
+ public:
+  using Key = std::pair<dev_t, ino_t>;
+  // False if `key` is already held.
+  bool Add(Key key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    return held_.insert(key).second;
+  }
+  void Remove(Key key) {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_.erase(key);
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<Key> held_;
+};
+
+HeldLocks& Held() {
+  static HeldLocks* const held = new HeldLocks();  // never deleted, like the file system
+  return *held;
+}
+
 // Holds an flock(LOCK_EX) for its lifetime; closing the fd releases it.
 class PosixFileLock final : public FileLock {
  public:
-  explicit PosixFileLock(int fd) : fd_(fd) {}
-  ~PosixFileLock() override { ::close(fd_); }
+  PosixFileLock(int fd, HeldLocks::Key key) : fd_(fd), key_(key) {}
+  ~PosixFileLock() override {
+    Held().Remove(key_);
+    ::close(fd_);
+  }
 
  private:
   const int fd_;
+  const HeldLocks::Key key_;
 };
 
-Result<int> OpenFd(const std::string& path, int flags) {
-  int fd = RetryOnEintr([&] { return ::open(path.c_str(), flags | O_CLOEXEC, 0644); });
-  if (fd < 0) return PosixError("open", path, errno);
+// Files are opened with O_NOFOLLOW: every name Quiver opens is one it
+// creates itself, so a symbolic link in its place is never followed.
+Result<int> OpenFd(const std::string& path, int flags, mode_t mode = 0) {
+  int fd = RetryOnEintr([&] { return ::open(path.c_str(), flags | O_CLOEXEC, mode); });
+  if (fd < 0) {
+    if (errno == ELOOP && (flags & O_NOFOLLOW) != 0)
+      return IOError(base::StrCat("open ", path, ": is a symbolic link (not followed)"));
+    return PosixError("open", path, errno);
+  }
   return fd;
 }
 
+// The mode for directories: the file mode plus, for each class that may
+// read, the search (execute) bit.
+mode_t DirMode(mode_t file_mode) { return file_mode | ((file_mode & 0444) >> 2); }
+
 class PosixFs final : public FileSystem {
  public:
+  explicit PosixFs(mode_t file_mode) : file_mode_(file_mode & 07777) {}
+
   Result<std::unique_ptr<WritableFile>> OpenWritable(const std::string& path, OpenMode mode) override {
     int flags = O_WRONLY | O_CREAT;
     if (mode == OpenMode::kCreateNew) flags |= O_EXCL;
     if (mode == OpenMode::kTruncate) flags |= O_TRUNC;
-    QUIVER_ASSIGN_OR_RETURN(int fd, OpenFd(path, flags));
+    QUIVER_ASSIGN_OR_RETURN(int fd, OpenFd(path, flags | O_NOFOLLOW, file_mode_));
     struct stat st;
     if (::fstat(fd, &st) != 0) {
       Status s = PosixError("fstat", path, errno);
@@ -225,7 +270,7 @@ class PosixFs final : public FileSystem {
   }
 
   Result<std::unique_ptr<ReadableFile>> OpenReadable(const std::string& path) override {
-    QUIVER_ASSIGN_OR_RETURN(int fd, OpenFd(path, O_RDONLY));
+    QUIVER_ASSIGN_OR_RETURN(int fd, OpenFd(path, O_RDONLY | O_NOFOLLOW));
     return std::unique_ptr<ReadableFile>(std::make_unique<PosixReadableFile>(fd, path));
   }
 
@@ -249,7 +294,7 @@ class PosixFs final : public FileSystem {
   }
 
   Status CreateDir(const std::string& dir) override {
-    if (::mkdir(dir.c_str(), 0755) == 0) return Status::Ok();
+    if (::mkdir(dir.c_str(), DirMode(file_mode_)) == 0) return Status::Ok();
     int err = errno;
     struct stat st;
     if (err == EEXIST && ::stat(dir.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) return Status::Ok();
@@ -281,16 +326,30 @@ class PosixFs final : public FileSystem {
   }
 
   Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
-    QUIVER_ASSIGN_OR_RETURN(int fd, OpenFd(path, O_RDWR | O_CREAT));
+    QUIVER_ASSIGN_OR_RETURN(int fd, OpenFd(path, O_RDWR | O_CREAT | O_NOFOLLOW, file_mode_));
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      Status s = PosixError("fstat", path, errno);
+      ::close(fd);
+      return s;
+    }
+    const HeldLocks::Key key{st.st_dev, st.st_ino};
+    if (!Held().Add(key)) {
+      ::close(fd);
+      return FailedPreconditionError(
+          base::StrCat("lock is held by this process (another open handle on the same directory): ", path));
+    }
     // flock locks belong to the open file description, so a second open of
     // the same file conflicts even within one process.
     if (RetryOnEintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }) != 0) {
       int err = errno;
+      Held().Remove(key);
       ::close(fd);
-      if (err == EWOULDBLOCK) return FailedPreconditionError(base::StrCat("lock is held: ", path));
+      if (err == EWOULDBLOCK)
+        return FailedPreconditionError(base::StrCat("lock is held by another process: ", path));
       return PosixError("flock", path, err);
     }
-    return std::unique_ptr<FileLock>(std::make_unique<PosixFileLock>(fd));
+    return std::unique_ptr<FileLock>(std::make_unique<PosixFileLock>(fd, key));
   }
 
   Result<std::uint64_t> FreeSpace(const std::string& dir) override {
@@ -299,13 +358,21 @@ class PosixFs final : public FileSystem {
       return PosixError("statvfs", dir, errno);
     return static_cast<std::uint64_t>(st.f_bavail) * static_cast<std::uint64_t>(st.f_frsize);
   }
+
+ private:
+  const mode_t file_mode_;
 };
 
 }  // namespace
 
 FileSystem* PosixFileSystem() {
-  static PosixFs* const fs = new PosixFs();  // never deleted: usable during static destruction
+  static PosixFs* const fs =
+      new PosixFs(kDefaultFileMode);  // never deleted: usable during static destruction
   return fs;
+}
+
+std::unique_ptr<FileSystem> NewPosixFileSystem(std::uint32_t file_mode) {
+  return std::make_unique<PosixFs>(static_cast<mode_t>(file_mode));
 }
 
 }  // namespace quiver::env

@@ -254,6 +254,9 @@ Status SimFileSystem::SyncDir(const std::string& dir) {
   QUIVER_RETURN_IF_ERROR(BeginOp(/*mutating=*/true));
   const std::string p = NormalizePath(dir);
   Dir* d = FindDir(p);
+  // A directory outside the simulation (the parent of a mount point, "/")
+  // holds nothing that could be lost: syncing it is a no-op.
+  if (d == nullptr && !HasSimulatedAncestor(p)) return Status::Ok();
   if (d == nullptr) return NotFoundError(base::StrCat("no such directory: ", p));
   d->durable = d->entries;
   std::erase_if(dir_log_, [&](const DirChange& c) { return c.dir == p; });
@@ -267,6 +270,9 @@ Status SimFileSystem::CreateDir(const std::string& dir) {
   if (FindDir(p) != nullptr) return Status::Ok();
   const auto [parent, name] = SplitPath(p);
   Dir* pd = (name.empty() || parent == p) ? nullptr : FindDir(parent);
+  if (pd == nullptr && HasSimulatedAncestor(p)) {
+    return NotFoundError(base::StrCat("no such directory: ", parent));  // as mkdir without -p
+  }
   if (pd == nullptr) {
     dirs_[p].mount = true;  // outside the simulation: durable at once
     return Status::Ok();
@@ -275,6 +281,15 @@ Status SimFileSystem::CreateDir(const std::string& dir) {
   dirs_[p] = Dir{};
   SetEntry(parent, name, Entry{nullptr}, next_group_++);
   return Status::Ok();
+}
+
+bool SimFileSystem::HasSimulatedAncestor(const std::string& path) const {
+  for (std::string p = path;;) {
+    const auto [parent, name] = SplitPath(p);
+    if (name.empty() || parent == p) return false;
+    if (dirs_.count(parent) != 0) return true;
+    p = parent;
+  }
 }
 
 Result<std::vector<std::string>> SimFileSystem::ListDir(const std::string& dir) {
@@ -292,7 +307,7 @@ Result<bool> SimFileSystem::Exists(const std::string& path) {
   base::MutexLock lock(&mu_);
   QUIVER_RETURN_IF_ERROR(BeginOp(/*mutating=*/false));
   const std::string p = NormalizePath(path);
-  if (FindDir(p) != nullptr) return true;
+  if (FindDir(p) != nullptr || p == "/" || p == ".") return true;  // the roots always exist
   const auto [dir, name] = SplitPath(p);
   Dir* d = FindDir(dir);
   return d != nullptr && d->entries.count(name) != 0;
@@ -302,7 +317,7 @@ Result<std::unique_ptr<FileLock>> SimFileSystem::LockFile(const std::string& pat
   base::MutexLock lock(&mu_);
   QUIVER_RETURN_IF_ERROR(BeginOp(/*mutating=*/false));
   const std::string p = NormalizePath(path);
-  if (locks_.count(p) != 0) return FailedPreconditionError(base::StrCat("lock is held: ", p));
+  if (locks_.count(p) != 0) return FailedPreconditionError(base::StrCat("lock is held by this process: ", p));
   const std::uint64_t token = next_lock_token_++;
   locks_[p] = token;
   return std::unique_ptr<FileLock>(std::make_unique<Lock>(this, p, token));

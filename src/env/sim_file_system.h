@@ -19,9 +19,13 @@
 //   }
 //
 // Paths: '/'-separated; repeated and trailing '/' are ignored. A file's
-// parent directory must exist. A directory whose parent is not a simulated
-// directory (e.g. "/db", or "a/b" when "a" was never created) is a mount point:
-// its creation is durable at once and it never disappears.
+// parent directory must exist. A directory with no simulated directory
+// anywhere above it (e.g. "/db" when "/" is not simulated) is a mount point:
+// its creation is durable at once and it never disappears. Every other
+// directory is an entry of its parent like a file, lost in a crash unless
+// the parent was synced after its creation; creating one whose parent is
+// missing fails with NotFound (mkdir, not mkdir -p). "/" and "." always
+// exist; SyncDir of a directory outside the simulation is a no-op.
 //
 // Differences from posix, by design: LockFile creates no file; renaming or
 // removing directories is not supported (IOError); a file may not grow past
@@ -159,6 +163,9 @@ class SimFileSystem final : public FileSystem {
   // As BeginOp, and fails for a file opened before the last Crash().
   Status BeginFileOp(std::uint64_t generation, bool mutating) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Dir* FindDir(const std::string& dir) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Whether some directory above `path` is simulated: then `path` is inside
+  // the simulation and must exist as a simulated directory to be used.
+  bool HasSimulatedAncestor(const std::string& path) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   Result<std::shared_ptr<SimFile>> FindFile(const std::string& path) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Sets or (entry == nullopt) removes `name` in `dir` and logs the change.
   void SetEntry(const std::string& dir, const std::string& name, std::optional<Entry> entry,

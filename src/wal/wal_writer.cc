@@ -14,7 +14,8 @@ Status WalWriter::StartSegment(std::uint64_t segment_number, SequenceNumber firs
   QUIVER_ASSIGN_OR_RETURN(file_, fs_->OpenWritable(path, env::OpenMode::kCreateNew));
   // Preallocation is an optimisation (fewer metadata updates per fdatasync);
   // its failure to reserve space shows up as ENOSPC on append instead.
-  QUIVER_RETURN_IF_ERROR(file_->Allocate(0, segment_bytes_));
+  reserved_ = 0;
+  QUIVER_RETURN_IF_ERROR(Reserve(kSegmentHeaderBytes));
   std::byte header[kSegmentHeaderBytes];
   EncodeSegmentHeader(SegmentHeader{uuid_, segment_number, first_sequence},
                       std::span<std::byte, kSegmentHeaderBytes>(header));
@@ -32,6 +33,17 @@ Status WalWriter::ReopenSegment(std::uint64_t segment_number, std::uint64_t size
   if (file_->Size() != size) return InternalError("WAL segment size changed after recovery");
   segment_number_ = segment_number;
   segment_size_ = size;
+  // Recovery may have cut a torn tail, which frees the reservation past it.
+  reserved_ = size;
+  return Reserve(size + 1);
+}
+
+Status WalWriter::Reserve(std::uint64_t end) {
+  if (end <= reserved_ || reserved_ >= segment_bytes_) return Status::Ok();
+  const std::uint64_t target =
+      std::min(segment_bytes_, std::max({end, 2 * reserved_, std::min(segment_bytes_, kFirstReservation)}));
+  QUIVER_RETURN_IF_ERROR(file_->Allocate(reserved_, target - reserved_));
+  reserved_ = target;
   return Status::Ok();
 }
 
@@ -55,6 +67,7 @@ Status WalWriter::AppendGroup(SequenceNumber first, SequenceNumber last, std::sp
     offset += n;
     first_fragment = false;
   } while (offset < payload.size());
+  QUIVER_RETURN_IF_ERROR(Reserve(segment_size_ + buffer_.size()));
   QUIVER_RETURN_IF_ERROR(file_->Append(buffer_));
   segment_size_ += buffer_.size();
   return Status::Ok();

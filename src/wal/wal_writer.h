@@ -6,6 +6,13 @@
 // first record in it can be acknowledged. A group is written with one
 // append; the caller then calls Sync once per commit group.
 //
+// Disk space is reserved ahead of the appends (fallocate, KEEP_SIZE), in
+// steps: kFirstReservation at segment start (or at reopen, past the valid
+// end, since truncating a torn tail frees the reservation), then each step
+// doubles what the segment holds reserved, up to the segment's target size.
+// So a small graph takes about 1 MiB of WAL on disk, not the target size,
+// and a large one reserves a handful of times per segment.
+//
 // After any error the writer is unusable (the caller poisons the graph;
 // fsync is never retried).
 #ifndef QUIVER_WAL_WAL_WRITER_H_
@@ -26,6 +33,9 @@ namespace quiver::wal {
 
 class WalWriter {
  public:
+  // The first disk reservation of a segment (less if the target is smaller).
+  static constexpr std::uint64_t kFirstReservation = std::uint64_t{1} << 20;
+
   WalWriter(env::FileSystem* fs, std::string dir, Uuid uuid, std::uint64_t segment_bytes)
       : fs_(fs), dir_(std::move(dir)), uuid_(uuid), segment_bytes_(segment_bytes) {}
 
@@ -50,6 +60,10 @@ class WalWriter {
   std::uint64_t segment_size() const { return segment_size_; }
 
  private:
+  // Reserves space so that bytes up to `end` are preallocated, growing the
+  // reservation by doubling, never past segment_bytes_.
+  Status Reserve(std::uint64_t end);
+
   env::FileSystem* fs_;
   std::string dir_;
   Uuid uuid_;
@@ -57,6 +71,7 @@ class WalWriter {
   std::unique_ptr<env::WritableFile> file_;
   std::uint64_t segment_number_ = 0;
   std::uint64_t segment_size_ = 0;
+  std::uint64_t reserved_ = 0;  // bytes of the current segment preallocated
   std::vector<std::byte> buffer_;
 };
 

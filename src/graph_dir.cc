@@ -1,0 +1,187 @@
+#include "graph_dir.h"
+
+#include <cstring>
+#include <span>
+#include <vector>
+
+#include "base/crc32c.h"
+#include "base/strings.h"
+#include "checkpoint/checkpoint_format.h"
+#include "wal/wal_format.h"
+
+namespace quiver::graphdir {
+namespace {
+
+constexpr char kMagic[] = "QUIVERDB";  // 8 bytes, no terminator on disk
+constexpr std::string_view kTmpSuffix = ".tmp";
+constexpr std::string_view kSalvagedSuffix = ".salvaged";
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+bool IsDataFile(std::string_view name) {
+  return checkpoint::ParseCheckpointFileName(name).has_value() || wal::ParseSegmentFileName(name).has_value();
+}
+
+constexpr char kSegmentsMagic[] = "QVRSEGMT";  // 8 bytes, no terminator on disk
+
+void PutU32(std::string* out, std::uint32_t v) {
+  for (int i = 0; i < 4; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+}
+
+std::uint32_t GetU32(const char* p) {
+  std::uint32_t v = 0;
+  for (int i = 0; i < 4; ++i) v |= std::uint32_t{static_cast<unsigned char>(p[i])} << (8 * i);
+  return v;
+}
+
+std::uint64_t GetU64(const char* p) { return GetU32(p) | (std::uint64_t{GetU32(p + 4)} << 32); }
+
+}  // namespace
+
+std::string ParentDir(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  if (path == "/" || path == "." || path.empty()) return "";
+  const std::size_t slash = path.rfind('/');
+  if (slash == std::string::npos) return ".";
+  std::string parent = path.substr(0, slash);
+  while (parent.size() > 1 && parent.back() == '/') parent.pop_back();
+  return parent.empty() ? "/" : parent;
+}
+
+bool IsOwnTempFile(std::string_view name) {
+  if (!EndsWith(name, kTmpSuffix)) return false;
+  std::string_view base = name.substr(0, name.size() - kTmpSuffix.size());
+  return base == kIdentityFileName || checkpoint::ParseCheckpointFileName(base).has_value();
+}
+
+bool IsOwnFile(std::string_view name) {
+  if (name == kIdentityFileName || name == kLockFileName || name == kSegmentsFileName ||
+      IsOwnTempFile(name) || IsDataFile(name))
+    return true;
+  return EndsWith(name, kSalvagedSuffix) && IsDataFile(name.substr(0, name.size() - kSalvagedSuffix.size()));
+}
+
+Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir) {
+  Result<std::vector<std::string>> names = fs->ListDir(dir);
+  if (!names.ok() && names.status().code() == StatusCode::kNotFound) {
+    // ENOENT for the directory itself, or for one of its ancestors.
+    return DirState{DirKind::kMissing, {}};
+  }
+  QUIVER_RETURN_IF_ERROR(names.status());
+  DirState state{DirKind::kEmpty, {}};
+  bool data = false, identity = false;
+  for (const std::string& name : *names) {
+    identity |= name == kIdentityFileName;
+    data |= IsDataFile(name) || (EndsWith(name, kSalvagedSuffix) && IsOwnFile(name));
+    // lost+found is what a fresh ext* file system holds at its root: a
+    // graph may live at a mount point.
+    if (!IsOwnFile(name) && name != "lost+found" && state.foreign_name.empty()) state.foreign_name = name;
+  }
+  if (identity) {
+    state.kind = DirKind::kGraph;
+  } else if (!state.foreign_name.empty()) {
+    state.kind = DirKind::kForeign;
+  } else if (data) {
+    state.kind = DirKind::kLegacy;
+  }
+  return state;
+}
+
+Status CreateDirDurably(env::FileSystem* fs, const std::string& dir, bool sync_parents) {
+  // The missing ancestors, innermost first.
+  std::vector<std::string> missing;
+  for (std::string p = dir; !p.empty(); p = ParentDir(p)) {
+    QUIVER_ASSIGN_OR_RETURN(bool exists, fs->Exists(p));
+    if (exists) break;
+    missing.push_back(p);
+  }
+  for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+    QUIVER_RETURN_IF_ERROR(fs->CreateDir(*it));
+    if (sync_parents) QUIVER_RETURN_IF_ERROR(fs->SyncDir(ParentDir(*it)));
+  }
+  return Status::Ok();
+}
+
+std::string EncodeIdentity(std::uint32_t version) {
+  std::string out(kMagic, 8);
+  PutU32(&out, version);
+  PutU32(&out, base::Crc32c(out.data(), out.size()));
+  return out;
+}
+
+Status WriteIdentity(env::FileSystem* fs, const std::string& dir) {
+  const std::string path = env::JoinPath(dir, kIdentityFileName);
+  const std::string tmp = path + std::string(kTmpSuffix);
+  const std::string bytes = EncodeIdentity();
+  QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenWritable(tmp, env::OpenMode::kTruncate));
+  QUIVER_RETURN_IF_ERROR(file->Append(env::AsBytes(bytes)));
+  QUIVER_RETURN_IF_ERROR(file->Sync());
+  QUIVER_RETURN_IF_ERROR(file->Close());
+  QUIVER_RETURN_IF_ERROR(fs->Rename(tmp, path));
+  return fs->SyncDir(dir);
+}
+
+Status CheckIdentity(env::FileSystem* fs, const std::string& dir) {
+  const std::string path = env::JoinPath(dir, kIdentityFileName);
+  QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenReadable(path));
+  char buf[kIdentityBytes + 1];
+  QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(0, std::as_writable_bytes(std::span<char>(buf))));
+  if (n != kIdentityBytes || std::memcmp(buf, kMagic, 8) != 0 || GetU32(buf + 12) != base::Crc32c(buf, 12))
+    return CorruptionError(base::StrCat("damaged identity file (expected ", kIdentityBytes,
+                                        " bytes starting \"QUIVERDB\" with a valid CRC): ", path));
+  const std::uint32_t version = GetU32(buf + 8);
+  if (version > kDirFormatVersion)
+    return UnimplementedError(base::StrCat("graph directory written by a newer Quiver (directory format ",
+                                           version, ", this build reads up to ", kDirFormatVersion,
+                                           "): ", path));
+  if (version == 0) return CorruptionError(base::StrCat("identity file names directory format 0: ", path));
+  return Status::Ok();
+}
+
+std::string EncodeSegments(std::uint64_t segment) {
+  std::string out(kSegmentsMagic, 8);
+  PutU32(&out, static_cast<std::uint32_t>(segment));
+  PutU32(&out, static_cast<std::uint32_t>(segment >> 32));
+  PutU32(&out, base::Crc32c(out.data(), out.size()));
+  return out;
+}
+
+Status RecordNewestSegment(env::FileSystem* fs, const std::string& dir, std::uint64_t segment) {
+  const std::string bytes = EncodeSegments(segment);
+  QUIVER_ASSIGN_OR_RETURN(
+      auto file, fs->OpenWritable(env::JoinPath(dir, kSegmentsFileName), env::OpenMode::kCreateOrOpen));
+  const bool created = file->Size() == 0;
+  // One write inside one sector: a crash leaves the old or the new record.
+  QUIVER_RETURN_IF_ERROR(file->WriteAt(0, env::AsBytes(bytes)));
+  QUIVER_RETURN_IF_ERROR(file->Sync());
+  QUIVER_RETURN_IF_ERROR(file->Close());
+  return created ? fs->SyncDir(dir) : Status::Ok();
+}
+
+Status CheckNewestSegment(env::FileSystem* fs, const std::string& dir) {
+  auto file = fs->OpenReadable(env::JoinPath(dir, kSegmentsFileName));
+  if (!file.ok() && file.status().code() == StatusCode::kNotFound) return Status::Ok();
+  QUIVER_RETURN_IF_ERROR(file.status());
+  char buf[kSegmentsBytes];
+  QUIVER_ASSIGN_OR_RETURN(std::size_t n,
+                          (*file)->ReadAt(0, std::as_writable_bytes(std::span<char>(buf, kSegmentsBytes))));
+  if (n != kSegmentsBytes || std::memcmp(buf, kSegmentsMagic, 8) != 0 ||
+      GetU32(buf + 16) != base::Crc32c(buf, 16))
+    return Status::Ok();
+  const std::uint64_t recorded = GetU64(buf + 8);
+  QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
+  for (const std::string& name : names) {
+    std::string_view stem = name;
+    if (EndsWith(stem, kSalvagedSuffix)) stem = stem.substr(0, stem.size() - kSalvagedSuffix.size());
+    if (auto number = wal::ParseSegmentFileName(stem); number && *number >= recorded) return Status::Ok();
+  }
+  return CorruptionError(base::StrCat("WAL segment ", wal::SegmentFileName(recorded), " is missing from ",
+                                      dir,
+                                      ": SEGMENTS records it as the newest segment started, and no later one "
+                                      "exists; the commits it held would be lost. Restore it, or remove "
+                                      "SEGMENTS to open without them"));
+}
+
+}  // namespace quiver::graphdir

@@ -1,0 +1,105 @@
+// GraphDir: what a durable graph's directory holds, and the decisions Open
+// makes about a directory before it reads a byte of graph data: is it a
+// graph, a new graph, or somebody else's directory?
+//
+// A graph directory holds only the files docs/directory.md lists: the
+// identity file QUIVER, LOCK, WAL segments wal-<n>.log, checkpoints
+// checkpoint-<seq>.qck, and transient names derived from those (*.tmp while
+// written, *.salvaged after a salvage). The identity file is written and
+// synced when the graph is created, before its first WAL segment, so a
+// directory that holds anything else and no identity file is not a graph
+// and Open refuses it rather than adopting or cleaning it.
+//
+// Identity file bytes (16, little-endian):
+//   magic   8 bytes "QUIVERDB"
+//   version u32      directory format version (kDirFormatVersion)
+//   crc     u32      CRC-32C of the 12 bytes before it
+//
+// Thread safety: free functions; the callers hold the directory's LOCK or
+// are about to take it.
+#ifndef QUIVER_GRAPH_DIR_H_
+#define QUIVER_GRAPH_DIR_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "env/file_system.h"
+#include "quiver/status.h"
+
+namespace quiver::graphdir {
+
+inline constexpr char kIdentityFileName[] = "QUIVER";
+inline constexpr char kLockFileName[] = "LOCK";
+// Version 1: the layout docs/directory.md describes. Never reuse a number.
+inline constexpr std::uint32_t kDirFormatVersion = 1;
+inline constexpr std::size_t kIdentityBytes = 16;
+
+// What Inspect found.
+enum class DirKind {
+  kMissing,  // no such directory
+  kEmpty,    // exists and holds only Quiver's own transient files (or nothing)
+  kGraph,    // holds an identity file
+  kLegacy,   // WAL segments or checkpoints but no identity file: made by a
+             // Quiver from before the identity file; Open adopts it
+  kForeign,  // holds a file Quiver never writes, and no identity file
+};
+
+struct DirState {
+  DirKind kind = DirKind::kMissing;
+  std::string foreign_name;  // kForeign: the first file Quiver did not write
+};
+
+// Whether `name` is a file Quiver may write in a graph directory.
+bool IsOwnFile(std::string_view name);
+// Whether `name` is one of Quiver's own temporary files: the only names
+// Open ever removes without being told to.
+bool IsOwnTempFile(std::string_view name);
+
+// The directory holding `path`: "." for a bare name, "/" for "/x"; empty
+// for "/" and "." themselves. Trailing slashes are ignored.
+std::string ParentDir(std::string path);
+
+// Lists `dir` and classifies it. Errors other than a missing directory (not
+// a directory, permission denied) come back as the file system reported
+// them.
+Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir);
+
+// Creates `dir` and every missing ancestor, top down, and after each
+// creation fsyncs the parent it was created in, so that the new names
+// survive power loss. With `sync_parents` false the syncs are skipped: a
+// negative control for tests only.
+Status CreateDirDurably(env::FileSystem* fs, const std::string& dir, bool sync_parents = true);
+
+// Writes the identity file: QUIVER.tmp, fdatasync, rename, directory fsync.
+Status WriteIdentity(env::FileSystem* fs, const std::string& dir);
+// Reads and checks the identity file: Corruption if damaged, Unimplemented
+// if a newer Quiver wrote it.
+Status CheckIdentity(env::FileSystem* fs, const std::string& dir);
+
+// SEGMENTS, the record of the newest WAL segment started, so that Open can
+// tell a newest segment deleted by hand from one never written. Rewritten
+// in place (one sector, fdatasync) after each new segment is durable and
+// before anything in it is acknowledged. 20 bytes, little-endian:
+//   magic   8 bytes "QVRSEGMT"
+//   segment u64      number of the newest segment started
+//   crc     u32      CRC-32C of the 16 bytes before it
+inline constexpr char kSegmentsFileName[] = "SEGMENTS";
+inline constexpr std::size_t kSegmentsBytes = 20;
+
+// Records `segment` as the newest segment started (creating SEGMENTS and
+// syncing the directory the first time).
+Status RecordNewestSegment(env::FileSystem* fs, const std::string& dir, std::uint64_t segment);
+// Corruption if SEGMENTS names a segment that is not on disk while no
+// higher-numbered segment is either (and it was not set aside as
+// *.salvaged): the newest segment was removed. OK if SEGMENTS is missing or
+// torn (a crash while it was rewritten: the segment it named is durable).
+Status CheckNewestSegment(env::FileSystem* fs, const std::string& dir);
+std::string EncodeSegments(std::uint64_t segment);
+
+// The identity file's bytes (exposed for golden tests).
+std::string EncodeIdentity(std::uint32_t version = kDirFormatVersion);
+
+}  // namespace quiver::graphdir
+
+#endif  // QUIVER_GRAPH_DIR_H_

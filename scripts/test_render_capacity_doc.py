@@ -9,6 +9,7 @@ history files derived from it. Nothing in the source tree is written.
 """
 import contextlib
 import copy
+import itertools
 import importlib.machinery
 import importlib.util
 import io
@@ -83,12 +84,16 @@ def full_profile_report():
     return r
 
 
-def history_line(report, **headline_overrides):
+_run_numbers = itertools.count(1)
+
+
+def history_line(report, status="published", **headline_overrides):
     headline = rcd.headline_of(report)
     headline.update(headline_overrides)
     for key in [k for k, v in headline.items() if v is None]:
         del headline[key]
-    return {"commit": report["source"]["commit"], "dirty": report["source"]["dirty"],
+    return {"runId": f"run-{next(_run_numbers)}", "status": status,
+            "commit": report["source"]["commit"], "dirty": report["source"]["dirty"],
             "dateUtc": report["generatedAtUtc"], "profile": report["profile"],
             "partial": report["partial"], "schemaVersion": report["schemaVersion"],
             "environmentDigest": "0123456789ab", "headline": headline}
@@ -110,7 +115,15 @@ class Workspace:
         self.svg_dir = os.path.join(self.dir, "capacity")
         self.history = os.path.join(self.dir, "history.jsonl")
         self.report = os.path.join(self.dir, "report.json")
+        self.baseline = os.path.join(self.dir, "baseline.json")
+        self.write_baseline()
         self.write_report(sample())
+
+    def write_baseline(self, baseline=None):
+        if baseline is None:
+            baseline = {"runs": 3, "noiseFloor": {"default": 0.2}, "entries": []}
+        with open(self.baseline, "w", encoding="utf-8") as f:
+            json.dump(baseline, f)
 
     def write_report(self, report=None, text=None):
         with open(self.report, "w", encoding="utf-8") as f:
@@ -128,7 +141,7 @@ class Workspace:
     def run(self, *extra):
         """(exit code, stderr) of the renderer on this workspace."""
         argv = ["--report", self.report, "--page", self.page, "--history", self.history,
-                "--svg-dir", self.svg_dir, *extra]
+                "--baseline", self.baseline, "--svg-dir", self.svg_dir, *extra]
         err = io.StringIO()
         with contextlib.redirect_stderr(err):
             code = rcd.main(argv)
@@ -293,12 +306,19 @@ class RenderTest(unittest.TestCase):
         self.assertEqual(ws.run("--check"), (0, ""))
         self.assertEqual(ws.run()[0], 0)
         self.assertEqual(ws.read_page(), rendered)
+        with open(ws.page, "w", encoding="utf-8") as f:
+            f.write(rendered.replace("| durable | 1 | 1 |", "| durable | 1 | 2 |", 1))
+        code, err = ws.run("--check")
+        self.assertEqual(code, 1)
+        self.assertIn("would change", err)
+        with open(ws.page, "w", encoding="utf-8") as f:
+            f.write(rendered)
         report = sample()
         report["writes"][0]["writesPerSecond"] = 999.0
         ws.write_report(report)
         code, err = ws.run("--check")
         self.assertEqual(code, 1)
-        self.assertIn("would change", err)
+        self.assertIn("the page cites the report report.json as", err)
         self.assertEqual(ws.read_page(), rendered)  # --check writes nothing
         os.remove(os.path.join(ws.svg_dir, "writes.svg"))
         ws.write_report(sample())
@@ -387,6 +407,203 @@ class HistoryTest(unittest.TestCase):
         self.assertEqual(code, 0, err)
         self.assertIn("No run recorded yet", ws.read_page())
         self.assertFalse(os.path.exists(os.path.join(ws.svg_dir, "history.svg")))
+
+
+def utilisation_sample():
+    """The sample with the utilisation objects of schema minor 1, hardware counters refused as a
+    VM without a PMU refuses them."""
+    r = sample()
+    r["schemaMinor"] = 1
+    refused = {"value": None, "reason": "perf_event_open failed: ENOENT (No such file or directory): the "
+               "kernel exposes no hardware PMU for this event (typical of a VM without a virtual PMU)"}
+    counters = {k: refused for k in ("cycles", "instructions", "l1dLoads", "l1dLoadMisses", "lastLevelLoads",
+                                     "lastLevelLoadMisses", "dtlbLoadMisses", "instructionsPerCycle")}
+    counters["servedFrom"] = {"l1": refused, "l2OrL3": refused, "dram": refused}
+    counters["perfEventParanoid"] = "2"
+    counters["method"] = "perf_event_open"
+    for row in r["traversal"]:
+        n = row["threads"]
+        row["utilisation"] = {
+            "cpu": {"windowSeconds": 0.5, "threads": [{"name": f"sweep {t}", "busyShare": 0.97} for t in range(n)],
+                    "threadsAtLeast95PercentBusy": n, "processBusyCores": 0.98 * n, "method": "thread clocks"},
+            "memoryBandwidth": {"necessaryBytes": 8 * (row["shape"]["edges"] + row["shape"]["vertices"] + 1),
+                                "definition": "CSR bytes / best pass", "megabytesPerSecond": 9400.0,
+                                "efficiency": {"ceiling": f"/ceilings/memoryBandwidth/{n - 1}/readMegabytesPerSecond",
+                                               "definition": "used / read bandwidth", "ratio": 0.33}},
+            "hardwareCounters": copy.deepcopy(counters)}
+    for row in r["checkpoint"]:
+        row["utilisation"] = {
+            "cpu": {"windowSeconds": 0.1, "threads": [{"name": "quiver-bench", "busyShare": 0.99},
+                                                      {"name": "committer", "busyShare": 0.4}],
+                    "threadsAtLeast95PercentBusy": 1, "processBusyCores": 1.4, "method": "schedstat"},
+            "hardwareCounters": copy.deepcopy(counters),
+            "diskWrite": {"bytesWritten": 25_000_000, "seconds": 0.1, "megabytesPerSecond": 250.0,
+                          "efficiency": {"ceiling": "/ceilings/sequentialWrite/megabytesPerSecond",
+                                         "definition": "used / sequential write", "ratio": 0.5},
+                          "method": "/proc/self/io"}}
+    return r
+
+
+class UtilisationTest(unittest.TestCase):
+
+    def validate(self, report):
+        rcd.validate(report, os.path.join(REPO, "schemas", "capacity-report.schema.json"), "report")
+
+    def test_new_fields_validate_with_null_and_reason(self):
+        self.validate(utilisation_sample())
+
+    def test_new_fields_reject_zero_and_reasonless_null(self):
+        cases = []
+        r = utilisation_sample()
+        r["traversal"][0]["utilisation"]["cpu"]["threads"][0]["busyShare"] = 0
+        cases.append((r, "/traversal/0/utilisation/cpu/threads/0/busyShare"))
+        r = utilisation_sample()
+        r["checkpoint"][0]["utilisation"]["hardwareCounters"]["cycles"] = {"value": None}
+        cases.append((r, "/checkpoint/0/utilisation/hardwareCounters/cycles"))
+        r = utilisation_sample()
+        r["checkpoint"][0]["utilisation"]["diskWrite"]["megabytesPerSecond"] = 0
+        cases.append((r, "/checkpoint/0/utilisation/diskWrite/megabytesPerSecond"))
+        r = utilisation_sample()
+        del r["traversal"][0]["utilisation"]["memoryBandwidth"]
+        cases.append((r, "/traversal/0/utilisation"))
+        for report, where in cases:
+            with self.assertRaisesRegex(rcd.RenderError, where):
+                self.validate(report)
+
+    def test_utilisation_beside_sweep_and_checkpoint(self):
+        ws = Workspace(self)
+        ws.write_report(utilisation_sample())
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        page = ws.read_page()
+        traversal = page[page.index("<!-- capacity:traversal -->"):page.index("<!-- /capacity:traversal -->")]
+        self.assertIn("sweep 0 97 %, sweep 1 97 %; 2 of 2 at ≥ 95 %", traversal)
+        self.assertIn("9.4 of ", traversal)
+        self.assertIn("not measured (perf_event_open failed: ENOENT", traversal)
+        checkpoint = page[page.index("<!-- capacity:checkpoint -->"):page.index("<!-- /capacity:checkpoint -->")]
+        self.assertIn("quiver-bench 99 %, committer 40 %; 1 of 2 at ≥ 95 %", checkpoint)
+        self.assertIn("250 of ", checkpoint)
+
+    def test_older_report_still_renders(self):
+        ws = Workspace(self)  # the sample predates nothing it needs; strip what minor 1 added
+        report = utilisation_sample()
+        del report["schemaMinor"]
+        for family in ("traversal", "checkpoint"):
+            for row in report[family]:
+                del row["utilisation"]
+        for row in report["writes"]:
+            row.pop("diskWrite", None)
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertIn("predates utilisation", ws.read_page())
+
+    def test_counters_served_from_when_measured(self):
+        hw = utilisation_sample()["traversal"][0]["utilisation"]["hardwareCounters"]
+        hw.update(instructionsPerCycle=1.5, dtlbLoadMisses=1234)
+        hw["servedFrom"] = {"l1": 0.95, "l2OrL3": 0.04, "dram": 0.01}
+        self.assertEqual(rcd.counters_text(hw), "IPC 1.50; L1: 95 % of loads, L2/L3: 4 %, DRAM: 1 %; dTLB misses 1,234")
+
+
+class ProvenanceAndSummaryTest(unittest.TestCase):
+
+    def test_page_cites_digests_and_check_refuses_a_mismatch(self):
+        ws = Workspace(self)
+        ws.write_history([history_line(sample())])
+        self.assertEqual(ws.run()[0], 0)
+        page = ws.read_page()
+        import hashlib
+        for path in (ws.report, ws.baseline, ws.history):
+            with open(path, "rb") as f:
+                self.assertIn(f"`{hashlib.sha256(f.read()).hexdigest()[:12]}`", page)
+        self.assertEqual(ws.run("--check")[0], 0)
+        ws.write_history([history_line(sample()), history_line(sample(), status="candidate")])
+        code, err = ws.run("--check")
+        self.assertEqual(code, 1)
+        self.assertIn("the page cites the history history.jsonl as", err)
+        self.assertEqual(ws.run()[0], 0)
+        self.assertEqual(ws.run("--check")[0], 0)
+        # A page whose cited digest was edited is refused too.
+        page = ws.read_page()
+        cited = rcd.cited_digests(page)["baseline"]
+        with open(ws.page, "w", encoding="utf-8") as f:
+            f.write(page.replace(cited, "000000000000"))
+        code, err = ws.run("--check")
+        self.assertEqual(code, 1)
+        self.assertIn("cites the baseline baseline.json as 000000000000", err)
+
+    def test_four_line_summary(self):
+        ws = Workspace(self)
+        self.assertEqual(ws.run()[0], 0)
+        page = ws.read_page()
+        summary = page[page.index("<!-- capacity:summary -->"):page.index("<!-- /capacity:summary -->")]
+        lines = [line for line in summary.splitlines() if line.startswith("- **")]
+        self.assertEqual([line.split("**")[1] for line in lines], ["Write", "Read", "Traverse", "Scan"])
+        self.assertIn("durable commits/s", lines[0])
+        self.assertIn("point lookups/s", lines[1])
+        self.assertIn("edge hops/s", lines[2])
+        self.assertIn("sweep edges/s", lines[3])
+        for line in lines:
+            self.assertIn("ratio to its ceiling", line)
+        self.assertIn("AMD EPYC", summary)
+
+    def test_traversal_axis_labels_every_decade_and_steps(self):
+        ws = Workspace(self)
+        self.assertEqual(ws.run()[0], 0)
+        with open(os.path.join(ws.svg_dir, "traversal.svg"), encoding="utf-8") as f:
+            svg = f.read()
+        labels = [label for label in ("50 M", "100 M", "200 M", "500 M", "1 G", "2 G", "5 G") if f">{label}<" in svg]
+        self.assertGreaterEqual(len(labels), 3, labels)
+
+
+class BaselineCrossCheckTest(unittest.TestCase):
+
+    def published_workspace(self):
+        ws = Workspace(self)
+        lines = [history_line(sample()), history_line(sample(), traversalRatio=0.06)]
+        ws.write_history(lines)
+        baseline = {"runs": 3, "noiseFloor": {"default": 0.2}, "entries": []}
+        baseline["entries"].append(rcd.gate.build_entry(lines, baseline, "quick", "0123456789ab"))
+        ws.write_baseline(baseline)
+        return ws, baseline
+
+    def test_matching_baseline_renders_its_gate(self):
+        ws, _ = self.published_workspace()
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertIn("| `quick` | `0123456789ab` | `traversalRatio` |", ws.read_page())
+
+    def test_tampered_baseline_refused(self):
+        ws, baseline = self.published_workspace()
+        baseline["entries"][0]["figures"]["traversalRatio"]["median"] *= 1.01
+        ws.write_baseline(baseline)
+        before = ws.read_page()
+        code, err = ws.run()
+        self.assertEqual(code, 1)
+        self.assertIn("does not match the history", err)
+        self.assertIn("traversalRatio median", err)
+        self.assertEqual(ws.read_page(), before)
+
+    def test_baseline_naming_a_candidate_refused(self):
+        ws, baseline = self.published_workspace()
+        lines = rcd.load_history(ws.history)
+        lines[0]["status"] = "candidate"
+        ws.write_history(lines)
+        code, err = ws.run()
+        self.assertEqual(code, 1)
+        self.assertIn("which is not published", err)
+
+    def test_trends_plot_published_runs_only(self):
+        ws = Workspace(self)
+        lines = [history_line(sample()), history_line(sample(), status="candidate"),
+                 history_line(sample(), status="candidate"), history_line(sample())]
+        ws.write_history(lines)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertEqual(rcd.history_series(lines, "traversalRatio", "quick")[0], [1, 4])
+        self.assertIn("2 other measured runs are not plotted", ws.read_page())
+        with open(os.path.join(ws.svg_dir, "history.svg"), encoding="utf-8") as f:
+            self.assertIn("2 other measured runs not plotted", f.read())
 
 
 if __name__ == "__main__":

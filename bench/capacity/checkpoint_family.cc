@@ -15,6 +15,11 @@
 //             durationMicroseconds and checkpointBytes come from GetDurabilityStats
 //             (last_checkpoint_*); megabytesPerSecond = bytes / duration, compared with
 //             ceilings.sequentialWrite.
+//             utilisation, over the Checkpoint() call: the on-CPU time of every thread of the
+//             process (the engine's checkpoint threads, the committer, the caller) sampled from
+//             /proc/self/task/*/schedstat every 5 ms; hardware counters of the calling thread and
+//             the threads it creates; and the disk: /proc/self/io write_bytes over the call
+//             (the committer's WAL appends included) beside ceilings.sequentialWrite.
 // load        The graph is closed (no checkpoint on close) and opened again: newest checkpoint plus
 //             the WAL tail (the committer's commits after the checkpoint's pin). openMicroseconds is
 //             GetOpenStats().open_microseconds (with its checkpoint-load and WAL-replay parts and
@@ -22,6 +27,8 @@
 //             counts are checked. The checkpoint file was just written, so it is read from the page
 //             cache: the ratio compares the checkpoint bytes decoded per second with one core's
 //             memory read bandwidth.
+#include <pthread.h>
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -31,6 +38,7 @@
 
 #include "families.h"
 #include "timing.h"
+#include "utilisation.h"
 
 namespace quiver::capacity {
 namespace {
@@ -56,6 +64,7 @@ Json MeasureCheckpoint(Context& ctx, Graph& graph, const Shape& shape) {
   std::vector<Commit> commits;
   commits.reserve(1 << 20);
   std::thread committer([&] {
+    pthread_setname_np(pthread_self(), "committer");
     while (!stop.load(std::memory_order_relaxed)) {
       WriteBatch b;
       b.AddVertex("V");
@@ -67,9 +76,18 @@ Json MeasureCheckpoint(Context& ctx, Graph& graph, const Shape& shape) {
   });
   const auto outside = std::chrono::duration<double>(ctx.profile.stall_outside_seconds);
   std::this_thread::sleep_for(outside);
+  TaskCpuSampler sampler;
+  HardwareCounters counters;
+  std::string io_error;
+  const std::uint64_t io_before = ProcessWriteBytes(&io_error);
+  sampler.Start();
+  counters.Start();
   const std::uint64_t cp_start = NowNs();
   const Status s = graph.Checkpoint();
   const std::uint64_t cp_end = NowNs();
+  counters.Stop();
+  sampler.Stop();
+  const std::uint64_t io_after = ProcessWriteBytes(&io_error);
   std::this_thread::sleep_for(outside);
   stop = true;
   committer.join();
@@ -114,6 +132,14 @@ Json MeasureCheckpoint(Context& ctx, Graph& graph, const Shape& shape) {
       Efficiency(row["megabytesPerSecond"], ctx.ceilings["sequentialWrite"]["megabytesPerSecond"],
                  "/ceilings/sequentialWrite/megabytesPerSecond",
                  "megabytesPerSecond / sequentialWrite.megabytesPerSecond");
+  Json u;
+  u["cpu"] = CpuUtilisation(sampler.Threads(), sampler.window_ns(), sampler.process_cpu_ns(),
+                            "/proc/self/task/*/schedstat on-CPU time of every thread, sampled every 5 ms "
+                            "over the Checkpoint() call");
+  u["hardwareCounters"] = counters.ToJson();
+  u["diskWrite"] = DiskWrite(io_after - io_before, static_cast<double>(cp_end - cp_start) / 1e9, io_error,
+                             ctx.ceilings, "the Checkpoint() call (the committer's WAL appends included)");
+  row["utilisation"] = u;
   return row;
 }
 

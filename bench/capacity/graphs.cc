@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "timing.h"
+#include "utilisation.h"
 
 namespace quiver::capacity {
 namespace {
@@ -108,12 +109,15 @@ Csr BuildCsr(const Snapshot& snapshot, VertexId first, std::uint64_t n) {
 }
 
 std::uint64_t ParallelSum(std::uint64_t n, int threads,
-                          const std::function<std::uint64_t(std::uint64_t, std::uint64_t)>& fn) {
+                          const std::function<std::uint64_t(std::uint64_t, std::uint64_t)>& fn,
+                          std::vector<std::uint64_t>* cpu_ns) {
   const std::uint64_t chunk =
       std::max<std::uint64_t>(256, n / (static_cast<std::uint64_t>(std::max(threads, 1)) * 16));
   std::atomic<std::uint64_t> next{0};
   std::atomic<std::uint64_t> total{0};
-  auto worker = [&] {
+  if (cpu_ns != nullptr) cpu_ns->resize(static_cast<std::size_t>(std::max(threads, 1)));
+  auto worker = [&](int slot) {
+    const std::uint64_t cpu0 = cpu_ns != nullptr ? ThreadCpuNs() : 0;
     std::uint64_t sum = 0;
     for (;;) {
       const std::uint64_t begin = next.fetch_add(chunk, std::memory_order_relaxed);
@@ -121,25 +125,31 @@ std::uint64_t ParallelSum(std::uint64_t n, int threads,
       sum += fn(begin, std::min(n, begin + chunk));
     }
     total.fetch_add(sum, std::memory_order_relaxed);
+    // Each slot is written by its own thread only; join() orders it before the caller reads it.
+    if (cpu_ns != nullptr) (*cpu_ns)[static_cast<std::size_t>(slot)] += ThreadCpuNs() - cpu0;
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker, t);
+  worker(0);
   for (std::thread& t : pool) t.join();
   return total.load();
 }
 
-std::uint64_t SweepQuiver(const Snapshot& snapshot, VertexId first, std::uint64_t n, int threads) {
+std::uint64_t SweepQuiver(const Snapshot& snapshot, VertexId first, std::uint64_t n, int threads,
+                          std::vector<std::uint64_t>* cpu_ns) {
   const std::uint64_t base = first.value();
   // Snapshot::ScanEdges: the bulk path, which walks storage leaf by leaf and
   // prefetches each batch of edge arrays before handing it out.
-  return ParallelSum(n, threads, [&](std::uint64_t begin, std::uint64_t end) {
-    std::uint64_t sum = 0;
-    snapshot.ScanEdges(base + begin, base + end, Direction::kOut, [&sum](VertexId, const EdgeGroup& g) {
-      for (const EdgeEntry& e : g.entries) sum += e.neighbor().value();
-    });
-    return sum;
-  });
+  return ParallelSum(
+      n, threads,
+      [&](std::uint64_t begin, std::uint64_t end) {
+        std::uint64_t sum = 0;
+        snapshot.ScanEdges(base + begin, base + end, Direction::kOut, [&sum](VertexId, const EdgeGroup& g) {
+          for (const EdgeEntry& e : g.entries) sum += e.neighbor().value();
+        });
+        return sum;
+      },
+      cpu_ns);
 }
 
 std::uint64_t SweepCsr(const Csr& csr, int threads) {

@@ -89,12 +89,16 @@ struct Csr {
 Csr BuildCsr(const Snapshot& snapshot, VertexId first, std::uint64_t n);
 
 // Runs fn(begin, end) over [0, n) in chunks handed out dynamically to `threads` threads (the
-// caller's thread is one of them) and returns the sum of the results.
+// caller's thread is one of them) and returns the sum of the results. When `cpu_ns` is given
+// (one slot per thread, the caller's first), each thread adds its own CPU time to its slot.
 std::uint64_t ParallelSum(std::uint64_t n, int threads,
-                          const std::function<std::uint64_t(std::uint64_t, std::uint64_t)>& fn);
+                          const std::function<std::uint64_t(std::uint64_t, std::uint64_t)>& fn,
+                          std::vector<std::uint64_t>* cpu_ns = nullptr);
 
-// One sweep over every out-edge of [first, first + n): sums the neighbour ids.
-std::uint64_t SweepQuiver(const Snapshot& snapshot, VertexId first, std::uint64_t n, int threads);
+// One sweep over every out-edge of [first, first + n): sums the neighbour ids. `cpu_ns` as in
+// ParallelSum.
+std::uint64_t SweepQuiver(const Snapshot& snapshot, VertexId first, std::uint64_t n, int threads,
+                          std::vector<std::uint64_t>* cpu_ns = nullptr);
 std::uint64_t SweepCsr(const Csr& csr, int threads);
 
 }  // namespace quiver::capacity

@@ -3,15 +3,19 @@
 // report that validates against schemas/capacity-report.schema.json.
 //
 // Usage: quiver-bench --profile quick|full [--out PATH] [--runner-label TEXT] [--only FAMILY]
-//                     [--data-dir DIR] [--record]
+//                     [--data-dir DIR] [--record] [--history PATH]
 //   --out           report path (default bench/results/capacity-report.json in the source tree)
 //   --runner-label  free text naming the runner (default: $QUIVER_BENCH_RUNNER_LABEL, else null)
 //   --only          run one family (ceilings always run); the report is marked partial
 //   --data-dir      where durable graphs and ceiling files go (default: the system temp dir); the
 //                   bench works in a fresh subdirectory and removes it
-//   --record        append a summary line to bench/results/history.jsonl
-// Progress goes to stderr. Exit 0: report written; 1: a measurement or the validation failed
-// (nothing is written); 2: usage error.
+//   --record        append a summary line to bench/results/history.jsonl as a candidate, then run
+//                   scripts/release-gate on it: a full, complete run is gated for real (a pass
+//                   publishes it); any other run in report-only mode (verdict printed only)
+//   --history       the history --record appends to (default bench/results/history.jsonl)
+// Progress goes to stderr. Exit 0: report written (and, with --record, the gate passed or only
+// reported); 1: a measurement or the validation failed (nothing is written); 2: usage error;
+// 3: the report and the candidate were recorded but the release gate refused to publish it.
 //
 // Scenarios, in run order (quick | full):
 //   ceilings    fdatasync of 100 B appends; 1 MiB writes + fsync; memory copy/read bw; pointer-chase latency
@@ -46,12 +50,12 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: quiver-bench --profile quick|full [--out PATH] [--runner-label TEXT] [--only FAMILY]\n"
-    "                    [--data-dir DIR] [--record]\n"
+    "                    [--data-dir DIR] [--record] [--history PATH]\n"
     "  FAMILY: ceilings, memory, writes, checkpoint, load, traversal, latency\n";
 
 struct Args {
   std::string profile = "quick";
-  std::optional<std::string> out, runner_label, only, data_dir;
+  std::optional<std::string> out, runner_label, only, data_dir, history;
   bool record = false;
 };
 
@@ -93,6 +97,8 @@ Args ParseArgs(int argc, char** argv) {
       if (!known) UsageError("unknown family '" + *a.only + "'");
     } else if (flag == "--data-dir") {
       a.data_dir = take();
+    } else if (flag == "--history") {
+      a.history = take();
     } else if (flag == "--record" && !has_value) {
       a.record = true;
     } else {
@@ -127,6 +133,7 @@ int Run(const Args& args) {
 
   Json report;
   report["schemaVersion"] = kSchemaVersion;
+  report["schemaMinor"] = kSchemaMinor;
   report["generatedAtUtc"] = UtcNow();
   report["tool"] = {{"name", "quiver-bench"}, {"version", ProjectVersion()}};
   report["source"] = ProbeSource();
@@ -188,11 +195,20 @@ int Run(const Args& args) {
   }
   std::fprintf(stderr, "quiver-bench: report written (%.0f s)\n", progress.ElapsedSeconds());
   if (args.record) {
-    if (!AppendHistory(HistoryLine(report), &error)) {
+    const Json line = HistoryLine(report);
+    const std::string history = args.history ? *args.history : HistoryPath();
+    if (!AppendHistory(line, history, &error)) {
       std::fprintf(stderr, "quiver-bench: %s\n", error.c_str());
       return 1;
     }
-    std::fprintf(stderr, "quiver-bench: history line appended\n");
+    std::fprintf(stderr, "quiver-bench: history line appended (candidate %s)\n",
+                 line["runId"].get<std::string>().c_str());
+    const bool enforce = profile.name == "full" && !args.only;
+    const int gate = RunGate(line["runId"].get<std::string>(), history, enforce);
+    if (enforce && gate != 0) {
+      std::fprintf(stderr, "quiver-bench: the release gate did not publish this run (exit %d)\n", gate);
+      return 3;
+    }
   }
   return 0;
 }

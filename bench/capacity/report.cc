@@ -45,6 +45,7 @@ std::string SchemaPath() { return SourcePath("schemas/capacity-report.schema.jso
 std::string ValidatorPath() { return SourcePath("scripts/validate-report"); }
 std::string DefaultOutputPath() { return SourcePath("bench/results/capacity-report.json"); }
 std::string HistoryPath() { return SourcePath("bench/results/history.jsonl"); }
+std::string GatePath() { return SourcePath("scripts/release-gate"); }
 
 std::string UtcNow() {
   const std::time_t t = std::time(nullptr);
@@ -87,7 +88,12 @@ bool ValidateAndWrite(const Json& report, const std::string& out, std::string* e
 
 Json HistoryLine(const Json& report) {
   Json line;
-  line["commit"] = report["source"]["commit"];
+  const Json& commit = report["source"]["commit"];
+  line["runId"] = report["generatedAtUtc"].get<std::string>() + "-" +
+                  (commit.is_string() ? commit.get<std::string>().substr(0, 12) : std::string("unknown"));
+  // Every run enters as a candidate; scripts/release-gate --publish marks it published.
+  line["status"] = "candidate";
+  line["commit"] = commit;
   line["dirty"] = report["source"]["dirty"];
   line["dateUtc"] = report["generatedAtUtc"];
   line["profile"] = report["profile"];
@@ -114,6 +120,7 @@ Json HistoryLine(const Json& report) {
   const Json& load = report["load"];
   const Json big_load = load.is_array() && !load.empty() ? load.back() : Json();
   h["loadElementsPerSecond"] = Pick(big_load, {"elementsPerSecond"});
+  h["loadRatio"] = Pick(big_load, {"efficiency", "ratio"});
   // The largest uniform traversal shape with all threads.
   Json sweep;
   if (report["traversal"].is_array()) {
@@ -131,6 +138,7 @@ Json HistoryLine(const Json& report) {
   });
   h["bytesPerVertex"] = Pick(mem, {"bytesPerVertex"});
   h["bytesPerEdgeDegree10"] = Pick(mem, {"bytesPerEdge"});
+  h["bytesPerEdgeDegree10Ratio"] = Pick(mem, {"efficiency", "ratio"});
   for (const char* op : {"vertexLookup", "outEdges100", "twoHop800"}) {
     Json best;
     if (report["latency"].is_array()) {
@@ -143,14 +151,23 @@ Json HistoryLine(const Json& report) {
   return line;
 }
 
-bool AppendHistory(const Json& line, std::string* error) {
-  std::ofstream f(HistoryPath(), std::ios::app);
+bool AppendHistory(const Json& line, const std::string& history, std::string* error) {
+  std::ofstream f(history, std::ios::app);
   f << line.dump() << "\n";
   if (!f) {
-    *error = "cannot append to bench/results/history.jsonl";
+    *error = "cannot append to " + history;
     return false;
   }
   return true;
+}
+
+int RunGate(const std::string& run_id, const std::string& history, bool enforce) {
+  const std::string command = "/usr/bin/python3 " + ShellQuote(GatePath()) + " --history " +
+                              ShellQuote(history) + " --run " + ShellQuote(run_id) +
+                              (enforce ? " --publish" : " --report-only") + " 1>&2";
+  const int status = std::system(command.c_str());
+  if (status == -1 || !WIFEXITED(status)) return 2;
+  return WEXITSTATUS(status);
 }
 
 }  // namespace quiver::capacity

@@ -12,12 +12,15 @@ namespace quiver::capacity {
 
 // The schema's major version; a consumer refuses a report whose major it does not know.
 inline constexpr int kSchemaVersion = 1;
+// Compatible revisions within the major (schemaMinor): 1 adds the utilisation objects.
+inline constexpr int kSchemaMinor = 1;
 
 // Files of the source tree the bench uses at run time.
 std::string SchemaPath();
 std::string ValidatorPath();
 std::string DefaultOutputPath();
 std::string HistoryPath();
+std::string GatePath();
 
 // Current time as RFC 3339 UTC ("2026-11-29T22:33:08Z").
 std::string UtcNow();
@@ -28,7 +31,12 @@ bool ValidateAndWrite(const Json& report, const std::string& out, std::string* e
 
 // The line --record appends: commit, date, profile, environment digest, headline figures.
 Json HistoryLine(const Json& report);
-bool AppendHistory(const Json& line, std::string* error);
+bool AppendHistory(const Json& line, const std::string& history, std::string* error);
+
+// Runs scripts/release-gate on the recorded run `run_id` of `history`: with `enforce`, --publish (a pass
+// marks it published and moves the baseline); otherwise --report-only. Returns the gate's exit code (0 pass,
+// 1 fail, 2 inconsistent files); its verdict goes to stderr.
+int RunGate(const std::string& run_id, const std::string& history, bool enforce);
 
 }  // namespace quiver::capacity
 

@@ -9,15 +9,22 @@
 // hop). One untimed pass, then `passes` timed
 // ones; best and median edges per second are reported.
 //
+// Utilisation (the Quiver sweep's timed passes): each sweep thread's own CPU time over the passes'
+// wall time (busy share); hardware counters around the passes; memory bandwidth used = the raw
+// CSR's bytes (8 B per offset and per neighbour id, the least the same answer can be read from)
+// / the best pass's time, beside ceilings.memoryBandwidth with the same thread count.
+//
 // Ceiling: a raw CSR (8-byte offsets, 8-byte neighbour ids) copied from the same snapshot, swept
 // the same way with the same threads (ceilings.csrSweep). The two sweeps must produce the same
 // sum, or the bench stops: a fast wrong answer is not a figure.
 #include <algorithm>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include "families.h"
 #include "timing.h"
+#include "utilisation.h"
 
 namespace quiver::capacity {
 namespace {
@@ -25,12 +32,18 @@ namespace {
 struct Passes {
   double best = 0;
   double median = 0;
+  std::uint64_t timed_ns = 0;  // wall time of all timed passes
 };
 
+// Runs one untimed pass, then `passes` timed ones; window(true) and window(false) bracket the
+// timed passes.
 template <typename SweepFn>
-Passes Time(int passes, std::uint64_t edges, std::uint64_t expected, SweepFn&& sweep, const char* what) {
+Passes Time(int passes, std::uint64_t edges, std::uint64_t expected, SweepFn&& sweep, const char* what,
+            const std::function<void(bool)>& window = {}) {
   if (sweep() != expected) Die(what, InternalError("sweep sum differs from the CSR sweep's"));
   std::vector<double> rates;
+  if (window) window(true);
+  const std::uint64_t start = NowNs();
   for (int p = 0; p < passes; ++p) {
     const std::uint64_t t0 = NowNs();
     const std::uint64_t sum = sweep();
@@ -38,7 +51,10 @@ Passes Time(int passes, std::uint64_t edges, std::uint64_t expected, SweepFn&& s
     if (sum != expected) Die(what, InternalError("sweep sum differs from the CSR sweep's"));
     rates.push_back(static_cast<double>(edges) / s);
   }
+  const std::uint64_t timed_ns = NowNs() - start;
+  if (window) window(false);
   Passes r;
+  r.timed_ns = timed_ns;
   r.best = *std::max_element(rates.begin(), rates.end());
   r.median = QuantileD(rates, 0.5);
   return r;
@@ -53,6 +69,34 @@ BuiltGraph TakeOrBuild(Context& ctx, const Shape& shape) {
     }
   }
   return BuildVolatile(shape);
+}
+
+// The sweep's utilisation: CPU per thread, memory bandwidth against the ceiling, counters.
+Json SweepUtilisation(const Context& ctx, const Shape& shape, int threads, const Passes& engine,
+                      const std::vector<std::uint64_t>& cpu_ns, std::uint64_t process_cpu_ns,
+                      const HardwareCounters& counters) {
+  std::vector<ThreadCpu> cpu;
+  for (std::size_t t = 0; t < cpu_ns.size(); ++t) cpu.push_back({"sweep " + std::to_string(t), cpu_ns[t]});
+  Json u;
+  u["cpu"] = CpuUtilisation(cpu, engine.timed_ns, process_cpu_ns,
+                            "CLOCK_THREAD_CPUTIME_ID of each sweep thread over the timed passes' wall time");
+  const std::uint64_t bytes = 8 * (shape.vertices + 1) + 8 * shape.edges();
+  Json bw;
+  bw["necessaryBytes"] = bytes;
+  bw["definition"] = "the raw CSR's bytes (8-byte offsets and neighbour ids) / the best pass's time";
+  bw["megabytesPerSecond"] =
+      Positive(static_cast<double>(bytes) / 1e6 * engine.best / static_cast<double>(shape.edges()),
+               "no pass was timed");
+  std::size_t row = 0;
+  const Json& ceilings = ctx.ceilings["memoryBandwidth"];
+  while (row + 1 < ceilings.size() && ceilings[row]["threads"] != threads) ++row;
+  bw["efficiency"] = Efficiency(
+      bw["megabytesPerSecond"], ceilings[row]["readMegabytesPerSecond"],
+      "/ceilings/memoryBandwidth/" + std::to_string(row) + "/readMegabytesPerSecond",
+      "megabytesPerSecond / memoryBandwidth[" + std::to_string(threads) + " threads].readMegabytesPerSecond");
+  u["memoryBandwidth"] = bw;
+  u["hardwareCounters"] = counters.ToJson();
+  return u;
 }
 
 bool Shared(const Context& ctx, const Shape& shape) {
@@ -90,9 +134,24 @@ Json RunTraversal(Context& ctx) {
     const std::uint64_t expected = SweepCsr(csr, 1);
     for (int threads : thread_counts) {
       ctx.progress.Note("sweeping with " + std::to_string(threads) + " thread(s)");
+      std::vector<std::uint64_t> cpu_ns;
+      bool counting = false;
+      std::uint64_t process_cpu = 0;
+      HardwareCounters counters;
       const Passes engine = Time(
           ctx.profile.traversal_passes, shape.edges(), expected,
-          [&] { return SweepQuiver(snapshot, built.first, n, threads); }, "traversal sweep");
+          [&] { return SweepQuiver(snapshot, built.first, n, threads, counting ? &cpu_ns : nullptr); },
+          "traversal sweep",
+          [&](bool start) {
+            counting = start;
+            if (start) {
+              process_cpu = ProcessCpuNs();
+              counters.Start();
+            } else {
+              counters.Stop();
+              process_cpu = ProcessCpuNs() - process_cpu;
+            }
+          });
       const Passes raw = Time(
           ctx.profile.traversal_passes, shape.edges(), expected, [&] { return SweepCsr(csr, threads); },
           "CSR sweep");
@@ -113,6 +172,7 @@ Json RunTraversal(Context& ctx) {
       row["efficiency"] =
           Efficiency(row["bestEdgesPerSecond"], c["bestEdgesPerSecond"], pointer + "/bestEdgesPerSecond",
                      "bestEdgesPerSecond / csrSweep.bestEdgesPerSecond");
+      row["utilisation"] = SweepUtilisation(ctx, shape, threads, engine, cpu_ns, process_cpu, counters);
       rows.push_back(row);
       ctx.progress.Note(row["bestEdgesPerSecond"].dump() + " edges/s, " + row["efficiency"]["ratio"].dump() +
                         " of the CSR sweep");

@@ -15,7 +15,9 @@
 // producer of single elements cannot pass 1 (one fdatasync per commit); more producers and batches
 // pass it by sharing fdatasyncs. syncEfficiency = the engine's fdatasyncs per second / the
 // ceiling's: how close the WAL comes to the device's own sync rate. Volatile rows have no I/O
-// ceiling (they are bound by the producer-to-writer hand-off).
+// ceiling (they are bound by the producer-to-writer hand-off). diskWrite (durable): the bytes the
+// process caused to be written to storage in the timed window (/proc/self/io write_bytes) per
+// second, beside ceilings.sequentialWrite.
 #include <atomic>
 #include <string>
 #include <thread>
@@ -23,6 +25,7 @@
 
 #include "families.h"
 #include "timing.h"
+#include "utilisation.h"
 
 namespace quiver::capacity {
 namespace {
@@ -74,6 +77,8 @@ Json RunRow(Context& ctx, const RowSpec& spec, int index) {
   const std::uint64_t max_commits =
       std::max<std::uint64_t>(100, p.write_row_max_commits / static_cast<std::uint64_t>(spec.batch_elements));
   const DurabilityStats before = graph->GetDurabilityStats();
+  std::string io_error;
+  const std::uint64_t io_before = ProcessWriteBytes(&io_error);
   std::atomic<std::uint64_t> commits{0};
   std::atomic<bool> failed{false};
   std::vector<std::vector<std::uint64_t>> latencies(static_cast<std::size_t>(spec.producers));
@@ -98,6 +103,7 @@ Json RunRow(Context& ctx, const RowSpec& spec, int index) {
   producer(0);
   for (std::thread& t : pool) t.join();
   const double seconds = SecondsSince(start);
+  const std::uint64_t io_after = ProcessWriteBytes(&io_error);
   const DurabilityStats after = graph->GetDurabilityStats();
   if (failed) Die("writes row " + RowName(spec), InternalError("a commit failed"));
   CheckClose(*graph);
@@ -138,6 +144,7 @@ Json RunRow(Context& ctx, const RowSpec& spec, int index) {
         Efficiency(Positive(static_cast<double>(syncs) / seconds, "no WAL sync was counted"), ceiling,
                    "/ceilings/appendFdatasync/fdatasyncsPerSecond",
                    "engine fdatasyncs per second / fdatasyncsPerSecond");
+    row["diskWrite"] = DiskWrite(io_after - io_before, seconds, io_error, ctx.ceilings, "the timed window");
   } else {
     row["fsyncs"] = NotMeasured("volatile mode writes no log and syncs nothing");
     row["walBytesPerCommit"] = NotMeasured("volatile mode writes no log");

@@ -1,0 +1,186 @@
+#!/usr/bin/python3
+"""Tests of scripts/release-gate (ctest: capacity.gate_unittest, label bench).
+
+Run: /usr/bin/python3 scripts/test_release_gate.py [-v]
+
+Every test builds a synthetic history and baseline in a temporary directory; nothing in the
+source tree is read or written except the script itself.
+"""
+import contextlib
+import importlib.machinery
+import importlib.util
+import io
+import json
+import os
+import shutil
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def load_gate():
+    loader = importlib.machinery.SourceFileLoader("release_gate", os.path.join(HERE, "release-gate"))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+gate = load_gate()
+
+MACHINE = "1793dcedab31"
+RATIOS = {"traversalRatio": 0.128, "checkpointRatio": 0.65, "durableWrites1ProducerRatio": 0.68}
+
+
+def run(n, status="published", digest=MACHINE, profile="full", dirty=False, partial=False, **ratios):
+    headline = dict(RATIOS)
+    headline["traversalBestEdgesPerSecond"] = 4.7e8  # not a ratio: never gated
+    headline.update(ratios)
+    for key in [k for k, v in headline.items() if v is None]:
+        del headline[key]
+    return {"runId": f"run-{n}", "status": status, "commit": f"{n:040x}", "dirty": dirty,
+            "dateUtc": f"2026-12-01T00:00:{n:02d}Z", "profile": profile, "partial": partial,
+            "schemaVersion": 1, "environmentDigest": digest, "headline": headline}
+
+
+class Files:
+    """A history and a baseline in a temporary directory, and the gate run on them."""
+
+    def __init__(self, test, runs, n=3, floor=0.1):
+        self.dir = tempfile.mkdtemp(prefix="release-gate-test-")
+        test.addCleanup(shutil.rmtree, self.dir)
+        self.history = os.path.join(self.dir, "history.jsonl")
+        self.baseline_path = os.path.join(self.dir, "baseline.json")
+        baseline = {"runs": n, "noiseFloor": {"default": floor}, "entries": []}
+        published = [r for r in runs[:-1] if r["status"] == "published"]
+        keys = sorted({(r["profile"], r["environmentDigest"]) for r in published})
+        baseline["entries"] = [gate.build_entry(runs[:-1], baseline, p, d) for p, d in keys]
+        gate.write_history(self.history, runs)
+        gate.write_baseline(self.baseline_path, baseline)
+
+    def gate(self, *extra):
+        out, err = io.StringIO(), io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            code = gate.main(["--history", self.history, "--baseline", self.baseline_path, *extra])
+        return code, out.getvalue() + err.getvalue()
+
+    def runs(self):
+        return gate.read_history(self.history)
+
+    def baseline(self):
+        with open(self.baseline_path, encoding="utf-8") as f:
+            return json.load(f)
+
+
+class GateTest(unittest.TestCase):
+
+    def test_clear_regression_fails_and_names_the_figure(self):
+        files = Files(self, [run(1), run(2, traversalRatio=0.13), run(3, traversalRatio=0.125),
+                             run(4, status="candidate", traversalRatio=0.064)])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 1, out)
+        line = next(l for l in out.splitlines() if "traversalRatio" in l)
+        self.assertIn("REGRESSED", line)
+        self.assertIn("0.064", line)          # its value
+        self.assertIn("baseline 0.128", line)  # the baseline: the median of 0.128, 0.13, 0.125
+        self.assertIn("band 10.0 %", line)     # the floor: the spread is 3.9 %
+        self.assertIn("verdict FAIL", out)
+        self.assertEqual(files.runs()[-1]["status"], "candidate")  # not published
+
+    def test_noise_within_band_passes_and_publishes(self):
+        files = Files(self, [run(1), run(2, traversalRatio=0.10), run(3, traversalRatio=0.15),
+                             run(4, status="candidate", traversalRatio=0.092, checkpointRatio=0.62)])
+        # Spread (0.15 - 0.10) / 0.128 = 39 % sets traversalRatio's band; 0.092 is inside it.
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 0, out)
+        self.assertIn("verdict PASS", out)
+        self.assertRegex(out, r"ok +traversalRatio = 0.092; baseline 0.128, band 39.1 %")
+        runs = files.runs()
+        self.assertEqual(runs[-1]["status"], "published")
+        entry = files.baseline()["entries"][0]
+        self.assertEqual(entry["runIds"], ["run-2", "run-3", "run-4"])  # the last N = 3
+        self.assertEqual(gate.cross_check(files.baseline(), runs), [])
+
+    def test_missing_figure_is_reported_missing_not_a_pass_or_zero(self):
+        files = Files(self, [run(1), run(2),
+                             run(3, status="candidate",
+                                 checkpointRatio={"value": None, "reason": "not selected (--only traversal)"}),
+                             ])
+        code, out = files.gate()
+        self.assertEqual(code, 1, out)
+        line = next(l for l in out.splitlines() if "checkpointRatio" in l)
+        self.assertIn("MISSING", line)
+        self.assertIn("not measured (not selected (--only traversal))", line)
+        self.assertNotIn("= 0", line)
+        files = Files(self, [run(1), run(2), run(3, status="candidate", checkpointRatio=None)])
+        code, out = files.gate()
+        self.assertEqual(code, 1, out)
+        self.assertIn("MISSING    checkpointRatio = absent", out)
+
+    def test_other_machine_is_not_compared(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate", digest="ffffffffffff", traversalRatio=0.01)])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 0, out)
+        self.assertIn("no baseline for this machine and profile", out)
+        self.assertNotIn("REGRESSED", out)
+        entries = files.baseline()["entries"]
+        self.assertEqual(sorted(e["environmentDigest"] for e in entries), ["1793dcedab31", "ffffffffffff"])
+        other = next(e for e in entries if e["environmentDigest"] == "ffffffffffff")
+        self.assertEqual(other["runIds"], ["run-3"])
+        mine = next(e for e in entries if e["environmentDigest"] == MACHINE)
+        self.assertEqual(mine["runIds"], ["run-1", "run-2"])  # untouched by the other machine's run
+
+    def test_other_profile_is_not_compared(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate", profile="quick", traversalRatio=0.01)])
+        code, out = files.gate()
+        self.assertEqual(code, 0, out)
+        self.assertIn("no baseline for this machine and profile", out)
+
+    def test_dirty_and_partial_runs_are_never_published(self):
+        for kwargs, reason in (({"dirty": True}, "uncommitted changes"), ({"partial": True}, "partial")):
+            files = Files(self, [run(1), run(2, status="candidate", **kwargs)])
+            code, out = files.gate("--publish")
+            self.assertEqual(code, 1, out)
+            self.assertIn(reason, out)
+            self.assertEqual(files.runs()[-1]["status"], "candidate")
+
+    def test_report_only_prints_but_does_not_enforce(self):
+        files = Files(self, [run(1), run(2, status="candidate", traversalRatio=0.01)])
+        code, out = files.gate("--report-only")
+        self.assertEqual(code, 0, out)
+        self.assertIn("REGRESSED", out)
+        self.assertIn("verdict FAIL", out)
+        self.assertIn("not enforced", out)
+        self.assertEqual(files.runs()[-1]["status"], "candidate")
+
+    def test_new_figure_is_listed_not_compared(self):
+        files = Files(self, [run(1), run(2, status="candidate", loadRatio=0.003)])
+        code, out = files.gate()
+        self.assertEqual(code, 0, out)
+        self.assertIn("NEW        loadRatio", out)
+
+    def test_tampered_baseline_is_refused(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        baseline = files.baseline()
+        baseline["entries"][0]["figures"]["traversalRatio"]["median"] = 0.2
+        gate.write_baseline(files.baseline_path, baseline)
+        code, out = files.gate()
+        self.assertEqual(code, 2, out)
+        self.assertIn("traversalRatio median is 0.2, but the named runs give 0.128", out)
+        baseline["entries"][0]["runIds"].append("run-3")  # a candidate
+        baseline["entries"][0]["figures"]["traversalRatio"]["median"] = 0.128
+        gate.write_baseline(files.baseline_path, baseline)
+        code, out = files.gate("--check-baseline")
+        self.assertEqual(code, 2, out)
+        self.assertIn("names run run-3, which is not published", out)
+
+    def test_band_is_the_spread_with_a_floor(self):
+        self.assertEqual(gate.band_of([1.0, 1.0, 1.0], 0.2), 0.2)
+        self.assertAlmostEqual(gate.band_of([0.8, 1.0, 1.2], 0.2), 0.4)
+        self.assertEqual(gate.median([3, 1, 2]), 2)
+        self.assertEqual(gate.median([4, 1, 2, 3]), 2.5)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -27,6 +27,7 @@ constexpr StatusCode kAllCodes[] = {
     StatusCode::kDurabilityUnknown,
     StatusCode::kPoisoned,
     StatusCode::kInternal,
+    StatusCode::kCancelled,
 };
 
 TEST(StatusTest, DefaultIsOk) {
@@ -54,6 +55,7 @@ TEST(StatusTest, CodeValuesAreStable) {
   EXPECT_EQ(static_cast<int>(StatusCode::kDurabilityUnknown), 10);
   EXPECT_EQ(static_cast<int>(StatusCode::kPoisoned), 11);
   EXPECT_EQ(static_cast<int>(StatusCode::kInternal), 12);
+  EXPECT_EQ(static_cast<int>(StatusCode::kCancelled), 13);
 }
 
 TEST(StatusTest, CodeNamesAreCanonical) {
@@ -69,6 +71,7 @@ TEST(StatusTest, CodeNamesAreCanonical) {
   EXPECT_EQ(StatusCodeName(StatusCode::kDurabilityUnknown), "DurabilityUnknown");
   EXPECT_EQ(StatusCodeName(StatusCode::kPoisoned), "Poisoned");
   EXPECT_EQ(StatusCodeName(StatusCode::kInternal), "Internal");
+  EXPECT_EQ(StatusCodeName(StatusCode::kCancelled), "Cancelled");
 }
 
 TEST(StatusTest, CodeNamesAreDistinctAndNonEmpty) {
@@ -101,6 +104,7 @@ TEST(StatusTest, ConvenienceConstructorsSetTheirCode) {
       {CorruptionError("m"), StatusCode::kCorruption},
       {IOError("m"), StatusCode::kIOError},
       {InternalError("m"), StatusCode::kInternal},
+      {CancelledError("m"), StatusCode::kCancelled},
   };
   for (const auto& [status, code] : cases) {
     EXPECT_FALSE(status.ok());

@@ -37,6 +37,7 @@ enum class StatusCode : std::uint8_t {
   kDurabilityUnknown = 10,  // the write may or may not survive a restart
   kPoisoned = 11,           // an earlier I/O failure stopped all writes
   kInternal = 12,           // an invariant of Quiver itself failed: a bug
+  kCancelled = 13,          // the caller cancelled the operation before it finished
 };
 
 // Returns the stable name of `code`, e.g. "InvalidArgument".
@@ -88,6 +89,7 @@ Status UnimplementedError(std::string_view message);
 Status CorruptionError(std::string_view message);
 Status IOError(std::string_view message);
 Status InternalError(std::string_view message);
+Status CancelledError(std::string_view message);
 
 // A value of type T or a non-OK Status. Accessing the value of a failed
 // Result is a programming error (asserted in debug builds).

@@ -20,6 +20,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kDurabilityUnknown: return "DurabilityUnknown";
     case StatusCode::kPoisoned: return "Poisoned";
     case StatusCode::kInternal: return "Internal";
+    case StatusCode::kCancelled: return "Cancelled";
   }
   return "Unknown";
 }
@@ -61,5 +62,6 @@ Status UnimplementedError(std::string_view m) { return Status(StatusCode::kUnimp
 Status CorruptionError(std::string_view m) { return Status(StatusCode::kCorruption, m); }
 Status IOError(std::string_view m) { return Status(StatusCode::kIOError, m); }
 Status InternalError(std::string_view m) { return Status(StatusCode::kInternal, m); }
+Status CancelledError(std::string_view m) { return Status(StatusCode::kCancelled, m); }
 
 }  // namespace quiver

@@ -1,0 +1,434 @@
+// Projections and kernels checked against trivially correct reference
+// implementations written here, on random multigraphs: two labels, two edge
+// types, self-loops, parallel edges, zero and integer weights, isolated
+// vertices, several components, and a prefix of removed vertices plus
+// scattered removals so ids have holes and start far from 0. Each random case
+// picks a spec (labels, types, directed or undirected, self-loop and
+// parallel-edge rules), builds the reference multigraph from the snapshot's
+// public edge list, and compares the projection entry by entry and every
+// kernel's output; integer outputs exactly, floating ones within 1e-9
+// relative (the reference sums in another order). Then thread-count
+// determinism, cancellation, progress, write-back and every bad input.
+#include "quiver/analytics.h"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <deque>
+#include <limits>
+#include <map>
+#include <random>
+#include <set>
+#include <vector>
+
+#include "gtest/gtest.h"
+#include "quiver/graph.h"
+
+namespace quiver {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// A random graph in a Quiver graph.
+std::unique_ptr<Graph> RandomGraph(std::mt19937_64& rng, int vertices, int edges) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch pre;  // a block of vertices removed at once: live ids start far from 0
+  const int prefix = static_cast<int>(rng() % 3000);
+  for (int i = 0; i < prefix; ++i) pre.AddVertex("A");
+  CommitInfo pre_info = graph->Write(std::move(pre)).value();
+  WriteBatch b;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < vertices; ++i) vs.push_back(b.AddVertex(rng() % 3 ? "A" : "B"));
+  for (int i = 0; i < edges; ++i) {
+    const int s = static_cast<int>(rng() % vertices);
+    // Mostly within a window, so the graph has several components and isolated vertices.
+    int d = static_cast<int>((s + rng() % 6) % vertices);
+    if (rng() % 10 == 0) d = s;  // self-loops
+    std::vector<Property> props;
+    const int w = static_cast<int>(rng() % 4);
+    if (w == 1) props.push_back({"w", std::int64_t(rng() % 5)});  // zero weights included
+    if (w >= 2) props.push_back({"w", static_cast<double>(rng() % 1000) / 100.0});
+    if (w == 0) props.push_back({"w", 1.5});
+    const NewEdge e = b.AddEdge(rng() % 4 ? "T" : "U", vs[s], vs[d], props);
+    if (rng() % 8 == 0) b.AddEdge(rng() % 4 ? "T" : "U", vs[s], vs[d], props);  // a parallel edge
+    (void)e;
+  }
+  CommitInfo info = graph->Write(std::move(b)).value();
+  WriteBatch removal;
+  for (VertexId v : pre_info.vertices) removal.RemoveVertex(v);
+  for (VertexId v : info.vertices)
+    if (rng() % 12 == 0) removal.RemoveVertex(v);
+  if (!removal.empty()) {
+    EXPECT_TRUE(graph->Write(std::move(removal)).ok());
+  }
+  return graph;
+}
+
+// The reference multigraph: what the spec says the projection holds, built
+// from the snapshot's public edge list with maps and plain loops.
+struct Model {
+  std::vector<VertexId> ids;                                                       // ascending
+  std::map<std::uint64_t, std::vector<std::pair<std::uint64_t, double>>> out, in;  // by VertexId
+};
+
+Model BuildModel(const Snapshot& snap, const ProjectionSpec& spec) {
+  Model m;
+  std::set<std::uint64_t> keep;
+  for (VertexId v : snap.Vertices()) {
+    const std::string_view label = snap.LabelName(*snap.LabelOf(v));
+    if (!spec.vertex_labels.empty() &&
+        std::find(spec.vertex_labels.begin(), spec.vertex_labels.end(), label) == spec.vertex_labels.end())
+      continue;
+    keep.insert(v.value());
+    m.ids.push_back(v);
+    m.out[v.value()];
+    m.in[v.value()];
+  }
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<double>> arcs;
+  for (EdgeId e : snap.Edges()) {
+    const EdgeInfo info = *snap.GetEdge(e);
+    const std::string_view type = snap.EdgeTypeName(info.type);
+    if (!spec.edge_types.empty() &&
+        std::find(spec.edge_types.begin(), spec.edge_types.end(), type) == spec.edge_types.end())
+      continue;
+    const std::uint64_t s = info.source.value(), t = info.target.value();
+    if (!keep.count(s) || !keep.count(t)) continue;
+    if (s == t && spec.self_loops == SelfLoops::kDrop) continue;
+    double w = 0;
+    if (!spec.weight_property.empty()) {
+      const PropertyView v = *snap.GetProperty(e, spec.weight_property);
+      w = v.type() == ValueType::kInt64 ? static_cast<double>(v.as_int64()) : v.as_double();
+    }
+    arcs[{s, t}].push_back(w);
+    if (spec.undirected && s != t) arcs[{t, s}].push_back(w);
+  }
+  for (auto& [pair, ws] : arcs) {
+    std::sort(ws.begin(), ws.end());
+    if (spec.parallel_edges == ParallelEdges::kDrop) ws.resize(1);
+    if (spec.parallel_edges == ParallelEdges::kMerge) {
+      double sum = 0;
+      for (double w : ws) sum += w;
+      ws = {sum};
+    }
+    for (double w : ws) {
+      m.out[pair.first].push_back({pair.second, w});
+      if (!spec.undirected) m.in[pair.second].push_back({pair.first, w});
+    }
+  }
+  if (spec.undirected) m.in = m.out;
+  for (auto* side : {&m.out, &m.in})
+    for (auto& [v, list] : *side) std::sort(list.begin(), list.end());
+  return m;
+}
+
+void ExpectNear(double got, double want, const std::string& what) {
+  if (std::isinf(want)) {
+    EXPECT_EQ(got, want) << what;
+  } else {
+    EXPECT_LE(std::fabs(got - want), 1e-9 * std::max(1.0, std::fabs(want)))
+        << what << ": " << got << " vs " << want;
+  }
+}
+
+// --- Reference kernels (on the model, by VertexId) ---------------------------
+
+std::map<std::uint64_t, std::int64_t> RefBfs(const Model& m, std::uint64_t s) {
+  std::map<std::uint64_t, std::int64_t> d;
+  for (VertexId v : m.ids) d[v.value()] = kUnreachableDepth;
+  std::deque<std::uint64_t> q{s};
+  d[s] = 0;
+  while (!q.empty()) {
+    const std::uint64_t v = q.front();
+    q.pop_front();
+    for (auto [u, w] : m.out.at(v))
+      if (d[u] == kUnreachableDepth) d[u] = d[v] + 1, q.push_back(u);
+  }
+  return d;
+}
+
+std::map<std::uint64_t, double> RefPageRank(const Model& m, int iterations, double damping,
+                                            const std::map<std::uint64_t, double>* teleport) {
+  const double n = static_cast<double>(m.ids.size());
+  std::map<std::uint64_t, double> r;
+  for (VertexId v : m.ids) r[v.value()] = teleport ? teleport->at(v.value()) : 1.0 / n;
+  for (int it = 0; it < iterations; ++it) {
+    double sink = 0;
+    std::map<std::uint64_t, double> next;
+    for (VertexId v : m.ids) {
+      next[v.value()] = 0;
+      if (m.out.at(v.value()).empty()) sink += r[v.value()];
+    }
+    for (VertexId v : m.ids)  // push: another summation order than the kernel's pull
+      for (auto [u, w] : m.out.at(v.value()))
+        next[u] += damping * r[v.value()] / static_cast<double>(m.out.at(v.value()).size());
+    for (VertexId v : m.ids) {
+      const double share = teleport ? teleport->at(v.value()) : 1.0 / n;
+      next[v.value()] += ((1 - damping) + damping * sink) * share;
+    }
+    r = next;
+  }
+  return r;
+}
+
+std::map<std::uint64_t, std::uint64_t> RefWcc(const Model& m) {
+  std::map<std::uint64_t, std::uint64_t> comp;
+  for (VertexId start : m.ids) {  // ascending: the first vertex met labels its component
+    if (comp.count(start.value())) continue;
+    std::deque<std::uint64_t> q{start.value()};
+    comp[start.value()] = start.value();
+    while (!q.empty()) {
+      const std::uint64_t v = q.front();
+      q.pop_front();
+      for (const auto* side : {&m.out, &m.in})
+        for (auto [u, w] : side->at(v))
+          if (!comp.count(u)) comp[u] = start.value(), q.push_back(u);
+    }
+  }
+  return comp;
+}
+
+std::map<std::uint64_t, std::uint64_t> RefCdlp(const Model& m, bool undirected, int iterations) {
+  std::map<std::uint64_t, std::uint64_t> label;
+  for (VertexId v : m.ids) label[v.value()] = v.value();
+  for (int it = 0; it < iterations; ++it) {
+    std::map<std::uint64_t, std::uint64_t> next;
+    for (VertexId v : m.ids) {
+      std::map<std::uint64_t, int> freq;
+      for (auto [u, w] : m.out.at(v.value())) ++freq[label[u]];
+      if (!undirected)
+        for (auto [u, w] : m.in.at(v.value())) ++freq[label[u]];
+      std::uint64_t best = label[v.value()];
+      int best_count = 0;
+      for (auto [l, c] : freq)
+        if (c > best_count) best = l, best_count = c;
+      next[v.value()] = best;
+    }
+    label = next;
+  }
+  return label;
+}
+
+std::set<std::uint64_t> SimpleNeighbours(const Model& m, std::uint64_t v) {
+  std::set<std::uint64_t> n;
+  for (const auto* side : {&m.out, &m.in})
+    for (auto [u, w] : side->at(v))
+      if (u != v) n.insert(u);
+  return n;
+}
+
+std::map<std::uint64_t, double> RefLcc(const Model& m) {
+  std::map<std::uint64_t, double> lcc;
+  for (VertexId vid : m.ids) {
+    const std::set<std::uint64_t> n = SimpleNeighbours(m, vid.value());
+    double links = 0;
+    for (std::uint64_t u : n) {
+      std::set<std::uint64_t> targets;
+      for (auto [x, w] : m.out.at(u)) targets.insert(x);
+      for (std::uint64_t x : targets)
+        if (x != u && n.count(x)) ++links;
+    }
+    const double d = static_cast<double>(n.size());
+    lcc[vid.value()] = n.size() < 2 ? 0.0 : links / (d * (d - 1));
+  }
+  return lcc;
+}
+
+std::map<std::uint64_t, double> RefSssp(const Model& m, std::uint64_t s) {  // Bellman-Ford
+  std::map<std::uint64_t, double> d;
+  for (VertexId v : m.ids) d[v.value()] = kInf;
+  d[s] = 0;
+  for (std::size_t round = 0; round < m.ids.size(); ++round) {
+    bool changed = false;
+    for (const auto& [v, list] : m.out)
+      for (auto [u, w] : list)
+        if (d[v] + w < d[u]) d[u] = d[v] + w, changed = true;
+    if (!changed) break;
+  }
+  return d;
+}
+
+std::uint64_t RefTriangles(const Model& m) {
+  std::uint64_t count = 0;
+  for (VertexId a : m.ids) {
+    const auto na = SimpleNeighbours(m, a.value());
+    for (std::uint64_t b : na) {
+      if (b <= a.value()) continue;
+      const auto nb = SimpleNeighbours(m, b);
+      for (std::uint64_t c : nb)
+        if (c > b && na.count(c)) ++count;
+    }
+  }
+  return count;
+}
+
+std::map<std::uint64_t, std::uint32_t> RefCores(const Model& m) {
+  std::map<std::uint64_t, std::uint32_t> core;
+  std::map<std::uint64_t, std::set<std::uint64_t>> adj;
+  for (VertexId v : m.ids) adj[v.value()] = SimpleNeighbours(m, v.value()), core[v.value()] = 0;
+  for (std::uint32_t k = 1;; ++k) {  // the k-core: repeatedly drop vertices of degree < k
+    bool removed = true;
+    while (removed) {
+      removed = false;
+      for (auto it = adj.begin(); it != adj.end();) {
+        if (it->second.size() < k) {
+          for (std::uint64_t u : it->second) adj[u].erase(it->first);
+          it = adj.erase(it);
+          removed = true;
+        } else {
+          ++it;
+        }
+      }
+    }
+    if (adj.empty()) return core;
+    for (const auto& [v, n] : adj) core[v] = k;
+  }
+}
+
+// --- The randomized comparison ------------------------------------------------
+
+ProjectionSpec RandomSpec(std::mt19937_64& rng) {
+  ProjectionSpec spec;
+  if (rng() % 3 == 0) spec.vertex_labels = {"A"};
+  if (rng() % 3 == 0) spec.edge_types = {"T"};
+  spec.undirected = rng() % 2 == 0;
+  spec.weight_property = "w";
+  spec.self_loops = rng() % 2 ? SelfLoops::kKeep : SelfLoops::kDrop;
+  spec.parallel_edges = static_cast<ParallelEdges>(rng() % 3);
+  spec.threads = static_cast<std::uint32_t>(1 + rng() % 3);
+  return spec;
+}
+
+void CheckProjection(const Projection& p, const Model& m) {
+  ASSERT_EQ(p.vertex_count(), m.ids.size());
+  std::uint64_t entries = 0;
+  for (std::uint32_t i = 0; i < p.vertex_count(); ++i) {
+    const VertexId v = m.ids[i];
+    ASSERT_EQ(p.ToVertexId(i), v);
+    ASSERT_EQ(p.ToDense(v), i);
+    for (bool out : {true, false}) {
+      const auto& want = (out ? m.out : m.in).at(v.value());
+      auto nbrs = out ? p.OutNeighbors(i) : p.InNeighbors(i);
+      auto ws = out ? p.OutWeights(i) : p.InWeights(i);
+      ASSERT_EQ(nbrs.size(), want.size()) << v.value();
+      for (std::size_t j = 0; j < want.size(); ++j) {
+        EXPECT_EQ(p.ToVertexId(nbrs[j]).value(), want[j].first);
+        EXPECT_EQ(ws[j], want[j].second);
+      }
+      if (out) entries += want.size();
+    }
+  }
+  EXPECT_EQ(p.edge_count(), entries);
+  EXPECT_FALSE(p.ToDense(VertexId(0)).has_value() && m.ids.front() != VertexId(0));
+}
+
+void CheckKernels(const Projection& p, const Model& m, bool undirected, std::mt19937_64& rng) {
+  const RunOptions run{.threads = static_cast<std::uint32_t>(1 + rng() % 3)};
+  const VertexId src = m.ids[rng() % m.ids.size()];
+  auto bfs = Bfs(p, src, run).value();
+  auto ref_bfs = RefBfs(m, src.value());
+  for (std::uint32_t i = 0; i < p.vertex_count(); ++i) EXPECT_EQ(bfs[i], ref_bfs.at(m.ids[i].value()));
+
+  auto pr = PageRank(p, {.iterations = 7, .damping = 0.85}, run).value();
+  auto ref_pr = RefPageRank(m, 7, 0.85, nullptr);
+  for (std::uint32_t i = 0; i < p.vertex_count(); ++i) ExpectNear(pr[i], ref_pr.at(m.ids[i].value()), "pr");
+
+  std::vector<std::pair<VertexId, double>> seeds{{src, 2.0}, {m.ids[rng() % m.ids.size()], 1.0}};
+  std::map<std::uint64_t, double> teleport;
+  for (VertexId v : m.ids) teleport[v.value()] = 0;
+  for (auto [v, w] : seeds) teleport[v.value()] += w / 3.0;
+  auto ppr = PersonalizedPageRank(p, seeds, {.iterations = 5, .damping = 0.7}, run).value();
+  auto ref_ppr = RefPageRank(m, 5, 0.7, &teleport);
+  for (std::uint32_t i = 0; i < p.vertex_count(); ++i)
+    ExpectNear(ppr[i], ref_ppr.at(m.ids[i].value()), "ppr");
+
+  auto wcc = Wcc(p, run).value();
+  auto ref_wcc = RefWcc(m);
+  for (std::uint32_t i = 0; i < p.vertex_count(); ++i)
+    EXPECT_EQ(wcc[i].value(), ref_wcc.at(m.ids[i].value()));
+
+  auto cdlp = Cdlp(p, 4, run).value();
+  auto ref_cdlp = RefCdlp(m, undirected, 4);
+  for (std::uint32_t i = 0; i < p.vertex_count(); ++i)
+    EXPECT_EQ(cdlp[i].value(), ref_cdlp.at(m.ids[i].value()));
+
+  auto lcc = Lcc(p, run).value();
+  auto ref_lcc = RefLcc(m);
+  for (std::uint32_t i = 0; i < p.vertex_count(); ++i)
+    ExpectNear(lcc[i], ref_lcc.at(m.ids[i].value()), "lcc");
+
+  auto sssp = Sssp(p, src, run).value();
+  auto ref_sssp = RefSssp(m, src.value());
+  for (std::uint32_t i = 0; i < p.vertex_count(); ++i)
+    ExpectNear(sssp[i], ref_sssp.at(m.ids[i].value()), "sssp");
+
+  EXPECT_EQ(TriangleCount(p, run).value(), RefTriangles(m));
+  auto cores = CoreNumbers(p, run).value();
+  auto ref_cores = RefCores(m);
+  for (std::uint32_t i = 0; i < p.vertex_count(); ++i) EXPECT_EQ(cores[i], ref_cores.at(m.ids[i].value()));
+}
+
+TEST(AnalyticsTest, RandomGraphsMatchReferenceKernels) {
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed);
+    auto graph = RandomGraph(rng, 20 + static_cast<int>(rng() % 60), static_cast<int>(rng() % 200));
+    Snapshot snap = graph->GetSnapshot();
+    const ProjectionSpec spec = RandomSpec(rng);
+    auto p = Project(snap, spec);
+    ASSERT_TRUE(p.ok()) << p.status().ToString();
+    const Model m = BuildModel(snap, spec);
+    if (m.ids.empty()) continue;
+    CheckProjection(*p, m);
+    CheckKernels(*p, m, spec.undirected, rng);
+  }
+}
+
+// Large enough for many blocks (4096 vertices each), so threads really split work.
+TEST(AnalyticsTest, ResultsAreIdenticalOnEveryThreadCount) {
+  std::mt19937_64 rng(7);
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < 12000; ++i) vs.push_back(b.AddVertex("V"));
+  for (int i = 0; i < 48000; ++i)
+    b.AddEdge("E", vs[rng() % vs.size()], vs[rng() % vs.size()],
+              {{"w", static_cast<double>(rng() % 100) / 7}});
+  ASSERT_TRUE(graph->Write(std::move(b)).ok());
+  Snapshot snap = graph->GetSnapshot();
+  auto base = Project(snap, {.weight_property = "w", .threads = 1}).value();
+  for (std::uint32_t t : {2u, 3u, 4u}) {
+    auto p = Project(snap, {.weight_property = "w", .threads = t}).value();
+    ASSERT_EQ(p.edge_count(), base.edge_count());
+    for (std::uint32_t v = 0; v < p.vertex_count(); v += 97) {
+      EXPECT_TRUE(std::ranges::equal(p.OutNeighbors(v), base.OutNeighbors(v)));
+      EXPECT_TRUE(std::ranges::equal(p.InWeights(v), base.InWeights(v)));
+    }
+  }
+  const RunOptions one{.threads = 1};
+  const auto pr1 = PageRank(base, {.iterations = 10}, one).value();
+  const auto ppr1 =
+      PersonalizedPageRank(base, std::vector<std::pair<VertexId, double>>{{VertexId(3), 1.0}}, {}, one)
+          .value();
+  const auto lcc1 = Lcc(base, one).value();
+  const auto cdlp1 = Cdlp(base, 5, one).value();
+  const auto wcc1 = Wcc(base, one).value();
+  const auto bfs1 = Bfs(base, VertexId(5), one).value();
+  const auto tri1 = TriangleCount(base, one).value();
+  const auto core1 = CoreNumbers(base, one).value();
+  for (std::uint32_t t : {2u, 3u, 8u}) {
+    const RunOptions run{.threads = t};
+    EXPECT_TRUE(PageRank(base, {.iterations = 10}, run).value() == pr1);  // bit-identical doubles
+    EXPECT_TRUE(
+        PersonalizedPageRank(base, std::vector<std::pair<VertexId, double>>{{VertexId(3), 1.0}}, {}, run)
+            .value() == ppr1);
+    EXPECT_TRUE(Lcc(base, run).value() == lcc1);
+    EXPECT_TRUE(Cdlp(base, 5, run).value() == cdlp1);
+    EXPECT_TRUE(Wcc(base, run).value() == wcc1);
+    EXPECT_TRUE(Bfs(base, VertexId(5), run).value() == bfs1);
+    EXPECT_EQ(TriangleCount(base, run).value(), tri1);
+    EXPECT_TRUE(CoreNumbers(base, run).value() == core1);
+  }
+}
+
+}  // namespace
+}  // namespace quiver

@@ -190,7 +190,8 @@ TEST(DurabilityTest, ADeletedNewestSegmentIsReported) {
     for (int k = 1; k <= 100; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
   }
   std::string newest;
-  for (const std::string& n : fs.ListDir("/db").value())
+  const std::vector<std::string> names = fs.ListDir("/db").value();
+  for (const std::string& n : names)
     if (n.rfind("wal-", 0) == 0) newest = n;
   ASSERT_NE(newest, "wal-00000000000000000001.log");
   ASSERT_TRUE(fs.Remove("/db/" + newest).ok());

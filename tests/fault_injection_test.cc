@@ -279,7 +279,10 @@ class AuditFileSystem final : public env::FileSystem {
     return s;
   }
   void Record(const Status& s, std::string_view op, const std::string& path) {
-    if (s.ok()) return;
+    // NotFound is an answer, not a failure: Open lists a directory that
+    // may not exist yet and probes optional files. Faults are never
+    // injected as NotFound.
+    if (s.ok() || s.code() == StatusCode::kNotFound) return;
     absl::MutexLock lock(&mu_);
     ++failures_;
     bool background = std::this_thread::get_id() != test_thread_;

@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <string>
+#include <vector>
 
 #include "durable_workload.h"
 #include "env/file_system.h"
@@ -28,7 +29,8 @@ std::uint64_t DiskBytes(const std::string& path) {
 
 std::string OnlySegment(const std::string& dir) {
   std::string found;
-  for (const auto& n : env::PosixFileSystem()->ListDir(dir).value())
+  const std::vector<std::string> names = env::PosixFileSystem()->ListDir(dir).value();
+  for (const std::string& n : names)
     if (n.rfind("wal-", 0) == 0) found = env::JoinPath(dir, n);
   return found;
 }

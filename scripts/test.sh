@@ -6,8 +6,11 @@
 #   1. asan    build everything under ASan + UBSan; run every default test
 #              (unit, model, concurrency, headers, format, package, example)
 #   2. tsan    build the concurrency tests under TSan; run label `concurrency`
-#   3. release build optimised; run unit, headers, example, package; a short
-#              pass over the micro-benchmarks
+#   3. release build optimised; run unit, headers, example, package and bench
+#              (the capacity bench's quick profile, recorded into a scratch copy
+#              of the history, with the release gate's verdict on it printed in
+#              report-only mode: capacity.gate_quick_report_only); a short pass
+#              over the micro-benchmarks
 #   4. clang   compile the library with clang++ -Wthread-safety -Werror
 #
 # Tests labelled `soak` never run here. Exits non-zero on the first failing
@@ -112,7 +115,7 @@ else
 fi
 finish_stage "$t" tsan
 
-section "3/5 release: package, headers, example, unit, micro-benchmarks"
+section "3/5 release: package, headers, example, unit, bench (quick run + report-only gate), micro-benchmarks"
 t=$SECONDS
 configure_and_build release
 run_ctest ctest --preset release -j "$jobs" -LE soak

@@ -124,6 +124,7 @@ class GateTest(unittest.TestCase):
         self.assertEqual(code, 0, out)
         self.assertIn("no baseline for this machine and profile", out)
         self.assertNotIn("REGRESSED", out)
+        self.assertIn("NEW        traversalRatio = 0.01 (no baseline yet; not compared)", out)
         entries = files.baseline()["entries"]
         self.assertEqual(sorted(e["environmentDigest"] for e in entries), ["1793dcedab31", "ffffffffffff"])
         other = next(e for e in entries if e["environmentDigest"] == "ffffffffffff")

@@ -498,6 +498,11 @@ class UtilisationTest(unittest.TestCase):
         self.assertEqual(code, 0, err)
         self.assertIn("predates utilisation", ws.read_page())
 
+    def test_small_share_is_never_zero(self):
+        self.assertEqual(rcd.share(0.003), "< 1 %")
+        self.assertEqual(rcd.share(0.97), "97 %")
+        self.assertEqual(rcd.share({"value": None, "reason": "no CPU time"}), "not measured (no CPU time)")
+
     def test_counters_served_from_when_measured(self):
         hw = utilisation_sample()["traversal"][0]["utilisation"]["hardwareCounters"]
         hw.update(instructionsPerCycle=1.5, dtlbLoadMisses=1234)

@@ -169,9 +169,23 @@ void TaskCpuSampler::Stop() {
 }
 
 std::vector<ThreadCpu> TaskCpuSampler::Threads() const {
+  // Threads the engine starts inherit the process's name: number them, and call the main thread
+  // the caller, so the rows can be told apart.
+  std::string process_name;
+  std::uint64_t unused = 0;
+  TaskRuntimeNs(getpid(), &unused, &process_name);
   std::vector<ThreadCpu> out;
-  for (const auto& [tid, s] : seen_)
-    if (s.last > s.first) out.push_back({s.name, s.last - s.first});
+  int unnamed = 0;
+  for (const auto& [tid, s] : seen_) {
+    if (s.last <= s.first) continue;
+    std::string name = s.name;
+    if (tid == getpid()) {
+      name = "caller";
+    } else if (name == process_name) {
+      name = "engine thread " + std::to_string(++unnamed);
+    }
+    out.push_back({name, s.last - s.first});
+  }
   return out;
 }
 

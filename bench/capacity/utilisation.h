@@ -58,7 +58,8 @@ class TaskCpuSampler {
   void Start();
   void Stop();
   // Per thread seen: CPU time in the window (last sample minus the first, or minus 0 for a thread
-  // born inside it), threads with no CPU time in the window left out.
+  // born inside it), threads with no CPU time in the window left out. The main thread is named
+  // "caller"; threads that kept the process's name "engine thread N".
   std::vector<ThreadCpu> Threads() const;
   std::uint64_t window_ns() const { return end_ns_ - start_ns_; }
   std::uint64_t process_cpu_ns() const { return process_end_ - process_start_; }

@@ -153,6 +153,13 @@ class ProjectionBuilder {
 
   Status SelectVertices() {
     limit_ = snap_.vertex_id_limit();
+    if (spec_.vertex_labels.empty() && snap_.vertex_count() == limit_) {
+      // Every id is live and included: dense ids are the ids, no map at all.
+      if (limit_ >= kAbsent) return ResourceExhaustedError("Project: 2^32 - 1 vertices or more");
+      p_.vertex_count_ = static_cast<std::uint32_t>(limit_);
+      identity_ = true;
+      return Status::Ok();
+    }
     dense_.reset(new std::uint32_t[limit_]);
     const std::uint64_t blocks = (limit_ + kIdBlock - 1) / kIdBlock;
     std::vector<std::uint64_t> block_count(blocks + 1, 0);

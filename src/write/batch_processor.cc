@@ -70,23 +70,23 @@ Status BatchProcessor::CheckName(std::string_view what, std::string_view name) c
 Status BatchProcessor::CheckValue(std::string_view key, const PropertyValue& v) const {
   switch (v.type()) {
     case ValueType::kString:
-      if (v.as_string().size() > limits_.max_string_bytes)
-        return OutOfRangeError(base::StrCat("string value of '", key, "' is ", v.as_string().size(),
+      if (v.as_string()->size() > limits_.max_string_bytes)
+        return OutOfRangeError(base::StrCat("string value of '", key, "' is ", v.as_string()->size(),
                                             " bytes; the limit is ", limits_.max_string_bytes));
-      if (!base::IsValidUtf8(v.as_string()))
+      if (!base::IsValidUtf8(*v.as_string()))
         return InvalidArgumentError(base::StrCat("string value of '", key, "' is not valid UTF-8"));
       break;
     case ValueType::kBytes:
-      if (v.as_bytes().size() > limits_.max_string_bytes)
-        return OutOfRangeError(base::StrCat("bytes value of '", key, "' is ", v.as_bytes().size(),
+      if (v.as_bytes()->size() > limits_.max_string_bytes)
+        return OutOfRangeError(base::StrCat("bytes value of '", key, "' is ", v.as_bytes()->size(),
                                             " bytes; the limit is ", limits_.max_string_bytes));
       break;
     case ValueType::kDouble:
-      if (!std::isfinite(v.as_double()))
+      if (!std::isfinite(*v.as_double()))
         return InvalidArgumentError(base::StrCat("double value of '", key, "' is NaN or infinite"));
       break;
     case ValueType::kFloatVector: {
-      const FloatVector& f = v.as_float_vector();
+      std::span<const float> f = *v.as_float_vector();
       if (f.size() > limits_.max_vector_dims)
         return OutOfRangeError(base::StrCat("vector value of '", key, "' has ", f.size(),
                                             " elements; the limit is ", limits_.max_vector_dims));

@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstring>
 
+#include "quiver/options.h"
+
 namespace quiver::storage {
 namespace {
 
@@ -83,6 +85,18 @@ PropBlock* BuildPropBlock(std::vector<PropInput>& entries, base::MemoryAccount* 
     }
   }
   return b;
+}
+
+static_assert(sizeof(PropBlock) == kPropBlockHeaderBytes);
+// Validation keeps a block within Limits::max_property_bytes_per_element, at
+// most kMaxPropertyBytesCeiling, so its count, data_bytes and every 32-bit
+// offset and length in its entries fit.
+static_assert(kMaxPropertyBytesCeiling <= 0xFFFFFFFFu);
+
+std::size_t PropEntryBytes(const PropertyView& v) { return sizeof(Entry) + Align8(PayloadOf(v).size()); }
+
+std::size_t PropBlockBytes(const PropBlock* b) {
+  return b == nullptr ? 0 : sizeof(PropBlock) + b->count * sizeof(Entry) + b->data_bytes;
 }
 
 std::uint32_t PropCount(const PropBlock* b) { return b == nullptr ? 0 : b->count; }

@@ -290,6 +290,10 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   bool changed = false;
   try {
     for (std::size_t i = 0; i < group.size(); ++i) {
+      if (group[i]->batch().empty()) {  // commits nothing: no sequence number, no WAL record
+        results.emplace_back(CommitInfo{v->roots.sequence, {}, {}});
+        continue;
+      }
       Status s = processor_.Validate(group[i]->batch(), v->roots);
       if (!s.ok()) {
         results.emplace_back(std::move(s));
@@ -336,8 +340,10 @@ Status GraphImpl::LogGroup(const std::vector<WriteRequest*>& group,
                            const std::vector<std::uint64_t>& first_edge) {
   std::size_t applied = 0;
   SequenceNumber first = 0, last = 0;
-  for (const auto& r : results) {
-    if (!r.ok()) continue;
+  auto logged = [&](std::size_t i) { return results[i].ok() && !group[i]->batch().empty(); };
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    if (!logged(i)) continue;
+    const Result<CommitInfo>& r = results[i];
     ++applied;
     if (first == 0) first = r->sequence;
     last = r->sequence;
@@ -346,7 +352,7 @@ Status GraphImpl::LogGroup(const std::vector<WriteRequest*>& group,
   wal::GroupEncoder encoder(&wal_payload_);
   encoder.Begin(applied);
   for (std::size_t i = 0; i < group.size(); ++i)
-    if (results[i].ok()) encoder.Add(results[i]->sequence, first_vertex[i], first_edge[i], group[i]->batch());
+    if (logged(i)) encoder.Add(results[i]->sequence, first_vertex[i], first_edge[i], group[i]->batch());
   wal::WalWriter& wal = *durable_->wal;
   if (wal.ShouldRotate()) {
     QUIVER_RETURN_IF_ERROR(wal.StartSegment(wal.segment_number() + 1, first));

@@ -947,7 +947,7 @@ TEST(BadInputTest, BoundaryValuesAreAccepted) {
          EXPECT_EQ(s.OutDegree(c.a), kMaxDegree);
          EXPECT_EQ(s.InDegree(c.c), 7u);
        }},
-      {"empty_batch", [](WriteBatch&, const Ctx&) {}, [](const Snapshot&, const Ctx&) {}},
+      {"empty_batch", [](WriteBatch&, const Ctx&) {}, [](const Snapshot&, const Ctx&) {}, /*sequences=*/0},
   };
   for (const Accepted& row : table) {
     SCOPED_TRACE(row.name);

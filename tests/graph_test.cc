@@ -217,21 +217,33 @@ TEST(GraphTest, SequenceNumbersAreConsecutive) {
   EXPECT_EQ(graph->GetSnapshot().vertex_count(), 50u);
 }
 
-TEST(GraphTest, EmptyBatchGetsASequenceNumber) {
+// An empty batch commits nothing: it takes no sequence number and publishes
+// no version; its CommitInfo names the newest batch committed before it.
+TEST(GraphTest, EmptyBatchConsumesNoSequenceNumber) {
   auto graph = NewGraph();
-  CommitInfo i1 = Commit(*graph, WriteBatch());
-  EXPECT_EQ(i1.sequence, 1u);
-  EXPECT_TRUE(i1.vertices.empty());
-  EXPECT_TRUE(i1.edges.empty());
-  Snapshot s1 = graph->GetSnapshot();
-  EXPECT_EQ(s1.sequence(), 1u);
-  EXPECT_EQ(s1.vertex_count(), 0u);
+  CommitInfo i0 = Commit(*graph, WriteBatch());
+  EXPECT_EQ(i0.sequence, 0u);
+  EXPECT_TRUE(i0.vertices.empty());
+  EXPECT_TRUE(i0.edges.empty());
+  EXPECT_EQ(graph->GetSnapshot().sequence(), 0u);
+  EXPECT_EQ(graph->GetDurabilityStats().commit_groups, 0u);
   WriteBatch b;
   b.AddVertex("A");
-  EXPECT_EQ(Commit(*graph, std::move(b)).sequence, 2u);
-  EXPECT_EQ(Commit(*graph, WriteBatch()).sequence, 3u);
+  EXPECT_EQ(Commit(*graph, std::move(b)).sequence, 1u);
+  EXPECT_EQ(Commit(*graph, WriteBatch()).sequence, 1u);
+  EXPECT_EQ(graph->GetDurabilityStats().commit_groups, 1u);
+  // Queued between two real batches, possibly in one group with them.
+  WriteBatch c, d;
+  c.AddVertex("C");
+  d.AddVertex("D");
+  auto fc = graph->WriteAsync(std::move(c));
+  auto fe = graph->WriteAsync(WriteBatch());
+  auto fd = graph->WriteAsync(std::move(d));
+  EXPECT_EQ(fc.get().value().sequence, 2u);
+  EXPECT_EQ(fe.get().value().sequence, 2u);
+  EXPECT_EQ(fd.get().value().sequence, 3u);
   EXPECT_EQ(graph->GetSnapshot().sequence(), 3u);
-  EXPECT_EQ(graph->GetSnapshot().vertex_count(), 1u);
+  EXPECT_EQ(graph->GetSnapshot().vertex_count(), 3u);
 }
 
 TEST(GraphTest, AdjacencyPerTypeInInsertionOrder) {

@@ -30,9 +30,42 @@ checkpoint::WriteOptions CheckpointWriteOptions(const Options& o) {
   return w;
 }
 
+// `name` must lie in [lo, hi]; the message names the field and its bounds.
+Status CheckRange(std::string_view name, std::uint64_t value, std::uint64_t lo, std::uint64_t hi) {
+  if (value >= lo && value <= hi) return Status::Ok();
+  return InvalidArgumentError(base::StrCat("option ", name, " is ", value, "; it must be ", lo, " to ", hi));
+}
+
+// The bounds options.h states beside each field. Nothing is clamped: a
+// value out of bounds is the caller's mistake, and saying so beats running
+// with a value the caller did not choose.
 Status CheckOptions(const Options& o) {
-  if (o.writer.max_queued_batches == 0 || o.writer.max_group_batches == 0)
-    return InvalidArgumentError("writer queue and group bounds must be at least 1");
+  if (o.durability != Durability::kDurable && o.durability != Durability::kVolatile)
+    return InvalidArgumentError(
+        base::StrCat("option durability is ", static_cast<int>(o.durability), ", not a Durability"));
+  const Limits& l = o.limits;
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_string_bytes", l.max_string_bytes, 1, kMaxPropertyBytesCeiling));
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_vector_dims", l.max_vector_dims, 0, kMaxPropertyBytesCeiling / 4));
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_batch_ops", l.max_batch_ops, 1, kMaxBatchOpsCeiling));
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_properties_per_element", l.max_properties_per_element, 1,
+                                    kMaxPropertyBytesCeiling / 16));
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_property_bytes_per_element", l.max_property_bytes_per_element, 1,
+                                    kMaxPropertyBytesCeiling));
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_degree", l.max_degree, 1, kMaxDegreeCeiling));
+  const WriterOptions& w = o.writer;
+  constexpr std::uint64_t kAny = ~std::uint64_t{0};
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_queued_batches", w.max_queued_batches, 1, kAny));
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_group_batches", w.max_group_batches, 1, kAny));
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_group_ops", w.max_group_ops, 1, kAny));
+  QUIVER_RETURN_IF_ERROR(CheckRange("spin_microseconds", w.spin_microseconds, 0, kMaxSpinMicroseconds));
+  if (o.durability == Durability::kVolatile) return Status::Ok();
+  const DurableOptions& d = o.durable;
+  QUIVER_RETURN_IF_ERROR(
+      CheckRange("wal_segment_bytes", d.wal_segment_bytes, kMinWalSegmentBytes, kMaxWalSegmentBytes));
+  if (d.checkpoint_wal_bytes != 0)
+    QUIVER_RETURN_IF_ERROR(
+        CheckRange("checkpoint_wal_bytes", d.checkpoint_wal_bytes, kMinCheckpointWalBytes, kAny));
+  QUIVER_RETURN_IF_ERROR(CheckRange("io_threads", d.io_threads, 0, kMaxIoThreads));
   return Status::Ok();
 }
 
@@ -340,6 +373,10 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   bool changed = false;
   try {
     for (std::size_t i = 0; i < group.size(); ++i) {
+      if (group[i]->batch().empty()) {  // commits nothing: no sequence number, no WAL record
+        results.emplace_back(CommitInfo{v->roots.sequence, {}, {}});
+        continue;
+      }
       Status s = processor_.Validate(group[i]->batch(), v->roots);
       if (!s.ok()) {
         results.emplace_back(std::move(s));
@@ -386,8 +423,10 @@ Status GraphImpl::LogGroup(const std::vector<WriteRequest*>& group,
                            const std::vector<std::uint64_t>& first_edge) {
   std::size_t applied = 0;
   SequenceNumber first = 0, last = 0;
-  for (const auto& r : results) {
-    if (!r.ok()) continue;
+  auto logged = [&](std::size_t i) { return results[i].ok() && !group[i]->batch().empty(); };
+  for (std::size_t i = 0; i < group.size(); ++i) {
+    if (!logged(i)) continue;
+    const Result<CommitInfo>& r = results[i];
     ++applied;
     if (first == 0) first = r->sequence;
     last = r->sequence;
@@ -396,7 +435,7 @@ Status GraphImpl::LogGroup(const std::vector<WriteRequest*>& group,
   wal::GroupEncoder encoder(&wal_payload_);
   encoder.Begin(applied);
   for (std::size_t i = 0; i < group.size(); ++i)
-    if (results[i].ok()) encoder.Add(results[i]->sequence, first_vertex[i], first_edge[i], group[i]->batch());
+    if (logged(i)) encoder.Add(results[i]->sequence, first_vertex[i], first_edge[i], group[i]->batch());
   wal::WalWriter& wal = *durable_->wal;
   if (wal.ShouldRotate()) {
     QUIVER_RETURN_IF_ERROR(wal.StartSegment(wal.segment_number() + 1, first));

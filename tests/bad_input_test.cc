@@ -37,6 +37,12 @@ constexpr std::size_t kMaxString = 64;
 constexpr std::size_t kMaxDims = 8;
 constexpr std::size_t kMaxOps = 64;
 constexpr std::size_t kMaxProps = 6;
+// Property bytes: 8 per element, 16 per property, payloads rounded up to 8.
+// The base graph's fullest element takes 8 + 6 * 16 = 104.
+constexpr std::size_t kMaxPropBytes = 200;
+// Edges per vertex and direction. The base graph's vertex a has 3 out-edges
+// and 1 in-edge.
+constexpr std::size_t kMaxDegree = 8;
 
 Options TestOptions() {
   Options o;
@@ -44,6 +50,8 @@ Options TestOptions() {
   o.limits.max_vector_dims = kMaxDims;
   o.limits.max_batch_ops = kMaxOps;
   o.limits.max_properties_per_element = kMaxProps;
+  o.limits.max_property_bytes_per_element = kMaxPropBytes;
+  o.limits.max_degree = kMaxDegree;
   return o;
 }
 
@@ -355,6 +363,81 @@ void AddLimitCases(std::vector<Case>& cases) {
                    kOOR, /*noise=*/false});
 }
 
+// Limits::max_property_bytes_per_element, counted after the batch. A string
+// of kMaxString (64) bytes takes an entry of 80.
+void AddPropertyBytesCases(std::vector<Case>& cases) {
+  const StatusCode kOOR = StatusCode::kOutOfRange;
+  const std::string s64(kMaxString, 'p');
+  auto three_big = [s64] { return std::vector<Property>{{"s1", s64}, {"s2", s64}, {"s3", s64}}; };  // 248
+  cases.push_back({"prop_bytes_add_vertex",
+                   [three_big](WriteBatch& b, const Ctx&) { b.AddVertex("Bad", three_big()); }, kOOR});
+  cases.push_back({"prop_bytes_add_edge",
+                   [three_big](WriteBatch& b, const Ctx& c) { b.AddEdge("BAD_T", c.a, c.b, three_big()); },
+                   kOOR});
+  cases.push_back({"prop_bytes_sets_on_vertex",
+                   [s64](WriteBatch& b, const Ctx& c) {
+                     for (const char* k : {"x", "bad_key", "novel_key"}) b.SetProperty(c.a, k, s64);
+                   },
+                   kOOR});
+  cases.push_back({"prop_bytes_sets_on_edge",
+                   [s64](WriteBatch& b, const Ctx& c) {
+                     for (const char* k : {"x", "bad_key", "novel_key"}) b.SetProperty(c.ab, k, s64);
+                   },
+                   kOOR});
+  // The count stays at the limit; replacing ints by strings grows the bytes.
+  cases.push_back({"prop_bytes_replacing_values_on_full_vertex",
+                   [s64](WriteBatch& b, const Ctx& c) {
+                     b.SetProperty(c.full, "k0", s64);  // 168
+                     b.SetProperty(c.full, "k1", s64);  // 232
+                   },
+                   kOOR});
+  cases.push_back({"prop_bytes_set_on_new_vertex",
+                   [s64](WriteBatch& b, const Ctx&) {
+                     NewVertex v = b.AddVertex("Bad", {{"s1", s64}, {"s2", s64}});
+                     b.SetProperty(v, "bad_key", s64);
+                   },
+                   kOOR});
+  cases.push_back({"prop_bytes_set_on_new_edge",
+                   [s64](WriteBatch& b, const Ctx& c) {
+                     NewEdge e = b.AddEdge("BAD_T", c.a, c.b, {{"s1", s64}, {"s2", s64}});
+                     b.SetProperty(e, "bad_key", s64);
+                   },
+                   kOOR});
+}
+
+// Limits::max_degree: degree before the batch plus the edges it adds.
+void AddDegreeCases(std::vector<Case>& cases) {
+  const StatusCode kOOR = StatusCode::kOutOfRange;
+  cases.push_back({"degree_out_of_committed_vertex",
+                   [](WriteBatch& b, const Ctx& c) {
+                     for (int i = 0; i < 6; ++i) b.AddEdge("BAD_T", c.a, c.b);  // 3 + 6
+                   },
+                   kOOR});
+  cases.push_back({"degree_in_of_committed_vertex",
+                   [](WriteBatch& b, const Ctx& c) {
+                     for (int i = 0; i < 8; ++i) b.AddEdge("BAD_T", c.b, c.a);  // 1 (+ 1 noise) + 8
+                   },
+                   kOOR});
+  cases.push_back({"degree_of_new_vertex",
+                   [](WriteBatch& b, const Ctx& c) {
+                     NewVertex v = b.AddVertex("Bad");
+                     for (std::size_t i = 0; i < kMaxDegree + 1; ++i)
+                       b.AddEdge("BAD_T", v, i % 2 ? c.b : c.c);
+                   },
+                   kOOR});
+  cases.push_back({"degree_in_by_self_loops",
+                   [](WriteBatch& b, const Ctx& c) {
+                     for (int i = 0; i < 7; ++i) b.AddEdge("BAD_T", c.c, c.c);  // out 7, in 2 + 7
+                   },
+                   kOOR});
+  cases.push_back({"degree_removals_are_not_credited",
+                   [](WriteBatch& b, const Ctx& c) {
+                     b.RemoveEdge(c.ab);
+                     for (int i = 0; i < 6; ++i) b.AddEdge("BAD_T", c.a, c.c);  // 3 + 6, though 8 after
+                   },
+                   kOOR, /*noise=*/false});
+}
+
 void AddNotFoundCases(std::vector<Case>& cases) {
   const StatusCode kNF = StatusCode::kNotFound;
   auto add = [&](std::string name, std::function<void(WriteBatch&, const Ctx&)> build) {
@@ -590,6 +673,8 @@ std::vector<Case> AllCases() {
   AddEmptyNameCases(cases);
   AddNonFiniteCases(cases);
   AddLimitCases(cases);
+  AddPropertyBytesCases(cases);
+  AddDegreeCases(cases);
   AddNotFoundCases(cases);
   AddHandleCases(cases);
   AddClosedCases(cases);
@@ -750,6 +835,7 @@ TEST(BadInputTest, BoundaryValuesAreAccepted) {
     std::string name;
     std::function<void(WriteBatch&, const Ctx&)> build;
     std::function<void(const Snapshot&, const Ctx&)> check;
+    SequenceNumber sequences = 1;  // numbers the batch consumes (an empty batch: none)
   };
   const std::string at_limit(kMaxString, 's');
   const Bytes bytes_at_limit(kMaxString, std::byte{0xff});
@@ -838,7 +924,30 @@ TEST(BadInputTest, BoundaryValuesAreAccepted) {
          EXPECT_EQ(s.Properties(c.full_edge).size(), kMaxProps);
          EXPECT_FALSE(s.GetProperty(c.full_edge, "k0").has_value());
        }},
-      {"empty_batch", [](WriteBatch&, const Ctx&) {}, [](const Snapshot&, const Ctx&) {}},
+      {"prop_bytes_at_limit",  // 8 + 80 + 80 + 32
+       [at_limit](WriteBatch& b, const Ctx&) {
+         b.AddVertex("Many", {{"s1", at_limit}, {"s2", at_limit}, {"s3", std::string(16, 's')}});
+       },
+       [](const Snapshot& s, const Ctx& c) {
+         EXPECT_EQ(s.Properties(VertexId(c.full.value() + 1)).size(), 3u);
+       }},
+      {"prop_bytes_brought_under_the_limit_later_in_the_batch",
+       [at_limit](WriteBatch& b, const Ctx&) {
+         NewVertex v = b.AddVertex("Many", {{"s1", at_limit}, {"s2", at_limit}, {"s3", at_limit}});
+         b.RemoveProperty(v, "s3");
+       },
+       [](const Snapshot& s, const Ctx& c) {
+         EXPECT_EQ(s.Properties(VertexId(c.full.value() + 1)).size(), 2u);
+       }},
+      {"degree_at_limit",
+       [](WriteBatch& b, const Ctx& c) {
+         for (int i = 0; i < 5; ++i) b.AddEdge("Many", c.a, c.c);  // a: 3 + 5 out, c: 2 + 5 in
+       },
+       [](const Snapshot& s, const Ctx& c) {
+         EXPECT_EQ(s.OutDegree(c.a), kMaxDegree);
+         EXPECT_EQ(s.InDegree(c.c), 7u);
+       }},
+      {"empty_batch", [](WriteBatch&, const Ctx&) {}, [](const Snapshot&, const Ctx&) {}, /*sequences=*/0},
   };
   for (const Accepted& row : table) {
     SCOPED_TRACE(row.name);
@@ -853,7 +962,8 @@ TEST(BadInputTest, BoundaryValuesAreAccepted) {
       ADD_FAILURE() << r.status().ToString();
       continue;
     }
-    EXPECT_EQ(r->sequence, seq + 1);
+    EXPECT_EQ(r->sequence, seq + row.sequences);
+    EXPECT_EQ(graph->GetSnapshot().sequence(), seq + row.sequences);
     row.check(graph->GetSnapshot(), ctx);
   }
 }

@@ -64,9 +64,9 @@ std::string CheckMarkers(const Snapshot& s, int producers, int commits, std::vec
   std::uint64_t markers = 0, items_expected = 0;
   for (VertexId v : s.Vertices(*commit)) {
     ++markers;
-    const std::int64_t p = s.GetProperty(v, "p")->as_int64();
-    const std::int64_t i = s.GetProperty(v, "i")->as_int64();
-    const std::int64_t n = s.GetProperty(v, "n")->as_int64();
+    const std::int64_t p = s.GetProperty(v, "p")->as_int64().value_or(-1);
+    const std::int64_t i = s.GetProperty(v, "i")->as_int64().value_or(-1);
+    const std::int64_t n = s.GetProperty(v, "n")->as_int64().value_or(-1);
     if (p < 0 || p >= producers || i < 0 || i >= commits) return "marker out of range";
     if (seen[static_cast<std::size_t>(p)][static_cast<std::size_t>(i)]) return "duplicate marker";
     seen[static_cast<std::size_t>(p)][static_cast<std::size_t>(i)] = true;

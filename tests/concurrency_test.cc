@@ -139,7 +139,7 @@ std::string CheckSnapshot(const Snapshot& s) {
     auto p = s.GetProperty(id, *kp);
     auto b = s.GetProperty(id, *kb);
     if (!p || !b || p->type() != ValueType::kInt64 || b->type() != ValueType::kInt64) return std::nullopt;
-    return std::make_pair(p->as_int64(), b->as_int64());
+    return std::make_pair(*p->as_int64(), *b->as_int64());
   };
   for (VertexId v : s.Vertices()) {
     std::optional<LabelId> label = s.LabelOf(v);
@@ -148,7 +148,7 @@ std::string CheckSnapshot(const Snapshot& s) {
       auto p = s.GetProperty(v, *kp);
       auto l = s.GetProperty(v, *klast);
       if (!p || !l) return "progress vertex without p/last";
-      last[p->as_int64()] = l->as_int64();
+      last[p->as_int64().value_or(-1)] = l->as_int64().value_or(-1);
     } else if (marker && *label == *marker) {
       auto st = stamp_of(v);
       auto c = kcount ? s.GetProperty(v, *kcount) : std::nullopt;
@@ -518,7 +518,8 @@ TEST(ConcurrencyTest, CloseRacesProducers) {
   auto marker = s.FindLabel("marker");
   ASSERT_TRUE(kp && kb && marker);
   for (VertexId v : s.Vertices(*marker)) {
-    visible[s.GetProperty(v, *kp)->as_int64()].insert(s.GetProperty(v, *kb)->as_int64());
+    visible[s.GetProperty(v, *kp)->as_int64().value_or(-1)].insert(
+        s.GetProperty(v, *kb)->as_int64().value_or(-1));
   }
   std::uint64_t acked_total = 0;
   for (int p = 0; p < kProducers; ++p) {

@@ -121,11 +121,11 @@ class Annotator {
   void Field(std::size_t n, const std::string& note) {
     n = std::min(n, b_.size() - pos_);
     for (std::size_t line = 0; line == 0 || line < n; line += 8) {
-      char offset[16];
+      char offset[24];
       std::snprintf(offset, sizeof offset, "%04zx  ", pos_ + line);
       std::string hex;
       for (std::size_t i = line; i < std::min(n, line + 8); ++i) {
-        char h[4];
+        char h[16];
         std::snprintf(h, sizeof h, "%02x ", static_cast<unsigned>(b_[pos_ + i]));
         hex += h;
       }
@@ -274,7 +274,7 @@ std::string AnnotateWal(std::span<const std::byte> seg) {
     auto h = wal::ParseRecordHeader(seg.subspan(start));
     a.Heading("record at 0x" +
               [&] {
-                char b[16];
+                char b[24];
                 std::snprintf(b, sizeof b, "%04zx", start);
                 return std::string(b);
               }() +

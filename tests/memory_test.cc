@@ -245,7 +245,7 @@ TEST(MemoryTest, RemovedElementIsReleasedOnceNoSnapshotHoldsIt) {
   EXPECT_GE(m2.retired_bytes, kBig + kBigEdge) << Describe(m2);
   EXPECT_GE(m2.allocated_bytes, m0.allocated_bytes + kBig + kBigEdge) << Describe(m2);
   EXPECT_GE(m2.live_versions, 2u) << Describe(m2);
-  EXPECT_EQ(pin.GetProperty(big_id, "blob")->as_string().size(), kBig);
+  EXPECT_EQ(pin.GetProperty(big_id, "blob")->as_string()->size(), kBig);
   EXPECT_FALSE(graph->GetSnapshot().HasVertex(big_id));
 
   pin = Snapshot();
@@ -274,7 +274,7 @@ TEST(MemoryTest, OverwrittenValueIsReleasedOnceNoSnapshotHoldsIt) {
   shrink.SetProperty(VertexId(5), "blob", "small");
   MustWrite(*graph, std::move(shrink));
   EXPECT_GE(graph->GetMemoryStats().retired_bytes, kBig);
-  EXPECT_EQ(pin.GetProperty(VertexId(5), "blob")->as_string().size(), kBig);
+  EXPECT_EQ(pin.GetProperty(VertexId(5), "blob")->as_string()->size(), kBig);
   pin = Snapshot();
   const MemoryStats m2 = SettledMemoryStats(*graph);
   EXPECT_EQ(m2.retired_bytes, 0u) << Describe(m2);

@@ -216,6 +216,34 @@ TEST(ResultTest, ReturnsFromFunction) {
   EXPECT_EQ(bad.status().code(), StatusCode::kInvalidArgument);
 }
 
+// value(), operator* and operator-> of a failed Result stop the process with
+// the status in every build type (a release build used to return a garbage
+// reference), never throwing and never returning.
+TEST(ResultDeathTest, ValueOfErrorAbortsWithTheStatus) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Result<int> r(NotFoundError("no such vertex 7"));
+  EXPECT_DEATH((void)r.value(), "NotFound: no such vertex 7");
+  EXPECT_DEATH((void)*r, "NotFound: no such vertex 7");
+  const Result<int>& cr = r;
+  EXPECT_DEATH((void)cr.value(), "NotFound: no such vertex 7");
+  Result<std::string> s(IOError("disk gone"));
+  EXPECT_DEATH((void)s->size(), "IOError: disk gone");
+  EXPECT_DEATH((void)std::move(s).value(), "IOError: disk gone");
+}
+
+TEST(ResultTest, ValueOrGivesTheFallbackOnError) {
+  Result<int> bad(NotFoundError("nope"));
+  EXPECT_EQ(bad.value_or(9), 9);
+  Result<int> good(4);
+  EXPECT_EQ(good.value_or(9), 4);
+  Result<std::unique_ptr<int>> moved(std::make_unique<int>(5));
+  std::unique_ptr<int> p = std::move(moved).value_or(nullptr);
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(*p, 5);
+  Result<std::unique_ptr<int>> failed(InternalError("x"));
+  EXPECT_EQ(std::move(failed).value_or(nullptr), nullptr);
+}
+
 Status ReturnIfError(Status inner, int* reached) {
   QUIVER_RETURN_IF_ERROR(inner);
   ++*reached;

@@ -43,22 +43,22 @@ inline std::string Hex(const void* data, std::size_t n) {
 inline std::string Render(const PropertyView& v) {
   switch (v.type()) {
     case ValueType::kNull: return "null";
-    case ValueType::kBool: return v.as_bool() ? "b:true" : "b:false";
-    case ValueType::kInt64: return "i:" + std::to_string(v.as_int64());
+    case ValueType::kBool: return *v.as_bool() ? "b:true" : "b:false";
+    case ValueType::kInt64: return "i:" + std::to_string(*v.as_int64());
     case ValueType::kDouble: {
-      double d = v.as_double();
+      double d = *v.as_double();
       return "d:" + Hex(&d, sizeof d);
     }
     case ValueType::kString: {
-      std::string_view s = v.as_string();
+      std::string_view s = *v.as_string();
       return "s:" + Hex(s.data(), s.size());
     }
     case ValueType::kBytes: {
-      auto b = v.as_bytes();
+      auto b = *v.as_bytes();
       return "x:" + Hex(b.data(), b.size());
     }
     case ValueType::kFloatVector: {
-      auto f = v.as_float_vector();
+      auto f = *v.as_float_vector();
       return "f" + std::to_string(f.size()) + ":" + Hex(f.data(), f.size_bytes());
     }
   }
@@ -68,12 +68,12 @@ inline std::string Render(const PropertyView& v) {
 inline PropertyView View(const PropertyValue& v) {
   switch (v.type()) {
     case ValueType::kNull: return PropertyView();
-    case ValueType::kBool: return PropertyView(v.as_bool());
-    case ValueType::kInt64: return PropertyView(v.as_int64());
-    case ValueType::kDouble: return PropertyView(v.as_double());
-    case ValueType::kString: return PropertyView(std::string_view(v.as_string()));
-    case ValueType::kBytes: return PropertyView(std::span<const std::byte>(v.as_bytes()));
-    case ValueType::kFloatVector: return PropertyView(std::span<const float>(v.as_float_vector()));
+    case ValueType::kBool: return PropertyView(*v.as_bool());
+    case ValueType::kInt64: return PropertyView(*v.as_int64());
+    case ValueType::kDouble: return PropertyView(*v.as_double());
+    case ValueType::kString: return PropertyView(std::string_view(*v.as_string()));
+    case ValueType::kBytes: return PropertyView(std::span<const std::byte>(*v.as_bytes()));
+    case ValueType::kFloatVector: return PropertyView(std::span<const float>(*v.as_float_vector()));
   }
   return PropertyView();
 }
@@ -194,17 +194,17 @@ class Fingerprinter {
     Add(static_cast<std::uint64_t>(v.type()));
     switch (v.type()) {
       case ValueType::kNull: break;
-      case ValueType::kBool: Add(v.as_bool() ? 1 : 0); break;
-      case ValueType::kInt64: Add(static_cast<std::uint64_t>(v.as_int64())); break;
-      case ValueType::kDouble: Add(std::bit_cast<std::uint64_t>(v.as_double())); break;
-      case ValueType::kString: Add(v.as_string()); break;
+      case ValueType::kBool: Add((*v.as_bool()) ? 1 : 0); break;
+      case ValueType::kInt64: Add(static_cast<std::uint64_t>(*v.as_int64())); break;
+      case ValueType::kDouble: Add(std::bit_cast<std::uint64_t>(*v.as_double())); break;
+      case ValueType::kString: Add(*v.as_string()); break;
       case ValueType::kBytes:
-        Add(v.as_bytes().size());
-        Add(v.as_bytes().data(), v.as_bytes().size());
+        Add(v.as_bytes()->size());
+        Add(v.as_bytes()->data(), v.as_bytes()->size());
         break;
       case ValueType::kFloatVector:
-        Add(v.as_float_vector().size());
-        Add(v.as_float_vector().data(), v.as_float_vector().size_bytes());
+        Add(v.as_float_vector()->size());
+        Add(v.as_float_vector()->data(), v.as_float_vector()->size_bytes());
         break;
     }
   }

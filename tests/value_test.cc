@@ -4,15 +4,18 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <bit>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <set>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <unordered_set>
+#include <vector>
 
 #include "quiver/ids.h"
 #include "quiver/snapshot.h"
@@ -78,9 +81,56 @@ TEST(PropertyValueTest, ConstructorsPickTheRightType) {
   EXPECT_EQ(PropertyValue(FloatVector{1.0f}).type(), ValueType::kFloatVector);
 }
 
+// Every accessor on every type: the value for its own type, nullopt for any
+// other, never an exception (they used to throw std::bad_variant_access).
+TEST(PropertyValueTest, AccessorsOfTheWrongTypeGiveNullopt) {
+  const std::vector<PropertyValue> values = {PropertyValue(),
+                                             PropertyValue(false),
+                                             PropertyValue(7),
+                                             PropertyValue(2.5),
+                                             PropertyValue("s"),
+                                             PropertyValue(Bytes{std::byte{1}}),
+                                             PropertyValue(FloatVector{1.0f})};
+  for (const PropertyValue& v : values) {
+    SCOPED_TRACE(ValueTypeName(v.type()));
+    EXPECT_NO_THROW({
+      EXPECT_EQ(v.as_bool().has_value(), v.type() == ValueType::kBool);
+      EXPECT_EQ(v.as_int64().has_value(), v.type() == ValueType::kInt64);
+      EXPECT_EQ(v.as_double().has_value(), v.type() == ValueType::kDouble);
+      EXPECT_EQ(v.as_string().has_value(), v.type() == ValueType::kString);
+      EXPECT_EQ(v.as_bytes().has_value(), v.type() == ValueType::kBytes);
+      EXPECT_EQ(v.as_float_vector().has_value(), v.type() == ValueType::kFloatVector);
+    });
+  }
+  // The same through PropertyView.
+  const std::string str = "s";
+  const Bytes bytes = {std::byte{1}};
+  const FloatVector floats = {1.0f};
+  const std::vector<PropertyView> views = {PropertyView(),
+                                           PropertyView(false),
+                                           PropertyView(std::int64_t{7}),
+                                           PropertyView(2.5),
+                                           PropertyView(std::string_view(str)),
+                                           PropertyView(std::span<const std::byte>(bytes)),
+                                           PropertyView(std::span<const float>(floats))};
+  for (const PropertyView& x : views) {
+    SCOPED_TRACE(ValueTypeName(x.type()));
+    EXPECT_NO_THROW({
+      EXPECT_EQ(x.as_bool().has_value(), x.type() == ValueType::kBool);
+      EXPECT_EQ(x.as_int64().has_value(), x.type() == ValueType::kInt64);
+      EXPECT_EQ(x.as_double().has_value(), x.type() == ValueType::kDouble);
+      EXPECT_EQ(x.as_string().has_value(), x.type() == ValueType::kString);
+      EXPECT_EQ(x.as_bytes().has_value(), x.type() == ValueType::kBytes);
+      EXPECT_EQ(x.as_float_vector().has_value(), x.type() == ValueType::kFloatVector);
+    });
+  }
+  EXPECT_EQ(PropertyView(false).as_bool(), false);  // a present false, not "absent"
+  EXPECT_EQ(PropertyValue(7).as_string().value_or("none"), "none");
+}
+
 TEST(PropertyValueTest, Accessors) {
-  EXPECT_TRUE(PropertyValue(true).as_bool());
-  EXPECT_FALSE(PropertyValue(false).as_bool());
+  EXPECT_EQ(PropertyValue(true).as_bool(), true);
+  EXPECT_EQ(PropertyValue(false).as_bool(), false);
   EXPECT_EQ(PropertyValue(-5).as_int64(), -5);
   EXPECT_EQ(PropertyValue(std::numeric_limits<std::int64_t>::min()).as_int64(),
             std::numeric_limits<std::int64_t>::min());
@@ -90,14 +140,15 @@ TEST(PropertyValueTest, Accessors) {
   EXPECT_EQ(PropertyValue("héllo").as_string(), "héllo");
   std::string with_nul("a\0b", 3);
   EXPECT_EQ(PropertyValue(with_nul).as_string(), with_nul);
-  EXPECT_EQ(PropertyValue(std::string_view(with_nul)).as_string().size(), 3u);
-  EXPECT_EQ(PropertyValue(MakeBytes({0, 255, 128})).as_bytes(), MakeBytes({0, 255, 128}));
-  EXPECT_EQ(PropertyValue(FloatVector{1.0f, -2.5f}).as_float_vector(), (FloatVector{1.0f, -2.5f}));
+  EXPECT_EQ(PropertyValue(std::string_view(with_nul)).as_string()->size(), 3u);
+  EXPECT_TRUE(std::ranges::equal(*PropertyValue(MakeBytes({0, 255, 128})).as_bytes(), MakeBytes({0, 255, 128})));
+  EXPECT_TRUE(std::ranges::equal(*PropertyValue(FloatVector{1.0f, -2.5f}).as_float_vector(),
+                                 FloatVector{1.0f, -2.5f}));
 }
 
 TEST(PropertyValueTest, NegativeZeroKeepsItsSign) {
   PropertyValue v(-0.0);
-  EXPECT_TRUE(std::signbit(v.as_double()));
+  EXPECT_TRUE(std::signbit(*v.as_double()));
 }
 
 TEST(PropertyValueTest, EqualityComparesTypeAndPayload) {
@@ -120,7 +171,7 @@ TEST(PropertyValueTest, CopyAndMove) {
   EXPECT_EQ(c, b);
   PropertyValue d;
   d = b;
-  EXPECT_EQ(d.as_string().size(), 1000u);
+  EXPECT_EQ(d.as_string()->size(), 1000u);
 }
 
 TEST(PropertyViewTest, DefaultIsNull) {
@@ -133,7 +184,7 @@ TEST(PropertyViewTest, DefaultIsNull) {
 
 TEST(PropertyViewTest, TypesAndAccessors) {
   EXPECT_EQ(PropertyView(true).type(), ValueType::kBool);
-  EXPECT_TRUE(PropertyView(true).as_bool());
+  EXPECT_EQ(PropertyView(true).as_bool(), true);
   EXPECT_EQ(PropertyView(std::int64_t{-3}).type(), ValueType::kInt64);
   EXPECT_EQ(PropertyView(std::int64_t{-3}).as_int64(), -3);
   EXPECT_EQ(PropertyView(0.5).type(), ValueType::kDouble);
@@ -143,12 +194,12 @@ TEST(PropertyViewTest, TypesAndAccessors) {
   Bytes bytes = MakeBytes({1, 2, 3});
   PropertyView bv{std::span<const std::byte>(bytes)};
   EXPECT_EQ(bv.type(), ValueType::kBytes);
-  EXPECT_EQ(bv.as_bytes().size(), 3u);
-  EXPECT_EQ(bv.as_bytes().data(), bytes.data());  // a view, not a copy
+  EXPECT_EQ(bv.as_bytes()->size(), 3u);
+  EXPECT_EQ(bv.as_bytes()->data(), bytes.data());  // a view, not a copy
   FloatVector fv = {1.0f, 2.0f};
   PropertyView vv{std::span<const float>(fv)};
   EXPECT_EQ(vv.type(), ValueType::kFloatVector);
-  EXPECT_EQ(vv.as_float_vector().data(), fv.data());
+  EXPECT_EQ(vv.as_float_vector()->data(), fv.data());
 }
 
 TEST(PropertyViewTest, ToValueCopiesEveryType) {
@@ -174,12 +225,12 @@ TEST(PropertyViewTest, ToValueCopiesEveryType) {
   // The copy owns its payload.
   PropertyValue copy = PropertyView(std::string_view(s)).ToValue();
   s[0] = 'Q';
-  EXPECT_EQ(copy.as_string()[0], 'a');
+  EXPECT_EQ((*copy.as_string())[0], 'a');
 }
 
 TEST(PropertyViewTest, ToValueKeepsNegativeZero) {
   PropertyValue v = PropertyView(-0.0).ToValue();
-  EXPECT_TRUE(std::signbit(v.as_double()));
+  EXPECT_TRUE(std::signbit(*v.as_double()));
 }
 
 TEST(PropertyViewTest, EqualityWithValue) {

@@ -33,7 +33,9 @@ namespace quiver {
 
 // What a committed batch produced.
 struct CommitInfo {
-  // The batch's sequence number; the first batch ever committed is 1.
+  // The batch's sequence number; the first batch ever committed is 1. An
+  // empty batch commits nothing and takes no number of its own: it gets the
+  // sequence number of the newest batch committed before it (0 if none).
   SequenceNumber sequence = 0;
   // Ids of the batch's new vertices / edges, in AddVertex / AddEdge order.
   std::vector<VertexId> vertices;
@@ -129,7 +131,9 @@ class Graph {
   // validation codes of the batch (nothing applied), FailedPrecondition
   // after Close(), DurabilityUnknown if the WAL write or sync of its group
   // failed (it may reappear after a restart), Poisoned for every write
-  // after such a failure.
+  // after such a failure. An empty batch is ordered like any other (it
+  // completes after every batch queued before it) but writes no log record,
+  // publishes no version and consumes no sequence number.
   virtual Result<CommitInfo> Write(WriteBatch batch) = 0;
 
   // Queues `batch` and returns at once (after waiting for queue space);

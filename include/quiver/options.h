@@ -22,32 +22,74 @@ enum class Durability : std::uint8_t {
   kVolatile = 1,
 };
 
+// Ceilings of option values: Open refuses a value above one (or below a
+// floor) with InvalidArgument naming the field, before it touches any file.
+// They come from the widths of the engine's own fields, so no value the
+// options admit can wrap one of them.
+//
+// An element's encoded properties and one string, bytes or vector value:
+// 2 GiB (a property block addresses its payloads with 32-bit offsets, and a
+// checkpoint block holding the element has a 32-bit length).
+inline constexpr std::size_t kMaxPropertyBytesCeiling = std::size_t{1} << 31;
+// Edges of one vertex in one direction: 2^31 (degrees are 32-bit, and an
+// adjacency array grows by 1/8 past its count).
+inline constexpr std::size_t kMaxDegreeCeiling = std::size_t{1} << 31;
+// Operations in one batch: 2^32 - 1 (a batch indexes its operations,
+// properties and added elements with 32-bit numbers).
+inline constexpr std::size_t kMaxBatchOpsCeiling = 0xFFFFFFFFu;
+// WriterOptions::spin_microseconds: 10 ms, far past any hand-off a spin can
+// win (a sleep and wake-up costs tens of microseconds).
+inline constexpr std::uint32_t kMaxSpinMicroseconds = 10'000;
+// DurableOptions::wal_segment_bytes: at least 4 KiB (a segment header and
+// one record), at most 1 GiB (each segment is preallocated whole).
+inline constexpr std::uint64_t kMinWalSegmentBytes = 4096;
+inline constexpr std::uint64_t kMaxWalSegmentBytes = std::uint64_t{1} << 30;
+// DurableOptions::checkpoint_wal_bytes, when not 0: at least 1 KiB (less
+// asks for a checkpoint after every commit group).
+inline constexpr std::uint64_t kMinCheckpointWalBytes = 1024;
+// DurableOptions::io_threads: at most 64.
+inline constexpr std::uint32_t kMaxIoThreads = 64;
+
 // Bounds on untrusted input. A batch that exceeds one is rejected whole with
 // OutOfRange before anything is allocated for it in the graph.
 struct Limits {
   // Longest string or bytes value, label, edge type or property key, in
-  // bytes. Default 16 MiB.
+  // bytes; 1 to kMaxPropertyBytesCeiling. Default 16 MiB.
   std::size_t max_string_bytes = std::size_t{16} << 20;
-  // Longest float32 vector value, in elements. Default 65,536.
+  // Longest float32 vector value, in elements; 0 (empty vectors only) to
+  // kMaxPropertyBytesCeiling / 4. Default 65,536.
   std::size_t max_vector_dims = 65536;
   // Most operations in one batch (each add, set, remove counts one; each
-  // property of an add counts one more). Default 10,000,000.
+  // property of an add counts one more); 1 to kMaxBatchOpsCeiling. Default
+  // 10,000,000.
   std::size_t max_batch_ops = 10'000'000;
-  // Most properties on one element. Default 65,535.
+  // Most properties on one element, counted after the batch; 1 to
+  // kMaxPropertyBytesCeiling / 16. Default 65,535.
   std::size_t max_properties_per_element = 65535;
+  // Most bytes one element's properties may encode to, counted after the
+  // batch: 8, plus 16 per property, plus each string, bytes or vector
+  // payload rounded up to a multiple of 8; 1 to kMaxPropertyBytesCeiling.
+  // What an element holds in memory is about this much. Default (and
+  // ceiling) 2 GiB.
+  std::size_t max_property_bytes_per_element = kMaxPropertyBytesCeiling;
+  // Most edges of one vertex in one direction (over all edge types): its
+  // degree before the batch plus the edges the batch adds at it (removals
+  // in the same batch are not credited); 1 to kMaxDegreeCeiling. Default
+  // (and ceiling) 2^31.
+  std::size_t max_degree = kMaxDegreeCeiling;
 };
 
 // Writer-thread tuning.
 struct WriterOptions {
   // Most batches that may wait in the commit queue; producers block beyond
-  // it (backpressure instead of unbounded memory). Default 4,096.
+  // it (backpressure instead of unbounded memory). At least 1. Default 4,096.
   std::size_t max_queued_batches = 4096;
   // Most batches the writer drains into one commit group (one version, one
   // WAL record in durable mode). Larger groups amortise more per batch but
-  // delay the first caller. Default 1,024.
+  // delay the first caller. At least 1. Default 1,024.
   std::size_t max_group_batches = 1024;
   // Most operations in one commit group; a batch larger than this forms a
-  // group of its own. Default 1,000,000.
+  // group of its own. At least 1. Default 1,000,000.
   std::size_t max_group_ops = 1'000'000;
   // How long the writer spins for work before it sleeps, in microseconds;
   // 0 turns all spinning off. A producer waiting for its commit spins this
@@ -56,7 +98,7 @@ struct WriterOptions {
   // through about twice the recent group time and at most 1 ms (not for a
   // while after such a spin lost its core), and the others sleep at once.
   // Spinning cuts hand-off latency on an idle core and costs CPU on a busy
-  // one. Default 50.
+  // one. At most kMaxSpinMicroseconds. Default 50.
   std::uint32_t spin_microseconds = 50;
 };
 
@@ -67,10 +109,12 @@ struct DurableOptions {
   // checkpoints free WAL space sooner; each segment start costs a directory
   // fsync. Disk space is reserved ahead of the appends, 1 MiB at first and
   // doubling up to this size, so a small graph takes about 1 MiB of WAL on
-  // disk rather than the whole target. Default 64 MiB.
+  // disk rather than the whole target. kMinWalSegmentBytes to
+  // kMaxWalSegmentBytes. Default 64 MiB.
   std::uint64_t wal_segment_bytes = std::uint64_t{64} << 20;
   // Start a background checkpoint once this many WAL bytes were written
-  // since the last one; 0 disables. Default 256 MiB.
+  // since the last one; 0 disables, else at least kMinCheckpointWalBytes.
+  // Default 256 MiB.
   std::uint64_t checkpoint_wal_bytes = std::uint64_t{256} << 20;
   // Start a background checkpoint this often, in milliseconds, if anything
   // was committed since the last; 0 disables. Default 0.
@@ -87,7 +131,7 @@ struct DurableOptions {
   // calling thread included; 0 means one per hardware thread, at most 8.
   // More threads shorten checkpoints and reopening on an idle machine; a
   // checkpoint's threads compete with the writer and readers for cores.
-  // Default 0.
+  // At most kMaxIoThreads. Default 0.
   std::uint32_t io_threads = 0;
   // Permission bits of the files Quiver creates in the graph directory,
   // before the process umask; directories Open creates get these plus a
@@ -96,6 +140,9 @@ struct DurableOptions {
   std::uint32_t file_mode = 0644;
 };
 
+// Graph::Open and OpenInMemory check every field against the bounds stated
+// beside it and fail with InvalidArgument naming the first field out of
+// bounds. DurableOptions are checked only for a durable graph.
 struct Options {
   // Default kDurable. OpenInMemory forces kVolatile.
   Durability durability = Durability::kDurable;

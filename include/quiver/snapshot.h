@@ -71,6 +71,8 @@ struct EdgeGroup {
 };
 
 // All edge groups of one vertex in one direction (one group per edge type).
+// A std::ranges::forward_range of EdgeGroup (iterators yield values), valid
+// while the snapshot it came from lives; a default one is empty.
 class Adjacency {
  public:
   class iterator {
@@ -80,6 +82,7 @@ class Adjacency {
     using difference_type = std::ptrdiff_t;
     using pointer = void;
     using reference = EdgeGroup;
+    using iterator_concept = std::forward_iterator_tag;
     iterator() = default;
     iterator(const Adjacency* a, std::size_t i) : a_(a), i_(i) {}
     EdgeGroup operator*() const { return a_->group(i_); }
@@ -122,7 +125,10 @@ struct EdgeInfo {
   VertexId target;
 };
 
-// The properties of one element, in ascending key-id order.
+// The properties of one element, in ascending key-id order. A
+// std::ranges::forward_range and sized_range of Entry (iterators yield
+// values), valid while the snapshot it came from lives; a default one is
+// empty.
 class PropertyRange {
  public:
   struct Entry {
@@ -136,12 +142,18 @@ class PropertyRange {
     using difference_type = std::ptrdiff_t;
     using pointer = void;
     using reference = Entry;
+    using iterator_concept = std::forward_iterator_tag;
     iterator() = default;
     iterator(const PropertyRange* r, std::size_t i) : r_(r), i_(i) {}
     Entry operator*() const { return (*r_)[i_]; }
     iterator& operator++() {
       ++i_;
       return *this;
+    }
+    iterator operator++(int) {
+      iterator t = *this;
+      ++i_;
+      return t;
     }
     friend bool operator==(const iterator& x, const iterator& y) { return x.i_ == y.i_; }
 
@@ -153,6 +165,7 @@ class PropertyRange {
   PropertyRange() = default;
   std::size_t size() const;
   bool empty() const { return size() == 0; }
+  // Requires i < size().
   Entry operator[](std::size_t i) const;
   iterator begin() const { return iterator(this, 0); }
   iterator end() const { return iterator(this, size()); }
@@ -164,7 +177,10 @@ class PropertyRange {
 };
 
 // Iterates the live element ids of a snapshot in ascending order, optionally
-// only those with one label (vertices) or one type (edges).
+// only those with one label (vertices) or one type (edges). A
+// std::ranges::forward_range of ids (iterators yield values; std::ranges
+// algorithms and views work on it), valid while the snapshot it came from
+// lives.
 template <typename Id>
 class IdRange {
  public:
@@ -175,12 +191,18 @@ class IdRange {
     using difference_type = std::ptrdiff_t;
     using pointer = void;
     using reference = Id;
+    using iterator_concept = std::forward_iterator_tag;
     iterator() = default;
     iterator(const IdRange* r, std::uint64_t pos) : r_(r), pos_(pos) {}
     Id operator*() const { return Id(pos_); }
     iterator& operator++() {
       pos_ = r_->Next(pos_ + 1);
       return *this;
+    }
+    iterator operator++(int) {
+      iterator t = *this;
+      ++*this;
+      return t;
     }
     friend bool operator==(const iterator& x, const iterator& y) { return x.pos_ == y.pos_; }
 
@@ -214,7 +236,9 @@ std::uint64_t IdRange<EdgeId>::Next(std::uint64_t pos) const;
 
 class Snapshot {
  public:
-  Snapshot() = default;  // holds no version; only valid() may be called
+  // Pins no version: reads as an empty graph at sequence 0 (no elements, no
+  // names), and valid() is false. So is a moved-from snapshot.
+  Snapshot() = default;
   Snapshot(Snapshot&& other) noexcept : v_(std::exchange(other.v_, nullptr)) {}
   Snapshot& operator=(Snapshot&& other) noexcept;
   Snapshot(const Snapshot&) = delete;
@@ -298,7 +322,8 @@ class Snapshot {
   }
 
   // --- Names. Find* return nullopt for a name this version has never seen;
-  // *Name requires an id this version returned.
+  // *Name return "" for an id this version does not know (every name is
+  // non-empty, so "" means unknown).
   std::optional<LabelId> FindLabel(std::string_view name) const;
   std::optional<EdgeTypeId> FindEdgeType(std::string_view name) const;
   std::optional<PropertyKeyId> FindPropertyKey(std::string_view name) const;

@@ -91,8 +91,20 @@ Status IOError(std::string_view message);
 Status InternalError(std::string_view message);
 Status CancelledError(std::string_view message);
 
-// A value of type T or a non-OK Status. Accessing the value of a failed
-// Result is a programming error (asserted in debug builds).
+namespace internal {
+// Writes "quiver: Result::value() called on an error: <status>" to stderr and
+// aborts. What every value accessor of a failed Result does, in every build
+// type.
+[[noreturn]] void DieOfBadResultAccess(const Status& status);
+}  // namespace internal
+
+// A value of type T or a non-OK Status.
+//
+// value(), operator* and operator-> require ok(): on an error they print the
+// status to stderr and abort the process, in every build type (they never
+// throw and never return garbage). So `Graph::Open(o, dir).value()` is a fine
+// idiom where failing to open is fatal anyway; where it is not, test ok() or
+// use value_or().
 template <typename T>
 class [[nodiscard]] Result {
  public:
@@ -105,18 +117,20 @@ class [[nodiscard]] Result {
   }
 
   bool ok() const { return value_.has_value(); }
+  // OK when a value is held; the failure otherwise.
   const Status& status() const { return status_; }
 
+  // The value. Requires ok(); aborts with the status otherwise.
   T& value() & {
-    assert(ok());
+    CheckOk();
     return *value_;
   }
   const T& value() const& {
-    assert(ok());
+    CheckOk();
     return *value_;
   }
   T&& value() && {
-    assert(ok());
+    CheckOk();
     return std::move(*value_);
   }
   T& operator*() & { return value(); }
@@ -125,7 +139,21 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
+  // The value if ok(), else `fallback` converted to T. Never aborts.
+  template <typename U>
+  T value_or(U&& fallback) const& {
+    return ok() ? *value_ : static_cast<T>(std::forward<U>(fallback));
+  }
+  template <typename U>
+  T value_or(U&& fallback) && {
+    return ok() ? std::move(*value_) : static_cast<T>(std::forward<U>(fallback));
+  }
+
  private:
+  void CheckOk() const {
+    if (!ok()) internal::DieOfBadResultAccess(status_);
+  }
+
   Status status_;
   std::optional<T> value_;
 };

@@ -6,6 +6,18 @@
 // and +/-Inf are rejected with InvalidArgument when the batch is written
 // (-0.0 and subnormals are stored as given).
 //
+// Typed accessors never throw: `as_int64()` and friends return the value
+// when it has that type and std::nullopt otherwise (a null value, or any
+// other type), so reading a property whose type is not certain is a test,
+// not a crash:
+//   if (auto born = snap.GetProperty(v, "born")) {
+//     if (std::optional<std::int64_t> year = born->as_int64()) Use(*year);
+//   }
+// Mind as_bool(): `if (v.as_bool())` tests only that the value is a bool;
+// write `v.as_bool() == true` or `v.as_bool().value_or(false)`. String,
+// bytes and vector accessors return views of the payload, valid while the
+// value (or, for a PropertyView, the snapshot) lives.
+//
 // Example:
 //   batch.AddVertex("Person", {{"name", "Ada"}, {"born", 1815}});
 #ifndef QUIVER_VALUE_H_
@@ -13,6 +25,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -57,17 +70,28 @@ class PropertyValue {
   ValueType type() const { return static_cast<ValueType>(v_.index()); }
   bool is_null() const { return type() == ValueType::kNull; }
 
-  // Typed accessors; calling the wrong one is a programming error.
-  bool as_bool() const { return std::get<bool>(v_); }
-  std::int64_t as_int64() const { return std::get<std::int64_t>(v_); }
-  double as_double() const { return std::get<double>(v_); }
-  const std::string& as_string() const { return std::get<std::string>(v_); }
-  const Bytes& as_bytes() const { return std::get<Bytes>(v_); }
-  const FloatVector& as_float_vector() const { return std::get<FloatVector>(v_); }
+  // The value if it has the accessor's type, else nullopt. Never throw.
+  std::optional<bool> as_bool() const { return Get<bool>(); }
+  std::optional<std::int64_t> as_int64() const { return Get<std::int64_t>(); }
+  std::optional<double> as_double() const { return Get<double>(); }
+  // Views of the payload, valid while this value lives and is not modified.
+  std::optional<std::string_view> as_string() const { return Get<std::string, std::string_view>(); }
+  std::optional<std::span<const std::byte>> as_bytes() const {
+    return Get<Bytes, std::span<const std::byte>>();
+  }
+  std::optional<std::span<const float>> as_float_vector() const {
+    return Get<FloatVector, std::span<const float>>();
+  }
 
   friend bool operator==(const PropertyValue&, const PropertyValue&) = default;
 
  private:
+  template <typename Held, typename Out = Held>
+  std::optional<Out> Get() const {
+    const Held* p = std::get_if<Held>(&v_);
+    return p == nullptr ? std::nullopt : std::optional<Out>(Out(*p));
+  }
+
   std::variant<std::monostate, bool, std::int64_t, double, std::string, Bytes, FloatVector> v_;
 };
 
@@ -85,17 +109,25 @@ class PropertyView {
 
   ValueType type() const { return static_cast<ValueType>(v_.index()); }
   bool is_null() const { return type() == ValueType::kNull; }
-  bool as_bool() const { return std::get<bool>(v_); }
-  std::int64_t as_int64() const { return std::get<std::int64_t>(v_); }
-  double as_double() const { return std::get<double>(v_); }
-  std::string_view as_string() const { return std::get<std::string_view>(v_); }
-  std::span<const std::byte> as_bytes() const { return std::get<std::span<const std::byte>>(v_); }
-  std::span<const float> as_float_vector() const { return std::get<std::span<const float>>(v_); }
+  // The value if it has the accessor's type, else nullopt. Never throw.
+  // Views point into the snapshot the PropertyView came from.
+  std::optional<bool> as_bool() const { return Get<bool>(); }
+  std::optional<std::int64_t> as_int64() const { return Get<std::int64_t>(); }
+  std::optional<double> as_double() const { return Get<double>(); }
+  std::optional<std::string_view> as_string() const { return Get<std::string_view>(); }
+  std::optional<std::span<const std::byte>> as_bytes() const { return Get<std::span<const std::byte>>(); }
+  std::optional<std::span<const float>> as_float_vector() const { return Get<std::span<const float>>(); }
 
   // Copies the viewed value into an owning PropertyValue.
   PropertyValue ToValue() const;
 
  private:
+  template <typename T>
+  std::optional<T> Get() const {
+    const T* p = std::get_if<T>(&v_);
+    return p == nullptr ? std::nullopt : std::optional<T>(*p);
+  }
+
   std::variant<std::monostate, bool, std::int64_t, double, std::string_view, std::span<const std::byte>,
                std::span<const float>>
       v_;

@@ -1,6 +1,8 @@
 // Status, the error constructors and StatusCodeName.
 #include "quiver/status.h"
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 namespace quiver {
@@ -51,6 +53,17 @@ std::string Status::ToString() const {
 bool operator==(const Status& a, const Status& b) {
   return a.code() == b.code() && a.message() == b.message();
 }
+
+namespace internal {
+
+void DieOfBadResultAccess(const Status& status) {
+  // stderr is unbuffered: the message is out before abort() raises SIGABRT.
+  std::string text = "quiver: Result::value() called on an error: " + status.ToString() + "\n";
+  std::fwrite(text.data(), 1, text.size(), stderr);
+  std::abort();
+}
+
+}  // namespace internal
 
 Status InvalidArgumentError(std::string_view m) { return Status(StatusCode::kInvalidArgument, m); }
 Status NotFoundError(std::string_view m) { return Status(StatusCode::kNotFound, m); }

@@ -5,9 +5,16 @@
 #include <cstring>
 
 #include "base/packed.h"
+#include "quiver/options.h"
 
 namespace quiver::storage {
 namespace {
+
+// Validation keeps every degree within Limits::max_degree, at most
+// kMaxDegreeCeiling, so a group's count, the growth target in AppendToGroup
+// and the capacity CapacityFor returns (rounded up by the allocator by far
+// less than the margin here) all fit their 32 bits.
+static_assert(kMaxDegreeCeiling + 1 + kMaxDegreeCeiling / 8 <= 0xFFFFFFFFu - (1u << 28));
 
 // The capacity of the smallest allocation that holds `n` entries, filled to
 // the allocator's bin so its rounding becomes usable slack, not waste.

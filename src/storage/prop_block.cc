@@ -4,6 +4,8 @@
 #include <bit>
 #include <cstring>
 
+#include "quiver/options.h"
+
 namespace quiver::storage {
 namespace {
 
@@ -23,18 +25,18 @@ std::size_t Align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
 // Payload bytes of a variable-length value; 0 for inline types.
 std::span<const std::byte> PayloadOf(const PropertyView& v) {
   switch (v.type()) {
-    case ValueType::kString: return std::as_bytes(std::span<const char>(v.as_string()));
-    case ValueType::kBytes: return v.as_bytes();
-    case ValueType::kFloatVector: return std::as_bytes(v.as_float_vector());
+    case ValueType::kString: return std::as_bytes(std::span<const char>(*v.as_string()));
+    case ValueType::kBytes: return *v.as_bytes();
+    case ValueType::kFloatVector: return std::as_bytes(*v.as_float_vector());
     default: return {};
   }
 }
 
 std::uint64_t InlineWord(const PropertyView& v) {
   switch (v.type()) {
-    case ValueType::kBool: return v.as_bool() ? 1 : 0;
-    case ValueType::kInt64: return static_cast<std::uint64_t>(v.as_int64());
-    case ValueType::kDouble: return std::bit_cast<std::uint64_t>(v.as_double());
+    case ValueType::kBool: return *v.as_bool() ? 1 : 0;
+    case ValueType::kInt64: return static_cast<std::uint64_t>(*v.as_int64());
+    case ValueType::kDouble: return std::bit_cast<std::uint64_t>(*v.as_double());
     default: return 0;
   }
 }
@@ -44,12 +46,12 @@ std::uint64_t InlineWord(const PropertyView& v) {
 PropertyView ViewOf(const PropertyValue& v) {
   switch (v.type()) {
     case ValueType::kNull: return PropertyView();
-    case ValueType::kBool: return PropertyView(v.as_bool());
-    case ValueType::kInt64: return PropertyView(v.as_int64());
-    case ValueType::kDouble: return PropertyView(v.as_double());
-    case ValueType::kString: return PropertyView(std::string_view(v.as_string()));
-    case ValueType::kBytes: return PropertyView(std::span<const std::byte>(v.as_bytes()));
-    case ValueType::kFloatVector: return PropertyView(std::span<const float>(v.as_float_vector()));
+    case ValueType::kBool: return PropertyView(*v.as_bool());
+    case ValueType::kInt64: return PropertyView(*v.as_int64());
+    case ValueType::kDouble: return PropertyView(*v.as_double());
+    case ValueType::kString: return PropertyView(std::string_view(*v.as_string()));
+    case ValueType::kBytes: return PropertyView(std::span<const std::byte>(*v.as_bytes()));
+    case ValueType::kFloatVector: return PropertyView(std::span<const float>(*v.as_float_vector()));
   }
   return PropertyView();
 }
@@ -83,6 +85,18 @@ PropBlock* BuildPropBlock(std::vector<PropInput>& entries, base::MemoryAccount* 
     }
   }
   return b;
+}
+
+static_assert(sizeof(PropBlock) == kPropBlockHeaderBytes);
+// Validation keeps a block within Limits::max_property_bytes_per_element, at
+// most kMaxPropertyBytesCeiling, so its count, data_bytes and every 32-bit
+// offset and length in its entries fit.
+static_assert(kMaxPropertyBytesCeiling <= 0xFFFFFFFFu);
+
+std::size_t PropEntryBytes(const PropertyView& v) { return sizeof(Entry) + Align8(PayloadOf(v).size()); }
+
+std::size_t PropBlockBytes(const PropBlock* b) {
+  return b == nullptr ? 0 : sizeof(PropBlock) + b->count * sizeof(Entry) + b->data_bytes;
 }
 
 std::uint32_t PropCount(const PropBlock* b) { return b == nullptr ? 0 : b->count; }

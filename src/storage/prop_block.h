@@ -15,6 +15,7 @@
 #ifndef QUIVER_STORAGE_PROP_BLOCK_H_
 #define QUIVER_STORAGE_PROP_BLOCK_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -48,6 +49,14 @@ PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView va
 // A new block equal to `old` without `key`; null if nothing remains. Requires
 // `key` to be present (check with GetProperty first).
 PropBlock* WithoutProperty(const PropBlock* old, std::uint32_t key, base::MemoryAccount* account);
+
+// Sizes, for Limits::max_property_bytes_per_element: a block takes
+// kPropBlockHeaderBytes plus PropEntryBytes of each value it holds.
+inline constexpr std::size_t kPropBlockHeaderBytes = 8;
+// 16, plus a string, bytes or vector payload rounded up to 8.
+std::size_t PropEntryBytes(const PropertyView& v);
+// The bytes of `b`; 0 for null (no properties).
+std::size_t PropBlockBytes(const PropBlock* b);
 
 std::uint32_t PropCount(const PropBlock* b);
 std::optional<PropertyView> GetProperty(const PropBlock* b, std::uint32_t key);

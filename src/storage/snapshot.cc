@@ -16,7 +16,25 @@ using storage::VertexSlot;
 
 namespace {
 
-const GraphRoots& Roots(const internal::Version* v) { return v->roots; }
+// What a snapshot that pins no version reads: an empty graph. Never
+// destroyed, so such snapshots may be read at any time, even during exit.
+const GraphRoots& EmptyRoots() {
+  static const GraphRoots* const empty = [] {
+    auto* g = new GraphRoots();
+    g->labels = new storage::InternTable(0);
+    g->types = new storage::InternTable(0);
+    g->keys = new storage::InternTable(0);
+    return g;
+  }();
+  return *empty;
+}
+
+const GraphRoots& Roots(const internal::Version* v) { return v != nullptr ? v->roots : EmptyRoots(); }
+
+// The name of `id`, or "" if the table has no such id.
+std::string_view NameOf(const storage::InternTable* table, std::uint32_t id) {
+  return id < table->size() ? table->Name(id) : std::string_view();
+}
 
 std::optional<PropertyView> Lookup(const storage::PropBlock* block, std::optional<std::uint32_t> key) {
   if (!key) return std::nullopt;
@@ -214,6 +232,8 @@ std::size_t Snapshot::ScanBatch(ScanCursor* cursor, std::uint64_t end, Direction
 
 VertexRange Snapshot::Vertices() const { return VertexRange(v_, 0, Roots(v_).vertex_limit, 0); }
 VertexRange Snapshot::Vertices(LabelId label) const {
+  // An unknown label has no vertices (and its id + 1 could wrap to "no filter").
+  if (label.value() >= Roots(v_).labels->size()) return VertexRange(v_, 0, 0, 0);
   return VertexRange(v_, 0, Roots(v_).vertex_limit, label.value() + 1);
 }
 VertexRange Snapshot::Vertices(std::uint64_t begin, std::uint64_t end) const {
@@ -222,6 +242,7 @@ VertexRange Snapshot::Vertices(std::uint64_t begin, std::uint64_t end) const {
 }
 EdgeRange Snapshot::Edges() const { return EdgeRange(v_, 0, Roots(v_).edge_limit, 0); }
 EdgeRange Snapshot::Edges(EdgeTypeId type) const {
+  if (type.value() >= Roots(v_).types->size()) return EdgeRange(v_, 0, 0, 0);
   return EdgeRange(v_, 0, Roots(v_).edge_limit, type.value() + 1);
 }
 
@@ -237,10 +258,10 @@ std::optional<PropertyKeyId> Snapshot::FindPropertyKey(std::string_view name) co
   auto id = Roots(v_).keys->Find(name);
   return id ? std::optional<PropertyKeyId>(PropertyKeyId(*id)) : std::nullopt;
 }
-std::string_view Snapshot::LabelName(LabelId id) const { return Roots(v_).labels->Name(id.value()); }
-std::string_view Snapshot::EdgeTypeName(EdgeTypeId id) const { return Roots(v_).types->Name(id.value()); }
+std::string_view Snapshot::LabelName(LabelId id) const { return NameOf(Roots(v_).labels, id.value()); }
+std::string_view Snapshot::EdgeTypeName(EdgeTypeId id) const { return NameOf(Roots(v_).types, id.value()); }
 std::string_view Snapshot::PropertyKeyName(PropertyKeyId id) const {
-  return Roots(v_).keys->Name(id.value());
+  return NameOf(Roots(v_).keys, id.value());
 }
 
 }  // namespace quiver

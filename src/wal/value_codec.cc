@@ -8,17 +8,17 @@ void EncodeValue(base::ByteWriter& w, const PropertyView& v) {
   w.PutU8(static_cast<std::uint8_t>(v.type()));
   switch (v.type()) {
     case ValueType::kNull: break;
-    case ValueType::kBool: w.PutU8(v.as_bool() ? 1 : 0); break;
-    case ValueType::kInt64: w.PutU64(static_cast<std::uint64_t>(v.as_int64())); break;
-    case ValueType::kDouble: w.PutU64(std::bit_cast<std::uint64_t>(v.as_double())); break;
-    case ValueType::kString: w.PutString(v.as_string()); break;
+    case ValueType::kBool: w.PutU8(*v.as_bool() ? 1 : 0); break;
+    case ValueType::kInt64: w.PutU64(static_cast<std::uint64_t>(*v.as_int64())); break;
+    case ValueType::kDouble: w.PutU64(std::bit_cast<std::uint64_t>(*v.as_double())); break;
+    case ValueType::kString: w.PutString(*v.as_string()); break;
     case ValueType::kBytes:
-      w.PutVarint(v.as_bytes().size());
-      w.PutBytes(v.as_bytes().data(), v.as_bytes().size());
+      w.PutVarint(v.as_bytes()->size());
+      w.PutBytes(v.as_bytes()->data(), v.as_bytes()->size());
       break;
     case ValueType::kFloatVector:
-      w.PutVarint(v.as_float_vector().size());
-      w.PutBytes(v.as_float_vector().data(), v.as_float_vector().size() * sizeof(float));
+      w.PutVarint(v.as_float_vector()->size());
+      w.PutBytes(v.as_float_vector()->data(), v.as_float_vector()->size() * sizeof(float));
       break;
   }
 }

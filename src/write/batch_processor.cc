@@ -39,6 +39,18 @@ Status AtOp(std::size_t index, const Status& s) {
   return Status(s.code(), base::StrCat("operation ", index, ": ", s.message()));
 }
 
+// The bytes of a property block whose entries take `entry_bytes`.
+std::uint64_t BlockBytes(std::int64_t entry_bytes) {
+  return entry_bytes <= 0 ? 0 : storage::kPropBlockHeaderBytes + static_cast<std::uint64_t>(entry_bytes);
+}
+
+std::int64_t EntryBytes(std::span<const Property> props) {
+  std::int64_t n = 0;
+  for (const Property& p : props)
+    n += static_cast<std::int64_t>(storage::PropEntryBytes(storage::ViewOf(p.value)));
+  return n;
+}
+
 std::uint32_t InternName(storage::InternTable*& table, std::string_view name, MutationContext& ctx) {
   if (auto id = table->Find(name)) return *id;
   return storage::OwnInternTable(table, ctx)->Intern(name);
@@ -56,6 +68,8 @@ void BatchProcessor::Reset() {
   new_vertex_op_.clear();
   new_edge_op_.clear();
   elem_props_.clear();
+  heavy_new_elems_.clear();
+  degree_added_.clear();
 }
 
 Status BatchProcessor::CheckName(std::string_view what, std::string_view name) const {
@@ -70,23 +84,23 @@ Status BatchProcessor::CheckName(std::string_view what, std::string_view name) c
 Status BatchProcessor::CheckValue(std::string_view key, const PropertyValue& v) const {
   switch (v.type()) {
     case ValueType::kString:
-      if (v.as_string().size() > limits_.max_string_bytes)
-        return OutOfRangeError(base::StrCat("string value of '", key, "' is ", v.as_string().size(),
+      if (v.as_string()->size() > limits_.max_string_bytes)
+        return OutOfRangeError(base::StrCat("string value of '", key, "' is ", v.as_string()->size(),
                                             " bytes; the limit is ", limits_.max_string_bytes));
-      if (!base::IsValidUtf8(v.as_string()))
+      if (!base::IsValidUtf8(*v.as_string()))
         return InvalidArgumentError(base::StrCat("string value of '", key, "' is not valid UTF-8"));
       break;
     case ValueType::kBytes:
-      if (v.as_bytes().size() > limits_.max_string_bytes)
-        return OutOfRangeError(base::StrCat("bytes value of '", key, "' is ", v.as_bytes().size(),
+      if (v.as_bytes()->size() > limits_.max_string_bytes)
+        return OutOfRangeError(base::StrCat("bytes value of '", key, "' is ", v.as_bytes()->size(),
                                             " bytes; the limit is ", limits_.max_string_bytes));
       break;
     case ValueType::kDouble:
-      if (!std::isfinite(v.as_double()))
+      if (!std::isfinite(*v.as_double()))
         return InvalidArgumentError(base::StrCat("double value of '", key, "' is NaN or infinite"));
       break;
     case ValueType::kFloatVector: {
-      const FloatVector& f = v.as_float_vector();
+      std::span<const float> f = *v.as_float_vector();
       if (f.size() > limits_.max_vector_dims)
         return OutOfRangeError(base::StrCat("vector value of '", key, "' has ", f.size(),
                                             " elements; the limit is ", limits_.max_vector_dims));
@@ -120,19 +134,34 @@ bool BatchProcessor::VertexRemovedInBatch(VertexRef ref) const {
   return !removed_vertices_.empty() && removed_vertices_.contains(ref.raw());
 }
 
-Status BatchProcessor::CheckVertex(const WriteBatch& batch, VertexRef ref, const GraphRoots& g) const {
+Status BatchProcessor::CheckVertex(const WriteBatch& batch, VertexRef ref, const GraphRoots& g,
+                                   const VertexSlot** slot) const {
   if (ref.is_new()) {
     if (ref.batch_tag() != WriteBatchInternal::Tag(batch))
       return InvalidArgumentError(base::StrCat(Describe(ref), " is a handle from another batch"));
     if (ref.raw() >= new_vertices_)
       return InvalidArgumentError(
           base::StrCat(Describe(ref), " has not been added by this point of the batch"));
-  } else if (storage::FindVertex(g, ref.raw()) == nullptr) {
+  } else if (const VertexSlot* found = storage::FindVertex(g, ref.raw()); found == nullptr) {
     return NotFoundError(base::StrCat(Describe(ref), " does not exist"));
+  } else if (slot != nullptr) {
+    *slot = found;
   }
   if (VertexRemovedInBatch(ref))
     return NotFoundError(base::StrCat(Describe(ref), " was removed earlier in this batch"));
   return Status::Ok();
+}
+
+Status BatchProcessor::CheckDegree(const WriteBatch& batch, VertexRef ref, const VertexSlot* slot, bool out) {
+  const std::uint64_t base = slot == nullptr ? 0 : out ? slot->out_degree : slot->in_degree;
+  // Cheap test first: unless this vertex plus every edge of the batch could
+  // pass the limit, no count is needed.
+  if (base + batch.added_edges() <= limits_.max_degree) return Status::Ok();
+  const ElemKey key = (ref.is_new() ? kNewBit : 0) | ref.raw();
+  const std::uint64_t degree = base + ++degree_added_[key][out ? 0 : 1];
+  if (degree <= limits_.max_degree) return Status::Ok();
+  return OutOfRangeError(base::StrCat(Describe(ref), " would have ", degree, out ? " out-edges" : " in-edges",
+                                      "; the limit is ", limits_.max_degree));
 }
 
 Status BatchProcessor::CheckEdge(const WriteBatch& batch, EdgeRef ref, const GraphRoots& g) const {
@@ -162,7 +191,7 @@ Status BatchProcessor::CheckEdge(const WriteBatch& batch, EdgeRef ref, const Gra
 }
 
 void BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, bool is_edge,
-                                         std::uint64_t id, std::string_view key, bool present,
+                                         std::uint64_t id, std::string_view key, const PropertyValue* value,
                                          const GraphRoots& g) {
   const auto& ops = WriteBatchInternal::Ops(batch);
   bool is_new = (elem & kNewBit) != 0;
@@ -175,19 +204,28 @@ void BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, 
   }
   auto [it, inserted] = elem_props_.try_emplace(elem);
   ElemProps& st = it->second;
-  if (inserted) st.count = is_new ? add->prop_count : storage::PropCount(base);
-  bool was;
+  if (inserted) {
+    st.count = is_new ? add->prop_count : storage::PropCount(base);
+    st.entry_bytes =
+        is_new ? EntryBytes(WriteBatchInternal::Props(batch, *add))
+               : static_cast<std::int64_t>(storage::PropBlockBytes(base)) -
+                     static_cast<std::int64_t>(base == nullptr ? 0 : storage::kPropBlockHeaderBytes);
+  }
+  std::int64_t was = -1;  // entry bytes of the value before this operation
   if (auto k = st.keys.find(key); k != st.keys.end()) {
     was = k->second;
   } else if (is_new) {
-    was = false;
-    for (const Property& p : WriteBatchInternal::Props(batch, *add)) was = was || p.key == key;
-  } else {
-    auto key_id = g.keys->Find(key);
-    was = key_id.has_value() && storage::GetProperty(base, *key_id).has_value();
+    for (const Property& p : WriteBatchInternal::Props(batch, *add))
+      if (p.key == key) was = static_cast<std::int64_t>(storage::PropEntryBytes(storage::ViewOf(p.value)));
+  } else if (auto key_id = g.keys->Find(key)) {
+    if (auto v = storage::GetProperty(base, *key_id))
+      was = static_cast<std::int64_t>(storage::PropEntryBytes(*v));
   }
-  st.count += (present && !was) ? 1 : (!present && was) ? -1 : 0;
-  st.keys[key] = present;
+  const std::int64_t now =
+      value == nullptr ? -1 : static_cast<std::int64_t>(storage::PropEntryBytes(storage::ViewOf(*value)));
+  st.count += (now >= 0 ? 1 : 0) - (was >= 0 ? 1 : 0);
+  st.entry_bytes += std::max<std::int64_t>(now, 0) - std::max<std::int64_t>(was, 0);
+  st.keys[key] = now;
 }
 
 Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
@@ -203,19 +241,25 @@ Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
     const Op& op = ops[i];
     auto props = WriteBatchInternal::Props(batch, op);
     Status s;
+    const VertexSlot* source = nullptr;
+    const VertexSlot* target = nullptr;
     switch (op.kind) {
       case OpKind::kAddVertex:
         s = CheckName("label", op.name);
         if (s.ok()) s = CheckProperties(props);
+        if (s.ok()) NoteNewElementBytes(kNewBit | new_vertices_, props);
         new_vertex_op_.push_back(static_cast<std::uint32_t>(i));
         new_vertex_removed_.push_back(false);
         ++new_vertices_;
         break;
       case OpKind::kAddEdge:
         s = CheckName("edge type", op.name);
-        if (s.ok()) s = CheckVertex(batch, op.v1, g);
-        if (s.ok()) s = CheckVertex(batch, op.v2, g);
+        if (s.ok()) s = CheckVertex(batch, op.v1, g, &source);
+        if (s.ok()) s = CheckVertex(batch, op.v2, g, &target);
+        if (s.ok()) s = CheckDegree(batch, op.v1, source, /*out=*/true);
+        if (s.ok()) s = CheckDegree(batch, op.v2, target, /*out=*/false);
         if (s.ok()) s = CheckProperties(props);
+        if (s.ok()) NoteNewElementBytes(kEdgeBit | kNewBit | new_edges_, props);
         new_edge_op_.push_back(static_cast<std::uint32_t>(i));
         new_edge_removed_.push_back(false);
         ++new_edges_;
@@ -229,7 +273,7 @@ Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
         if (s.ok() && set) s = CheckValue(key, props[0].value);
         if (s.ok()) {
           ElemKey elem = (op.v1.is_new() ? kNewBit : 0) | op.v1.raw();
-          TrackPropertyChange(batch, elem, false, op.v1.raw(), key, set, g);
+          TrackPropertyChange(batch, elem, false, op.v1.raw(), key, set ? &props[0].value : nullptr, g);
         }
         break;
       }
@@ -242,7 +286,7 @@ Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
         if (s.ok() && set) s = CheckValue(key, props[0].value);
         if (s.ok()) {
           ElemKey elem = kEdgeBit | (op.e.is_new() ? kNewBit : 0) | op.e.raw();
-          TrackPropertyChange(batch, elem, true, op.e.raw(), key, set, g);
+          TrackPropertyChange(batch, elem, true, op.e.raw(), key, set ? &props[0].value : nullptr, g);
         }
         break;
       }
@@ -278,9 +322,19 @@ Status BatchProcessor::CheckPropertyCounts(const WriteBatch& batch) const {
   auto too_many = [limit](std::uint64_t count, std::string_view what) {
     return OutOfRangeError(base::StrCat(what, " would have ", count, " properties; the limit is ", limit));
   };
-  for (const auto& [elem, st] : elem_props_)
+  const std::size_t byte_limit = limits_.max_property_bytes_per_element;
+  auto too_big = [byte_limit](std::uint64_t bytes, std::string_view what) {
+    return OutOfRangeError(
+        base::StrCat(what, "'s properties would take ", bytes, " bytes; the limit is ", byte_limit));
+  };
+  for (const auto& [elem, st] : elem_props_) {
     if (static_cast<std::uint64_t>(st.count) > limit)
       return too_many(st.count, (elem & kEdgeBit) ? "an edge" : "a vertex");
+    if (BlockBytes(st.entry_bytes) > byte_limit)
+      return too_big(BlockBytes(st.entry_bytes), (elem & kEdgeBit) ? "an edge" : "a vertex");
+  }
+  for (const auto& [elem, bytes] : heavy_new_elems_)
+    if (!elem_props_.contains(elem)) return too_big(bytes, (elem & kEdgeBit) ? "a new edge" : "a new vertex");
   const auto& ops = WriteBatchInternal::Ops(batch);
   for (std::uint32_t i = 0; i < new_vertices_; ++i)
     if (ops[new_vertex_op_[i]].prop_count > limit && !elem_props_.contains(kNewBit | i))
@@ -289,6 +343,12 @@ Status BatchProcessor::CheckPropertyCounts(const WriteBatch& batch) const {
     if (ops[new_edge_op_[i]].prop_count > limit && !elem_props_.contains(kEdgeBit | kNewBit | i))
       return too_many(ops[new_edge_op_[i]].prop_count, "a new edge");
   return Status::Ok();
+}
+
+void BatchProcessor::NoteNewElementBytes(ElemKey elem, std::span<const Property> props) {
+  if (props.empty()) return;
+  const std::uint64_t bytes = BlockBytes(EntryBytes(props));
+  if (bytes > limits_.max_property_bytes_per_element) heavy_new_elems_.emplace_back(elem, bytes);
 }
 
 std::uint64_t BatchProcessor::ResolveVertex(VertexRef ref) const {

@@ -13,8 +13,10 @@
 #ifndef QUIVER_WRITE_BATCH_PROCESSOR_H_
 #define QUIVER_WRITE_BATCH_PROCESSOR_H_
 
+#include <array>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -47,22 +49,32 @@ class BatchProcessor {
   using ElemKey = std::uint64_t;
   struct ElemProps {
     std::int64_t count = 0;
-    absl::flat_hash_map<std::string, bool, base::StringHash, base::StringEq>
-        keys;  // touched keys: present now?
+    std::int64_t entry_bytes = 0;  // storage::PropEntryBytes summed
+    absl::flat_hash_map<std::string, std::int64_t, base::StringHash, base::StringEq>
+        keys;  // touched keys: the entry bytes of the value now, -1 if absent
   };
 
   void Reset();
   Status CheckName(std::string_view what, std::string_view name) const;
   Status CheckValue(std::string_view key, const PropertyValue& v) const;
   Status CheckProperties(std::span<const Property> props) const;
-  Status CheckVertex(const WriteBatch& batch, VertexRef ref, const storage::GraphRoots& g) const;
+  // `slot`, if given, receives the committed vertex's slot (null for a new one).
+  Status CheckVertex(const WriteBatch& batch, VertexRef ref, const storage::GraphRoots& g,
+                     const storage::VertexSlot** slot = nullptr) const;
+  // Limits::max_degree, for one more edge at `ref` in one direction.
+  Status CheckDegree(const WriteBatch& batch, VertexRef ref, const storage::VertexSlot* slot, bool out);
   Status CheckEdge(const WriteBatch& batch, EdgeRef ref, const storage::GraphRoots& g) const;
   bool VertexRemovedInBatch(VertexRef ref) const;
-  // Follows an element's property count through the batch.
+  // Follows an element's property count and bytes through the batch;
+  // `value` is null for a removal.
   void TrackPropertyChange(const WriteBatch& batch, ElemKey elem, bool is_edge, std::uint64_t id,
-                           std::string_view key, bool present, const storage::GraphRoots& g);
-  // Limits::max_properties_per_element, on the counts after the batch.
+                           std::string_view key, const PropertyValue* value, const storage::GraphRoots& g);
+  // Limits::max_properties_per_element and max_property_bytes_per_element,
+  // on the counts and bytes after the batch.
   Status CheckPropertyCounts(const WriteBatch& batch) const;
+  // Remembers a new element whose add alone passes
+  // max_property_bytes_per_element (for CheckPropertyCounts).
+  void NoteNewElementBytes(ElemKey elem, std::span<const Property> props);
 
   std::uint64_t ResolveVertex(VertexRef ref) const;
   std::uint64_t ResolveEdge(EdgeRef ref) const;
@@ -84,6 +96,12 @@ class BatchProcessor {
   std::vector<std::uint32_t> new_vertex_op_;  // op index of each AddVertex
   std::vector<std::uint32_t> new_edge_op_;    // op index of each AddEdge
   absl::flat_hash_map<ElemKey, ElemProps> elem_props_;
+  // New elements whose adds alone pass max_property_bytes_per_element: the
+  // batch fails unless later operations bring them back under it.
+  std::vector<std::pair<ElemKey, std::uint64_t>> heavy_new_elems_;
+  // Edges the batch adds per vertex and direction; kept only once the batch
+  // could pass Limits::max_degree at some vertex.
+  absl::flat_hash_map<ElemKey, std::array<std::uint64_t, 2>> degree_added_;
 
   // Apply scratch.
   std::vector<std::uint64_t> new_vertex_ids_;

@@ -133,7 +133,11 @@ std::uint32_t CommitQueue::SpinBudget(bool alone) {
 }
 
 bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batches, std::size_t max_cost) {
-  Spin(spin_microseconds_, [this] { return approx_size_.load(std::memory_order_acquire) != 0; });
+  // Close ends the spin too: a graph being destroyed never waits it out.
+  Spin(spin_microseconds_, [this] {
+    return approx_size_.load(std::memory_order_acquire) != 0 ||
+           approx_closed_.load(std::memory_order_acquire);
+  });
   base::MutexLock lock(&mu_);
   while (!closed_ && queue_.empty()) not_empty_.Wait();
   std::size_t cost = 0;
@@ -169,6 +173,7 @@ void CommitQueue::FinishGroup() {
 void CommitQueue::Close() {
   base::MutexLock lock(&mu_);
   closed_ = true;
+  approx_closed_.store(true, std::memory_order_release);
   not_empty_.SignalAll();
   not_full_.SignalAll();
 }

@@ -16,6 +16,7 @@
 
 #include "child_process.h"
 #include "dir_scan.h"
+#include "independent_reader.h"
 #include "quiver/graph.h"
 
 namespace quiver::crashloop {
@@ -210,7 +211,34 @@ void CrashDriver::ClassifyKill(std::uint64_t iteration, const ModeState& state, 
   }
 }
 
+std::string CrashDriver::VerifyCopyPath(const ModeState& state) const {
+  return config_.root + "/verify-" + std::string(FsModeName(state.mode));
+}
+
 bool CrashDriver::OpenAndVerify(std::uint64_t iteration, ModeState& state, const ChildLog& log) {
+  // Recovery writes (a checkpoint, a truncated tail, a new segment): done
+  // on the original, it would hand the next child a cleanly reopened
+  // directory. The parent recovers a copy instead and leaves the original
+  // exactly as the kill left it, so crashes pile up: the next child
+  // recovers on top of this crash, perhaps of a crash during recovery.
+  const std::string copy = VerifyCopyPath(state);
+  std::error_code ec;
+  std::filesystem::remove_all(copy, ec);
+  std::filesystem::copy(state.dir, copy, std::filesystem::copy_options::recursive, ec);
+  if (ec) {
+    ++totals_.recovery_failures;
+    Fail(iteration, state, "could not copy the directory for verification: " + ec.message());
+    return false;
+  }
+  const bool model_valid = OpenAndVerifyCopy(iteration, state, log, copy);
+  std::filesystem::remove_all(copy, ec);
+  return model_valid;
+}
+
+bool CrashDriver::OpenAndVerifyCopy(std::uint64_t iteration, ModeState& state, const ChildLog& log,
+                                    const std::string& dir) {
+  // The second opinion reads the files before Graph::Open changes them.
+  Result<test::ReaderState> independent = test::ReadGraphDirectory(dir);
   Options options;
   options.durable.checkpoint_on_close = PlanParentCheckpoint(config_.seed, iteration);
   options.durable.checkpoint_wal_bytes = 0;  // the parent writes nothing; only Close checkpoints
@@ -218,7 +246,7 @@ bool CrashDriver::OpenAndVerify(std::uint64_t iteration, ModeState& state, const
   options.durable.wal_segment_bytes = std::uint64_t{64} << 10;
   const Watchdog watchdog(config_.open_timeout * 2, iteration, config_.seed);
   const auto t0 = std::chrono::steady_clock::now();
-  Result<std::unique_ptr<Graph>> graph = Graph::Open(options, state.dir);
+  Result<std::unique_ptr<Graph>> graph = Graph::Open(options, dir);
   if (!graph.ok()) {
     ++totals_.recovery_failures;
     Fail(iteration, state, "the parent could not open the graph: " + graph.status().ToString());
@@ -232,6 +260,7 @@ bool CrashDriver::OpenAndVerify(std::uint64_t iteration, ModeState& state, const
   {
     const Snapshot snapshot = (*graph)->GetSnapshot();
     v = Verify(snapshot, config_.seed, state.model, log);
+    CompareWithIndependentReader(iteration, state, independent, snapshot);
   }
   if (open.recovered_sequence != v.model.sequence) {
     ++v.violations.sequence_gaps;
@@ -259,7 +288,7 @@ bool CrashDriver::OpenAndVerify(std::uint64_t iteration, ModeState& state, const
     Fail(iteration, state, "the parent's Close failed: " + closed.ToString());
   }
   if (checkpointed || open.checkpoint_written) {
-    if (std::optional<std::string> left = CheckTruncated(state.dir)) {
+    if (std::optional<std::string> left = CheckTruncated(dir)) {
       ++totals_.wal_not_truncated;
       Fail(iteration, state, "the WAL was not truncated: " + *left);
     }
@@ -272,6 +301,22 @@ bool CrashDriver::OpenAndVerify(std::uint64_t iteration, ModeState& state, const
     Reset(state);
   }
   return true;
+}
+
+void CrashDriver::CompareWithIndependentReader(std::uint64_t iteration, const ModeState& state,
+                                               const Result<test::ReaderState>& independent,
+                                               const Snapshot& snapshot) {
+  std::string why;
+  if (!independent.ok()) {
+    why = "it failed: " + independent.status().ToString();
+  } else if (std::optional<std::string> diff = test::CompareWithSnapshot(*independent, snapshot)) {
+    why = *diff;
+  } else {
+    ++totals_.reader_agreements;
+    return;
+  }
+  ++totals_.reader_disagreements;
+  Fail(iteration, state, "the independent reader disagrees with Graph::Open: " + why);
 }
 
 void CrashDriver::Fail(std::uint64_t iteration, const ModeState& state, const std::string& what) {
@@ -292,8 +337,8 @@ void CrashDriver::SaveCopy(std::uint64_t iteration, const ModeState& state, cons
     std::error_code ec;
     std::filesystem::copy(state.dir, copy, std::filesystem::copy_options::recursive, ec);
     WriteLogFile(copy + "/child-log.txt", log);
-    std::fprintf(stderr, "  directory after the parent's recovery, and the child's log, kept in %s%s\n",
-                 copy.c_str(), ec ? (" (copy failed: " + ec.message() + ")").c_str() : "");
+    std::fprintf(stderr, "  directory as the kill left it, and the child's log, kept in %s%s\n", copy.c_str(),
+                 ec ? (" (copy failed: " + ec.message() + ")").c_str() : "");
   }
 }
 

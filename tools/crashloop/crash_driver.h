@@ -1,11 +1,14 @@
 // CrashDriver: the parent side of the kill -9 loop (RELIABILITY.md 3.3).
 //
 // Per iteration: start a child on the mode's directory, let it recover and
-// commit, SIGKILL it at the planned moment, then open the directory in this
-// process (posix file system: a buffered child's unsynced bytes died with
-// it), verify it (crash_verifier.h), close it (with a checkpoint every
-// other time or so) and check that checkpoints truncated the WAL. The
-// directory is kept across iterations, so crashes pile on crashes; it is
+// commit, SIGKILL it at the planned moment, then copy the directory, read
+// the copy with the independent reader (tests/independent_reader.h), open
+// the copy in this process (posix file system: a buffered child's unsynced
+// bytes died with it), verify it (crash_verifier.h) and compare it with the
+// independent reader's state, close it (with a checkpoint every other time
+// or so) and check that checkpoints truncated the WAL. The original
+// directory is never opened by the parent and is kept across iterations as
+// the kill left it, so crashes pile on crashes; it is
 // wiped (a "reset") only when the graph outgrows a size bound, or when a
 // violation means the model no longer describes it. The first few
 // violating directories are copied for diagnosis.
@@ -22,6 +25,7 @@
 #include "child_log.h"
 #include "crash_report.h"
 #include "crash_verifier.h"
+#include "independent_reader.h"
 #include "iteration_plan.h"
 
 namespace quiver::crashloop {
@@ -76,7 +80,17 @@ class CrashDriver {
   // false if the directory no longer matches the model (it did not open,
   // or its contents are wrong): it must be reset. Files left behind are a
   // violation that leaves the model valid.
+  // Works on a copy of the directory (VerifyCopyPath), removed afterwards;
+  // the original stays as the kill left it for the next child.
   bool OpenAndVerify(std::uint64_t iteration, ModeState& state, const ChildLog& log);
+  bool OpenAndVerifyCopy(std::uint64_t iteration, ModeState& state, const ChildLog& log,
+                         const std::string& dir);
+  std::string VerifyCopyPath(const ModeState& state) const;
+  // The second opinion: the state the independent reader
+  // (tests/independent_reader.h) rebuilt from the files must be the one
+  // Graph::Open recovered.
+  void CompareWithIndependentReader(std::uint64_t iteration, const ModeState& state,
+                                    const Result<test::ReaderState>& independent, const Snapshot& snapshot);
   void Fail(std::uint64_t iteration, const ModeState& state, const std::string& what);
   // Keeps a copy of the directory and the child's log (first few failures).
   void SaveCopy(std::uint64_t iteration, const ModeState& state, const ChildLog& log);

@@ -34,18 +34,19 @@ void PrintSummary(const RunTotals& t, std::FILE* out) {
 }
 
 void PrintDetails(const RunTotals& t, std::uint64_t seed, std::FILE* out) {
-  std::fprintf(out,
-               "details: seed %" PRIu64 ", commits begun %" PRIu64 ", unacked present %" PRIu64
-               " / absent %" PRIu64 ", failed writes %" PRIu64 ", graph invariant errors %" PRIu64
-               ", child failures %" PRIu64 ", close failures %" PRIu64 ", WAL not truncated %" PRIu64
-               ", kills before open %" PRIu64 ", explicit checkpoints %" PRIu64
-               ", torn tails truncated %" PRIu64 ", max WAL segments %" PRIu64 ", max checkpoints %" PRIu64
-               ", directory resets %" PRIu64 ", stalled commit windows %" PRIu64
-               ", opens from the previous checkpoint %" PRIu64 "\n",
-               seed, t.begun, t.unacked_present, t.unacked_absent, t.failed_writes,
-               t.violations.invariant_errors, t.child_failures, t.close_failures, t.wal_not_truncated,
-               t.kills_before_open, t.explicit_checkpoints, t.torn_tails, t.max_segments, t.max_checkpoints,
-               t.resets, t.stalled_windows, t.previous_checkpoint_opens);
+  std::fprintf(
+      out,
+      "details: seed %" PRIu64 ", commits begun %" PRIu64 ", unacked present %" PRIu64 " / absent %" PRIu64
+      ", failed writes %" PRIu64 ", graph invariant errors %" PRIu64 ", child failures %" PRIu64
+      ", close failures %" PRIu64 ", WAL not truncated %" PRIu64 ", kills before open %" PRIu64
+      ", explicit checkpoints %" PRIu64 ", torn tails truncated %" PRIu64 ", max WAL segments %" PRIu64
+      ", max checkpoints %" PRIu64 ", directory resets %" PRIu64 ", stalled commit windows %" PRIu64
+      ", opens from the previous checkpoint %" PRIu64 ", independent reader agreed %" PRIu64
+      " / disagreed %" PRIu64 "\n",
+      seed, t.begun, t.unacked_present, t.unacked_absent, t.failed_writes, t.violations.invariant_errors,
+      t.child_failures, t.close_failures, t.wal_not_truncated, t.kills_before_open, t.explicit_checkpoints,
+      t.torn_tails, t.max_segments, t.max_checkpoints, t.resets, t.stalled_windows,
+      t.previous_checkpoint_opens, t.reader_agreements, t.reader_disagreements);
   std::fflush(out);
 }
 

@@ -29,6 +29,9 @@ struct RunTotals {
   std::uint64_t child_failures = 0;     // a child died on its own after opening, or spoke nonsense
   std::uint64_t wal_not_truncated = 0;  // files left behind after a checkpointing close
   std::uint64_t close_failures = 0;     // the parent's Close (its checkpoint) failed
+  // The independent reader failed, or its state differs from Graph::Open's.
+  std::uint64_t reader_disagreements = 0;
+  std::uint64_t reader_agreements = 0;
 
   std::uint64_t acked_verified = 0;
   std::uint64_t unacked_present = 0;
@@ -48,7 +51,8 @@ struct RunTotals {
   std::vector<std::uint64_t> recovery_us;       // the parent's open times
 
   std::uint64_t total_violations() const {
-    return violations.total() + recovery_failures + child_failures + wal_not_truncated + close_failures;
+    return violations.total() + recovery_failures + child_failures + wal_not_truncated + close_failures +
+           reader_disagreements;
   }
 };
 

@@ -1,0 +1,732 @@
+// The independent reader, in the order of the docs: encodings, checkpoint
+// (docs/checkpoint_format.md), WAL segments and records, group payload and
+// replay (docs/wal_format.md), the directory, then the comparison with a
+// snapshot. Nothing here includes the engine's src/ headers.
+#include "independent_reader.h"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <string_view>
+#include <utility>
+
+namespace quiver::test {
+namespace {
+
+// ---- Encodings
+
+constexpr std::uint64_t kMaxId = (std::uint64_t{1} << 48) - 1;
+constexpr std::size_t kWalHeaderBytes = 64;
+constexpr std::size_t kRecordHeaderBytes = 32;
+constexpr std::uint32_t kMaxFragment = 1 << 20;
+constexpr std::size_t kCheckpointHeaderBytes = 64;
+constexpr std::size_t kBlockHeaderBytes = 16;
+
+std::uint32_t Le32(std::string_view b, std::size_t at) {
+  std::uint32_t v = 0;
+  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[at + static_cast<std::size_t>(i)]);
+  return v;
+}
+
+std::uint64_t Le64(std::string_view b, std::size_t at) {
+  return Le32(b, at) | (std::uint64_t{Le32(b, at + 4)} << 32);
+}
+
+bool AllZero(std::string_view b) {
+  return std::all_of(b.begin(), b.end(), [](char c) { return c == 0; });
+}
+
+Status Bad(const std::string& what) { return CorruptionError("independent reader: " + what); }
+
+// A cursor over one payload; every read fails past the end.
+class In {
+ public:
+  explicit In(std::string_view b) : b_(b) {}
+  std::size_t left() const { return b_.size() - pos_; }
+  bool U8(std::uint8_t* v) {
+    if (left() < 1) return false;
+    *v = static_cast<std::uint8_t>(b_[pos_++]);
+    return true;
+  }
+  bool Fixed(std::size_t n, std::string* out) {
+    if (left() < n) return false;
+    out->assign(b_.substr(pos_, n));
+    pos_ += n;
+    return true;
+  }
+  bool U64(std::uint64_t* v) {
+    if (left() < 8) return false;
+    *v = Le64(b_, pos_);
+    pos_ += 8;
+    return true;
+  }
+  // Unsigned LEB128, at most 10 bytes, nothing past 64 bits.
+  bool Varint(std::uint64_t* v) {
+    *v = 0;
+    for (int shift = 0; shift < 70; shift += 7) {
+      std::uint8_t byte;
+      if (!U8(&byte)) return false;
+      const std::uint64_t bits = byte & 0x7f;
+      if (shift == 63 && bits > 1) return false;
+      *v |= bits << shift;
+      if ((byte & 0x80) == 0) return true;
+    }
+    return false;
+  }
+  bool Str(std::string* out) {
+    std::uint64_t n;
+    return Varint(&n) && n <= left() && Fixed(static_cast<std::size_t>(n), out);
+  }
+
+ private:
+  std::string_view b_;
+  std::size_t pos_ = 0;
+};
+
+// Value := type:u8 then the type's payload (both docs share it).
+bool ReadValue(In& in, ReaderValue* v) {
+  if (!in.U8(&v->type)) return false;
+  v->bytes.clear();
+  std::uint64_t n;
+  switch (v->type) {
+    case 0: return true;
+    case 1: {
+      std::uint8_t b;
+      if (!in.U8(&b) || b > 1) return false;
+      v->bytes.assign(1, static_cast<char>(b));
+      return true;
+    }
+    case 2:
+    case 3: return in.Fixed(8, &v->bytes);
+    case 4: return in.Str(&v->bytes);
+    case 5: return in.Varint(&n) && n <= in.left() && in.Fixed(static_cast<std::size_t>(n), &v->bytes);
+    case 6:
+      return in.Varint(&n) && n <= in.left() / 4 && in.Fixed(static_cast<std::size_t>(n) * 4, &v->bytes);
+    default: return false;
+  }
+}
+
+std::optional<std::uint64_t> ParseNumberedName(std::string_view name, std::string_view prefix,
+                                               std::string_view suffix) {
+  if (name.size() != prefix.size() + 20 + suffix.size() || name.substr(0, prefix.size()) != prefix ||
+      name.substr(prefix.size() + 20) != suffix)
+    return std::nullopt;
+  std::uint64_t v = 0;
+  for (char c : name.substr(prefix.size(), 20)) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v;
+}
+
+std::size_t Intern(std::vector<std::string>& names, const std::string& name) {
+  auto it = std::find(names.begin(), names.end(), name);
+  if (it != names.end()) return static_cast<std::size_t>(it - names.begin());
+  names.push_back(name);
+  return names.size() - 1;
+}
+
+// ---- Checkpoint (docs/checkpoint_format.md)
+
+struct Checkpoint {
+  std::string uuid;
+  ReaderState state;
+};
+
+Status ReadNames(In& in, std::vector<std::string>& names, const char* what) {
+  std::uint64_t first, count;
+  if (!in.Varint(&first) || !in.Varint(&count) || first != names.size() || count > in.left())
+    return Bad(std::string(what) + " block does not continue the ids");
+  std::set<std::string> seen(names.begin(), names.end());
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::string name;
+    if (!in.Str(&name) || name.empty() || !seen.insert(name).second)
+      return Bad(std::string(what) + " name is truncated, empty or repeated");
+    names.push_back(std::move(name));
+  }
+  return Status::Ok();
+}
+
+Status ReadProps(In& in, const std::vector<std::string>& keys, ReaderElement* e) {
+  std::uint64_t count;
+  if (!in.Varint(&count) || count > in.left()) return Bad("property count");
+  std::uint64_t previous = 0;
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::uint64_t key;
+    ReaderValue value;
+    if (!in.Varint(&key) || key >= keys.size() || (i > 0 && key <= previous) || !ReadValue(in, &value))
+      return Bad("checkpoint property (key ids must exist and increase)");
+    previous = key;
+    e->properties[keys[key]] = std::move(value);
+  }
+  return Status::Ok();
+}
+
+Status ReadElements(In& in, ReaderState& s, bool edges, std::uint64_t vertex_limit) {
+  std::vector<ReaderElement>& out = edges ? s.edges : s.vertices;
+  std::uint64_t first, count;
+  if (!in.Varint(&first) || !in.Varint(&count) || first != out.size() || count > in.left())
+    return Bad("element block does not continue the ids");
+  for (std::uint64_t i = 0; i < count; ++i) {
+    ReaderElement e;
+    std::uint8_t live;
+    if (!in.U8(&live) || live > 1) return Bad("element marker");
+    if (live == 1) {
+      e.live = true;
+      std::uint64_t name;
+      if (!in.Varint(&name) || name >= (edges ? s.types : s.labels).size()) return Bad("label or type id");
+      e.name = (edges ? s.types : s.labels)[name];
+      if (edges) {
+        if (!in.Varint(&e.source) || !in.Varint(&e.target) || e.source >= vertex_limit ||
+            e.target >= vertex_limit || e.source >= s.vertices.size() || e.target >= s.vertices.size() ||
+            !s.vertices[e.source].live || !s.vertices[e.target].live)
+          return Bad("edge endpoint is not a live vertex");
+      }
+      QUIVER_RETURN_IF_ERROR(ReadProps(in, s.keys, &e));
+    }
+    out.push_back(std::move(e));
+  }
+  return Status::Ok();
+}
+
+Result<Checkpoint> ReadCheckpoint(std::string_view b, std::uint64_t name_sequence) {
+  if (b.size() < kCheckpointHeaderBytes || b.substr(0, 8) != "QVRCKP01") return Bad("checkpoint magic");
+  if (Le32(b, 8) != 1) return Bad("unknown checkpoint format version " + std::to_string(Le32(b, 8)));
+  if (Le32(b, 12) != kCheckpointHeaderBytes || Crc32c(0, b.data(), 60) != Le32(b, 60))
+    return Bad("checkpoint header");
+  Checkpoint c;
+  c.uuid.assign(b.substr(16, 16));
+  ReaderState& s = c.state;
+  s.sequence = Le64(b, 32);
+  const std::uint64_t vertex_limit = Le64(b, 40), edge_limit = Le64(b, 48);
+  if (s.sequence != name_sequence) return Bad("checkpoint sequence differs from its file name");
+  if (vertex_limit > kMaxId || edge_limit > kMaxId) return Bad("checkpoint id limits");
+  std::size_t pos = kCheckpointHeaderBytes;
+  std::uint8_t previous_kind = 0;
+  std::uint64_t blocks = 0;
+  while (true) {
+    if (b.size() - pos < kBlockHeaderBytes) return Bad("checkpoint ends without its end block");
+    const std::uint8_t kind = static_cast<std::uint8_t>(b[pos]);
+    const std::uint32_t length = Le32(b, pos + 4);
+    if (kind < 1 || kind > 6 || kind < previous_kind || !AllZero(b.substr(pos + 1, 3)) ||
+        !AllZero(b.substr(pos + 12, 4)) || length > b.size() - pos - kBlockHeaderBytes)
+      return Bad("checkpoint block header at " + std::to_string(pos));
+    std::uint32_t crc = Crc32c(0, b.data() + pos, 8);
+    crc = Crc32c(crc, b.data() + pos + kBlockHeaderBytes, length);
+    if (crc != Le32(b, pos + 8)) return Bad("checkpoint block CRC at " + std::to_string(pos));
+    previous_kind = kind;
+    In in(b.substr(pos + kBlockHeaderBytes, length));
+    pos += kBlockHeaderBytes + length;
+    switch (kind) {
+      case 1: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.labels, "label")); break;
+      case 2: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.types, "edge type")); break;
+      case 3: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.keys, "property key")); break;
+      case 4: QUIVER_RETURN_IF_ERROR(ReadElements(in, s, false, vertex_limit)); break;
+      case 5:
+        if (s.vertices.size() != vertex_limit) return Bad("vertex blocks do not add up to vertex_limit");
+        QUIVER_RETURN_IF_ERROR(ReadElements(in, s, true, vertex_limit));
+        break;
+      case 6: {
+        std::uint64_t live_vertices, live_edges, blocks_before;
+        if (!in.Varint(&live_vertices) || !in.Varint(&live_edges) || !in.Varint(&blocks_before))
+          return Bad("end block");
+        if (in.left() != 0) return Bad("trailing bytes in the end block");
+        if (pos != b.size()) return Bad("bytes after the end block");
+        if (s.vertices.size() != vertex_limit || s.edges.size() != edge_limit)
+          return Bad("element blocks do not add up to the header's limits");
+        auto live = [](const std::vector<ReaderElement>& v) {
+          return static_cast<std::uint64_t>(
+              std::count_if(v.begin(), v.end(), [](auto& e) { return e.live; }));
+        };
+        if (live_vertices != live(s.vertices) || live_edges != live(s.edges) || blocks_before != blocks)
+          return Bad("end block counts");
+        s.checkpoint_sequence = s.sequence;
+        return c;
+      }
+    }
+    if (in.left() != 0) return Bad("trailing bytes in a checkpoint block");
+    ++blocks;
+  }
+}
+
+// ---- WAL segments and records (docs/wal_format.md)
+
+struct Group {
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+  std::string payload;
+};
+
+struct RecordHeader {
+  std::uint8_t type = 0;
+  std::uint32_t length = 0;
+  std::uint64_t first = 0;
+  std::uint64_t last = 0;
+};
+
+std::size_t Padded(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
+
+// A valid record at `pos`: well formed, whole, CRC matches, and (if
+// `check_padding`) its padding, as far as the file goes, zero.
+std::optional<RecordHeader> ValidRecordAt(std::string_view b, std::size_t pos, bool check_padding = true) {
+  if (pos > b.size() || b.size() - pos < kRecordHeaderBytes) return std::nullopt;
+  RecordHeader h;
+  h.length = Le32(b, pos + 4);
+  h.type = static_cast<std::uint8_t>(b[pos + 8]);
+  h.first = Le64(b, pos + 16);
+  h.last = Le64(b, pos + 24);
+  if (h.type < 1 || h.type > 4 || !AllZero(b.substr(pos + 9, 7)) || h.length > kMaxFragment || h.first < 1 ||
+      h.last < h.first || h.length > b.size() - pos - kRecordHeaderBytes)
+    return std::nullopt;
+  std::uint32_t crc = Crc32c(0, b.data() + pos + 4, kRecordHeaderBytes - 4);
+  crc = Crc32c(crc, b.data() + pos + kRecordHeaderBytes, h.length);
+  if (crc != Le32(b, pos)) return std::nullopt;
+  const std::size_t end = pos + kRecordHeaderBytes + h.length;
+  if (check_padding && !AllZero(b.substr(end, std::min(Padded(h.length) - h.length, b.size() - end))))
+    return std::nullopt;
+  return h;
+}
+
+// Evidence of committed data: a record at a multiple of 8 from `pos` on,
+// well formed, whole and CRC-valid (its padding does not matter), whose
+// first sequence exceeds `above`.
+bool ValidRecordAfter(std::string_view b, std::size_t pos, std::uint64_t above) {
+  for (std::size_t at = Padded(pos); at + kRecordHeaderBytes <= b.size(); at += 8)
+    if (auto h = ValidRecordAt(b, at, false); h && h->first > above) return true;
+  return false;
+}
+
+struct Segment {
+  std::string name;
+  std::string uuid;
+  std::uint64_t first_sequence = 0;
+  std::vector<Group> groups;
+  std::uint64_t next_sequence = 0;  // the last complete group's last + 1
+  std::uint64_t tail_bytes = 0;     // bytes after the last complete group
+  bool torn_creation = false;       // header invalid, nothing valid after it
+};
+
+Result<Segment> ScanSegment(const std::string& name, std::string_view b) {
+  Segment seg;
+  seg.name = name;
+  const bool magic = b.size() >= kWalHeaderBytes && b.substr(0, 8) == "QVRWAL01";
+  const bool crc = magic && Crc32c(0, b.data(), 56) == Le32(b, 56);
+  if (crc && Le32(b, 8) != 1) return Bad(name + ": unknown format version " + std::to_string(Le32(b, 8)));
+  if (!crc || Le32(b, 12) != kWalHeaderBytes || !AllZero(b.substr(60, 4))) {
+    if (ValidRecordAfter(b, kWalHeaderBytes, 0)) return Bad(name + ": damaged header before valid records");
+    seg.torn_creation = true;
+    seg.tail_bytes = b.size();
+    return seg;
+  }
+  seg.uuid.assign(b.substr(16, 16));
+  seg.first_sequence = seg.next_sequence = Le64(b, 40);
+  std::size_t pos = kWalHeaderBytes, end_of_groups = kWalHeaderBytes;
+  std::optional<Group> open;
+  while (auto h = ValidRecordAt(b, pos)) {
+    const bool starts = h->type == 1 || h->type == 2;
+    if (starts ? (open.has_value() || h->first != seg.next_sequence)
+               : (!open.has_value() || h->first != open->first || h->last != open->last))
+      return Bad(name + ": record at " + std::to_string(pos) + " does not continue the log");
+    if (starts) open = Group{h->first, h->last, {}};
+    open->payload.append(b.substr(pos + kRecordHeaderBytes, h->length));
+    pos = std::min(b.size(), pos + kRecordHeaderBytes + Padded(h->length));
+    if (h->type == 1 || h->type == 4) {
+      seg.next_sequence = open->last + 1;
+      seg.groups.push_back(std::move(*open));
+      open.reset();
+      end_of_groups = pos;
+    }
+  }
+  if (ValidRecordAfter(b, pos, seg.next_sequence))
+    return Bad(name + ": damage at " + std::to_string(pos) + " followed by committed records");
+  seg.tail_bytes = b.size() - end_of_groups;
+  return seg;
+}
+
+// ---- Group payload and replay (docs/wal_format.md, "The group payload"
+// and "Replay rules")
+
+class Replayer {
+ public:
+  explicit Replayer(ReaderState* s) : s_(*s) {
+    incident_.resize(s_.vertices.size());
+    for (std::uint64_t e = 0; e < s_.edges.size(); ++e) AddIncidence(e);
+  }
+
+  Status ApplyGroup(const Group& g) {
+    In in(g.payload);
+    std::uint64_t batches;
+    if (!in.Varint(&batches) || batches != g.last - g.first + 1)
+      return Bad("group " + std::to_string(g.first) + ": batch count does not match its sequence range");
+    for (std::uint64_t i = 0; i < batches; ++i) QUIVER_RETURN_IF_ERROR(ApplyBatch(in));
+    if (in.left() != 0) return Bad("group " + std::to_string(g.first) + ": trailing bytes");
+    ++s_.groups_replayed;
+    return Status::Ok();
+  }
+
+ private:
+  void AddIncidence(std::uint64_t e) {
+    const ReaderElement& edge = s_.edges[e];
+    if (!edge.live) return;
+    incident_[edge.source].push_back(e);
+    if (edge.target != edge.source) incident_[edge.target].push_back(e);
+  }
+
+  Status ApplyBatch(In& in) {
+    std::uint64_t sequence, first_vertex, first_edge, ops;
+    if (!in.U64(&sequence) || !in.Varint(&first_vertex) || !in.Varint(&first_edge) || !in.Varint(&ops))
+      return Bad("batch header");
+    if (sequence != s_.sequence + 1) return Bad("batch sequence " + std::to_string(sequence));
+    if (first_vertex != s_.vertices.size() || first_edge != s_.edges.size())
+      return Bad("batch " + std::to_string(sequence) + " does not start at the id limits");
+    first_vertex_ = first_vertex;
+    first_edge_ = first_edge;
+    for (std::uint64_t i = 0; i < ops; ++i) {
+      Status st = ApplyOp(in);
+      if (!st.ok())
+        return Bad("batch " + std::to_string(sequence) + " op " + std::to_string(i) + ": " +
+                   std::string(st.message()));
+    }
+    s_.sequence = sequence;
+    return Status::Ok();
+  }
+
+  // Ref := (id << 1) committed before this batch | (index << 1) | 1 added by it.
+  Result<std::uint64_t> Ref(In& in, bool edge) {
+    std::uint64_t r;
+    if (!in.Varint(&r)) return Bad("ref");
+    const std::uint64_t first = edge ? first_edge_ : first_vertex_;
+    const std::vector<ReaderElement>& table = edge ? s_.edges : s_.vertices;
+    const std::uint64_t id = (r & 1) ? first + (r >> 1) : r >> 1;
+    if ((r & 1) ? id >= table.size() : id >= first) return Bad("ref names no element");
+    if (!table[id].live) return Bad("ref names a removed element");
+    return id;
+  }
+
+  Status Props(In& in, ReaderElement* e) {
+    std::uint64_t count;
+    if (!in.Varint(&count) || count > in.left()) return Bad("property count");
+    for (std::uint64_t i = 0; i < count; ++i) {
+      std::string key;
+      ReaderValue value;
+      if (!in.Str(&key) || key.empty() || !ReadValue(in, &value)) return Bad("property");
+      Intern(s_.keys, key);
+      if (!e->properties.emplace(std::move(key), std::move(value)).second) return Bad("duplicate key");
+    }
+    return Status::Ok();
+  }
+
+  void RemoveEdge(std::uint64_t e) {
+    ReaderElement& edge = s_.edges[e];
+    edge.live = false;
+    edge.properties.clear();
+    for (std::uint64_t v : {edge.source, edge.target}) std::erase(incident_[v], e);
+  }
+
+  Status ApplyOp(In& in) {
+    std::uint8_t kind;
+    if (!in.U8(&kind)) return Bad("op kind");
+    switch (kind) {
+      case 1: {  // AddVertex label:Str props:Props
+        ReaderElement v;
+        v.live = true;
+        if (!in.Str(&v.name) || v.name.empty()) return Bad("label");
+        Intern(s_.labels, v.name);
+        QUIVER_RETURN_IF_ERROR(Props(in, &v));
+        s_.vertices.push_back(std::move(v));
+        incident_.emplace_back();
+        return Status::Ok();
+      }
+      case 2: {  // AddEdge type:Str source:Ref target:Ref props:Props
+        ReaderElement e;
+        e.live = true;
+        if (!in.Str(&e.name) || e.name.empty()) return Bad("edge type");
+        Intern(s_.types, e.name);
+        QUIVER_ASSIGN_OR_RETURN(e.source, Ref(in, false));
+        QUIVER_ASSIGN_OR_RETURN(e.target, Ref(in, false));
+        QUIVER_RETURN_IF_ERROR(Props(in, &e));
+        s_.edges.push_back(std::move(e));
+        AddIncidence(s_.edges.size() - 1);
+        return Status::Ok();
+      }
+      case 3:    // SetVertexProperty vertex:Ref key:Str value:Value
+      case 4: {  // SetEdgeProperty edge:Ref key:Str value:Value
+        QUIVER_ASSIGN_OR_RETURN(std::uint64_t id, Ref(in, kind == 4));
+        std::string key;
+        ReaderValue value;
+        if (!in.Str(&key) || key.empty() || !ReadValue(in, &value)) return Bad("property");
+        Intern(s_.keys, key);
+        (kind == 4 ? s_.edges : s_.vertices)[id].properties[key] = std::move(value);
+        return Status::Ok();
+      }
+      case 5:    // RemoveVertexProperty vertex:Ref key:Str
+      case 6: {  // RemoveEdgeProperty edge:Ref key:Str
+        QUIVER_ASSIGN_OR_RETURN(std::uint64_t id, Ref(in, kind == 6));
+        std::string key;
+        if (!in.Str(&key) || key.empty()) return Bad("property key");
+        (kind == 6 ? s_.edges : s_.vertices)[id].properties.erase(key);
+        return Status::Ok();
+      }
+      case 7: {  // RemoveEdge edge:Ref
+        QUIVER_ASSIGN_OR_RETURN(std::uint64_t e, Ref(in, true));
+        RemoveEdge(e);
+        return Status::Ok();
+      }
+      case 8: {  // RemoveVertex vertex:Ref, with every incident edge
+        QUIVER_ASSIGN_OR_RETURN(std::uint64_t v, Ref(in, false));
+        const std::vector<std::uint64_t> edges = incident_[v];
+        for (std::uint64_t e : edges) RemoveEdge(e);
+        s_.vertices[v].live = false;
+        s_.vertices[v].properties.clear();
+        return Status::Ok();
+      }
+      default: return Bad("unknown op kind " + std::to_string(kind));
+    }
+  }
+
+  ReaderState& s_;
+  std::vector<std::vector<std::uint64_t>> incident_;  // live edges per vertex
+  std::uint64_t first_vertex_ = 0;
+  std::uint64_t first_edge_ = 0;
+};
+
+// ---- The directory
+
+// The newest checkpoint if it passes every check, else the second newest
+// (the fallback); no older one is tried.
+Result<std::optional<Checkpoint>> LoadNewestCheckpoint(const DirectoryFiles& files, bool* used_previous) {
+  std::vector<std::pair<std::uint64_t, std::string>> found;
+  for (const std::string& name : files.names)
+    if (auto seq = ParseNumberedName(name, "checkpoint-", ".qck")) found.emplace_back(*seq, name);
+  std::sort(found.rbegin(), found.rend());
+  Status first_error;
+  if (found.size() > 2) found.resize(2);
+  for (const auto& [seq, name] : found) {
+    QUIVER_ASSIGN_OR_RETURN(std::string bytes, files.read(name));
+    Result<Checkpoint> c = ReadCheckpoint(bytes, seq);
+    if (c.ok()) {
+      *used_previous = !first_error.ok();
+      return std::optional<Checkpoint>(std::move(*c));
+    }
+    if (first_error.ok()) first_error = Bad(name + ": " + std::string(c.status().message()));
+  }
+  if (!first_error.ok()) return first_error;
+  return std::optional<Checkpoint>();
+}
+
+// The first sequence in an intact segment header, if the header is intact.
+std::optional<std::uint64_t> HeaderFirstSequence(std::string_view b) {
+  if (b.size() < kWalHeaderBytes || b.substr(0, 8) != "QVRWAL01" || Le32(b, 8) != 1 ||
+      Le32(b, 12) != kWalHeaderBytes || Crc32c(0, b.data(), 56) != Le32(b, 56) || !AllZero(b.substr(60, 4)))
+    return std::nullopt;
+  return Le64(b, 40);
+}
+
+// Segments wholly covered by the checkpoint (`covered`) are not read: one
+// is skipped when the next segment's intact header starts at or below
+// covered + 1. Then every segment from the first needed one is scanned.
+Result<std::vector<Segment>> ScanSegments(const DirectoryFiles& files, std::uint64_t covered) {
+  std::vector<std::string> names;
+  for (const std::string& name : files.names)
+    if (ParseNumberedName(name, "wal-", ".log")) names.push_back(name);
+  std::sort(names.begin(), names.end());
+  std::size_t first_needed = 0;
+  while (covered > 0 && first_needed + 1 < names.size()) {
+    QUIVER_ASSIGN_OR_RETURN(std::string next, files.read(names[first_needed + 1]));
+    const std::optional<std::uint64_t> next_first = HeaderFirstSequence(next);
+    if (!next_first || *next_first > covered + 1) break;
+    ++first_needed;
+  }
+  std::vector<Segment> segments;
+  for (std::size_t i = first_needed; i < names.size(); ++i) {
+    QUIVER_ASSIGN_OR_RETURN(std::string bytes, files.read(names[i]));
+    QUIVER_ASSIGN_OR_RETURN(Segment seg, ScanSegment(names[i], bytes));
+    const bool last = i + 1 == names.size();
+    if (seg.torn_creation && !last)
+      return Bad(names[i] + ": damaged header in a segment that is not the last");
+    if (seg.tail_bytes > 0 && !last && !seg.torn_creation)
+      return Bad(names[i] + ": torn tail in a segment that is not the last");
+    if (!seg.torn_creation) segments.push_back(std::move(seg));
+  }
+  return segments;
+}
+
+Status CheckChain(const std::vector<Segment>& segments, const std::optional<Checkpoint>& checkpoint) {
+  const std::string uuid = checkpoint ? checkpoint->uuid : segments.empty() ? "" : segments[0].uuid;
+  for (std::size_t i = 0; i < segments.size(); ++i) {
+    if (segments[i].uuid != uuid) return Bad(segments[i].name + ": another graph's uuid");
+    if (i > 0 && segments[i].first_sequence != segments[i - 1].next_sequence)
+      return Bad(segments[i].name + ": does not continue the previous segment");
+  }
+  const std::uint64_t covered = checkpoint ? checkpoint->state.sequence : 0;
+  if (!segments.empty() && segments[0].first_sequence > covered + 1)
+    return Bad("the log starts at " + std::to_string(segments[0].first_sequence) + ", after sequence " +
+               std::to_string(covered + 1));
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::uint32_t Crc32c(std::uint32_t crc, const void* data, std::size_t n) {
+  static const std::array<std::uint32_t, 256> kTable = [] {
+    std::array<std::uint32_t, 256> t{};
+    for (std::uint32_t i = 0; i < 256; ++i) {
+      std::uint32_t c = i;
+      for (int k = 0; k < 8; ++k) c = (c & 1) ? (c >> 1) ^ 0x82F63B78u : c >> 1;
+      t[i] = c;
+    }
+    return t;
+  }();
+  const auto* p = static_cast<const unsigned char*>(data);
+  crc = ~crc;
+  for (std::size_t i = 0; i < n; ++i) crc = kTable[(crc ^ p[i]) & 0xff] ^ (crc >> 8);
+  return ~crc;
+}
+
+Result<ReaderState> ReadGraphFiles(const DirectoryFiles& files) {
+  bool used_previous = false;
+  QUIVER_ASSIGN_OR_RETURN(std::optional<Checkpoint> checkpoint, LoadNewestCheckpoint(files, &used_previous));
+  QUIVER_ASSIGN_OR_RETURN(std::vector<Segment> segments,
+                          ScanSegments(files, checkpoint ? checkpoint->state.sequence : 0));
+  QUIVER_RETURN_IF_ERROR(CheckChain(segments, checkpoint));
+  ReaderState state = checkpoint ? std::move(checkpoint->state) : ReaderState{};
+  state.used_previous_checkpoint = used_previous;
+  if (!segments.empty()) state.tail_bytes = segments.back().tail_bytes;
+  Replayer replayer(&state);
+  for (const Segment& seg : segments) {
+    for (const Group& g : seg.groups) {
+      if (g.last <= state.sequence) continue;  // covered by the checkpoint
+      if (g.first != state.sequence + 1)
+        return Bad(seg.name + ": group " + std::to_string(g.first) + ".." + std::to_string(g.last) +
+                   " straddles or skips past sequence " + std::to_string(state.sequence));
+      QUIVER_RETURN_IF_ERROR(replayer.ApplyGroup(g));
+    }
+  }
+  return state;
+}
+
+Result<ReaderState> ReadGraphDirectory(const std::string& dir) {
+  DirectoryFiles files;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+    if (entry.is_regular_file()) files.names.push_back(entry.path().filename().string());
+  if (ec) return IOError("independent reader: listing " + dir + ": " + ec.message());
+  std::sort(files.names.begin(), files.names.end());
+  files.read = [dir](const std::string& name) -> Result<std::string> {
+    std::ifstream in(dir + "/" + name, std::ios::binary);
+    std::ostringstream out;
+    out << in.rdbuf();
+    if (!in && !in.eof()) return IOError("independent reader: reading " + name);
+    return out.str();
+  };
+  return ReadGraphFiles(files);
+}
+
+// ---- Comparison with a snapshot
+
+namespace {
+
+ReaderValue FromView(const PropertyView& v) {
+  ReaderValue r;
+  r.type = static_cast<std::uint8_t>(v.type());
+  auto put64 = [&r](std::uint64_t x) {
+    for (int i = 0; i < 8; ++i) r.bytes.push_back(static_cast<char>(x >> (8 * i)));
+  };
+  switch (v.type()) {
+    case ValueType::kNull: break;
+    case ValueType::kBool: r.bytes.assign(1, static_cast<char>(v.as_bool() ? 1 : 0)); break;
+    case ValueType::kInt64: put64(static_cast<std::uint64_t>(v.as_int64())); break;
+    case ValueType::kDouble: {
+      std::uint64_t bits;
+      const double d = v.as_double();
+      std::memcpy(&bits, &d, 8);
+      put64(bits);
+      break;
+    }
+    case ValueType::kString: r.bytes.assign(v.as_string()); break;
+    case ValueType::kBytes:
+      r.bytes.assign(reinterpret_cast<const char*>(v.as_bytes().data()), v.as_bytes().size());
+      break;
+    case ValueType::kFloatVector:
+      r.bytes.assign(reinterpret_cast<const char*>(v.as_float_vector().data()),
+                     v.as_float_vector().size() * 4);
+      break;
+  }
+  return r;
+}
+
+std::map<std::string, ReaderValue> SnapshotProps(const Snapshot& s, PropertyRange range) {
+  std::map<std::string, ReaderValue> out;
+  for (const PropertyRange::Entry& e : range) out[std::string(s.PropertyKeyName(e.key))] = FromView(e.value);
+  return out;
+}
+
+using AdjacencyMap = std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>>;
+
+AdjacencyMap SnapshotAdjacency(const Snapshot& s, VertexId v, Direction d) {
+  AdjacencyMap out;
+  for (EdgeGroup g : s.Edges(v, d)) {
+    auto& list = out[std::string(s.EdgeTypeName(g.type))];
+    for (const EdgeEntry& e : g.entries) list.emplace_back(e.edge().value(), e.neighbor().value());
+  }
+  return out;
+}
+
+std::string Id(const char* what, std::uint64_t id) { return std::string(what) + " " + std::to_string(id); }
+
+}  // namespace
+
+std::optional<std::string> CompareWithSnapshot(const ReaderState& r, const Snapshot& s) {
+  if (s.sequence() != r.sequence)
+    return "sequence: files " + std::to_string(r.sequence) + ", graph " + std::to_string(s.sequence());
+  if (s.vertex_id_limit() != r.vertices.size() || s.edge_id_limit() != r.edges.size())
+    return "id limits: files " + std::to_string(r.vertices.size()) + "/" + std::to_string(r.edges.size()) +
+           ", graph " + std::to_string(s.vertex_id_limit()) + "/" + std::to_string(s.edge_id_limit());
+  auto numbered = [](const std::vector<std::string>& names, auto find) -> std::optional<std::string> {
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      auto id = find(names[i]);
+      if (!id || id->value() != i) return "name '" + names[i] + "' is not number " + std::to_string(i);
+    }
+    return std::nullopt;
+  };
+  if (auto d = numbered(r.labels, [&s](const std::string& n) { return s.FindLabel(n); }))
+    return "label " + *d;
+  if (auto d = numbered(r.types, [&s](const std::string& n) { return s.FindEdgeType(n); }))
+    return "type " + *d;
+  if (auto d = numbered(r.keys, [&s](const std::string& n) { return s.FindPropertyKey(n); }))
+    return "key " + *d;
+
+  std::vector<AdjacencyMap> out(r.vertices.size()), in(r.vertices.size());
+  for (std::uint64_t e = 0; e < r.edges.size(); ++e) {
+    const ReaderElement& edge = r.edges[e];
+    if (s.HasEdge(EdgeId(e)) != edge.live) return Id("edge", e) + ": liveness differs";
+    if (!edge.live) continue;
+    const EdgeInfo info = *s.GetEdge(EdgeId(e));
+    if (s.EdgeTypeName(info.type) != edge.name || info.source.value() != edge.source ||
+        info.target.value() != edge.target)
+      return Id("edge", e) + ": type or endpoints differ";
+    if (SnapshotProps(s, s.Properties(EdgeId(e))) != edge.properties)
+      return Id("edge", e) + ": properties differ";
+    out[edge.source][edge.name].emplace_back(e, edge.target);
+    in[edge.target][edge.name].emplace_back(e, edge.source);
+  }
+  for (std::uint64_t v = 0; v < r.vertices.size(); ++v) {
+    const ReaderElement& vertex = r.vertices[v];
+    if (s.HasVertex(VertexId(v)) != vertex.live) return Id("vertex", v) + ": liveness differs";
+    if (!vertex.live) continue;
+    if (s.LabelName(*s.LabelOf(VertexId(v))) != vertex.name) return Id("vertex", v) + ": label differs";
+    if (SnapshotProps(s, s.Properties(VertexId(v))) != vertex.properties)
+      return Id("vertex", v) + ": properties differ";
+    if (SnapshotAdjacency(s, VertexId(v), Direction::kOut) != out[v])
+      return Id("vertex", v) + ": out-edges differ";
+    if (SnapshotAdjacency(s, VertexId(v), Direction::kIn) != in[v])
+      return Id("vertex", v) + ": in-edges differ";
+  }
+  return std::nullopt;
+}
+
+}  // namespace quiver::test

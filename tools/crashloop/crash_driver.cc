@@ -258,7 +258,7 @@ bool CrashDriver::OpenAndVerify(std::uint64_t iteration, ModeState& state, const
     ++totals_.close_failures;
     Fail(iteration, state, "the parent's Close failed: " + closed.ToString());
   }
-  if (checkpointed || open.checkpoint_written) {
+  if (checkpointed) {
     if (std::optional<std::string> left = CheckTruncated(state.dir)) {
       ++totals_.wal_not_truncated;
       Fail(iteration, state, "the WAL was not truncated: " + *left);

@@ -15,6 +15,7 @@ namespace {
 constexpr char kMagic[] = "QUIVERDB";  // 8 bytes, no terminator on disk
 constexpr std::string_view kTmpSuffix = ".tmp";
 constexpr std::string_view kSalvagedSuffix = ".salvaged";
+constexpr std::string_view kPrefixSuffix = ".prefix";
 
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
@@ -53,14 +54,21 @@ std::string ParentDir(std::string path) {
 bool IsOwnTempFile(std::string_view name) {
   if (!EndsWith(name, kTmpSuffix)) return false;
   std::string_view base = name.substr(0, name.size() - kTmpSuffix.size());
-  return base == kIdentityFileName || checkpoint::ParseCheckpointFileName(base).has_value();
+  // Checkpoints and the identity file are written as *.tmp and renamed; so
+  // are WAL segments that Open rewrites after replaying them.
+  return base == kIdentityFileName || IsDataFile(base);
 }
 
 bool IsOwnFile(std::string_view name) {
   if (name == kIdentityFileName || name == kLockFileName || name == kSegmentsFileName ||
       IsOwnTempFile(name) || IsDataFile(name))
     return true;
-  return EndsWith(name, kSalvagedSuffix) && IsDataFile(name.substr(0, name.size() - kSalvagedSuffix.size()));
+  // *.salvaged: a file salvage set aside; *.prefix: salvage's copy of a
+  // segment's valid prefix (recovery finishes or removes it).
+  for (std::string_view suffix : {kSalvagedSuffix, kPrefixSuffix}) {
+    if (EndsWith(name, suffix) && IsDataFile(name.substr(0, name.size() - suffix.size()))) return true;
+  }
+  return false;
 }
 
 Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir) {

@@ -23,10 +23,13 @@ std::uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
 }
 
 // How checkpoints are written: DurableOptions::io_threads encoders, 0
-// meaning one per hardware thread, at most 8.
+// meaning one per hardware thread, at most 8; abandoned rather than leave
+// less than one WAL segment of free space.
 checkpoint::WriteOptions CheckpointWriteOptions(const Options& o) {
   checkpoint::WriteOptions w;
   w.threads = base::ResolveThreads(o.durable.io_threads);
+  // Never take the space of the WAL's next segment (docs/durability.md).
+  w.keep_free_bytes = o.durable.wal_segment_bytes;
   return w;
 }
 
@@ -190,21 +193,9 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     s = graphdir::WriteIdentity(fs, dir);
     if (s.ok() && !hooks.skip_parent_sync) s = fs->SyncDir(graphdir::ParentDir(dir));
   }
-  if (s.ok() && rs.stats.wal_groups_replayed > 0) {
-    // What was replayed may have been read from the page cache only: after
-    // a failed fsync in the previous process, Linux can keep a WAL page
-    // readable that never reaches the disk. Writing it again as a checkpoint
-    // makes it durable for certain before anything is acknowledged on top of
-    // it; new records go to a fresh segment, so the old tail is covered.
-    checkpoint::WriteStats ws;
-    PinnedVersion pin(rs.chain);
-    s = checkpoint::WriteCheckpoint(fs, dir, rs.uuid, pin.roots(), &ws, CheckpointWriteOptions(options));
-    if (s.ok()) {
-      durable->last_checkpoint = rs.stats.recovered_sequence;
-      durable->open_stats.checkpoint_written = true;
-      rs.last_segment = 0;
-    }
-  }
+  // Recovery already made the replayed groups durable (it wrote their
+  // segments again, docs/durability.md), so Open costs O(WAL tail) and
+  // writes no checkpoint.
   durable->wal = std::make_unique<wal::WalWriter>(fs, dir, rs.uuid, options.durable.wal_segment_bytes);
   if (s.ok()) {
     s = rs.last_segment != 0 ? durable->wal->ReopenSegment(rs.last_segment, rs.last_segment_size)
@@ -215,9 +206,7 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     rs.chain->Shutdown();
     return s;
   }
-  bool checkpointed = durable->open_stats.checkpoint_written;
   durable->open_stats = rs.stats;
-  durable->open_stats.checkpoint_written = checkpointed;
   durable->open_stats.open_microseconds = MicrosSince(start);
   {
     base::MutexLock lock(&durable->segments_mu);
@@ -226,10 +215,9 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     durable->segment_first = std::move(rs.segment_first);
     durable->segment_first[durable->wal->segment_number()] = current_first;
   }
-  if (checkpointed) {
-    // Like any checkpoint: drop what the previous one (the one loaded) covers.
-    s = RemoveCoveredFiles(*durable, durable->previous_checkpoint, durable->wal->segment_number());
-  } else if (rs.last_checkpoint != 0 && !rs.stats.used_previous_checkpoint && !rs.stats.salvaged) {
+  if (rs.last_checkpoint != 0 && !rs.stats.used_previous_checkpoint && !rs.stats.salvaged) {
+    // A kill between a new checkpoint and the old one's removal leaves
+    // three; keep the newest two.
     s = PruneAtOpen(*durable, rs.last_checkpoint);
   }
   if (!s.ok()) {
@@ -237,7 +225,7 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     return s;
   }
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(durable));
-  if (!checkpointed) g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
+  g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
   return std::unique_ptr<Graph>(g);
 }
 

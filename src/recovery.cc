@@ -5,6 +5,9 @@
 #include <limits>
 #include <optional>
 #include <random>
+#include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/parallel.h"
@@ -19,18 +22,65 @@
 namespace quiver {
 namespace {
 
+// Salvage's names: a segment's valid prefix being copied, and a file set
+// aside (never read or removed by Quiver again).
+constexpr char kPrefixCopySuffix[] = ".prefix";
+constexpr char kSalvagedSuffix[] = ".salvaged";
+
 struct DirListing {
   std::vector<std::uint64_t> checkpoints;  // sequences, ascending
   std::vector<std::uint64_t> segments;     // numbers, ascending
 };
 
+// Unimplemented if any WAL segment or checkpoint has an intact header of a
+// format version this build does not read. Checked before recovery changes
+// anything, so such a file is never truncated, removed, salvaged or skipped
+// (a newer Quiver may need every byte of it).
+Status CheckFormatVersions(env::FileSystem* fs, const std::string& dir,
+                           const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    bool segment = wal::ParseSegmentFileName(name).has_value();
+    if (!segment && !checkpoint::ParseCheckpointFileName(name)) continue;
+    std::string path = env::JoinPath(dir, name);
+    QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenReadable(path));
+    std::byte header[std::max(wal::kSegmentHeaderBytes, checkpoint::kHeaderBytes)];
+    QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(0, header));
+    std::span<const std::byte> got(header, n);
+    auto version = segment ? wal::IntactHeaderVersion(got) : checkpoint::IntactHeaderVersion(got);
+    std::uint32_t known = segment ? wal::kFormatVersion : checkpoint::kFormatVersion;
+    if (version && *version != known) return wal::UnknownVersionError(path, *version, known);
+  }
+  return Status::Ok();
+}
+
+bool EndsWith(std::string_view s, std::string_view suffix) {
+  return s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+// A copy salvage made of a segment's valid prefix (Rebuilder::Salvage):
+// complete once the segment was set aside, so then it takes the segment's
+// place; while the segment is still there, it is an unfinished copy.
+Status FinishSalvageCopy(env::FileSystem* fs, const std::string& dir, const std::string& name,
+                         std::vector<std::string>* names) {
+  std::string segment = name.substr(0, name.size() - (sizeof(kPrefixCopySuffix) - 1));
+  if (std::find(names->begin(), names->end(), segment) != names->end())
+    return fs->Remove(env::JoinPath(dir, name));
+  names->push_back(segment);
+  return fs->Rename(env::JoinPath(dir, name), env::JoinPath(dir, segment));
+}
+
 Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir) {
   QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
+  QUIVER_RETURN_IF_ERROR(CheckFormatVersions(fs, dir, names));
   DirListing out;
   bool removed = false;
-  for (const std::string& name : names) {
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    const std::string name = names[i];
     if (graphdir::IsOwnTempFile(name)) {  // never a file Quiver did not write
       QUIVER_RETURN_IF_ERROR(fs->Remove(env::JoinPath(dir, name)));
+      removed = true;
+    } else if (EndsWith(name, kPrefixCopySuffix)) {
+      QUIVER_RETURN_IF_ERROR(FinishSalvageCopy(fs, dir, name, &names));
       removed = true;
     } else if (auto seq = checkpoint::ParseCheckpointFileName(name)) {
       out.checkpoints.push_back(*seq);
@@ -184,25 +234,30 @@ class Rebuilder {
     SequenceNumber expected_header_first = 0;  // 0: not known yet
     if (!listing.segments.empty()) state_->next_segment = listing.segments.back() + 1;
     QUIVER_ASSIGN_OR_RETURN(std::size_t first_needed, FirstNeededSegment(listing));
+    const SequenceNumber covered = version_->roots.sequence;  // held by the loaded checkpoint
+    SequenceNumber wal_end = 0;                               // the last sequence the last segment holds
+    bool rewritten = false;
     for (std::size_t i = first_needed; i < listing.segments.size(); ++i) {
       std::uint64_t number = listing.segments[i];
       bool last = i + 1 == listing.segments.size();
       std::string path = env::JoinPath(dir_, wal::SegmentFileName(number));
       QUIVER_ASSIGN_OR_RETURN(auto bytes, wal::ReadWholeFile(fs_, path));
       ++state_->stats.wal_segments_read;
+      const std::uint64_t replayed_before = state_->stats.wal_groups_replayed;
       wal::SegmentScan scan;
       Status s = wal::ScanSegment(
           bytes,
           [this](SequenceNumber f, SequenceNumber l, std::span<const std::byte> p) {
             return Replay(f, l, p);
           },
-          &scan);
+          &scan, covered);
+      state_->stats.wal_covered_damage_bytes += scan.covered_damage_bytes;
       if (!s.ok() && !(s.code() == StatusCode::kCorruption && options_.durable.salvage_wal_prefix)) return s;
       if (!s.ok()) {
         // A group that failed half-way through replay cannot be salvaged
         // without showing part of it.
         if (in_group_) return s;
-        return Salvage(listing, i, scan);
+        return Salvage(listing, i, bytes, scan);
       }
       if (!scan.header_valid) {
         if (!last) return CorruptionError(base::StrCat("WAL segment ", number, " has a damaged header"));
@@ -218,20 +273,33 @@ class Rebuilder {
       if (last) {
         state_->last_segment = number;
         state_->last_segment_size = scan.valid_end;
+        wal_end = scan.groups > 0 ? scan.last_sequence : scan.header.first_sequence - 1;
       }
       if (scan.tail_bytes > 0 && !last) {
-        if (options_.durable.salvage_wal_prefix) return Salvage(listing, i, scan);
+        if (options_.durable.salvage_wal_prefix) return Salvage(listing, i, bytes, scan);
         return CorruptionError(base::StrCat("WAL segment ", number, " has damage before the next segment"));
       }
-      if (scan.file_bytes != scan.valid_end) {
+      if (state_->stats.wal_groups_replayed > replayed_before) {
+        // Replayed groups were read back, which is no proof that they are on
+        // disk (see RewriteSegment): write them again, whole and synced.
+        QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end, last));
+        state_->stats.tail_bytes_truncated += scan.tail_bytes;
+        ++state_->stats.wal_segments_rewritten;
+        rewritten = true;
+      } else if (scan.file_bytes != scan.valid_end) {
         // Cut a torn tail, or zero-fill a cut inside the last record's
         // padding, so appends continue at the aligned end.
         QUIVER_RETURN_IF_ERROR(TruncateTail(path, scan.valid_end));
         state_->stats.tail_bytes_truncated += scan.tail_bytes;
       }
     }
+    if (rewritten) QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
     if (state_->last_checkpoint == 0 && first_header_ > 1)
       return CorruptionError("no checkpoint, and the WAL does not start at sequence 1");
+    // A checkpoint newer than the log's end (its last pages never reached
+    // the disk): appending there would leave a sequence gap in the segment.
+    // New records go to a new segment that starts after the checkpoint.
+    if (state_->last_segment != 0 && wal_end < version_->roots.sequence) state_->last_segment = 0;
     return Status::Ok();
   }
 
@@ -286,16 +354,69 @@ class Rebuilder {
     return file->Close();
   }
 
-  // salvage_wal_prefix: keep what replayed, cut the damaged segment at its
-  // valid end and set later segments aside.
-  Status Salvage(const DirListing& listing, std::size_t index, const wal::SegmentScan& scan) {
+  // Writes bytes [0, size) of `bytes` (zeros past its end) to `to`, synced;
+  // preallocated for appends if `preallocate`.
+  Status WriteCopy(const std::string& to, std::span<const std::byte> bytes, std::uint64_t size,
+                   bool preallocate) {
+    QUIVER_ASSIGN_OR_RETURN(auto file, fs_->OpenWritable(to, env::OpenMode::kTruncate));
+    if (preallocate) QUIVER_RETURN_IF_ERROR(file->Allocate(0, options_.durable.wal_segment_bytes));
+    std::uint64_t n = std::min<std::uint64_t>(size, bytes.size());
+    QUIVER_RETURN_IF_ERROR(file->Append(bytes.first(n)));
+    if (n < size) QUIVER_RETURN_IF_ERROR(file->Append(std::vector<std::byte>(size - n)));
+    QUIVER_RETURN_IF_ERROR(file->Sync());
+    return file->Close();
+  }
+
+  // Makes the valid prefix [0, size) of segment `path` durable for certain.
+  // Bytes read back after a crash may come from the page cache only: after
+  // a failed fsync Linux keeps a page readable that it never writes, and a
+  // later fsync does not write it either. Syncing the file again proves
+  // nothing; writing the bytes again does. They go to a new file, synced,
+  // that replaces the segment by rename (never an overwrite in place, which
+  // a torn write could turn into damage of acknowledged records). A crash
+  // leaves the old file or the new one, both holding what was read.
+  Status RewriteSegment(const std::string& path, std::span<const std::byte> bytes, std::uint64_t size,
+                        bool last) {
+    std::string tmp = path + ".tmp";
+    QUIVER_RETURN_IF_ERROR(WriteCopy(tmp, bytes, size, last));
+    return fs_->Rename(tmp, path);
+  }
+
+  // salvage_wal_prefix: keep what replayed; set the damaged segment and
+  // every later one aside (renamed to *.salvaged, never edited) and put a
+  // copy of the damaged segment's valid prefix in its place. Each step is
+  // durable before the next, so a crash anywhere loses nothing the next
+  // salvage could read:
+  //   1. the copy, as <segment>.prefix, synced, and its directory entry
+  //      (a crash leaves the original in place; Open removes the copy);
+  //   2. the later segments renamed aside (a crash leaves the damaged
+  //      segment last: a later open reads its valid prefix again);
+  //   3. the damaged segment renamed aside (a crash leaves the copy without
+  //      its segment: Open puts it in place, see ListAndClean);
+  //   4. the copy renamed to the segment's name.
+  Status Salvage(const DirListing& listing, std::size_t index, std::span<const std::byte> bytes,
+                 const wal::SegmentScan& scan) {
     state_->stats.salvaged = true;
-    std::string path = env::JoinPath(dir_, wal::SegmentFileName(listing.segments[index]));
-    QUIVER_RETURN_IF_ERROR(TruncateTail(path, scan.valid_end));
-    for (std::size_t k = index + 1; k < listing.segments.size(); ++k) {
-      std::string later = env::JoinPath(dir_, wal::SegmentFileName(listing.segments[k]));
-      QUIVER_RETURN_IF_ERROR(fs_->Rename(later, later + ".salvaged"));
+    if (fresh_uuid_ && scan.header_valid) {
+      // No checkpoint and no segment before this one: the graph is the one
+      // this segment's header names, so the next segment carries its UUID.
+      state_->uuid = scan.header.uuid;
+      fresh_uuid_ = false;
     }
+    std::string path = env::JoinPath(dir_, wal::SegmentFileName(listing.segments[index]));
+    std::string copy = path + kPrefixCopySuffix;
+    QUIVER_RETURN_IF_ERROR(WriteCopy(copy, bytes, scan.valid_end, /*preallocate=*/false));
+    QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+    if (index + 1 < listing.segments.size()) {
+      for (std::size_t k = index + 1; k < listing.segments.size(); ++k) {
+        std::string later = env::JoinPath(dir_, wal::SegmentFileName(listing.segments[k]));
+        QUIVER_RETURN_IF_ERROR(fs_->Rename(later, later + kSalvagedSuffix));
+      }
+      QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+    }
+    QUIVER_RETURN_IF_ERROR(fs_->Rename(path, path + kSalvagedSuffix));
+    QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+    QUIVER_RETURN_IF_ERROR(fs_->Rename(copy, path));
     state_->next_segment = listing.segments.back() + 1;
     state_->last_segment = 0;
     return fs_->SyncDir(dir_);

@@ -1,12 +1,18 @@
 // Recover: rebuilds a durable graph's state from its directory at Open.
 //
-//   1. remove stale *.tmp files (interrupted checkpoints);
+//   1. fail with Unimplemented, before changing anything, if a segment or
+//      checkpoint is of a format version this build does not read; remove
+//      stale *.tmp files (interrupted checkpoints and rewrites) and finish
+//      or remove an interrupted salvage copy;
 //   2. load the newest checkpoint that passes every check, else the one
 //      before it (Corruption if checkpoints exist and none is valid);
 //   3. replay the WAL groups after the checkpoint's sequence, through the
 //      same validation and apply code as the original commits, checking each
-//      batch gets the sequence number and ids the log recorded;
-//   4. truncate a torn tail of the last segment and remove a last segment
+//      batch gets the sequence number and ids the log recorded (damage in
+//      groups the checkpoint holds is skipped and counted);
+//   4. write every segment that held a replayed group again (a synced copy
+//      renamed over it: what was read may have been in the page cache
+//      only), cut a torn tail of the last segment and remove a last segment
 //      whose header never became durable;
 //   5. publish the result as one version.
 // Every step is idempotent, so a crash during recovery leaves a directory

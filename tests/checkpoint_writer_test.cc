@@ -95,8 +95,8 @@ TEST(CheckpointWriterTest, ParallelCheckpointOfManyChunksLoadsBackIdentical) {
     auto g = GraphImpl::OpenDurable(TestOptions(4), "/db", &fs);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     ASSERT_TRUE(Dump((*g)->GetSnapshot()) == expected);  // replayed from the WAL
-    // Open wrote a checkpoint of the replay (four threads); write another on top.
-    ASSERT_TRUE((*g)->GetOpenStats().checkpoint_written);
+    // Open made the replayed log durable again (no checkpoint); write one.
+    ASSERT_GE((*g)->GetOpenStats().wal_segments_rewritten, 1u);
     WriteBatch b;
     b.AddVertex("Late", {{"k", 1}});
     ASSERT_TRUE((*g)->Write(std::move(b)).ok());

@@ -173,8 +173,19 @@ class AuditFileSystem final : public env::FileSystem {
     if (!f.ok()) return f.status();
     return std::unique_ptr<env::ReadableFile>(std::make_unique<Readable>(this, std::move(*f), path));
   }
+  // After a rename `to` is the file that was `from` (recovery rewrites a
+  // segment as a synced copy renamed over it): it takes `from`'s sync record.
   Status Rename(const std::string& from, const std::string& to) override {
-    return Note(base_->Rename(from, to), "rename", from);
+    Status s = base_->Rename(from, to);
+    if (s.ok()) {
+      absl::MutexLock lock(&mu_);
+      const bool from_failed =
+          std::find(failed_sync_paths_.begin(), failed_sync_paths_.end(), from) != failed_sync_paths_.end();
+      std::erase(failed_sync_paths_, to);
+      std::erase(failed_sync_paths_, from);
+      if (from_failed) failed_sync_paths_.push_back(to);
+    }
+    return Note(std::move(s), "rename", from);
   }
   Status Remove(const std::string& path) override { return Note(base_->Remove(path), "remove", path); }
   Status SyncDir(const std::string& dir) override {
@@ -851,16 +862,13 @@ TEST(FaultInjectionTest, FsyncEioLinuxSemantics) {
   EXPECT_EQ(ReopenAndCheck(sim, o, 12, 12), 12u);
 }
 
-// Known gap, disabled until the design settles (see the report to the lead):
-// after a failed fsync that dropped the group's bytes (Linux), a restart
+// After a failed fsync that dropped the group's bytes (Linux), a restart
 // without power loss reads those bytes from the page cache and replays the
 // DurabilityUnknown group (allowed), then acknowledges new groups on top of
-// it. A power cut later loses the never-durable group but keeps the new ones
-// behind it, and the next Open refuses with Corruption ("damaged record ...
-// followed by committed records"): acknowledged groups become unreachable.
-// A later fsync cannot help (Linux marked the pages clean); the engine would
-// have to make what it replayed durable itself (e.g. rewrite the replayed
-// tail into a fresh segment or checkpoint it before accepting writes).
+// it. A later fsync cannot make the old bytes durable (Linux marked the
+// pages clean), so Open writes the replayed segments again from what it read
+// (a synced copy renamed over each): a power cut afterwards keeps the
+// replayed group and everything acknowledged after it.
 TEST(FaultInjectionTest, FsyncEioLinuxSemanticsRestartThenPowerLoss) {
   SimFileSystem sim;
   FaultFileSystem fault(&sim);
@@ -1052,6 +1060,66 @@ TEST(FaultInjectionTest, BackgroundCheckpointsRunAfterReopenWithALongWal) {
   DurabilityStats d = g->GetDurabilityStats();
   EXPECT_GE(d.checkpoints_written, 1u) << "no background checkpoint in " << d.wal_bytes
                                        << " WAL bytes after reopen (checkpoint_wal_bytes = 2048)";
+}
+
+// Regression: Open after a crash with a WAL tail wrote a full checkpoint of
+// the replayed state and failed if it could not, so a nearly full disk made
+// the graph unopenable. Open now writes the replayed log segments again
+// instead (O(tail) time and space) and no checkpoint at all.
+TEST(FaultInjectionTest, EnospcOnEveryCheckpointWriteDuringReopenWithATail) {
+  SimFileSystem sim;
+  FaultFileSystem fault(&sim);
+  Options o = SmallSegments(1024);
+  o.durable.checkpoint_on_close = false;
+  {
+    auto g = OpenOrDie(o, &fault);
+    ASSERT_NE(g, nullptr);
+    ASSERT_EQ(WriteGroups(*g, 1, 10), 10);
+    ASSERT_TRUE(g->Checkpoint().ok());
+    ASSERT_EQ(WriteGroups(*g, 11, 20), 10);  // the tail: 11..20, in the WAL only
+  }
+  const std::vector<std::string> checkpoints = Names(sim, "checkpoint-");
+  fault.SetFault(FaultSpec{.ops = FaultOp::kWrite | FaultOp::kAllocate,
+                           .mode = FaultMode::kPersistent,
+                           .kind = FaultKind::kEnospc,
+                           .at = 1,
+                           .path_contains = "checkpoint-"});
+  {
+    auto g = OpenOrDie(o, &fault);
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->GetOpenStats().checkpoint_sequence, 10u);
+    EXPECT_EQ(g->GetOpenStats().wal_groups_replayed, 10u);
+    EXPECT_GE(g->GetOpenStats().wal_segments_rewritten, 1u);
+    EXPECT_EQ(g->GetSnapshot().sequence(), 20u);
+    EXPECT_TRUE(MatchesReference(g->GetSnapshot()));
+    EXPECT_EQ(WriteGroups(*g, 21, 25), 5);
+    EXPECT_TRUE(MatchesReference(g->GetSnapshot()));
+    EXPECT_EQ(Names(sim, "checkpoint-"), checkpoints);
+  }
+  fault.ClearFault();
+  sim.Crash(env::CrashPolicy::kDropUnsynced, 7);
+  EXPECT_EQ(ReopenAndCheck(sim, o, 25, 25), 25u);
+}
+
+// A checkpoint never takes the space the WAL needs for its next segment: with
+// less than one segment free it is abandoned with ResourceExhausted, and
+// writes go on.
+TEST(FaultInjectionTest, CheckpointLeavesRoomForTheNextWalSegment) {
+  SimFileSystem sim;
+  const Options o = SmallSegments(4096);
+  auto g = OpenOrDie(o, &sim);
+  ASSERT_NE(g, nullptr);
+  ASSERT_EQ(WriteGroups(*g, 1, 5), 5);
+  sim.SetFreeSpace(4095);
+  Status c = g->Checkpoint();
+  EXPECT_EQ(c.code(), StatusCode::kResourceExhausted) << c.ToString();
+  EXPECT_TRUE(Names(sim, "checkpoint-").empty());
+  EXPECT_EQ(g->GetDurabilityStats().checkpoint_failures, 1u);
+  EXPECT_EQ(WriteGroups(*g, 6, 10), 5);
+  EXPECT_FALSE(g->GetDurabilityStats().poisoned);
+  sim.SetFreeSpace(std::uint64_t{1} << 30);
+  EXPECT_TRUE(g->Checkpoint().ok());
+  EXPECT_EQ(g->GetDurabilityStats().last_checkpoint_sequence, 10u);
 }
 
 TEST(FaultInjectionTest, ShortWriteThenCrashRecoversPrefix) {

@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -519,6 +520,93 @@ TEST(GoldenFormatTest, DocsShowTheGoldenBytes) {
   EXPECT_EQ(test_util::Hex(DocDumpBytes(ckpt_doc, kCheckpointGolden).data(),
                            DocDumpBytes(ckpt_doc, kCheckpointGolden).size()),
             test_util::Hex(ckpt.data(), ckpt.size()));
+}
+
+// --- Version policy (docs/wal_format.md, docs/checkpoint_format.md): a file
+// of a format version this build does not read is never modified, removed,
+// salvaged or skipped; Open fails with Unimplemented naming the file.
+
+// `bytes` (a golden file) with its format version set to `version` and its
+// header CRC resealed, as a newer Quiver would have written it.
+std::string WithVersion(std::string bytes, std::uint32_t version, std::size_t crc_offset) {
+  std::memcpy(bytes.data() + 8, &version, 4);
+  std::uint32_t crc = base::Crc32c(bytes.data(), crc_offset);
+  std::memcpy(bytes.data() + crc_offset, &crc, 4);
+  return bytes;
+}
+
+// Every file of `dir` with its bytes (durable and as a read sees them).
+std::map<std::string, std::string> DirBytes(env::SimFileSystem& fs, const std::string& dir) {
+  std::map<std::string, std::string> out;
+  const std::vector<std::string> names = fs.ListDir(dir).value();
+  for (const std::string& name : names) {
+    if (name == "LOCK") continue;
+    std::string path = dir + "/" + name;
+    out[name] = fs.ReadFileForTest(path).value() + "|durable:" + fs.ReadDurableForTest(path).value();
+  }
+  return out;
+}
+
+TEST(GoldenFormatTest, NewerFormatVersionFailsOpenAndKeepsEveryByte) {
+  const std::string wal = ReadFile(kGoldenDir / kWalGolden);
+  const std::string ckpt = ReadFile(kGoldenDir / kCheckpointGolden);
+  ASSERT_FALSE(wal.empty());
+  ASSERT_FALSE(ckpt.empty());
+  const std::string wal2 = WithVersion(wal, 2, 56);
+  const std::string ckpt2 = WithVersion(ckpt, 2, 60);
+  // An older checkpoint (sequence 3) of the same graph, for the fallback case.
+  std::string ckpt3;
+  {
+    format_test::LogBuilder log = GoldenLog();
+    env::SimFileSystem fs;
+    std::span<const format_test::LoggedGroup> groups(log.groups());
+    ASSERT_TRUE(format_test::WriteSegmentFile(fs, "/db", kFixedUuid, 1, 1, groups.first(3)).ok());
+    ckpt3 = format_test::WriteCheckpointFile(fs, "/db", kFixedUuid).value();
+  }
+  // A header-only segment 2 of version 2 after an intact segment 1: the
+  // shape of a segment that a torn creation leaves, but written whole.
+  std::string empty2(wal.data(), wal::kSegmentHeaderBytes);
+  {
+    std::uint64_t number = 2, first = 6;
+    std::memcpy(empty2.data() + 32, &number, 8);
+    std::memcpy(empty2.data() + 40, &first, 8);
+    empty2 = WithVersion(empty2, 2, 56);
+  }
+  const std::string seg1 = wal::SegmentFileName(1);
+  const std::string seg2 = wal::SegmentFileName(2);
+  const std::string ck5 = checkpoint::CheckpointFileName(5);
+  const std::string ck3 = checkpoint::CheckpointFileName(3);
+  struct Case {
+    const char* what;
+    std::vector<std::pair<std::string, std::string>> files;
+    std::string culprit;  // the file the status must name
+  };
+  const std::vector<Case> cases = {
+      {"newer WAL segment alone", {{seg1, wal2}}, seg1},
+      {"newer WAL segment under a checkpoint", {{seg1, wal2}, {ck5, ckpt}}, seg1},
+      {"newer header-only last segment", {{seg1, wal}, {seg2, empty2}}, seg2},
+      {"newer checkpoint alone", {{ck5, ckpt2}}, ck5},
+      {"newer checkpoint with the WAL", {{ck5, ckpt2}, {seg1, wal}}, ck5},
+      {"newer checkpoint over an older one", {{ck5, ckpt2}, {ck3, ckpt3}, {seg1, wal}}, ck5},
+  };
+  for (const Case& c : cases) {
+    for (bool salvage : {false, true}) {
+      SCOPED_TRACE(std::string(c.what) + (salvage ? ", salvage_wal_prefix" : ""));
+      env::SimFileSystem fs;
+      ASSERT_TRUE(fs.CreateDir("/db").ok());
+      for (const auto& [name, bytes] : c.files) ASSERT_TRUE(fs.WriteFileForTest("/db/" + name, bytes).ok());
+      const auto before = DirBytes(fs, "/db");
+      Options o;
+      o.durable.checkpoint_on_close = false;
+      o.durable.salvage_wal_prefix = salvage;
+      auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+      ASSERT_FALSE(g.ok());
+      EXPECT_EQ(g.status().code(), StatusCode::kUnimplemented) << g.status().ToString();
+      EXPECT_NE(g.status().message().find(c.culprit), std::string::npos) << g.status().ToString();
+      EXPECT_NE(g.status().message().find("format version 2"), std::string::npos) << g.status().ToString();
+      EXPECT_EQ(DirBytes(fs, "/db"), before);
+    }
+  }
 }
 
 }  // namespace

@@ -64,14 +64,18 @@ struct OpenStats {
   std::uint64_t wal_batches_replayed = 0;
   // Bytes of torn or unused tail cut from the last WAL segment.
   std::uint64_t tail_bytes_truncated = 0;
-  // True if salvage_wal_prefix gave up committed data after damage.
+  // True if salvage_wal_prefix gave up committed data after damage (the
+  // damaged segment and every later one are kept as *.salvaged files).
   bool salvaged = false;
+  // Bytes of damaged WAL records skipped because the loaded checkpoint holds
+  // every group in them (0 on a healthy disk; worth a look when not).
+  std::uint64_t wal_covered_damage_bytes = 0;
   // The sequence number of the recovered state.
   SequenceNumber recovered_sequence = 0;
-  // True if Open wrote a checkpoint of the recovered state because it
-  // replayed WAL records (see docs/durability.md: a log page read back after
-  // a crash is not proof that it is on disk).
-  bool checkpoint_written = false;
+  // WAL segments that held replayed groups and were written again, synced,
+  // before Open returned (see docs/durability.md: a log page read back after
+  // a crash is not proof that it is on disk). Open writes no checkpoint.
+  std::uint64_t wal_segments_rewritten = 0;
   std::uint64_t open_microseconds = 0;
   // Parts of open_microseconds: reading and loading the checkpoint (on
   // load_threads threads, DurableOptions::io_threads; 0 if no checkpoint was

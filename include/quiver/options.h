@@ -123,9 +123,12 @@ struct DurableOptions {
   // one full write of the graph at close. Default true.
   bool checkpoint_on_close = true;
   // Open with the valid prefix of a WAL that is damaged before its end,
-  // instead of failing with Corruption. The damaged segment is truncated
-  // and later segments are renamed to *.salvaged: committed data after the
-  // damage is given up. Default false.
+  // instead of failing with Corruption. The damaged segment and later ones
+  // are renamed to *.salvaged (kept, never edited) and a copy of the
+  // damaged segment's valid prefix takes its place: committed data after
+  // the damage is given up. Damage that the loaded checkpoint covers needs
+  // no salvage, and a file of an unknown format version is never salvaged.
+  // Default false.
   bool salvage_wal_prefix = false;
   // Threads that encode a checkpoint and that load one at open, the
   // calling thread included; 0 means one per hardware thread, at most 8.

@@ -33,6 +33,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -67,6 +68,10 @@ struct Header {
   std::uint64_t vertex_limit = 0;
   std::uint64_t edge_limit = 0;
 };
+
+// The format version of a header whose magic and CRC are intact, whatever
+// the version; nullopt otherwise.
+std::optional<std::uint32_t> IntactHeaderVersion(std::span<const std::byte> in);
 
 std::string CheckpointFileName(std::uint64_t sequence);
 // The sequence of a checkpoint file name (not .tmp), or nullopt.

@@ -131,8 +131,11 @@ Status ParseHeader(std::span<const std::byte> file, Header* h) {
   get(12, &header_bytes);
   get(60, &crc);
   if (magic != kMagic) return Bad("bad magic");
-  if (version != kFormatVersion) return Bad(base::StrCat("unknown format version ", version));
-  if (header_bytes != kHeaderBytes || crc != base::Crc32c(p, 60)) return Bad("header damaged");
+  if (crc != base::Crc32c(p, 60)) return Bad("header damaged");
+  // Written whole, by a format this build does not know: not damage (no
+  // fallback to an older checkpoint), and never touched.
+  if (version != kFormatVersion) return wal::UnknownVersionError("checkpoint", version, kFormatVersion);
+  if (header_bytes != kHeaderBytes) return Bad("header damaged");
   std::memcpy(h->uuid.data(), p + 16, 16);
   get(32, &h->sequence);
   get(40, &h->vertex_limit);

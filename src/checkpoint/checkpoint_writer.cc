@@ -14,11 +14,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <new>
 #include <vector>
 
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "base/strings.h"
 #include "checkpoint/chunk_encoder.h"
 #include "checkpoint/chunk_pipeline.h"
 
@@ -29,8 +31,9 @@ namespace {
 // file's write-back (see the top of this file).
 class PacedSink {
  public:
-  PacedSink(env::WritableFile* file, std::uint64_t writeback_bytes, WriteStats* stats)
-      : file_(file), step_(writeback_bytes), stats_(stats) {}
+  PacedSink(env::WritableFile* file, std::uint64_t writeback_bytes, WriteStats* stats,
+            std::function<Status()> check_space)
+      : file_(file), step_(writeback_bytes), stats_(stats), check_space_(std::move(check_space)) {}
 
   Status Append(std::span<const std::byte> bytes, std::uint64_t blocks) {
     QUIVER_RETURN_IF_ERROR(file_->Append(bytes));
@@ -47,6 +50,7 @@ class PacedSink {
   Status Pace() {
     const std::uint64_t end = file_->Size();
     if (step_ == 0 || end - started_ < step_) return Status::Ok();
+    QUIVER_RETURN_IF_ERROR(check_space_());
     QUIVER_RETURN_IF_ERROR(file_->StartWriteback(started_, end - started_));
     QUIVER_RETURN_IF_ERROR(file_->WaitWriteback(waited_, started_ - waited_));
     waited_ = started_;
@@ -57,6 +61,7 @@ class PacedSink {
   env::WritableFile* const file_;
   const std::uint64_t step_;
   WriteStats* const stats_;
+  const std::function<Status()> check_space_;
   std::uint64_t started_ = 0;  // write-back was started for [0, started_)
   std::uint64_t waited_ = 0;   // and is complete for [0, waited_)
 };
@@ -88,8 +93,8 @@ std::vector<Chunk> PlanChunks(const storage::GraphRoots& g, std::uint64_t chunk_
 }
 
 Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::GraphRoots& g,
-                 const WriteOptions& options, WriteStats* stats) {
-  PacedSink sink(file, options.writeback_bytes, stats);
+                 const WriteOptions& options, WriteStats* stats, const std::function<Status()>& check_space) {
+  PacedSink sink(file, options.writeback_bytes, stats, check_space);
   QUIVER_RETURN_IF_ERROR(sink.Append(EncodeHeader(uuid, g), 0));
   EncodedChunk names;
   for (auto [kind, table] : {std::pair{BlockKind::kLabels, g.labels},
@@ -125,13 +130,24 @@ Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::
 Status WriteCheckpoint(env::FileSystem* fs, const std::string& dir, const wal::Uuid& uuid,
                        const storage::GraphRoots& roots, WriteStats* stats, const WriteOptions& options) {
   *stats = WriteStats{};
+  // FreeSpace is a hint: if the file system cannot tell, ENOSPC still stops
+  // the checkpoint cleanly.
+  auto check_space = [&]() -> Status {
+    if (options.keep_free_bytes == 0) return Status::Ok();
+    Result<std::uint64_t> free = fs->FreeSpace(dir);
+    if (!free.ok() || *free >= options.keep_free_bytes) return Status::Ok();
+    return ResourceExhaustedError(base::StrCat("checkpoint abandoned: ", *free, " bytes free in ", dir,
+                                               ", and ", options.keep_free_bytes,
+                                               " are kept for the write-ahead log"));
+  };
+  QUIVER_RETURN_IF_ERROR(check_space());
   std::string name = CheckpointFileName(roots.sequence);
   std::string tmp = env::JoinPath(dir, name + ".tmp");
   auto file = fs->OpenWritable(tmp, env::OpenMode::kTruncate);
   if (!file.ok()) return file.status();
   Status s;
   try {
-    s = WriteBody(file->get(), uuid, roots, options, stats);
+    s = WriteBody(file->get(), uuid, roots, options, stats, check_space);
   } catch (const std::bad_alloc&) {
     s = ResourceExhaustedError("checkpoint: out of memory");
   }

@@ -43,6 +43,12 @@ struct WriteOptions {
   // Bytes written between write-back hints; 0 leaves write-back to the
   // kernel and the final fdatasync.
   std::uint64_t writeback_bytes = kWritebackBytes;
+  // Space the checkpoint must leave free on the directory's file system
+  // (FileSystem::FreeSpace, checked before the first write and at every
+  // write-back step): below it the checkpoint is abandoned with
+  // ResourceExhausted, so it never takes the space the WAL needs for its
+  // next segment. 0 checks nothing.
+  std::uint64_t keep_free_bytes = 0;
 };
 
 // Writes the checkpoint of `roots` into `dir`. Returns the first error

@@ -56,6 +56,12 @@ std::optional<std::uint32_t> IntactHeaderVersion(std::span<const std::byte> in) 
   return Get<std::uint32_t>(p + 8);
 }
 
+Status UnknownVersionError(std::string_view what, std::uint32_t version, std::uint32_t known) {
+  return UnimplementedError(base::StrCat(what, ": format version ", version,
+                                         version > known ? " (written by a newer Quiver)" : "",
+                                         "; this build reads format ", known, "; the file is left as it is"));
+}
+
 void EncodeRecordHeader(RecordHeader h, std::span<const std::byte> payload,
                         std::span<std::byte, kRecordHeaderBytes> out) {
   std::byte* p = out.data();

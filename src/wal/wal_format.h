@@ -28,6 +28,8 @@
 #include <string>
 #include <string_view>
 
+#include "quiver/status.h"
+
 namespace quiver::wal {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x31304C4157525651ULL;  // "QVRWAL01" as little-endian bytes
@@ -58,12 +60,17 @@ void EncodeSegmentHeader(const SegmentHeader& h, std::span<std::byte, kSegmentHe
 // Nullopt if magic, version, size or CRC do not match.
 std::optional<SegmentHeader> DecodeSegmentHeader(std::span<const std::byte> in);
 
-// Writes the header for `payload` (computing its CRC) into `out`.
 // The format version of a header whose magic and CRC are intact, whatever
 // the version; nullopt otherwise. Tells "written by another format version"
 // (an error) from "never finished being written" (a torn creation).
 std::optional<std::uint32_t> IntactHeaderVersion(std::span<const std::byte> in);
 
+// The status for a file of a format version this build does not read
+// (Unimplemented, naming `what` and the version). Such a file is never
+// modified, removed, salvaged or skipped: Open fails with this status.
+Status UnknownVersionError(std::string_view what, std::uint32_t version, std::uint32_t known);
+
+// Writes the header for `payload` (computing its CRC) into `out`.
 void EncodeRecordHeader(RecordHeader h, std::span<const std::byte> payload,
                         std::span<std::byte, kRecordHeaderBytes> out);
 // Parses a header without checking the CRC; nullopt if its fixed fields are

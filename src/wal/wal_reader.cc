@@ -31,19 +31,39 @@ bool PaddingIsZero(std::span<const std::byte> bytes, std::uint64_t from) {
   return true;
 }
 
+// Where reading may resume after damage at `pos`: the first CRC-valid
+// record past it that starts a group in [from, covered + 1], or 0. Only
+// groups below that start are skipped, all covered (from <= covered).
+std::uint64_t ResumePastCoveredDamage(std::span<const std::byte> bytes, std::uint64_t pos,
+                                      SequenceNumber from, SequenceNumber covered) {
+  if (from == 0 || from > covered) return 0;
+  for (std::uint64_t at = pos + 8; at + kRecordHeaderBytes <= bytes.size(); at += 8) {
+    auto header = bytes.subspan(at, kRecordHeaderBytes);
+    auto h = ParseRecordHeader(header);
+    if (!h || (h->type != RecordType::kFull && h->type != RecordType::kFirst)) continue;
+    if (h->first_sequence < from || h->first_sequence > covered + 1) continue;
+    if (at + kRecordHeaderBytes + h->length > bytes.size()) continue;
+    if (RecordCrcMatches(header, bytes.subspan(at + kRecordHeaderBytes, h->length))) return at;
+  }
+  return 0;
+}
+
 }  // namespace
 
-Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, SegmentScan* scan) {
+Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, SegmentScan* scan,
+                   SequenceNumber covered) {
   *scan = SegmentScan{};
   scan->file_bytes = bytes.size();
   auto header = DecodeSegmentHeader(bytes);
   if (auto version = IntactHeaderVersion(bytes); !header && version && *version != kFormatVersion)
-    return CorruptionError(base::StrCat("WAL segment of unknown format version ", *version));
+    return UnknownVersionError("WAL segment", *version, kFormatVersion);
   if (!header) {
     // A header that never reached the disk whole: the segment was being
-    // created when the process died. Nothing in it was acknowledged unless a
-    // valid record follows.
-    if (ValidRecordAfter(bytes, kSegmentHeaderBytes, 1)) return CorruptionError("WAL segment header damaged");
+    // created when the process died. Nothing in it was acknowledged. No
+    // record is appended before the header is synced, so a segment longer
+    // than its header had a durable header: its damage is no torn creation.
+    if (bytes.size() > kSegmentHeaderBytes || ValidRecordAfter(bytes, kSegmentHeaderBytes, 1))
+      return CorruptionError("WAL segment header damaged");
     scan->tail_bytes = bytes.size();
     return Status::Ok();
   }
@@ -55,13 +75,28 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
   std::vector<std::byte> assembled;
   bool in_group = false;
   SequenceNumber group_first = 0, group_last = 0;
+  // Damage at `pos`: true if reading resumed past it (all of it covered).
+  auto resume = [&]() {
+    std::uint64_t at = ResumePastCoveredDamage(bytes, pos, in_group ? group_first : next, covered);
+    if (at == 0) return false;
+    scan->covered_damage_bytes += at - pos;
+    pos = at;
+    next = ParseRecordHeader(bytes.subspan(at, kRecordHeaderBytes))->first_sequence;
+    in_group = false;
+    return true;
+  };
   while (pos + kRecordHeaderBytes <= bytes.size()) {
     auto hbytes = bytes.subspan(pos, kRecordHeaderBytes);
     auto h = ParseRecordHeader(hbytes);
-    if (!h || pos + kRecordHeaderBytes + h->length > bytes.size()) break;
-    auto payload = bytes.subspan(pos + kRecordHeaderBytes, h->length);
-    if (!RecordCrcMatches(hbytes, payload) || !PaddingIsZero(bytes, pos + kRecordHeaderBytes + h->length))
+    if (!h || pos + kRecordHeaderBytes + h->length > bytes.size()) {
+      if (resume()) continue;
       break;
+    }
+    auto payload = bytes.subspan(pos + kRecordHeaderBytes, h->length);
+    if (!RecordCrcMatches(hbytes, payload) || !PaddingIsZero(bytes, pos + kRecordHeaderBytes + h->length)) {
+      if (resume()) continue;
+      break;
+    }
     bool starts = h->type == RecordType::kFull || h->type == RecordType::kFirst;
     if (starts) {
       if (in_group || h->first_sequence != next)

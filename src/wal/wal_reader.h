@@ -13,6 +13,10 @@
 // The documented limit: damage confined to the last record looks exactly
 // like a torn write and is dropped as one (and reported).
 //
+// A header that is intact but of another format version is Unimplemented
+// (wal::UnknownVersionError); a damaged header of a segment longer than a
+// header is Corruption (records are only appended after the header's sync).
+//
 // A CRC-valid record out of sequence (gap, duplicate, reordered) is
 // Corruption at once: it was written whole, so no crash explains it.
 #ifndef QUIVER_WAL_WAL_READER_H_
@@ -39,6 +43,9 @@ struct SegmentScan {
   std::uint64_t tail_bytes = 0;      // file_bytes - valid_end
   SequenceNumber last_sequence = 0;  // of the last complete group; 0 if none
   std::uint64_t groups = 0;
+  // Bytes of damaged records skipped because every group in them is at or
+  // below `covered` (see ScanSegment).
+  std::uint64_t covered_damage_bytes = 0;
 };
 
 // Called for each complete group in order; a non-OK status stops the scan
@@ -46,10 +53,14 @@ struct SegmentScan {
 using GroupVisitor =
     std::function<Status(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload)>;
 
-// Scans `bytes` (a whole segment file). `expected_first` is the sequence the
-// segment's first group must start at if the header is valid (0: take the
-// header's). Returns Corruption as described above.
-Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, SegmentScan* scan);
+// Scans `bytes` (a whole segment file). Returns Corruption as described
+// above. Groups with a last sequence at or below `covered` are held by the
+// loaded checkpoint: damage confined to them is no reason to stop. Reading
+// resumes at the first CRC-valid group start past the damage whose first
+// sequence is at most covered + 1 (so every group skipped is covered), and
+// the skipped bytes are counted in covered_damage_bytes.
+Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, SegmentScan* scan,
+                   SequenceNumber covered = 0);
 
 // Reads a whole file into memory.
 Result<std::vector<std::byte>> ReadWholeFile(env::FileSystem* fs, const std::string& path);

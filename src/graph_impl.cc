@@ -10,6 +10,7 @@
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_writer.h"
 #include "recovery.h"
+#include "snapshot_internal.h"
 #include "wal/batch_codec.h"
 #include "wal/wal_reader.h"
 
@@ -87,12 +88,6 @@ class PinnedVersion {
 };
 
 }  // namespace
-
-// Builds Snapshot handles; the only friend of Snapshot's private constructor.
-class SnapshotInternal {
- public:
-  static Snapshot Make(const internal::Version* v) { return Snapshot(v); }
-};
 
 Graph::~Graph() = default;
 

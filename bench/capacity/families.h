@@ -20,8 +20,8 @@
 
 namespace quiver::capacity {
 
-inline constexpr std::array<std::string_view, 7> kFamilies = {"ceilings", "memory",    "writes", "checkpoint",
-                                                              "load",     "traversal", "latency"};
+inline constexpr std::array<std::string_view, 8> kFamilies = {
+    "ceilings", "memory", "writes", "checkpoint", "load", "traversal", "latency", "online"};
 
 struct Context {
   const Profile& profile;
@@ -55,6 +55,8 @@ void PlanTraversal(Context& ctx);
 Json RunTraversal(Context& ctx);
 void PlanLatency(Context& ctx);
 Json RunLatency(Context& ctx);
+void PlanOnline(Context& ctx);
+Json RunOnline(Context& ctx);
 
 // Closes `graph`; a failure aborts the bench.
 void CheckClose(Graph& graph);

@@ -27,6 +27,8 @@
 //   load        reopen (checkpoint + WAL tail replay) time and elements/s of the checkpoint graphs
 //   traversal   out-edge sweep, 1 and all threads, vs raw CSR: 1M 5M | 5M 20M 100M edges, + power-law shape
 //   latency     vertex lookup, 100 out-edges, 2-hop over 800 edges, p50/p95/p99: 10K, 100K, 1M vertices
+//   online      2-/3-hop expansion vs CSR, shortest path, top-20 by weight, p50/p95: 1M x 10 (+ 2K x 100
+//   hubs)
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -51,7 +53,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: quiver-bench --profile quick|full [--out PATH] [--runner-label TEXT] [--only FAMILY]\n"
     "                    [--data-dir DIR] [--record] [--history PATH]\n"
-    "  FAMILY: ceilings, memory, writes, checkpoint, load, traversal, latency\n";
+    "  FAMILY: ceilings, memory, writes, checkpoint, load, traversal, latency, online\n";
 
 struct Args {
   std::string profile = "quick";
@@ -156,6 +158,7 @@ int Run(const Args& args) {
   if (ctx.Selected("checkpoint") || ctx.Selected("load")) PlanCheckpointAndLoad(ctx);
   if (ctx.Selected("traversal")) PlanTraversal(ctx);
   if (ctx.Selected("latency")) PlanLatency(ctx);
+  if (ctx.Selected("online")) PlanOnline(ctx);
   std::fprintf(stderr, "quiver-bench: profile %s, about %.0f s estimated; data in a fresh directory on %s\n",
                profile.name.c_str(), progress.EstimatedTotalSeconds(),
                report["environment"]["dataDirFileSystem"].dump().c_str());
@@ -174,6 +177,7 @@ int Run(const Args& args) {
   }
   Json traversal = ctx.Selected("traversal") ? RunTraversal(ctx) : NotMeasured(skipped);
   Json latency = ctx.Selected("latency") ? RunLatency(ctx) : NotMeasured(skipped);
+  Json online = ctx.Selected("online") ? RunOnline(ctx) : NotMeasured(skipped);
   ctx.shared.clear();
   std::error_code ec;
   std::filesystem::remove_all(run_dir, ec);
@@ -185,6 +189,7 @@ int Run(const Args& args) {
   report["load"] = load;
   report["traversal"] = traversal;
   report["latency"] = latency;
+  report["online"] = online;
   report["run"] = {{"seed", kSeed}, {"elapsedSeconds", progress.ElapsedSeconds()}};
 
   const std::string out = args.out ? *args.out : DefaultOutputPath();

@@ -20,6 +20,10 @@ Profile QuickProfile() {
   p.traversal_passes = 10;
   p.latency_vertices = {10'000, 100'000, 1'000'000};
   p.latency_samples = 20'000;
+  // The 1M x 10 shape is the full profile's; the quick one is a
+  // smoke run that CI pays for on two cores.
+  p.online_vertices = 200'000;
+  p.online_samples = 500;
   p.fdatasync_seconds = 1.5;
   p.sequential_write_bytes = std::uint64_t{256} << 20;
   p.bandwidth_array_bytes = std::uint64_t{128} << 20;
@@ -44,6 +48,8 @@ Profile FullProfile() {
   p.traversal_passes = 5;
   p.latency_vertices = {10'000, 100'000, 1'000'000};
   p.latency_samples = 100'000;
+  p.online_vertices = 1'000'000;
+  p.online_samples = 5'000;
   p.fdatasync_seconds = 5.0;
   p.sequential_write_bytes = std::uint64_t{1} << 30;
   p.bandwidth_array_bytes = std::uint64_t{512} << 20;

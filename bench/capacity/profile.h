@@ -33,6 +33,9 @@ struct Profile {
   // latency: vertex counts and timed operations per operation kind.
   std::vector<std::uint64_t> latency_vertices;
   std::uint64_t latency_samples = 0;
+  // online: the V of the V x 10 graph and the timed queries per kind (top-K: 10x as many).
+  std::uint64_t online_vertices = 0;
+  std::size_t online_samples = 0;
   // ceilings
   double fdatasync_seconds = 0;
   std::uint64_t sequential_write_bytes = 0;

@@ -7,6 +7,7 @@
 #include "quiver/options.h"
 #include "quiver/snapshot.h"
 #include "quiver/status.h"
+#include "quiver/traversal.h"
 #include "quiver/value.h"
 #include "quiver/write_batch.h"
 

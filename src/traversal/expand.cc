@@ -1,0 +1,215 @@
+// Expand (k-hop neighbourhood, breadth-first) and PathTo.
+//
+// Deduplicating expansion is a level-synchronous BFS over one mark array: a
+// vertex is marked when first discovered (depth and parent edge), so it is
+// reported and expanded at most once, at its smallest depth. A vertex that a
+// vertex filter refuses is marked kRejected so the filter runs once per
+// vertex, not once per edge into it. Without deduplication the frontier holds
+// walks instead of vertices and nothing is marked.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "traversal/context.h"
+
+namespace quiver {
+
+using traversal::GraphView;
+using traversal::Mark;
+
+namespace {
+
+// Everything one Expand call reads, resolved once.
+struct Expansion {
+  const GraphView& view;
+  const ExpandSpec& spec;
+  TraversalContext::Impl& m;
+  traversal::BudgetClock& clock;
+  const std::function<bool(const Visit&)>& sink;
+  bool vertex_filtered;
+  bool edge_filtered;
+
+  // Whether the edge `e` from `from` to `to` (path orientation) may be followed.
+  bool EdgePasses(std::uint64_t e, std::uint64_t from, std::uint64_t to) const {
+    if (!edge_filtered) return true;
+    if (!m.edge_predicates.empty() && !traversal::EvaluateAll(view.EdgeProps(e), m.edge_predicates))
+      return false;
+    return !spec.edge_filter || spec.edge_filter(EdgeId(e), VertexId(from), VertexId(to));
+  }
+
+  bool VertexPasses(std::uint64_t v) const {
+    if (!vertex_filtered) return true;
+    const storage::VertexSlot* s = view.Vertex(v);
+    if (!m.any_label) {
+      bool found = false;
+      for (std::uint32_t l : m.labels) found |= (l == s->label);
+      if (!found) return false;
+    }
+    if (!traversal::EvaluateAll(s->props, m.vertex_predicates)) return false;
+    return !spec.vertex_filter || spec.vertex_filter(VertexId(v));
+  }
+
+  // False: stop (the sink asked to).
+  bool Report(std::uint64_t v, std::uint32_t depth, std::uint64_t parent, std::uint64_t edge) {
+    if (depth < spec.min_depth) return true;
+    if (sink(Visit{VertexId(v), depth, VertexId(parent), EdgeId(edge)})) return true;
+    return clock.Stop(StopReason::kCallback);
+  }
+
+  void RunDeduplicated();
+  void RunWalks();
+};
+
+void Expansion::RunDeduplicated() {
+  std::vector<std::uint64_t>& q = m.queue[0];
+  q.clear();
+  for (VertexId s : spec.seeds) {
+    if (m.Marked(0, s.value())) continue;
+    if (!clock.Vertex()) return;
+    m.mark(0, s.value()) = Mark{m.generation, 0, kNoEdge.value()};
+    if (!Report(s.value(), 0, s.value(), kNoEdge.value())) return;
+    q.push_back(s.value());
+  }
+  for (std::size_t head = 0; head < q.size(); ++head) {
+    const std::uint64_t v = q[head];
+    const std::uint32_t depth = m.mark(0, v).depth;
+    if (depth >= spec.max_depth) break;  // the queue is in depth order
+    if (!clock.Tick()) return;
+    GraphView::ForEachEntry(view.Vertex(v), spec.direction, m.types, [&](const EdgeEntry& entry, bool) {
+      if (!clock.Edge()) return false;
+      const std::uint64_t n = entry.neighbor().value();
+      if (m.Marked(0, n)) return true;
+      const std::uint64_t e = entry.edge().value();
+      if (!EdgePasses(e, v, n)) return true;
+      if (!VertexPasses(n)) {
+        m.mark(0, n) = Mark{m.generation, traversal::kRejected, kNoEdge.value()};
+        return true;
+      }
+      if (!clock.Vertex()) return false;
+      m.mark(0, n) = Mark{m.generation, depth + 1, e};
+      if (!Report(n, depth + 1, v, e)) return false;
+      if (depth + 1 < spec.max_depth) q.push_back(n);
+      return true;
+    });
+    if (clock.stopped()) return;
+  }
+}
+
+void Expansion::RunWalks() {
+  std::vector<traversal::QueueEntry>& q = m.walks;
+  q.clear();
+  for (VertexId s : spec.seeds) {
+    if (!clock.Vertex()) return;
+    if (!Report(s.value(), 0, s.value(), kNoEdge.value())) return;
+    q.push_back({s.value(), s.value(), kNoEdge.value(), 0});
+  }
+  for (std::size_t head = 0; head < q.size(); ++head) {
+    const traversal::QueueEntry w = q[head];
+    if (w.depth >= spec.max_depth) break;
+    if (!clock.Tick()) return;
+    GraphView::ForEachEntry(view.Vertex(w.vertex), spec.direction, m.types,
+                            [&](const EdgeEntry& entry, bool) {
+                              if (!clock.Edge()) return false;
+                              const std::uint64_t n = entry.neighbor().value();
+                              const std::uint64_t e = entry.edge().value();
+                              if (!EdgePasses(e, w.vertex, n) || !VertexPasses(n)) return true;
+                              if (!clock.Vertex()) return false;
+                              if (!Report(n, w.depth + 1, w.vertex, e)) return false;
+                              if (w.depth + 1 < spec.max_depth) q.push_back({n, w.vertex, e, w.depth + 1});
+                              return true;
+                            });
+    if (clock.stopped()) return;
+  }
+}
+
+Status CheckSpec(const GraphView& view, const ExpandSpec& spec) {
+  if (spec.min_depth > spec.max_depth) return InvalidArgumentError("min_depth is greater than max_depth");
+  QUIVER_RETURN_IF_ERROR(traversal::CheckBudget(spec.budget));
+  for (VertexId s : spec.seeds) QUIVER_RETURN_IF_ERROR(traversal::CheckVertex(view, s, "seed"));
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status Expand(const Snapshot& snap, const ExpandSpec& spec, TraversalContext& ctx,
+              const std::function<bool(const Visit&)>& sink, TraversalStats* stats) {
+  TraversalStats local;
+  if (stats == nullptr) stats = &local;
+  traversal::BudgetClock clock(spec.budget, stats);
+  TraversalContext::Impl& m = TraversalContext::Impl::Enter(ctx);
+  m.expand_version = nullptr;
+  if (!snap.valid()) return InvalidArgumentError("Expand on an invalid snapshot");
+  GraphView view(snap);
+  QUIVER_RETURN_IF_ERROR(CheckSpec(view, spec));
+
+  m.ResolveTypes(snap, spec.edge_types);
+  m.any_label = spec.vertex_labels.empty();
+  m.labels.clear();
+  for (const std::string& l : spec.vertex_labels)
+    if (auto id = snap.FindLabel(l)) m.labels.push_back(id->value());
+  TraversalContext::Impl::ResolvePredicates(snap, spec.vertex_predicates, &m.vertex_predicates);
+  TraversalContext::Impl::ResolvePredicates(snap, spec.edge_predicates, &m.edge_predicates);
+
+  Expansion x{view,
+              spec,
+              m,
+              clock,
+              sink,
+              !m.any_label || !m.vertex_predicates.empty() || static_cast<bool>(spec.vertex_filter),
+              !m.edge_predicates.empty() || static_cast<bool>(spec.edge_filter)};
+  if (!clock.Poll()) return clock.Finish();
+  if (spec.deduplicate) {
+    m.Begin(view.vertex_limit(), 1, false);
+    m.expand_version = SnapshotInternal::VersionOf(snap);
+    m.expand_generation = m.generation;
+    x.RunDeduplicated();
+  } else {
+    x.RunWalks();
+  }
+  return clock.Finish();
+}
+
+Status Expand(const Snapshot& snap, const ExpandSpec& spec, TraversalContext& ctx, std::vector<Visit>* out,
+              TraversalStats* stats) {
+  out->clear();
+  // A function_ref would avoid the std::function; this one captures one
+  // pointer, which fits the small-object buffer, so it does not allocate.
+  Status s = Expand(
+      snap, spec, ctx,
+      [out](const Visit& v) {
+        out->push_back(v);
+        return true;
+      },
+      stats);
+  if (!s.ok() && s.code() != StatusCode::kResourceExhausted) out->clear();
+  return s;
+}
+
+Status PathTo(const Snapshot& snap, const TraversalContext& ctx, VertexId v, Path* path) {
+  path->vertices.clear();
+  path->edges.clear();
+  path->cost = 0;
+  const TraversalContext::Impl& m = ctx.impl();
+  if (!snap.valid() || m.expand_version != SnapshotInternal::VersionOf(snap) ||
+      m.expand_generation != m.generation)
+    return FailedPreconditionError(
+        "PathTo needs a deduplicating Expand on this snapshot as the context's last call");
+  GraphView view(snap);
+  std::uint64_t cur = v.value();
+  if (cur >= m.sides[0].marks.size() || m.sides[0].marks[cur].stamp != m.generation ||
+      m.sides[0].marks[cur].depth == traversal::kRejected)
+    return NotFoundError("vertex " + std::to_string(cur) + " was not visited by the last Expand");
+  while (true) {
+    path->vertices.push_back(VertexId(cur));
+    std::uint64_t e = m.sides[0].marks[cur].parent_edge;
+    if (e == kNoEdge.value()) break;
+    path->edges.push_back(EdgeId(e));
+    cur = traversal::OtherEnd(view, e, cur);
+  }
+  std::reverse(path->vertices.begin(), path->vertices.end());
+  std::reverse(path->edges.begin(), path->edges.end());
+  path->cost = static_cast<double>(path->edges.size());
+  return Status::Ok();
+}
+
+}  // namespace quiver

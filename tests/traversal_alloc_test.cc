@@ -1,0 +1,82 @@
+// A warmed-up TraversalContext serves repeated queries without allocating:
+// this binary's operator new counts allocations made on the test's thread
+// while counting is switched on.
+#include <cstdlib>
+#include <new>
+
+#include "gtest/gtest.h"
+#include "quiver/traversal.h"
+#include "traversal_test_graph.h"
+
+// Specs are aggregates with defaults, written with designated initializers;
+// GCC 12 flags every member such an initializer leaves to its default.
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
+namespace {
+
+thread_local bool g_counting = false;
+thread_local std::size_t g_allocations = 0;
+
+}  // namespace
+
+// The replaceable global allocation functions (one definition per program;
+// quiver_tests has no other). GCC cannot see that this free() pairs with the
+// malloc() in operator new above and warns.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+void* operator new(std::size_t n) {
+  if (g_counting) ++g_allocations;
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return ::operator new(n); }
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete[](void* p) noexcept { ::operator delete(p); }
+void operator delete(void* p, std::size_t) noexcept { ::operator delete(p); }
+void operator delete[](void* p, std::size_t) noexcept { ::operator delete(p); }
+
+namespace quiver {
+namespace {
+
+TEST(TraversalAllocTest, WarmContextAllocatesNothing) {
+  traversal_test::RefGraph g = traversal_test::BuildRandom(9, 300, 3000, false);
+  Snapshot snap = g.graph->GetSnapshot();
+  TraversalContext ctx;
+  ExpandSpec expand{.seeds = {VertexId(g.vertices[0]), VertexId(g.vertices[1])},
+                    .direction = TraversalDirection::kBoth,
+                    .edge_types = {"A"},
+                    .max_depth = 3};
+  expand.vertex_labels = {"P"};
+  expand.edge_predicates = {{"w", CompareOp::kGe, std::int64_t{1}}};
+  PathSpec unweighted{.direction = TraversalDirection::kBoth};
+  PathSpec weighted{.weight_key = "w"};
+  TopKSpec top{.key = "w", .k = 20};
+  std::vector<Visit> visits;
+  std::vector<Neighbor> best;
+  Path path;
+  auto run = [&](std::uint64_t i) {
+    VertexId s(g.vertices[i % 300]), t(g.vertices[(i * 7 + 3) % 300]);
+    expand.seeds[0] = s;
+    EXPECT_TRUE(Expand(snap, expand, ctx, &visits).ok());
+    EXPECT_TRUE(ShortestPath(snap, s, t, unweighted, ctx, &path).ok());
+    EXPECT_TRUE(ShortestPath(snap, s, t, weighted, ctx, &path).ok());
+    EXPECT_TRUE(TopKNeighbors(snap, s, top, ctx, &best).ok());
+  };
+  for (std::uint64_t i = 0; i < 300; ++i) run(i);  // warm-up: every buffer reaches its high-water mark
+  g_allocations = 0;
+  g_counting = true;
+  for (std::uint64_t i = 0; i < 300; ++i) run(i);
+  g_counting = false;
+  EXPECT_EQ(g_allocations, 0u);
+  // The counter does count: a fresh context must allocate its scratch.
+  TraversalContext cold;
+  g_counting = true;
+  EXPECT_TRUE(
+      ShortestPath(snap, VertexId(g.vertices[0]), VertexId(g.vertices[5]), unweighted, cold, &path).ok());
+  g_counting = false;
+  EXPECT_GT(g_allocations, 0u);
+}
+
+}  // namespace
+}  // namespace quiver

@@ -23,7 +23,7 @@ void PrintPath(const quiver::Snapshot& snap, const char* what, const quiver::Pat
   std::printf("%s (cost %g):", what, path.cost);
   for (quiver::VertexId v : path.vertices) {
     std::optional<quiver::PropertyView> name = snap.GetProperty(v, "name");
-    std::printf(" %s", name ? std::string(name->as_string()).c_str() : "?");
+    std::printf(" %s", name ? std::string(name->as_string().value_or("?")).c_str() : "?");
   }
   std::printf("\n");
 }

@@ -97,7 +97,7 @@ Model BuildModel(const Snapshot& snap, const ProjectionSpec& spec) {
     double w = 0;
     if (!spec.weight_property.empty()) {
       const PropertyView v = *snap.GetProperty(e, spec.weight_property);
-      w = v.type() == ValueType::kInt64 ? static_cast<double>(v.as_int64()) : v.as_double();
+      w = v.type() == ValueType::kInt64 ? static_cast<double>(*v.as_int64()) : *v.as_double();
     }
     arcs[{s, t}].push_back(w);
     if (spec.undirected && s != t) arcs[{t, s}].push_back(w);

@@ -255,8 +255,8 @@ class ProjectionBuilder {
       return InvalidArgumentError("Project: edge " + std::to_string(e.value()) + " has no weight property '" +
                                   spec_.weight_property + "'");
     }
-    if (v->type() == ValueType::kInt64) return static_cast<double>(v->as_int64());
-    if (v->type() == ValueType::kDouble) return v->as_double();
+    if (v->type() == ValueType::kInt64) return static_cast<double>(*v->as_int64());
+    if (v->type() == ValueType::kDouble) return *v->as_double();
     return InvalidArgumentError("Project: edge " + std::to_string(e.value()) + " has a " +
                                 std::string(ValueTypeName(v->type())) + " weight property '" +
                                 spec_.weight_property + "'; it must be int64 or double");

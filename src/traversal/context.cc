@@ -111,15 +111,15 @@ bool Evaluate(const storage::PropBlock* block, const ResolvedPredicate& p) {
   const PropertyValue& c = *p.value;
   ValueType vt = v->type(), ct = c.type();
   if (IsNumber(vt) && IsNumber(ct)) {
-    if (vt == ValueType::kInt64 && ct == ValueType::kInt64) return Compare(v->as_int64(), c.as_int64(), p.op);
-    double a = vt == ValueType::kInt64 ? static_cast<double>(v->as_int64()) : v->as_double();
-    double b = ct == ValueType::kInt64 ? static_cast<double>(c.as_int64()) : c.as_double();
+    if (vt == ValueType::kInt64 && ct == ValueType::kInt64) return Compare(*v->as_int64(), *c.as_int64(), p.op);
+    double a = vt == ValueType::kInt64 ? static_cast<double>(*v->as_int64()) : *v->as_double();
+    double b = ct == ValueType::kInt64 ? static_cast<double>(*c.as_int64()) : *c.as_double();
     return Compare(a, b, p.op);
   }
   if (vt != ct) return false;
-  if (vt == ValueType::kString) return Compare(v->as_string(), std::string_view(c.as_string()), p.op);
+  if (vt == ValueType::kString) return Compare(*v->as_string(), *c.as_string(), p.op);
   if (vt == ValueType::kBool && (p.op == CompareOp::kEq || p.op == CompareOp::kNe))
-    return Compare(v->as_bool(), c.as_bool(), p.op);
+    return Compare(*v->as_bool(), *c.as_bool(), p.op);
   return false;
 }
 
@@ -153,9 +153,9 @@ bool WeightOf(const GraphView& view, const WeightRule& rule, std::uint64_t e, do
   std::optional<PropertyView> v = storage::GetProperty(view.EdgeProps(e), *rule.key);
   if (!v || v->is_null()) return true;
   if (v->type() == ValueType::kInt64) {
-    *w = static_cast<double>(v->as_int64());
+    *w = static_cast<double>(*v->as_int64());
   } else if (v->type() == ValueType::kDouble) {
-    *w = v->as_double();
+    *w = *v->as_double();
   } else {
     return false;
   }

@@ -63,9 +63,9 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
         if (!p || p->is_null()) return true;
         double score;
         if (p->type() == ValueType::kDouble) {
-          score = p->as_double();
+          score = *p->as_double();
         } else if (p->type() == ValueType::kInt64) {
-          score = static_cast<double>(p->as_int64());
+          score = static_cast<double>(*p->as_int64());
         } else {
           error = NotNumeric(of_edge ? "edge" : "vertex", id, p->type());
           return false;

@@ -42,7 +42,7 @@ namespace {
 using format_test::AsBytes;
 using format_test::kFixedUuid;
 
-const std::filesystem::path kSourceDir = std::filesystem::path(__FILE__).parent_path().parent_path();
+const std::filesystem::path kSourceDir = std::filesystem::path(QUIVER_TESTS_SOURCE_DIR).parent_path();
 const std::filesystem::path kGoldenDir = kSourceDir / "tests" / "golden";
 constexpr const char* kWalGolden = "wal-small.log";
 constexpr const char* kCheckpointGolden = "checkpoint-small.qck";

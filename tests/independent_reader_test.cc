@@ -23,7 +23,7 @@
 namespace quiver {
 namespace {
 
-const std::filesystem::path kGoldenDir = std::filesystem::path(__FILE__).parent_path() / "golden";
+const std::filesystem::path kGoldenDir = std::filesystem::path(QUIVER_TESTS_SOURCE_DIR) / "golden";
 
 std::string ReadWhole(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);

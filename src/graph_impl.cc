@@ -5,6 +5,7 @@
 #include <new>
 #include <thread>
 
+#include "base/durability_faults.h"
 #include "base/parallel.h"
 #include "base/strings.h"
 #include "checkpoint/checkpoint_format.h"
@@ -431,7 +432,8 @@ Status GraphImpl::RemoveCoveredFiles(DurableState& d, SequenceNumber previous_ch
     d.segment_first.erase(number);
     removed = true;
   }
-  if (removed) QUIVER_RETURN_IF_ERROR(d.fs->SyncDir(d.dir));
+  if (removed || base::DurabilityFaultOn(&base::DurabilityFaults::remove_before_dir_sync))
+    QUIVER_RETURN_IF_ERROR(d.fs->SyncDir(d.dir));
   return Status::Ok();
 }
 

@@ -19,6 +19,7 @@
 
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "base/durability_faults.h"
 #include "checkpoint/chunk_encoder.h"
 #include "checkpoint/chunk_pipeline.h"
 
@@ -135,10 +136,11 @@ Status WriteCheckpoint(env::FileSystem* fs, const std::string& dir, const wal::U
   } catch (const std::bad_alloc&) {
     s = ResourceExhaustedError("checkpoint: out of memory");
   }
-  if (s.ok()) s = (*file)->Sync();
+  if (s.ok() && !base::DurabilityFaultOn(&base::DurabilityFaults::skip_checkpoint_sync)) s = (*file)->Sync();
   Status closed = (*file)->Close();
   if (s.ok()) s = closed;
   if (s.ok()) s = fs->Rename(tmp, env::JoinPath(dir, name));
+  if (s.ok() && base::DurabilityFaultOn(&base::DurabilityFaults::remove_before_dir_sync)) return s;
   if (s.ok()) return fs->SyncDir(dir);
   fs->Remove(tmp).IgnoreError();  // best effort: recovery also removes stale .tmp files
   return s;

@@ -5,6 +5,7 @@
 #include <new>
 #include <thread>
 
+#include "base/durability_faults.h"
 #include "base/parallel.h"
 #include "base/strings.h"
 #include "checkpoint/checkpoint_format.h"
@@ -563,7 +564,8 @@ Status GraphImpl::RemoveCoveredFiles(DurableState& d, SequenceNumber previous_ch
     d.segment_first.erase(number);
     removed = true;
   }
-  if (!removed) return Status::Ok();
+  if (!removed && !base::DurabilityFaultOn(&base::DurabilityFaults::remove_before_dir_sync))
+    return Status::Ok();
   Status s = d.fs->SyncDir(d.dir);
   if (!s.ok() && dir_sync_failed != nullptr) *dir_sync_failed = true;
   return s;

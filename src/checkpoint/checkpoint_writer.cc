@@ -20,6 +20,7 @@
 
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "base/durability_faults.h"
 #include "base/strings.h"
 #include "checkpoint/chunk_encoder.h"
 #include "checkpoint/chunk_pipeline.h"
@@ -151,12 +152,14 @@ Status WriteCheckpoint(env::FileSystem* fs, const std::string& dir, const wal::U
   } catch (const std::bad_alloc&) {
     s = ResourceExhaustedError("checkpoint: out of memory");
   }
-  if (s.ok()) s = (*file)->Sync();
+  if (s.ok() && !base::DurabilityFaultOn(&base::DurabilityFaults::skip_checkpoint_sync)) s = (*file)->Sync();
   Status closed = (*file)->Close();
   if (s.ok()) s = closed;
   if (s.ok()) s = fs->Rename(tmp, env::JoinPath(dir, name));
   if (s.ok()) {
     stats->renamed = true;
+    // Negative control (tests only): leave the rename unsynced.
+    if (base::DurabilityFaultOn(&base::DurabilityFaults::remove_before_dir_sync)) return s;
     return fs->SyncDir(dir);
   }
   fs->Remove(tmp).IgnoreError();  // best effort: recovery also removes stale .tmp files

@@ -1,0 +1,60 @@
+// DurabilityFaults: test-only switches that break the durable write path on
+// purpose, so that the crash-point enumeration can show it notices each
+// broken rule (negative controls, tests/durability_negative_control_test.cc).
+//
+// They are compiled into every build, default to off, and nothing in the
+// engine or the public API sets them: only tests include this header to
+// turn them on (through ScopedDurabilityFault). The engine only reads them,
+// at the few places named below; an unset switch costs one relaxed load.
+//
+// Thread safety: the switches are atomics; a test sets them while no graph
+// is open and clears them before the next.
+#ifndef QUIVER_BASE_DURABILITY_FAULTS_H_
+#define QUIVER_BASE_DURABILITY_FAULTS_H_
+
+#include <atomic>
+
+namespace quiver::base {
+
+struct DurabilityFaults {
+  // WalWriter::StartSegment does not fsync the directory after creating a
+  // segment, so the segment's name may vanish in a crash after groups in it
+  // were acknowledged.
+  std::atomic<bool> skip_segment_dir_sync{false};
+  // WriteCheckpoint renames the checkpoint into place without fdatasync'ing
+  // it first, so a crash may keep the name with missing or partial bytes.
+  std::atomic<bool> skip_checkpoint_sync{false};
+  // The checkpoint's cleanup (removing files it makes unnecessary) runs
+  // before the directory fsync that makes the checkpoint's name durable:
+  // WriteCheckpoint skips its directory fsync, the cleanup's own fsync
+  // comes after the removals.
+  std::atomic<bool> remove_before_dir_sync{false};
+};
+
+// The process's switches.
+inline DurabilityFaults& TestDurabilityFaults() {
+  static DurabilityFaults faults;
+  return faults;
+}
+
+inline bool DurabilityFaultOn(std::atomic<bool> DurabilityFaults::*fault) {
+  return (TestDurabilityFaults().*fault).load(std::memory_order_relaxed);
+}
+
+// Turns one switch on for a scope (tests only).
+class ScopedDurabilityFault {
+ public:
+  explicit ScopedDurabilityFault(std::atomic<bool> DurabilityFaults::*fault, bool on = true) : fault_(fault) {
+    (TestDurabilityFaults().*fault_).store(on);
+  }
+  ~ScopedDurabilityFault() { (TestDurabilityFaults().*fault_).store(false); }
+  ScopedDurabilityFault(const ScopedDurabilityFault&) = delete;
+  ScopedDurabilityFault& operator=(const ScopedDurabilityFault&) = delete;
+
+ private:
+  std::atomic<bool> DurabilityFaults::*fault_;
+};
+
+}  // namespace quiver::base
+
+#endif  // QUIVER_BASE_DURABILITY_FAULTS_H_

@@ -1,0 +1,394 @@
+// Crash-point enumeration with the engine running as it does in production:
+// several producer threads with several batches in flight each (so commit
+// groups hold several batches), background checkpoints on, explicit
+// checkpoints now and then, small WAL segments, and values over one WAL
+// fragment (groups of several records). Used by durability_enumeration_test
+// (the figures) and durability_negative_control_test (the checks of the
+// checker).
+//
+// The workload is not deterministic (threads), so each crash point runs it
+// afresh on a SimFileSystem armed to die at mutating operation n, and the
+// oracle is built from what that very run did: every batch carries a marker
+// vertex (random_workload.h), the batches acknowledged with sequence s are
+// recorded, and a recovered graph's markers, in id order, name the batches
+// it holds in commit order. Replaying those batches in that order on a
+// volatile graph gives the state recovery must show, element for element.
+//
+// States are compared by StateFingerprint (every element, property,
+// adjacency entry and name id). Per crash point and crash policy it checks:
+//   1. Open succeeds (else: recovery failure, and every acknowledged batch
+//      counts as lost);
+//   2. the recovered sequence M >= every acknowledged sequence (else the
+//      difference is lost), the first acknowledged markers are exactly the
+//      acknowledged batches in order, the rest are batches that were in
+//      flight (else a phantom), and the state equals the replay of the
+//      marked batches (else a mismatch);
+//   3. the independent reader (independent_reader.h), run on the crashed
+//      files before Open, rebuilds the same state;
+//   4. a second crash at an operation inside that recovery, under the same
+//      policy, then a third open: the same state again (not only the same
+//      sequence).
+//
+// Thread safety: RunCrashEnumeration is single-threaded apart from the
+// producers it starts.
+#ifndef QUIVER_TESTS_CRASH_ENUMERATION_H_
+#define QUIVER_TESTS_CRASH_ENUMERATION_H_
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <future>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <ostream>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "env/sim_file_system.h"
+#include "graph_impl.h"
+#include "independent_reader.h"
+#include "quiver/quiver.h"
+#include "random_workload.h"
+#include "test_util.h"
+
+namespace quiver::test_util {
+
+struct EnumerationConfig {
+  Options options;
+  std::uint64_t seed = 1;
+  int producers = 3;
+  int bursts_per_producer = 8;
+  int max_in_flight = 4;           // batches a producer submits before waiting
+  int checkpoint_one_in = 6;       // producer 0 calls Checkpoint() after this share of bursts
+  int big_value_one_in = 12;       // batches with a value over one WAL fragment
+  std::uint64_t crash_points = 0;  // 0: every operation; else about this many, evenly spread
+};
+
+struct EnumerationFigures {
+  std::uint64_t total_ops = 0;  // of the reference run
+  std::uint64_t crash_points = 0;
+  std::uint64_t recoveries = 0;
+  std::uint64_t acked_verified = 0;        // acknowledged batches found in recovered states
+  std::uint64_t acked_lost = 0;            // acknowledged batches missing
+  std::uint64_t recovery_failures = 0;     // Open failed on a crashed state
+  std::uint64_t state_mismatches = 0;      // not the replay of a prefix; phantoms
+  std::uint64_t second_crash_diffs = 0;    // the state after a crash during recovery differs
+  std::uint64_t reader_disagreements = 0;  // the independent reader differs or fails
+  std::uint64_t batches = 0;               // of the reference run: acknowledged batches
+  std::uint64_t groups = 0;                // ... in this many commit groups
+  std::uint64_t checkpoints = 0;           // ... and this many checkpoints written
+  std::uint64_t big_groups = 0;            // ... and batches carrying a value over one fragment
+  std::vector<std::string> first_failures;
+
+  std::uint64_t violations() const {
+    return acked_lost + recovery_failures + state_mismatches + second_crash_diffs + reader_disagreements;
+  }
+  void Add(const EnumerationFigures& o);
+};
+
+std::ostream& operator<<(std::ostream& out, const EnumerationFigures& f);
+
+// What one run of the workload did.
+struct WorkloadTrace {
+  std::mutex mu;
+  std::map<std::uint64_t, WriteBatch> batches;    // marker -> the batch submitted
+  std::map<SequenceNumber, std::uint64_t> acked;  // sequence -> marker
+  std::set<std::uint64_t> big;                    // markers of batches with a value over one fragment
+};
+
+inline void RunProducer(Graph& g, const EnumerationConfig& c, int p, WorkloadTrace* trace) {
+  std::mt19937_64 rng(c.seed * 1'000'003 + static_cast<std::uint64_t>(p));
+  std::uint64_t next = 0;
+  for (int burst = 0; burst < c.bursts_per_producer; ++burst) {
+    std::vector<std::pair<std::uint64_t, std::future<Result<CommitInfo>>>> pending;
+    {
+      const Snapshot s = g.GetSnapshot();
+      const int n = 1 + static_cast<int>(rng() % static_cast<std::uint64_t>(c.max_in_flight));
+      for (int i = 0; i < n; ++i) {
+        RandomBatchOptions o;
+        o.marker = (static_cast<std::uint64_t>(p) + 1) * 1'000'000 + ++next;
+        o.big_value_one_in = c.big_value_one_in;
+        bool big = false;
+        o.made_big = &big;
+        WriteBatch b = RandomBatch(s, rng, o);
+        {
+          std::lock_guard<std::mutex> lock(trace->mu);
+          trace->batches.emplace(o.marker, b);
+          if (big) trace->big.insert(o.marker);
+        }
+        pending.emplace_back(o.marker, g.WriteAsync(std::move(b)));
+      }
+    }
+    bool stop = false;
+    for (auto& [marker, f] : pending) {
+      Result<CommitInfo> r = f.get();
+      if (r.ok()) {
+        std::lock_guard<std::mutex> lock(trace->mu);
+        trace->acked[r->sequence] = marker;
+      } else if (r.status().code() != StatusCode::kNotFound) {
+        stop = true;  // the crash point: DurabilityUnknown, Poisoned, IOError
+      }
+    }
+    if (stop) return;
+    if (p == 0 && c.checkpoint_one_in > 0 && rng() % static_cast<std::uint64_t>(c.checkpoint_one_in) == 0)
+      g.Checkpoint().IgnoreError();  // a failed checkpoint loses nothing
+  }
+}
+
+// Runs the workload on `fs` (dying at its crash point, if armed).
+inline void RunEnumerationWorkload(env::SimFileSystem* fs, const EnumerationConfig& c, WorkloadTrace* trace,
+                                   EnumerationFigures* reference = nullptr) {
+  auto g = GraphImpl::OpenDurable(c.options, "/db", fs);
+  if (!g.ok()) return;  // the crash came during the first open
+  std::vector<std::thread> producers;
+  for (int p = 0; p < c.producers; ++p)
+    producers.emplace_back(RunProducer, std::ref(**g), std::cref(c), p, trace);
+  for (std::thread& t : producers) t.join();
+  if (reference != nullptr) {
+    const DurabilityStats d = (*g)->GetDurabilityStats();
+    reference->groups = d.commit_groups;
+    reference->checkpoints = d.checkpoints_written;
+  }
+}
+
+// Marker ids of `s`, in vertex-id (= commit) order.
+inline std::vector<std::uint64_t> Markers(const Snapshot& s) {
+  std::vector<std::uint64_t> out;
+  const std::optional<LabelId> label = s.FindLabel(kMarkerLabel);
+  if (!label) return out;
+  for (VertexId v : s.Vertices(*label)) {
+    std::optional<PropertyView> b = s.GetProperty(v, "batch");
+    out.push_back(b && b->type() == ValueType::kInt64 ? static_cast<std::uint64_t>(b->as_int64()) : 0);
+  }
+  return out;
+}
+
+// test_util::Fingerprint without the order of a vertex's edge groups: that
+// order (one group per edge type) depends on the vertex's history (which
+// type came first, which group emptied) and is not part of the contract, so
+// a graph loaded from a checkpoint may list the groups in another order
+// than the graph that wrote it. Everything else counts, name ids included.
+inline std::uint64_t StateFingerprint(const Snapshot& s) {
+  Fingerprinter f;
+  f.Add(s.sequence());
+  f.Add(s.vertex_id_limit());
+  f.Add(s.edge_id_limit());
+  for (VertexId v : s.Vertices()) {
+    f.Add(v.value());
+    f.Add(s.LabelOf(v)->value());
+    for (const PropertyRange::Entry& e : s.Properties(v)) {
+      f.Add(e.key.value());
+      f.Add(e.value);
+    }
+    for (Direction d : {Direction::kOut, Direction::kIn}) {
+      std::map<std::uint64_t, std::vector<std::uint64_t>> groups;  // by type id
+      for (EdgeGroup g : s.Edges(v, d)) {
+        std::vector<std::uint64_t>& list = groups[g.type.value()];
+        for (const EdgeEntry& e : g.entries) {
+          list.push_back(e.edge().value());
+          list.push_back(e.neighbor().value());
+        }
+      }
+      for (const auto& [type, list] : groups) {
+        f.Add(type);
+        f.Add(list.data(), list.size() * sizeof(std::uint64_t));
+      }
+    }
+  }
+  for (EdgeId e : s.Edges()) {
+    f.Add(e.value());
+    const EdgeInfo info = *s.GetEdge(e);
+    f.Add(info.type.value());
+    f.Add(info.source.value());
+    f.Add(info.target.value());
+    for (const PropertyRange::Entry& p : s.Properties(e)) {
+      f.Add(p.key.value());
+      f.Add(p.value);
+    }
+  }
+  return f.hash();
+}
+
+class CrashEnumerator {
+ public:
+  explicit CrashEnumerator(EnumerationConfig c) : c_(std::move(c)) {}
+
+  EnumerationFigures Run() {
+    {
+      env::SimFileSystem fs;
+      WorkloadTrace trace;
+      RunEnumerationWorkload(&fs, c_, &trace, &f_);
+      f_.total_ops = fs.operation_count();
+      f_.batches = trace.acked.size();
+      for (const auto& [seq, marker] : trace.acked) f_.big_groups += trace.big.contains(marker);
+    }
+    const std::uint64_t stride =
+        c_.crash_points == 0 ? 1 : std::max<std::uint64_t>(1, f_.total_ops / c_.crash_points);
+    if (const std::uint64_t only = EnvOr("QUIVER_ENUM_ONLY_OP", 0); only != 0) {
+      CrashAt(only);  // reproduces one crash point of a failure message
+      return f_;
+    }
+    for (std::uint64_t n = 1 + (c_.seed % stride); n <= f_.total_ops; n += stride) CrashAt(n);
+    return f_;
+  }
+
+ private:
+  void Note(const std::string& what) {
+    if (f_.first_failures.size() < 10) f_.first_failures.push_back(what);
+  }
+
+  void CrashAt(std::uint64_t n) {
+    ++f_.crash_points;
+    env::SimFileSystem fs;
+    fs.SetCrashAtOperation(n);
+    WorkloadTrace trace;
+    RunEnumerationWorkload(&fs, c_, &trace);
+    for (env::CrashPolicy policy : env::kAllCrashPolicies) {
+      const std::string where = "seed " + std::to_string(c_.seed) + ", crash at op " + std::to_string(n) +
+                                ", policy " + std::to_string(static_cast<int>(policy));
+      std::unique_ptr<env::SimFileSystem> disk = fs.Clone();
+      disk->Crash(policy, n * 31 + static_cast<std::uint64_t>(policy));
+      Recover(*disk, policy, n, trace, where);
+    }
+  }
+
+  void Recover(env::SimFileSystem& disk, env::CrashPolicy policy, std::uint64_t n, const WorkloadTrace& trace,
+               const std::string& where) {
+    ++f_.recoveries;
+    const SequenceNumber acked = trace.acked.empty() ? 0 : trace.acked.rbegin()->first;
+    test::DirectoryFiles files;
+    if (Result<std::vector<std::string>> names = disk.ListDir("/db"); names.ok())
+      files.names = std::move(*names);
+    files.read = [&disk](const std::string& name) { return disk.ReadFileForTest("/db/" + name); };
+    Result<test::ReaderState> independent = test::ReadGraphFiles(files);
+    std::unique_ptr<env::SimFileSystem> before_recovery = disk.Clone();
+    const std::uint64_t ops_before = disk.operation_count();
+    auto g = GraphImpl::OpenDurable(c_.options, "/db", &disk);
+    if (!g.ok()) {
+      ++f_.recovery_failures;
+      f_.acked_lost += trace.acked.size();
+      Note(where + ": open failed: " + g.status().ToString());
+      return;
+    }
+    const std::uint64_t recovery_ops = disk.operation_count() - ops_before;
+    const Snapshot s = (*g)->GetSnapshot();
+    const std::uint64_t state = StateFingerprint(s);
+    CheckAgainstTrace(s, state, trace, acked, where, independent.ok() ? &*independent : nullptr);
+    if (!independent.ok()) {
+      ++f_.reader_disagreements;
+      Note(where + ": independent reader failed: " + independent.status().ToString());
+    } else if (auto diff = test::CompareWithSnapshot(*independent, s)) {
+      ++f_.reader_disagreements;
+      Note(where + ": independent reader differs: " + *diff);
+    }
+    g->reset();
+    if (recovery_ops == 0) return;
+    // A second crash, inside that recovery, then a third open.
+    before_recovery->SetCrashAtOperation(before_recovery->operation_count() + 1 + n % recovery_ops);
+    { auto cut = GraphImpl::OpenDurable(c_.options, "/db", before_recovery.get()); }
+    before_recovery->Crash(policy, n + 17);
+    auto again = GraphImpl::OpenDurable(c_.options, "/db", before_recovery.get());
+    if (!again.ok()) {
+      ++f_.recovery_failures;
+      Note(where + ": open after a crash during recovery failed: " + again.status().ToString());
+    } else if (StateFingerprint((*again)->GetSnapshot()) != state) {
+      ++f_.second_crash_diffs;
+      Note(where + ": a crash during recovery changed the recovered state (sequence " +
+           std::to_string(s.sequence()) + " -> " + std::to_string((*again)->GetSnapshot().sequence()) + ")");
+    }
+  }
+
+  static std::string FirstDifference(const std::string& recovered, const std::string& replayed) {
+    std::size_t i = 0;
+    while (i < recovered.size() && i < replayed.size() && recovered[i] == replayed[i]) ++i;
+    const std::size_t from = recovered.rfind('\n', i) == std::string::npos ? 0 : recovered.rfind('\n', i) + 1;
+    return "recovered \"" + recovered.substr(from, 200) + "\" vs replayed \"" + replayed.substr(from, 200) +
+           "\"";
+  }
+
+  void CheckAgainstTrace(const Snapshot& s, std::uint64_t state, const WorkloadTrace& trace,
+                         SequenceNumber acked, const std::string& where, const test::ReaderState* files) {
+    const SequenceNumber m = s.sequence();
+    if (m < acked) {
+      f_.acked_lost += acked - m;
+      Note(where + ": recovered sequence " + std::to_string(m) + " < acknowledged " + std::to_string(acked));
+    }
+    f_.acked_verified += std::min(m, acked);
+    const std::vector<std::uint64_t> markers = Markers(s);
+    if (markers.size() != m) {
+      ++f_.state_mismatches;
+      Note(where + ": " + std::to_string(markers.size()) + " batches visible at sequence " +
+           std::to_string(m));
+      return;
+    }
+    auto oracle = Graph::OpenInMemory(c_.options).value();
+    for (std::size_t i = 0; i < markers.size(); ++i) {
+      auto acked_at = trace.acked.find(i + 1);
+      auto batch = trace.batches.find(markers[i]);
+      if ((acked_at != trace.acked.end() && acked_at->second != markers[i]) || batch == trace.batches.end()) {
+        ++f_.state_mismatches;
+        Note(where + ": sequence " + std::to_string(i + 1) + " holds batch " + std::to_string(markers[i]) +
+             ", not the one acknowledged there (or none submitted)");
+        return;
+      }
+      Result<CommitInfo> r = oracle->Write(batch->second);
+      if (!r.ok() || r->sequence != i + 1) {
+        ++f_.state_mismatches;
+        Note(where + ": batch " + std::to_string(markers[i]) + " does not replay at sequence " +
+             std::to_string(i + 1));
+        return;
+      }
+    }
+    if (StateFingerprint(oracle->GetSnapshot()) != state) {
+      ++f_.state_mismatches;
+      std::optional<std::string> names;
+      if (files != nullptr) names = test::CompareWithSnapshot(*files, oracle->GetSnapshot());
+      Note(where + ": the recovered state is not the replay of its batches; first difference: " +
+           FirstDifference(Dump(s), Dump(oracle->GetSnapshot())) +
+           "; the files against the replay: " + names.value_or("no difference"));
+    }
+  }
+
+  const EnumerationConfig c_;
+  EnumerationFigures f_;
+};
+
+inline void EnumerationFigures::Add(const EnumerationFigures& o) {
+  total_ops += o.total_ops;
+  crash_points += o.crash_points;
+  recoveries += o.recoveries;
+  acked_verified += o.acked_verified;
+  acked_lost += o.acked_lost;
+  recovery_failures += o.recovery_failures;
+  state_mismatches += o.state_mismatches;
+  second_crash_diffs += o.second_crash_diffs;
+  reader_disagreements += o.reader_disagreements;
+  batches += o.batches;
+  groups += o.groups;
+  checkpoints += o.checkpoints;
+  big_groups += o.big_groups;
+  for (const std::string& s : o.first_failures)
+    if (first_failures.size() < 10) first_failures.push_back(s);
+}
+
+inline std::ostream& operator<<(std::ostream& out, const EnumerationFigures& f) {
+  out << "crash points: " << f.crash_points << " (of " << f.total_ops << " ops) x "
+      << std::size(env::kAllCrashPolicies) << " policies = " << f.recoveries
+      << " recoveries, acknowledged commits lost: " << f.acked_lost
+      << ", recovery failures: " << f.recovery_failures
+      << ", states not a replayed prefix: " << f.state_mismatches
+      << ", second-crash state differences: " << f.second_crash_diffs
+      << ", independent reader disagreements: " << f.reader_disagreements
+      << ", acked batches verified: " << f.acked_verified << "; reference runs: " << f.batches
+      << " batches in " << f.groups << " groups, " << f.checkpoints << " checkpoints, " << f.big_groups
+      << " batches over one WAL fragment";
+  return out;
+}
+
+}  // namespace quiver::test_util
+
+#endif  // QUIVER_TESTS_CRASH_ENUMERATION_H_

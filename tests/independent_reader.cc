@@ -638,22 +638,22 @@ ReaderValue FromView(const PropertyView& v) {
   };
   switch (v.type()) {
     case ValueType::kNull: break;
-    case ValueType::kBool: r.bytes.assign(1, static_cast<char>(v.as_bool() ? 1 : 0)); break;
-    case ValueType::kInt64: put64(static_cast<std::uint64_t>(v.as_int64())); break;
+    case ValueType::kBool: r.bytes.assign(1, static_cast<char>(*v.as_bool() ? 1 : 0)); break;
+    case ValueType::kInt64: put64(static_cast<std::uint64_t>(*v.as_int64())); break;
     case ValueType::kDouble: {
       std::uint64_t bits;
-      const double d = v.as_double();
+      const double d = *v.as_double();
       std::memcpy(&bits, &d, 8);
       put64(bits);
       break;
     }
-    case ValueType::kString: r.bytes.assign(v.as_string()); break;
+    case ValueType::kString: r.bytes.assign(*v.as_string()); break;
     case ValueType::kBytes:
-      r.bytes.assign(reinterpret_cast<const char*>(v.as_bytes().data()), v.as_bytes().size());
+      r.bytes.assign(reinterpret_cast<const char*>(v.as_bytes()->data()), v.as_bytes()->size());
       break;
     case ValueType::kFloatVector:
-      r.bytes.assign(reinterpret_cast<const char*>(v.as_float_vector().data()),
-                     v.as_float_vector().size() * 4);
+      r.bytes.assign(reinterpret_cast<const char*>(v.as_float_vector()->data()),
+                     v.as_float_vector()->size() * 4);
       break;
   }
   return r;

@@ -340,13 +340,15 @@ TEST(MemoryTest, HubRemovalsInOneBatchRetireLinearBytes) {
   }
   EXPECT_EQ(held.OutDegree(VertexId(0)), static_cast<std::size_t>(kDegree));
 
-  // The bound: the hub's array (12 B per entry plus up to one allocator
-  // bin of slack) twice over, plus 256 B per removed neighbour (its 40 B
-  // slot's share of a copied 2,560 B vertex leaf, the same for its edge's
-  // 16 B slot, its one-entry in-array) and 64 KiB for inner nodes and the
-  // hub's leaf. Quadratic copying would retire 10^4 times the array.
-  const std::uint64_t bound =
-      2 * std::uint64_t{kDegree} * sizeof(EdgeEntry) + 256 * std::uint64_t{kRemoved} + 65536;
+  // The bound, all O(d + k): the hub's array (12 B per entry plus up to one
+  // allocator bin of slack) twice over; every vertex leaf and edge leaf once
+  // (every tenth id is removed, so each 64-slot leaf is copied: 2,560 B and
+  // 1,024 B per 64 ids); 64 B per removed neighbour's one-entry array; and
+  // 64 KiB for inner nodes. Copying per removal would retire 10^4 times the
+  // hub's array (12 GB).
+  const std::uint64_t bound = 2 * std::uint64_t{kDegree} * sizeof(EdgeEntry) +
+                              (std::uint64_t{kDegree} / 64 + 1) * (2560 + 1024) +
+                              64 * std::uint64_t{kRemoved} + 65536;
   std::cout << "[          ] hub " << kDegree << ", " << kRemoved << " removed in one batch: retired "
             << m.retired_bytes << " B (bound " << bound << " B)\n";
   EXPECT_GT(m.retired_bytes, std::uint64_t{kDegree} * sizeof(EdgeEntry));  // the published array, once

@@ -345,17 +345,29 @@ void GraphImpl::WriterLoop() {
 
 void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   if (poisoned_.load(std::memory_order_relaxed)) {
-    for (WriteRequest* r : group)
-      r->Complete(Status(StatusCode::kPoisoned, "an earlier failure stopped all writes to this graph"));
+    for (WriteRequest* r : group) {
+      try {
+        r->Complete(Status(StatusCode::kPoisoned, "an earlier failure stopped all writes to this graph"));
+      } catch (const std::bad_alloc&) {
+        r->CompleteOutOfMemory();
+      }
+    }
     return;
   }
-  storage::MutationContext ctx{++epoch_, nullptr, nullptr};
-  storage::Version* v = chain_->NewVersion(&ctx);
+  // Every block the group allocates is recorded here, so a failure frees
+  // exactly those (and private ones are edited in place meanwhile).
+  storage::GroupBlocks blocks;
+  storage::MutationContext ctx{++epoch_, nullptr, nullptr, &blocks};
+  storage::Version* v = nullptr;
   std::vector<Result<CommitInfo>> results;
-  std::vector<std::uint64_t> first_vertex(group.size()), first_edge(group.size());
-  results.reserve(group.size());
+  std::vector<std::uint64_t> first_vertex, first_edge;
   bool changed = false;
+  SequenceNumber first = 0, last = 0;
   try {
+    v = chain_->NewVersion(&ctx);
+    results.reserve(group.size());
+    first_vertex.resize(group.size());
+    first_edge.resize(group.size());
     for (std::size_t i = 0; i < group.size(); ++i) {
       if (group[i]->batch().empty()) {  // commits nothing: no sequence number, no WAL record
         results.emplace_back(CommitInfo{v->roots.sequence, {}, {}});
@@ -374,26 +386,38 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
       results.emplace_back(std::move(info));
       changed = true;
     }
+    // Encoding allocates too; it writes nothing, so it is still undoable.
+    if (changed && durable_) EncodeGroup(group, results, first_vertex, first_edge, &first, &last);
   } catch (const std::bad_alloc&) {
-    // The version is half-built: abandon it and refuse further writes
-    // rather than publish part of a group.
-    poisoned_.store(true);
-    chain_->Abandon(v);
-    for (WriteRequest* r : group)
-      r->Complete(ResourceExhaustedError("out of memory while applying a commit group; writes are stopped"));
+    // Nothing of the group is visible or logged: undo it whole (its private
+    // blocks, never a published one) and go on; the graph stays writable.
+    // Answering allocates nothing.
+    if (v != nullptr) chain_->RollBack(v, ctx);
+    for (WriteRequest* r : group) r->CompleteOutOfMemory();
     return;
   }
+  Status log_error;
   if (!changed) {
-    chain_->Discard(v);
-  } else if (Status s = durable_ ? LogGroup(group, results, first_vertex, first_edge) : Status::Ok();
-             !s.ok()) {
+    chain_->RollBack(v, ctx);  // nothing was allocated; frees nothing
+  } else if (durable_ && !LogGroup(first, last, &log_error)) {
     // Invariant 4: not on disk for sure, so never published. The bytes may
     // still be on disk and come back after a restart: DurabilityUnknown.
     poisoned_.store(true);
-    chain_->Abandon(v);
-    for (auto& r : results)
-      if (r.ok())
-        r = Status(StatusCode::kDurabilityUnknown, base::StrCat("WAL write failed: ", s.ToString()));
+    chain_->RollBack(v, ctx);
+    for (std::size_t i = 0; i < group.size(); ++i) {
+      if (!results[i].ok() || group[i]->batch().empty()) {  // failed alone, or logged nothing
+        group[i]->Complete(std::move(results[i]));
+        continue;
+      }
+      try {
+        group[i]->Complete(Status(
+            StatusCode::kDurabilityUnknown,
+            base::StrCat("WAL write failed: ", log_error.ok() ? "out of memory" : log_error.ToString())));
+      } catch (const std::bad_alloc&) {
+        group[i]->CompleteOutOfMemory();  // no memory for the message; the graph is poisoned all the same
+      }
+    }
+    return;
   } else {
     chain_->Publish(v);  // invariants 2 and 3: the whole group, in order
     commit_groups_.fetch_add(1, std::memory_order_relaxed);
@@ -401,25 +425,42 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   for (std::size_t i = 0; i < group.size(); ++i) group[i]->Complete(std::move(results[i]));
 }
 
-Status GraphImpl::LogGroup(const std::vector<WriteRequest*>& group,
-                           const std::vector<Result<CommitInfo>>& results,
-                           const std::vector<std::uint64_t>& first_vertex,
-                           const std::vector<std::uint64_t>& first_edge) {
+void GraphImpl::EncodeGroup(const std::vector<WriteRequest*>& group,
+                            const std::vector<Result<CommitInfo>>& results,
+                            const std::vector<std::uint64_t>& first_vertex,
+                            const std::vector<std::uint64_t>& first_edge, SequenceNumber* first,
+                            SequenceNumber* last) {
   std::size_t applied = 0;
-  SequenceNumber first = 0, last = 0;
+  *first = 0;
+  *last = 0;
   auto logged = [&](std::size_t i) { return results[i].ok() && !group[i]->batch().empty(); };
   for (std::size_t i = 0; i < group.size(); ++i) {
     if (!logged(i)) continue;
     const Result<CommitInfo>& r = results[i];
     ++applied;
-    if (first == 0) first = r->sequence;
-    last = r->sequence;
+    if (*first == 0) *first = r->sequence;
+    *last = r->sequence;
   }
   wal_payload_.clear();
   wal::GroupEncoder encoder(&wal_payload_);
   encoder.Begin(applied);
   for (std::size_t i = 0; i < group.size(); ++i)
     if (logged(i)) encoder.Add(results[i]->sequence, first_vertex[i], first_edge[i], group[i]->batch());
+}
+
+bool GraphImpl::LogGroup(SequenceNumber first, SequenceNumber last, Status* error) {
+  try {
+    *error = AppendAndSync(first, last);
+    return error->ok();
+  } catch (const std::bad_alloc&) {
+    // Inside the WAL writer: how much reached the file is unknown, so this
+    // is a failed write like any other. *error stays OK: building a status
+    // would allocate.
+    return false;
+  }
+}
+
+Status GraphImpl::AppendAndSync(SequenceNumber first, SequenceNumber last) {
   wal::WalWriter& wal = *durable_->wal;
   if (wal.ShouldRotate()) {
     QUIVER_RETURN_IF_ERROR(wal.StartSegment(wal.segment_number() + 1, first));

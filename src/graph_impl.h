@@ -9,7 +9,7 @@
 //  4. in durable mode a version is published only after its WAL group is on
 //     disk (append + fdatasync), so no reader sees state a crash could take
 //     back. A failed append or sync poisons the graph: the group's batches get
-//     DurabilityUnknown, its version is abandoned, fsync is never retried and
+//     DurabilityUnknown, its version is rolled back, fsync is never retried and
 //     every later write gets Poisoned.
 //
 // Thread safety: all public methods may be called from any thread. Fields
@@ -85,13 +85,23 @@ class GraphImpl final : public Graph {
   OpenStats GetOpenStats() const override;
   DurabilityStats GetDurabilityStats() const override;
 
+  // Test hook: the writer thread's id (for base::ArmAllocationFaults).
+  std::thread::id TEST_writer_thread_id() const { return writer_.get_id(); }
+
  private:
   void WriterLoop();
   void CommitGroup(const std::vector<WriteRequest*>& group);
-  // Appends and syncs the group's WAL record; on failure poisons.
-  Status LogGroup(const std::vector<WriteRequest*>& group, const std::vector<Result<CommitInfo>>& results,
-                  const std::vector<std::uint64_t>& first_vertex,
-                  const std::vector<std::uint64_t>& first_edge);
+  // Encodes the applied batches of the group into wal_payload_ and sets
+  // their first and last sequence numbers. Writes nothing; may throw
+  // std::bad_alloc.
+  void EncodeGroup(const std::vector<WriteRequest*>& group, const std::vector<Result<CommitInfo>>& results,
+                   const std::vector<std::uint64_t>& first_vertex,
+                   const std::vector<std::uint64_t>& first_edge, SequenceNumber* first, SequenceNumber* last);
+  // Appends and syncs wal_payload_ as the group's record; false on failure
+  // (the caller poisons), with the I/O error in *error, or *error OK if
+  // the WAL writer ran out of memory (a failed write too). Never throws.
+  bool LogGroup(SequenceNumber first, SequenceNumber last, Status* error);
+  Status AppendAndSync(SequenceNumber first, SequenceNumber last);
   // Checks and prepares the directory before recovery: refuses what is not
   // a graph, creates it if missing, takes LOCK. Returns what it found
   // under the lock.

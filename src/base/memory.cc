@@ -1,5 +1,6 @@
 #include "base/memory.h"
 
+#include <atomic>
 #include <new>
 
 // QUIVER_USE_MIMALLOC=0 (the sanitizer presets) routes engine blocks through
@@ -21,8 +22,43 @@
 #endif
 
 namespace quiver::base {
+namespace {
+
+// Failure injection. `armed` is read first (acquire), so the other fields
+// are those of the current arming; they are atomics because a thread that
+// read a stale `armed` may still read them while a test re-arms.
+std::atomic<bool> fault_armed{false};
+std::atomic<std::thread::id> fault_thread{};
+std::atomic<std::uint64_t> fault_count{0};
+std::atomic<std::uint64_t> fault_at{0};
+std::atomic<bool> fault_persistent{false};
+
+}  // namespace
+
+void ArmAllocationFaults(std::thread::id thread, std::uint64_t n, AllocationFaultMode mode) {
+  fault_armed.store(false, std::memory_order_release);
+  fault_thread.store(thread, std::memory_order_relaxed);
+  fault_count.store(0, std::memory_order_relaxed);
+  fault_at.store(n, std::memory_order_relaxed);
+  fault_persistent.store(mode == AllocationFaultMode::kFromThenOn, std::memory_order_relaxed);
+  fault_armed.store(true, std::memory_order_release);
+}
+
+std::uint64_t DisarmAllocationFaults() {
+  fault_armed.store(false, std::memory_order_release);
+  return fault_count.load(std::memory_order_relaxed);
+}
+
+bool ShouldFailAllocation() {
+  if (!fault_armed.load(std::memory_order_acquire)) return false;
+  if (fault_thread.load(std::memory_order_relaxed) != std::this_thread::get_id()) return false;
+  std::uint64_t c = fault_count.fetch_add(1, std::memory_order_relaxed) + 1;
+  std::uint64_t at = fault_at.load(std::memory_order_relaxed);
+  return fault_persistent.load(std::memory_order_relaxed) ? c >= at : c == at;
+}
 
 void* MemoryAccount::Allocate(std::size_t bytes) {
+  if (ShouldFailAllocation()) throw std::bad_alloc();
   void* p = QUIVER_MALLOC(bytes);
   if (p == nullptr) throw std::bad_alloc();
   allocated_.fetch_add(static_cast<std::int64_t>(QUIVER_USABLE_SIZE(p)), std::memory_order_relaxed);

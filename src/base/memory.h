@@ -6,12 +6,17 @@
 //
 // Thread safety: Allocate and Free may be called from any thread; the
 // counters are relaxed atomics (exact once all threads have synchronised).
+//
+// Tests can make allocations fail (ArmAllocationFaults): Allocate consults
+// ShouldFailAllocation, and so does the test binaries' operator new, so
+// every allocation of the armed thread counts, engine block or not.
 #ifndef QUIVER_BASE_MEMORY_H_
 #define QUIVER_BASE_MEMORY_H_
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <thread>
 
 namespace quiver::base {
 
@@ -34,6 +39,25 @@ class MemoryAccount {
  private:
   std::atomic<std::int64_t> allocated_{0};
 };
+
+// --- Allocation failure injection (tests)
+
+enum class AllocationFaultMode {
+  kOnce,        // only the n-th allocation fails
+  kFromThenOn,  // the n-th and every later one fail
+};
+
+// Arms failure injection for `thread`: counting from 1 at this call, its
+// n-th allocation (MemoryAccount::Allocate, or an operator new that asks
+// ShouldFailAllocation) fails with std::bad_alloc, and in kFromThenOn mode
+// every later one too. Other threads are never affected. One arming at a
+// time, from one test thread.
+void ArmAllocationFaults(std::thread::id thread, std::uint64_t n, AllocationFaultMode mode);
+// Disarms; returns how many allocations of the armed thread were counted.
+std::uint64_t DisarmAllocationFaults();
+// True if the calling thread's current allocation must fail. One relaxed
+// load when nothing is armed.
+bool ShouldFailAllocation();
 
 // The usable size of a block from MemoryAccount::Allocate.
 std::size_t UsableSize(void* p);

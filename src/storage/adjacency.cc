@@ -31,14 +31,14 @@ void AppendToGroup(EdgeArray*& array, std::uint32_t count, std::uint64_t edge, s
     // bounded by one allocator bin.
     EdgeArray* grown = NewEdgeArray(array->type, count + 1 + count / 8, ctx);
     std::memcpy(grown->entries(), array->entries(), std::size_t{count} * sizeof(EdgeEntry));
-    ctx.retired->Add(array);
+    ctx.Retire(array);  // freed now if this group allocated it
     array = grown;
   }
   StoreEntry(array->entries() + count, edge, neighbor);
 }
 
 GroupDir* NewDir(std::uint32_t capacity, MutationContext& ctx) {
-  auto* d = static_cast<GroupDir*>(ctx.account->Allocate(sizeof(GroupDir) + capacity * sizeof(GroupEntry)));
+  auto* d = static_cast<GroupDir*>(ctx.Allocate(sizeof(GroupDir) + capacity * sizeof(GroupEntry)));
   d->birth = ctx.epoch;
   d->size = 0;
   d->capacity = capacity;
@@ -53,39 +53,47 @@ GroupDir* OwnDir(std::uintptr_t& head, std::uint32_t extra, MutationContext& ctx
   GroupDir* copy = NewDir(std::max(d->capacity, d->size + extra), ctx);
   copy->size = d->size;
   std::memcpy(copy->groups(), d->groups(), d->size * sizeof(GroupEntry));
-  if (d->birth == ctx.epoch) {
-    ctx.account->Free(d);  // private to this group: nobody else can reach it
-  } else {
-    ctx.retired->Add(d);
-  }
+  ctx.Retire(d);  // freed now if private to this group
   head = reinterpret_cast<std::uintptr_t>(copy) | 1;
   return copy;
 }
 
-// Copies `count` entries of `array` without the one at `index`; null if none remain.
-EdgeArray* WithoutEntry(const EdgeArray* array, std::uint32_t count, std::uint32_t index,
-                        MutationContext& ctx) {
-  if (count == 1) return nullptr;
-  EdgeArray* a = NewEdgeArray(array->type, count - 1, ctx);
-  std::memcpy(a->entries(), array->entries(), std::size_t{index} * sizeof(EdgeEntry));
-  std::memcpy(a->entries() + index, array->entries() + index + 1,
-              std::size_t{count - index - 1} * sizeof(EdgeEntry));
-  return a;
+bool Listed(std::span<const std::uint64_t> sorted, std::uint64_t edge) {
+  return std::binary_search(sorted.begin(), sorted.end(), edge);
 }
 
-std::int64_t IndexOf(const EdgeArray* array, std::uint32_t count, std::uint64_t edge) {
-  const EdgeEntry* e = array->entries();
-  for (std::uint32_t i = 0; i < count; ++i)
-    if (e[i].edge().value() == edge) return i;
-  return -1;
+// The group `array` of `count` entries without the entries whose edge is in
+// `sorted`; sets `*kept` to the entries left. A private array is compacted
+// in place; a published one is copied into a right-sized array and retired.
+// Null when nothing remains. One pass: O(count log |sorted|).
+EdgeArray* FilterGroup(EdgeArray* array, std::uint32_t count, std::span<const std::uint64_t> sorted,
+                       std::uint32_t* kept, MutationContext& ctx) {
+  const EdgeEntry* in = array->entries();
+  std::uint32_t left = 0;
+  for (std::uint32_t i = 0; i < count; ++i) left += Listed(sorted, in[i].edge().value()) ? 0 : 1;
+  *kept = left;
+  if (left == count) return array;
+  if (left == 0) {
+    ctx.Retire(array);
+    return nullptr;
+  }
+  EdgeArray* out = ctx.IsPrivate(array) ? array : NewEdgeArray(array->type, left, ctx);
+  EdgeEntry* o = out->entries();
+  std::uint32_t n = 0;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    if (Listed(sorted, in[i].edge().value())) continue;
+    if (o + n != in + i) std::memcpy(o + n, in + i, sizeof(EdgeEntry));  // order is kept
+    ++n;
+  }
+  if (out != array) ctx.Retire(array);  // cannot throw past here for a private array
+  return out;
 }
 
 }  // namespace
 
 EdgeArray* NewEdgeArray(std::uint32_t type, std::uint32_t min_capacity, MutationContext& ctx) {
   std::uint32_t cap = CapacityFor(min_capacity);
-  auto* a = static_cast<EdgeArray*>(
-      ctx.account->Allocate(sizeof(EdgeArray) + std::size_t{cap} * sizeof(EdgeEntry)));
+  auto* a = static_cast<EdgeArray*>(ctx.Allocate(sizeof(EdgeArray) + std::size_t{cap} * sizeof(EdgeEntry)));
   a->type = type;
   a->capacity = cap;
   return a;
@@ -135,58 +143,56 @@ void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type
   ++degree;
 }
 
-bool RemoveEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type, std::uint64_t edge,
-                 MutationContext& ctx) {
-  if (head == 0) return false;
+std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type,
+                            std::span<const std::uint64_t> sorted_edges, MutationContext& ctx) {
+  if (head == 0 || sorted_edges.empty()) return 0;
+  std::uint32_t kept = 0;
   if (!IsDir(head)) {
-    const EdgeArray* a = AsArray(head);
-    if (a->type != type) return false;
-    std::int64_t i = IndexOf(a, degree, edge);
-    if (i < 0) return false;
-    EdgeArray* rest = WithoutEntry(a, degree, static_cast<std::uint32_t>(i), ctx);
-    ctx.retired->Add(const_cast<EdgeArray*>(a));
+    auto* a = reinterpret_cast<EdgeArray*>(head);
+    if (a->type != type) return 0;
+    EdgeArray* rest = FilterGroup(a, degree, sorted_edges, &kept, ctx);
+    std::uint32_t removed = degree - kept;
     head = reinterpret_cast<std::uintptr_t>(rest);
-    --degree;
-    return true;
+    degree = kept;
+    return removed;
   }
+  const GroupDir* found = AsDir(head);
+  std::uint32_t gi = 0;
+  while (gi < found->size && found->groups()[gi].type != type) ++gi;
+  if (gi == found->size) return 0;
+  // Count first, so a directory is copied only when something changes.
+  const GroupEntry& ge = found->groups()[gi];
+  std::uint32_t present = 0;
+  for (std::uint32_t i = 0; i < ge.count; ++i)
+    present += Listed(sorted_edges, ge.array->entries()[i].edge().value());
+  if (present == 0) return 0;
   GroupDir* d = OwnDir(head, 0, ctx);
   GroupEntry* g = d->groups();
-  for (std::uint32_t gi = 0; gi < d->size; ++gi) {
-    if (g[gi].type != type) continue;
-    std::int64_t i = IndexOf(g[gi].array, g[gi].count, edge);
-    if (i < 0) return false;
-    EdgeArray* rest = WithoutEntry(g[gi].array, g[gi].count, static_cast<std::uint32_t>(i), ctx);
-    ctx.retired->Add(g[gi].array);
-    --degree;
-    if (rest != nullptr) {
-      g[gi].array = rest;
-      --g[gi].count;
-      return true;
-    }
-    g[gi] = g[--d->size];  // the group is empty: drop it
-    if (d->size == 1) {
-      // Back to one group: no directory needed. `d` is private to this epoch.
-      head = reinterpret_cast<std::uintptr_t>(g[0].array);
-      ctx.account->Free(d);
-    }
-    return true;
+  EdgeArray* rest = FilterGroup(g[gi].array, g[gi].count, sorted_edges, &kept, ctx);
+  degree -= g[gi].count - kept;
+  if (rest != nullptr) {
+    g[gi].array = rest;
+    g[gi].count = kept;
+    return present;
   }
-  return false;
+  g[gi] = g[--d->size];  // the group is empty: drop it
+  if (d->size == 1) {
+    // Back to one group: no directory needed. `d` is private (OwnDir).
+    head = reinterpret_cast<std::uintptr_t>(g[0].array);
+    ctx.Retire(d);
+  }
+  return present;
 }
 
 void RetireAdjacency(std::uintptr_t head, MutationContext& ctx) {
   if (head == 0) return;
   if (!IsDir(head)) {
-    ctx.retired->Add(reinterpret_cast<void*>(head));
+    ctx.Retire(reinterpret_cast<void*>(head));
     return;
   }
   auto* d = const_cast<GroupDir*>(AsDir(head));
-  for (std::uint32_t i = 0; i < d->size; ++i) ctx.retired->Add(d->groups()[i].array);
-  if (d->birth == ctx.epoch) {
-    ctx.account->Free(d);
-  } else {
-    ctx.retired->Add(d);
-  }
+  for (std::uint32_t i = 0; i < d->size; ++i) ctx.Retire(d->groups()[i].array);
+  ctx.Retire(d);
 }
 
 void FreeAdjacency(std::uintptr_t head, base::MemoryAccount* account) {

@@ -14,8 +14,11 @@
 // published version sees, then the new version publishes a larger count, so
 // older versions never see it (invariant 1). A full array is copied into the
 // next allocator size class (slack stays within one bin, ~12-25%) and the old
-// one retired; a removal copies into a right-sized array. Directories are
-// copied on write unless born in the current epoch.
+// one retired; a removal copies into a right-sized array. Arrays the group
+// being built allocated itself (MutationContext::IsPrivate) are edited in
+// place and freed, not retired, when outgrown; directories are copied on
+// write unless born in the current epoch. So a group that removes k entries
+// of one vertex copies its array at most once (RemoveEntries takes them all).
 //
 // Thread safety: readers call the const functions on published heads from
 // any thread; mutators run on the writer thread against a version being built.
@@ -99,10 +102,15 @@ inline EdgeGroup GroupAt(std::uintptr_t head, std::uint32_t degree, std::size_t 
 // Appends (edge, neighbor) to group `type`, creating the group if needed.
 void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type, std::uint64_t edge,
                  std::uint64_t neighbor, MutationContext& ctx);
-// Removes the entry of `edge` from group `type`; returns false if absent.
-bool RemoveEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type, std::uint64_t edge,
-                 MutationContext& ctx);
-// Retires every block of a head (the vertex is being removed).
+// Removes from group `type` every entry whose edge is in `sorted_edges`
+// (ascending, distinct), keeping the order of the rest; returns how many it
+// removed. One pass over the group whatever the number of edges: an array
+// this group allocated is compacted in place, a published one copied once.
+std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type,
+                            std::span<const std::uint64_t> sorted_edges, MutationContext& ctx);
+// Retires every block of a head (the vertex is being removed). If this
+// throws std::bad_alloc, part of the head may be retired: the group must
+// then be rolled back, not published.
 void RetireAdjacency(std::uintptr_t head, MutationContext& ctx);
 // Frees every block of a head (the last version is being destroyed).
 void FreeAdjacency(std::uintptr_t head, base::MemoryAccount* account);

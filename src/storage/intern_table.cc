@@ -28,7 +28,12 @@ InternTable* InternTable::Clone(std::uint64_t birth) const {
 InternTable* OwnInternTable(InternTable*& table, MutationContext& ctx) {
   if (table->birth() == ctx.epoch) return table;
   InternTable* copy = table->Clone(ctx.epoch);
-  ctx.retired->Add(table, &InternTable::Delete);
+  try {
+    ctx.retired->Add(table, &InternTable::Delete);
+  } catch (...) {
+    delete copy;
+    throw;
+  }
   table = copy;
   return copy;
 }

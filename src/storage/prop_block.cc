@@ -56,14 +56,21 @@ PropertyView ViewOf(const PropertyValue& v) {
   return PropertyView();
 }
 
-PropBlock* BuildPropBlock(std::vector<PropInput>& entries, base::MemoryAccount* account) {
+namespace {
+
+bool IsPayload(ValueType t) {
+  return t == ValueType::kString || t == ValueType::kBytes || t == ValueType::kFloatVector;
+}
+
+template <typename AllocFn>
+PropBlock* Build(std::vector<PropInput>& entries, AllocFn&& alloc) {
   if (entries.empty()) return nullptr;
   std::sort(entries.begin(), entries.end(),
             [](const PropInput& a, const PropInput& b) { return a.key < b.key; });
   std::size_t header = sizeof(PropBlock) + entries.size() * sizeof(Entry);
   std::size_t data = 0;
   for (const PropInput& e : entries) data += Align8(PayloadOf(e.value).size());
-  auto* b = static_cast<PropBlock*>(account->Allocate(header + data));
+  auto* b = static_cast<PropBlock*>(alloc(header + data));
   b->count = static_cast<std::uint32_t>(entries.size());
   b->data_bytes = static_cast<std::uint32_t>(data);
   Entry* out = Entries(b);
@@ -75,8 +82,7 @@ PropBlock* BuildPropBlock(std::vector<PropInput>& entries, base::MemoryAccount* 
     e.type = static_cast<std::uint8_t>(in.value.type());
     std::memset(e.pad, 0, sizeof(e.pad));
     std::span<const std::byte> payload = PayloadOf(in.value);
-    if (in.value.type() == ValueType::kString || in.value.type() == ValueType::kBytes ||
-        in.value.type() == ValueType::kFloatVector) {
+    if (IsPayload(in.value.type())) {
       if (!payload.empty()) std::memcpy(reinterpret_cast<char*>(b) + offset, payload.data(), payload.size());
       e.word = static_cast<std::uint64_t>(offset) | (static_cast<std::uint64_t>(payload.size()) << 32);
       offset += Align8(payload.size());
@@ -85,6 +91,16 @@ PropBlock* BuildPropBlock(std::vector<PropInput>& entries, base::MemoryAccount* 
     }
   }
   return b;
+}
+
+}  // namespace
+
+PropBlock* BuildPropBlock(std::vector<PropInput>& entries, base::MemoryAccount* account) {
+  return Build(entries, [account](std::size_t n) { return account->Allocate(n); });
+}
+
+PropBlock* BuildPropBlock(std::vector<PropInput>& entries, MutationContext& ctx) {
+  return Build(entries, [&ctx](std::size_t n) { return ctx.Allocate(n); });
 }
 
 static_assert(sizeof(PropBlock) == kPropBlockHeaderBytes);
@@ -134,8 +150,7 @@ std::optional<PropertyView> GetProperty(const PropBlock* b, std::uint32_t key) {
   return PropAt(b, static_cast<std::uint32_t>(it - first)).value;
 }
 
-PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value,
-                        base::MemoryAccount* account) {
+PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value, MutationContext& ctx) {
   std::vector<PropInput> entries;
   entries.reserve(PropCount(old) + 1);
   for (std::uint32_t i = 0; i < PropCount(old); ++i) {
@@ -143,17 +158,44 @@ PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView va
     if (e.key != key) entries.push_back(e);
   }
   entries.push_back(PropInput{key, value});
-  return BuildPropBlock(entries, account);
+  return BuildPropBlock(entries, ctx);
 }
 
-PropBlock* WithoutProperty(const PropBlock* old, std::uint32_t key, base::MemoryAccount* account) {
+PropBlock* WithoutProperty(const PropBlock* old, std::uint32_t key, MutationContext& ctx) {
   std::vector<PropInput> entries;
   entries.reserve(PropCount(old));
   for (std::uint32_t i = 0; i < PropCount(old); ++i) {
     PropInput e = PropAt(old, i);
     if (e.key != key) entries.push_back(e);
   }
-  return BuildPropBlock(entries, account);
+  return BuildPropBlock(entries, ctx);
+}
+
+bool SetPropertyInPlace(PropBlock* b, std::uint32_t key, PropertyView value) {
+  if (b == nullptr) return false;
+  Entry* first = Entries(b);
+  Entry* last = first + b->count;
+  Entry* it = std::lower_bound(first, last, key, [](const Entry& e, std::uint32_t k) { return e.key < k; });
+  if (it == last || it->key != key) return false;
+  std::span<const std::byte> payload = PayloadOf(value);
+  if (IsPayload(value.type())) {
+    // Reuse the old payload's room if the old value had one and the new
+    // payload fits in it (room is the old length rounded up to 8).
+    if (!IsPayload(static_cast<ValueType>(it->type))) return false;
+    auto offset = static_cast<std::uint32_t>(it->word);
+    auto room = Align8(static_cast<std::uint32_t>(it->word >> 32));
+    if (payload.size() > room) return false;
+    char* dst = reinterpret_cast<char*>(b) + offset;
+    if (!payload.empty()) std::memmove(dst, payload.data(), payload.size());
+    std::memset(dst + payload.size(), 0, room - payload.size());
+    it->word = static_cast<std::uint64_t>(offset) | (static_cast<std::uint64_t>(payload.size()) << 32);
+  } else {
+    // An inline value; a payload the old value had is left unused (its
+    // bytes stay counted in data_bytes until the block is rebuilt).
+    it->word = InlineWord(value);
+  }
+  it->type = static_cast<std::uint8_t>(value.type());
+  return true;
 }
 
 }  // namespace quiver::storage

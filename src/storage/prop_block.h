@@ -7,9 +7,13 @@
 //                 float vectors: offset:u32 (from the block start, 8-aligned)
 //                 | length:u32 (bytes) << 32
 //
-// A change to any property builds a new block and retires the old one, so a
-// change costs O(size of that element's properties) and published blocks are
-// never written (invariant 1). An element without properties has no block.
+// A change to a published block builds a new block and retires the old one,
+// so a change costs O(size of that element's properties) and published
+// blocks are never written (invariant 1). A block the group being built
+// allocated is private (MutationContext::IsPrivate): a value that fits is
+// overwritten in place (SetPropertyInPlace), and a rebuilt private block is
+// freed at once, so k changes to one element in one group retain one old
+// block, not k. An element without properties has no block.
 //
 // Thread safety: blocks are immutable once built; any thread may read them.
 #ifndef QUIVER_STORAGE_PROP_BLOCK_H_
@@ -23,6 +27,7 @@
 
 #include "base/memory.h"
 #include "quiver/value.h"
+#include "storage/retire_list.h"
 
 namespace quiver::storage {
 
@@ -41,14 +46,20 @@ struct PropInput {
 PropertyView ViewOf(const PropertyValue& v);
 
 // Builds a block from entries with distinct keys (any order). Null if empty.
+// The first form is untracked (the checkpoint loader); the second records
+// the block as the group's (ctx.Allocate).
 PropBlock* BuildPropBlock(std::vector<PropInput>& entries, base::MemoryAccount* account);
+PropBlock* BuildPropBlock(std::vector<PropInput>& entries, MutationContext& ctx);
 
 // A new block equal to `old` with `key` set to `value`.
-PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value,
-                        base::MemoryAccount* account);
+PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value, MutationContext& ctx);
 // A new block equal to `old` without `key`; null if nothing remains. Requires
 // `key` to be present (check with GetProperty first).
-PropBlock* WithoutProperty(const PropBlock* old, std::uint32_t key, base::MemoryAccount* account);
+PropBlock* WithoutProperty(const PropBlock* old, std::uint32_t key, MutationContext& ctx);
+// Overwrites the value of `key` in `b` if `key` is present and the value
+// fits (an inline type, or a payload no longer than the old payload's room);
+// false, changing nothing, otherwise. Requires `b` private to the group.
+bool SetPropertyInPlace(PropBlock* b, std::uint32_t key, PropertyView value);
 
 // Sizes, for Limits::max_property_bytes_per_element: a block takes
 // kPropBlockHeaderBytes plus PropEntryBytes of each value it holds.

@@ -82,11 +82,13 @@ class RadixTable {
   static void Append(TableRoot& root, std::uint64_t id, const Slot& value, MutationContext& ctx) {
     GrowToCover(root, id, ctx);
     Link link{&root.node, &root.birth};
+    bool parent_private = true;  // the TableRoot belongs to the version being built
     for (std::uint32_t h = root.height; h > 0; --h) {
-      if (*link.node == nullptr) link.Set(NewInner(ctx), ctx.epoch);
+      if (*link.node == nullptr) SetNew(link, NewInner(ctx), parent_private, ctx);
+      parent_private = *link.birth == ctx.epoch;
       link = Child(static_cast<Inner*>(*link.node), id, h);
     }
-    if (*link.node == nullptr) link.Set(NewLeaf(ctx), ctx.epoch);
+    if (*link.node == nullptr) SetNew(link, NewLeaf(ctx), parent_private, ctx);
     static_cast<Leaf*>(*link.node)->slots[id & (kLeafSize - 1)] = value;
   }
 
@@ -174,13 +176,20 @@ class RadixTable {
     }
   }
 
+  // Hangs a new node at `link`. In a published parent the link lies past
+  // every published count; it is recorded so a rollback can unhook it.
+  static void SetNew(Link link, void* node, bool parent_private, MutationContext& ctx) {
+    if (!parent_private && ctx.blocks != nullptr) ctx.blocks->AddLink(link.node);
+    link.Set(node, ctx.epoch);
+  }
+
   static Inner* NewInner(MutationContext& ctx) {
-    auto* n = static_cast<Inner*>(ctx.account->Allocate(sizeof(Inner)));
+    auto* n = static_cast<Inner*>(ctx.Allocate(sizeof(Inner)));
     std::memset(static_cast<void*>(n), 0, sizeof(Inner));
     return n;
   }
   static Leaf* NewLeaf(MutationContext& ctx) {
-    auto* n = static_cast<Leaf*>(ctx.account->Allocate(sizeof(Leaf)));
+    auto* n = static_cast<Leaf*>(ctx.Allocate(sizeof(Leaf)));
     std::memset(static_cast<void*>(n), 0, sizeof(Leaf));
     return n;
   }
@@ -191,9 +200,9 @@ class RadixTable {
   static Node* Own(Link link, MutationContext& ctx) {
     auto* n = static_cast<Node*>(*link.node);
     if (*link.birth == ctx.epoch) return n;
-    auto* copy = static_cast<Node*>(ctx.account->Allocate(sizeof(Node)));
+    auto* copy = static_cast<Node*>(ctx.Allocate(sizeof(Node)));
     std::memcpy(static_cast<void*>(copy), n, sizeof(Node));
-    ctx.retired->Add(n);
+    ctx.Retire(n);
     link.Set(copy, ctx.epoch);
     return copy;
   }
@@ -201,7 +210,7 @@ class RadixTable {
   static void* ReserveNode(std::uint32_t height, std::uint64_t first, std::uint64_t count,
                            MutationContext& ctx) {
     if (height == 0) {
-      auto* leaf = static_cast<Leaf*>(ctx.account->Allocate(sizeof(Leaf)));
+      auto* leaf = static_cast<Leaf*>(ctx.Allocate(sizeof(Leaf)));
       if (count - first < kLeafSize) {
         std::memset(static_cast<void*>(&leaf->slots[count - first]), 0,
                     (kLeafSize - (count - first)) * sizeof(Slot));

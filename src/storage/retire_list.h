@@ -1,20 +1,27 @@
-// RetireList and MutationContext: how a commit group hands superseded
-// memory to reclamation.
+// RetireList, GroupBlocks and MutationContext: how a commit group hands
+// superseded memory to reclamation, and how it knows which blocks are its own.
 //
 // While the writer builds version N+1 it never frees a block that version N
 // can reach; it records the block in N+1's retire list instead. The list is
 // freed once no snapshot of a version <= N remains (see version.h).
 //
-// Blocks born during the group being built carry the group's epoch; they are
-// reachable from no published version, so the writer may change them in
-// place (this is what keeps a group O(changed elements) rather than
-// O(changed operations)).
+// Blocks allocated while the group is built are private to it: no published
+// version can reach them, so the writer changes them in place and frees them
+// at once when they are superseded (this is what keeps a group O(changed
+// elements) rather than O(operations x element size)). Radix nodes, group
+// directories and intern tables carry their birth epoch; every other block
+// is recognised through the group's GroupBlocks, which records every block
+// the group allocated. The same record is what a failed group frees on
+// rollback: exactly the private blocks, never a published one (the retire
+// list holds only published blocks and is dropped unfreed).
 #ifndef QUIVER_STORAGE_RETIRE_LIST_H_
 #define QUIVER_STORAGE_RETIRE_LIST_H_
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
+#include "absl/container/flat_hash_set.h"
 #include "base/memory.h"
 
 namespace quiver::storage {
@@ -23,27 +30,41 @@ class RetireList {
  public:
   using FreeFn = void (*)(void* block, base::MemoryAccount* account);
 
+  RetireList() = default;
+  RetireList(RetireList&& other) noexcept
+      : entries_(std::move(other.entries_)), bytes_(std::exchange(other.bytes_, 0)) {}
+  RetireList& operator=(RetireList&& other) noexcept {
+    entries_ = std::move(other.entries_);
+    bytes_ = std::exchange(other.bytes_, 0);
+    return *this;
+  }
+
   // Frees blocks from MemoryAccount::Allocate.
   static void FreeBlock(void* block, base::MemoryAccount* account) { account->Free(block); }
 
+  // May throw std::bad_alloc (the list grows); `block` is then not recorded.
   void Add(void* block, FreeFn fn = &FreeBlock) {
-    if (block != nullptr) entries_.push_back({block, fn});
+    if (block == nullptr) return;
+    entries_.push_back({block, fn});
+    if (fn == &FreeBlock) bytes_ += base::UsableSize(block);
   }
   bool empty() const { return entries_.empty(); }
-  // Allocator bytes of the blocks freed by FreeBlock (others not counted).
-  std::size_t bytes() const {
-    std::size_t n = 0;
-    for (const Entry& e : entries_)
-      if (e.fn == &FreeBlock) n += base::UsableSize(e.block);
-    return n;
-  }
+  // Allocator bytes of the blocks freed by FreeBlock (others not counted);
+  // kept as the list grows, so reading it costs nothing.
+  std::size_t bytes() const { return bytes_; }
   std::size_t size() const { return entries_.size(); }
 
   // Frees every entry; the list is empty afterwards.
   void FreeAll(base::MemoryAccount* account) {
     for (const Entry& e : entries_) e.fn(e.block, account);
+    Forget();
+  }
+  // Empties the list without freeing anything (a rolled-back group: its
+  // entries are published blocks that the head still reaches).
+  void Forget() {
     entries_.clear();
     entries_.shrink_to_fit();
+    bytes_ = 0;
   }
 
  private:
@@ -52,13 +73,79 @@ class RetireList {
     FreeFn fn;
   };
   std::vector<Entry> entries_;
+  std::size_t bytes_ = 0;
+};
+
+// The blocks a commit group has allocated and not yet freed: private to the
+// group until its version is published.
+class GroupBlocks {
+ public:
+  // May throw std::bad_alloc; `block` is then not recorded.
+  void Add(void* block) { blocks_.insert(block); }
+  // Records that `link`, a child pointer inside a published node past what
+  // any published version reads, was set to a private block (RadixTable::
+  // Append). Rollback resets it to null, so no published node is left
+  // pointing at a freed block. May throw std::bad_alloc before recording.
+  void AddLink(void** link) { links_.push_back(link); }
+  // Forgets `block`; false if it is not the group's.
+  bool Remove(void* block) { return blocks_.erase(block) != 0; }
+  bool Contains(const void* block) const { return blocks_.contains(const_cast<void*>(block)); }
+  std::size_t size() const { return blocks_.size(); }
+  // Rollback: unhooks every recorded link, then frees every recorded block.
+  void FreeAll(base::MemoryAccount* account) {
+    for (void** link : links_) *link = nullptr;
+    for (void* b : blocks_) account->Free(b);
+    Clear();
+  }
+  // Publication: the blocks now belong to the version.
+  void Clear() {
+    blocks_.clear();
+    links_.clear();
+  }
+
+ private:
+  absl::flat_hash_set<void*> blocks_;
+  std::vector<void**> links_;
 };
 
 // What every mutation of a version under construction needs.
 struct MutationContext {
-  std::uint64_t epoch;           // blocks with this birth epoch are private to the group
+  std::uint64_t epoch;           // nodes, directories and tables born in it are private to the group
   base::MemoryAccount* account;  // where new blocks come from
   RetireList* retired;           // where superseded published blocks go
+  // The group's private blocks, or null when nothing is tracked (the
+  // checkpoint loader and recovery: a failure there frees the whole chain,
+  // and every untracked block counts as published, so it is copied, never
+  // edited in place).
+  GroupBlocks* blocks = nullptr;
+
+  // A block of at least `bytes` from `account`, recorded as private. Throws
+  // std::bad_alloc, leaking nothing.
+  void* Allocate(std::size_t bytes) {
+    void* p = account->Allocate(bytes);
+    if (blocks != nullptr) {
+      try {
+        blocks->Add(p);
+      } catch (...) {
+        account->Free(p);
+        throw;
+      }
+    }
+    return p;
+  }
+  // True if `block` was allocated by this group (and may be written).
+  bool IsPrivate(const void* block) const { return blocks != nullptr && blocks->Contains(block); }
+  // `block` (from Allocate, or published) is no longer reachable from the
+  // version being built: a private block is freed now, a published one
+  // retired. May throw std::bad_alloc before changing anything.
+  void Retire(void* block) {
+    if (block == nullptr) return;
+    if (blocks != nullptr && blocks->Remove(block)) {
+      account->Free(block);
+      return;
+    }
+    retired->Add(block);
+  }
 };
 
 }  // namespace quiver::storage

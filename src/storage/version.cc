@@ -52,6 +52,8 @@ Version* VersionChain::NewVersion(MutationContext* ctx) {
 void VersionChain::Publish(Version* v) {
   assert(reinterpret_cast<std::uint64_t>(v) <= kPointerMask);
   assert(v->roots.sequence > writer_head_->roots.sequence);  // invariant 3
+  retired_bytes_.fetch_add(v->retired_.bytes(), std::memory_order_relaxed);
+  live_versions_.fetch_add(1, std::memory_order_relaxed);
   {
     base::MutexLock lock(&mu_);
     newest_->newer_ = v;
@@ -68,6 +70,16 @@ void VersionChain::Publish(Version* v) {
 
 void VersionChain::Discard(Version* v) {
   assert(v->retired_.empty());
+  delete v;
+}
+
+void VersionChain::RollBack(Version* v, MutationContext& ctx) {
+  assert(ctx.blocks != nullptr && ctx.retired == &v->retired_);
+  // Links first: they are published nodes' pointers to private blocks.
+  ctx.blocks->FreeAll(&account_);
+  for (InternTable* t : {v->roots.labels, v->roots.types, v->roots.keys})
+    if (t->birth() == ctx.epoch) delete t;  // a private clone; the original is the head's
+  v->retired_.Forget();                     // published blocks: the head still reaches them
   delete v;
 }
 
@@ -88,40 +100,72 @@ void VersionChain::Shutdown() {
 }
 
 void VersionChain::OnDead(Version* v) {
-  mu_.Lock();
-  v->dead_ = true;
-  while (oldest_ != nullptr && oldest_->dead_) {
-    Version* dead = oldest_;
-    if (dead->newer_ != nullptr) {
-      dead->newer_->retired_.FreeAll(&account_);
-      oldest_ = dead->newer_;
-    } else if (abandoned_ != nullptr) {
-      // The abandoned version reaches every block of the head it did not
-      // retire, plus its own; its retire list holds the rest.
-      DestroyGraph(abandoned_->roots, &account_);
-      abandoned_->retired_.FreeAll(&account_);
-      delete abandoned_;
-      abandoned_ = nullptr;
-      oldest_ = newest_ = nullptr;
-    } else {
-      // The newest version dies only after Shutdown: free the whole graph.
-      DestroyGraph(dead->roots, &account_);
-      oldest_ = newest_ = nullptr;
-    }
-    delete dead;
+  Version* garbage;
+  {
+    base::MutexLock lock(&mu_);
+    v->dead_ = true;  // version.2
+    live_versions_.fetch_sub(1, std::memory_order_relaxed);
+    garbage = DetachDead();
+    if (garbage == nullptr) return;  // v is not the oldest: some older version is still live
+    ++sweeping_;
   }
-  bool last = oldest_ == nullptr && shut_down_;
-  mu_.Unlock();
+  FreeDetached(garbage);  // outside the mutex: the writer's Publish never waits for it
+  bool last;
+  {
+    base::MutexLock lock(&mu_);
+    last = --sweeping_ == 0 && oldest_ == nullptr && shut_down_;
+  }
   if (last) delete this;
 }
 
-ChainStats VersionChain::Stats() {
-  ChainStats s;
-  base::MutexLock lock(&mu_);
-  for (Version* v = oldest_; v != nullptr; v = v->newer_) {
-    if (v->refs_.load(std::memory_order_relaxed) > 0) ++s.live_versions;
-    if (v != oldest_) s.retired_bytes += v->retired_.bytes();
+Version* VersionChain::DetachDead() {
+  Version* garbage = nullptr;
+  while (oldest_ != nullptr && oldest_->dead_) {
+    Version* dead = oldest_;
+    // dead's own list went when its predecessor was detached (version.3).
+    assert(dead->retired_.empty());
+    if (dead->newer_ != nullptr) {
+      dead->retired_ = std::move(dead->newer_->retired_);  // version.3: O(1) splice
+      oldest_ = dead->newer_;
+    } else {
+      // The newest version dies only after Shutdown: free the whole graph.
+      // An abandoned version reaches every block of the head it did not
+      // retire, plus its own, and its retire list holds the rest; then it
+      // is destroyed instead of the head.
+      oldest_ = newest_ = nullptr;
+      if (abandoned_ != nullptr) {
+        abandoned_->destroy_ = true;
+        abandoned_->newer_ = garbage;
+        garbage = abandoned_;
+        abandoned_ = nullptr;
+      } else {
+        dead->destroy_ = true;
+      }
+    }
+    dead->newer_ = garbage;
+    garbage = dead;
   }
+  return garbage;
+}
+
+void VersionChain::FreeDetached(Version* garbage) {
+  while (garbage != nullptr) {
+    Version* next = garbage->newer_;
+    if (garbage->destroy_) {
+      DestroyGraph(garbage->roots, &account_);  // its list (if any) was never published: not counted
+    } else {
+      retired_bytes_.fetch_sub(garbage->retired_.bytes(), std::memory_order_relaxed);
+    }
+    garbage->retired_.FreeAll(&account_);
+    delete garbage;
+    garbage = next;
+  }
+}
+
+ChainStats VersionChain::Stats() const {
+  ChainStats s;
+  s.live_versions = live_versions_.load(std::memory_order_relaxed);
+  s.retired_bytes = retired_bytes_.load(std::memory_order_relaxed);
   return s;
 }
 

@@ -3,7 +3,8 @@
 //
 // Invariants kept here (numbered as in DESIGN.md):
 //  1. No byte reachable from a published version is ever written again: the
-//     writer builds version N+1 in blocks born in its own epoch, or past the
+//     writer builds version N+1 in blocks private to its group (born in its
+//     epoch, or recorded in its GroupBlocks: retire_list.h), or past the
 //     counts of N (see radix_table.h, adjacency.h), and only then publishes.
 //  3. Versions are published in sequence order, one publication per commit
 //     group: Publish is called by the writer thread alone, with increasing
@@ -19,20 +20,36 @@
 // version's count reaches zero only when no snapshot holds it and nobody can
 // acquire it; zero is final.
 //
-// Reclamation proof sketch: version N+1's retire list holds the blocks that
-// N reaches and N+1 does not. Only versions <= N can reach them. Versions are
-// kept in a list in sequence order; the sweep frees the retire list of
-// version k+1 when version k is the oldest remaining and has no references,
-// then unlinks k. A version becomes sweepable only once the thread that
-// dropped its last reference has marked it dead under the chain's mutex, so
-// the thread that finds every version swept knows no other thread is still
-// on its way into the chain, and may delete it. Releasing the last reference
-// of a version may wait for a sweep in progress; acquiring never waits. By induction every version older than
-// k is gone, so no live version can reach those blocks.
+// Reclamation. Local invariants (cited in version.cc):
+//  version.1 Version N+1's retire list holds exactly the published blocks
+//      that N reaches and N+1 does not. (Blocks private to the group that
+//      built N+1 are never on it: they are freed when superseded, or on
+//      rollback, through the group's GroupBlocks; see retire_list.h.)
+//  version.2 Versions sit in a list in sequence order. A version is marked
+//      dead, under the chain's mutex, by the thread that dropped its last
+//      reference; zero references is final (see Acquisition above).
+//  version.3 The retire list of version k+1 is detached (spliced out of the
+//      chain, O(1)) only while k is the oldest listed version and dead;
+//      k is unlinked in the same critical section.
+// Proof that no live version reaches a freed block: a block on k+1's list
+// is reachable only from versions <= k (version.1, and published versions
+// never change). When the list is detached, k is the oldest listed and dead,
+// and every version older than k was unlinked earlier under the same rule,
+// so all of them are dead (version.2: dead is final). The detaching thread
+// owns the list from then on and frees it after dropping the mutex: nobody
+// else can reach it, so freeing needs no lock.
 //
-// Thread safety: Acquire/Release from any thread; Publish, NewVersion,
-// Discard and head() from the writer thread only; Shutdown once, after the
-// writer has stopped.
+// Readers never block the writer for longer than a few pointer moves: the
+// mutex guards only linking (Publish), marking and detaching; memory is
+// freed outside it. A thread freeing detached lists counts itself in
+// sweeping_, and the chain is deleted only by the thread that finds every
+// version unlinked after Shutdown and no sweep in progress, so no thread is
+// still freeing through account_ when it goes. Statistics are counters kept
+// at Publish and at free, read without the mutex.
+//
+// Thread safety: Acquire/Release/Stats from any thread; Publish, NewVersion,
+// Discard, RollBack and head() from the writer thread only; Shutdown once,
+// after the writer has stopped.
 #ifndef QUIVER_STORAGE_VERSION_H_
 #define QUIVER_STORAGE_VERSION_H_
 
@@ -62,7 +79,8 @@ class Version {
   std::atomic<std::int64_t> refs_{1};
   Version* newer_ = nullptr;     // guarded by the chain's mutex
   bool dead_ = false;            // guarded by the chain's mutex; set by the thread that released it last
-  storage::RetireList retired_;  // blocks unlinked by this version's publication
+  bool destroy_ = false;         // once detached: free everything roots reach (the last version)
+  storage::RetireList retired_;  // blocks unlinked by this version's publication (version.1)
   storage::VersionChain* chain_ = nullptr;
 
  public:
@@ -104,8 +122,14 @@ class VersionChain {
   void Publish(Version* v);
   // Writer: forgets a version from NewVersion that changed nothing.
   void Discard(Version* v);
+  // Writer: undoes a version from NewVersion built with `ctx` (ctx.blocks
+  // set), half-built or not: frees exactly the group's private blocks and
+  // private intern tables, forgets its retire list (those blocks are the
+  // head's, still in use) and deletes `v`. The head is untouched, and the
+  // next group may build on it. Allocates nothing, never throws.
+  void RollBack(Version* v, MutationContext& ctx);
   // Writer: gives up a version from NewVersion that is half-built and will
-  // never be published (an I/O or memory failure poisoned the graph). Its
+  // never be published, built without a GroupBlocks (recovery). Its
   // blocks are freed with the chain: the final sweep destroys what the
   // abandoned version reaches plus what it retired, instead of the head.
   // At most once per chain.
@@ -115,26 +139,39 @@ class VersionChain {
   // itself once every version is released.
   void Shutdown();
 
-  ChainStats Stats();
+  // Counters: lock-free, never waits.
+  ChainStats Stats() const;
 
  private:
   ~VersionChain() = default;
   static constexpr int kCountShift = 48;
   static constexpr std::uint64_t kPointerMask = (std::uint64_t{1} << kCountShift) - 1;
 
-  // Marks `v` dead and frees what no live version can reach; may delete
-  // the chain, so callers touch nothing of it afterwards.
+  // Marks `v` dead, detaches what no live version can reach and frees it
+  // outside the mutex; may delete the chain, so callers touch nothing of it
+  // afterwards.
   void OnDead(Version* v);
+  // Under mu_: unlinks dead versions from the old end (version.3); returns
+  // them linked through newer_, each holding the list to free.
+  Version* DetachDead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Frees what DetachDead returned. No lock held.
+  void FreeDetached(Version* garbage);
 
   base::MemoryAccount account_;
   std::atomic<std::uint64_t> head_word_;  // Version* | in-flight acquisitions << 48
   const Version* writer_head_;            // writer thread only
+
+  // Statistics: bytes on published retire lists not yet freed, versions
+  // not yet marked dead.
+  std::atomic<std::uint64_t> retired_bytes_{0};
+  std::atomic<std::uint64_t> live_versions_{1};
 
   base::Mutex mu_;
   Version* oldest_ ABSL_GUARDED_BY(mu_);
   Version* newest_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   Version* abandoned_ ABSL_GUARDED_BY(mu_) = nullptr;
+  int sweeping_ ABSL_GUARDED_BY(mu_) = 0;  // threads freeing detached versions
 };
 
 }  // namespace quiver::storage

@@ -1,6 +1,8 @@
 #include "write/batch_processor.h"
 
+#include <algorithm>
 #include <cmath>
+#include <tuple>
 
 #include "base/strings.h"
 #include "base/utf8.h"
@@ -364,29 +366,24 @@ PropBlock* BatchProcessor::BuildBlock(std::span<const Property> props, GraphRoot
   prop_inputs_.clear();
   for (const Property& p : props)
     prop_inputs_.push_back(storage::PropInput{InternName(g.keys, p.key, ctx), storage::ViewOf(p.value)});
-  return storage::BuildPropBlock(prop_inputs_, ctx.account);
+  return storage::BuildPropBlock(prop_inputs_, ctx);
 }
 
 void BatchProcessor::RemoveEdgeInternal(std::uint64_t edge, std::uint64_t skip_vertex, GraphRoots& g,
                                         MutationContext& ctx) {
   EdgeSlot* e = EdgeTable::Mutable(g.edges, edge, ctx);
   if (e->type == storage::kDeadType) return;  // a self-loop met twice while removing its vertex
-  std::uint64_t src = e->src();
-  std::uint64_t dst = e->dst();
-  if (src != skip_vertex) {
-    VertexSlot* s = VertexTable::Mutable(g.vertices, src, ctx);
-    storage::RemoveEntry(s->out_head, s->out_degree, e->type, edge, ctx);
-  }
-  if (dst != skip_vertex) {
-    VertexSlot* t = VertexTable::Mutable(g.vertices, dst, ctx);
-    storage::RemoveEntry(t->in_head, t->in_degree, e->type, edge, ctx);
-  }
-  e->type = storage::kDeadType;
+  // The adjacency entries go at the end of the batch (FlushRemovals), all of
+  // one array in one pass: removing k neighbours of a vertex of degree d
+  // costs O(d + k log k), not O(k d).
+  if (e->src() != skip_vertex) removals_.push_back(Removal{e->src(), edge, e->type, true});
+  if (e->dst() != skip_vertex) removals_.push_back(Removal{e->dst(), edge, e->type, false});
   if (storage::EdgeProps(g, edge) != nullptr) {
     PropBlock** p = EdgePropTable::MutableSparse(g.edge_props, edge, ctx);
-    ctx.retired->Add(*p);
+    ctx.Retire(*p);
     *p = nullptr;
   }
+  e->type = storage::kDeadType;
   --g.live_edges;
 }
 
@@ -402,18 +399,61 @@ void BatchProcessor::RemoveVertexInternal(std::uint64_t v, GraphRoots& g, Mutati
       for (const EdgeEntry& entry : group.entries) RemoveEdgeInternal(entry.edge().value(), v, g, ctx);
     }
   }
-  // Removing neighbours' entries only copies leaves of other vertices, or
-  // this vertex's leaf, which is already private: `slot` is still valid.
+  // Removing the edges touched only the edge tables (the neighbours' entries
+  // go at the end of the batch): `slot` is still valid. Its own arrays may
+  // still hold entries of edges removed earlier in the batch; the flush
+  // skips a dead vertex.
   storage::RetireAdjacency(slot->out_head, ctx);
   storage::RetireAdjacency(slot->in_head, ctx);
-  ctx.retired->Add(slot->props);
+  ctx.Retire(slot->props);
   *slot = VertexSlot{storage::kDeadLabel, 0, 0, 0, 0, 0, nullptr};
   --g.live_vertices;
+}
+
+void BatchProcessor::FlushRemovals(GraphRoots& g, MutationContext& ctx) {
+  auto order = [](const Removal& r) { return std::tie(r.vertex, r.out, r.type, r.edge); };
+  std::sort(removals_.begin(), removals_.end(),
+            [&order](const Removal& a, const Removal& b) { return order(a) < order(b); });
+  for (std::size_t i = 0; i < removals_.size();) {
+    const std::uint64_t v = removals_[i].vertex;
+    std::size_t end = i;
+    while (end < removals_.size() && removals_[end].vertex == v) ++end;
+    // A vertex removed later in the batch retired its arrays whole.
+    VertexSlot* s = storage::FindVertex(g, v) != nullptr ? VertexTable::Mutable(g.vertices, v, ctx) : nullptr;
+    while (s != nullptr && i < end) {
+      const Removal& first = removals_[i];
+      edges_.clear();
+      for (; i < end && removals_[i].out == first.out && removals_[i].type == first.type; ++i)
+        edges_.push_back(removals_[i].edge);
+      if (first.out) {
+        storage::RemoveEntries(s->out_head, s->out_degree, first.type, edges_, ctx);
+      } else {
+        storage::RemoveEntries(s->in_head, s->in_degree, first.type, edges_, ctx);
+      }
+    }
+    i = end;
+  }
+  removals_.clear();
+}
+
+void BatchProcessor::SetProperty(PropBlock*& block, std::uint32_t key, PropertyView value,
+                                 MutationContext& ctx) {
+  if (ctx.IsPrivate(block) && storage::SetPropertyInPlace(block, key, value)) return;
+  PropBlock* b = storage::WithProperty(block, key, value, ctx);
+  ctx.Retire(block);  // a private block is freed now
+  block = b;
+}
+
+void BatchProcessor::RemoveProperty(PropBlock*& block, std::uint32_t key, MutationContext& ctx) {
+  PropBlock* b = storage::WithoutProperty(block, key, ctx);
+  ctx.Retire(block);
+  block = b;
 }
 
 void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationContext& ctx, CommitInfo* info) {
   new_vertex_ids_.clear();
   new_edge_ids_.clear();
+  removals_.clear();
   for (const Op& op : WriteBatchInternal::Ops(batch)) {
     auto props = WriteBatchInternal::Props(batch, op);
     switch (op.kind) {
@@ -448,9 +488,7 @@ void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationConte
       case OpKind::kSetVertexProperty: {
         std::uint32_t key = InternName(g.keys, props[0].key, ctx);
         VertexSlot* s = VertexTable::Mutable(g.vertices, ResolveVertex(op.v1), ctx);
-        PropBlock* b = storage::WithProperty(s->props, key, storage::ViewOf(props[0].value), ctx.account);
-        ctx.retired->Add(s->props);
-        s->props = b;
+        SetProperty(s->props, key, storage::ViewOf(props[0].value), ctx);
         break;
       }
       case OpKind::kRemoveVertexProperty: {
@@ -458,17 +496,13 @@ void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationConte
         auto key = g.keys->Find(op.name);
         if (!key || !storage::GetProperty(storage::FindVertex(g, v)->props, *key)) break;
         VertexSlot* s = VertexTable::Mutable(g.vertices, v, ctx);
-        PropBlock* b = storage::WithoutProperty(s->props, *key, ctx.account);
-        ctx.retired->Add(s->props);
-        s->props = b;
+        RemoveProperty(s->props, *key, ctx);
         break;
       }
       case OpKind::kSetEdgeProperty: {
         std::uint32_t key = InternName(g.keys, props[0].key, ctx);
         PropBlock** p = EdgePropTable::MutableSparse(g.edge_props, ResolveEdge(op.e), ctx);
-        PropBlock* b = storage::WithProperty(*p, key, storage::ViewOf(props[0].value), ctx.account);
-        ctx.retired->Add(*p);
-        *p = b;
+        SetProperty(*p, key, storage::ViewOf(props[0].value), ctx);
         break;
       }
       case OpKind::kRemoveEdgeProperty: {
@@ -476,15 +510,14 @@ void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationConte
         auto key = g.keys->Find(op.name);
         if (!key || !storage::GetProperty(storage::EdgeProps(g, e), *key)) break;
         PropBlock** p = EdgePropTable::MutableSparse(g.edge_props, e, ctx);
-        PropBlock* b = storage::WithoutProperty(*p, *key, ctx.account);
-        ctx.retired->Add(*p);
-        *p = b;
+        RemoveProperty(*p, *key, ctx);
         break;
       }
       case OpKind::kRemoveEdge: RemoveEdgeInternal(ResolveEdge(op.e), ~std::uint64_t{0}, g, ctx); break;
       case OpKind::kRemoveVertex: RemoveVertexInternal(ResolveVertex(op.v1), g, ctx); break;
     }
   }
+  FlushRemovals(g, ctx);
   info->vertices.reserve(new_vertex_ids_.size());
   for (std::uint64_t id : new_vertex_ids_) info->vertices.emplace_back(id);
   info->edges.reserve(new_edge_ids_.size());

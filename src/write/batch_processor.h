@@ -40,7 +40,8 @@ class BatchProcessor {
 
   // Applies a batch that Validate accepted against this same `g`, filling
   // the new ids into `info`. Throws std::bad_alloc on memory exhaustion,
-  // leaving `g` partially changed (the caller abandons the version).
+  // leaving `g` partially changed: the caller rolls the group back
+  // (VersionChain::RollBack frees exactly the blocks in ctx.blocks).
   void Apply(const WriteBatch& batch, storage::GraphRoots& g, storage::MutationContext& ctx,
              CommitInfo* info);
 
@@ -83,6 +84,15 @@ class BatchProcessor {
   void RemoveEdgeInternal(std::uint64_t edge, std::uint64_t skip_vertex, storage::GraphRoots& g,
                           storage::MutationContext& ctx);
   void RemoveVertexInternal(std::uint64_t v, storage::GraphRoots& g, storage::MutationContext& ctx);
+  // Removes the adjacency entries queued by RemoveEdgeInternal: per vertex
+  // and group, one pass over its array.
+  void FlushRemovals(storage::GraphRoots& g, storage::MutationContext& ctx);
+  // Sets or removes one property of the element whose block is `block`:
+  // in place if the group allocated the block and the value fits, else a
+  // new block (the old one freed if private, retired if published).
+  static void SetProperty(storage::PropBlock*& block, std::uint32_t key, PropertyView value,
+                          storage::MutationContext& ctx);
+  static void RemoveProperty(storage::PropBlock*& block, std::uint32_t key, storage::MutationContext& ctx);
 
   Limits limits_;
 
@@ -107,6 +117,15 @@ class BatchProcessor {
   std::vector<std::uint64_t> new_vertex_ids_;
   std::vector<std::uint64_t> new_edge_ids_;
   std::vector<storage::PropInput> prop_inputs_;
+  // An adjacency entry to remove at the end of the batch.
+  struct Removal {
+    std::uint64_t vertex;
+    std::uint64_t edge;
+    std::uint32_t type;
+    bool out;  // from the vertex's out-edges (else its in-edges)
+  };
+  std::vector<Removal> removals_;
+  std::vector<std::uint64_t> edges_;  // FlushRemovals scratch
 };
 
 }  // namespace quiver

@@ -73,6 +73,16 @@ void WriteRequest::Complete(Result<CommitInfo> result) {
   Unref();
 }
 
+void WriteRequest::CompleteOutOfMemory() {
+  if (async_) {
+    promise_.set_value(std::move(result_));
+    delete this;
+    return;
+  }
+  done_.store(1, std::memory_order_release);
+  Unref();
+}
+
 void WriteRequest::Unref() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }

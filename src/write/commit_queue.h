@@ -68,6 +68,10 @@ class WriteRequest {
   // Writer: delivers the outcome and drops the writer's reference. Wakes
   // nobody: CommitQueue::FinishGroup wakes the whole group at once.
   void Complete(Result<CommitInfo> result);
+  // Writer: completes with ResourceExhausted without allocating (the
+  // status is built with the request), so a writer out of memory can still
+  // answer every request of its group.
+  void CompleteOutOfMemory();
 
  private:
   friend class CommitQueue;
@@ -80,7 +84,9 @@ class WriteRequest {
   std::uint64_t group_ = 0;  // the group expected at Push (invariant 1)
   std::atomic<int> refs_{2};
   std::atomic<std::uint32_t> done_{0};
-  Result<CommitInfo> result_{Status(StatusCode::kInternal, "write not completed")};
+  // Until completed: the answer CompleteOutOfMemory gives.
+  Result<CommitInfo> result_{
+      ResourceExhaustedError("out of memory while applying the commit group; nothing of it was applied")};
   std::promise<Result<CommitInfo>> promise_;
 };
 

@@ -47,12 +47,12 @@ def run(n, status="published", digest=MACHINE, profile="full", dirty=False, part
 class Files:
     """A history and a baseline in a temporary directory, and the gate run on them."""
 
-    def __init__(self, test, runs, n=3, floor=0.1):
+    def __init__(self, test, runs, n=3, floor=0.1, min_runs=1):
         self.dir = tempfile.mkdtemp(prefix="release-gate-test-")
         test.addCleanup(shutil.rmtree, self.dir)
         self.history = os.path.join(self.dir, "history.jsonl")
         self.baseline_path = os.path.join(self.dir, "baseline.json")
-        baseline = {"runs": n, "noiseFloor": {"default": floor}, "entries": []}
+        baseline = {"runs": n, "minRuns": min_runs, "noiseFloor": {"default": floor}, "entries": []}
         published = [r for r in runs[:-1] if r["status"] == "published"]
         keys = sorted({(r["profile"], r["environmentDigest"]) for r in published})
         baseline["entries"] = [gate.build_entry(runs[:-1], baseline, p, d) for p, d in keys]
@@ -175,6 +175,33 @@ class GateTest(unittest.TestCase):
         code, out = files.gate("--check-baseline")
         self.assertEqual(code, 2, out)
         self.assertIn("names run run-3, which is not published", out)
+
+    def test_impossible_ratio_not_publishable(self):
+        # One producer of single elements cannot pass its fdatasync ceiling: 5.0 means the ceiling
+        # itself was measured while the disk was disturbed.
+        files = Files(self, [run(1, status="candidate", durableWrites1ProducerRatio=5.0)])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 1, out)
+        self.assertIn("durableWrites1ProducerRatio", out)
+        self.assertIn("physical bound", out)
+        self.assertEqual(files.runs()[-1]["status"], "candidate")
+
+    def test_baseline_of_fewer_than_min_runs_does_not_refuse(self):
+        # The committed case: one contended run is the whole baseline. Until the entry holds
+        # minRuns published runs a drop is reported, not enforced.
+        files = Files(self, [run(1, durableWrites1ProducerRatio=1.2), run(2, status="candidate",
+                                                                         durableWrites1ProducerRatio=0.95)],
+                      min_runs=3)
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 0, out)
+        self.assertIn("PROVISIONAL", out)
+        self.assertEqual(files.runs()[-1]["status"], "published")
+
+    def test_baseline_of_min_runs_refuses(self):
+        files = Files(self, [run(1), run(2), run(3), run(4, status="candidate", traversalRatio=0.05)], min_runs=3)
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 1, out)
+        self.assertIn("REGRESSED  traversalRatio", out)
 
     def test_band_is_the_spread_with_a_floor(self):
         self.assertEqual(gate.band_of([1.0, 1.0, 1.0], 0.2), 0.2)

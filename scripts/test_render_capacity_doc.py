@@ -121,7 +121,7 @@ class Workspace:
 
     def write_baseline(self, baseline=None):
         if baseline is None:
-            baseline = {"runs": 3, "noiseFloor": {"default": 0.2}, "entries": []}
+            baseline = {"runs": 3, "minRuns": 1, "noiseFloor": {"default": 0.2}, "entries": []}
         with open(self.baseline, "w", encoding="utf-8") as f:
             json.dump(baseline, f)
 
@@ -567,7 +567,7 @@ class BaselineCrossCheckTest(unittest.TestCase):
         ws = Workspace(self)
         lines = [history_line(sample()), history_line(sample(), traversalRatio=0.06)]
         ws.write_history(lines)
-        baseline = {"runs": 3, "noiseFloor": {"default": 0.2}, "entries": []}
+        baseline = {"runs": 3, "minRuns": 1, "noiseFloor": {"default": 0.2}, "entries": []}
         baseline["entries"].append(rcd.gate.build_entry(lines, baseline, "quick", "0123456789ab"))
         ws.write_baseline(baseline)
         return ws, baseline

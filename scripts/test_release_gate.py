@@ -203,6 +203,35 @@ class GateTest(unittest.TestCase):
         self.assertEqual(code, 1, out)
         self.assertIn("REGRESSED  traversalRatio", out)
 
+    def test_cross_check_requires_last_n_published(self):
+        runs = [run(1, traversalRatio=0.05), run(2, traversalRatio=0.13), run(3, traversalRatio=0.13),
+                run(4, traversalRatio=0.13), run(5, status="candidate", traversalRatio=0.05)]
+        files = Files(self, runs)
+        honest = files.baseline()
+        self.assertEqual(honest["entries"][0]["runIds"], ["run-2", "run-3", "run-4"])
+
+        def check(baseline, expected):
+            self.assertTrue(any(expected in p for p in gate.cross_check(baseline, runs)),
+                            (expected, gate.cross_check(baseline, runs)))
+            gate.write_baseline(files.baseline_path, baseline)
+            code, out = files.gate("--check-baseline")
+            self.assertEqual(code, 2, out)
+
+        duplicated = json.loads(json.dumps(honest))
+        duplicated["entries"][0] = gate.build_entry(runs[:1], honest, "full", MACHINE)
+        duplicated["entries"][0]["runIds"] = ["run-1", "run-1", "run-1"]
+        duplicated["entries"][0]["figures"] = gate.summarise([runs[0]] * 3, honest)
+        check(duplicated, "names run run-1 twice")
+        cherry = json.loads(json.dumps(honest))
+        cherry["entries"][0] = gate.build_entry(runs[:1], honest, "full", MACHINE)
+        check(cherry, "does not name the last 3 published runs: expected run-2, run-3, run-4")
+        shadow = json.loads(json.dumps(honest))
+        shadow["entries"].insert(0, cherry["entries"][0])
+        check(shadow, f"two entries for full/{MACHINE}")
+        orphan = json.loads(json.dumps(honest))
+        orphan["entries"].append({"profile": "quick", "environmentDigest": MACHINE, "runIds": [], "figures": {}})
+        check(orphan, "no published run")
+
     def test_band_is_the_spread_with_a_floor(self):
         self.assertEqual(gate.band_of([1.0, 1.0, 1.0], 0.2), 0.2)
         self.assertAlmostEqual(gate.band_of([0.8, 1.0, 1.2], 0.2), 0.4)

@@ -119,9 +119,14 @@ class Workspace:
         self.write_baseline()
         self.write_report(sample())
 
-    def write_baseline(self, baseline=None):
+    def write_baseline(self, baseline=None, runs=()):
+        """The given baseline, or the gate's own for the published runs among `runs`."""
+        self.custom_baseline = baseline is not None
         if baseline is None:
             baseline = {"runs": 3, "minRuns": 1, "noiseFloor": {"default": 0.2}, "entries": []}
+            pairs = sorted({(r.get("profile"), r.get("environmentDigest")) for r in runs
+                            if r.get("status") == "published"}, key=str)
+            baseline["entries"] = [rcd.gate.build_entry(list(runs), baseline, p, d) for p, d in pairs]
         with open(self.baseline, "w", encoding="utf-8") as f:
             json.dump(baseline, f)
 
@@ -133,6 +138,8 @@ class Workspace:
         with open(self.history, "w", encoding="utf-8") as f:
             for line in lines:
                 f.write((line if isinstance(line, str) else json.dumps(line)) + "\n")
+        if not self.custom_baseline and all(isinstance(line, dict) for line in lines):
+            self.write_baseline(runs=lines)
 
     def read_page(self):
         with open(self.page, encoding="utf-8") as f:

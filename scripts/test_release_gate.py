@@ -90,12 +90,13 @@ class GateTest(unittest.TestCase):
 
     def test_noise_within_band_passes_and_publishes(self):
         files = Files(self, [run(1), run(2, traversalRatio=0.10), run(3, traversalRatio=0.15),
-                             run(4, status="candidate", traversalRatio=0.092, checkpointRatio=0.62)])
-        # Spread (0.15 - 0.10) / 0.128 = 39 % sets traversalRatio's band; 0.092 is inside it.
+                             run(4, status="candidate", traversalRatio=0.092, checkpointRatio=0.62)],
+                      min_runs=3)
+        # Spread 2 × MAD 0.022 / 0.128 = 34 % sets traversalRatio's band; 0.092 is inside it.
         code, out = files.gate("--publish")
         self.assertEqual(code, 0, out)
         self.assertIn("verdict PASS", out)
-        self.assertRegex(out, r"ok +traversalRatio = 0.092; baseline 0.128, band 39.1 %")
+        self.assertRegex(out, r"ok +traversalRatio = 0.092; baseline 0.128, band 34.4 %")
         runs = files.runs()
         self.assertEqual(runs[-1]["status"], "published")
         entry = files.baseline()["entries"][0]
@@ -231,6 +232,46 @@ class GateTest(unittest.TestCase):
         orphan = json.loads(json.dumps(honest))
         orphan["entries"].append({"profile": "quick", "environmentDigest": MACHINE, "runIds": [], "figures": {}})
         check(orphan, "no published run")
+
+    def test_gradual_regression_is_caught(self):
+        # Each release 10 % below the last: the band of the last N runs widens with every accepted
+        # step, so only a fixed anchor (the entry's first minRuns published runs) can stop it.
+        files = Files(self, [run(1, status="candidate", traversalRatio=1.0)], n=5, floor=0.2, min_runs=3)
+        self.assertEqual(files.gate("--publish")[0], 0)
+        value, published = 1.0, [1.0]
+        for n in range(2, 40):
+            value *= 0.9
+            with open(files.history, "a", encoding="utf-8") as f:
+                f.write(json.dumps(run(n, status="candidate", traversalRatio=value)) + "\n")
+            code, out = files.gate("--publish")
+            if code != 0:
+                self.assertEqual(code, 1, out)
+                self.assertIn("REGRESSED  traversalRatio", out)
+                break
+            published.append(value)
+        else:
+            self.fail(f"a 10 % drop per release was published 38 times, down to {value:.3g}")
+        self.assertGreaterEqual(min(published), 0.7, published)
+
+    def test_band_capped(self):
+        files = Files(self, [run(1, traversalRatio=1.0), run(2, traversalRatio=0.01),
+                             run(3, status="candidate", traversalRatio=0.0)])
+        code, out = files.gate()
+        self.assertEqual(code, 1, out)
+        self.assertIn("REGRESSED  traversalRatio", out)
+        self.assertLessEqual(gate.band_of([1.0, 0.01], 0.2), gate.BAND_CAP)
+        self.assertLess(gate.BAND_CAP, 1)
+
+    def test_rebuild_baseline_matches_the_gate(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        stale = files.baseline()
+        del stale["entries"][0]["anchor"]
+        gate.write_baseline(files.baseline_path, stale)
+        self.assertEqual(files.gate("--check-baseline")[0], 2)
+        code, out = files.gate("--rebuild-baseline")
+        self.assertEqual(code, 0, out)
+        self.assertEqual(files.gate("--check-baseline")[0], 0)
+        self.assertEqual(files.baseline()["entries"][0]["anchor"]["runIds"], ["run-1"])
 
     def test_band_is_the_spread_with_a_floor(self):
         self.assertEqual(gate.band_of([1.0, 1.0, 1.0], 0.2), 0.2)

@@ -273,6 +273,48 @@ class GateTest(unittest.TestCase):
         self.assertEqual(files.gate("--check-baseline")[0], 0)
         self.assertEqual(files.baseline()["entries"][0]["anchor"]["runIds"], ["run-1"])
 
+    def test_no_baseline_is_not_silent_pass(self):
+        # A first run of a machine starts its baseline only if it is complete.
+        files = Files(self, [run(1), run(2, status="candidate", digest="bbbbbbbbbbbb")])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 0, out)
+        self.assertIn("no baseline for this machine and profile", out)
+        self.assertEqual(files.baseline()["entries"][1]["environmentDigest"], "bbbbbbbbbbbb")
+
+    def test_null_digest_refused(self):
+        files = Files(self, [run(1), run(2, status="candidate", digest=None)])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 2, out)
+        self.assertIn("environmentDigest", out)
+        self.assertEqual(files.runs()[-1]["status"], "candidate")
+
+    def test_missing_profile_refused(self):
+        candidate = run(2, status="candidate")
+        del candidate["profile"]
+        files = Files(self, [run(1), candidate])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 2, out)
+        self.assertIn("profile", out)
+        self.assertNotIn("Traceback", out)
+
+    def test_all_ratios_missing_not_publishable(self):
+        nulls = {k: {"value": None, "reason": "not measured"} for k in RATIOS}
+        files = Files(self, [run(1, status="candidate", **nulls)])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 1, out)
+        self.assertIn("not publishable", out.lower())
+        self.assertEqual(files.runs()[-1]["status"], "candidate")
+        partly = dict(nulls)
+        del partly["traversalRatio"]
+        files = Files(self, [run(1, status="candidate", **partly)])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 1, out)
+        self.assertIn("checkpointRatio", out)
+        empty = run(1, status="candidate")
+        empty["headline"] = {}
+        files = Files(self, [empty])
+        self.assertEqual(files.gate("--publish")[0], 1)
+
     def test_band_is_the_spread_with_a_floor(self):
         self.assertEqual(gate.band_of([1.0, 1.0, 1.0], 0.2), 0.2)
         self.assertAlmostEqual(gate.band_of([0.8, 1.0, 1.2], 0.2), 0.4)

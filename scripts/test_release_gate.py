@@ -315,6 +315,25 @@ class GateTest(unittest.TestCase):
         files = Files(self, [empty])
         self.assertEqual(files.gate("--publish")[0], 1)
 
+    def test_baseline_defaults_beside_history(self):
+        # quiver-bench --record --history PATH passes no --baseline: the gate must not move the
+        # source tree's baseline for a history kept elsewhere.
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        sentinel = os.path.join(files.dir, "sentinel-baseline.json")
+        with open(sentinel, "w", encoding="utf-8") as f:
+            f.write("sentinel\n")
+        before = files.baseline()
+        saved = gate.DEFAULT_BASELINE
+        gate.DEFAULT_BASELINE = sentinel
+        self.addCleanup(setattr, gate, "DEFAULT_BASELINE", saved)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            code = gate.main(["--history", files.history, "--publish"])
+        self.assertEqual(code, 0)
+        with open(sentinel, encoding="utf-8") as f:
+            self.assertEqual(f.read(), "sentinel\n")
+        self.assertNotEqual(files.baseline(), before)
+        self.assertEqual(files.baseline()["entries"][0]["runIds"], ["run-1", "run-2", "run-3"])
+
     def test_band_is_the_spread_with_a_floor(self):
         self.assertEqual(gate.band_of([1.0, 1.0, 1.0], 0.2), 0.2)
         self.assertAlmostEqual(gate.band_of([0.8, 1.0, 1.2], 0.2), 0.4)

@@ -388,7 +388,7 @@ class HistoryTest(unittest.TestCase):
         code, err = ws.run()
         self.assertEqual(code, 0, err)
         runs = rcd.load_history(ws.history)
-        xs, ys = rcd.history_series(runs, "traversalBestEdgesPerSecond", "quick")
+        xs, ys = rcd.history_series(runs, "traversalBestEdgesPerSecond", "quick", "0123456789ab")
         self.assertEqual(xs, [1, 2, 3, 4])
         self.assertTrue(math.isnan(ys[1]) and math.isnan(ys[2]))
         self.assertEqual(ys[0], quick["traversal"][3]["bestEdgesPerSecond"])
@@ -405,8 +405,20 @@ class HistoryTest(unittest.TestCase):
 
     def test_profiles_are_separate_series(self):
         runs = [history_line(sample()), history_line(full_profile_report()), history_line(sample())]
-        self.assertEqual(rcd.history_series(runs, "bytesPerVertex", "quick")[0], [1, 3])
-        self.assertEqual(rcd.history_series(runs, "bytesPerVertex", "full")[0], [2])
+        self.assertEqual(rcd.history_series(runs, "bytesPerVertex", "quick", "0123456789ab")[0], [1, 3])
+        self.assertEqual(rcd.history_series(runs, "bytesPerVertex", "full", "0123456789ab")[0], [2])
+
+    def test_trend_series_split_by_machine(self):
+        # Two published full runs of different machines: a machine change is not a trend, so
+        # they are two series, never one connected line.
+        a, b = history_line(full_profile_report()), history_line(full_profile_report())
+        b["environmentDigest"] = "bbbbbbbbbbbb"
+        b["headline"]["traversalBestEdgesPerSecond"] = 6.27e7
+        runs = [a, b]
+        self.assertEqual(rcd.history_groups(runs), [("full", "0123456789ab"), ("full", "bbbbbbbbbbbb")])
+        self.assertEqual(rcd.history_series(runs, "traversalBestEdgesPerSecond", "full", "0123456789ab")[0], [1])
+        xs, ys = rcd.history_series(runs, "traversalBestEdgesPerSecond", "full", "bbbbbbbbbbbb")
+        self.assertEqual((xs, ys), ([2], [6.27e7]))
 
     def test_no_history_file(self):
         ws = Workspace(self)
@@ -612,7 +624,7 @@ class BaselineCrossCheckTest(unittest.TestCase):
         ws.write_history(lines)
         code, err = ws.run()
         self.assertEqual(code, 0, err)
-        self.assertEqual(rcd.history_series(lines, "traversalRatio", "quick")[0], [1, 4])
+        self.assertEqual(rcd.history_series(lines, "traversalRatio", "quick", "0123456789ab")[0], [1, 4])
         self.assertIn("2 other measured runs are not plotted", ws.read_page())
         with open(os.path.join(ws.svg_dir, "history.svg"), encoding="utf-8") as f:
             self.assertIn("2 other measured runs not plotted", f.read())

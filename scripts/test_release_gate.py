@@ -334,6 +334,46 @@ class GateTest(unittest.TestCase):
         self.assertNotEqual(files.baseline(), before)
         self.assertEqual(files.baseline()["entries"][0]["runIds"], ["run-1", "run-2", "run-3"])
 
+    def test_torn_last_line_reported_and_recoverable(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        with open(files.history, "a", encoding="utf-8") as f:
+            f.write('{"runId": "x", "status": "cand')  # an append interrupted by a crash
+        code, out = files.gate("--report-only", "--run", "run-3")
+        self.assertEqual(code, 0, out)
+        self.assertIn("line 4 is torn", out)
+        self.assertIn("verdict PASS", out)
+        code, out = files.gate("--publish", "--run", "run-3")
+        self.assertEqual(code, 0, out)
+        with open(files.history, encoding="utf-8") as f:
+            text = f.read()
+        self.assertNotIn('"cand\n', text.replace('"candidate"', ""))
+        self.assertTrue(text.endswith("\n"))
+        self.assertEqual([r["runId"] for r in files.runs()], ["run-1", "run-2", "run-3"])
+        torn_inside = Files(self, [run(1), run(2, status="candidate")])
+        with open(torn_inside.history, "a", encoding="utf-8") as f:
+            f.write('{"runId": "x"\n' + json.dumps(run(3, status="candidate")) + "\n")
+        code, out = torn_inside.gate()
+        self.assertEqual(code, 2, out)  # not the last line: damage, not an interrupted append
+        self.assertIn("history.jsonl:3: not valid JSON", out)
+
+    def test_publish_keeps_concurrent_append(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        original = gate.write_history
+
+        def racing_write(path, runs):
+            with open(path, "a", encoding="utf-8") as f:  # another --record, after the gate read
+                f.write(json.dumps(run(4, status="candidate")) + "\n")
+            return original(path, runs)
+
+        gate.write_history = racing_write
+        self.addCleanup(setattr, gate, "write_history", original)
+        code, out = files.gate("--publish", "--run", "run-3")
+        self.assertEqual(code, 0, out)
+        runs = files.runs()
+        self.assertEqual([r["runId"] for r in runs], ["run-1", "run-2", "run-3", "run-4"])
+        self.assertEqual([r["status"] for r in runs][2:], ["published", "candidate"])
+        self.assertEqual(gate.cross_check(files.baseline(), runs), [])
+
     def test_band_is_the_spread_with_a_floor(self):
         self.assertEqual(gate.band_of([1.0, 1.0, 1.0], 0.2), 0.2)
         self.assertAlmostEqual(gate.band_of([0.8, 1.0, 1.2], 0.2), 0.4)

@@ -374,6 +374,17 @@ class GateTest(unittest.TestCase):
         self.assertEqual([r["status"] for r in runs][2:], ["published", "candidate"])
         self.assertEqual(gate.cross_check(files.baseline(), runs), [])
 
+    def test_report_only_on_broken_files(self):
+        # CI's report-only gate prints what is wrong with the record files but never fails.
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        with open(files.history, "a", encoding="utf-8") as f:
+            f.write("{broken\n" + json.dumps(run(4, status="candidate")) + "\n")
+        code, out = files.gate("--report-only")
+        self.assertEqual(code, 0, out)
+        self.assertIn("not valid JSON", out)
+        self.assertIn("not enforced", out)
+        self.assertEqual(files.gate()[0], 2)  # enforced, the same files are an error
+
     def test_band_is_the_spread_with_a_floor(self):
         self.assertEqual(gate.band_of([1.0, 1.0, 1.0], 0.2), 0.2)
         self.assertAlmostEqual(gate.band_of([0.8, 1.0, 1.2], 0.2), 0.4)

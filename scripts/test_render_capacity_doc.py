@@ -489,6 +489,16 @@ class UtilisationTest(unittest.TestCase):
             with self.assertRaisesRegex(rcd.RenderError, where):
                 self.validate(report)
 
+    def test_busy_share_over_one_refused(self):
+        # A thread cannot be busy for longer than the window: a share above 1 is a sampling
+        # error (the thread's interval overran the window), never "130 %".
+        r = utilisation_sample()
+        r["checkpoint"][0]["utilisation"]["cpu"]["threads"][0]["busyShare"] = 1.3
+        with self.assertRaisesRegex(rcd.RenderError, "/checkpoint/0/utilisation/cpu/threads/0/busyShare"):
+            self.validate(r)
+        r["checkpoint"][0]["utilisation"]["cpu"]["threads"][0]["busyShare"] = 1.0
+        self.validate(r)
+
     def test_utilisation_beside_sweep_and_checkpoint(self):
         ws = Workspace(self)
         ws.write_report(utilisation_sample())

@@ -385,6 +385,35 @@ class GateTest(unittest.TestCase):
         self.assertIn("not enforced", out)
         self.assertEqual(files.gate()[0], 2)  # enforced, the same files are an error
 
+    def test_floor_out_of_range_refused(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        for bad in (1.5, 1, -0.1, "0.2"):
+            baseline = files.baseline()
+            baseline["noiseFloor"]["traversalRatio"] = bad
+            gate.write_baseline(files.baseline_path, baseline)
+            code, out = files.gate()
+            self.assertEqual(code, 2, (bad, out))
+            self.assertIn("noiseFloor", out)
+
+    def test_unknown_floor_key_refused(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        baseline = files.baseline()
+        baseline["noiseFloor"]["durableWrite1ProducerRatio"] = 0.3  # misspelt
+        gate.write_baseline(files.baseline_path, baseline)
+        code, out = files.gate()
+        self.assertEqual(code, 2, out)
+        self.assertIn("durableWrite1ProducerRatio", out)
+
+    def test_non_object_figure_is_usage_error(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        baseline = files.baseline()
+        baseline["entries"][0]["figures"]["traversalRatio"] = 0.128
+        gate.write_baseline(files.baseline_path, baseline)
+        code, out = files.gate()
+        self.assertEqual(code, 2, out)
+        self.assertIn("entry 0", out)
+        self.assertNotIn("Traceback", out)
+
     def test_band_is_the_spread_with_a_floor(self):
         self.assertEqual(gate.band_of([1.0, 1.0, 1.0], 0.2), 0.2)
         self.assertAlmostEqual(gate.band_of([0.8, 1.0, 1.2], 0.2), 0.4)

@@ -414,6 +414,16 @@ class GateTest(unittest.TestCase):
         self.assertIn("entry 0", out)
         self.assertNotIn("Traceback", out)
 
+    def test_only_newest_candidate_publishable(self):
+        # run-1 was recorded before runs 2 and 3 were published: publishing it now would mark it
+        # published without its ever entering the baseline ("last N" is file order).
+        files = Files(self, [run(1, status="candidate"), run(2), run(3), run(4, status="candidate")])
+        code, out = files.gate("--run", "run-1", "--publish")
+        self.assertEqual(code, 2, out)
+        self.assertIn("older than run-3", out)
+        self.assertEqual(files.runs()[0]["status"], "candidate")
+        self.assertEqual(files.gate("--run", "run-4", "--publish")[0], 0)
+
     def test_band_is_the_spread_with_a_floor(self):
         self.assertEqual(gate.band_of([1.0, 1.0, 1.0], 0.2), 0.2)
         self.assertAlmostEqual(gate.band_of([0.8, 1.0, 1.2], 0.2), 0.4)

@@ -424,6 +424,14 @@ class GateTest(unittest.TestCase):
         self.assertEqual(files.runs()[0]["status"], "candidate")
         self.assertEqual(files.gate("--run", "run-4", "--publish")[0], 0)
 
+    def test_cross_check_refuses_unpublishable_published_run(self):
+        for kwargs in ({"dirty": True}, {"partial": True}, {"dirty": None}):
+            runs = [run(1), run(2, **kwargs), run(3, status="candidate")]
+            files = Files(self, runs)
+            problems = gate.cross_check(files.baseline(), runs)
+            self.assertTrue(any("run-2 is published but" in p for p in problems), (kwargs, problems))
+            self.assertEqual(files.gate("--check-baseline")[0], 2)
+
     def test_band_is_the_spread_with_a_floor(self):
         self.assertEqual(gate.band_of([1.0, 1.0, 1.0], 0.2), 0.2)
         self.assertAlmostEqual(gate.band_of([0.8, 1.0, 1.2], 0.2), 0.4)

@@ -501,6 +501,12 @@ class UtilisationTest(unittest.TestCase):
         r["checkpoint"][0]["utilisation"]["cpu"]["threads"][0]["busyShare"] = 1.0
         self.validate(r)
 
+    def test_served_from_share_above_one_refused(self):
+        r = utilisation_sample()
+        r["traversal"][0]["utilisation"]["hardwareCounters"]["servedFrom"]["dram"] = 1.4
+        with self.assertRaisesRegex(rcd.RenderError, "/traversal/0/utilisation/hardwareCounters/servedFrom/dram"):
+            self.validate(r)
+
     def test_utilisation_beside_sweep_and_checkpoint(self):
         ws = Workspace(self)
         ws.write_report(utilisation_sample())

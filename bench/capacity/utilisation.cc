@@ -266,7 +266,15 @@ Json HardwareCounters::ToJson() const {
   const auto &l1 = value["l1dLoads"], &l1_miss = value["l1dLoadMisses"],
              &ll_miss = value["lastLevelLoadMisses"];
   Json served;
-  if (l1 && l1_miss && ll_miss && *l1 > 0) {
+  if (l1 && l1_miss && ll_miss && *l1 > 0 && (*l1_miss > *l1 || *ll_miss > *l1_miss)) {
+    // The counters are separate events, each scaled for multiplexing on its own (and last-level
+    // misses may include prefetches): shares from such counts would be false, not approximate.
+    const std::string why =
+        "counters inconsistent (misses > loads): events counted and multiplexed separately";
+    served["l1"] = NotMeasured(why);
+    served["l2OrL3"] = NotMeasured(why);
+    served["dram"] = NotMeasured(why);
+  } else if (l1 && l1_miss && ll_miss && *l1 > 0) {
     served["l1"] = Positive(1 - *l1_miss / *l1, "every load missed L1");
     served["l2OrL3"] = Positive((*l1_miss - *ll_miss) / *l1, "no load was served between L1 and DRAM");
     served["dram"] = Positive(*ll_miss / *l1, "no load went to DRAM");

@@ -157,16 +157,25 @@ Json HistoryLine(const Json& report) {
 }
 
 bool AppendHistory(const Json& line, const std::string& history, std::string* error) {
-  const int fd = open(history.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    *error = "cannot open " + history + ": " + std::strerror(errno);
-    return false;
-  }
-  // The same lock release-gate --publish takes to rewrite the history: no append is lost.
-  std::string text = line.dump() + "\n";
-  bool ok = flock(fd, LOCK_EX) == 0;
+  // The same lock release-gate --publish takes to rewrite the history: no append is lost. The
+  // rewrite renames a new file over the old one, so once locked, check that the file still is
+  // the one at the path, else lock the new one.
+  int fd = -1;
+  bool ok = true;
   struct stat st {};
-  ok = ok && fstat(fd, &st) == 0;
+  for (;;) {
+    fd = open(history.c_str(), O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) {
+      *error = "cannot open " + history + ": " + std::strerror(errno);
+      return false;
+    }
+    struct stat now {};
+    ok = flock(fd, LOCK_EX) == 0 && fstat(fd, &st) == 0;
+    if (!ok || (stat(history.c_str(), &now) == 0 && now.st_ino == st.st_ino && now.st_dev == st.st_dev))
+      break;
+    close(fd);
+  }
+  std::string text = line.dump() + "\n";
   std::string old(ok ? static_cast<std::size_t>(st.st_size) : 0, '\0');
   if (ok && !old.empty()) ok = pread(fd, old.data(), old.size(), 0) == static_cast<ssize_t>(old.size());
   // Every complete append ends with a newline: a last line without one is an append a crash
@@ -189,7 +198,7 @@ bool AppendHistory(const Json& line, const std::string& history, std::string* er
     if (ok) done += static_cast<std::size_t>(n);
   }
   ok = ok && fsync(fd) == 0;
-  const int saved = errno;
+  const int saved = ok ? 0 : errno;
   ok = close(fd) == 0 && ok;
   if (!ok) {
     *error = "cannot append to " + history + ": " + std::strerror(saved != 0 ? saved : errno);

@@ -47,12 +47,12 @@ def run(n, status="published", digest=MACHINE, profile="full", dirty=False, part
 class Files:
     """A history and a baseline in a temporary directory, and the gate run on them."""
 
-    def __init__(self, test, runs, n=3, floor=0.1):
+    def __init__(self, test, runs, n=3, floor=0.1, min_runs=1):
         self.dir = tempfile.mkdtemp(prefix="release-gate-test-")
         test.addCleanup(shutil.rmtree, self.dir)
         self.history = os.path.join(self.dir, "history.jsonl")
         self.baseline_path = os.path.join(self.dir, "baseline.json")
-        baseline = {"runs": n, "noiseFloor": {"default": floor}, "entries": []}
+        baseline = {"runs": n, "minRuns": min_runs, "noiseFloor": {"default": floor}, "entries": []}
         published = [r for r in runs[:-1] if r["status"] == "published"]
         keys = sorted({(r["profile"], r["environmentDigest"]) for r in published})
         baseline["entries"] = [gate.build_entry(runs[:-1], baseline, p, d) for p, d in keys]
@@ -90,12 +90,13 @@ class GateTest(unittest.TestCase):
 
     def test_noise_within_band_passes_and_publishes(self):
         files = Files(self, [run(1), run(2, traversalRatio=0.10), run(3, traversalRatio=0.15),
-                             run(4, status="candidate", traversalRatio=0.092, checkpointRatio=0.62)])
-        # Spread (0.15 - 0.10) / 0.128 = 39 % sets traversalRatio's band; 0.092 is inside it.
+                             run(4, status="candidate", traversalRatio=0.092, checkpointRatio=0.62)],
+                      min_runs=3)
+        # Spread 2 × MAD 0.022 / 0.128 = 34 % sets traversalRatio's band; 0.092 is inside it.
         code, out = files.gate("--publish")
         self.assertEqual(code, 0, out)
         self.assertIn("verdict PASS", out)
-        self.assertRegex(out, r"ok +traversalRatio = 0.092; baseline 0.128, band 39.1 %")
+        self.assertRegex(out, r"ok +traversalRatio = 0.092; baseline 0.128, band 34.4 %")
         runs = files.runs()
         self.assertEqual(runs[-1]["status"], "published")
         entry = files.baseline()["entries"][0]
@@ -175,6 +176,261 @@ class GateTest(unittest.TestCase):
         code, out = files.gate("--check-baseline")
         self.assertEqual(code, 2, out)
         self.assertIn("names run run-3, which is not published", out)
+
+    def test_impossible_ratio_not_publishable(self):
+        # One producer of single elements cannot pass its fdatasync ceiling: 5.0 means the ceiling
+        # itself was measured while the disk was disturbed.
+        files = Files(self, [run(1, status="candidate", durableWrites1ProducerRatio=5.0)])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 1, out)
+        self.assertIn("durableWrites1ProducerRatio", out)
+        self.assertIn("physical bound", out)
+        self.assertEqual(files.runs()[-1]["status"], "candidate")
+
+    def test_baseline_of_fewer_than_min_runs_does_not_refuse(self):
+        # The committed case: one contended run is the whole baseline. Until the entry holds
+        # minRuns published runs a drop is reported, not enforced.
+        files = Files(self, [run(1, durableWrites1ProducerRatio=1.2), run(2, status="candidate",
+                                                                         durableWrites1ProducerRatio=0.95)],
+                      min_runs=3)
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 0, out)
+        self.assertIn("PROVISIONAL", out)
+        self.assertEqual(files.runs()[-1]["status"], "published")
+
+    def test_baseline_of_min_runs_refuses(self):
+        files = Files(self, [run(1), run(2), run(3), run(4, status="candidate", traversalRatio=0.05)], min_runs=3)
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 1, out)
+        self.assertIn("REGRESSED  traversalRatio", out)
+
+    def test_cross_check_requires_last_n_published(self):
+        runs = [run(1, traversalRatio=0.05), run(2, traversalRatio=0.13), run(3, traversalRatio=0.13),
+                run(4, traversalRatio=0.13), run(5, status="candidate", traversalRatio=0.05)]
+        files = Files(self, runs)
+        honest = files.baseline()
+        self.assertEqual(honest["entries"][0]["runIds"], ["run-2", "run-3", "run-4"])
+
+        def check(baseline, expected):
+            self.assertTrue(any(expected in p for p in gate.cross_check(baseline, runs)),
+                            (expected, gate.cross_check(baseline, runs)))
+            gate.write_baseline(files.baseline_path, baseline)
+            code, out = files.gate("--check-baseline")
+            self.assertEqual(code, 2, out)
+
+        duplicated = json.loads(json.dumps(honest))
+        duplicated["entries"][0] = gate.build_entry(runs[:1], honest, "full", MACHINE)
+        duplicated["entries"][0]["runIds"] = ["run-1", "run-1", "run-1"]
+        duplicated["entries"][0]["figures"] = gate.summarise([runs[0]] * 3, honest)
+        check(duplicated, "names run run-1 twice")
+        cherry = json.loads(json.dumps(honest))
+        cherry["entries"][0] = gate.build_entry(runs[:1], honest, "full", MACHINE)
+        check(cherry, "does not name the last 3 published runs: expected run-2, run-3, run-4")
+        shadow = json.loads(json.dumps(honest))
+        shadow["entries"].insert(0, cherry["entries"][0])
+        check(shadow, f"two entries for full/{MACHINE}")
+        orphan = json.loads(json.dumps(honest))
+        orphan["entries"].append({"profile": "quick", "environmentDigest": MACHINE, "runIds": [], "figures": {}})
+        check(orphan, "no published run")
+
+    def test_gradual_regression_is_caught(self):
+        # Each release 10 % below the last: the band of the last N runs widens with every accepted
+        # step, so only a fixed anchor (the entry's first minRuns published runs) can stop it.
+        files = Files(self, [run(1, status="candidate", traversalRatio=1.0)], n=5, floor=0.2, min_runs=3)
+        self.assertEqual(files.gate("--publish")[0], 0)
+        value, published = 1.0, [1.0]
+        for n in range(2, 40):
+            value *= 0.9
+            with open(files.history, "a", encoding="utf-8") as f:
+                f.write(json.dumps(run(n, status="candidate", traversalRatio=value)) + "\n")
+            code, out = files.gate("--publish")
+            if code != 0:
+                self.assertEqual(code, 1, out)
+                self.assertIn("REGRESSED  traversalRatio", out)
+                break
+            published.append(value)
+        else:
+            self.fail(f"a 10 % drop per release was published 38 times, down to {value:.3g}")
+        self.assertGreaterEqual(min(published), 0.7, published)
+
+    def test_band_capped(self):
+        files = Files(self, [run(1, traversalRatio=1.0), run(2, traversalRatio=0.01),
+                             run(3, status="candidate", traversalRatio=0.0)])
+        code, out = files.gate()
+        self.assertEqual(code, 1, out)
+        self.assertIn("REGRESSED  traversalRatio", out)
+        self.assertLessEqual(gate.band_of([1.0, 0.01], 0.2), gate.BAND_CAP)
+        self.assertLess(gate.BAND_CAP, 1)
+
+    def test_rebuild_baseline_matches_the_gate(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        stale = files.baseline()
+        del stale["entries"][0]["anchor"]
+        gate.write_baseline(files.baseline_path, stale)
+        self.assertEqual(files.gate("--check-baseline")[0], 2)
+        code, out = files.gate("--rebuild-baseline")
+        self.assertEqual(code, 0, out)
+        self.assertEqual(files.gate("--check-baseline")[0], 0)
+        self.assertEqual(files.baseline()["entries"][0]["anchor"]["runIds"], ["run-1"])
+
+    def test_no_baseline_is_not_silent_pass(self):
+        # A first run of a machine starts its baseline only if it is complete.
+        files = Files(self, [run(1), run(2, status="candidate", digest="bbbbbbbbbbbb")])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 0, out)
+        self.assertIn("no baseline for this machine and profile", out)
+        self.assertEqual(files.baseline()["entries"][1]["environmentDigest"], "bbbbbbbbbbbb")
+
+    def test_null_digest_refused(self):
+        files = Files(self, [run(1), run(2, status="candidate", digest=None)])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 2, out)
+        self.assertIn("environmentDigest", out)
+        self.assertEqual(files.runs()[-1]["status"], "candidate")
+
+    def test_missing_profile_refused(self):
+        candidate = run(2, status="candidate")
+        del candidate["profile"]
+        files = Files(self, [run(1), candidate])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 2, out)
+        self.assertIn("profile", out)
+        self.assertNotIn("Traceback", out)
+
+    def test_all_ratios_missing_not_publishable(self):
+        nulls = {k: {"value": None, "reason": "not measured"} for k in RATIOS}
+        files = Files(self, [run(1, status="candidate", **nulls)])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 1, out)
+        self.assertIn("not publishable", out.lower())
+        self.assertEqual(files.runs()[-1]["status"], "candidate")
+        partly = dict(nulls)
+        del partly["traversalRatio"]
+        files = Files(self, [run(1, status="candidate", **partly)])
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 1, out)
+        self.assertIn("checkpointRatio", out)
+        empty = run(1, status="candidate")
+        empty["headline"] = {}
+        files = Files(self, [empty])
+        self.assertEqual(files.gate("--publish")[0], 1)
+
+    def test_baseline_defaults_beside_history(self):
+        # quiver-bench --record --history PATH passes no --baseline: the gate must not move the
+        # source tree's baseline for a history kept elsewhere.
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        sentinel = os.path.join(files.dir, "sentinel-baseline.json")
+        with open(sentinel, "w", encoding="utf-8") as f:
+            f.write("sentinel\n")
+        before = files.baseline()
+        saved = gate.DEFAULT_BASELINE
+        gate.DEFAULT_BASELINE = sentinel
+        self.addCleanup(setattr, gate, "DEFAULT_BASELINE", saved)
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            code = gate.main(["--history", files.history, "--publish"])
+        self.assertEqual(code, 0)
+        with open(sentinel, encoding="utf-8") as f:
+            self.assertEqual(f.read(), "sentinel\n")
+        self.assertNotEqual(files.baseline(), before)
+        self.assertEqual(files.baseline()["entries"][0]["runIds"], ["run-1", "run-2", "run-3"])
+
+    def test_torn_last_line_reported_and_recoverable(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        with open(files.history, "a", encoding="utf-8") as f:
+            f.write('{"runId": "x", "status": "cand')  # an append interrupted by a crash
+        code, out = files.gate("--report-only", "--run", "run-3")
+        self.assertEqual(code, 0, out)
+        self.assertIn("line 4 is torn", out)
+        self.assertIn("verdict PASS", out)
+        code, out = files.gate("--publish", "--run", "run-3")
+        self.assertEqual(code, 0, out)
+        with open(files.history, encoding="utf-8") as f:
+            text = f.read()
+        self.assertNotIn('"cand\n', text.replace('"candidate"', ""))
+        self.assertTrue(text.endswith("\n"))
+        self.assertEqual([r["runId"] for r in files.runs()], ["run-1", "run-2", "run-3"])
+        torn_inside = Files(self, [run(1), run(2, status="candidate")])
+        with open(torn_inside.history, "a", encoding="utf-8") as f:
+            f.write('{"runId": "x"\n' + json.dumps(run(3, status="candidate")) + "\n")
+        code, out = torn_inside.gate()
+        self.assertEqual(code, 2, out)  # not the last line: damage, not an interrupted append
+        self.assertIn("history.jsonl:3: not valid JSON", out)
+
+    def test_publish_keeps_concurrent_append(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        original = gate.write_history
+
+        def racing_write(path, runs):
+            with open(path, "a", encoding="utf-8") as f:  # another --record, after the gate read
+                f.write(json.dumps(run(4, status="candidate")) + "\n")
+            return original(path, runs)
+
+        gate.write_history = racing_write
+        self.addCleanup(setattr, gate, "write_history", original)
+        code, out = files.gate("--publish", "--run", "run-3")
+        self.assertEqual(code, 0, out)
+        runs = files.runs()
+        self.assertEqual([r["runId"] for r in runs], ["run-1", "run-2", "run-3", "run-4"])
+        self.assertEqual([r["status"] for r in runs][2:], ["published", "candidate"])
+        self.assertEqual(gate.cross_check(files.baseline(), runs), [])
+
+    def test_report_only_on_broken_files(self):
+        # CI's report-only gate prints what is wrong with the record files but never fails.
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        with open(files.history, "a", encoding="utf-8") as f:
+            f.write("{broken\n" + json.dumps(run(4, status="candidate")) + "\n")
+        code, out = files.gate("--report-only")
+        self.assertEqual(code, 0, out)
+        self.assertIn("not valid JSON", out)
+        self.assertIn("not enforced", out)
+        self.assertEqual(files.gate()[0], 2)  # enforced, the same files are an error
+
+    def test_floor_out_of_range_refused(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        for bad in (1.5, 1, -0.1, "0.2"):
+            baseline = files.baseline()
+            baseline["noiseFloor"]["traversalRatio"] = bad
+            gate.write_baseline(files.baseline_path, baseline)
+            code, out = files.gate()
+            self.assertEqual(code, 2, (bad, out))
+            self.assertIn("noiseFloor", out)
+
+    def test_unknown_floor_key_refused(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        baseline = files.baseline()
+        baseline["noiseFloor"]["durableWrite1ProducerRatio"] = 0.3  # misspelt
+        gate.write_baseline(files.baseline_path, baseline)
+        code, out = files.gate()
+        self.assertEqual(code, 2, out)
+        self.assertIn("durableWrite1ProducerRatio", out)
+
+    def test_non_object_figure_is_usage_error(self):
+        files = Files(self, [run(1), run(2), run(3, status="candidate")])
+        baseline = files.baseline()
+        baseline["entries"][0]["figures"]["traversalRatio"] = 0.128
+        gate.write_baseline(files.baseline_path, baseline)
+        code, out = files.gate()
+        self.assertEqual(code, 2, out)
+        self.assertIn("entry 0", out)
+        self.assertNotIn("Traceback", out)
+
+    def test_only_newest_candidate_publishable(self):
+        # run-1 was recorded before runs 2 and 3 were published: publishing it now would mark it
+        # published without its ever entering the baseline ("last N" is file order).
+        files = Files(self, [run(1, status="candidate"), run(2), run(3), run(4, status="candidate")])
+        code, out = files.gate("--run", "run-1", "--publish")
+        self.assertEqual(code, 2, out)
+        self.assertIn("older than run-3", out)
+        self.assertEqual(files.runs()[0]["status"], "candidate")
+        self.assertEqual(files.gate("--run", "run-4", "--publish")[0], 0)
+
+    def test_cross_check_refuses_unpublishable_published_run(self):
+        for kwargs in ({"dirty": True}, {"partial": True}, {"dirty": None}):
+            runs = [run(1), run(2, **kwargs), run(3, status="candidate")]
+            files = Files(self, runs)
+            problems = gate.cross_check(files.baseline(), runs)
+            self.assertTrue(any("run-2 is published but" in p for p in problems), (kwargs, problems))
+            self.assertEqual(files.gate("--check-baseline")[0], 2)
 
     def test_band_is_the_spread_with_a_floor(self):
         self.assertEqual(gate.band_of([1.0, 1.0, 1.0], 0.2), 0.2)

@@ -93,7 +93,8 @@ def history_line(report, status="published", **headline_overrides):
     for key in [k for k, v in headline.items() if v is None]:
         del headline[key]
     return {"runId": f"run-{next(_run_numbers)}", "status": status,
-            "commit": report["source"]["commit"], "dirty": report["source"]["dirty"],
+            # The gate publishes clean runs only (the sample report's tree was dirty).
+            "commit": report["source"]["commit"], "dirty": report["source"]["dirty"] and status != "published",
             "dateUtc": report["generatedAtUtc"], "profile": report["profile"],
             "partial": report["partial"], "schemaVersion": report["schemaVersion"],
             "environmentDigest": "0123456789ab", "headline": headline}
@@ -119,9 +120,14 @@ class Workspace:
         self.write_baseline()
         self.write_report(sample())
 
-    def write_baseline(self, baseline=None):
+    def write_baseline(self, baseline=None, runs=()):
+        """The given baseline, or the gate's own for the published runs among `runs`."""
+        self.custom_baseline = baseline is not None
         if baseline is None:
-            baseline = {"runs": 3, "noiseFloor": {"default": 0.2}, "entries": []}
+            baseline = {"runs": 3, "minRuns": 1, "noiseFloor": {"default": 0.2}, "entries": []}
+            pairs = sorted({(r.get("profile"), r.get("environmentDigest")) for r in runs
+                            if r.get("status") == "published"}, key=str)
+            baseline["entries"] = [rcd.gate.build_entry(list(runs), baseline, p, d) for p, d in pairs]
         with open(self.baseline, "w", encoding="utf-8") as f:
             json.dump(baseline, f)
 
@@ -133,6 +139,8 @@ class Workspace:
         with open(self.history, "w", encoding="utf-8") as f:
             for line in lines:
                 f.write((line if isinstance(line, str) else json.dumps(line)) + "\n")
+        if not self.custom_baseline and all(isinstance(line, dict) for line in lines):
+            self.write_baseline(runs=lines)
 
     def read_page(self):
         with open(self.page, encoding="utf-8") as f:
@@ -377,13 +385,14 @@ class HistoryTest(unittest.TestCase):
             history_line(quick),
         ]
         lines[1]["partial"] = True
+        lines[1]["status"] = "candidate"  # a partial run is never published, but is listed
         ws.write_history(lines)
         code, err = ws.run()
         self.assertEqual(code, 0, err)
         runs = rcd.load_history(ws.history)
-        xs, ys = rcd.history_series(runs, "traversalBestEdgesPerSecond", "quick")
-        self.assertEqual(xs, [1, 2, 3, 4])
-        self.assertTrue(math.isnan(ys[1]) and math.isnan(ys[2]))
+        xs, ys = rcd.history_series(runs, "traversalBestEdgesPerSecond", "quick", "0123456789ab")
+        self.assertEqual(xs, [1, 3, 4])
+        self.assertTrue(math.isnan(ys[1]))
         self.assertEqual(ys[0], quick["traversal"][3]["bestEdgesPerSecond"])
         self.assertNotIn(0, ys)
         page = ws.read_page()
@@ -398,8 +407,20 @@ class HistoryTest(unittest.TestCase):
 
     def test_profiles_are_separate_series(self):
         runs = [history_line(sample()), history_line(full_profile_report()), history_line(sample())]
-        self.assertEqual(rcd.history_series(runs, "bytesPerVertex", "quick")[0], [1, 3])
-        self.assertEqual(rcd.history_series(runs, "bytesPerVertex", "full")[0], [2])
+        self.assertEqual(rcd.history_series(runs, "bytesPerVertex", "quick", "0123456789ab")[0], [1, 3])
+        self.assertEqual(rcd.history_series(runs, "bytesPerVertex", "full", "0123456789ab")[0], [2])
+
+    def test_trend_series_split_by_machine(self):
+        # Two published full runs of different machines: a machine change is not a trend, so
+        # they are two series, never one connected line.
+        a, b = history_line(full_profile_report()), history_line(full_profile_report())
+        b["environmentDigest"] = "bbbbbbbbbbbb"
+        b["headline"]["traversalBestEdgesPerSecond"] = 6.27e7
+        runs = [a, b]
+        self.assertEqual(rcd.history_groups(runs), [("full", "0123456789ab"), ("full", "bbbbbbbbbbbb")])
+        self.assertEqual(rcd.history_series(runs, "traversalBestEdgesPerSecond", "full", "0123456789ab")[0], [1])
+        xs, ys = rcd.history_series(runs, "traversalBestEdgesPerSecond", "full", "bbbbbbbbbbbb")
+        self.assertEqual((xs, ys), ([2], [6.27e7]))
 
     def test_no_history_file(self):
         ws = Workspace(self)
@@ -469,6 +490,22 @@ class UtilisationTest(unittest.TestCase):
         for report, where in cases:
             with self.assertRaisesRegex(rcd.RenderError, where):
                 self.validate(report)
+
+    def test_busy_share_over_one_refused(self):
+        # A thread cannot be busy for longer than the window: a share above 1 is a sampling
+        # error (the thread's interval overran the window), never "130 %".
+        r = utilisation_sample()
+        r["checkpoint"][0]["utilisation"]["cpu"]["threads"][0]["busyShare"] = 1.3
+        with self.assertRaisesRegex(rcd.RenderError, "/checkpoint/0/utilisation/cpu/threads/0/busyShare"):
+            self.validate(r)
+        r["checkpoint"][0]["utilisation"]["cpu"]["threads"][0]["busyShare"] = 1.0
+        self.validate(r)
+
+    def test_served_from_share_above_one_refused(self):
+        r = utilisation_sample()
+        r["traversal"][0]["utilisation"]["hardwareCounters"]["servedFrom"]["dram"] = 1.4
+        with self.assertRaisesRegex(rcd.RenderError, "/traversal/0/utilisation/hardwareCounters/servedFrom/dram"):
+            self.validate(r)
 
     def test_utilisation_beside_sweep_and_checkpoint(self):
         ws = Workspace(self)
@@ -567,7 +604,7 @@ class BaselineCrossCheckTest(unittest.TestCase):
         ws = Workspace(self)
         lines = [history_line(sample()), history_line(sample(), traversalRatio=0.06)]
         ws.write_history(lines)
-        baseline = {"runs": 3, "noiseFloor": {"default": 0.2}, "entries": []}
+        baseline = {"runs": 3, "minRuns": 1, "noiseFloor": {"default": 0.2}, "entries": []}
         baseline["entries"].append(rcd.gate.build_entry(lines, baseline, "quick", "0123456789ab"))
         ws.write_baseline(baseline)
         return ws, baseline
@@ -605,7 +642,7 @@ class BaselineCrossCheckTest(unittest.TestCase):
         ws.write_history(lines)
         code, err = ws.run()
         self.assertEqual(code, 0, err)
-        self.assertEqual(rcd.history_series(lines, "traversalRatio", "quick")[0], [1, 4])
+        self.assertEqual(rcd.history_series(lines, "traversalRatio", "quick", "0123456789ab")[0], [1, 4])
         self.assertIn("2 other measured runs are not plotted", ws.read_page())
         with open(os.path.join(ws.svg_dir, "history.svg"), encoding="utf-8") as f:
             self.assertIn("2 other measured runs not plotted", f.read())

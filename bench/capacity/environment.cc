@@ -187,9 +187,24 @@ Json ProbeSource() {
 }
 
 std::string EnvironmentDigest(const Json& environment) {
+  // Only what stays put on one machine: MemTotal drifts by kilobytes between boots and the
+  // kernel's build suffix between updates, and either would make every run a "new machine"
+  // with no baseline. So memory in whole GiB (rounded) and the kernel's major.minor.
+  Json stable = environment;
+  if (environment.contains("memoryBytes") && environment["memoryBytes"].is_number()) {
+    const double gib = environment["memoryBytes"].get<double>() / (1024.0 * 1024 * 1024);
+    stable["memoryBytes"] = static_cast<std::int64_t>(gib + 0.5);
+  }
+  if (environment.contains("kernel") && environment["kernel"].is_string()) {
+    const std::string kernel = environment["kernel"].get<std::string>();
+    const std::size_t first = kernel.find('.');
+    const std::size_t second =
+        first == std::string::npos ? first : kernel.find_first_not_of("0123456789", first + 1);
+    stable["kernel"] = kernel.substr(0, second);
+  }
   std::string key;
   for (const char* field : {"cpuModel", "logicalCores", "memoryBytes", "kernel", "compiler"})
-    key += environment.value(field, Json()).dump() + "|";
+    key += stable.value(field, Json()).dump() + "|";
   std::uint64_t h = 0xcbf29ce484222325ULL;  // FNV-1a 64
   for (unsigned char c : key) {
     h ^= c;

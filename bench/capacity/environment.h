@@ -19,7 +19,7 @@ Json ProbeEnvironment(const std::string& data_dir, const std::optional<std::stri
 Json ProbeSource();
 
 // A short stable hash of the fields that make two runs comparable: cpuModel, logicalCores,
-// memoryBytes, kernel and compiler.
+// memoryBytes in whole GiB, the kernel's major.minor and compiler.
 std::string EnvironmentDigest(const Json& environment);
 
 // The project version this bench was built from ("0.1.0").

@@ -87,13 +87,22 @@ Json SweepUtilisation(const Context& ctx, const Shape& shape, int threads, const
   bw["megabytesPerSecond"] =
       Positive(static_cast<double>(bytes) / 1e6 * engine.best / static_cast<double>(shape.edges()),
                "no pass was timed");
-  std::size_t row = 0;
+  // The bandwidth ceiling of the same thread count, or none: another row's would be mislabelled.
   const Json& ceilings = ctx.ceilings["memoryBandwidth"];
-  while (row + 1 < ceilings.size() && ceilings[row]["threads"] != threads) ++row;
-  bw["efficiency"] = Efficiency(
-      bw["megabytesPerSecond"], ceilings[row]["readMegabytesPerSecond"],
-      "/ceilings/memoryBandwidth/" + std::to_string(row) + "/readMegabytesPerSecond",
-      "megabytesPerSecond / memoryBandwidth[" + std::to_string(threads) + " threads].readMegabytesPerSecond");
+  std::size_t row = 0;
+  if (ceilings.is_array()) {
+    while (row < ceilings.size() && ceilings[row]["threads"] != threads) ++row;
+  }
+  if (!ceilings.is_array() || row == ceilings.size()) {
+    bw["efficiency"] =
+        NoCeiling("no " + std::to_string(threads) + "-thread memoryBandwidth ceiling was measured");
+  } else {
+    bw["efficiency"] =
+        Efficiency(bw["megabytesPerSecond"], ceilings[row]["readMegabytesPerSecond"],
+                   "/ceilings/memoryBandwidth/" + std::to_string(row) + "/readMegabytesPerSecond",
+                   "megabytesPerSecond / memoryBandwidth[" + std::to_string(threads) +
+                       " threads].readMegabytesPerSecond");
+  }
   u["memoryBandwidth"] = bw;
   u["hardwareCounters"] = counters.ToJson();
   return u;

@@ -106,6 +106,12 @@ Json CpuUtilisation(const std::vector<ThreadCpu>& threads, std::uint64_t window_
   int saturated = 0;
   for (const ThreadCpu& t : threads) {
     const double share = window_ns == 0 ? 0 : static_cast<double>(t.cpu_ns) / window;
+    if (share > 1) {  // the thread's interval overran the window: a sampling error, not a figure
+      rows.push_back(
+          {{"name", t.name},
+           {"busyShare", NotMeasured("the thread's CPU time exceeds the window (sampling overlap)")}});
+      continue;
+    }
     saturated += share >= kBusyThreshold ? 1 : 0;
     rows.push_back({{"name", t.name}, {"busyShare", Positive(share, "no CPU time in the window")}});
   }
@@ -148,9 +154,11 @@ void TaskCpuSampler::Start() {
   std::atomic<bool> ready{false};
   thread_ = std::thread([this, &ready] {
     own_tid_ = static_cast<long>(syscall(SYS_gettid));
-    Sample(true);
-    process_start_ = ProcessCpuNs();
+    // The window opens before the first sample and closes after the last (Stop), so each
+    // thread's interval lies inside it and no busy share can pass 1.
     start_ns_ = NowNs();
+    process_start_ = ProcessCpuNs();
+    Sample(true);
     ready = true;
     while (!stop_.load(std::memory_order_relaxed)) {
       std::this_thread::sleep_for(std::chrono::milliseconds(period_ms_));
@@ -161,11 +169,11 @@ void TaskCpuSampler::Start() {
 }
 
 void TaskCpuSampler::Stop() {
-  end_ns_ = NowNs();
-  process_end_ = ProcessCpuNs();
   stop_ = true;
   thread_.join();
   Sample(false);
+  process_end_ = ProcessCpuNs();
+  end_ns_ = NowNs();
 }
 
 std::vector<ThreadCpu> TaskCpuSampler::Threads() const {
@@ -258,7 +266,15 @@ Json HardwareCounters::ToJson() const {
   const auto &l1 = value["l1dLoads"], &l1_miss = value["l1dLoadMisses"],
              &ll_miss = value["lastLevelLoadMisses"];
   Json served;
-  if (l1 && l1_miss && ll_miss && *l1 > 0) {
+  if (l1 && l1_miss && ll_miss && *l1 > 0 && (*l1_miss > *l1 || *ll_miss > *l1_miss)) {
+    // The counters are separate events, each scaled for multiplexing on its own (and last-level
+    // misses may include prefetches): shares from such counts would be false, not approximate.
+    const std::string why =
+        "counters inconsistent (misses > loads): events counted and multiplexed separately";
+    served["l1"] = NotMeasured(why);
+    served["l2OrL3"] = NotMeasured(why);
+    served["dram"] = NotMeasured(why);
+  } else if (l1 && l1_miss && ll_miss && *l1 > 0) {
     served["l1"] = Positive(1 - *l1_miss / *l1, "every load missed L1");
     served["l2OrL3"] = Positive((*l1_miss - *ll_miss) / *l1, "no load was served between L1 and DRAM");
     served["dram"] = Positive(*ll_miss / *l1, "no load went to DRAM");

@@ -162,7 +162,7 @@ inline std::vector<std::uint64_t> Markers(const Snapshot& s) {
   if (!label) return out;
   for (VertexId v : s.Vertices(*label)) {
     std::optional<PropertyView> b = s.GetProperty(v, "batch");
-    out.push_back(b && b->type() == ValueType::kInt64 ? static_cast<std::uint64_t>(b->as_int64()) : 0);
+    out.push_back(b && b->type() == ValueType::kInt64 ? static_cast<std::uint64_t>(*b->as_int64()) : 0);
   }
   return out;
 }

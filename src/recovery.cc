@@ -279,9 +279,14 @@ class Rebuilder {
         if (options_.durable.salvage_wal_prefix) return Salvage(listing, i, bytes, scan);
         return CorruptionError(base::StrCat("WAL segment ", number, " has damage before the next segment"));
       }
-      if (state_->stats.wal_groups_replayed > replayed_before) {
+      if (state_->stats.wal_groups_replayed > replayed_before || last) {
         // Replayed groups were read back, which is no proof that they are on
-        // disk (see RewriteSegment): write them again, whole and synced.
+        // disk (see RewriteSegment): write them again, whole and synced. The
+        // last segment is written again even with no replayed group, since
+        // the writer appends to it: a segment start that failed or was
+        // killed after its header was written leaves a header that may be
+        // in the page cache only, or a name not yet durable in the directory
+        // (synced below), and commits appended to it would be lost with it.
         QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end, last));
         state_->stats.tail_bytes_truncated += scan.tail_bytes;
         ++state_->stats.wal_segments_rewritten;

@@ -112,6 +112,11 @@ Status CreateDirDurably(env::FileSystem* fs, const std::string& dir, bool sync_p
   return Status::Ok();
 }
 
+Status SyncAncestors(env::FileSystem* fs, const std::string& dir) {
+  for (std::string p = ParentDir(dir); !p.empty(); p = ParentDir(p)) QUIVER_RETURN_IF_ERROR(fs->SyncDir(p));
+  return Status::Ok();
+}
+
 std::string EncodeIdentity(std::uint32_t version) {
   std::string out(kMagic, 8);
   PutU32(&out, version);

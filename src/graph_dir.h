@@ -71,6 +71,13 @@ Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir);
 // negative control for tests only.
 Status CreateDirDurably(env::FileSystem* fs, const std::string& dir, bool sync_parents = true);
 
+// Fsyncs every ancestor of `dir`, innermost first, up to the root ("/",
+// or "." for a relative path), so that every name on the path to `dir` is
+// durable even if an earlier, interrupted Open created some of them and
+// died before syncing their parents. A few fsyncs; used only while a graph
+// is being created.
+Status SyncAncestors(env::FileSystem* fs, const std::string& dir);
+
 // Writes the identity file: QUIVER.tmp, fdatasync, rename, directory fsync.
 Status WriteIdentity(env::FileSystem* fs, const std::string& dir);
 // Reads and checks the identity file: Corruption if damaged, Unimplemented

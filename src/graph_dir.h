@@ -21,6 +21,7 @@
 #define QUIVER_GRAPH_DIR_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -49,6 +50,11 @@ struct DirState {
   DirKind kind = DirKind::kMissing;
   std::string foreign_name;  // kForeign: the first file Quiver did not write
 };
+
+// For a file salvage set aside, "<segment or checkpoint>.salvaged" or
+// "<...>.salvaged.<k>" (a later salvage never overwrites an earlier one's
+// file), the name it had; nullopt for any other name.
+std::optional<std::string_view> SalvagedStem(std::string_view name);
 
 // Whether `name` is a file Quiver may write in a graph directory.
 bool IsOwnFile(std::string_view name);

@@ -1,6 +1,8 @@
 #include "graph_dir.h"
 
+#include <algorithm>
 #include <cstring>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -59,16 +61,24 @@ bool IsOwnTempFile(std::string_view name) {
   return base == kIdentityFileName || IsDataFile(base);
 }
 
+std::optional<std::string_view> SalvagedStem(std::string_view name) {
+  // A later salvage never overwrites an earlier one's file: it adds ".<k>".
+  const std::size_t digits = name.size() - std::min(name.size(), name.find_last_not_of("0123456789") + 1);
+  if (digits > 0 && digits < name.size() && name[name.size() - digits - 1] == '.')
+    name = name.substr(0, name.size() - digits - 1);
+  if (!EndsWith(name, kSalvagedSuffix)) return std::nullopt;
+  std::string_view stem = name.substr(0, name.size() - kSalvagedSuffix.size());
+  if (!IsDataFile(stem)) return std::nullopt;
+  return stem;
+}
+
 bool IsOwnFile(std::string_view name) {
   if (name == kIdentityFileName || name == kLockFileName || name == kSegmentsFileName ||
-      IsOwnTempFile(name) || IsDataFile(name))
+      IsOwnTempFile(name) || IsDataFile(name) || SalvagedStem(name))
     return true;
-  // *.salvaged: a file salvage set aside; *.prefix: salvage's copy of a
-  // segment's valid prefix (recovery finishes or removes it).
-  for (std::string_view suffix : {kSalvagedSuffix, kPrefixSuffix}) {
-    if (EndsWith(name, suffix) && IsDataFile(name.substr(0, name.size() - suffix.size()))) return true;
-  }
-  return false;
+  // *.prefix: salvage's copy of a segment's valid prefix (recovery finishes
+  // or removes it).
+  return EndsWith(name, kPrefixSuffix) && IsDataFile(name.substr(0, name.size() - kPrefixSuffix.size()));
 }
 
 Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir) {
@@ -82,7 +92,7 @@ Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir) {
   bool data = false, identity = false;
   for (const std::string& name : *names) {
     identity |= name == kIdentityFileName;
-    data |= IsDataFile(name) || (EndsWith(name, kSalvagedSuffix) && IsOwnFile(name));
+    data |= IsDataFile(name) || SalvagedStem(name).has_value();
     // lost+found is what a fresh ext* file system holds at its root: a
     // graph may live at a mount point.
     if (!IsOwnFile(name) && name != "lost+found" && state.foreign_name.empty()) state.foreign_name = name;
@@ -109,6 +119,11 @@ Status CreateDirDurably(env::FileSystem* fs, const std::string& dir, bool sync_p
     QUIVER_RETURN_IF_ERROR(fs->CreateDir(*it));
     if (sync_parents) QUIVER_RETURN_IF_ERROR(fs->SyncDir(ParentDir(*it)));
   }
+  return Status::Ok();
+}
+
+Status SyncAncestors(env::FileSystem* fs, const std::string& dir) {
+  for (std::string p = ParentDir(dir); !p.empty(); p = ParentDir(p)) QUIVER_RETURN_IF_ERROR(fs->SyncDir(p));
   return Status::Ok();
 }
 
@@ -181,8 +196,7 @@ Status CheckNewestSegment(env::FileSystem* fs, const std::string& dir) {
   const std::uint64_t recorded = GetU64(buf + 8);
   QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
   for (const std::string& name : names) {
-    std::string_view stem = name;
-    if (EndsWith(stem, kSalvagedSuffix)) stem = stem.substr(0, stem.size() - kSalvagedSuffix.size());
+    std::string_view stem = SalvagedStem(name).value_or(name);
     if (auto number = wal::ParseSegmentFileName(stem); number && *number >= recorded) return Status::Ok();
   }
   return CorruptionError(base::StrCat("WAL segment ", wal::SegmentFileName(recorded), " is missing from ",

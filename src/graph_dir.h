@@ -21,6 +21,7 @@
 #define QUIVER_GRAPH_DIR_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -50,6 +51,11 @@ struct DirState {
   std::string foreign_name;  // kForeign: the first file Quiver did not write
 };
 
+// For a file salvage set aside, "<segment or checkpoint>.salvaged" or
+// "<...>.salvaged.<k>" (a later salvage never overwrites an earlier one's
+// file), the name it had; nullopt for any other name.
+std::optional<std::string_view> SalvagedStem(std::string_view name);
+
 // Whether `name` is a file Quiver may write in a graph directory.
 bool IsOwnFile(std::string_view name);
 // Whether `name` is one of Quiver's own temporary files: the only names
@@ -70,6 +76,13 @@ Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir);
 // survive power loss. With `sync_parents` false the syncs are skipped: a
 // negative control for tests only.
 Status CreateDirDurably(env::FileSystem* fs, const std::string& dir, bool sync_parents = true);
+
+// Fsyncs every ancestor of `dir`, innermost first, up to the root ("/",
+// or "." for a relative path), so that every name on the path to `dir` is
+// durable even if an earlier, interrupted Open created some of them and
+// died before syncing their parents. A few fsyncs; used only while a graph
+// is being created.
+Status SyncAncestors(env::FileSystem* fs, const std::string& dir);
 
 // Writes the identity file: QUIVER.tmp, fdatasync, rename, directory fsync.
 Status WriteIdentity(env::FileSystem* fs, const std::string& dir);

@@ -184,10 +184,12 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
   if (kind != graphdir::DirKind::kGraph) {
     // A new graph, or one made before the identity file (adopted): write
     // the identity file before the first segment, and make the directory's
-    // own name durable in its parent (again, in case an earlier Open
-    // created it and died before syncing the parent).
+    // own name, and every ancestor's, durable in its parent: an earlier
+    // Open may have created some of them and died before syncing their
+    // parents, and this one found them present (CreateDirDurably syncs only
+    // what it creates).
     s = graphdir::WriteIdentity(fs, dir);
-    if (s.ok() && !hooks.skip_parent_sync) s = fs->SyncDir(graphdir::ParentDir(dir));
+    if (s.ok() && !hooks.skip_parent_sync) s = graphdir::SyncAncestors(fs, dir);
   }
   // Recovery already made the replayed groups durable (it wrote their
   // segments again, docs/durability.md), so Open costs O(WAL tail) and

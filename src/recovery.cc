@@ -260,7 +260,10 @@ class Rebuilder {
         return Salvage(listing, i, bytes, scan);
       }
       if (!scan.header_valid) {
-        if (!last) return CorruptionError(base::StrCat("WAL segment ", number, " has a damaged header"));
+        if (!last) {
+          if (options_.durable.salvage_wal_prefix) return Salvage(listing, i, bytes, scan);
+          return CorruptionError(base::StrCat("WAL segment ", number, " has a damaged header"));
+        }
         // Created but never made durable before a crash: nothing in it was acknowledged.
         QUIVER_RETURN_IF_ERROR(fs_->Remove(path));
         QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
@@ -279,9 +282,14 @@ class Rebuilder {
         if (options_.durable.salvage_wal_prefix) return Salvage(listing, i, bytes, scan);
         return CorruptionError(base::StrCat("WAL segment ", number, " has damage before the next segment"));
       }
-      if (state_->stats.wal_groups_replayed > replayed_before) {
+      if (state_->stats.wal_groups_replayed > replayed_before || last) {
         // Replayed groups were read back, which is no proof that they are on
-        // disk (see RewriteSegment): write them again, whole and synced.
+        // disk (see RewriteSegment): write them again, whole and synced. The
+        // last segment is written again even with no replayed group, since
+        // the writer appends to it: a segment start that failed or was
+        // killed after its header was written leaves a header that may be
+        // in the page cache only, or a name not yet durable in the directory
+        // (synced below), and commits appended to it would be lost with it.
         QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end, last));
         state_->stats.tail_bytes_truncated += scan.tail_bytes;
         ++state_->stats.wal_segments_rewritten;
@@ -382,8 +390,22 @@ class Rebuilder {
     return fs_->Rename(tmp, path);
   }
 
+  // The name `path` is set aside under: <path>.salvaged, or, if an earlier
+  // salvage already left that (no checkpoint since), <path>.salvaged.<k>
+  // with the smallest free k. Rename replaces its target, so a reused name
+  // would destroy the bytes the earlier salvage kept.
+  Result<std::string> FreshSalvagedName(const std::string& path) {
+    std::string name = path + kSalvagedSuffix;
+    for (int k = 1;; ++k) {
+      QUIVER_ASSIGN_OR_RETURN(bool exists, fs_->Exists(name));
+      if (!exists) return name;
+      name = base::StrCat(path, kSalvagedSuffix, ".", k);
+    }
+  }
+
   // salvage_wal_prefix: keep what replayed; set the damaged segment and
-  // every later one aside (renamed to *.salvaged, never edited) and put a
+  // every later one aside (renamed to *.salvaged, or *.salvaged.<k> if that
+  // name is taken; never edited, never overwritten) and put a
   // copy of the damaged segment's valid prefix in its place. Each step is
   // durable before the next, so a crash anywhere loses nothing the next
   // salvage could read:
@@ -405,18 +427,26 @@ class Rebuilder {
     }
     std::string path = env::JoinPath(dir_, wal::SegmentFileName(listing.segments[index]));
     std::string copy = path + kPrefixCopySuffix;
-    QUIVER_RETURN_IF_ERROR(WriteCopy(copy, bytes, scan.valid_end, /*preallocate=*/false));
-    QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+    // With a damaged header nothing of the segment is valid: set it aside
+    // with no copy in its place (a copy without a header would be a
+    // damaged segment that no later Open gets past).
+    const bool keep_prefix = scan.header_valid && scan.valid_end >= wal::kSegmentHeaderBytes;
+    if (keep_prefix) {
+      QUIVER_RETURN_IF_ERROR(WriteCopy(copy, bytes, scan.valid_end, /*preallocate=*/false));
+      QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+    }
     if (index + 1 < listing.segments.size()) {
       for (std::size_t k = index + 1; k < listing.segments.size(); ++k) {
         std::string later = env::JoinPath(dir_, wal::SegmentFileName(listing.segments[k]));
-        QUIVER_RETURN_IF_ERROR(fs_->Rename(later, later + kSalvagedSuffix));
+        QUIVER_ASSIGN_OR_RETURN(std::string aside, FreshSalvagedName(later));
+        QUIVER_RETURN_IF_ERROR(fs_->Rename(later, aside));
       }
       QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
     }
-    QUIVER_RETURN_IF_ERROR(fs_->Rename(path, path + kSalvagedSuffix));
+    QUIVER_ASSIGN_OR_RETURN(std::string aside, FreshSalvagedName(path));
+    QUIVER_RETURN_IF_ERROR(fs_->Rename(path, aside));
     QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
-    QUIVER_RETURN_IF_ERROR(fs_->Rename(copy, path));
+    if (keep_prefix) QUIVER_RETURN_IF_ERROR(fs_->Rename(copy, path));
     state_->next_segment = listing.segments.back() + 1;
     state_->last_segment = 0;
     return fs_->SyncDir(dir_);

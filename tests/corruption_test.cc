@@ -876,6 +876,84 @@ TEST(CorruptionTest, SalvageSetsFilesAsideAndSurvivesACrashAtEveryOperation) {
             << ", crash states recovered: " << states << "\n";
 }
 
+// Finding: a second salvage (no checkpoint since the first) renamed the
+// prefix copy onto the first salvage's *.salvaged file, destroying the
+// original bytes it had set aside. Set-aside files are never overwritten.
+TEST(CorruptionTest, SecondSalvageKeepsTheFirstSalvagedFiles) {
+  const Corpus& c = GetCorpus();
+  const auto& groups = c.log.groups();
+  const TwoSegments t = MakeTwoSegments(c, 1);
+  const std::string damaged = FlipBit(t.s1, 8 * (t.spans1[2].offset + 40));
+  const std::string seg1 = "/db/" + wal::SegmentFileName(1);
+  env::SimFileSystem fs;
+  OpenOutcome first =
+      OpenFiles({{wal::SegmentFileName(1), damaged}, {wal::SegmentFileName(2), t.s2}}, /*salvage=*/true, &fs);
+  ASSERT_TRUE(first.status.ok()) << first.status.ToString();
+  ASSERT_EQ(first.stats.recovered_sequence, groups[1].last);
+  const std::string prefix = fs.ReadFileForTest(seg1).value();
+  ASSERT_EQ(fs.ReadFileForTest(seg1 + ".salvaged").value(), damaged);
+  // New damage in the prefix copy, which is no longer the last segment.
+  ASSERT_TRUE(fs.FlipBit(seg1, 8 * (t.spans1[1].offset + 40)).ok());
+  Options o;
+  o.durable.checkpoint_on_close = false;
+  o.durable.salvage_wal_prefix = true;
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_TRUE((*g)->GetOpenStats().salvaged);
+    EXPECT_EQ((*g)->GetSnapshot().sequence(), groups[0].last);
+  }
+  EXPECT_EQ(fs.ReadFileForTest(seg1 + ".salvaged").value(), damaged)
+      << "the first salvage's file was replaced";
+  EXPECT_EQ(fs.ReadFileForTest("/db/" + wal::SegmentFileName(2) + ".salvaged").value(), t.s2);
+  auto second = fs.ReadFileForTest(seg1 + ".salvaged.1");
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->size(), prefix.size());
+  EXPECT_NE(*second, prefix);  // the copy, with the new damage
+  o.durable.salvage_wal_prefix = false;
+  auto again = GraphImpl::OpenDurable(o, "/db", &fs);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ((*again)->GetSnapshot().sequence(), groups[0].last);
+}
+
+// Finding: salvaging a segment whose header is damaged put a 0-byte copy of
+// its "valid prefix" in its place, a damaged segment that every later Open
+// refused. Such a segment is set aside with nothing in its place.
+TEST(CorruptionTest, SalvageOfADamagedHeaderOpensAgain) {
+  const Corpus& c = GetCorpus();
+  const auto& groups = c.log.groups();
+  const TwoSegments t = MakeTwoSegments(c, 1);
+  const SequenceNumber kept = groups[groups.size() / 2 - 1].last;  // the end of segment 1
+  const std::string damaged2 = FlipBit(t.s2, 8 * 20);              // a UUID byte of the header
+  env::SimFileSystem fs;
+  OpenOutcome first = OpenFiles({{wal::SegmentFileName(1), t.s1}, {wal::SegmentFileName(2), damaged2}},
+                                /*salvage=*/true, &fs);
+  ASSERT_TRUE(first.status.ok()) << first.status.ToString();
+  EXPECT_TRUE(first.stats.salvaged);
+  EXPECT_EQ(first.stats.recovered_sequence, kept);
+  EXPECT_EQ(fs.ReadFileForTest("/db/" + wal::SegmentFileName(2) + ".salvaged").value(), damaged2);
+  Options o;
+  o.durable.checkpoint_on_close = false;
+  o.durable.salvage_wal_prefix = true;
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    ASSERT_EQ((*g)->GetSnapshot().sequence(), kept);
+    WriteBatch b;
+    b.AddVertex("Late", {{"k", 1}});
+    Result<CommitInfo> r = (*g)->Write(std::move(b));
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->sequence, kept + 1);
+  }
+  for (bool salvage : {true, false}) {
+    SCOPED_TRACE(salvage ? "salvage_wal_prefix" : "default");
+    o.durable.salvage_wal_prefix = salvage;
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_EQ((*g)->GetSnapshot().sequence(), kept + 1);
+  }
+}
+
 // --- Checkpoint
 
 struct CkptVerdict {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "durable_workload.h"
+#include "env/fault_file_system.h"
 #include "env/file_system.h"
 #include "env/sim_file_system.h"
 #include "env_test_util.h"
@@ -176,6 +177,30 @@ TEST(DurabilityTest, WithoutTheParentSyncANewGraphIsLost) {
   auto disk = fs.Clone();
   disk->Crash(env::CrashPolicy::kLoseUnsyncedDirEntries, 7);
   EXPECT_FALSE(disk->Exists("/vol/db").value());
+}
+
+// Finding: an Open killed (here: failing) between creating an ancestor and
+// syncing that ancestor's parent leaves an entry that a power cut can undo;
+// the next Open finds the ancestor present, so it must still sync every
+// ancestor of a directory that is not yet a complete graph.
+TEST(DurabilityTest, InterruptedCreationStillSyncsEveryAncestor) {
+  env::SimFileSystem sim;
+  ASSERT_TRUE(sim.CreateDir("/vol").ok());
+  env::FaultFileSystem fault(&sim);
+  fault.SetFault(env::FaultSpec{.ops = env::FaultOp::kSyncDir, .at = 1});
+  ASSERT_FALSE(GraphImpl::OpenDurable(DurableOptions(), "/vol/a/b/db", &fault).ok());
+  ASSERT_EQ(fault.faults_injected(), 1u);
+  fault.ClearFault();
+  {
+    auto g = GraphImpl::OpenDurable(DurableOptions(), "/vol/a/b/db", &fault).value();
+    for (int k = 1; k <= 5; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+  }
+  sim.Crash(env::CrashPolicy::kLoseUnsyncedDirEntries, 7);
+  Options o = DurableOptions();
+  o.create_if_missing = false;
+  auto r = GraphImpl::OpenDurable(o, "/vol/a/b/db", &sim);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ((*r)->GetSnapshot().sequence(), 5u);
 }
 
 // Tried as a new user would: delete the newest WAL segment by hand and

@@ -59,6 +59,7 @@
 #include "graph_impl.h"
 #include "quiver/quiver.h"
 #include "test_util.h"
+#include "wal/wal_format.h"
 
 namespace quiver {
 namespace {
@@ -1212,6 +1213,70 @@ TEST(FaultInjectionTest, DirFsyncFailureOnRotationPoisons) {
   }
 }
 
+// A segment start that failed after its header was written (the directory
+// fsync failed, or the header's fdatasync did) leaves a header-only segment
+// whose name or header is not durable. The next Open must not append to it
+// before making it durable: commits it acknowledges survive a power cut.
+void ReopenedHeaderOnlySegmentCase(bool fail_header_sync) {
+  Options o = SmallSegments(4096);
+  o.durable.checkpoint_on_close = false;
+  // A dry run finds the group whose write starts segment 2.
+  int rotating = 0;
+  {
+    SimFileSystem dry;
+    auto g = OpenOrDie(o, &dry);
+    ASSERT_NE(g, nullptr);
+    const std::uint64_t started = g->GetDurabilityStats().wal_segments_started;
+    for (int k = 1; k < kReferenceGroups && rotating == 0; ++k) {
+      ASSERT_TRUE(ApplyGroup(*g, k).ok());
+      if (g->GetDurabilityStats().wal_segments_started > started) rotating = k;
+    }
+    ASSERT_GT(rotating, 1);
+  }
+  SimFileSystem sim;
+  FaultFileSystem fault(&sim);
+  auto g = OpenOrDie(o, &fault);
+  ASSERT_NE(g, nullptr);
+  ASSERT_EQ(WriteGroups(*g, 1, rotating - 1), rotating - 1);
+  // The checkpoint covers segment 1, so the reopen rewrites no earlier
+  // segment (whose directory fsync would hide the case).
+  ASSERT_TRUE(g->Checkpoint().ok());
+  std::vector<std::string> wal = Names(sim, "wal-", ".log");
+  ASSERT_FALSE(wal.empty());
+  const std::uint64_t next = *wal::ParseSegmentFileName(wal.back()) + 1;
+  if (fail_header_sync) {
+    fault.SetFault(FaultSpec{.ops = FaultOp::kSync,
+                             .path_contains = wal::SegmentFileName(next),
+                             .fsync_failure_drops_unsynced = true});
+  } else {
+    fault.SetFault(FaultSpec{.ops = FaultOp::kSyncDir, .at = 1});
+  }
+  const int acked = rotating - 1;
+  const Status failure = ApplyGroup(*g, rotating).status();
+  ASSERT_EQ(failure.code(), StatusCode::kDurabilityUnknown) << failure.ToString();
+  ASSERT_EQ(fault.faults_injected(), 1u);
+  g.reset();
+  fault.ClearFault();
+  ASSERT_TRUE(sim.Exists(env::JoinPath(kDir, wal::SegmentFileName(next))).value());
+  {
+    g = OpenOrDie(o, &fault);  // the same boot: no crash
+    ASSERT_NE(g, nullptr);
+    ASSERT_EQ(g->GetSnapshot().sequence(), static_cast<SequenceNumber>(acked));
+    ASSERT_EQ(WriteGroups(*g, acked + 1, acked + 3), 3);
+    ASSERT_EQ(g->GetDurabilityStats().wal_segments_started, 0u) << "a rotation would hide the case";
+    g.reset();
+  }
+  sim.Crash(fail_header_sync ? env::CrashPolicy::kTornLastWrite : env::CrashPolicy::kLoseUnsyncedDirEntries,
+            1);
+  const auto seq = static_cast<SequenceNumber>(acked + 3);
+  EXPECT_EQ(ReopenAndCheck(sim, o, seq, seq), seq);
+}
+
+TEST(FaultInjectionTest, ReopenedHeaderOnlySegmentSurvivesPowerLoss) { ReopenedHeaderOnlySegmentCase(false); }
+
+TEST(FaultInjectionTest, ReopenedSegmentWithUnsyncedHeaderSurvivesPowerLoss) {
+  ReopenedHeaderOnlySegmentCase(true);
+}
 TEST(FaultInjectionTest, RenameFailureLeavesOldCheckpoint) {
   SimFileSystem sim;
   FaultFileSystem fault(&sim);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <optional>
 #include <string>
 
 #include "durable_workload.h"
@@ -15,6 +16,7 @@
 #include "env_test_util.h"
 #include "quiver/quiver.h"
 #include "test_util.h"
+#include "wal/wal_format.h"
 
 namespace quiver {
 namespace {
@@ -59,6 +61,21 @@ TEST(GraphDirTest, ForeignDirectoryIsRefusedAndLeftUntouched) {
   EXPECT_EQ(ReadAll(*env::PosixFileSystem(), dir.File("work.tmp")), "also mine");
   EXPECT_FALSE(Exists(dir.File("LOCK")));
   EXPECT_FALSE(Exists(dir.File("QUIVER")));
+}
+
+// Set-aside names: "<data file>.salvaged" and, from a later salvage,
+// "<data file>.salvaged.<k>"; nothing else that merely looks like them.
+TEST(GraphDirTest, SalvagedNamesAreOwnFiles) {
+  const std::string seg = wal::SegmentFileName(2);
+  for (const std::string& name : {seg + ".salvaged", seg + ".salvaged.1", seg + ".salvaged.17"}) {
+    EXPECT_TRUE(graphdir::IsOwnFile(name)) << name;
+    EXPECT_EQ(graphdir::SalvagedStem(name), std::optional<std::string_view>(seg)) << name;
+  }
+  for (const std::string& name : {seg + ".salvaged.", seg + ".salvaged.x", seg + ".salvaged1",
+                                  std::string("notes.salvaged"), std::string("notes.salvaged.1")}) {
+    EXPECT_FALSE(graphdir::IsOwnFile(name)) << name;
+    EXPECT_FALSE(graphdir::SalvagedStem(name).has_value()) << name;
+  }
 }
 
 TEST(GraphDirTest, OnlyQuiversOwnTemporaryFilesAreRemoved) {

@@ -141,7 +141,8 @@ TEST(PropertyValueTest, Accessors) {
   std::string with_nul("a\0b", 3);
   EXPECT_EQ(PropertyValue(with_nul).as_string(), with_nul);
   EXPECT_EQ(PropertyValue(std::string_view(with_nul)).as_string()->size(), 3u);
-  EXPECT_TRUE(std::ranges::equal(*PropertyValue(MakeBytes({0, 255, 128})).as_bytes(), MakeBytes({0, 255, 128})));
+  EXPECT_TRUE(
+      std::ranges::equal(*PropertyValue(MakeBytes({0, 255, 128})).as_bytes(), MakeBytes({0, 255, 128})));
   EXPECT_TRUE(std::ranges::equal(*PropertyValue(FloatVector{1.0f, -2.5f}).as_float_vector(),
                                  FloatVector{1.0f, -2.5f}));
 }

@@ -40,9 +40,11 @@ inline constexpr std::size_t kMaxBatchOpsCeiling = 0xFFFFFFFFu;
 // WriterOptions::spin_microseconds: 10 ms, far past any hand-off a spin can
 // win (a sleep and wake-up costs tens of microseconds).
 inline constexpr std::uint32_t kMaxSpinMicroseconds = 10'000;
-// DurableOptions::wal_segment_bytes: at least 4 KiB (a segment header and
-// one record), at most 1 GiB (each segment is preallocated whole).
-inline constexpr std::uint64_t kMinWalSegmentBytes = 4096;
+// DurableOptions::wal_segment_bytes: at least 128 bytes (twice the 64-byte
+// segment header; a group larger than a segment still fits, alone, in a
+// segment of its own, so tiny segments only rotate often, which tests use),
+// at most 1 GiB (space is reserved in steps up to it).
+inline constexpr std::uint64_t kMinWalSegmentBytes = 128;
 inline constexpr std::uint64_t kMaxWalSegmentBytes = std::uint64_t{1} << 30;
 // DurableOptions::checkpoint_wal_bytes, when not 0: at least 1 KiB (less
 // asks for a checkpoint after every commit group).

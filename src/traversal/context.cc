@@ -111,7 +111,8 @@ bool Evaluate(const storage::PropBlock* block, const ResolvedPredicate& p) {
   const PropertyValue& c = *p.value;
   ValueType vt = v->type(), ct = c.type();
   if (IsNumber(vt) && IsNumber(ct)) {
-    if (vt == ValueType::kInt64 && ct == ValueType::kInt64) return Compare(*v->as_int64(), *c.as_int64(), p.op);
+    if (vt == ValueType::kInt64 && ct == ValueType::kInt64)
+      return Compare(*v->as_int64(), *c.as_int64(), p.op);
     double a = vt == ValueType::kInt64 ? static_cast<double>(*v->as_int64()) : *v->as_double();
     double b = ct == ValueType::kInt64 ? static_cast<double>(*c.as_int64()) : *c.as_double();
     return Compare(a, b, p.op);

@@ -153,7 +153,7 @@ std::string CheckSnapshot(const Snapshot& s) {
       auto st = stamp_of(v);
       auto c = kcount ? s.GetProperty(v, *kcount) : std::nullopt;
       if (!st || !c) return "marker without p/b/count";
-      if (!expected.emplace(*st, c->as_int64()).second) return "duplicate marker";
+      if (!expected.emplace(*st, c->as_int64().value_or(-1)).second) return "duplicate marker";
     } else if (item && *label == *item) {
       auto st = stamp_of(v);
       if (!st) return "item without stamp";

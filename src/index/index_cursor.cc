@@ -39,10 +39,24 @@ std::uint64_t IndexTree::CountRange(const IndexRoot& root, const Bound& lo, cons
 }
 
 bool IndexTree::Contains(const IndexRoot& root, std::string_view key, std::uint64_t* first_id) {
-  Cursor c(root);
-  c.SeekEntry(key, 0);
-  if (!c.Valid() || c.key() != key) return false;
-  if (first_id != nullptr) *first_id = c.id();
+  if (root.node == nullptr) return false;
+  // The common case without a Cursor: the first entry >= (key, 0) is in
+  // the leaf the descent reaches; else it is the next leaf's first.
+  const Shape s = tree::ShapeOf(root);
+  const void* n = root.node;
+  for (std::uint32_t l = 0; l < root.height; ++l) n = tree::Child(s, n, tree::ChildFor(s, n, key, 0));
+  const std::uint32_t pos = tree::LowerBound(s, n, key, 0);
+  std::uint64_t id;
+  if (pos < tree::Count(n)) {
+    if (tree::Key(s, kLeaf, n, pos) != key) return false;
+    id = tree::Id(s, kLeaf, n, pos);
+  } else {
+    Cursor c(root);
+    c.SeekEntry(key, 0);
+    if (!c.Valid() || c.key() != key) return false;
+    id = c.id();
+  }
+  if (first_id != nullptr) *first_id = id;
   return true;
 }
 

@@ -10,7 +10,9 @@
 namespace quiver::index::tree {
 namespace {
 
-std::uint32_t FixedEntryBytes(Kind k, std::uint32_t w) { return k == kLeaf ? w + 6 : 8 + 8 + w + 6; }
+constexpr std::uint32_t FixedEntryBytes(Kind k, std::uint32_t w) {
+  return k == kLeaf ? w + 6 : 8 + 8 + w + 6;
+}
 
 std::uint64_t LoadBigEndian64(const unsigned char* p) {
   std::uint64_t v;
@@ -34,6 +36,41 @@ std::uint32_t Partition(std::uint32_t lo, std::uint32_t n, Less less) {
   return lo;
 }
 
+// Partition over a fixed layout's entries, with one 16-way step first for
+// large runs: the 15 sampled keys lie on distinct cache lines, which are
+// prefetched together, so a cold node costs two rounds of memory latency
+// (the samples, then the lines of the chosen 1/16) instead of one per
+// binary-search probe. `keys` has `stride` bytes per entry; `lines` are
+// arrays indexed like the entries whose lines the final run needs too
+// (ids, and children for inner nodes), with their entry sizes.
+struct Lines {
+  const unsigned char* base[3];
+  std::uint32_t size[3];
+  int n;
+};
+
+template <typename Less>
+std::uint32_t WidePartition(const unsigned char* keys, std::uint32_t stride, const Lines& lines,
+                            std::uint32_t lo, std::uint32_t n, Less less) {
+  if (n >= config::kWideSearchMin) {
+    const std::uint32_t step = n / 16;
+    for (std::uint32_t j = 1; j < 16; ++j) __builtin_prefetch(keys + (lo + j * step) * stride);
+    std::uint32_t below = 0;
+    for (std::uint32_t j = 1; j < 16; ++j) below += less(lo + j * step) ? 1 : 0;
+    // The answer lies in [first, end]: sample `below` is below, sample below+1 is not.
+    const std::uint32_t first = below == 0 ? lo : lo + below * step + 1;
+    const std::uint32_t end = below == 15 ? lo + n : lo + (below + 1) * step;
+    for (int a = 0; a < lines.n; ++a) {
+      for (std::uint32_t b = first * lines.size[a]; b < end * lines.size[a] + lines.size[a]; b += 64) {
+        __builtin_prefetch(lines.base[a] + b);
+      }
+    }
+    lo = first;
+    n = end - first;
+  }
+  return Partition(lo, n, less);
+}
+
 // The first i in [lo, lo + n) whose entry is not below (key, id) (strict)
 // or above it (!strict), for the layouts with a fast comparison.
 std::uint32_t Search(const Shape& s, Kind k, const void* n, std::uint32_t lo, std::uint32_t count,
@@ -45,16 +82,22 @@ std::uint32_t Search(const Shape& s, Kind k, const void* n, std::uint32_t lo, st
     const std::uint64_t e = base::Load48(ids + i * 6);
     return strict ? e < id : e <= id;
   };
-  if (s.width == 8) {
-    const std::uint64_t t = LoadBigEndian64(reinterpret_cast<const unsigned char*>(key.data()));
-    return Partition(lo, count, [&](std::uint32_t i) {
-      const std::uint64_t e = LoadBigEndian64(keys + i * 8);
-      return e != t ? e < t : id_below(i);
-    });
-  }
-  if (s.width == 0) return Partition(lo, count, id_below);
   if (s.fixed()) {
     const auto w = static_cast<std::uint32_t>(s.width);
+    // The lines the final run reads: keys, ids, and an inner node's child pointers.
+    Lines lines{{ids, Base(n) + s.children_off, keys}, {6, 8, w}, k == kLeaf ? 1 : 2};
+    if (w > 0) {
+      lines.base[lines.n] = keys;
+      lines.size[lines.n++] = w;
+    }
+    if (w == 8) {
+      const std::uint64_t t = LoadBigEndian64(reinterpret_cast<const unsigned char*>(key.data()));
+      return WidePartition(keys, 8, lines, lo, count, [&](std::uint32_t i) {
+        const std::uint64_t e = LoadBigEndian64(keys + i * 8);
+        return e != t ? e < t : id_below(i);
+      });
+    }
+    if (w == 0) return WidePartition(ids, 6, lines, lo, count, id_below);
     return Partition(lo, count, [&](std::uint32_t i) {
       const int c = std::memcmp(keys + i * w, key.data(), w);
       return c != 0 ? c < 0 : id_below(i);
@@ -166,13 +209,10 @@ void VarAppendRange(Kind k, void* out, const Range& r) {
   }
 }
 
-}  // namespace
-
-Shape ShapeOf(const IndexRoot& root) {
+constexpr Shape ComputeShape(std::int32_t width, std::uint32_t max_fanout) {
   Shape s;
-  s.width = root.key_width;
-  const std::uint32_t fanout =
-      root.max_fanout != 0 ? root.max_fanout : std::numeric_limits<std::uint16_t>::max();
+  s.width = width;
+  const std::uint32_t fanout = max_fanout != 0 ? max_fanout : std::numeric_limits<std::uint16_t>::max();
   const std::uint32_t bytes[2] = {config::kInnerBytes, config::kLeafBytes};
   for (Kind k : {kInner, kLeaf}) {
     if (s.fixed()) {
@@ -193,6 +233,24 @@ Shape ShapeOf(const IndexRoot& root) {
     s.ids_off[kInner] = s.keys_off[kInner] + s.max_count[kInner] * w;
   }
   return s;
+}
+
+}  // namespace
+
+Shape ShapeOf(const IndexRoot& root) {
+  // The production shapes, computed once at compile time.
+  static constexpr Shape kVariable = ComputeShape(-1, 0);
+  static constexpr Shape kLabelSet = ComputeShape(0, 0);
+  static constexpr Shape kEightBytes = ComputeShape(8, 0);
+  if (root.max_fanout == 0) {
+    switch (root.key_width) {
+      case -1: return kVariable;
+      case 0: return kLabelSet;
+      case 8: return kEightBytes;
+      default: break;
+    }
+  }
+  return ComputeShape(root.key_width, root.max_fanout);
 }
 
 std::uint64_t Total(const Shape& s, Kind k, const void* n) {

@@ -48,6 +48,9 @@ inline constexpr std::uint32_t kInnerBytes = 4096;
 // A full fixed-width leaf moves entries to a sibling instead of splitting
 // when the sibling has at least 1/kRedistributeFreeDivisor of its room free.
 inline constexpr std::uint32_t kRedistributeFreeDivisor = 8;
+// Searches of at least this many fixed-width entries start with a 16-way
+// step (tree_node.cc WidePartition).
+inline constexpr std::uint32_t kWideSearchMin = 48;
 }  // namespace config
 
 // The largest node any shape uses (test shapes included): the size of the

@@ -18,7 +18,7 @@ struct Shape {
   std::uint32_t ids_off[2] = {0, 0};
   std::uint32_t children_off = 0;  // fixed inner nodes
 
-  bool fixed() const { return width >= 0; }
+  constexpr bool fixed() const { return width >= 0; }
 };
 
 }  // namespace quiver::index::tree

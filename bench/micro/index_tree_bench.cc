@@ -20,6 +20,8 @@
 //   BM_IndexBuild          Builder over 10M sorted entries; items_per_second.
 //   BM_IndexMemory/order   bytes_per_entry = MemoryAccount bytes / entries after 10M inserts in
 //                          random order (groups of 1000), in increasing key order, or bulk-built.
+//   BM_IndexEraseHalf      1M random inserts, then erases of pseudo-random even ids (about 40% of
+//                          the entries): bytes_per_entry of what is left, after merges.
 //   BM_LabelSetAppend      10M ids appended to a label set (key width 0) in groups of 1000;
 //                          bytes_per_entry.
 #include <absl/container/flat_hash_map.h>
@@ -261,6 +263,36 @@ void BM_IndexMemory(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * kLarge));
 }
 BENCHMARK(BM_IndexMemory)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kMillisecond);
+
+// What merges keep after deletes: 1M random inserts, then a random half erased.
+void BM_IndexEraseHalf(benchmark::State& state) {
+  constexpr std::uint64_t kInserts = 1'000'000;
+  for (auto _ : state) {
+    Writer w;
+    IndexRoot root{.key_width = 8};
+    char buf[8];
+    for (std::uint64_t i = 0; i < kInserts; i += 1000) {
+      storage::MutationContext ctx = w.ctx();
+      for (std::uint64_t j = i; j < i + 1000; ++j) IndexTree::Insert(root, FixedKey(Mix(j), buf), j, ctx);
+      w.Publish();
+    }
+    const double full = static_cast<double>(w.account().allocated_bytes()) / static_cast<double>(kInserts);
+    for (std::uint64_t i = 0; i < kInserts; i += 1000) {
+      storage::MutationContext ctx = w.ctx();
+      for (std::uint64_t j = i; j < i + 1000; ++j) {
+        const std::uint64_t k = Mix(j + (std::uint64_t{1} << 40)) % kInserts;  // a pseudo-random entry
+        if (k % 2 == 0) IndexTree::Erase(root, FixedKey(Mix(k), buf), k, ctx);
+      }
+      w.Publish();
+    }
+    state.counters["bytes_per_entry_before"] = full;
+    state.counters["bytes_per_entry"] =
+        static_cast<double>(w.account().allocated_bytes()) / static_cast<double>(root.count);
+    state.counters["entries_left"] = static_cast<double>(root.count);
+    IndexTree::Destroy(root, &w.account());
+  }
+}
+BENCHMARK(BM_IndexEraseHalf)->Iterations(1)->Unit(benchmark::kMillisecond);
 
 void BM_LabelSetAppend(benchmark::State& state) {
   for (auto _ : state) {

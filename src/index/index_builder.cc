@@ -72,7 +72,7 @@ void IndexTree::Builder::Add(std::string_view key, std::uint64_t id) {
     levels_ = 1;
   }
   void* leaf = open_[0];
-  const std::uint32_t count = tree::Count(leaf);
+  [[maybe_unused]] const std::uint32_t count = tree::Count(leaf);
   assert(count == 0 || tree::CompareEntries(tree::Key(shape_, kLeaf, leaf, count - 1),
                                             tree::Id(shape_, kLeaf, leaf, count - 1), key, id) < 0);
   if (!HasRoomFor(shape_, kLeaf, leaf, key.size())) {

@@ -213,7 +213,10 @@ constexpr Shape ComputeShape(std::int32_t width, std::uint32_t max_fanout) {
   Shape s;
   s.width = width;
   const std::uint32_t fanout = max_fanout != 0 ? max_fanout : std::numeric_limits<std::uint16_t>::max();
-  const std::uint32_t bytes[2] = {config::kInnerBytes, config::kLeafBytes};
+  const std::uint32_t leaf_bytes = width < 0    ? config::kVariableLeafBytes
+                                   : width == 0 ? config::kLabelSetLeafBytes
+                                                : config::kLeafBytes;
+  const std::uint32_t bytes[2] = {config::kInnerBytes, leaf_bytes};
   for (Kind k : {kInner, kLeaf}) {
     if (s.fixed()) {
       const std::uint32_t entry = FixedEntryBytes(k, static_cast<std::uint32_t>(s.width));
@@ -234,6 +237,11 @@ constexpr Shape ComputeShape(std::int32_t width, std::uint32_t max_fanout) {
   }
   return s;
 }
+
+static_assert(sizeof(Header) + 3 * (kVarSlotBytes[kInner] + RecordBytes(kMaxKeyBytes)) <=
+              config::kInnerBytes);
+static_assert(sizeof(Header) + 3 * (kVarSlotBytes[kLeaf] + RecordBytes(kMaxKeyBytes)) <=
+              config::kVariableLeafBytes);
 
 }  // namespace
 

@@ -40,10 +40,18 @@
 namespace quiver::index::tree {
 
 namespace config {
-// Node sizes in bytes, mimalloc size classes (no bin rounding). 4 KiB
-// leaves hold 291 int64 entries or 680 label-set ids; see docs/impl.md for
-// the measurements behind the choice.
-inline constexpr std::uint32_t kLeafBytes = 4096;
+// Node sizes in bytes, all mimalloc size classes (no bin rounding); chosen
+// by measurement (docs/impl.md "Index tree"). A 2 KiB leaf holds 145 int64
+// entries: one 16-way search step and one more cache line find an entry,
+// and a copy-on-write path copy stays small. Label sets keep 4 KiB leaves
+// (680 ids): they are scanned more than searched, and bigger leaves bring
+// them closer to 6 B per id. Inner nodes of 4 KiB (136 children of an
+// int64 tree) keep trees shallow.
+// Variable-width nodes of 4 KiB hold at least three keys of kMaxKeyBytes,
+// which a split into two halves needs.
+inline constexpr std::uint32_t kLeafBytes = 2048;
+inline constexpr std::uint32_t kLabelSetLeafBytes = 4096;
+inline constexpr std::uint32_t kVariableLeafBytes = 4096;
 inline constexpr std::uint32_t kInnerBytes = 4096;
 // A full fixed-width leaf moves entries to a sibling instead of splitting
 // when the sibling has at least 1/kRedistributeFreeDivisor of its room free.
@@ -122,7 +130,7 @@ inline void StoreU64(unsigned char* p, std::uint64_t v) { std::memcpy(p, &v, 8);
 
 // Variable nodes: the slot of entry i and the record it points to.
 inline constexpr std::uint32_t kVarSlotBytes[2] = {16, 2};  // inner, leaf
-inline std::uint32_t RecordBytes(std::size_t key_size) {
+inline constexpr std::uint32_t RecordBytes(std::size_t key_size) {
   return 2 + static_cast<std::uint32_t>(key_size) + 6;
 }
 inline std::uint16_t VarOffset(Kind k, const void* n, std::uint32_t i) {

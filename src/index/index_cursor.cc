@@ -1,0 +1,162 @@
+// IndexTree's reads: Cursor, CountRange, Contains. They only load: any
+// number of threads may run them against published roots.
+#include <cassert>
+#include <limits>
+
+#include "index/index_tree.h"
+#include "index/tree_node.h"
+
+namespace quiver::index {
+namespace {
+
+using tree::kInner;
+using tree::kLeaf;
+using tree::Shape;
+
+constexpr std::uint64_t kAfterAllIds = std::numeric_limits<std::uint64_t>::max();
+
+// The number of entries < (key, id).
+std::uint64_t Rank(const Shape& s, const IndexRoot& root, std::string_view key, std::uint64_t id) {
+  if (root.node == nullptr) return 0;
+  std::uint64_t rank = 0;
+  const void* n = root.node;
+  for (std::uint32_t l = 0; l < root.height; ++l) {
+    const std::uint32_t i = tree::ChildFor(s, n, key, id);
+    for (std::uint32_t j = 0; j < i; ++j) rank += tree::ChildCount(s, n, j);
+    n = tree::Child(s, n, i);
+  }
+  return rank + tree::LowerBound(s, n, key, id);
+}
+
+}  // namespace
+
+std::uint64_t IndexTree::CountRange(const IndexRoot& root, const Bound& lo, const Bound& hi) {
+  const Shape s = tree::ShapeOf(root);
+  const std::uint64_t begin = lo.unbounded ? 0 : Rank(s, root, lo.key, lo.inclusive ? 0 : kAfterAllIds);
+  const std::uint64_t end =
+      hi.unbounded ? root.count : Rank(s, root, hi.key, hi.inclusive ? kAfterAllIds : 0);
+  return end > begin ? end - begin : 0;
+}
+
+bool IndexTree::Contains(const IndexRoot& root, std::string_view key, std::uint64_t* first_id) {
+  if (root.node == nullptr) return false;
+  // The common case without a Cursor: the first entry >= (key, 0) is in
+  // the leaf the descent reaches; else it is the next leaf's first.
+  const Shape s = tree::ShapeOf(root);
+  const void* n = root.node;
+  for (std::uint32_t l = 0; l < root.height; ++l) n = tree::Child(s, n, tree::ChildFor(s, n, key, 0));
+  const std::uint32_t pos = tree::LowerBound(s, n, key, 0);
+  std::uint64_t id;
+  if (pos < tree::Count(n)) {
+    if (tree::Key(s, kLeaf, n, pos) != key) return false;
+    id = tree::Id(s, kLeaf, n, pos);
+  } else {
+    Cursor c(root);
+    c.SeekEntry(key, 0);
+    if (!c.Valid() || c.key() != key) return false;
+    id = c.id();
+  }
+  if (first_id != nullptr) *first_id = id;
+  return true;
+}
+
+bool IndexTree::ContainsEntry(const IndexRoot& root, std::string_view key, std::uint64_t id) {
+  Cursor c(root);
+  c.SeekEntry(key, id);
+  return c.Valid() && c.id() == id && c.key() == key;
+}
+
+// ---- Cursor
+
+IndexTree::Cursor::Cursor(const IndexRoot& root) : root_(root), shape_(tree::ShapeOf(root)) {}
+
+void IndexTree::Cursor::SeekEntry(std::string_view key, std::uint64_t id) {
+  valid_ = root_.node != nullptr;
+  if (!valid_) return;
+  const void* n = root_.node;
+  const std::uint32_t h = root_.height;
+  for (std::uint32_t l = 0; l < h; ++l) {
+    nodes_[l] = n;
+    index_[l] = tree::ChildFor(shape_, n, key, id);
+    n = tree::Child(shape_, n, index_[l]);
+  }
+  nodes_[h] = n;
+  index_[h] = tree::LowerBound(shape_, n, key, id);
+  if (index_[h] == tree::Count(n)) StepLeaf(/*forward=*/true);
+}
+
+void IndexTree::Cursor::Seek(const Bound& lo) {
+  if (lo.unbounded) {
+    valid_ = root_.node != nullptr;
+    if (!valid_) return;
+    nodes_[0] = root_.node;
+    index_[0] = 0;
+    Descend(1, /*leftmost=*/true);
+    return;
+  }
+  SeekEntry(lo.key, lo.inclusive ? 0 : kAfterAllIds);
+}
+
+void IndexTree::Cursor::SeekLast(const Bound& hi) {
+  if (hi.unbounded) {
+    valid_ = root_.node != nullptr;
+    if (!valid_) return;
+    nodes_[0] = root_.node;
+    index_[0] = tree::Count(root_.node) - 1;
+    Descend(1, /*leftmost=*/false);
+    return;
+  }
+  // The entry before the first one above the bound.
+  SeekEntry(hi.key, hi.inclusive ? kAfterAllIds : 0);
+  if (Valid()) {
+    Prev();
+  } else {
+    SeekLast(Bound{});
+  }
+}
+
+std::string_view IndexTree::Cursor::key() const {
+  return tree::Key(shape_, kLeaf, nodes_[root_.height], index_[root_.height]);
+}
+
+std::uint64_t IndexTree::Cursor::id() const {
+  return tree::Id(shape_, kLeaf, nodes_[root_.height], index_[root_.height]);
+}
+
+void IndexTree::Cursor::Next() {
+  const std::uint32_t h = root_.height;
+  if (++index_[h] == tree::Count(nodes_[h])) StepLeaf(/*forward=*/true);
+}
+
+void IndexTree::Cursor::Prev() {
+  const std::uint32_t h = root_.height;
+  if (index_[h] == 0) {
+    StepLeaf(/*forward=*/false);
+  } else {
+    --index_[h];
+  }
+}
+
+void IndexTree::Cursor::StepLeaf(bool forward) {
+  for (int l = static_cast<int>(root_.height) - 1; l >= 0; --l) {
+    if (forward ? index_[l] + 1 < tree::Count(nodes_[l]) : index_[l] > 0) {
+      index_[l] = forward ? index_[l] + 1 : index_[l] - 1;
+      Descend(l + 1, /*leftmost=*/forward);
+      return;
+    }
+  }
+  valid_ = false;
+}
+
+void IndexTree::Cursor::Descend(int from_level, bool leftmost) {
+  const int h = static_cast<int>(root_.height);
+  for (int l = from_level; l <= h; ++l) {
+    nodes_[l] = tree::Child(shape_, nodes_[l - 1], index_[l - 1]);
+    const std::uint32_t count = tree::Count(nodes_[l]);
+    index_[l] = leftmost ? 0 : count - 1;
+  }
+  if (from_level > h) nodes_[h] = root_.node;  // a leaf root
+  if (h == 0) index_[0] = leftmost ? 0 : tree::Count(root_.node) - 1;
+}
+
+}  // namespace quiver::index

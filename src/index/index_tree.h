@@ -1,0 +1,162 @@
+// IndexTree: a persistent (copy-on-write, structurally shared) B+tree of
+// index entries, the structure behind label sets and property indexes.
+//
+// An entry is (key, id): `key` an encoded key (key_codec.h; empty for a
+// label set), `id` a 48-bit element id. Entries are unique and sorted by
+// (key bytes under memcmp, id), so the ids of one key come out in id order.
+// Inner nodes keep the entry count of each child, so Count and CountRange
+// are O(log n) and the total is O(1).
+//
+// Writes follow the tables' rules (retire_list.h, DESIGN.md invariant 1):
+// the writer edits in place only nodes born in the current epoch
+// (ctx.epoch); any other node on the path is copied and the original
+// retired through ctx.Retire; new nodes come from ctx.Allocate, so a
+// rolled-back group frees them. A published root is never written.
+//
+// Thread safety: the const functions and Cursor may run on any number of
+// threads against a published root; Insert/Erase/Builder/Retire belong to
+// the writer thread alone.
+#ifndef QUIVER_INDEX_INDEX_TREE_H_
+#define QUIVER_INDEX_INDEX_TREE_H_
+
+#include <cstdint>
+#include <string_view>
+
+#include "base/memory.h"
+#include "index/tree_shape.h"
+#include "storage/retire_list.h"
+
+namespace quiver::index {
+
+// The root of one tree, held by value in the version (like TableRoot).
+// key_width: -1 for variable-length keys, or a fixed width >= 0 (8 for an
+// int64 or double index, key_codec.h FixedKeyWidth; 0 for a label set,
+// whose entries are ids alone): fixed trees store keys inline with no
+// length, which is what keeps an int64 entry near 16 bytes. Set once, by
+// Builder or the first Insert's caller, as is max_fanout.
+struct IndexRoot {
+  void* node = nullptr;
+  std::uint64_t birth = 0;      // the epoch `node` was born in
+  std::uint64_t count = 0;      // entries
+  std::uint32_t height = 0;     // 0: `node` is a leaf
+  std::int32_t key_width = -1;  // -1 variable-length, else the fixed key size in bytes
+  // Tests only: at most this many entries per leaf and children per inner
+  // node (>= 4), so that a few thousand entries grow a tree of height 3-4.
+  // 0 (production): as many as the node size holds.
+  std::uint32_t max_fanout = 0;
+};
+
+// One end of a range. Unbounded: no limit on that side. Mind the default:
+// Bound{} and Bound{key} are unbounded; say Bound::Inclusive(key) or
+// Bound::Exclusive(key). In a fixed-width tree a bound's key has key_width
+// bytes.
+struct Bound {
+  std::string_view key;
+  bool inclusive = true;
+  bool unbounded = true;
+
+  static Bound Inclusive(std::string_view k) { return {k, true, false}; }
+  static Bound Exclusive(std::string_view k) { return {k, false, false}; }
+};
+
+class IndexTree {
+ public:
+  // Adds (key, id); false if it was already there. Requires key.size() ==
+  // root.key_width for a fixed-width tree, <= kMaxKeyBytes otherwise.
+  // Throws std::bad_alloc, leaving `root` unchanged or changed only in
+  // private nodes (the group rolls back).
+  static bool Insert(IndexRoot& root, std::string_view key, std::uint64_t id, storage::MutationContext& ctx);
+  // Removes (key, id); false if it was not there.
+  static bool Erase(IndexRoot& root, std::string_view key, std::uint64_t id, storage::MutationContext& ctx);
+
+  // The number of entries with key in [lo, hi] (as the bounds say).
+  static std::uint64_t CountRange(const IndexRoot& root, const Bound& lo, const Bound& hi);
+  // Whether any entry has `key`; its smallest id if `first_id` is given.
+  static bool Contains(const IndexRoot& root, std::string_view key, std::uint64_t* first_id = nullptr);
+  // Whether the entry (key, id) is in the tree (a label set's membership test).
+  static bool ContainsEntry(const IndexRoot& root, std::string_view key, std::uint64_t id);
+
+  // Every node of `root` goes to ctx.Retire (dropping an index in a
+  // version); root becomes empty.
+  static void Retire(IndexRoot& root, storage::MutationContext& ctx);
+  // Frees every node now: only when no version can reach them (the last
+  // version, or a tree that was never published).
+  static void Destroy(IndexRoot& root, base::MemoryAccount* account);
+  // Allocator bytes of the tree's nodes.
+  static std::uint64_t MemoryBytes(const IndexRoot& root);
+
+  // Walks entries in order. A cursor reads a published root and holds no
+  // lock; it stays valid while the version holding the root lives. A new
+  // cursor is not Valid until a Seek.
+  class Cursor {
+   public:
+    explicit Cursor(const IndexRoot& root);
+    // Positions at the first entry >= bound (> if !inclusive); for an
+    // unbounded bound, the first entry.
+    void Seek(const Bound& lo);
+    // Positions at the last entry <= bound (< if !inclusive); for an
+    // unbounded bound, the last entry.
+    void SeekLast(const Bound& hi);
+    // Positions at the first entry >= (key, id): resumes a scan after the
+    // last entry seen (pass its id + 1), or seeks within one key's ids.
+    void SeekEntry(std::string_view key, std::uint64_t id);
+    bool Valid() const { return valid_; }
+    std::string_view key() const;  // valid until the cursor moves
+    std::uint64_t id() const;
+    void Next();
+    void Prev();
+
+   private:
+    static constexpr int kMaxLevels = 41;  // tree::kMaxHeight + 1
+
+    // From the leaf at level `level_`'s index onwards: moves to the
+    // neighbouring leaf (forward or back) or becomes invalid.
+    void StepLeaf(bool forward);
+    void Descend(int from_level, bool leftmost);
+
+    IndexRoot root_;
+    tree::Shape shape_;
+    // The path: nodes_[0] the root, nodes_[height] the leaf; index_[l] the
+    // child (inner) or entry (leaf) position in nodes_[l].
+    const void* nodes_[kMaxLevels];
+    std::uint32_t index_[kMaxLevels];
+    bool valid_ = false;
+  };
+
+  // Builds a tree from entries added in strictly increasing (key, id)
+  // order, with full leaves: the checkpoint loader and an index build use
+  // it. Nodes come from ctx.Allocate and are born in ctx.epoch. A Builder
+  // destroyed before Finish frees what it built.
+  class Builder {
+   public:
+    Builder(std::int32_t key_width, storage::MutationContext& ctx);
+    // `shape` gives key_width and max_fanout (tests); its other fields are ignored.
+    Builder(const IndexRoot& shape, storage::MutationContext& ctx);
+    ~Builder();
+    Builder(const Builder&) = delete;
+    Builder& operator=(const Builder&) = delete;
+
+    // Requires (key, id) above the previous entry, key.size() == key_width
+    // for a fixed-width tree. Throws std::bad_alloc (the entry is then not
+    // added; the Builder stays usable or destructible).
+    void Add(std::string_view key, std::uint64_t id);
+    IndexRoot Finish();
+
+   private:
+    static constexpr int kMaxLevels = 41;
+
+    // Hangs the full node open_[level] under level + 1 and opens a new one.
+    void Close(int level);
+    void* NewNode(int level);
+
+    IndexRoot root_;
+    tree::Shape shape_;
+    storage::MutationContext* ctx_;
+    void* open_[kMaxLevels] = {};  // the rightmost node of each level, [0] the leaf
+    int levels_ = 0;               // open_[0, levels_) are set
+  };
+};
+
+}  // namespace quiver::index
+
+#endif  // QUIVER_INDEX_INDEX_TREE_H_

@@ -1,0 +1,619 @@
+// IndexTree against a trivially correct model (std::set of (key, id)):
+// randomized inserts, erases, counts and cursor walks over many seeds and
+// every key layout, with tiny nodes (max_fanout) so that a few thousand
+// entries make trees of height 3-5; persistence of published versions;
+// allocation failures; the Builder.
+#include "index/index_tree.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <new>
+#include <random>
+#include <set>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "base/memory.h"
+#include "index/key_codec.h"
+#include "index/tree_node.h"
+#include "storage/retire_list.h"
+
+namespace quiver::index {
+namespace {
+
+using Model = std::set<std::pair<std::string, std::uint64_t>>;
+constexpr std::uint64_t kMaxId = std::numeric_limits<std::uint64_t>::max();
+
+// The writer's side of versions: an epoch per commit group, the group's
+// private blocks, and the retire list of every published version (kept
+// until the end, so every old root stays readable).
+class Versions {
+ public:
+  explicit Versions(bool track_blocks = true) : track_blocks_(track_blocks) {}
+  ~Versions() { FreeRetired(); }
+
+  storage::MutationContext ctx() {
+    return {epoch_, &account_, &retired_, track_blocks_ ? &blocks_ : nullptr};
+  }
+  // Publication: the group's blocks now belong to the version.
+  void Publish() {
+    blocks_.Clear();
+    lists_.push_back(std::move(retired_));
+    retired_ = storage::RetireList();
+    ++epoch_;
+  }
+  // A failed group: frees its private blocks, forgets its retirements.
+  void Rollback() {
+    blocks_.FreeAll(&account_);
+    retired_.Forget();
+  }
+  // Frees every retire list, the open group's too (the end of all versions).
+  void FreeRetired() {
+    for (storage::RetireList& l : lists_) l.FreeAll(&account_);
+    lists_.clear();
+    retired_.FreeAll(&account_);
+  }
+  base::MemoryAccount& account() { return account_; }
+  std::uint64_t epoch() const { return epoch_; }
+
+ private:
+  bool track_blocks_;
+  std::uint64_t epoch_ = 1;
+  base::MemoryAccount account_;
+  storage::GroupBlocks blocks_;
+  storage::RetireList retired_;
+  std::vector<storage::RetireList> lists_;
+};
+
+// ---- Structural check
+
+struct SubtreeInfo {
+  std::uint64_t count = 0;
+  std::pair<std::string, std::uint64_t> first, last;
+};
+
+// Walks the subtree, checking order, counts, separators, node loads and
+// depth; appends its entries to `out`.
+SubtreeInfo CheckNode(const tree::Shape& s, const void* n, std::uint32_t height, bool is_root, Model* out) {
+  using tree::Key;
+  const tree::Kind k = height == 0 ? tree::kLeaf : tree::kInner;
+  SubtreeInfo info;
+  const std::uint32_t count = tree::Count(n);
+  EXPECT_TRUE(is_root || count > 0) << "empty non-root node";
+  EXPECT_TRUE(tree::Fits(s, k, tree::LoadOf(s, k, n)));
+  if (height == 0) {
+    for (std::uint32_t i = 0; i < count; ++i) {
+      std::pair<std::string, std::uint64_t> e{std::string(Key(s, k, n, i)), tree::Id(s, k, n, i)};
+      EXPECT_LT(e.second, std::uint64_t{1} << 48);
+      if (i > 0) {
+        EXPECT_LT(info.last, e);
+      }
+      if (i == 0) info.first = e;
+      info.last = e;
+      out->insert(e);
+    }
+    info.count = count;
+    return info;
+  }
+  EXPECT_TRUE(is_root ? count >= 2 : count >= 1);
+  for (std::uint32_t i = 0; i < count; ++i) {
+    const SubtreeInfo child = CheckNode(s, tree::Child(s, n, i), height - 1, false, out);
+    EXPECT_EQ(child.count, tree::ChildCount(s, n, i));
+    const std::pair<std::string, std::uint64_t> sep{std::string(Key(s, k, n, i)), tree::Id(s, k, n, i)};
+    if (i > 0) {
+      EXPECT_LE(sep, child.first) << "separator above its child";
+      EXPECT_LT(info.last, sep) << "separator not above the left child";
+    } else {
+      info.first = child.first;
+    }
+    info.last = child.last;
+    info.count += child.count;
+  }
+  return info;
+}
+
+// The tree's entries, after checking its structure.
+Model Walk(const IndexRoot& root) {
+  Model m;
+  if (root.node == nullptr) {
+    EXPECT_EQ(root.count, 0u);
+    return m;
+  }
+  EXPECT_EQ(root.birth, tree::Hdr(root.node)->birth);
+  const SubtreeInfo info = CheckNode(tree::ShapeOf(root), root.node, root.height, true, &m);
+  EXPECT_EQ(info.count, root.count);
+  EXPECT_TRUE(root.height == 0 || tree::Count(root.node) >= 2);
+  return m;
+}
+
+// ---- Random keys per layout
+
+struct Layout {
+  std::int32_t width;
+  std::uint32_t fanout;
+};
+
+std::string FixedKey(std::uint64_t v) {
+  std::string k;
+  AppendFixedKey(PropertyView(static_cast<std::int64_t>(v)), &k);
+  return k;
+}
+
+std::string RandomKey(std::mt19937_64& rng, std::int32_t width) {
+  if (width == 0) return std::string();
+  if (width == 8) return FixedKey(rng() % 300 - 150);
+  if (rng() % 50 == 0) return std::string(1 + rng() % kMaxKeyBytes, static_cast<char>('a' + rng() % 3));
+  static constexpr char kAlphabet[] = {'\0', 'a', 'b', '\xff'};
+  std::string s(rng() % 5, ' ');
+  for (char& c : s) c = kAlphabet[rng() % sizeof(kAlphabet)];
+  return s;
+}
+
+Bound RandomBound(std::mt19937_64& rng, std::int32_t width, std::string* storage) {
+  *storage = RandomKey(rng, width);
+  switch (rng() % 5) {
+    case 0: return Bound{};
+    case 1:
+    case 2: return Bound::Inclusive(*storage);
+    default: return Bound::Exclusive(*storage);
+  }
+}
+
+// ---- Model queries
+
+Model::const_iterator ModelSeek(const Model& m, const Bound& lo) {
+  if (lo.unbounded) return m.begin();
+  const std::string k(lo.key);
+  return lo.inclusive ? m.lower_bound({k, 0}) : m.upper_bound({k, kMaxId});
+}
+
+// The first model entry past the range that ends at `hi`.
+Model::const_iterator ModelEnd(const Model& m, const Bound& hi) {
+  if (hi.unbounded) return m.end();
+  const std::string k(hi.key);
+  return hi.inclusive ? m.upper_bound({k, kMaxId}) : m.lower_bound({k, 0});
+}
+
+void ExpectAt(const IndexTree::Cursor& c, const Model& m, Model::const_iterator it) {
+  ASSERT_EQ(c.Valid(), it != m.end());
+  if (it != m.end()) {
+    ASSERT_EQ(std::string(c.key()), it->first);
+    ASSERT_EQ(c.id(), it->second);
+  }
+}
+
+// Seeks both ways and wanders with Next and Prev, comparing with the model.
+void CheckCursor(const IndexRoot& root, const Model& m, std::mt19937_64& rng, std::int32_t width) {
+  std::string lo_key, hi_key;
+  const Bound lo = RandomBound(rng, width, &lo_key);
+  const Bound hi = RandomBound(rng, width, &hi_key);
+  const auto begin = ModelSeek(m, lo);
+  const auto end = ModelEnd(m, hi);
+  const auto expected_count = begin != m.end() && (end == m.end() || *begin < *end)
+                                  ? static_cast<std::uint64_t>(std::distance(begin, end))
+                                  : 0;
+  ASSERT_EQ(IndexTree::CountRange(root, lo, hi), expected_count);
+
+  IndexTree::Cursor c(root);
+  c.Seek(lo);
+  auto it = begin;
+  ASSERT_NO_FATAL_FAILURE(ExpectAt(c, m, it));
+  c.SeekLast(hi);
+  it = end == m.begin() ? m.end() : std::prev(end);
+  ASSERT_NO_FATAL_FAILURE(ExpectAt(c, m, it));
+  for (int step = 0; step < 40 && it != m.end(); ++step) {
+    if (rng() % 3 == 0) {
+      if (it == m.begin()) break;
+      c.Prev();
+      --it;
+    } else {
+      c.Next();
+      ++it;
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectAt(c, m, it));
+  }
+  if (!m.empty() && rng() % 4 == 0) {  // a full backward walk
+    c.SeekLast(Bound{});
+    std::size_t n = 0;
+    for (auto r = m.rbegin(); r != m.rend(); ++r, ++n) {
+      ASSERT_TRUE(c.Valid());
+      ASSERT_EQ(c.id(), r->second);
+      c.Prev();
+    }
+    EXPECT_FALSE(c.Valid());
+  }
+  const std::string k = RandomKey(rng, width);
+  std::uint64_t first = 0;
+  const auto hit = m.lower_bound({k, 0});
+  const bool has = hit != m.end() && hit->first == k;
+  ASSERT_EQ(IndexTree::Contains(root, k, &first), has);
+  if (has) {
+    ASSERT_EQ(first, hit->second);
+  }
+}
+
+// ---- The randomized run
+
+struct Snapshot {
+  IndexRoot root;
+  Model model;
+};
+
+void RandomRun(std::uint64_t seed, Layout layout, int ops) {
+  SCOPED_TRACE("seed " + std::to_string(seed) + " width " + std::to_string(layout.width) + " fanout " +
+               std::to_string(layout.fanout));
+  std::mt19937_64 rng(seed);
+  Versions v;
+  IndexRoot root{.key_width = layout.width, .max_fanout = layout.fanout};
+  Model model;
+  std::vector<Snapshot> snapshots;
+  const std::uint64_t id_space = 50 + rng() % 3000;
+  for (int op = 0; op < ops; ++op) {
+    storage::MutationContext ctx = v.ctx();
+    const std::uint64_t r = rng() % 100;
+    if (r < 55) {
+      const std::string k = RandomKey(rng, layout.width);
+      const std::uint64_t id = rng() % id_space;
+      ASSERT_EQ(IndexTree::Insert(root, k, id, ctx), model.insert({k, id}).second);
+    } else if (r < 90 && !model.empty()) {
+      // An existing entry mostly, sometimes a missing one.
+      auto it = model.lower_bound({RandomKey(rng, layout.width), rng() % id_space});
+      std::pair<std::string, std::uint64_t> e = it == model.end() ? *model.begin() : *it;
+      if (rng() % 8 == 0) e.second = id_space + 1;
+      ASSERT_EQ(IndexTree::Erase(root, e.first, e.second, ctx), model.erase(e) == 1);
+    } else {
+      ASSERT_NO_FATAL_FAILURE(CheckCursor(root, model, rng, layout.width));
+    }
+    ASSERT_EQ(root.count, model.size());
+    if (rng() % 16 == 0) {
+      v.Publish();
+      if (rng() % 4 == 0) snapshots.push_back({root, model});
+    }
+    if (op % 97 == 0) {
+      ASSERT_EQ(Walk(root), model);
+    }
+  }
+  ASSERT_EQ(Walk(root), model);
+  // Empty the tree: merges all the way down to no root.
+  while (!model.empty()) {
+    storage::MutationContext ctx = v.ctx();
+    auto it = model.lower_bound({RandomKey(rng, layout.width), rng() % id_space});
+    if (it == model.end()) it = model.begin();
+    ASSERT_TRUE(IndexTree::Erase(root, it->first, it->second, ctx));
+    model.erase(it);
+    if (rng() % 16 == 0) v.Publish();
+    if (model.size() % 101 == 0) {
+      ASSERT_EQ(Walk(root), model);
+    }
+  }
+  EXPECT_EQ(root.node, nullptr);
+  EXPECT_EQ(root.height, 0u);
+  v.Publish();
+  // Every published version still reads exactly what it held.
+  for (const Snapshot& snap : snapshots) ASSERT_EQ(Walk(snap.root), snap.model);
+  v.FreeRetired();
+  EXPECT_EQ(v.account().allocated_bytes(), 0);
+}
+
+constexpr Layout kLayouts[] = {{-1, 4}, {-1, 5}, {-1, 0}, {8, 4}, {8, 7}, {8, 0}, {0, 4}, {0, 6}, {0, 0}};
+
+TEST(IndexTreeTest, RandomOperationsMatchModel) {
+  for (const Layout& layout : kLayouts) {
+    for (std::uint64_t seed = 1; seed <= 12; ++seed) RandomRun(seed, layout, 3000);
+  }
+}
+
+TEST(IndexTreeTest, TinyNodesGrowTallTrees) {
+  Versions v;
+  IndexRoot root{.key_width = 8, .max_fanout = 4};
+  storage::MutationContext ctx = v.ctx();
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 3000; ++i) IndexTree::Insert(root, FixedKey(rng() % 100000), i, ctx);
+  EXPECT_GE(root.height, 4u);
+  Walk(root);
+  IndexTree::Destroy(root, &v.account());
+  EXPECT_EQ(v.account().allocated_bytes(), 0);
+}
+
+// Many versions, each a few changes; every kept root reads its old contents
+// after all later changes, then all memory comes back.
+TEST(IndexTreeTest, PublishedVersionsKeepTheirContents) {
+  for (const Layout& layout : {Layout{8, 5}, Layout{-1, 0}, Layout{0, 0}, Layout{8, 0}}) {
+    Versions v;
+    IndexRoot root{.key_width = layout.width, .max_fanout = layout.fanout};
+    Model model;
+    std::vector<Snapshot> versions;
+    std::mt19937_64 rng(11);
+    for (int version = 0; version < 300; ++version) {
+      storage::MutationContext ctx = v.ctx();
+      for (int i = 0, n = 1 + static_cast<int>(rng() % 40); i < n; ++i) {
+        const std::string k = RandomKey(rng, layout.width);
+        const std::uint64_t id = rng() % 100000;
+        if (rng() % 3 == 0 && !model.empty()) {
+          auto it = model.lower_bound({k, id});
+          if (it == model.end()) it = model.begin();
+          ASSERT_TRUE(IndexTree::Erase(root, it->first, it->second, ctx));
+          model.erase(it);
+        } else {
+          ASSERT_EQ(IndexTree::Insert(root, k, id, ctx), model.insert({k, id}).second);
+        }
+      }
+      v.Publish();
+      versions.push_back({root, model});
+    }
+    for (const Snapshot& snap : versions) ASSERT_EQ(Walk(snap.root), snap.model);
+    IndexTree::Destroy(root, &v.account());
+    v.FreeRetired();
+    EXPECT_EQ(v.account().allocated_bytes(), 0);
+  }
+}
+
+// Within one epoch every node is private: edits happen in place and nothing
+// is retired.
+TEST(IndexTreeTest, PrivateNodesAreEditedInPlace) {
+  Versions v;
+  IndexRoot root{.key_width = 8};
+  storage::RetireList retired;
+  storage::MutationContext ctx{v.epoch(), &v.account(), &retired, nullptr};
+  for (std::uint64_t i = 0; i < 20000; ++i) IndexTree::Insert(root, FixedKey(i * 7919 % 20000), i, ctx);
+  for (std::uint64_t i = 0; i < 20000; i += 2) IndexTree::Erase(root, FixedKey(i * 7919 % 20000), i, ctx);
+  EXPECT_TRUE(retired.empty());
+  EXPECT_EQ(static_cast<std::uint64_t>(v.account().allocated_bytes()), IndexTree::MemoryBytes(root));
+  IndexTree::Destroy(root, &v.account());
+  EXPECT_EQ(v.account().allocated_bytes(), 0);
+}
+
+TEST(IndexTreeTest, RetireHandsEveryNodeToTheRetireList) {
+  Versions v;
+  IndexRoot root{.key_width = -1, .max_fanout = 4};
+  storage::MutationContext ctx = v.ctx();
+  for (int i = 0; i < 500; ++i) IndexTree::Insert(root, "k" + std::to_string(i), i, ctx);
+  v.Publish();
+  IndexRoot published = root;
+  ctx = v.ctx();
+  IndexTree::Insert(root, "x", 1, ctx);  // a private path over shared nodes
+  IndexTree::Retire(root, ctx);
+  EXPECT_EQ(root.node, nullptr);
+  EXPECT_EQ(root.key_width, -1);
+  EXPECT_EQ(Walk(published).size(), 500u);  // retired, not freed
+  v.Publish();
+  v.FreeRetired();
+  EXPECT_EQ(v.account().allocated_bytes(), 0);
+}
+
+// ---- Allocation failures
+
+// Runs `op` failing at its n-th allocation for n = 1, 2, ... until it
+// succeeds; after every failure the group rolls back and the published
+// tree must read as before.
+template <typename Op>
+void FailEachAllocation(Versions& v, IndexRoot& root, const Model& before, base::AllocationFaultMode mode,
+                        Op op) {
+  for (std::uint64_t n = 1;; ++n) {
+    const IndexRoot saved = root;
+    base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
+    try {
+      storage::MutationContext ctx = v.ctx();
+      op(root, ctx);
+      base::DisarmAllocationFaults();
+      return;
+    } catch (const std::bad_alloc&) {
+      base::DisarmAllocationFaults();
+      v.Rollback();
+      root = saved;
+      ASSERT_EQ(Walk(root), before);
+    }
+  }
+}
+
+TEST(IndexTreeTest, AllocationFailuresDamageNothingAndLeakNothing) {
+  for (auto mode : {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
+    for (const Layout& layout : {Layout{8, 4}, Layout{-1, 4}, Layout{0, 5}}) {
+      Versions v;
+      IndexRoot root{.key_width = layout.width, .max_fanout = layout.fanout};
+      Model model;
+      std::mt19937_64 rng(21);
+      for (int op = 0; op < 400; ++op) {
+        const std::string k = RandomKey(rng, layout.width);
+        const std::uint64_t id = rng() % 500;
+        const bool erase = rng() % 3 == 0 && !model.empty();
+        auto it = model.lower_bound({k, id});
+        if (it == model.end() && erase) it = model.begin();
+        const std::pair<std::string, std::uint64_t> e = erase ? *it : std::make_pair(k, id);
+        ASSERT_NO_FATAL_FAILURE(FailEachAllocation(v, root, model, mode, [&](IndexRoot& r, auto& ctx) {
+          if (erase) {
+            IndexTree::Erase(r, e.first, e.second, ctx);
+          } else {
+            IndexTree::Insert(r, e.first, e.second, ctx);
+          }
+        }));
+        if (erase) {
+          model.erase(e);
+        } else {
+          model.insert(e);
+        }
+        v.Publish();
+      }
+      ASSERT_EQ(Walk(root), model);
+      IndexTree::Destroy(root, &v.account());
+      v.FreeRetired();
+      EXPECT_EQ(v.account().allocated_bytes(), 0);
+    }
+  }
+}
+
+// Without GroupBlocks (the loader, recovery) births alone decide privacy; a
+// failing insert leaves the tree exactly as it was.
+TEST(IndexTreeTest, AllocationFailureWithoutGroupBlocksLeavesTreeUnchanged) {
+  Versions v(/*track_blocks=*/false);
+  IndexRoot root{.key_width = 8, .max_fanout = 4};
+  Model model;
+  for (std::uint64_t i = 0; i < 300; ++i) {
+    const std::string k = FixedKey(i * 37 % 300);
+    for (std::uint64_t n = 1;; ++n) {
+      base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kOnce);
+      try {
+        storage::MutationContext ctx = v.ctx();
+        IndexTree::Insert(root, k, i, ctx);
+        base::DisarmAllocationFaults();
+        break;
+      } catch (const std::bad_alloc&) {
+        base::DisarmAllocationFaults();
+        ASSERT_EQ(Walk(root), model);
+      }
+    }
+    model.insert({k, i});
+  }
+  ASSERT_EQ(Walk(root), model);
+  IndexTree::Destroy(root, &v.account());
+  EXPECT_EQ(v.account().allocated_bytes(), 0);
+}
+
+// ---- Builder
+
+// The entry or child counts of every node, by height, left to right.
+void CollectCounts(const tree::Shape& s, const void* n, std::uint32_t height,
+                   std::vector<std::vector<std::uint32_t>>* out) {
+  if (n == nullptr) return;
+  (*out)[height].push_back(tree::Count(n));
+  if (height == 0) return;
+  for (std::uint32_t i = 0; i < tree::Count(n); ++i) CollectCounts(s, tree::Child(s, n, i), height - 1, out);
+}
+
+Model SortedEntries(std::int32_t width, std::size_t n, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Model m;
+  while (m.size() < n) m.insert({RandomKey(rng, width), rng() % (n * 4)});
+  return m;
+}
+
+TEST(IndexTreeTest, BuilderBuildsFullLeavesThatMatchTheInput) {
+  for (const Layout& layout : {Layout{8, 0}, Layout{8, 5}, Layout{0, 0}, Layout{-1, 0}, Layout{-1, 4}}) {
+    for (std::size_t n : {0, 1, 2, 5, 291, 292, 1000, 30000}) {
+      Versions v;
+      const Model input = SortedEntries(layout.width, n, n);
+      storage::MutationContext ctx = v.ctx();
+      IndexTree::Builder b(IndexRoot{.key_width = layout.width, .max_fanout = layout.fanout}, ctx);
+      for (const auto& [k, id] : input) b.Add(k, id);
+      IndexRoot root = b.Finish();
+      ASSERT_EQ(Walk(root), input);
+      // Every node but the last of its level is full (fixed widths).
+      if (layout.width >= 0) {
+        const tree::Shape sh = tree::ShapeOf(root);
+        std::vector<std::vector<std::uint32_t>> counts(root.height + 1);
+        CollectCounts(sh, root.node, root.height, &counts);
+        for (std::uint32_t h = 0; h <= root.height; ++h) {
+          const tree::Kind k = h == 0 ? tree::kLeaf : tree::kInner;
+          for (std::size_t i = 0; i + 1 < counts[h].size(); ++i) ASSERT_EQ(counts[h][i], sh.max_count[k]);
+        }
+      }
+      // The built tree takes further writes.
+      std::mt19937_64 rng(n);
+      Model model = input;
+      v.Publish();
+      ctx = v.ctx();
+      for (int i = 0; i < 300; ++i) {
+        const std::string k = RandomKey(rng, layout.width);
+        const std::uint64_t id = rng() % 1000;
+        if (rng() % 2) {
+          ASSERT_EQ(IndexTree::Insert(root, k, id, ctx), model.insert({k, id}).second);
+        } else {
+          ASSERT_EQ(IndexTree::Erase(root, k, id, ctx), model.erase({k, id}) == 1);
+        }
+      }
+      ASSERT_EQ(Walk(root), model);
+      IndexTree::Destroy(root, &v.account());
+      v.FreeRetired();
+      EXPECT_EQ(v.account().allocated_bytes(), 0);
+    }
+  }
+}
+
+TEST(IndexTreeTest, BuilderFreesWhatItBuiltWhenAbandoned) {
+  for (bool track : {true, false}) {
+    for (std::uint64_t n = 1; n < 40; ++n) {
+      Versions v(track);
+      const Model input = SortedEntries(8, 3000, 5);
+      {
+        storage::MutationContext ctx = v.ctx();
+        IndexTree::Builder b(IndexRoot{.key_width = 8, .max_fanout = 4}, ctx);
+        base::ArmAllocationFaults(std::this_thread::get_id(), n * 17, base::AllocationFaultMode::kOnce);
+        bool failed = false;
+        for (const auto& [k, id] : input) {
+          try {
+            b.Add(k, id);
+          } catch (const std::bad_alloc&) {
+            failed = true;
+            break;
+          }
+        }
+        base::DisarmAllocationFaults();
+        EXPECT_TRUE(failed);
+      }
+      v.Rollback();
+      EXPECT_EQ(v.account().allocated_bytes(), 0);
+    }
+  }
+}
+
+// ---- Layout-specific behaviour
+
+TEST(IndexTreeTest, AppendingIdsKeepsLabelSetLeavesFull) {
+  Versions v;
+  IndexRoot root{.key_width = 0};
+  constexpr std::uint64_t kIds = 200000;
+  for (std::uint64_t id = 0; id < kIds; ++id) {
+    storage::MutationContext ctx = v.ctx();
+    IndexTree::Insert(root, "", id, ctx);
+    if (id % 1000 == 999) v.Publish();
+  }
+  v.Publish();
+  v.FreeRetired();
+  const double per_entry = static_cast<double>(IndexTree::MemoryBytes(root)) / kIds;
+  EXPECT_LT(per_entry, 6.2);
+  EXPECT_EQ(IndexTree::CountRange(root, Bound{}, Bound{}), kIds);
+  EXPECT_TRUE(IndexTree::ContainsEntry(root, "", 12345));
+  EXPECT_FALSE(IndexTree::ContainsEntry(root, "", kIds));
+  IndexTree::Destroy(root, &v.account());
+  EXPECT_EQ(v.account().allocated_bytes(), 0);
+}
+
+TEST(IndexTreeTest, ManyIdsUnderOneKeyComeOutInIdOrder) {
+  Versions v;
+  IndexRoot root{.key_width = -1, .max_fanout = 5};
+  storage::MutationContext ctx = v.ctx();
+  const std::string k = EncodeKey(PropertyView(std::string_view("same")));
+  for (std::uint64_t id = 1000; id > 0; --id) IndexTree::Insert(root, k, id * 3, ctx);
+  IndexTree::Insert(root, EncodeKey(PropertyView(std::string_view("samf"))), 1, ctx);
+  std::uint64_t first = 0;
+  ASSERT_TRUE(IndexTree::Contains(root, k, &first));
+  EXPECT_EQ(first, 3u);
+  IndexTree::Cursor c(root);
+  c.SeekEntry(k, 1501);
+  ASSERT_TRUE(c.Valid());
+  EXPECT_EQ(c.id(), 1503u);
+  EXPECT_EQ(IndexTree::CountRange(root, Bound::Inclusive(k), Bound::Inclusive(k)), 1000u);
+  const KeyRange r = StringPrefixRange("sam");
+  EXPECT_EQ(IndexTree::CountRange(root, Bound::Inclusive(r.lo), Bound::Exclusive(r.hi)), 1001u);
+  IndexTree::Destroy(root, &v.account());
+  EXPECT_EQ(v.account().allocated_bytes(), 0);
+}
+
+TEST(IndexTreeTest, EmptyTreeReadsAsEmpty) {
+  const IndexRoot root{.key_width = 8};
+  IndexTree::Cursor c(root);
+  c.Seek(Bound{});
+  EXPECT_FALSE(c.Valid());
+  c.SeekLast(Bound{});
+  EXPECT_FALSE(c.Valid());
+  EXPECT_EQ(IndexTree::CountRange(root, Bound{}, Bound{}), 0u);
+  EXPECT_FALSE(IndexTree::Contains(root, FixedKey(1)));
+  EXPECT_EQ(IndexTree::MemoryBytes(root), 0u);
+}
+
+}  // namespace
+}  // namespace quiver::index

@@ -235,6 +235,10 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
       queue_(options.writer.max_queued_batches, options.writer.spin_microseconds),
       processor_(options.limits),
       epoch_(epoch) {
+  // Built now, so the writer can give these answers with no memory left.
+  OutOfMemoryStatus().IgnoreError();
+  PoisonedStatus().IgnoreError();
+  DurabilityUnknownStatus().IgnoreError();
   if (durable_ != nullptr) {
     current_segment_.store(durable_->wal->segment_number());
     base::MutexLock lock(&checkpoint_mu_);
@@ -347,13 +351,8 @@ void GraphImpl::WriterLoop() {
 
 void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   if (poisoned_.load(std::memory_order_relaxed)) {
-    for (WriteRequest* r : group) {
-      try {
-        r->Complete(Status(StatusCode::kPoisoned, "an earlier failure stopped all writes to this graph"));
-      } catch (const std::bad_alloc&) {
-        r->CompleteOutOfMemory();
-      }
-    }
+    // A copy of an immortal status: right even with no memory left.
+    for (WriteRequest* r : group) r->Complete(PoisonedStatus());
     return;
   }
   // Every block the group allocates is recorded here, so a failure frees
@@ -411,13 +410,15 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
         group[i]->Complete(std::move(results[i]));
         continue;
       }
+      Status unknown;
       try {
-        group[i]->Complete(Status(
+        unknown = Status(
             StatusCode::kDurabilityUnknown,
-            base::StrCat("WAL write failed: ", log_error.ok() ? "out of memory" : log_error.ToString())));
+            base::StrCat("WAL write failed: ", log_error.ok() ? "out of memory" : log_error.ToString()));
       } catch (const std::bad_alloc&) {
-        group[i]->CompleteOutOfMemory();  // no memory for the message; the graph is poisoned all the same
+        unknown = DurabilityUnknownStatus();  // no memory for the message: the same answer, said shorter
       }
+      group[i]->Complete(std::move(unknown));
     }
     return;
   } else {

@@ -194,7 +194,8 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
   // Recovery already made the replayed groups durable (it wrote their
   // segments again, docs/durability.md), so Open costs O(WAL tail) and
   // writes no checkpoint.
-  durable->wal = std::make_unique<wal::WalWriter>(fs, dir, rs.uuid, options.durable.wal_segment_bytes);
+  durable->wal = std::make_unique<wal::WalWriter>(fs, dir, rs.uuid, options.durable.wal_segment_bytes,
+                                                  &durable->wal_preallocation_failures);
   if (s.ok()) {
     s = rs.last_segment != 0 ? durable->wal->ReopenSegment(rs.last_segment, rs.last_segment_size)
                              : durable->wal->StartSegment(rs.next_segment, rs.stats.recovered_sequence + 1);
@@ -335,6 +336,7 @@ DurabilityStats GraphImpl::GetDurabilityStats() const {
   d.wal_bytes = wal_bytes_.load();
   d.wal_segments_started = wal_segments_started_.load();
   d.poisoned = poisoned_.load();
+  if (durable_ != nullptr) d.wal_preallocation_failures = durable_->wal_preallocation_failures.load();
   return d;
 }
 

@@ -58,6 +58,8 @@ struct DurableState {
   SequenceNumber last_checkpoint = 0;
   SequenceNumber previous_checkpoint = 0;
   OpenStats open_stats;
+  // WAL reservations the file system had no room for (WalWriter).
+  std::atomic<std::uint64_t> wal_preallocation_failures{0};
   // First sequence of each segment on disk, by number (see RemoveCoveredFiles).
   base::Mutex segments_mu;
   std::map<std::uint64_t, SequenceNumber> segment_first ABSL_GUARDED_BY(segments_mu);

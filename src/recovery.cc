@@ -290,7 +290,7 @@ class Rebuilder {
         // killed after its header was written leaves a header that may be
         // in the page cache only, or a name not yet durable in the directory
         // (synced below), and commits appended to it would be lost with it.
-        QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end, last));
+        QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end));
         state_->stats.tail_bytes_truncated += scan.tail_bytes;
         ++state_->stats.wal_segments_rewritten;
         rewritten = true;
@@ -362,12 +362,12 @@ class Rebuilder {
     return file->Close();
   }
 
-  // Writes bytes [0, size) of `bytes` (zeros past its end) to `to`, synced;
-  // preallocated for appends if `preallocate`.
-  Status WriteCopy(const std::string& to, std::span<const std::byte> bytes, std::uint64_t size,
-                   bool preallocate) {
+  // Writes bytes [0, size) of `bytes` (zeros past its end) to `to`, synced.
+  // Reserves nothing ahead: the copy needs only its own size on disk (the
+  // writer reserves room for appends when it reopens the segment, and goes
+  // on without a reservation if there is none).
+  Status WriteCopy(const std::string& to, std::span<const std::byte> bytes, std::uint64_t size) {
     QUIVER_ASSIGN_OR_RETURN(auto file, fs_->OpenWritable(to, env::OpenMode::kTruncate));
-    if (preallocate) QUIVER_RETURN_IF_ERROR(file->Allocate(0, options_.durable.wal_segment_bytes));
     std::uint64_t n = std::min<std::uint64_t>(size, bytes.size());
     QUIVER_RETURN_IF_ERROR(file->Append(bytes.first(n)));
     if (n < size) QUIVER_RETURN_IF_ERROR(file->Append(std::vector<std::byte>(size - n)));
@@ -383,10 +383,9 @@ class Rebuilder {
   // that replaces the segment by rename (never an overwrite in place, which
   // a torn write could turn into damage of acknowledged records). A crash
   // leaves the old file or the new one, both holding what was read.
-  Status RewriteSegment(const std::string& path, std::span<const std::byte> bytes, std::uint64_t size,
-                        bool last) {
+  Status RewriteSegment(const std::string& path, std::span<const std::byte> bytes, std::uint64_t size) {
     std::string tmp = path + ".tmp";
-    QUIVER_RETURN_IF_ERROR(WriteCopy(tmp, bytes, size, last));
+    QUIVER_RETURN_IF_ERROR(WriteCopy(tmp, bytes, size));
     return fs_->Rename(tmp, path);
   }
 
@@ -432,7 +431,7 @@ class Rebuilder {
     // damaged segment that no later Open gets past).
     const bool keep_prefix = scan.header_valid && scan.valid_end >= wal::kSegmentHeaderBytes;
     if (keep_prefix) {
-      QUIVER_RETURN_IF_ERROR(WriteCopy(copy, bytes, scan.valid_end, /*preallocate=*/false));
+      QUIVER_RETURN_IF_ERROR(WriteCopy(copy, bytes, scan.valid_end));
       QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
     }
     if (index + 1 < listing.segments.size()) {

@@ -246,8 +246,12 @@ class AuditFileSystem final : public env::FileSystem {
     Status Truncate(std::uint64_t size) override {
       return fs_->Note(base_->Truncate(size), "truncate", path_);
     }
+    // No room for a reservation is not a failure the engine must act on:
+    // the WAL writer appends without one (wal_writer.h).
     Status Allocate(std::uint64_t offset, std::uint64_t length) override {
-      return fs_->Note(base_->Allocate(offset, length), "allocate", path_);
+      Status s = base_->Allocate(offset, length);
+      if (s.code() == StatusCode::kResourceExhausted) return s;
+      return fs_->Note(std::move(s), "allocate", path_);
     }
     Status StartWriteback(std::uint64_t offset, std::uint64_t length) override {
       return fs_->Note(base_->StartWriteback(offset, length), "start-writeback", path_);
@@ -1383,6 +1387,40 @@ TEST(FaultInjectionTest, OpenPrunesCheckpointsLeftByAKill) {
   EXPECT_EQ(ReopenAndCheck(sim, o, 30, 30), 30u);
   EXPECT_EQ(Names(sim, "checkpoint-"), (std::vector<std::string>{"checkpoint-00000000000000000020.qck",
                                                                  "checkpoint-00000000000000000030.qck"}));
+}
+
+// Regression: a failed WAL preallocation (ENOSPC from fallocate) was fatal,
+// so a disk too full to reserve the next step of a segment (or the whole
+// segment the open-time rewrite reserved) stopped writes and made the graph
+// unopenable, although the appends themselves still had room. Preallocation
+// is an optimisation: its failure is counted and the writes go on.
+TEST(FaultInjectionTest, EnospcOnWalPreallocationIsNotFatal) {
+  SimFileSystem sim;
+  FaultFileSystem fault(&sim);
+  Options o = SmallSegments(1024);
+  o.durable.checkpoint_on_close = false;
+  fault.SetFault(FaultSpec{
+      .ops = FaultOp::kAllocate, .mode = FaultMode::kPersistent, .kind = FaultKind::kEnospc, .at = 1});
+  {
+    auto g = OpenOrDie(o, &fault);  // a new graph starts its first segment
+    ASSERT_NE(g, nullptr);
+    ASSERT_EQ(WriteGroups(*g, 1, 20), 20);  // several segment starts
+    EXPECT_GT(g->GetDurabilityStats().wal_segments_started, 0u);
+    EXPECT_FALSE(g->GetDurabilityStats().poisoned);
+  }
+  const std::uint64_t failed_before_reopen = fault.faults_injected();
+  EXPECT_GT(failed_before_reopen, 0u);
+  {
+    auto g = OpenOrDie(o, &fault);  // replays the tail, rewrites and reopens the last segment
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->GetSnapshot().sequence(), 20u);
+    EXPECT_TRUE(MatchesReference(g->GetSnapshot()));
+    ASSERT_EQ(WriteGroups(*g, 21, 25), 5);
+    EXPECT_GT(g->GetDurabilityStats().wal_preallocation_failures, 0u);
+  }
+  fault.ClearFault();
+  sim.Crash(env::CrashPolicy::kDropUnsynced, 3);
+  EXPECT_EQ(ReopenAndCheck(sim, o, 25, 25), 25u);
 }
 
 TEST(FaultInjectionTest, ReadErrorDuringRecoveryFailsOpenCleanly) {

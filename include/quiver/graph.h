@@ -91,6 +91,11 @@ struct DurabilityStats {
   std::uint64_t wal_syncs = 0;
   std::uint64_t wal_bytes = 0;
   std::uint64_t wal_segments_started = 0;
+  // Times the file system had no room to reserve WAL space ahead of the
+  // appends (including the reservation Open makes). Not an error: the
+  // writer appends without a reservation (a disk that is really full then
+  // fails the append, which poisons); a sign the disk is nearly full.
+  std::uint64_t wal_preallocation_failures = 0;
   std::uint64_t checkpoints_written = 0;
   std::uint64_t checkpoint_failures = 0;
   SequenceNumber last_checkpoint_sequence = 0;

@@ -22,6 +22,10 @@
 namespace quiver {
 namespace {
 
+// Private blocks replay tracks before it lets them count as published (see
+// Rebuilder::Replay): about 16 MiB of record.
+constexpr std::size_t kMaxTrackedReplayBlocks = std::size_t{1} << 20;
+
 // Salvage's names: a segment's valid prefix being copied, and a file set
 // aside (never read or removed by Quiver again).
 constexpr char kPrefixCopySuffix[] = ".prefix";
@@ -134,6 +138,9 @@ class Rebuilder {
     if (state_->stats.checkpoint_sequence != 0)
       state_->stats.load_threads = base::ResolveThreads(options_.durable.io_threads);
     state_->stats.recovered_sequence = version_->roots.sequence;
+    state_->replay_end_allocated_bytes = state_->chain->account()->allocated_bytes();
+    replay_blocks_.Clear();  // the blocks belong to the version from now on
+    ctx_.blocks = nullptr;
     if (version_->roots.sequence > 0) {
       state_->chain->Publish(version_);
     } else {
@@ -145,6 +152,9 @@ class Rebuilder {
 
   // On failure: frees the half-built version with the chain.
   void Abandon() {
+    // Every block replay still tracks is reachable from the version, which
+    // the chain frees whole.
+    replay_blocks_.Clear();
     if (version_ != nullptr) state_->chain->Abandon(version_);
     version_ = nullptr;
   }
@@ -235,7 +245,14 @@ class Rebuilder {
     if (!listing.segments.empty()) state_->next_segment = listing.segments.back() + 1;
     QUIVER_ASSIGN_OR_RETURN(std::size_t first_needed, FirstNeededSegment(listing));
     const SequenceNumber covered = version_->roots.sequence;  // held by the loaded checkpoint
-    SequenceNumber wal_end = 0;                               // the last sequence the last segment holds
+    // Replay builds one version no reader can see until it is published:
+    // every block it allocates is private to it, so it tracks them (as a
+    // commit group does) and edits them in place, freeing each one it
+    // supersedes at once. Untracked, each would count as published: every
+    // change would copy its element's block and keep the old one until the
+    // end, O(groups x element size) of memory.
+    ctx_.blocks = &replay_blocks_;
+    SequenceNumber wal_end = 0;  // the last sequence the last segment holds
     bool rewritten = false;
     for (std::size_t i = first_needed; i < listing.segments.size(); ++i) {
       std::uint64_t number = listing.segments[i];
@@ -352,6 +369,11 @@ class Rebuilder {
     }
     in_group_ = false;
     ++state_->stats.wal_groups_replayed;
+    // Bounds the record of private blocks (a few words each): past the
+    // bound, the blocks so far count as published from now on (copied when
+    // changed, the originals kept until publication), which costs memory
+    // only for elements changed again later.
+    if (replay_blocks_.size() > kMaxTrackedReplayBlocks) replay_blocks_.Clear();
     return Status::Ok();
   }
 
@@ -457,6 +479,7 @@ class Rebuilder {
   RecoveredState* state_;
   BatchProcessor processor_;
   storage::MutationContext ctx_{};
+  storage::GroupBlocks replay_blocks_;  // blocks replay allocated and still uses (see ReplaySegments)
   storage::Version* version_ = nullptr;
   bool fresh_uuid_ = false;
   SequenceNumber first_header_ = 0;

@@ -107,6 +107,36 @@ Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir) {
   return state;
 }
 
+namespace {
+
+// The first bytes of `path` (fewer if the file is shorter).
+Result<std::vector<std::byte>> ReadHead(env::FileSystem* fs, const std::string& path, std::size_t n) {
+  QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenReadable(path));
+  std::vector<std::byte> head(n);
+  QUIVER_ASSIGN_OR_RETURN(std::size_t got, file->ReadAt(0, head));
+  head.resize(got);
+  return head;
+}
+
+}  // namespace
+
+Status CheckFormatVersions(env::FileSystem* fs, const std::string& dir,
+                           const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    const bool segment = wal::ParseSegmentFileName(name).has_value();
+    if (!segment && !checkpoint::ParseCheckpointFileName(name)) continue;
+    const std::string path = env::JoinPath(dir, name);
+    QUIVER_ASSIGN_OR_RETURN(std::vector<std::byte> head,
+                            ReadHead(fs, path, std::max(wal::kSegmentHeaderBytes, checkpoint::kHeaderBytes)));
+    const std::optional<std::uint32_t> newer =
+        segment ? wal::NewerFormatVersion(head) : checkpoint::NewerFormatVersion(head);
+    if (newer)
+      return wal::UnknownVersionError(path, *newer,
+                                      segment ? wal::kFormatVersion : checkpoint::kFormatVersion);
+  }
+  return Status::Ok();
+}
+
 Status CreateDirDurably(env::FileSystem* fs, const std::string& dir, bool sync_parents) {
   // The missing ancestors, innermost first.
   std::vector<std::string> missing;
@@ -151,15 +181,26 @@ Status CheckIdentity(env::FileSystem* fs, const std::string& dir) {
   QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenReadable(path));
   char buf[kIdentityBytes + 1];
   QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(0, std::as_writable_bytes(std::span<char>(buf))));
+  // The version first, from the magic and the version field alone: a newer
+  // identity file may be longer or laid out otherwise after them. As for
+  // the WAL (wal::NewerFormatVersion), a version above wal::
+  // kMaxFormatVersion is damage, and so is this build's layout whose CRC
+  // matches once the version is put back (a flipped version bit).
+  if (n >= 12 && std::memcmp(buf, kMagic, 8) == 0) {
+    const std::uint32_t version = GetU32(buf + 8);
+    const bool flipped =
+        n >= kIdentityBytes && GetU32(buf + 12) == GetU32(EncodeIdentity(kDirFormatVersion).data() + 12);
+    if (version > kDirFormatVersion && version <= wal::kMaxFormatVersion && !flipped)
+      return UnimplementedError(base::StrCat("graph directory written by a newer Quiver (directory format ",
+                                             version, ", this build reads up to ", kDirFormatVersion,
+                                             "): ", path, "; nothing in the directory was changed"));
+  }
   if (n != kIdentityBytes || std::memcmp(buf, kMagic, 8) != 0 || GetU32(buf + 12) != base::Crc32c(buf, 12))
     return CorruptionError(base::StrCat("damaged identity file (expected ", kIdentityBytes,
                                         " bytes starting \"QUIVERDB\" with a valid CRC): ", path));
   const std::uint32_t version = GetU32(buf + 8);
-  if (version > kDirFormatVersion)
-    return UnimplementedError(base::StrCat("graph directory written by a newer Quiver (directory format ",
-                                           version, ", this build reads up to ", kDirFormatVersion,
-                                           "): ", path));
-  if (version == 0) return CorruptionError(base::StrCat("identity file names directory format 0: ", path));
+  if (version == 0 || version > kDirFormatVersion)
+    return CorruptionError(base::StrCat("identity file names directory format ", version, ": ", path));
   return Status::Ok();
 }
 

@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "env/file_system.h"
 #include "quiver/status.h"
@@ -71,6 +72,15 @@ std::string ParentDir(std::string path);
 // them.
 Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir);
 
+// Unimplemented if any WAL segment or checkpoint in `names` (the listing of
+// `dir`) is of a newer format version, judged from its magic and version
+// field alone (wal::NewerFormatVersion, checkpoint::NewerFormatVersion).
+// Reads headers only; changes nothing. Open runs it before it takes LOCK
+// or changes anything, so such a file is never truncated, removed,
+// salvaged or skipped.
+Status CheckFormatVersions(env::FileSystem* fs, const std::string& dir,
+                           const std::vector<std::string>& names);
+
 // Creates `dir` and every missing ancestor, top down, and after each
 // creation fsyncs the parent it was created in, so that the new names
 // survive power loss. With `sync_parents` false the syncs are skipped: a
@@ -86,8 +96,10 @@ Status SyncAncestors(env::FileSystem* fs, const std::string& dir);
 
 // Writes the identity file: QUIVER.tmp, fdatasync, rename, directory fsync.
 Status WriteIdentity(env::FileSystem* fs, const std::string& dir);
-// Reads and checks the identity file: Corruption if damaged, Unimplemented
-// if a newer Quiver wrote it.
+// Reads and checks the identity file: Unimplemented if a newer Quiver wrote
+// it (judged from its magic and version field alone, before any other
+// check, so a newer layout of the file is recognised too), Corruption if
+// damaged.
 Status CheckIdentity(env::FileSystem* fs, const std::string& dir);
 
 // SEGMENTS, the record of the newest WAL segment started, so that Open can

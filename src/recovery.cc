@@ -36,27 +36,6 @@ struct DirListing {
   std::vector<std::uint64_t> segments;     // numbers, ascending
 };
 
-// Unimplemented if any WAL segment or checkpoint has an intact header of a
-// format version this build does not read. Checked before recovery changes
-// anything, so such a file is never truncated, removed, salvaged or skipped
-// (a newer Quiver may need every byte of it).
-Status CheckFormatVersions(env::FileSystem* fs, const std::string& dir,
-                           const std::vector<std::string>& names) {
-  for (const std::string& name : names) {
-    bool segment = wal::ParseSegmentFileName(name).has_value();
-    if (!segment && !checkpoint::ParseCheckpointFileName(name)) continue;
-    std::string path = env::JoinPath(dir, name);
-    QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenReadable(path));
-    std::byte header[std::max(wal::kSegmentHeaderBytes, checkpoint::kHeaderBytes)];
-    QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(0, header));
-    std::span<const std::byte> got(header, n);
-    auto version = segment ? wal::IntactHeaderVersion(got) : checkpoint::IntactHeaderVersion(got);
-    std::uint32_t known = segment ? wal::kFormatVersion : checkpoint::kFormatVersion;
-    if (version && *version != known) return wal::UnknownVersionError(path, *version, known);
-  }
-  return Status::Ok();
-}
-
 bool EndsWith(std::string_view s, std::string_view suffix) {
   return s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
@@ -75,7 +54,7 @@ Status FinishSalvageCopy(env::FileSystem* fs, const std::string& dir, const std:
 
 Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir) {
   QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
-  QUIVER_RETURN_IF_ERROR(CheckFormatVersions(fs, dir, names));
+  QUIVER_RETURN_IF_ERROR(graphdir::CheckFormatVersions(fs, dir, names));
   DirListing out;
   bool removed = false;
   for (std::size_t i = 0; i < names.size(); ++i) {

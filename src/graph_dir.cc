@@ -72,39 +72,14 @@ std::optional<std::string_view> SalvagedStem(std::string_view name) {
   return stem;
 }
 
-bool IsOwnFile(std::string_view name) {
-  if (name == kIdentityFileName || name == kLockFileName || name == kSegmentsFileName ||
-      IsOwnTempFile(name) || IsDataFile(name) || SalvagedStem(name))
-    return true;
-  // *.prefix: salvage's copy of a segment's valid prefix (recovery finishes
-  // or removes it).
-  return EndsWith(name, kPrefixSuffix) && IsDataFile(name.substr(0, name.size() - kPrefixSuffix.size()));
+bool IsPrefixCopy(std::string_view name) {
+  return EndsWith(name, kPrefixSuffix) &&
+         wal::ParseSegmentFileName(name.substr(0, name.size() - kPrefixSuffix.size())).has_value();
 }
 
-Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir) {
-  Result<std::vector<std::string>> names = fs->ListDir(dir);
-  if (!names.ok() && names.status().code() == StatusCode::kNotFound) {
-    // ENOENT for the directory itself, or for one of its ancestors.
-    return DirState{DirKind::kMissing, {}};
-  }
-  QUIVER_RETURN_IF_ERROR(names.status());
-  DirState state{DirKind::kEmpty, {}};
-  bool data = false, identity = false;
-  for (const std::string& name : *names) {
-    identity |= name == kIdentityFileName;
-    data |= IsDataFile(name) || SalvagedStem(name).has_value();
-    // lost+found is what a fresh ext* file system holds at its root: a
-    // graph may live at a mount point.
-    if (!IsOwnFile(name) && name != "lost+found" && state.foreign_name.empty()) state.foreign_name = name;
-  }
-  if (identity) {
-    state.kind = DirKind::kGraph;
-  } else if (!state.foreign_name.empty()) {
-    state.kind = DirKind::kForeign;
-  } else if (data) {
-    state.kind = DirKind::kLegacy;
-  }
-  return state;
+bool IsOwnFile(std::string_view name) {
+  return name == kIdentityFileName || name == kLockFileName || name == kSegmentsFileName ||
+         IsOwnTempFile(name) || IsDataFile(name) || SalvagedStem(name) || IsPrefixCopy(name);
 }
 
 namespace {
@@ -118,7 +93,66 @@ Result<std::vector<std::byte>> ReadHead(env::FileSystem* fs, const std::string& 
   return head;
 }
 
+// Whether data file `name` starts with a Quiver header: intact (magic and
+// CRC) or of a newer format.
+Result<bool> HasQuiverHeader(env::FileSystem* fs, const std::string& dir, std::string_view name) {
+  const bool segment = wal::ParseSegmentFileName(name).has_value();
+  QUIVER_ASSIGN_OR_RETURN(
+      std::vector<std::byte> head,
+      ReadHead(fs, env::JoinPath(dir, name), std::max(wal::kSegmentHeaderBytes, checkpoint::kHeaderBytes)));
+  if (segment) return wal::DecodeSegmentHeader(head).has_value() || wal::NewerFormatVersion(head).has_value();
+  return checkpoint::HeaderIsIntact(head) || checkpoint::NewerFormatVersion(head).has_value();
+}
+
 }  // namespace
+
+Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir) {
+  Result<std::vector<std::string>> names = fs->ListDir(dir);
+  if (!names.ok() && names.status().code() == StatusCode::kNotFound) {
+    // ENOENT for the directory itself, or for one of its ancestors.
+    return DirState{DirKind::kMissing, false, {}};
+  }
+  QUIVER_RETURN_IF_ERROR(names.status());
+  DirState state{DirKind::kEmpty, false, {}};
+  bool started = false;  // a WAL segment or checkpoint, or SEGMENTS: a graph's files
+  std::vector<std::string_view> data;
+  for (const std::string& name : *names) {
+    state.identity |= name == kIdentityFileName;
+    if (IsDataFile(name)) data.push_back(name);
+    started |= IsDataFile(name) || SalvagedStem(name).has_value() || name == kSegmentsFileName;
+    // lost+found is what a fresh ext* file system holds at its root: a
+    // graph may live at a mount point.
+    if (!IsOwnFile(name) && name != "lost+found" && state.foreign_name.empty()) state.foreign_name = name;
+  }
+  if (state.identity) {
+    // QUIVER alone is a creation that stopped before its first segment was
+    // recorded: nothing was ever committed there.
+    state.kind = started ? DirKind::kGraph : DirKind::kEmpty;
+    state.foreign_name.clear();
+    return state;
+  }
+  if (!started) {
+    if (!state.foreign_name.empty()) state.kind = DirKind::kForeign;
+    return state;
+  }
+  if (state.foreign_name.empty()) {
+    state.kind = DirKind::kLegacy;
+    return state;
+  }
+  // Quiver's data files beside somebody else's: a graph of an older Quiver
+  // (no identity file) if a data file really is Quiver's; else a stranger's
+  // directory whose file names merely look like ours.
+  for (std::string_view name : data) {
+    QUIVER_ASSIGN_OR_RETURN(bool ours, HasQuiverHeader(fs, dir, name));
+    if (ours) {
+      state.kind = DirKind::kLegacy;
+      state.foreign_name.clear();
+      return state;
+    }
+  }
+  state.kind = DirKind::kForeign;
+  return state;
+}
 
 Status CheckFormatVersions(env::FileSystem* fs, const std::string& dir,
                            const std::vector<std::string>& names) {

@@ -40,15 +40,21 @@ inline constexpr std::size_t kIdentityBytes = 16;
 // What Inspect found.
 enum class DirKind {
   kMissing,  // no such directory
-  kEmpty,    // exists and holds only Quiver's own transient files (or nothing)
-  kGraph,    // holds an identity file
-  kLegacy,   // WAL segments or checkpoints but no identity file: made by a
-             // Quiver from before the identity file; Open adopts it
-  kForeign,  // holds a file Quiver never writes, and no identity file
+  kEmpty,    // exists and holds no graph: nothing of Quiver's but its own
+             // transient files, or an identity file whose creation stopped
+             // before the first WAL segment was recorded (no commit was ever
+             // acknowledged there)
+  kGraph,    // holds an identity file and a graph's files
+  kLegacy,   // WAL segments or checkpoints with a Quiver header but no
+             // identity file: made by a Quiver from before the identity
+             // file; Open adopts it (unrelated files beside them are kept)
+  kForeign,  // holds a file Quiver never writes, and neither an identity
+             // file nor a data file with a Quiver header
 };
 
 struct DirState {
   DirKind kind = DirKind::kMissing;
+  bool identity = false;     // QUIVER is present (kGraph, or kEmpty after a stopped creation)
   std::string foreign_name;  // kForeign: the first file Quiver did not write
 };
 
@@ -67,9 +73,15 @@ bool IsOwnTempFile(std::string_view name);
 // for "/" and "." themselves. Trailing slashes are ignored.
 std::string ParentDir(std::string path);
 
-// Lists `dir` and classifies it. Errors other than a missing directory (not
-// a directory, permission denied) come back as the file system reported
-// them.
+// Whether `name` is salvage's copy of a segment's valid prefix
+// ("<segment>.prefix"), which recovery finishes or removes.
+bool IsPrefixCopy(std::string_view name);
+
+// Lists `dir` and classifies it; reads only the first bytes of data files,
+// and only when the directory also holds files Quiver did not write (to
+// tell a graph of an older Quiver from a stranger's directory). Errors
+// other than a missing directory (not a directory, permission denied) come
+// back as the file system reported them.
 Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir);
 
 // Unimplemented if any WAL segment or checkpoint in `names` (the listing of

@@ -117,51 +117,68 @@ Status InDirectory(const std::string& dir, const Status& s) {
 
 }  // namespace
 
+Status GraphImpl::CheckDirectory(const Options& options, const std::string& dir,
+                                 const graphdir::DirState& state, env::FileSystem* fs) {
+  using graphdir::DirKind;
+  // The identity file first: a newer Quiver's directory may hold files this
+  // build does not even recognise, and must not be taken for anything.
+  if (state.identity) QUIVER_RETURN_IF_ERROR(graphdir::CheckIdentity(fs, dir));
+  switch (state.kind) {
+    case DirKind::kMissing:
+    case DirKind::kEmpty:
+      if (!options.create_if_missing)
+        return NotFoundError(base::StrCat("no graph in ", dir,
+                                          state.kind == DirKind::kMissing ? " (no such directory)" : "",
+                                          " and create_if_missing is false"));
+      return Status::Ok();
+    case DirKind::kForeign:
+      // Never lock, adopt or clean somebody else's directory.
+      return FailedPreconditionError(base::StrCat(dir, " is not a Quiver graph directory: it holds \"",
+                                                  state.foreign_name,
+                                                  "\", which Quiver did not write, and no identity file "
+                                                  "(QUIVER); open a new or empty directory instead"));
+    case DirKind::kGraph:
+    case DirKind::kLegacy:
+      if (options.error_if_exists)
+        return AlreadyExistsError(
+            base::StrCat("a graph already exists in ", dir, " and error_if_exists is true"));
+      break;
+  }
+  if (state.kind == DirKind::kGraph) QUIVER_RETURN_IF_ERROR(graphdir::CheckNewestSegment(fs, dir));
+  QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
+  return graphdir::CheckFormatVersions(fs, dir, names);
+}
+
 Result<graphdir::DirKind> GraphImpl::PrepareDirectory(const Options& options, OpenHooks hooks,
                                                       DurableState& d) {
   using graphdir::DirKind;
   const std::string& dir = d.dir;
   if (dir.empty()) return InvalidArgumentError("Graph::Open: the directory path is empty");
+  // Everything that reading alone can refuse is refused before LOCK is
+  // taken (or the directory created), so a refused Open creates nothing.
   Result<graphdir::DirState> state = graphdir::Inspect(d.fs, dir);
   if (!state.ok()) return InDirectory(dir, state.status());
-  for (int pass = 0; pass < 2; ++pass) {
-    switch (state->kind) {
-      case DirKind::kMissing:
-      case DirKind::kEmpty:
-        if (!options.create_if_missing)
-          return NotFoundError(base::StrCat("no graph in ", dir,
-                                            state->kind == DirKind::kMissing ? " (no such directory)" : "",
-                                            " and create_if_missing is false"));
-        break;
-      case DirKind::kForeign:
-        // Never lock, adopt or clean somebody else's directory.
-        return FailedPreconditionError(base::StrCat(dir, " is not a Quiver graph directory: it holds \"",
-                                                    state->foreign_name,
-                                                    "\", which Quiver did not write, and no identity file "
-                                                    "(QUIVER); open a new or empty directory instead"));
-      case DirKind::kGraph:
-      case DirKind::kLegacy:
-        if (options.error_if_exists)
-          return AlreadyExistsError(
-              base::StrCat("a graph already exists in ", dir, " and error_if_exists is true"));
-        break;
-    }
-    if (pass == 1) break;
-    if (state->kind == DirKind::kMissing) {
-      Status s = graphdir::CreateDirDurably(d.fs, dir, !hooks.skip_parent_sync);
-      if (!s.ok()) return InDirectory(dir, s);
-    }
-    Result<std::unique_ptr<env::FileLock>> lock = d.fs->LockFile(env::JoinPath(dir, graphdir::kLockFileName));
-    if (!lock.ok()) return InDirectory(dir, lock.status());
-    d.lock = std::move(*lock);
-    // Again under the lock: another process may have created the graph
-    // between the first look and the lock.
-    state = graphdir::Inspect(d.fs, dir);
-    if (!state.ok()) return InDirectory(dir, state.status());
+  QUIVER_RETURN_IF_ERROR(CheckDirectory(options, dir, *state, d.fs));
+  if (state->kind == DirKind::kMissing) {
+    Status s = graphdir::CreateDirDurably(d.fs, dir, !hooks.skip_parent_sync);
+    if (!s.ok()) return InDirectory(dir, s);
   }
-  if (state->kind == DirKind::kGraph) {
-    QUIVER_RETURN_IF_ERROR(graphdir::CheckIdentity(d.fs, dir));
-    QUIVER_RETURN_IF_ERROR(graphdir::CheckNewestSegment(d.fs, dir));
+  const std::string lock_path = env::JoinPath(dir, graphdir::kLockFileName);
+  Result<bool> lock_existed = d.fs->Exists(lock_path);
+  if (!lock_existed.ok()) return InDirectory(dir, lock_existed.status());
+  Result<std::unique_ptr<env::FileLock>> lock = d.fs->LockFile(lock_path);
+  if (!lock.ok()) return InDirectory(dir, lock.status());
+  d.lock = std::move(*lock);
+  // Again under the lock: another process may have created or changed the
+  // graph between the first look and the lock.
+  state = graphdir::Inspect(d.fs, dir);
+  Status s = state.ok() ? CheckDirectory(options, dir, *state, d.fs) : InDirectory(dir, state.status());
+  if (!s.ok()) {
+    // Refused after all: take back the LOCK file this Open created (while
+    // still holding the lock, so nobody can be holding that file).
+    if (!*lock_existed) d.fs->Remove(lock_path).IgnoreError();
+    d.lock.reset();
+    return s;
   }
   return state->kind;
 }

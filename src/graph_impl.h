@@ -105,9 +105,16 @@ class GraphImpl final : public Graph {
   bool LogGroup(SequenceNumber first, SequenceNumber last, Status* error);
   Status AppendAndSync(SequenceNumber first, SequenceNumber last);
   // Checks and prepares the directory before recovery: refuses what is not
-  // a graph, creates it if missing, takes LOCK. Returns what it found
-  // under the lock.
+  // a graph (before taking LOCK, and again under it), creates it if
+  // missing, takes LOCK. Returns what it found under the lock. A refused
+  // Open leaves the directory as it found it.
   static Result<graphdir::DirKind> PrepareDirectory(const Options& options, OpenHooks hooks, DurableState& d);
+  // The refusals reading can decide, for what Inspect found: a newer or
+  // damaged identity file, NotFound / FailedPrecondition / AlreadyExists by
+  // the options, a removed newest segment, a file of a newer format.
+  // Changes nothing.
+  static Status CheckDirectory(const Options& options, const std::string& dir,
+                               const graphdir::DirState& state, env::FileSystem* fs);
   void CheckpointLoop();
   Status RunCheckpoint();
   Status RunCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_);

@@ -36,10 +36,6 @@ struct DirListing {
   std::vector<std::uint64_t> segments;     // numbers, ascending
 };
 
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // A copy salvage made of a segment's valid prefix (Rebuilder::Salvage):
 // complete once the segment was set aside, so then it takes the segment's
 // place; while the segment is still there, it is an unfinished copy.
@@ -62,7 +58,7 @@ Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir) {
     if (graphdir::IsOwnTempFile(name)) {  // never a file Quiver did not write
       QUIVER_RETURN_IF_ERROR(fs->Remove(env::JoinPath(dir, name)));
       removed = true;
-    } else if (EndsWith(name, kPrefixCopySuffix)) {
+    } else if (graphdir::IsPrefixCopy(name)) {  // never a file Quiver did not write either
       QUIVER_RETURN_IF_ERROR(FinishSalvageCopy(fs, dir, name, &names));
       removed = true;
     } else if (auto seq = checkpoint::ParseCheckpointFileName(name)) {

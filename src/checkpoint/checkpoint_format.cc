@@ -25,6 +25,18 @@ std::optional<std::uint32_t> NewerFormatVersion(std::span<const std::byte> in) {
   return version;
 }
 
+bool HeaderIsIntact(std::span<const std::byte> in) {
+  if (in.size() < kHeaderBytes) return false;
+  std::uint64_t magic;
+  std::uint32_t version, header_bytes, crc;
+  std::memcpy(&magic, in.data(), 8);
+  std::memcpy(&version, in.data() + 8, 4);
+  std::memcpy(&header_bytes, in.data() + 12, 4);
+  std::memcpy(&crc, in.data() + 60, 4);
+  return magic == kMagic && version == kFormatVersion && header_bytes == kHeaderBytes &&
+         crc == base::Crc32c(in.data(), 60);
+}
+
 std::string CheckpointFileName(std::uint64_t sequence) {
   return base::NumberedFileName("checkpoint-", sequence, ".qck");
 }

@@ -75,6 +75,10 @@ struct Header {
 // version field is put back is damage, not a newer file).
 std::optional<std::uint32_t> NewerFormatVersion(std::span<const std::byte> in);
 
+// Whether `in` starts with a header of a version this build reads whose
+// magic, length and CRC are intact (the rest of the file unchecked).
+bool HeaderIsIntact(std::span<const std::byte> in);
+
 std::string CheckpointFileName(std::uint64_t sequence);
 // The sequence of a checkpoint file name (not .tmp), or nullopt.
 std::optional<std::uint64_t> ParseCheckpointFileName(std::string_view name);

@@ -220,6 +220,7 @@ class Rebuilder {
     if (!listing.segments.empty()) state_->next_segment = listing.segments.back() + 1;
     QUIVER_ASSIGN_OR_RETURN(std::size_t first_needed, FirstNeededSegment(listing));
     const SequenceNumber covered = version_->roots.sequence;  // held by the loaded checkpoint
+    covered_ = covered;
     // Replay builds one version no reader can see until it is published:
     // every block it allocates is private to it, so it tracks them (as a
     // commit group does) and edits them in place, freeing each one it
@@ -294,8 +295,6 @@ class Rebuilder {
       }
     }
     if (rewritten) QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
-    if (state_->last_checkpoint == 0 && first_header_ > 1)
-      return CorruptionError("no checkpoint, and the WAL does not start at sequence 1");
     // A checkpoint newer than the log's end (its last pages never reached
     // the disk): appending there would leave a sequence gap in the segment.
     // New records go to a new segment that starts after the checkpoint.
@@ -311,7 +310,19 @@ class Rebuilder {
       return CorruptionError(
           base::StrCat("WAL segment ", scan.header.segment_number, " belongs to another graph"));
     }
-    if (first_header_ == 0) first_header_ = scan.header.first_sequence;
+    if (first_header_ == 0) {
+      // The first segment read must start no later than the group after
+      // the checkpoint (with none, at sequence 1), whether or not it holds
+      // a group: a header-only last segment after deleted ones replays
+      // nothing, and would otherwise open with a silent gap.
+      first_header_ = scan.header.first_sequence;
+      if (first_header_ > covered_ + 1)
+        return CorruptionError(base::StrCat(
+            "WAL segment ", scan.header.segment_number, " starts at sequence ", first_header_, ", but ",
+            covered_ == 0 ? std::string("with no checkpoint the log must start at sequence 1")
+                          : base::StrCat("the checkpoint holds only up to sequence ", covered_),
+            ": the segments with the sequences between are missing"));
+    }
     if (*expected_first != 0 && scan.header.first_sequence != *expected_first)
       return CorruptionError(base::StrCat("WAL segment ", scan.header.segment_number, " starts at sequence ",
                                           scan.header.first_sequence, ", expected ", *expected_first));
@@ -458,7 +469,8 @@ class Rebuilder {
   storage::Version* version_ = nullptr;
   bool fresh_uuid_ = false;
   SequenceNumber first_header_ = 0;
-  bool in_group_ = false;  // a group's batches are being applied
+  SequenceNumber covered_ = 0;  // the loaded checkpoint's sequence (0: none)
+  bool in_group_ = false;       // a group's batches are being applied
 };
 
 }  // namespace

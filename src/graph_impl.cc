@@ -9,6 +9,7 @@
 #include "base/parallel.h"
 #include "base/strings.h"
 #include "checkpoint/checkpoint_format.h"
+#include "checkpoint/checkpoint_reader.h"
 #include "checkpoint/checkpoint_writer.h"
 #include "recovery.h"
 #include "snapshot_internal.h"
@@ -595,57 +596,100 @@ Status GraphImpl::RunCheckpointLocked() {
   return Status::Ok();
 }
 
-Status GraphImpl::RemoveCoveredFiles(DurableState& d, SequenceNumber previous_checkpoint,
-                                     std::uint64_t current_segment, bool* dir_sync_failed) {
+Result<GraphImpl::CoveredFiles> GraphImpl::FindCoveredFiles(DurableState& d,
+                                                            SequenceNumber previous_checkpoint,
+                                                            std::uint64_t current_segment) {
   // Kept: the newest checkpoint, the previous one as a fallback, and every
   // WAL segment holding a sequence above the previous one, so recovery from
   // either checkpoint finds its log.
+  CoveredFiles out;
   QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, d.fs->ListDir(d.dir));
-  bool removed = false;
   for (const std::string& name : names) {
-    if (auto seq = checkpoint::ParseCheckpointFileName(name); seq && *seq < previous_checkpoint) {
-      QUIVER_RETURN_IF_ERROR(d.fs->Remove(env::JoinPath(d.dir, name)));
-      removed = true;
-    }
+    if (auto seq = checkpoint::ParseCheckpointFileName(name); seq && *seq < previous_checkpoint)
+      out.checkpoints.push_back(name);
   }
   // Segment k is covered when the segment after it starts at or below
   // previous + 1. The current segment is never removed.
-  std::vector<std::uint64_t> covered;
-  {
-    base::MutexLock lock(&d.segments_mu);
-    for (auto it = d.segment_first.begin(); it != d.segment_first.end(); ++it) {
-      auto next = std::next(it);
-      if (next == d.segment_first.end() || next->first > current_segment ||
-          next->second > previous_checkpoint + 1)
-        break;
-      covered.push_back(it->first);
-    }
+  base::MutexLock lock(&d.segments_mu);
+  for (auto it = d.segment_first.begin(); it != d.segment_first.end(); ++it) {
+    auto next = std::next(it);
+    if (next == d.segment_first.end() || next->first > current_segment ||
+        next->second > previous_checkpoint + 1)
+      break;
+    out.segments.push_back(it->first);
   }
-  for (std::uint64_t number : covered) {
+  return out;
+}
+
+Status GraphImpl::RemoveFiles(DurableState& d, const CoveredFiles& files, bool* dir_sync_failed) {
+  // Checkpoints first: a checkpoint that is still there always has its log
+  // (recovery may fall back to it).
+  for (const std::string& name : files.checkpoints)
+    QUIVER_RETURN_IF_ERROR(d.fs->Remove(env::JoinPath(d.dir, name)));
+  for (std::uint64_t number : files.segments) {
     QUIVER_RETURN_IF_ERROR(d.fs->Remove(env::JoinPath(d.dir, wal::SegmentFileName(number))));
     base::MutexLock lock(&d.segments_mu);
     d.segment_first.erase(number);
-    removed = true;
   }
-  if (!removed && !base::DurabilityFaultOn(&base::DurabilityFaults::remove_before_dir_sync))
+  if (files.empty() && !base::DurabilityFaultOn(&base::DurabilityFaults::remove_before_dir_sync))
     return Status::Ok();
   Status s = d.fs->SyncDir(d.dir);
   if (!s.ok() && dir_sync_failed != nullptr) *dir_sync_failed = true;
   return s;
 }
 
+Status GraphImpl::RemoveCoveredFiles(DurableState& d, SequenceNumber previous_checkpoint,
+                                     std::uint64_t current_segment, bool* dir_sync_failed) {
+  QUIVER_ASSIGN_OR_RETURN(CoveredFiles files, FindCoveredFiles(d, previous_checkpoint, current_segment));
+  return RemoveFiles(d, files, dir_sync_failed);
+}
+
 Status GraphImpl::PruneAtOpen(DurableState& d, SequenceNumber loaded_checkpoint) {
   // The newest checkpoint was loaded; the one before it is the fallback.
   // Anything older exists only if a kill came between a checkpoint's
-  // publication and its cleanup: finish that cleanup now.
-  QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, d.fs->ListDir(d.dir));
+  // publication and its cleanup: finish that cleanup now, but only while
+  // it keeps a valid fallback. A failure here loses nothing (the files are
+  // redundant), so it is reported, not fatal; only a failed directory
+  // fsync fails the Open (the directory's later fsyncs, on which new WAL
+  // segments rely, could not be trusted).
+  Result<std::vector<std::string>> names = d.fs->ListDir(d.dir);
+  if (!names.ok()) {
+    d.open_stats.prune_status = names.status();
+    return Status::Ok();
+  }
   SequenceNumber previous = 0;
-  for (const std::string& name : names) {
+  for (const std::string& name : *names) {
     if (auto seq = checkpoint::ParseCheckpointFileName(name); seq && *seq < loaded_checkpoint)
       previous = std::max(previous, *seq);
   }
   if (previous == 0) return Status::Ok();
-  return RemoveCoveredFiles(d, previous, d.wal->segment_number());
+  Result<CoveredFiles> files = FindCoveredFiles(d, previous, d.wal->segment_number());
+  if (!files.ok()) {
+    d.open_stats.prune_status = files.status();
+    return Status::Ok();
+  }
+  if (files->empty()) return Status::Ok();
+  // Removing what `previous` covers leaves it the only fallback: it must be
+  // valid on disk now, not only when it was written.
+  const std::string path = env::JoinPath(d.dir, checkpoint::CheckpointFileName(previous));
+  Status valid = [&]() -> Status {
+    QUIVER_ASSIGN_OR_RETURN(auto file, d.fs->OpenReadable(path));
+    checkpoint::Header header;
+    return checkpoint::VerifyCheckpointFile(*file, &header);
+  }();
+  if (!valid.ok()) {
+    d.open_stats.prune_status =
+        Status(valid.code(), base::StrCat("nothing pruned: the fallback checkpoint ", path,
+                                          " does not verify, so the older files stay: ", valid.message()));
+    return Status::Ok();
+  }
+  // Both checkpoints' names durable before anything they make redundant goes.
+  QUIVER_RETURN_IF_ERROR(d.fs->SyncDir(d.dir));
+  bool dir_sync_failed = false;
+  Status removed = RemoveFiles(d, *files, &dir_sync_failed);
+  if (dir_sync_failed) return removed;
+  d.open_stats.prune_status = removed;
+  return Status::Ok();
 }
 
 }  // namespace quiver

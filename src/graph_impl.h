@@ -120,14 +120,30 @@ class GraphImpl final : public Graph {
   Status RunCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_);
   // Records a checkpoint failure in the stats and returns it.
   Status CheckpointFailed(Status s);
-  // Removes checkpoints older than `previous_checkpoint` and the segments
-  // it wholly covers. Reads no file: segment first sequences are kept in
-  // `segments` (recovery found them, the writer adds what it starts). Sets
-  // `*dir_sync_failed` if the final directory fsync failed.
+  // What a checkpoint makes redundant: checkpoint files (names) and WAL
+  // segments (numbers).
+  struct CoveredFiles {
+    std::vector<std::string> checkpoints;
+    std::vector<std::uint64_t> segments;
+    bool empty() const { return checkpoints.empty() && segments.empty(); }
+  };
+  // The checkpoints older than `previous_checkpoint` and the segments it
+  // wholly covers. Reads no file: segment first sequences are kept in
+  // `segment_first` (recovery found them, the writer adds what it starts).
+  static Result<CoveredFiles> FindCoveredFiles(DurableState& d, SequenceNumber previous_checkpoint,
+                                               std::uint64_t current_segment);
+  // Removes `files` (checkpoints first), then fsyncs the directory; sets
+  // `*dir_sync_failed` if that fsync failed.
+  static Status RemoveFiles(DurableState& d, const CoveredFiles& files, bool* dir_sync_failed);
+  // FindCoveredFiles, then RemoveFiles.
   static Status RemoveCoveredFiles(DurableState& d, SequenceNumber previous_checkpoint,
                                    std::uint64_t current_segment, bool* dir_sync_failed = nullptr);
   // At Open: removes what a kill between a checkpoint's publication and its
-  // cleanup left (checkpoints before the previous one, segments it covers).
+  // cleanup left (checkpoints before the previous one, segments it covers),
+  // only if the previous checkpoint verifies, and after a directory fsync
+  // that makes it and the loaded one durable. Other failures are recorded
+  // in d.open_stats.prune_status; only a failed directory fsync is
+  // returned.
   static Status PruneAtOpen(DurableState& d, SequenceNumber loaded_checkpoint);
 
   // Immutable after construction.

@@ -140,7 +140,13 @@ class Rebuilder {
     version_ = state_->chain->NewVersion(&ctx_);
   }
 
+  // The newest checkpoint that passes every check; if it is damaged, the
+  // one before it, and so on (each kept checkpoint has its log: cleanup
+  // removes a checkpoint before the segments the next one covers). With
+  // none valid, the log alone if it still starts at sequence 1; else
+  // Corruption, never an empty graph.
   Status LoadNewestCheckpoint(const DirListing& listing) {
+    Status newest_error;
     for (auto it = listing.checkpoints.rbegin(); it != listing.checkpoints.rend(); ++it) {
       Status s = TryCheckpoint(*it);
       if (s.ok()) {
@@ -149,12 +155,17 @@ class Rebuilder {
         state_->stats.used_previous_checkpoint = it != listing.checkpoints.rbegin();
         return Status::Ok();
       }
-      // Only damage falls back to the previous checkpoint; an I/O error fails
-      // the open as it is. The newest and the one before are the candidates
-      // (the WAL is kept from the previous one on).
+      // Only damage falls back to an older checkpoint; an I/O error fails
+      // the open as it is.
       if (s.code() != StatusCode::kCorruption) return s;
-      if (it + 1 == listing.checkpoints.rend() || it != listing.checkpoints.rbegin())
-        return Status(s.code(), base::StrCat("no valid checkpoint: ", s.message()));
+      if (newest_error.ok()) newest_error = std::move(s);
+    }
+    if (!listing.checkpoints.empty()) {
+      QUIVER_ASSIGN_OR_RETURN(bool from_one, LogStartsAtOne(listing));
+      if (!from_one)
+        return Status(newest_error.code(), base::StrCat("no valid checkpoint: ", newest_error.message()));
+      state_->stats.used_previous_checkpoint = true;
+      FreshVersion();
     }
     StartVersion();
     state_->uuid = NewUuid();
@@ -162,14 +173,26 @@ class Rebuilder {
     return Status::Ok();
   }
 
+  // Whether the first segment's header is intact and starts the log at
+  // sequence 1 (then the log alone rebuilds the graph).
+  Result<bool> LogStartsAtOne(const DirListing& listing) {
+    if (listing.segments.empty()) return false;
+    QUIVER_ASSIGN_OR_RETURN(auto first, HeaderFirstSequence(listing.segments.front()));
+    return first.has_value() && *first == 1;
+  }
+
+  // Frees what a failed checkpoint load built: the next attempt starts on a
+  // fresh chain.
+  void FreshVersion() {
+    if (version_ == nullptr) return;
+    state_->chain->Abandon(version_);
+    version_ = nullptr;
+    state_->chain->Shutdown();
+    state_->chain = new storage::VersionChain();
+  }
+
   Status TryCheckpoint(std::uint64_t sequence) {
-    // Each attempt builds on a fresh chain so a failed one is freed whole.
-    if (version_ != nullptr) {
-      state_->chain->Abandon(version_);
-      version_ = nullptr;
-      state_->chain->Shutdown();
-      state_->chain = new storage::VersionChain();
-    }
+    FreshVersion();  // each attempt builds on a fresh chain so a failed one is freed whole
     StartVersion();
     storage::OwnInternTable(version_->roots.labels, ctx_);
     storage::OwnInternTable(version_->roots.types, ctx_);

@@ -76,6 +76,12 @@ struct OpenStats {
   // before Open returned (see docs/durability.md: a log page read back after
   // a crash is not proof that it is on disk). Open writes no checkpoint.
   std::uint64_t wal_segments_rewritten = 0;
+  // OK, or why Open did not finish removing what a kill between a
+  // checkpoint and its cleanup left behind (checkpoints before the previous
+  // one, WAL segments it covers): a failed removal, or a previous
+  // checkpoint that does not verify (then nothing is removed, so an older
+  // valid checkpoint stays as the fallback). The graph opened either way.
+  Status prune_status;
   std::uint64_t open_microseconds = 0;
   // Parts of open_microseconds: reading and loading the checkpoint (on
   // load_threads threads, DurableOptions::io_threads; 0 if no checkpoint was

@@ -638,6 +638,25 @@ Status LoadCheckpoint(std::span<const std::byte> file, GraphRoots& roots, storag
   return Load(SpanSource(file), roots, ctx, header, threads);
 }
 
+Status VerifyCheckpointFile(const env::ReadableFile& file, Header* header) {
+  QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file.Size());
+  FileSource src(file, size);
+  std::vector<std::byte> scratch;
+  QUIVER_ASSIGN_OR_RETURN(auto head, src.Read(0, std::min<std::uint64_t>(size, kHeaderBytes), &scratch));
+  QUIVER_RETURN_IF_ERROR(ParseHeader(head, header));
+  std::vector<BlockRef> blocks;
+  QUIVER_RETURN_IF_ERROR(IndexBlocks(src, *header, &blocks));
+  for (const BlockRef& b : blocks) QUIVER_RETURN_IF_ERROR(ReadBlock(src, b, &scratch).status());
+  QUIVER_ASSIGN_OR_RETURN(auto end, ReadBlock(src, blocks.back(), &scratch));
+  base::ByteReader r(end);
+  std::uint64_t live_vertices, live_edges, before;
+  if (!r.GetVarint(&live_vertices) || !r.GetVarint(&live_edges) || !r.GetVarint(&before) ||
+      r.remaining() != 0 || before != blocks.size() - 1 || live_vertices > header->vertex_limit ||
+      live_edges > header->edge_limit)
+    return Bad("end block disagrees with the file");
+  return Status::Ok();
+}
+
 Status LoadCheckpointFile(const env::ReadableFile& file, GraphRoots& roots, storage::MutationContext& ctx,
                           Header* header, unsigned threads) {
   QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file.Size());

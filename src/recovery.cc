@@ -38,17 +38,22 @@ struct DirListing {
 
 // A copy salvage made of a segment's valid prefix (Rebuilder::Salvage):
 // complete once the segment was set aside, so then it takes the segment's
-// place; while the segment is still there, it is an unfinished copy.
+// place and the salvage, finished now, is reported (*finished); while the
+// segment is still there, it is an unfinished copy.
 Status FinishSalvageCopy(env::FileSystem* fs, const std::string& dir, const std::string& name,
-                         std::vector<std::string>* names) {
+                         std::vector<std::string>* names, bool* finished) {
   std::string segment = name.substr(0, name.size() - (sizeof(kPrefixCopySuffix) - 1));
   if (std::find(names->begin(), names->end(), segment) != names->end())
     return fs->Remove(env::JoinPath(dir, name));
   names->push_back(segment);
+  *finished = true;
   return fs->Rename(env::JoinPath(dir, name), env::JoinPath(dir, segment));
 }
 
-Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir) {
+// Lists `dir`, refuses newer formats, removes Quiver's stale temporary
+// files and finishes (or removes) an interrupted salvage's copy; sets
+// *salvage_finished if it finished one.
+Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir, bool* salvage_finished) {
   QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
   QUIVER_RETURN_IF_ERROR(graphdir::CheckFormatVersions(fs, dir, names));
   DirListing out;
@@ -59,7 +64,7 @@ Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir) {
       QUIVER_RETURN_IF_ERROR(fs->Remove(env::JoinPath(dir, name)));
       removed = true;
     } else if (graphdir::IsPrefixCopy(name)) {  // never a file Quiver did not write either
-      QUIVER_RETURN_IF_ERROR(FinishSalvageCopy(fs, dir, name, &names));
+      QUIVER_RETURN_IF_ERROR(FinishSalvageCopy(fs, dir, name, &names, salvage_finished));
       removed = true;
     } else if (auto seq = checkpoint::ParseCheckpointFileName(name)) {
       out.checkpoints.push_back(*seq);
@@ -99,7 +104,11 @@ class Rebuilder {
       : fs_(fs), dir_(dir), options_(options), state_(state), processor_(ReplayLimits()) {}
 
   Status Run() {
-    QUIVER_ASSIGN_OR_RETURN(DirListing listing, ListAndClean(fs_, dir_));
+    bool salvage_finished = false;
+    QUIVER_ASSIGN_OR_RETURN(DirListing listing, ListAndClean(fs_, dir_, &salvage_finished));
+    // An Open that died at the last step of a salvage gave up committed
+    // data and never said so: this one does.
+    if (salvage_finished) state_->stats.salvaged = true;
     const auto start = std::chrono::steady_clock::now();
     QUIVER_RETURN_IF_ERROR(LoadNewestCheckpoint(listing));
     const auto loaded = std::chrono::steady_clock::now();

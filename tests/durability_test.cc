@@ -281,6 +281,39 @@ TEST(DurabilityTest, MissingSegmentsBeforeAHeaderOnlyLastSegmentAreCorruption) {
   EXPECT_EQ(g.status().code(), StatusCode::kCorruption) << g.status().ToString();
 }
 
+// Regression: an Open that found a salvage interrupted between setting the
+// damaged segment aside and putting its valid prefix in place finished it
+// silently, even without salvage_wal_prefix: committed data was given up
+// and nothing said so. It is reported as a salvage.
+TEST(DurabilityTest, FinishingAnInterruptedSalvageIsReported) {
+  env::SimFileSystem sim;
+  Options o = DurableOptions();
+  o.durable.wal_segment_bytes = 1024;
+  o.durable.checkpoint_on_close = false;
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &sim).value();
+    for (int k = 1; k <= 60; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+  }
+  const std::vector<std::string> segments = Segments(sim, "/db");
+  ASSERT_GE(segments.size(), 3u);
+  const std::string first = "/db/" + segments.front();
+  const std::uint64_t size = sim.ReadDurableForTest(first).value().size();
+  ASSERT_TRUE(sim.FlipBit(first, 8 * (size / 2)).ok());  // damage before later records
+  // Salvage dies at its last step: the prefix copy is not renamed into place.
+  env::FaultFileSystem fs(&sim);
+  fs.SetFault(env::FaultSpec{.ops = env::FaultOp::kRename, .path_contains = ".prefix"});
+  Options salvage = o;
+  salvage.durable.salvage_wal_prefix = true;
+  ASSERT_FALSE(GraphImpl::OpenDurable(salvage, "/db", &fs).ok());
+  ASSERT_EQ(fs.faults_injected(), 1u);
+  ASSERT_FALSE(sim.Exists(first).value());
+  fs.ClearFault();
+  auto g = GraphImpl::OpenDurable(o, "/db", &fs);  // no salvage option this time
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_TRUE((*g)->GetOpenStats().salvaged);
+  EXPECT_LT((*g)->GetSnapshot().sequence(), 60u);
+}
+
 // --- Crash-point enumeration
 
 struct Workload {

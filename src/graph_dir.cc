@@ -258,17 +258,23 @@ Status RecordNewestSegment(env::FileSystem* fs, const std::string& dir, std::uin
   return created ? fs->SyncDir(dir) : Status::Ok();
 }
 
-Status CheckNewestSegment(env::FileSystem* fs, const std::string& dir) {
+Result<std::optional<std::uint64_t>> ReadNewestSegment(env::FileSystem* fs, const std::string& dir) {
   auto file = fs->OpenReadable(env::JoinPath(dir, kSegmentsFileName));
-  if (!file.ok() && file.status().code() == StatusCode::kNotFound) return Status::Ok();
+  if (!file.ok() && file.status().code() == StatusCode::kNotFound) return std::optional<std::uint64_t>();
   QUIVER_RETURN_IF_ERROR(file.status());
   char buf[kSegmentsBytes];
   QUIVER_ASSIGN_OR_RETURN(std::size_t n,
                           (*file)->ReadAt(0, std::as_writable_bytes(std::span<char>(buf, kSegmentsBytes))));
   if (n != kSegmentsBytes || std::memcmp(buf, kSegmentsMagic, 8) != 0 ||
       GetU32(buf + 16) != base::Crc32c(buf, 16))
-    return Status::Ok();
-  const std::uint64_t recorded = GetU64(buf + 8);
+    return std::optional<std::uint64_t>();
+  return std::optional<std::uint64_t>(GetU64(buf + 8));
+}
+
+Status CheckNewestSegment(env::FileSystem* fs, const std::string& dir) {
+  QUIVER_ASSIGN_OR_RETURN(std::optional<std::uint64_t> newest, ReadNewestSegment(fs, dir));
+  if (!newest) return Status::Ok();
+  const std::uint64_t recorded = *newest;
   QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
   for (const std::string& name : names) {
     std::string_view stem = SalvagedStem(name).value_or(name);

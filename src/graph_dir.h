@@ -132,6 +132,9 @@ Status RecordNewestSegment(env::FileSystem* fs, const std::string& dir, std::uin
 // *.salvaged): the newest segment was removed. OK if SEGMENTS is missing or
 // torn (a crash while it was rewritten: the segment it named is durable).
 Status CheckNewestSegment(env::FileSystem* fs, const std::string& dir);
+// The segment SEGMENTS names: every segment up to it was durably started
+// (header synced, name synced). nullopt if SEGMENTS is missing or torn.
+Result<std::optional<std::uint64_t>> ReadNewestSegment(env::FileSystem* fs, const std::string& dir);
 std::string EncodeSegments(std::uint64_t segment);
 
 // The identity file's bytes (exposed for golden tests).

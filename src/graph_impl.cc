@@ -218,7 +218,14 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     s = rs.last_segment != 0 ? durable->wal->ReopenSegment(rs.last_segment, rs.last_segment_size)
                              : durable->wal->StartSegment(rs.next_segment, rs.stats.recovered_sequence + 1);
   }
-  if (s.ok()) s = graphdir::RecordNewestSegment(fs, dir, durable->wal->segment_number());
+  if (s.ok()) {
+    // SEGMENTS already names the segment when this Open appends to the one
+    // the last process left: then there is nothing to write.
+    Result<std::optional<std::uint64_t>> recorded = graphdir::ReadNewestSegment(fs, dir);
+    s = recorded.status();
+    if (s.ok() && *recorded != std::optional<std::uint64_t>(durable->wal->segment_number()))
+      s = graphdir::RecordNewestSegment(fs, dir, durable->wal->segment_number());
+  }
   if (!s.ok()) {
     rs.chain->Shutdown();
     return s;

@@ -262,6 +262,9 @@ class Rebuilder {
     ctx_.blocks = &replay_blocks_;
     SequenceNumber wal_end = 0;  // the last sequence the last segment holds
     bool rewritten = false;
+    // Segments up to this one were started durably: header synced, name
+    // synced (SEGMENTS is written only after both).
+    QUIVER_ASSIGN_OR_RETURN(std::optional<std::uint64_t> recorded, graphdir::ReadNewestSegment(fs_, dir_));
     for (std::size_t i = first_needed; i < listing.segments.size(); ++i) {
       std::uint64_t number = listing.segments[i];
       bool last = i + 1 == listing.segments.size();
@@ -307,14 +310,17 @@ class Rebuilder {
         if (options_.durable.salvage_wal_prefix) return Salvage(listing, i, bytes, scan);
         return CorruptionError(base::StrCat("WAL segment ", number, " has damage before the next segment"));
       }
-      if (state_->stats.wal_groups_replayed > replayed_before || last) {
+      const bool start_durable = recorded.has_value() && *recorded >= number;
+      if (state_->stats.wal_groups_replayed > replayed_before || (last && !start_durable)) {
         // Replayed groups were read back, which is no proof that they are on
         // disk (see RewriteSegment): write them again, whole and synced. The
-        // last segment is written again even with no replayed group, since
-        // the writer appends to it: a segment start that failed or was
-        // killed after its header was written leaves a header that may be
-        // in the page cache only, or a name not yet durable in the directory
-        // (synced below), and commits appended to it would be lost with it.
+        // last segment is written again even with no replayed group unless
+        // SEGMENTS shows its start completed, since the writer appends to
+        // it: a segment start that failed or was killed after its header was
+        // written leaves a header that may be in the page cache only, or a
+        // name not yet durable in the directory (synced below), and commits
+        // appended to it would be lost with it. With nothing replayed and
+        // the start known durable there is nothing to make durable.
         QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end));
         state_->stats.tail_bytes_truncated += scan.tail_bytes;
         ++state_->stats.wal_segments_rewritten;

@@ -281,6 +281,31 @@ TEST(DurabilityTest, MissingSegmentsBeforeAHeaderOnlyLastSegmentAreCorruption) {
   EXPECT_EQ(g.status().code(), StatusCode::kCorruption) << g.status().ToString();
 }
 
+// A clean reopen (nothing replayed, the last segment's header and name known
+// durable from SEGMENTS) has nothing to make durable: it writes, syncs and
+// renames no file.
+TEST(DurabilityTest, CleanReopenWritesNothing) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  Options o = DurableOptions();
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+    for (int k = 1; k <= 30; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+  }  // Close writes a checkpoint: the next Open replays nothing
+  for (int round = 0; round < 2; ++round) {
+    fs.SetFault(env::FaultSpec{.ops = env::FaultOp::kWrite | env::FaultOp::kSync | env::FaultOp::kRename |
+                                      env::FaultOp::kTruncate | env::FaultOp::kRemove,
+                               .at = 0});
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_EQ((*g)->GetOpenStats().wal_groups_replayed, 0u);
+    EXPECT_EQ((*g)->GetOpenStats().wal_segments_rewritten, 0u);
+    EXPECT_EQ(fs.ops_seen(), 0u) << "a clean reopen wrote, synced, renamed or removed files";
+    fs.ClearFault();
+    o.durable.checkpoint_on_close = false;  // the second round reopens as the first left it
+  }
+}
+
 // Regression: an Open that found a salvage interrupted between setting the
 // damaged segment aside and putting its valid prefix in place finished it
 // silently, even without salvage_wal_prefix: committed data was given up

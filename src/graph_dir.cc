@@ -72,39 +72,103 @@ std::optional<std::string_view> SalvagedStem(std::string_view name) {
   return stem;
 }
 
-bool IsOwnFile(std::string_view name) {
-  if (name == kIdentityFileName || name == kLockFileName || name == kSegmentsFileName ||
-      IsOwnTempFile(name) || IsDataFile(name) || SalvagedStem(name))
-    return true;
-  // *.prefix: salvage's copy of a segment's valid prefix (recovery finishes
-  // or removes it).
-  return EndsWith(name, kPrefixSuffix) && IsDataFile(name.substr(0, name.size() - kPrefixSuffix.size()));
+bool IsPrefixCopy(std::string_view name) {
+  return EndsWith(name, kPrefixSuffix) &&
+         wal::ParseSegmentFileName(name.substr(0, name.size() - kPrefixSuffix.size())).has_value();
 }
+
+bool IsOwnFile(std::string_view name) {
+  return name == kIdentityFileName || name == kLockFileName || name == kSegmentsFileName ||
+         IsOwnTempFile(name) || IsDataFile(name) || SalvagedStem(name) || IsPrefixCopy(name);
+}
+
+namespace {
+
+// The first bytes of `path` (fewer if the file is shorter).
+Result<std::vector<std::byte>> ReadHead(env::FileSystem* fs, const std::string& path, std::size_t n) {
+  QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenReadable(path));
+  std::vector<std::byte> head(n);
+  QUIVER_ASSIGN_OR_RETURN(std::size_t got, file->ReadAt(0, head));
+  head.resize(got);
+  return head;
+}
+
+// Whether data file `name` starts with a Quiver header: intact (magic and
+// CRC) or of a newer format.
+Result<bool> HasQuiverHeader(env::FileSystem* fs, const std::string& dir, std::string_view name) {
+  const bool segment = wal::ParseSegmentFileName(name).has_value();
+  QUIVER_ASSIGN_OR_RETURN(
+      std::vector<std::byte> head,
+      ReadHead(fs, env::JoinPath(dir, name), std::max(wal::kSegmentHeaderBytes, checkpoint::kHeaderBytes)));
+  if (segment) return wal::DecodeSegmentHeader(head).has_value() || wal::NewerFormatVersion(head).has_value();
+  return checkpoint::HeaderIsIntact(head) || checkpoint::NewerFormatVersion(head).has_value();
+}
+
+}  // namespace
 
 Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir) {
   Result<std::vector<std::string>> names = fs->ListDir(dir);
   if (!names.ok() && names.status().code() == StatusCode::kNotFound) {
     // ENOENT for the directory itself, or for one of its ancestors.
-    return DirState{DirKind::kMissing, {}};
+    return DirState{DirKind::kMissing, false, {}};
   }
   QUIVER_RETURN_IF_ERROR(names.status());
-  DirState state{DirKind::kEmpty, {}};
-  bool data = false, identity = false;
+  DirState state{DirKind::kEmpty, false, {}};
+  bool started = false;  // a WAL segment or checkpoint, or SEGMENTS: a graph's files
+  std::vector<std::string_view> data;
   for (const std::string& name : *names) {
-    identity |= name == kIdentityFileName;
-    data |= IsDataFile(name) || SalvagedStem(name).has_value();
+    state.identity |= name == kIdentityFileName;
+    if (IsDataFile(name)) data.push_back(name);
+    started |= IsDataFile(name) || SalvagedStem(name).has_value() || name == kSegmentsFileName;
     // lost+found is what a fresh ext* file system holds at its root: a
     // graph may live at a mount point.
     if (!IsOwnFile(name) && name != "lost+found" && state.foreign_name.empty()) state.foreign_name = name;
   }
-  if (identity) {
-    state.kind = DirKind::kGraph;
-  } else if (!state.foreign_name.empty()) {
-    state.kind = DirKind::kForeign;
-  } else if (data) {
-    state.kind = DirKind::kLegacy;
+  if (state.identity) {
+    // QUIVER alone is a creation that stopped before its first segment was
+    // recorded: nothing was ever committed there.
+    state.kind = started ? DirKind::kGraph : DirKind::kEmpty;
+    state.foreign_name.clear();
+    return state;
   }
+  if (!started) {
+    if (!state.foreign_name.empty()) state.kind = DirKind::kForeign;
+    return state;
+  }
+  if (state.foreign_name.empty()) {
+    state.kind = DirKind::kLegacy;
+    return state;
+  }
+  // Quiver's data files beside somebody else's: a graph of an older Quiver
+  // (no identity file) if a data file really is Quiver's; else a stranger's
+  // directory whose file names merely look like ours.
+  for (std::string_view name : data) {
+    QUIVER_ASSIGN_OR_RETURN(bool ours, HasQuiverHeader(fs, dir, name));
+    if (ours) {
+      state.kind = DirKind::kLegacy;
+      state.foreign_name.clear();
+      return state;
+    }
+  }
+  state.kind = DirKind::kForeign;
   return state;
+}
+
+Status CheckFormatVersions(env::FileSystem* fs, const std::string& dir,
+                           const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    const bool segment = wal::ParseSegmentFileName(name).has_value();
+    if (!segment && !checkpoint::ParseCheckpointFileName(name)) continue;
+    const std::string path = env::JoinPath(dir, name);
+    QUIVER_ASSIGN_OR_RETURN(std::vector<std::byte> head,
+                            ReadHead(fs, path, std::max(wal::kSegmentHeaderBytes, checkpoint::kHeaderBytes)));
+    const std::optional<std::uint32_t> newer =
+        segment ? wal::NewerFormatVersion(head) : checkpoint::NewerFormatVersion(head);
+    if (newer)
+      return wal::UnknownVersionError(path, *newer,
+                                      segment ? wal::kFormatVersion : checkpoint::kFormatVersion);
+  }
+  return Status::Ok();
 }
 
 Status CreateDirDurably(env::FileSystem* fs, const std::string& dir, bool sync_parents) {
@@ -151,15 +215,26 @@ Status CheckIdentity(env::FileSystem* fs, const std::string& dir) {
   QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenReadable(path));
   char buf[kIdentityBytes + 1];
   QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(0, std::as_writable_bytes(std::span<char>(buf))));
+  // The version first, from the magic and the version field alone: a newer
+  // identity file may be longer or laid out otherwise after them. As for
+  // the WAL (wal::NewerFormatVersion), a version above wal::
+  // kMaxFormatVersion is damage, and so is this build's layout whose CRC
+  // matches once the version is put back (a flipped version bit).
+  if (n >= 12 && std::memcmp(buf, kMagic, 8) == 0) {
+    const std::uint32_t version = GetU32(buf + 8);
+    const bool flipped =
+        n >= kIdentityBytes && GetU32(buf + 12) == GetU32(EncodeIdentity(kDirFormatVersion).data() + 12);
+    if (version > kDirFormatVersion && version <= wal::kMaxFormatVersion && !flipped)
+      return UnimplementedError(base::StrCat("graph directory written by a newer Quiver (directory format ",
+                                             version, ", this build reads up to ", kDirFormatVersion,
+                                             "): ", path, "; nothing in the directory was changed"));
+  }
   if (n != kIdentityBytes || std::memcmp(buf, kMagic, 8) != 0 || GetU32(buf + 12) != base::Crc32c(buf, 12))
     return CorruptionError(base::StrCat("damaged identity file (expected ", kIdentityBytes,
                                         " bytes starting \"QUIVERDB\" with a valid CRC): ", path));
   const std::uint32_t version = GetU32(buf + 8);
-  if (version > kDirFormatVersion)
-    return UnimplementedError(base::StrCat("graph directory written by a newer Quiver (directory format ",
-                                           version, ", this build reads up to ", kDirFormatVersion,
-                                           "): ", path));
-  if (version == 0) return CorruptionError(base::StrCat("identity file names directory format 0: ", path));
+  if (version == 0 || version > kDirFormatVersion)
+    return CorruptionError(base::StrCat("identity file names directory format ", version, ": ", path));
   return Status::Ok();
 }
 
@@ -183,17 +258,23 @@ Status RecordNewestSegment(env::FileSystem* fs, const std::string& dir, std::uin
   return created ? fs->SyncDir(dir) : Status::Ok();
 }
 
-Status CheckNewestSegment(env::FileSystem* fs, const std::string& dir) {
+Result<std::optional<std::uint64_t>> ReadNewestSegment(env::FileSystem* fs, const std::string& dir) {
   auto file = fs->OpenReadable(env::JoinPath(dir, kSegmentsFileName));
-  if (!file.ok() && file.status().code() == StatusCode::kNotFound) return Status::Ok();
+  if (!file.ok() && file.status().code() == StatusCode::kNotFound) return std::optional<std::uint64_t>();
   QUIVER_RETURN_IF_ERROR(file.status());
   char buf[kSegmentsBytes];
   QUIVER_ASSIGN_OR_RETURN(std::size_t n,
                           (*file)->ReadAt(0, std::as_writable_bytes(std::span<char>(buf, kSegmentsBytes))));
   if (n != kSegmentsBytes || std::memcmp(buf, kSegmentsMagic, 8) != 0 ||
       GetU32(buf + 16) != base::Crc32c(buf, 16))
-    return Status::Ok();
-  const std::uint64_t recorded = GetU64(buf + 8);
+    return std::optional<std::uint64_t>();
+  return std::optional<std::uint64_t>(GetU64(buf + 8));
+}
+
+Status CheckNewestSegment(env::FileSystem* fs, const std::string& dir) {
+  QUIVER_ASSIGN_OR_RETURN(std::optional<std::uint64_t> newest, ReadNewestSegment(fs, dir));
+  if (!newest) return Status::Ok();
+  const std::uint64_t recorded = *newest;
   QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
   for (const std::string& name : names) {
     std::string_view stem = SalvagedStem(name).value_or(name);

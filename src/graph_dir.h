@@ -24,6 +24,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "env/file_system.h"
 #include "quiver/status.h"
@@ -39,15 +40,21 @@ inline constexpr std::size_t kIdentityBytes = 16;
 // What Inspect found.
 enum class DirKind {
   kMissing,  // no such directory
-  kEmpty,    // exists and holds only Quiver's own transient files (or nothing)
-  kGraph,    // holds an identity file
-  kLegacy,   // WAL segments or checkpoints but no identity file: made by a
-             // Quiver from before the identity file; Open adopts it
-  kForeign,  // holds a file Quiver never writes, and no identity file
+  kEmpty,    // exists and holds no graph: nothing of Quiver's but its own
+             // transient files, or an identity file whose creation stopped
+             // before the first WAL segment was recorded (no commit was ever
+             // acknowledged there)
+  kGraph,    // holds an identity file and a graph's files
+  kLegacy,   // WAL segments or checkpoints with a Quiver header but no
+             // identity file: made by a Quiver from before the identity
+             // file; Open adopts it (unrelated files beside them are kept)
+  kForeign,  // holds a file Quiver never writes, and neither an identity
+             // file nor a data file with a Quiver header
 };
 
 struct DirState {
   DirKind kind = DirKind::kMissing;
+  bool identity = false;     // QUIVER is present (kGraph, or kEmpty after a stopped creation)
   std::string foreign_name;  // kForeign: the first file Quiver did not write
 };
 
@@ -66,10 +73,25 @@ bool IsOwnTempFile(std::string_view name);
 // for "/" and "." themselves. Trailing slashes are ignored.
 std::string ParentDir(std::string path);
 
-// Lists `dir` and classifies it. Errors other than a missing directory (not
-// a directory, permission denied) come back as the file system reported
-// them.
+// Whether `name` is salvage's copy of a segment's valid prefix
+// ("<segment>.prefix"), which recovery finishes or removes.
+bool IsPrefixCopy(std::string_view name);
+
+// Lists `dir` and classifies it; reads only the first bytes of data files,
+// and only when the directory also holds files Quiver did not write (to
+// tell a graph of an older Quiver from a stranger's directory). Errors
+// other than a missing directory (not a directory, permission denied) come
+// back as the file system reported them.
 Result<DirState> Inspect(env::FileSystem* fs, const std::string& dir);
+
+// Unimplemented if any WAL segment or checkpoint in `names` (the listing of
+// `dir`) is of a newer format version, judged from its magic and version
+// field alone (wal::NewerFormatVersion, checkpoint::NewerFormatVersion).
+// Reads headers only; changes nothing. Open runs it before it takes LOCK
+// or changes anything, so such a file is never truncated, removed,
+// salvaged or skipped.
+Status CheckFormatVersions(env::FileSystem* fs, const std::string& dir,
+                           const std::vector<std::string>& names);
 
 // Creates `dir` and every missing ancestor, top down, and after each
 // creation fsyncs the parent it was created in, so that the new names
@@ -86,8 +108,10 @@ Status SyncAncestors(env::FileSystem* fs, const std::string& dir);
 
 // Writes the identity file: QUIVER.tmp, fdatasync, rename, directory fsync.
 Status WriteIdentity(env::FileSystem* fs, const std::string& dir);
-// Reads and checks the identity file: Corruption if damaged, Unimplemented
-// if a newer Quiver wrote it.
+// Reads and checks the identity file: Unimplemented if a newer Quiver wrote
+// it (judged from its magic and version field alone, before any other
+// check, so a newer layout of the file is recognised too), Corruption if
+// damaged.
 Status CheckIdentity(env::FileSystem* fs, const std::string& dir);
 
 // SEGMENTS, the record of the newest WAL segment started, so that Open can
@@ -108,6 +132,9 @@ Status RecordNewestSegment(env::FileSystem* fs, const std::string& dir, std::uin
 // *.salvaged): the newest segment was removed. OK if SEGMENTS is missing or
 // torn (a crash while it was rewritten: the segment it named is durable).
 Status CheckNewestSegment(env::FileSystem* fs, const std::string& dir);
+// The segment SEGMENTS names: every segment up to it was durably started
+// (header synced, name synced). nullopt if SEGMENTS is missing or torn.
+Result<std::optional<std::uint64_t>> ReadNewestSegment(env::FileSystem* fs, const std::string& dir);
 std::string EncodeSegments(std::uint64_t segment);
 
 // The identity file's bytes (exposed for golden tests).

@@ -9,6 +9,7 @@
 #include "base/parallel.h"
 #include "base/strings.h"
 #include "checkpoint/checkpoint_format.h"
+#include "checkpoint/checkpoint_reader.h"
 #include "checkpoint/checkpoint_writer.h"
 #include "recovery.h"
 #include "snapshot_internal.h"
@@ -117,51 +118,68 @@ Status InDirectory(const std::string& dir, const Status& s) {
 
 }  // namespace
 
+Status GraphImpl::CheckDirectory(const Options& options, const std::string& dir,
+                                 const graphdir::DirState& state, env::FileSystem* fs) {
+  using graphdir::DirKind;
+  // The identity file first: a newer Quiver's directory may hold files this
+  // build does not even recognise, and must not be taken for anything.
+  if (state.identity) QUIVER_RETURN_IF_ERROR(graphdir::CheckIdentity(fs, dir));
+  switch (state.kind) {
+    case DirKind::kMissing:
+    case DirKind::kEmpty:
+      if (!options.create_if_missing)
+        return NotFoundError(base::StrCat("no graph in ", dir,
+                                          state.kind == DirKind::kMissing ? " (no such directory)" : "",
+                                          " and create_if_missing is false"));
+      return Status::Ok();
+    case DirKind::kForeign:
+      // Never lock, adopt or clean somebody else's directory.
+      return FailedPreconditionError(base::StrCat(dir, " is not a Quiver graph directory: it holds \"",
+                                                  state.foreign_name,
+                                                  "\", which Quiver did not write, and no identity file "
+                                                  "(QUIVER); open a new or empty directory instead"));
+    case DirKind::kGraph:
+    case DirKind::kLegacy:
+      if (options.error_if_exists)
+        return AlreadyExistsError(
+            base::StrCat("a graph already exists in ", dir, " and error_if_exists is true"));
+      break;
+  }
+  if (state.kind == DirKind::kGraph) QUIVER_RETURN_IF_ERROR(graphdir::CheckNewestSegment(fs, dir));
+  QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
+  return graphdir::CheckFormatVersions(fs, dir, names);
+}
+
 Result<graphdir::DirKind> GraphImpl::PrepareDirectory(const Options& options, OpenHooks hooks,
                                                       DurableState& d) {
   using graphdir::DirKind;
   const std::string& dir = d.dir;
   if (dir.empty()) return InvalidArgumentError("Graph::Open: the directory path is empty");
+  // Everything that reading alone can refuse is refused before LOCK is
+  // taken (or the directory created), so a refused Open creates nothing.
   Result<graphdir::DirState> state = graphdir::Inspect(d.fs, dir);
   if (!state.ok()) return InDirectory(dir, state.status());
-  for (int pass = 0; pass < 2; ++pass) {
-    switch (state->kind) {
-      case DirKind::kMissing:
-      case DirKind::kEmpty:
-        if (!options.create_if_missing)
-          return NotFoundError(base::StrCat("no graph in ", dir,
-                                            state->kind == DirKind::kMissing ? " (no such directory)" : "",
-                                            " and create_if_missing is false"));
-        break;
-      case DirKind::kForeign:
-        // Never lock, adopt or clean somebody else's directory.
-        return FailedPreconditionError(base::StrCat(dir, " is not a Quiver graph directory: it holds \"",
-                                                    state->foreign_name,
-                                                    "\", which Quiver did not write, and no identity file "
-                                                    "(QUIVER); open a new or empty directory instead"));
-      case DirKind::kGraph:
-      case DirKind::kLegacy:
-        if (options.error_if_exists)
-          return AlreadyExistsError(
-              base::StrCat("a graph already exists in ", dir, " and error_if_exists is true"));
-        break;
-    }
-    if (pass == 1) break;
-    if (state->kind == DirKind::kMissing) {
-      Status s = graphdir::CreateDirDurably(d.fs, dir, !hooks.skip_parent_sync);
-      if (!s.ok()) return InDirectory(dir, s);
-    }
-    Result<std::unique_ptr<env::FileLock>> lock = d.fs->LockFile(env::JoinPath(dir, graphdir::kLockFileName));
-    if (!lock.ok()) return InDirectory(dir, lock.status());
-    d.lock = std::move(*lock);
-    // Again under the lock: another process may have created the graph
-    // between the first look and the lock.
-    state = graphdir::Inspect(d.fs, dir);
-    if (!state.ok()) return InDirectory(dir, state.status());
+  QUIVER_RETURN_IF_ERROR(CheckDirectory(options, dir, *state, d.fs));
+  if (state->kind == DirKind::kMissing) {
+    Status s = graphdir::CreateDirDurably(d.fs, dir, !hooks.skip_parent_sync);
+    if (!s.ok()) return InDirectory(dir, s);
   }
-  if (state->kind == DirKind::kGraph) {
-    QUIVER_RETURN_IF_ERROR(graphdir::CheckIdentity(d.fs, dir));
-    QUIVER_RETURN_IF_ERROR(graphdir::CheckNewestSegment(d.fs, dir));
+  const std::string lock_path = env::JoinPath(dir, graphdir::kLockFileName);
+  Result<bool> lock_existed = d.fs->Exists(lock_path);
+  if (!lock_existed.ok()) return InDirectory(dir, lock_existed.status());
+  Result<std::unique_ptr<env::FileLock>> lock = d.fs->LockFile(lock_path);
+  if (!lock.ok()) return InDirectory(dir, lock.status());
+  d.lock = std::move(*lock);
+  // Again under the lock: another process may have created or changed the
+  // graph between the first look and the lock.
+  state = graphdir::Inspect(d.fs, dir);
+  Status s = state.ok() ? CheckDirectory(options, dir, *state, d.fs) : InDirectory(dir, state.status());
+  if (!s.ok()) {
+    // Refused after all: take back the LOCK file this Open created (while
+    // still holding the lock, so nobody can be holding that file).
+    if (!*lock_existed) d.fs->Remove(lock_path).IgnoreError();
+    d.lock.reset();
+    return s;
   }
   return state->kind;
 }
@@ -194,12 +212,20 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
   // Recovery already made the replayed groups durable (it wrote their
   // segments again, docs/durability.md), so Open costs O(WAL tail) and
   // writes no checkpoint.
-  durable->wal = std::make_unique<wal::WalWriter>(fs, dir, rs.uuid, options.durable.wal_segment_bytes);
+  durable->wal = std::make_unique<wal::WalWriter>(fs, dir, rs.uuid, options.durable.wal_segment_bytes,
+                                                  &durable->wal_preallocation_failures);
   if (s.ok()) {
     s = rs.last_segment != 0 ? durable->wal->ReopenSegment(rs.last_segment, rs.last_segment_size)
                              : durable->wal->StartSegment(rs.next_segment, rs.stats.recovered_sequence + 1);
   }
-  if (s.ok()) s = graphdir::RecordNewestSegment(fs, dir, durable->wal->segment_number());
+  if (s.ok()) {
+    // SEGMENTS already names the segment when this Open appends to the one
+    // the last process left: then there is nothing to write.
+    Result<std::optional<std::uint64_t>> recorded = graphdir::ReadNewestSegment(fs, dir);
+    s = recorded.status();
+    if (s.ok() && *recorded != std::optional<std::uint64_t>(durable->wal->segment_number()))
+      s = graphdir::RecordNewestSegment(fs, dir, durable->wal->segment_number());
+  }
   if (!s.ok()) {
     rs.chain->Shutdown();
     return s;
@@ -235,6 +261,10 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
       queue_(options.writer.max_queued_batches, options.writer.spin_microseconds),
       processor_(options.limits),
       epoch_(epoch) {
+  // Built now, so the writer can give these answers with no memory left.
+  OutOfMemoryStatus().IgnoreError();
+  PoisonedStatus().IgnoreError();
+  DurabilityUnknownStatus().IgnoreError();
   if (durable_ != nullptr) {
     current_segment_.store(durable_->wal->segment_number());
     base::MutexLock lock(&checkpoint_mu_);
@@ -331,6 +361,7 @@ DurabilityStats GraphImpl::GetDurabilityStats() const {
   d.wal_bytes = wal_bytes_.load();
   d.wal_segments_started = wal_segments_started_.load();
   d.poisoned = poisoned_.load();
+  if (durable_ != nullptr) d.wal_preallocation_failures = durable_->wal_preallocation_failures.load();
   return d;
 }
 
@@ -347,13 +378,8 @@ void GraphImpl::WriterLoop() {
 
 void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   if (poisoned_.load(std::memory_order_relaxed)) {
-    for (WriteRequest* r : group) {
-      try {
-        r->Complete(Status(StatusCode::kPoisoned, "an earlier failure stopped all writes to this graph"));
-      } catch (const std::bad_alloc&) {
-        r->CompleteOutOfMemory();
-      }
-    }
+    // A copy of an immortal status: right even with no memory left.
+    for (WriteRequest* r : group) r->Complete(PoisonedStatus());
     return;
   }
   // Every block the group allocates is recorded here, so a failure frees
@@ -411,13 +437,15 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
         group[i]->Complete(std::move(results[i]));
         continue;
       }
+      Status unknown;
       try {
-        group[i]->Complete(Status(
+        unknown = Status(
             StatusCode::kDurabilityUnknown,
-            base::StrCat("WAL write failed: ", log_error.ok() ? "out of memory" : log_error.ToString())));
+            base::StrCat("WAL write failed: ", log_error.ok() ? "out of memory" : log_error.ToString()));
       } catch (const std::bad_alloc&) {
-        group[i]->CompleteOutOfMemory();  // no memory for the message; the graph is poisoned all the same
+        unknown = DurabilityUnknownStatus();  // no memory for the message: the same answer, said shorter
       }
+      group[i]->Complete(std::move(unknown));
     }
     return;
   } else {
@@ -575,57 +603,100 @@ Status GraphImpl::RunCheckpointLocked() {
   return Status::Ok();
 }
 
-Status GraphImpl::RemoveCoveredFiles(DurableState& d, SequenceNumber previous_checkpoint,
-                                     std::uint64_t current_segment, bool* dir_sync_failed) {
+Result<GraphImpl::CoveredFiles> GraphImpl::FindCoveredFiles(DurableState& d,
+                                                            SequenceNumber previous_checkpoint,
+                                                            std::uint64_t current_segment) {
   // Kept: the newest checkpoint, the previous one as a fallback, and every
   // WAL segment holding a sequence above the previous one, so recovery from
   // either checkpoint finds its log.
+  CoveredFiles out;
   QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, d.fs->ListDir(d.dir));
-  bool removed = false;
   for (const std::string& name : names) {
-    if (auto seq = checkpoint::ParseCheckpointFileName(name); seq && *seq < previous_checkpoint) {
-      QUIVER_RETURN_IF_ERROR(d.fs->Remove(env::JoinPath(d.dir, name)));
-      removed = true;
-    }
+    if (auto seq = checkpoint::ParseCheckpointFileName(name); seq && *seq < previous_checkpoint)
+      out.checkpoints.push_back(name);
   }
   // Segment k is covered when the segment after it starts at or below
   // previous + 1. The current segment is never removed.
-  std::vector<std::uint64_t> covered;
-  {
-    base::MutexLock lock(&d.segments_mu);
-    for (auto it = d.segment_first.begin(); it != d.segment_first.end(); ++it) {
-      auto next = std::next(it);
-      if (next == d.segment_first.end() || next->first > current_segment ||
-          next->second > previous_checkpoint + 1)
-        break;
-      covered.push_back(it->first);
-    }
+  base::MutexLock lock(&d.segments_mu);
+  for (auto it = d.segment_first.begin(); it != d.segment_first.end(); ++it) {
+    auto next = std::next(it);
+    if (next == d.segment_first.end() || next->first > current_segment ||
+        next->second > previous_checkpoint + 1)
+      break;
+    out.segments.push_back(it->first);
   }
-  for (std::uint64_t number : covered) {
+  return out;
+}
+
+Status GraphImpl::RemoveFiles(DurableState& d, const CoveredFiles& files, bool* dir_sync_failed) {
+  // Checkpoints first: a checkpoint that is still there always has its log
+  // (recovery may fall back to it).
+  for (const std::string& name : files.checkpoints)
+    QUIVER_RETURN_IF_ERROR(d.fs->Remove(env::JoinPath(d.dir, name)));
+  for (std::uint64_t number : files.segments) {
     QUIVER_RETURN_IF_ERROR(d.fs->Remove(env::JoinPath(d.dir, wal::SegmentFileName(number))));
     base::MutexLock lock(&d.segments_mu);
     d.segment_first.erase(number);
-    removed = true;
   }
-  if (!removed && !base::DurabilityFaultOn(&base::DurabilityFaults::remove_before_dir_sync))
+  if (files.empty() && !base::DurabilityFaultOn(&base::DurabilityFaults::remove_before_dir_sync))
     return Status::Ok();
   Status s = d.fs->SyncDir(d.dir);
   if (!s.ok() && dir_sync_failed != nullptr) *dir_sync_failed = true;
   return s;
 }
 
+Status GraphImpl::RemoveCoveredFiles(DurableState& d, SequenceNumber previous_checkpoint,
+                                     std::uint64_t current_segment, bool* dir_sync_failed) {
+  QUIVER_ASSIGN_OR_RETURN(CoveredFiles files, FindCoveredFiles(d, previous_checkpoint, current_segment));
+  return RemoveFiles(d, files, dir_sync_failed);
+}
+
 Status GraphImpl::PruneAtOpen(DurableState& d, SequenceNumber loaded_checkpoint) {
   // The newest checkpoint was loaded; the one before it is the fallback.
   // Anything older exists only if a kill came between a checkpoint's
-  // publication and its cleanup: finish that cleanup now.
-  QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, d.fs->ListDir(d.dir));
+  // publication and its cleanup: finish that cleanup now, but only while
+  // it keeps a valid fallback. A failure here loses nothing (the files are
+  // redundant), so it is reported, not fatal; only a failed directory
+  // fsync fails the Open (the directory's later fsyncs, on which new WAL
+  // segments rely, could not be trusted).
+  Result<std::vector<std::string>> names = d.fs->ListDir(d.dir);
+  if (!names.ok()) {
+    d.open_stats.prune_status = names.status();
+    return Status::Ok();
+  }
   SequenceNumber previous = 0;
-  for (const std::string& name : names) {
+  for (const std::string& name : *names) {
     if (auto seq = checkpoint::ParseCheckpointFileName(name); seq && *seq < loaded_checkpoint)
       previous = std::max(previous, *seq);
   }
   if (previous == 0) return Status::Ok();
-  return RemoveCoveredFiles(d, previous, d.wal->segment_number());
+  Result<CoveredFiles> files = FindCoveredFiles(d, previous, d.wal->segment_number());
+  if (!files.ok()) {
+    d.open_stats.prune_status = files.status();
+    return Status::Ok();
+  }
+  if (files->empty()) return Status::Ok();
+  // Removing what `previous` covers leaves it the only fallback: it must be
+  // valid on disk now, not only when it was written.
+  const std::string path = env::JoinPath(d.dir, checkpoint::CheckpointFileName(previous));
+  Status valid = [&]() -> Status {
+    QUIVER_ASSIGN_OR_RETURN(auto file, d.fs->OpenReadable(path));
+    checkpoint::Header header;
+    return checkpoint::VerifyCheckpointFile(*file, &header);
+  }();
+  if (!valid.ok()) {
+    d.open_stats.prune_status =
+        Status(valid.code(), base::StrCat("nothing pruned: the fallback checkpoint ", path,
+                                          " does not verify, so the older files stay: ", valid.message()));
+    return Status::Ok();
+  }
+  // Both checkpoints' names durable before anything they make redundant goes.
+  QUIVER_RETURN_IF_ERROR(d.fs->SyncDir(d.dir));
+  bool dir_sync_failed = false;
+  Status removed = RemoveFiles(d, *files, &dir_sync_failed);
+  if (dir_sync_failed) return removed;
+  d.open_stats.prune_status = removed;
+  return Status::Ok();
 }
 
 }  // namespace quiver

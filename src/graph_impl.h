@@ -58,6 +58,8 @@ struct DurableState {
   SequenceNumber last_checkpoint = 0;
   SequenceNumber previous_checkpoint = 0;
   OpenStats open_stats;
+  // WAL reservations the file system had no room for (WalWriter).
+  std::atomic<std::uint64_t> wal_preallocation_failures{0};
   // First sequence of each segment on disk, by number (see RemoveCoveredFiles).
   base::Mutex segments_mu;
   std::map<std::uint64_t, SequenceNumber> segment_first ABSL_GUARDED_BY(segments_mu);
@@ -103,22 +105,45 @@ class GraphImpl final : public Graph {
   bool LogGroup(SequenceNumber first, SequenceNumber last, Status* error);
   Status AppendAndSync(SequenceNumber first, SequenceNumber last);
   // Checks and prepares the directory before recovery: refuses what is not
-  // a graph, creates it if missing, takes LOCK. Returns what it found
-  // under the lock.
+  // a graph (before taking LOCK, and again under it), creates it if
+  // missing, takes LOCK. Returns what it found under the lock. A refused
+  // Open leaves the directory as it found it.
   static Result<graphdir::DirKind> PrepareDirectory(const Options& options, OpenHooks hooks, DurableState& d);
+  // The refusals reading can decide, for what Inspect found: a newer or
+  // damaged identity file, NotFound / FailedPrecondition / AlreadyExists by
+  // the options, a removed newest segment, a file of a newer format.
+  // Changes nothing.
+  static Status CheckDirectory(const Options& options, const std::string& dir,
+                               const graphdir::DirState& state, env::FileSystem* fs);
   void CheckpointLoop();
   Status RunCheckpoint();
   Status RunCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_);
   // Records a checkpoint failure in the stats and returns it.
   Status CheckpointFailed(Status s);
-  // Removes checkpoints older than `previous_checkpoint` and the segments
-  // it wholly covers. Reads no file: segment first sequences are kept in
-  // `segments` (recovery found them, the writer adds what it starts). Sets
-  // `*dir_sync_failed` if the final directory fsync failed.
+  // What a checkpoint makes redundant: checkpoint files (names) and WAL
+  // segments (numbers).
+  struct CoveredFiles {
+    std::vector<std::string> checkpoints;
+    std::vector<std::uint64_t> segments;
+    bool empty() const { return checkpoints.empty() && segments.empty(); }
+  };
+  // The checkpoints older than `previous_checkpoint` and the segments it
+  // wholly covers. Reads no file: segment first sequences are kept in
+  // `segment_first` (recovery found them, the writer adds what it starts).
+  static Result<CoveredFiles> FindCoveredFiles(DurableState& d, SequenceNumber previous_checkpoint,
+                                               std::uint64_t current_segment);
+  // Removes `files` (checkpoints first), then fsyncs the directory; sets
+  // `*dir_sync_failed` if that fsync failed.
+  static Status RemoveFiles(DurableState& d, const CoveredFiles& files, bool* dir_sync_failed);
+  // FindCoveredFiles, then RemoveFiles.
   static Status RemoveCoveredFiles(DurableState& d, SequenceNumber previous_checkpoint,
                                    std::uint64_t current_segment, bool* dir_sync_failed = nullptr);
   // At Open: removes what a kill between a checkpoint's publication and its
-  // cleanup left (checkpoints before the previous one, segments it covers).
+  // cleanup left (checkpoints before the previous one, segments it covers),
+  // only if the previous checkpoint verifies, and after a directory fsync
+  // that makes it and the loaded one durable. Other failures are recorded
+  // in d.open_stats.prune_status; only a failed directory fsync is
+  // returned.
   static Status PruneAtOpen(DurableState& d, SequenceNumber loaded_checkpoint);
 
   // Immutable after construction.

@@ -22,6 +22,10 @@
 namespace quiver {
 namespace {
 
+// Private blocks replay tracks before it lets them count as published (see
+// Rebuilder::Replay): about 16 MiB of record.
+constexpr std::size_t kMaxTrackedReplayBlocks = std::size_t{1} << 20;
+
 // Salvage's names: a segment's valid prefix being copied, and a file set
 // aside (never read or removed by Quiver again).
 constexpr char kPrefixCopySuffix[] = ".prefix";
@@ -32,46 +36,26 @@ struct DirListing {
   std::vector<std::uint64_t> segments;     // numbers, ascending
 };
 
-// Unimplemented if any WAL segment or checkpoint has an intact header of a
-// format version this build does not read. Checked before recovery changes
-// anything, so such a file is never truncated, removed, salvaged or skipped
-// (a newer Quiver may need every byte of it).
-Status CheckFormatVersions(env::FileSystem* fs, const std::string& dir,
-                           const std::vector<std::string>& names) {
-  for (const std::string& name : names) {
-    bool segment = wal::ParseSegmentFileName(name).has_value();
-    if (!segment && !checkpoint::ParseCheckpointFileName(name)) continue;
-    std::string path = env::JoinPath(dir, name);
-    QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenReadable(path));
-    std::byte header[std::max(wal::kSegmentHeaderBytes, checkpoint::kHeaderBytes)];
-    QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(0, header));
-    std::span<const std::byte> got(header, n);
-    auto version = segment ? wal::IntactHeaderVersion(got) : checkpoint::IntactHeaderVersion(got);
-    std::uint32_t known = segment ? wal::kFormatVersion : checkpoint::kFormatVersion;
-    if (version && *version != known) return wal::UnknownVersionError(path, *version, known);
-  }
-  return Status::Ok();
-}
-
-bool EndsWith(std::string_view s, std::string_view suffix) {
-  return s.size() > suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
-
 // A copy salvage made of a segment's valid prefix (Rebuilder::Salvage):
 // complete once the segment was set aside, so then it takes the segment's
-// place; while the segment is still there, it is an unfinished copy.
+// place and the salvage, finished now, is reported (*finished); while the
+// segment is still there, it is an unfinished copy.
 Status FinishSalvageCopy(env::FileSystem* fs, const std::string& dir, const std::string& name,
-                         std::vector<std::string>* names) {
+                         std::vector<std::string>* names, bool* finished) {
   std::string segment = name.substr(0, name.size() - (sizeof(kPrefixCopySuffix) - 1));
   if (std::find(names->begin(), names->end(), segment) != names->end())
     return fs->Remove(env::JoinPath(dir, name));
   names->push_back(segment);
+  *finished = true;
   return fs->Rename(env::JoinPath(dir, name), env::JoinPath(dir, segment));
 }
 
-Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir) {
+// Lists `dir`, refuses newer formats, removes Quiver's stale temporary
+// files and finishes (or removes) an interrupted salvage's copy; sets
+// *salvage_finished if it finished one.
+Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir, bool* salvage_finished) {
   QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
-  QUIVER_RETURN_IF_ERROR(CheckFormatVersions(fs, dir, names));
+  QUIVER_RETURN_IF_ERROR(graphdir::CheckFormatVersions(fs, dir, names));
   DirListing out;
   bool removed = false;
   for (std::size_t i = 0; i < names.size(); ++i) {
@@ -79,8 +63,8 @@ Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir) {
     if (graphdir::IsOwnTempFile(name)) {  // never a file Quiver did not write
       QUIVER_RETURN_IF_ERROR(fs->Remove(env::JoinPath(dir, name)));
       removed = true;
-    } else if (EndsWith(name, kPrefixCopySuffix)) {
-      QUIVER_RETURN_IF_ERROR(FinishSalvageCopy(fs, dir, name, &names));
+    } else if (graphdir::IsPrefixCopy(name)) {  // never a file Quiver did not write either
+      QUIVER_RETURN_IF_ERROR(FinishSalvageCopy(fs, dir, name, &names, salvage_finished));
       removed = true;
     } else if (auto seq = checkpoint::ParseCheckpointFileName(name)) {
       out.checkpoints.push_back(*seq);
@@ -120,7 +104,11 @@ class Rebuilder {
       : fs_(fs), dir_(dir), options_(options), state_(state), processor_(ReplayLimits()) {}
 
   Status Run() {
-    QUIVER_ASSIGN_OR_RETURN(DirListing listing, ListAndClean(fs_, dir_));
+    bool salvage_finished = false;
+    QUIVER_ASSIGN_OR_RETURN(DirListing listing, ListAndClean(fs_, dir_, &salvage_finished));
+    // An Open that died at the last step of a salvage gave up committed
+    // data and never said so: this one does.
+    if (salvage_finished) state_->stats.salvaged = true;
     const auto start = std::chrono::steady_clock::now();
     QUIVER_RETURN_IF_ERROR(LoadNewestCheckpoint(listing));
     const auto loaded = std::chrono::steady_clock::now();
@@ -134,6 +122,9 @@ class Rebuilder {
     if (state_->stats.checkpoint_sequence != 0)
       state_->stats.load_threads = base::ResolveThreads(options_.durable.io_threads);
     state_->stats.recovered_sequence = version_->roots.sequence;
+    state_->replay_end_allocated_bytes = state_->chain->account()->allocated_bytes();
+    replay_blocks_.Clear();  // the blocks belong to the version from now on
+    ctx_.blocks = nullptr;
     if (version_->roots.sequence > 0) {
       state_->chain->Publish(version_);
     } else {
@@ -145,6 +136,9 @@ class Rebuilder {
 
   // On failure: frees the half-built version with the chain.
   void Abandon() {
+    // Every block replay still tracks is reachable from the version, which
+    // the chain frees whole.
+    replay_blocks_.Clear();
     if (version_ != nullptr) state_->chain->Abandon(version_);
     version_ = nullptr;
   }
@@ -155,7 +149,13 @@ class Rebuilder {
     version_ = state_->chain->NewVersion(&ctx_);
   }
 
+  // The newest checkpoint that passes every check; if it is damaged, the
+  // one before it, and so on (each kept checkpoint has its log: cleanup
+  // removes a checkpoint before the segments the next one covers). With
+  // none valid, the log alone if it still starts at sequence 1; else
+  // Corruption, never an empty graph.
   Status LoadNewestCheckpoint(const DirListing& listing) {
+    Status newest_error;
     for (auto it = listing.checkpoints.rbegin(); it != listing.checkpoints.rend(); ++it) {
       Status s = TryCheckpoint(*it);
       if (s.ok()) {
@@ -164,12 +164,17 @@ class Rebuilder {
         state_->stats.used_previous_checkpoint = it != listing.checkpoints.rbegin();
         return Status::Ok();
       }
-      // Only damage falls back to the previous checkpoint; an I/O error fails
-      // the open as it is. The newest and the one before are the candidates
-      // (the WAL is kept from the previous one on).
+      // Only damage falls back to an older checkpoint; an I/O error fails
+      // the open as it is.
       if (s.code() != StatusCode::kCorruption) return s;
-      if (it + 1 == listing.checkpoints.rend() || it != listing.checkpoints.rbegin())
-        return Status(s.code(), base::StrCat("no valid checkpoint: ", s.message()));
+      if (newest_error.ok()) newest_error = std::move(s);
+    }
+    if (!listing.checkpoints.empty()) {
+      QUIVER_ASSIGN_OR_RETURN(bool from_one, LogStartsAtOne(listing));
+      if (!from_one)
+        return Status(newest_error.code(), base::StrCat("no valid checkpoint: ", newest_error.message()));
+      state_->stats.used_previous_checkpoint = true;
+      FreshVersion();
     }
     StartVersion();
     state_->uuid = NewUuid();
@@ -177,14 +182,26 @@ class Rebuilder {
     return Status::Ok();
   }
 
+  // Whether the first segment's header is intact and starts the log at
+  // sequence 1 (then the log alone rebuilds the graph).
+  Result<bool> LogStartsAtOne(const DirListing& listing) {
+    if (listing.segments.empty()) return false;
+    QUIVER_ASSIGN_OR_RETURN(auto first, HeaderFirstSequence(listing.segments.front()));
+    return first.has_value() && *first == 1;
+  }
+
+  // Frees what a failed checkpoint load built: the next attempt starts on a
+  // fresh chain.
+  void FreshVersion() {
+    if (version_ == nullptr) return;
+    state_->chain->Abandon(version_);
+    version_ = nullptr;
+    state_->chain->Shutdown();
+    state_->chain = new storage::VersionChain();
+  }
+
   Status TryCheckpoint(std::uint64_t sequence) {
-    // Each attempt builds on a fresh chain so a failed one is freed whole.
-    if (version_ != nullptr) {
-      state_->chain->Abandon(version_);
-      version_ = nullptr;
-      state_->chain->Shutdown();
-      state_->chain = new storage::VersionChain();
-    }
+    FreshVersion();  // each attempt builds on a fresh chain so a failed one is freed whole
     StartVersion();
     storage::OwnInternTable(version_->roots.labels, ctx_);
     storage::OwnInternTable(version_->roots.types, ctx_);
@@ -235,8 +252,19 @@ class Rebuilder {
     if (!listing.segments.empty()) state_->next_segment = listing.segments.back() + 1;
     QUIVER_ASSIGN_OR_RETURN(std::size_t first_needed, FirstNeededSegment(listing));
     const SequenceNumber covered = version_->roots.sequence;  // held by the loaded checkpoint
-    SequenceNumber wal_end = 0;                               // the last sequence the last segment holds
+    covered_ = covered;
+    // Replay builds one version no reader can see until it is published:
+    // every block it allocates is private to it, so it tracks them (as a
+    // commit group does) and edits them in place, freeing each one it
+    // supersedes at once. Untracked, each would count as published: every
+    // change would copy its element's block and keep the old one until the
+    // end, O(groups x element size) of memory.
+    ctx_.blocks = &replay_blocks_;
+    SequenceNumber wal_end = 0;  // the last sequence the last segment holds
     bool rewritten = false;
+    // Segments up to this one were started durably: header synced, name
+    // synced (SEGMENTS is written only after both).
+    QUIVER_ASSIGN_OR_RETURN(std::optional<std::uint64_t> recorded, graphdir::ReadNewestSegment(fs_, dir_));
     for (std::size_t i = first_needed; i < listing.segments.size(); ++i) {
       std::uint64_t number = listing.segments[i];
       bool last = i + 1 == listing.segments.size();
@@ -282,15 +310,18 @@ class Rebuilder {
         if (options_.durable.salvage_wal_prefix) return Salvage(listing, i, bytes, scan);
         return CorruptionError(base::StrCat("WAL segment ", number, " has damage before the next segment"));
       }
-      if (state_->stats.wal_groups_replayed > replayed_before || last) {
+      const bool start_durable = recorded.has_value() && *recorded >= number;
+      if (state_->stats.wal_groups_replayed > replayed_before || (last && !start_durable)) {
         // Replayed groups were read back, which is no proof that they are on
         // disk (see RewriteSegment): write them again, whole and synced. The
-        // last segment is written again even with no replayed group, since
-        // the writer appends to it: a segment start that failed or was
-        // killed after its header was written leaves a header that may be
-        // in the page cache only, or a name not yet durable in the directory
-        // (synced below), and commits appended to it would be lost with it.
-        QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end, last));
+        // last segment is written again even with no replayed group unless
+        // SEGMENTS shows its start completed, since the writer appends to
+        // it: a segment start that failed or was killed after its header was
+        // written leaves a header that may be in the page cache only, or a
+        // name not yet durable in the directory (synced below), and commits
+        // appended to it would be lost with it. With nothing replayed and
+        // the start known durable there is nothing to make durable.
+        QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end));
         state_->stats.tail_bytes_truncated += scan.tail_bytes;
         ++state_->stats.wal_segments_rewritten;
         rewritten = true;
@@ -302,8 +333,6 @@ class Rebuilder {
       }
     }
     if (rewritten) QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
-    if (state_->last_checkpoint == 0 && first_header_ > 1)
-      return CorruptionError("no checkpoint, and the WAL does not start at sequence 1");
     // A checkpoint newer than the log's end (its last pages never reached
     // the disk): appending there would leave a sequence gap in the segment.
     // New records go to a new segment that starts after the checkpoint.
@@ -319,7 +348,19 @@ class Rebuilder {
       return CorruptionError(
           base::StrCat("WAL segment ", scan.header.segment_number, " belongs to another graph"));
     }
-    if (first_header_ == 0) first_header_ = scan.header.first_sequence;
+    if (first_header_ == 0) {
+      // The first segment read must start no later than the group after
+      // the checkpoint (with none, at sequence 1), whether or not it holds
+      // a group: a header-only last segment after deleted ones replays
+      // nothing, and would otherwise open with a silent gap.
+      first_header_ = scan.header.first_sequence;
+      if (first_header_ > covered_ + 1)
+        return CorruptionError(base::StrCat(
+            "WAL segment ", scan.header.segment_number, " starts at sequence ", first_header_, ", but ",
+            covered_ == 0 ? std::string("with no checkpoint the log must start at sequence 1")
+                          : base::StrCat("the checkpoint holds only up to sequence ", covered_),
+            ": the segments with the sequences between are missing"));
+    }
     if (*expected_first != 0 && scan.header.first_sequence != *expected_first)
       return CorruptionError(base::StrCat("WAL segment ", scan.header.segment_number, " starts at sequence ",
                                           scan.header.first_sequence, ", expected ", *expected_first));
@@ -352,6 +393,11 @@ class Rebuilder {
     }
     in_group_ = false;
     ++state_->stats.wal_groups_replayed;
+    // Bounds the record of private blocks (a few words each): past the
+    // bound, the blocks so far count as published from now on (copied when
+    // changed, the originals kept until publication), which costs memory
+    // only for elements changed again later.
+    if (replay_blocks_.size() > kMaxTrackedReplayBlocks) replay_blocks_.Clear();
     return Status::Ok();
   }
 
@@ -362,12 +408,12 @@ class Rebuilder {
     return file->Close();
   }
 
-  // Writes bytes [0, size) of `bytes` (zeros past its end) to `to`, synced;
-  // preallocated for appends if `preallocate`.
-  Status WriteCopy(const std::string& to, std::span<const std::byte> bytes, std::uint64_t size,
-                   bool preallocate) {
+  // Writes bytes [0, size) of `bytes` (zeros past its end) to `to`, synced.
+  // Reserves nothing ahead: the copy needs only its own size on disk (the
+  // writer reserves room for appends when it reopens the segment, and goes
+  // on without a reservation if there is none).
+  Status WriteCopy(const std::string& to, std::span<const std::byte> bytes, std::uint64_t size) {
     QUIVER_ASSIGN_OR_RETURN(auto file, fs_->OpenWritable(to, env::OpenMode::kTruncate));
-    if (preallocate) QUIVER_RETURN_IF_ERROR(file->Allocate(0, options_.durable.wal_segment_bytes));
     std::uint64_t n = std::min<std::uint64_t>(size, bytes.size());
     QUIVER_RETURN_IF_ERROR(file->Append(bytes.first(n)));
     if (n < size) QUIVER_RETURN_IF_ERROR(file->Append(std::vector<std::byte>(size - n)));
@@ -383,10 +429,9 @@ class Rebuilder {
   // that replaces the segment by rename (never an overwrite in place, which
   // a torn write could turn into damage of acknowledged records). A crash
   // leaves the old file or the new one, both holding what was read.
-  Status RewriteSegment(const std::string& path, std::span<const std::byte> bytes, std::uint64_t size,
-                        bool last) {
+  Status RewriteSegment(const std::string& path, std::span<const std::byte> bytes, std::uint64_t size) {
     std::string tmp = path + ".tmp";
-    QUIVER_RETURN_IF_ERROR(WriteCopy(tmp, bytes, size, last));
+    QUIVER_RETURN_IF_ERROR(WriteCopy(tmp, bytes, size));
     return fs_->Rename(tmp, path);
   }
 
@@ -432,7 +477,7 @@ class Rebuilder {
     // damaged segment that no later Open gets past).
     const bool keep_prefix = scan.header_valid && scan.valid_end >= wal::kSegmentHeaderBytes;
     if (keep_prefix) {
-      QUIVER_RETURN_IF_ERROR(WriteCopy(copy, bytes, scan.valid_end, /*preallocate=*/false));
+      QUIVER_RETURN_IF_ERROR(WriteCopy(copy, bytes, scan.valid_end));
       QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
     }
     if (index + 1 < listing.segments.size()) {
@@ -458,10 +503,12 @@ class Rebuilder {
   RecoveredState* state_;
   BatchProcessor processor_;
   storage::MutationContext ctx_{};
+  storage::GroupBlocks replay_blocks_;  // blocks replay allocated and still uses (see ReplaySegments)
   storage::Version* version_ = nullptr;
   bool fresh_uuid_ = false;
   SequenceNumber first_header_ = 0;
-  bool in_group_ = false;  // a group's batches are being applied
+  SequenceNumber covered_ = 0;  // the loaded checkpoint's sequence (0: none)
+  bool in_group_ = false;       // a group's batches are being applied
 };
 
 }  // namespace

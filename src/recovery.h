@@ -46,6 +46,10 @@ struct RecoveredState {
   std::map<std::uint64_t, SequenceNumber> segment_first;
   SequenceNumber last_checkpoint = 0;  // newest valid checkpoint's sequence
   std::uint64_t epoch = 0;             // last epoch used while building
+  // The chain's allocated bytes when replay ended, before the version was
+  // published: what recovery held at its end, blocks that replay superseded
+  // included (tests report it).
+  std::int64_t replay_end_allocated_bytes = 0;
   OpenStats stats;
 };
 

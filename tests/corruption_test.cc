@@ -1099,8 +1099,15 @@ TEST(CorruptionTest, CheckpointFallbackEndToEnd) {
   EXPECT_EQ(fallback.stats.checkpoint_sequence, s_old);
   EXPECT_EQ(fallback.dump, c.log.states()[s_new]);
 
-  OpenOutcome none =
+  // No valid checkpoint: the log alone rebuilds the graph while it starts at
+  // sequence 1; without it, Corruption (never an empty graph).
+  OpenOutcome log_alone =
       OpenFiles({{wal::SegmentFileName(1), segment}, {checkpoint::CheckpointFileName(s_new), damaged}});
+  ASSERT_TRUE(log_alone.status.ok()) << log_alone.status.ToString();
+  EXPECT_TRUE(log_alone.stats.used_previous_checkpoint);
+  EXPECT_EQ(log_alone.stats.checkpoint_sequence, 0u);
+  EXPECT_EQ(log_alone.dump, c.log.states()[s_new]);
+  OpenOutcome none = OpenFiles({{checkpoint::CheckpointFileName(s_new), damaged}});
   EXPECT_EQ(none.status.code(), StatusCode::kCorruption) << none.status.ToString();
 
   // A checkpoint whose name disagrees with the sequence inside it.

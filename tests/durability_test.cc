@@ -16,9 +16,11 @@
 #include "env/file_system.h"
 #include "env/sim_file_system.h"
 #include "env_test_util.h"
+#include "graph_dir.h"
 #include "graph_impl.h"
 #include "quiver/quiver.h"
 #include "test_util.h"
+#include "wal/wal_format.h"
 
 namespace quiver {
 namespace {
@@ -229,6 +231,112 @@ TEST(DurabilityTest, ADeletedNewestSegmentIsReported) {
   auto shorter = GraphImpl::OpenDurable(o, "/db", &fs);
   ASSERT_TRUE(shorter.ok()) << shorter.status().ToString();
   EXPECT_LT((*shorter)->GetSnapshot().sequence(), 100u);
+}
+
+// The WAL segments of `dir`, by name.
+std::vector<std::string> Segments(env::SimFileSystem& fs, const std::string& dir) {
+  std::vector<std::string> out;
+  const std::vector<std::string> names = fs.ListDir(dir).value();
+  for (const std::string& n : names)
+    if (wal::ParseSegmentFileName(n)) out.push_back(n);
+  return out;
+}
+
+// Regression: with a checkpoint, Open checked that the log after it starts
+// no later than the checkpoint's sequence + 1 only when it replayed a group.
+// A header-only last segment replays none, so deleting every segment before
+// it (the ones holding groups above the checkpoint included) opened at the
+// checkpoint with OK, silently short of every group those segments held.
+TEST(DurabilityTest, MissingSegmentsBeforeAHeaderOnlyLastSegmentAreCorruption) {
+  env::SimFileSystem fs;
+  Options o = DurableOptions();
+  o.durable.checkpoint_on_close = false;
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+    for (int k = 1; k <= 20; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+    ASSERT_TRUE(g->Checkpoint().ok());
+    for (int k = 21; k <= 40; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+    ASSERT_TRUE(g->Checkpoint().ok());
+    for (int k = 41; k <= 80; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+  }
+  // A header-only last segment, as a start that died before its first
+  // group (or an Open whose checkpoint was ahead of the log) leaves it.
+  std::vector<std::string> segments = Segments(fs, "/db");
+  ASSERT_GE(segments.size(), 2u);
+  const std::string last = fs.ReadFileForTest("/db/" + segments.back()).value();
+  const std::uint64_t next = *wal::ParseSegmentFileName(segments.back()) + 1;
+  wal::SegmentHeader h = *wal::DecodeSegmentHeader(env::AsBytes(last));
+  h.segment_number = next;
+  h.first_sequence = 81;
+  std::byte header[wal::kSegmentHeaderBytes];
+  wal::EncodeSegmentHeader(h, std::span<std::byte, wal::kSegmentHeaderBytes>(header));
+  ASSERT_TRUE(fs.WriteFileForTest("/db/" + wal::SegmentFileName(next),
+                                  std::string(reinterpret_cast<const char*>(header), sizeof header))
+                  .ok());
+  ASSERT_TRUE(fs.WriteFileForTest("/db/SEGMENTS", graphdir::EncodeSegments(next)).ok());
+  // Every segment before it is deleted: groups 41..80 are gone.
+  for (const std::string& name : segments) ASSERT_TRUE(fs.Remove("/db/" + name).ok());
+  auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+  ASSERT_FALSE(g.ok()) << "opened at sequence " << (*g)->GetSnapshot().sequence();
+  EXPECT_EQ(g.status().code(), StatusCode::kCorruption) << g.status().ToString();
+}
+
+// A clean reopen (nothing replayed, the last segment's header and name known
+// durable from SEGMENTS) has nothing to make durable: it writes, syncs and
+// renames no file.
+TEST(DurabilityTest, CleanReopenWritesNothing) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  Options o = DurableOptions();
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+    for (int k = 1; k <= 30; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+  }  // Close writes a checkpoint: the next Open replays nothing
+  for (int round = 0; round < 2; ++round) {
+    fs.SetFault(env::FaultSpec{.ops = env::FaultOp::kWrite | env::FaultOp::kSync | env::FaultOp::kRename |
+                                      env::FaultOp::kTruncate | env::FaultOp::kRemove,
+                               .at = 0});
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_EQ((*g)->GetOpenStats().wal_groups_replayed, 0u);
+    EXPECT_EQ((*g)->GetOpenStats().wal_segments_rewritten, 0u);
+    EXPECT_EQ(fs.ops_seen(), 0u) << "a clean reopen wrote, synced, renamed or removed files";
+    fs.ClearFault();
+    o.durable.checkpoint_on_close = false;  // the second round reopens as the first left it
+  }
+}
+
+// Regression: an Open that found a salvage interrupted between setting the
+// damaged segment aside and putting its valid prefix in place finished it
+// silently, even without salvage_wal_prefix: committed data was given up
+// and nothing said so. It is reported as a salvage.
+TEST(DurabilityTest, FinishingAnInterruptedSalvageIsReported) {
+  env::SimFileSystem sim;
+  Options o = DurableOptions();
+  o.durable.wal_segment_bytes = 1024;
+  o.durable.checkpoint_on_close = false;
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &sim).value();
+    for (int k = 1; k <= 60; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+  }
+  const std::vector<std::string> segments = Segments(sim, "/db");
+  ASSERT_GE(segments.size(), 3u);
+  const std::string first = "/db/" + segments.front();
+  const std::uint64_t size = sim.ReadDurableForTest(first).value().size();
+  ASSERT_TRUE(sim.FlipBit(first, 8 * (size / 2)).ok());  // damage before later records
+  // Salvage dies at its last step: the prefix copy is not renamed into place.
+  env::FaultFileSystem fs(&sim);
+  fs.SetFault(env::FaultSpec{.ops = env::FaultOp::kRename, .path_contains = ".prefix"});
+  Options salvage = o;
+  salvage.durable.salvage_wal_prefix = true;
+  ASSERT_FALSE(GraphImpl::OpenDurable(salvage, "/db", &fs).ok());
+  ASSERT_EQ(fs.faults_injected(), 1u);
+  ASSERT_FALSE(sim.Exists(first).value());
+  fs.ClearFault();
+  auto g = GraphImpl::OpenDurable(o, "/db", &fs);  // no salvage option this time
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_TRUE((*g)->GetOpenStats().salvaged);
+  EXPECT_LT((*g)->GetSnapshot().sequence(), 60u);
 }
 
 // --- Crash-point enumeration

@@ -52,6 +52,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/synchronization/mutex.h"
+#include "checkpoint/checkpoint_format.h"
 #include "durable_workload.h"
 #include "env/fault_file_system.h"
 #include "env/file_system.h"
@@ -246,8 +247,12 @@ class AuditFileSystem final : public env::FileSystem {
     Status Truncate(std::uint64_t size) override {
       return fs_->Note(base_->Truncate(size), "truncate", path_);
     }
+    // No room for a reservation is not a failure the engine must act on:
+    // the WAL writer appends without one (wal_writer.h).
     Status Allocate(std::uint64_t offset, std::uint64_t length) override {
-      return fs_->Note(base_->Allocate(offset, length), "allocate", path_);
+      Status s = base_->Allocate(offset, length);
+      if (s.code() == StatusCode::kResourceExhausted) return s;
+      return fs_->Note(std::move(s), "allocate", path_);
     }
     Status StartWriteback(std::uint64_t offset, std::uint64_t length) override {
       return fs_->Note(base_->StartWriteback(offset, length), "start-writeback", path_);
@@ -524,7 +529,10 @@ RunResult RunWorkload(const Workload& w, SimFileSystem* disk, const FaultSpec& s
       if (code == StatusCode::kCorruption || code == StatusCode::kInternal)
         QUIVER_VIOLATION(t, audit, "an I/O error during Open was reported as " << opened.status().ToString());
     } else {
-      if (audit.failures() != 0) QUIVER_VIOLATION(t, audit, "Open succeeded although an operation failed");
+      // Only pruning what a kill left behind may fail without failing the
+      // Open, and then the failure is reported.
+      if (audit.failures() != 0 && (*opened)->GetOpenStats().prune_status.ok())
+        QUIVER_VIOLATION(t, audit, "Open succeeded although an operation failed, and reported nothing");
       Graph& g = **opened;
       bool checkpoint_poisoned = false;
       for (int k = w.first_group; k <= w.last_group; ++k) {
@@ -1383,6 +1391,117 @@ TEST(FaultInjectionTest, OpenPrunesCheckpointsLeftByAKill) {
   EXPECT_EQ(ReopenAndCheck(sim, o, 30, 30), 30u);
   EXPECT_EQ(Names(sim, "checkpoint-"), (std::vector<std::string>{"checkpoint-00000000000000000020.qck",
                                                                  "checkpoint-00000000000000000030.qck"}));
+}
+
+// Regression: a failed WAL preallocation (ENOSPC from fallocate) was fatal,
+// so a disk too full to reserve the next step of a segment (or the whole
+// segment the open-time rewrite reserved) stopped writes and made the graph
+// unopenable, although the appends themselves still had room. Preallocation
+// is an optimisation: its failure is counted and the writes go on.
+TEST(FaultInjectionTest, EnospcOnWalPreallocationIsNotFatal) {
+  SimFileSystem sim;
+  FaultFileSystem fault(&sim);
+  Options o = SmallSegments(1024);
+  o.durable.checkpoint_on_close = false;
+  fault.SetFault(FaultSpec{
+      .ops = FaultOp::kAllocate, .mode = FaultMode::kPersistent, .kind = FaultKind::kEnospc, .at = 1});
+  {
+    auto g = OpenOrDie(o, &fault);  // a new graph starts its first segment
+    ASSERT_NE(g, nullptr);
+    ASSERT_EQ(WriteGroups(*g, 1, 20), 20);  // several segment starts
+    EXPECT_GT(g->GetDurabilityStats().wal_segments_started, 0u);
+    EXPECT_FALSE(g->GetDurabilityStats().poisoned);
+  }
+  const std::uint64_t failed_before_reopen = fault.faults_injected();
+  EXPECT_GT(failed_before_reopen, 0u);
+  {
+    auto g = OpenOrDie(o, &fault);  // replays the tail, rewrites and reopens the last segment
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->GetSnapshot().sequence(), 20u);
+    EXPECT_TRUE(MatchesReference(g->GetSnapshot()));
+    ASSERT_EQ(WriteGroups(*g, 21, 25), 5);
+    EXPECT_GT(g->GetDurabilityStats().wal_preallocation_failures, 0u);
+  }
+  fault.ClearFault();
+  sim.Crash(env::CrashPolicy::kDropUnsynced, 3);
+  EXPECT_EQ(ReopenAndCheck(sim, o, 25, 25), 25u);
+}
+
+// Three checkpoints (10, 20, 30), as a kill between the publication of the
+// newest and its cleanup leaves them, over a WAL from 11 on.
+std::unique_ptr<SimFileSystem> ThreeCheckpoints(const Options& o) {
+  auto sim = std::make_unique<SimFileSystem>();
+  FaultFileSystem fault(sim.get());
+  auto g = OpenOrDie(o, &fault);
+  if (g == nullptr) return nullptr;
+  if (WriteGroups(*g, 1, 10) != 10 || !g->Checkpoint().ok()) return nullptr;
+  if (WriteGroups(*g, 11, 20) != 10 || !g->Checkpoint().ok()) return nullptr;
+  if (WriteGroups(*g, 21, 30) != 10) return nullptr;
+  fault.SetFault(FaultSpec{.ops = FaultOp::kRemove, .mode = FaultMode::kPersistent, .at = 1});
+  if (!g->Checkpoint().ok()) return nullptr;
+  g.reset();
+  if (Names(*sim, "checkpoint-").size() != 3) return nullptr;
+  return sim;
+}
+
+// Regression: Open's pruning removed the oldest of three checkpoints and the
+// log it needs without checking that the one before the newest is valid, so
+// with that one damaged the pruned checkpoint was the only fallback, and
+// damage to the newest later left nothing to open. Pruning now removes a
+// checkpoint only while a newer valid one is durable beside it.
+TEST(FaultInjectionTest, OpenNeverPrunesTheOnlyValidFallback) {
+  Options o = SmallSegments(1024);
+  o.durable.checkpoint_on_close = false;
+  std::unique_ptr<SimFileSystem> sim = ThreeCheckpoints(o);
+  ASSERT_NE(sim, nullptr);
+  const std::string c20 = env::JoinPath(kDir, checkpoint::CheckpointFileName(20));
+  const std::string c30 = env::JoinPath(kDir, checkpoint::CheckpointFileName(30));
+  auto flip_middle = [&](const std::string& path) {
+    const std::uint64_t size = sim->ReadDurableForTest(path).value().size();
+    ASSERT_TRUE(sim->FlipBit(path, 8 * (size / 2)).ok());
+  };
+  flip_middle(c20);
+  {
+    auto g = OpenOrDie(o, sim.get());
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->GetSnapshot().sequence(), 30u);
+    EXPECT_EQ(g->GetOpenStats().prune_status.code(), StatusCode::kCorruption)
+        << g->GetOpenStats().prune_status.ToString();
+  }
+  EXPECT_EQ(Names(*sim, "checkpoint-").size(), 3u) << "the only valid fallback was pruned";
+  // The newest is damaged too: the oldest valid one and its log recover.
+  flip_middle(c30);
+  auto g = OpenOrDie(o, sim.get());
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->GetOpenStats().checkpoint_sequence, 10u);
+  EXPECT_TRUE(g->GetOpenStats().used_previous_checkpoint);
+  EXPECT_EQ(g->GetSnapshot().sequence(), 30u);
+  EXPECT_TRUE(MatchesReference(g->GetSnapshot()));
+}
+
+// Regression: a failure while Open pruned what a kill left behind failed
+// the Open, although nothing it needs was missing. The failure is reported
+// and the graph opens; a later Open prunes.
+TEST(FaultInjectionTest, PruneFailureAtOpenIsReportedNotFatal) {
+  Options o = SmallSegments(1024);
+  o.durable.checkpoint_on_close = false;
+  std::unique_ptr<SimFileSystem> sim = ThreeCheckpoints(o);
+  ASSERT_NE(sim, nullptr);
+  FaultFileSystem fault(sim.get());
+  fault.SetFault(FaultSpec{.ops = FaultOp::kRemove, .mode = FaultMode::kPersistent, .at = 1});
+  {
+    auto g = OpenOrDie(o, &fault);
+    ASSERT_NE(g, nullptr);
+    EXPECT_EQ(g->GetSnapshot().sequence(), 30u);
+    EXPECT_GT(fault.faults_injected(), 0u);
+    EXPECT_EQ(Names(*sim, "checkpoint-").size(), 3u);
+    EXPECT_FALSE(g->GetOpenStats().prune_status.ok());
+    ASSERT_EQ(WriteGroups(*g, 31, 32), 2);
+  }
+  fault.ClearFault();
+  EXPECT_EQ(ReopenAndCheck(*sim, o, 32, 32), 32u);
+  EXPECT_EQ(Names(*sim, "checkpoint-"), (std::vector<std::string>{"checkpoint-00000000000000000020.qck",
+                                                                  "checkpoint-00000000000000000030.qck"}));
 }
 
 TEST(FaultInjectionTest, ReadErrorDuringRecoveryFailsOpenCleanly) {

@@ -609,5 +609,61 @@ TEST(GoldenFormatTest, NewerFormatVersionFailsOpenAndKeepsEveryByte) {
   }
 }
 
+// Regression: a newer file was recognised only if its header kept this
+// build's layout (the CRC where this build expects it). A newer format with
+// another header (longer, shorter, fields moved after magic and version)
+// was taken for damage: Corruption, a torn segment creation removed, or a
+// salvage that set it aside. The version is read from the magic and the
+// version field alone, before any other check of the header.
+TEST(GoldenFormatTest, NewerFormatWithAnotherHeaderLayoutIsUnimplemented) {
+  const std::string wal = ReadFile(kGoldenDir / kWalGolden);
+  ASSERT_FALSE(wal.empty());
+  // magic + version 7, then a header of another length whose CRC lies
+  // elsewhere, and some bytes after it.
+  auto newer = [](const char* magic, std::size_t header_bytes, std::size_t total) {
+    std::string out(magic, 8);
+    const std::uint32_t version = 7, length = static_cast<std::uint32_t>(header_bytes);
+    out.append(reinterpret_cast<const char*>(&version), 4);
+    out.append(reinterpret_cast<const char*>(&length), 4);
+    while (out.size() < total) out.push_back(static_cast<char>(out.size() * 37 + 11));
+    const std::uint32_t crc = base::Crc32c(out.data(), header_bytes - 4);
+    std::memcpy(out.data() + header_bytes - 4, &crc, 4);
+    return out;
+  };
+  const std::string seg1 = wal::SegmentFileName(1);
+  const std::string seg2 = wal::SegmentFileName(2);
+  const std::string ck5 = checkpoint::CheckpointFileName(5);
+  struct Case {
+    const char* what;
+    std::vector<std::pair<std::string, std::string>> files;
+    std::string culprit;
+  };
+  const std::vector<Case> cases = {
+      {"WAL segment with a 128-byte header and records", {{seg1, newer("QVRWAL01", 128, 400)}}, seg1},
+      {"header-only last WAL segment with a 48-byte header",
+       {{seg1, wal}, {seg2, newer("QVRWAL01", 48, 48)}},
+       seg2},
+      {"checkpoint with a 96-byte header", {{ck5, newer("QVRCKP01", 96, 300)}, {seg1, wal}}, ck5},
+      {"identity file of 24 bytes", {{"QUIVER", newer("QUIVERDB", 24, 24)}, {seg1, wal}}, "QUIVER"},
+  };
+  for (const Case& c : cases) {
+    for (bool salvage : {false, true}) {
+      SCOPED_TRACE(std::string(c.what) + (salvage ? ", salvage_wal_prefix" : ""));
+      env::SimFileSystem fs;
+      ASSERT_TRUE(fs.CreateDir("/db").ok());
+      for (const auto& [name, bytes] : c.files) ASSERT_TRUE(fs.WriteFileForTest("/db/" + name, bytes).ok());
+      const auto before = DirBytes(fs, "/db");
+      Options o;
+      o.durable.checkpoint_on_close = false;
+      o.durable.salvage_wal_prefix = salvage;
+      auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+      ASSERT_FALSE(g.ok());
+      EXPECT_EQ(g.status().code(), StatusCode::kUnimplemented) << g.status().ToString();
+      EXPECT_NE(g.status().message().find(c.culprit), std::string::npos) << g.status().ToString();
+      EXPECT_EQ(DirBytes(fs, "/db"), before);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace quiver

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -142,6 +143,110 @@ TEST(GraphDirTest, GraphMadeBeforeTheIdentityFileIsAdopted) {
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_EQ((*g)->GetSnapshot().sequence(), 40u);
   EXPECT_EQ(ReadAll(*env::PosixFileSystem(), dir.File("QUIVER")), graphdir::EncodeIdentity());
+}
+
+// The names in `dir`, sorted, with their bytes.
+std::map<std::string, std::string> Listing(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : std::filesystem::directory_iterator(dir))
+    out[e.path().filename().string()] = ReadAll(*env::PosixFileSystem(), e.path().string());
+  return out;
+}
+
+// Regression: a graph directory made before the identity file existed was
+// refused as "not a Quiver graph" as soon as it held any file Quiver did not
+// write. Valid Quiver data files make it a graph: it is adopted, and the
+// unrelated files are left exactly as they were (never removed, renamed or
+// written), including names that look like Quiver's transient ones.
+TEST(GraphDirTest, LegacyDirectoryWithUnrelatedFilesIsAdoptedAndKeepsThem) {
+  TempDir dir;
+  Options o = SmallOptions();
+  o.durable.checkpoint_on_close = false;
+  {
+    auto g = Graph::Open(o, dir.path()).value();
+    for (int k = 1; k <= 30; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+    ASSERT_TRUE(g->Checkpoint().ok());
+    for (int k = 31; k <= 40; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+  }
+  // As an older Quiver left it (no identity file, no SEGMENTS), with the
+  // owner's files beside it.
+  std::filesystem::remove(dir.File("QUIVER"));
+  std::filesystem::remove(dir.File("SEGMENTS"));
+  auto* fs = env::PosixFileSystem();
+  const std::map<std::string, std::string> theirs = {{"notes.txt", "mine"},
+                                                     {"work.tmp", "also mine"},
+                                                     {"draft.prefix", "a prefix of mine"},
+                                                     {"old.salvaged", "not a set-aside segment"}};
+  for (const auto& [name, bytes] : theirs) ASSERT_TRUE(WriteAll(*fs, dir.File(name), bytes).ok());
+  for (int round = 0; round < 2; ++round) {
+    auto g = Graph::Open(o, dir.path());
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_EQ((*g)->GetSnapshot().sequence(), 40u);
+  }
+  EXPECT_EQ(ReadAll(*fs, dir.File("QUIVER")), graphdir::EncodeIdentity());
+  const std::map<std::string, std::string> now = Listing(dir.path());
+  for (const auto& [name, bytes] : theirs) {
+    ASSERT_TRUE(now.count(name)) << name << " was removed";
+    EXPECT_EQ(now.at(name), bytes) << name;
+  }
+}
+
+// A file merely named like a Quiver data file does not make a directory a
+// graph: with another file beside it and no valid Quiver header in it, the
+// directory is still refused, untouched.
+TEST(GraphDirTest, DataFileNamesWithoutQuiverContentDoNotMakeAGraph) {
+  TempDir dir;
+  auto* fs = env::PosixFileSystem();
+  ASSERT_TRUE(WriteAll(*fs, dir.File("notes.txt"), "mine").ok());
+  ASSERT_TRUE(WriteAll(*fs, dir.File(wal::SegmentFileName(1)), "not a segment, just a name").ok());
+  const std::map<std::string, std::string> before = Listing(dir.path());
+  auto g = Graph::Open(SmallOptions(), dir.path());
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kFailedPrecondition) << g.status().ToString();
+  EXPECT_EQ(Listing(dir.path()), before);
+}
+
+// Regression: an Open refused after the first look at the directory (an
+// identity file of a newer format, or a damaged one) had already created
+// LOCK in it. A refused Open creates nothing.
+TEST(GraphDirTest, RefusedOpenCreatesNothing) {
+  const std::string newer = graphdir::EncodeIdentity(graphdir::kDirFormatVersion + 1);
+  for (const std::string& identity : {newer, std::string("QUIVERDB garbage")}) {
+    TempDir dir;
+    ASSERT_TRUE(WriteAll(*env::PosixFileSystem(), dir.File("QUIVER"), identity).ok());
+    const std::map<std::string, std::string> before = Listing(dir.path());
+    auto g = Graph::Open(SmallOptions(), dir.path());
+    ASSERT_FALSE(g.ok());
+    EXPECT_TRUE(g.status().code() == StatusCode::kUnimplemented ||
+                g.status().code() == StatusCode::kCorruption)
+        << g.status().ToString();
+    EXPECT_EQ(Listing(dir.path()), before);
+  }
+}
+
+// A crash after the identity file was written but before the first WAL
+// segment was recorded leaves a directory with QUIVER and nothing else: no
+// commit was ever acknowledged there, so it holds no graph yet. Open
+// finishes creating it, error_if_exists does not refuse it, and
+// create_if_missing = false finds no graph.
+TEST(GraphDirTest, InterruptedCreationHoldsNoGraphYet) {
+  TempDir dir;
+  ASSERT_TRUE(WriteAll(*env::PosixFileSystem(), dir.File("QUIVER"), graphdir::EncodeIdentity()).ok());
+  Options missing = SmallOptions();
+  missing.create_if_missing = false;
+  auto none = Graph::Open(missing, dir.path());
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.status().code(), StatusCode::kNotFound) << none.status().ToString();
+  Options fresh = SmallOptions();
+  fresh.error_if_exists = true;
+  {
+    auto g = Graph::Open(fresh, dir.path());
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    ASSERT_TRUE(ApplyGroup(**g, 1).ok());
+  }
+  auto again = Graph::Open(fresh, dir.path());  // now it holds a graph
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), StatusCode::kAlreadyExists) << again.status().ToString();
 }
 
 TEST(GraphDirTest, IdentityOfANewerFormatIsRefusedAndKept) {

@@ -496,25 +496,25 @@ class Replayer {
 
 // ---- The directory
 
-// The newest checkpoint if it passes every check, else the second newest
-// (the fallback); no older one is tried.
-Result<std::optional<Checkpoint>> LoadNewestCheckpoint(const DirectoryFiles& files, bool* used_previous) {
+// The newest checkpoint that passes every check, else the newest valid one
+// before it; none if there is none (ReadGraphFiles then requires the log to
+// start at sequence 1, or reports the newest one's damage).
+Result<std::optional<Checkpoint>> LoadNewestCheckpoint(const DirectoryFiles& files, bool* used_previous,
+                                                       Status* newest_error) {
   std::vector<std::pair<std::uint64_t, std::string>> found;
   for (const std::string& name : files.names)
     if (auto seq = ParseNumberedName(name, "checkpoint-", ".qck")) found.emplace_back(*seq, name);
   std::sort(found.rbegin(), found.rend());
-  Status first_error;
-  if (found.size() > 2) found.resize(2);
   for (const auto& [seq, name] : found) {
     QUIVER_ASSIGN_OR_RETURN(std::string bytes, files.read(name));
     Result<Checkpoint> c = ReadCheckpoint(bytes, seq);
     if (c.ok()) {
-      *used_previous = !first_error.ok();
+      *used_previous = !newest_error->ok();
       return std::optional<Checkpoint>(std::move(*c));
     }
-    if (first_error.ok()) first_error = Bad(name + ": " + std::string(c.status().message()));
+    if (newest_error->ok()) *newest_error = Bad(name + ": " + std::string(c.status().message()));
   }
-  if (!first_error.ok()) return first_error;
+  *used_previous = !newest_error->ok();
   return std::optional<Checkpoint>();
 }
 
@@ -589,9 +589,14 @@ std::uint32_t Crc32c(std::uint32_t crc, const void* data, std::size_t n) {
 
 Result<ReaderState> ReadGraphFiles(const DirectoryFiles& files) {
   bool used_previous = false;
-  QUIVER_ASSIGN_OR_RETURN(std::optional<Checkpoint> checkpoint, LoadNewestCheckpoint(files, &used_previous));
+  Status newest_error;
+  QUIVER_ASSIGN_OR_RETURN(std::optional<Checkpoint> checkpoint,
+                          LoadNewestCheckpoint(files, &used_previous, &newest_error));
   QUIVER_ASSIGN_OR_RETURN(std::vector<Segment> segments,
                           ScanSegments(files, checkpoint ? checkpoint->state.sequence : 0));
+  // Every checkpoint damaged: the log alone, if it starts at sequence 1.
+  if (!checkpoint && !newest_error.ok() && (segments.empty() || segments[0].first_sequence != 1))
+    return newest_error;
   QUIVER_RETURN_IF_ERROR(CheckChain(segments, checkpoint));
   ReaderState state = checkpoint ? std::move(checkpoint->state) : ReaderState{};
   state.used_previous_checkpoint = used_previous;

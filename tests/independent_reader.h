@@ -11,7 +11,8 @@
 // only skipped. It is strict where the docs are (CRCs, reserved bytes,
 // sequence continuity, id limits, Corruption for damage followed by
 // committed data), and it picks the newest checkpoint that passes every
-// check, else the previous one, as recovery does.
+// check, else the newest valid one before it, else (every checkpoint
+// damaged) the log alone if it starts at sequence 1, as recovery does.
 //
 // Example:
 //   Result<ReaderState> files = test::ReadGraphDirectory(dir);   // before Open changes them

@@ -1,9 +1,11 @@
 // A warmed-up TraversalContext serves repeated queries without allocating:
 // this binary's operator new counts allocations made on the test's thread
-// while counting is switched on.
+// while counting is switched on. (It is also the binary's one operator new,
+// so it carries the allocation-failure hook of alloc_hook.h.)
 #include <cstdlib>
 #include <new>
 
+#include "alloc_hook.h"
 #include "gtest/gtest.h"
 #include "quiver/traversal.h"
 #include "traversal_test_graph.h"
@@ -27,6 +29,7 @@ thread_local std::size_t g_allocations = 0;
 #endif
 void* operator new(std::size_t n) {
   if (g_counting) ++g_allocations;
+  if (quiver::test_util::OperatorNewShouldFail()) throw std::bad_alloc();
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }

@@ -76,6 +76,12 @@ struct OpenStats {
   // before Open returned (see docs/durability.md: a log page read back after
   // a crash is not proof that it is on disk). Open writes no checkpoint.
   std::uint64_t wal_segments_rewritten = 0;
+  // OK, or why Open did not finish removing what a kill between a
+  // checkpoint and its cleanup left behind (checkpoints before the previous
+  // one, WAL segments it covers): a failed removal, or a previous
+  // checkpoint that does not verify (then nothing is removed, so an older
+  // valid checkpoint stays as the fallback). The graph opened either way.
+  Status prune_status;
   std::uint64_t open_microseconds = 0;
   // Parts of open_microseconds: reading and loading the checkpoint (on
   // load_threads threads, DurableOptions::io_threads; 0 if no checkpoint was
@@ -91,6 +97,11 @@ struct DurabilityStats {
   std::uint64_t wal_syncs = 0;
   std::uint64_t wal_bytes = 0;
   std::uint64_t wal_segments_started = 0;
+  // Times the file system had no room to reserve WAL space ahead of the
+  // appends (including the reservation Open makes). Not an error: the
+  // writer appends without a reservation (a disk that is really full then
+  // fails the append, which poisons); a sign the disk is nearly full.
+  std::uint64_t wal_preallocation_failures = 0;
   std::uint64_t checkpoints_written = 0;
   std::uint64_t checkpoint_failures = 0;
   SequenceNumber last_checkpoint_sequence = 0;

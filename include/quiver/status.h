@@ -43,8 +43,20 @@ enum class StatusCode : std::uint8_t {
 // Returns the stable name of `code`, e.g. "InvalidArgument".
 std::string_view StatusCodeName(StatusCode code);
 
+class Status;
+
+namespace internal {
+// A status whose state is built once and never freed, so that copying it
+// allocates nothing (the copy shares the state): for answers that must be
+// given even when memory has run out. Building one allocates; build it
+// before it is needed and keep it (e.g. behind a static pointer, never
+// destroyed) for the life of the process.
+Status ImmortalStatus(StatusCode code, std::string_view message);
+}  // namespace internal
+
 // A success or a failure with a code and a message. An OK status holds no
-// heap memory; copying a non-OK status copies its message.
+// heap memory; copying a non-OK status copies its message (except an
+// internal::ImmortalStatus, whose copies share it and allocate nothing).
 class [[nodiscard]] Status {
  public:
   Status() = default;  // OK
@@ -69,11 +81,22 @@ class [[nodiscard]] Status {
   void IgnoreError() const {}
 
  private:
+  friend Status internal::ImmortalStatus(StatusCode code, std::string_view message);
   struct State {
     StatusCode code;
     std::string message;
+    bool immortal = false;  // never freed; copies share it
   };
-  std::unique_ptr<State> state_;
+  struct StateDeleter {
+    void operator()(State* s) const noexcept {
+      if (!s->immortal) delete s;
+    }
+  };
+  static State* CopyState(const State* s) {
+    if (s == nullptr || s->immortal) return const_cast<State*>(s);
+    return new State(*s);
+  }
+  std::unique_ptr<State, StateDeleter> state_;
 };
 
 bool operator==(const Status& a, const Status& b);

@@ -29,16 +29,25 @@ std::string_view StatusCodeName(StatusCode code) {
 
 Status::Status(StatusCode code, std::string_view message) {
   // An OK code never carries state, so ok() stays a null check.
-  if (code != StatusCode::kOk) state_ = std::make_unique<State>(State{code, std::string(message)});
+  if (code != StatusCode::kOk) state_.reset(new State{code, std::string(message)});
 }
 
-Status::Status(const Status& other)
-    : state_(other.state_ ? std::make_unique<State>(*other.state_) : nullptr) {}
+Status::Status(const Status& other) : state_(CopyState(other.state_.get())) {}
 
 Status& Status::operator=(const Status& other) {
-  if (this != &other) state_ = other.state_ ? std::make_unique<State>(*other.state_) : nullptr;
+  if (this != &other) state_.reset(CopyState(other.state_.get()));
   return *this;
 }
+
+namespace internal {
+
+Status ImmortalStatus(StatusCode code, std::string_view message) {
+  Status s(code, message);
+  if (s.state_ != nullptr) s.state_->immortal = true;
+  return s;
+}
+
+}  // namespace internal
 
 std::string_view Status::message() const { return state_ ? std::string_view(state_->message) : ""; }
 

@@ -69,9 +69,15 @@ struct Header {
   std::uint64_t edge_limit = 0;
 };
 
-// The format version of a header whose magic and CRC are intact, whatever
-// the version; nullopt otherwise.
-std::optional<std::uint32_t> IntactHeaderVersion(std::span<const std::byte> in);
+// The version of a checkpoint written by a newer format, from the magic and
+// the version field alone, as wal::NewerFormatVersion decides it for a
+// segment (a header of a layout this build reads whose CRC matches once its
+// version field is put back is damage, not a newer file).
+std::optional<std::uint32_t> NewerFormatVersion(std::span<const std::byte> in);
+
+// Whether `in` starts with a header of a version this build reads whose
+// magic, length and CRC are intact (the rest of the file unchecked).
+bool HeaderIsIntact(std::span<const std::byte> in);
 
 std::string CheckpointFileName(std::uint64_t sequence);
 // The sequence of a checkpoint file name (not .tmp), or nullopt.

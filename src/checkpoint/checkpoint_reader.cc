@@ -121,6 +121,11 @@ Result<std::span<const std::byte>> ReadBlock(const Source& src, const BlockRef& 
 }
 
 Status ParseHeader(std::span<const std::byte> file, Header* h) {
+  // Written by a format this build does not know, judged from the magic and
+  // the version field alone: not damage (no fallback to an older
+  // checkpoint), and never touched.
+  if (auto newer = NewerFormatVersion(file))
+    return wal::UnknownVersionError("checkpoint", *newer, kFormatVersion);
   if (file.size() < kHeaderBytes) return Bad("shorter than its header");
   const std::byte* p = file.data();
   auto get = [p](std::size_t at, auto* v) { std::memcpy(v, p + at, sizeof(*v)); };
@@ -131,11 +136,8 @@ Status ParseHeader(std::span<const std::byte> file, Header* h) {
   get(12, &header_bytes);
   get(60, &crc);
   if (magic != kMagic) return Bad("bad magic");
-  if (crc != base::Crc32c(p, 60)) return Bad("header damaged");
-  // Written whole, by a format this build does not know: not damage (no
-  // fallback to an older checkpoint), and never touched.
-  if (version != kFormatVersion) return wal::UnknownVersionError("checkpoint", version, kFormatVersion);
-  if (header_bytes != kHeaderBytes) return Bad("header damaged");
+  if (crc != base::Crc32c(p, 60) || version != kFormatVersion || header_bytes != kHeaderBytes)
+    return Bad("header damaged");
   std::memcpy(h->uuid.data(), p + 16, 16);
   get(32, &h->sequence);
   get(40, &h->vertex_limit);
@@ -621,8 +623,8 @@ class Loader {
 Status Load(const Source& src, GraphRoots& roots, storage::MutationContext& ctx, Header* header,
             unsigned threads) {
   std::vector<std::byte> scratch;
-  if (src.size() < kHeaderBytes) return Bad("shorter than its header");
-  QUIVER_ASSIGN_OR_RETURN(auto head, src.Read(0, kHeaderBytes, &scratch));
+  QUIVER_ASSIGN_OR_RETURN(auto head,
+                          src.Read(0, std::min<std::uint64_t>(src.size(), kHeaderBytes), &scratch));
   QUIVER_RETURN_IF_ERROR(ParseHeader(head, header));
   roots.sequence = header->sequence;
   Loader loader(src, roots, ctx, threads);
@@ -634,6 +636,25 @@ Status Load(const Source& src, GraphRoots& roots, storage::MutationContext& ctx,
 Status LoadCheckpoint(std::span<const std::byte> file, GraphRoots& roots, storage::MutationContext& ctx,
                       Header* header, unsigned threads) {
   return Load(SpanSource(file), roots, ctx, header, threads);
+}
+
+Status VerifyCheckpointFile(const env::ReadableFile& file, Header* header) {
+  QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file.Size());
+  FileSource src(file, size);
+  std::vector<std::byte> scratch;
+  QUIVER_ASSIGN_OR_RETURN(auto head, src.Read(0, std::min<std::uint64_t>(size, kHeaderBytes), &scratch));
+  QUIVER_RETURN_IF_ERROR(ParseHeader(head, header));
+  std::vector<BlockRef> blocks;
+  QUIVER_RETURN_IF_ERROR(IndexBlocks(src, *header, &blocks));
+  for (const BlockRef& b : blocks) QUIVER_RETURN_IF_ERROR(ReadBlock(src, b, &scratch).status());
+  QUIVER_ASSIGN_OR_RETURN(auto end, ReadBlock(src, blocks.back(), &scratch));
+  base::ByteReader r(end);
+  std::uint64_t live_vertices, live_edges, before;
+  if (!r.GetVarint(&live_vertices) || !r.GetVarint(&live_edges) || !r.GetVarint(&before) ||
+      r.remaining() != 0 || before != blocks.size() - 1 || live_vertices > header->vertex_limit ||
+      live_edges > header->edge_limit)
+    return Bad("end block disagrees with the file");
+  return Status::Ok();
 }
 
 Status LoadCheckpointFile(const env::ReadableFile& file, GraphRoots& roots, storage::MutationContext& ctx,

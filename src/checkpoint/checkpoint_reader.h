@@ -26,6 +26,15 @@ Status LoadCheckpoint(std::span<const std::byte> file, storage::GraphRoots& root
 Status LoadCheckpointFile(const env::ReadableFile& file, storage::GraphRoots& roots,
                           storage::MutationContext& ctx, Header* header, unsigned threads = 1);
 
+// Checks `file` without loading it: the header, the framing of every block,
+// every block's CRC and the end block's counts of blocks. Reads the file
+// block by block and builds nothing. Corruption if a check fails,
+// Unimplemented for a newer format, I/O errors as they are. Passing does
+// not prove every reference inside resolves (only LoadCheckpoint does), but
+// a file that passed LoadCheckpoint once and passes this now is unchanged
+// on disk.
+Status VerifyCheckpointFile(const env::ReadableFile& file, Header* header);
+
 }  // namespace quiver::checkpoint
 
 #endif  // QUIVER_CHECKPOINT_CHECKPOINT_READER_H_

@@ -48,12 +48,19 @@ std::optional<SegmentHeader> DecodeSegmentHeader(std::span<const std::byte> in) 
   return h;
 }
 
-std::optional<std::uint32_t> IntactHeaderVersion(std::span<const std::byte> in) {
-  if (in.size() < kSegmentHeaderBytes) return std::nullopt;
+std::optional<std::uint32_t> NewerFormatVersion(std::span<const std::byte> in) {
+  if (in.size() < 12) return std::nullopt;
   const std::byte* p = in.data();
-  if (Get<std::uint64_t>(p) != kSegmentMagic || Get<std::uint32_t>(p + 56) != base::Crc32c(p, 56))
+  const auto version = Get<std::uint32_t>(p + 8);
+  if (Get<std::uint64_t>(p) != kSegmentMagic || version <= kFormatVersion || version > kMaxFormatVersion)
     return std::nullopt;
-  return Get<std::uint32_t>(p + 8);
+  if (in.size() >= kSegmentHeaderBytes) {
+    std::byte known[kSegmentHeaderBytes];
+    std::memcpy(known, p, kSegmentHeaderBytes);
+    Put<std::uint32_t>(known + 8, kFormatVersion);
+    if (Get<std::uint32_t>(known + 56) == base::Crc32c(known, 56)) return std::nullopt;
+  }
+  return version;
 }
 
 Status UnknownVersionError(std::string_view what, std::uint32_t version, std::uint32_t known) {

@@ -60,10 +60,20 @@ void EncodeSegmentHeader(const SegmentHeader& h, std::span<std::byte, kSegmentHe
 // Nullopt if magic, version, size or CRC do not match.
 std::optional<SegmentHeader> DecodeSegmentHeader(std::span<const std::byte> in);
 
-// The format version of a header whose magic and CRC are intact, whatever
-// the version; nullopt otherwise. Tells "written by another format version"
-// (an error) from "never finished being written" (a torn creation).
-std::optional<std::uint32_t> IntactHeaderVersion(std::span<const std::byte> in);
+// Format versions are small numbers; a version field above this is damage.
+inline constexpr std::uint32_t kMaxFormatVersion = 0xFFFF;
+
+// The version of a segment written by a newer format, read from the magic
+// and the version field alone (bytes 0..11), before any other check of the
+// header, so that a newer format is recognised whatever its header looks
+// like after those fields (length, field order, where its CRC lies). Only
+// the magic and the place of the version field are fixed for all formats:
+// a newer Quiver never changes them. nullopt if the magic does not match,
+// the version is one this build reads (or 0, or above kMaxFormatVersion:
+// damage), or the header has this build's layout and its CRC matches once
+// the version field is put back to kFormatVersion (a flipped version bit
+// in a header of this format, which is damage, not a newer file).
+std::optional<std::uint32_t> NewerFormatVersion(std::span<const std::byte> in);
 
 // The status for a file of a format version this build does not read
 // (Unimplemented, naming `what` and the version). Such a file is never

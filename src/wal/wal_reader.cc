@@ -55,7 +55,7 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
   *scan = SegmentScan{};
   scan->file_bytes = bytes.size();
   auto header = DecodeSegmentHeader(bytes);
-  if (auto version = IntactHeaderVersion(bytes); !header && version && *version != kFormatVersion)
+  if (auto version = NewerFormatVersion(bytes); !header && version)
     return UnknownVersionError("WAL segment", *version, kFormatVersion);
   if (!header) {
     // A header that never reached the disk whole: the segment was being

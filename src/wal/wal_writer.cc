@@ -14,8 +14,6 @@ Status WalWriter::StartSegment(std::uint64_t segment_number, SequenceNumber firs
   }
   std::string path = env::JoinPath(dir_, SegmentFileName(segment_number));
   QUIVER_ASSIGN_OR_RETURN(file_, fs_->OpenWritable(path, env::OpenMode::kCreateNew));
-  // Preallocation is an optimisation (fewer metadata updates per fdatasync);
-  // its failure to reserve space shows up as ENOSPC on append instead.
   reserved_ = 0;
   QUIVER_RETURN_IF_ERROR(Reserve(kSegmentHeaderBytes));
   std::byte header[kSegmentHeaderBytes];
@@ -45,7 +43,15 @@ Status WalWriter::Reserve(std::uint64_t end) {
   if (end <= reserved_ || reserved_ >= segment_bytes_) return Status::Ok();
   const std::uint64_t target =
       std::min(segment_bytes_, std::max({end, 2 * reserved_, std::min(segment_bytes_, kFirstReservation)}));
-  QUIVER_RETURN_IF_ERROR(file_->Allocate(reserved_, target - reserved_));
+  Status s = file_->Allocate(reserved_, target - reserved_);
+  if (s.code() == StatusCode::kResourceExhausted) {
+    // No room to reserve: append without a reservation for the rest of this
+    // segment (a full disk then shows up as ENOSPC on the append itself).
+    if (preallocation_failures_ != nullptr) preallocation_failures_->fetch_add(1, std::memory_order_relaxed);
+    reserved_ = segment_bytes_;
+    return Status::Ok();
+  }
+  QUIVER_RETURN_IF_ERROR(s);
   reserved_ = target;
   return Status::Ok();
 }

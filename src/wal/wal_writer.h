@@ -11,13 +11,19 @@
 // end, since truncating a torn tail frees the reservation), then each step
 // doubles what the segment holds reserved, up to the segment's target size.
 // So a small graph takes about 1 MiB of WAL on disk, not the target size,
-// and a large one reserves a handful of times per segment.
+// and a large one reserves a handful of times per segment. Reserving is an
+// optimisation (fewer metadata updates per fdatasync): when the file system
+// has no room for a reservation (ResourceExhausted), the writer counts it,
+// stops reserving in that segment and appends without one; the append
+// itself then fails if the disk is really full. Any other error of a
+// reservation is an error of the file.
 //
 // After any error the writer is unusable (the caller poisons the graph;
 // fsync is never retried).
 #ifndef QUIVER_WAL_WAL_WRITER_H_
 #define QUIVER_WAL_WAL_WRITER_H_
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -36,8 +42,15 @@ class WalWriter {
   // The first disk reservation of a segment (less if the target is smaller).
   static constexpr std::uint64_t kFirstReservation = std::uint64_t{1} << 20;
 
-  WalWriter(env::FileSystem* fs, std::string dir, Uuid uuid, std::uint64_t segment_bytes)
-      : fs_(fs), dir_(std::move(dir)), uuid_(uuid), segment_bytes_(segment_bytes) {}
+  // `preallocation_failures`, if set, counts the reservations the file
+  // system had no room for; it must outlive the writer.
+  WalWriter(env::FileSystem* fs, std::string dir, Uuid uuid, std::uint64_t segment_bytes,
+            std::atomic<std::uint64_t>* preallocation_failures = nullptr)
+      : fs_(fs),
+        dir_(std::move(dir)),
+        uuid_(uuid),
+        segment_bytes_(segment_bytes),
+        preallocation_failures_(preallocation_failures) {}
 
   // Creates segment `segment_number` whose first record has `first_sequence`
   // and makes it durable (file and directory entry).
@@ -61,7 +74,8 @@ class WalWriter {
 
  private:
   // Reserves space so that bytes up to `end` are preallocated, growing the
-  // reservation by doubling, never past segment_bytes_.
+  // reservation by doubling, never past segment_bytes_. No room for it is
+  // not an error (see the top of this file).
   Status Reserve(std::uint64_t end);
 
   env::FileSystem* fs_;
@@ -72,6 +86,7 @@ class WalWriter {
   std::uint64_t segment_number_ = 0;
   std::uint64_t segment_size_ = 0;
   std::uint64_t reserved_ = 0;  // bytes of the current segment preallocated
+  std::atomic<std::uint64_t>* const preallocation_failures_;
   std::vector<std::byte> buffer_;
 };
 

@@ -60,6 +60,26 @@ std::uint32_t SpareCores() {
 
 }  // namespace
 
+const Status& OutOfMemoryStatus() {
+  static const Status* const s = new Status(
+      internal::ImmortalStatus(StatusCode::kResourceExhausted,
+                               "out of memory while applying the commit group; nothing of it was applied"));
+  return *s;
+}
+
+const Status& PoisonedStatus() {
+  static const Status* const s = new Status(
+      internal::ImmortalStatus(StatusCode::kPoisoned, "an earlier failure stopped all writes to this graph"));
+  return *s;
+}
+
+const Status& DurabilityUnknownStatus() {
+  static const Status* const s = new Status(internal::ImmortalStatus(
+      StatusCode::kDurabilityUnknown,
+      "WAL write failed (no memory left to describe the failure); the group may or may not be on disk"));
+  return *s;
+}
+
 std::size_t WriteRequest::cost() const { return internal::WriteBatchInternal::CountedOps(batch_); }
 
 void WriteRequest::Complete(Result<CommitInfo> result) {

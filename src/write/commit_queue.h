@@ -57,6 +57,13 @@ namespace quiver {
 // One batch on its way through the writer. A synchronous request is shared
 // by its producer and the writer (two references); an asynchronous one is
 // owned by the writer and completes a promise.
+// The writer's answers that need no memory to give: copies of statuses
+// built once (internal::ImmortalStatus), so copying them allocates nothing.
+// Each is built on its first call; GraphImpl calls them while it starts.
+const Status& OutOfMemoryStatus();        // ResourceExhausted: nothing of the group was applied
+const Status& PoisonedStatus();           // Poisoned: an earlier failure stopped all writes
+const Status& DurabilityUnknownStatus();  // DurabilityUnknown: the WAL write failed, no memory to say how
+
 class WriteRequest {
  public:
   WriteRequest(WriteBatch batch, bool async) : batch_(std::move(batch)), async_(async) {}
@@ -84,9 +91,9 @@ class WriteRequest {
   std::uint64_t group_ = 0;  // the group expected at Push (invariant 1)
   std::atomic<int> refs_{2};
   std::atomic<std::uint32_t> done_{0};
-  // Until completed: the answer CompleteOutOfMemory gives.
-  Result<CommitInfo> result_{
-      ResourceExhaustedError("out of memory while applying the commit group; nothing of it was applied")};
+  // Until completed: the answer CompleteOutOfMemory gives (a copy of an
+  // immortal status: building a request allocates no message for it).
+  Result<CommitInfo> result_{OutOfMemoryStatus()};
   std::promise<Result<CommitInfo>> promise_;
 };
 

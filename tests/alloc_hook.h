@@ -1,0 +1,34 @@
+// Lets a test extend base::ArmAllocationFaults to the standard library's
+// allocations: while switched on, the test binary's operator new (defined
+// once per binary; in quiver_tests it is in traversal_alloc_test.cc) asks
+// base::ShouldFailAllocation and throws std::bad_alloc when told to. Off by
+// default, because Abseil's hash maps are not yet safe against an
+// allocation that throws while they grow (alloc_failure_test.cc).
+#ifndef QUIVER_TESTS_ALLOC_HOOK_H_
+#define QUIVER_TESTS_ALLOC_HOOK_H_
+
+#include <atomic>
+
+#include "base/memory.h"
+
+namespace quiver::test_util {
+
+inline std::atomic<bool> g_operator_new_consults_faults{false};
+
+// True if the calling thread's operator new must fail now.
+inline bool OperatorNewShouldFail() {
+  return g_operator_new_consults_faults.load(std::memory_order_relaxed) && base::ShouldFailAllocation();
+}
+
+// Switches the hook on for a scope.
+class ScopedOperatorNewFaults {
+ public:
+  ScopedOperatorNewFaults() { g_operator_new_consults_faults.store(true); }
+  ~ScopedOperatorNewFaults() { g_operator_new_consults_faults.store(false); }
+  ScopedOperatorNewFaults(const ScopedOperatorNewFaults&) = delete;
+  ScopedOperatorNewFaults& operator=(const ScopedOperatorNewFaults&) = delete;
+};
+
+}  // namespace quiver::test_util
+
+#endif  // QUIVER_TESTS_ALLOC_HOOK_H_

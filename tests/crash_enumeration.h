@@ -27,7 +27,15 @@
 //      files before Open, rebuilds the same state;
 //   4. a second crash at an operation inside that recovery, under the same
 //      policy, then a third open: the same state again (not only the same
-//      sequence).
+//      sequence);
+//   5. (one policy per crash point, or every policy with
+//      fallback_every_policy) the newest checkpoint of the crashed
+//      directory damaged as well: Open must fall back to the previous one
+//      (or, with none, to a log that starts at sequence 1) and recover the
+//      same state. This is what two checkpoint generations promise, and
+//      what removing files before the directory fsync that publishes the
+//      newer checkpoint breaks: a power cut can then keep the removals and
+//      lose the new name, leaving one checkpoint and no log before it.
 //
 // Thread safety: RunCrashEnumeration is single-threaded apart from the
 // producers it starts.
@@ -66,6 +74,10 @@ struct EnumerationConfig {
   int checkpoint_one_in = 6;       // producer 0 calls Checkpoint() after this share of bursts
   int big_value_one_in = 12;       // batches with a value over one WAL fragment
   std::uint64_t crash_points = 0;  // 0: every operation; else about this many, evenly spread
+  // Check 5 (a damaged newest checkpoint) under every crash policy, not one
+  // policy per crash point: the negative controls need it to see a lost
+  // second generation, which only some policies produce.
+  bool fallback_every_policy = false;
 };
 
 struct EnumerationFigures {
@@ -78,6 +90,8 @@ struct EnumerationFigures {
   std::uint64_t state_mismatches = 0;      // not the replay of a prefix; phantoms
   std::uint64_t second_crash_diffs = 0;    // the state after a crash during recovery differs
   std::uint64_t reader_disagreements = 0;  // the independent reader differs or fails
+  std::uint64_t fallback_checks = 0;       // crashed states opened with the newest checkpoint damaged
+  std::uint64_t fallback_failures = 0;     // ... that failed to open or recovered another state
   std::uint64_t batches = 0;               // of the reference run: acknowledged batches
   std::uint64_t groups = 0;                // ... in this many commit groups
   std::uint64_t checkpoints = 0;           // ... and this many checkpoints written
@@ -85,7 +99,8 @@ struct EnumerationFigures {
   std::vector<std::string> first_failures;
 
   std::uint64_t violations() const {
-    return acked_lost + recovery_failures + state_mismatches + second_crash_diffs + reader_disagreements;
+    return acked_lost + recovery_failures + state_mismatches + second_crash_diffs + reader_disagreements +
+           fallback_failures;
   }
   void Add(const EnumerationFigures& o);
 };
@@ -286,6 +301,9 @@ class CrashEnumerator {
       Note(where + ": independent reader differs: " + *diff);
     }
     g->reset();
+    if (c_.fallback_every_policy ||
+        static_cast<std::uint64_t>(policy) == n % std::size(env::kAllCrashPolicies))
+      CheckFallback(*before_recovery, state, where);
     if (recovery_ops == 0) return;
     // A second crash, inside that recovery, then a third open.
     before_recovery->SetCrashAtOperation(before_recovery->operation_count() + 1 + n % recovery_ops);
@@ -299,6 +317,32 @@ class CrashEnumerator {
       ++f_.second_crash_diffs;
       Note(where + ": a crash during recovery changed the recovered state (sequence " +
            std::to_string(s.sequence()) + " -> " + std::to_string((*again)->GetSnapshot().sequence()) + ")");
+    }
+  }
+
+  // Check 5: a copy of the crashed directory with its newest checkpoint
+  // damaged recovers `state` all the same.
+  void CheckFallback(const env::SimFileSystem& crashed, std::uint64_t state, const std::string& where) {
+    std::unique_ptr<env::SimFileSystem> disk = crashed.Clone();
+    std::string newest;
+    if (Result<std::vector<std::string>> names = disk->ListDir("/db"); names.ok()) {
+      for (const std::string& name : *names)
+        if (name.starts_with("checkpoint-") && name.ends_with(".qck")) newest = name;  // sorted names
+    }
+    if (newest.empty()) return;
+    const std::string path = "/db/" + newest;
+    const Result<std::string> bytes = disk->ReadDurableForTest(path);
+    if (!bytes.ok() || bytes->empty()) return;
+    if (!disk->FlipBit(path, 8 * (bytes->size() / 2)).ok()) return;
+    ++f_.fallback_checks;
+    auto g = GraphImpl::OpenDurable(c_.options, "/db", disk.get());
+    if (!g.ok()) {
+      ++f_.fallback_failures;
+      Note(where + ": with " + newest + " damaged, open failed: " + g.status().ToString());
+    } else if (StateFingerprint((*g)->GetSnapshot()) != state) {
+      ++f_.fallback_failures;
+      Note(where + ": with " + newest + " damaged, another state was recovered (sequence " +
+           std::to_string((*g)->GetSnapshot().sequence()) + ")");
     }
   }
 
@@ -367,6 +411,8 @@ inline void EnumerationFigures::Add(const EnumerationFigures& o) {
   state_mismatches += o.state_mismatches;
   second_crash_diffs += o.second_crash_diffs;
   reader_disagreements += o.reader_disagreements;
+  fallback_checks += o.fallback_checks;
+  fallback_failures += o.fallback_failures;
   batches += o.batches;
   groups += o.groups;
   checkpoints += o.checkpoints;
@@ -383,6 +429,8 @@ inline std::ostream& operator<<(std::ostream& out, const EnumerationFigures& f) 
       << ", states not a replayed prefix: " << f.state_mismatches
       << ", second-crash state differences: " << f.second_crash_diffs
       << ", independent reader disagreements: " << f.reader_disagreements
+      << ", newest checkpoint damaged: " << f.fallback_checks << " opens, " << f.fallback_failures
+      << " without a fallback"
       << ", acked batches verified: " << f.acked_verified << "; reference runs: " << f.batches
       << " batches in " << f.groups << " groups, " << f.checkpoints << " checkpoints, " << f.big_groups
       << " batches over one WAL fragment";

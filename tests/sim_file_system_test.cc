@@ -408,6 +408,22 @@ TEST_F(SimFileSystemTest, LoseUnsyncedDirEntriesKeepsDataUndoesNames) {
   EXPECT_EQ(Read(*crashed, "/db/gone"), "G");
 }
 
+TEST_F(SimFileSystemTest, KeepRemovalsLoseAdditionsKeepsOnlyRemovals) {
+  Durable("/db/a", "1");
+  Durable("/db/b", "B");
+  Durable("/db/gone", "G");
+  QUIVER_ASSERT_OK(Open("/db/a")->Append(AsBytes("2")));
+  QUIVER_ASSERT_OK(Open("/db/new")->Append(AsBytes("n")));
+  QUIVER_ASSERT_OK(fs_.Rename("/db/b", "/db/c"));
+  QUIVER_ASSERT_OK(fs_.Remove("/db/gone"));
+  auto crashed = Crashed(CrashPolicy::kKeepRemovalsLoseAdditions);
+  EXPECT_EQ(Read(*crashed, "/db/a"), "12");   // file data survives
+  EXPECT_FALSE(Exists(*crashed, "/db/new"));  // a creation is lost ...
+  EXPECT_EQ(Read(*crashed, "/db/b"), "B");    // ... and a rename, whole ...
+  EXPECT_FALSE(Exists(*crashed, "/db/c"));
+  EXPECT_FALSE(Exists(*crashed, "/db/gone"));  // ... while the later removal survives
+}
+
 TEST_F(SimFileSystemTest, KeepRandomPrefixKeepsAPrefixOfDirectoryChanges) {
   for (const char* name : {"/db/f1", "/db/f2", "/db/f3"}) Open(name);
   std::set<std::vector<std::string>> outcomes;

@@ -27,7 +27,11 @@ struct DurabilityFaults {
   // The checkpoint's cleanup (removing files it makes unnecessary) runs
   // before the directory fsync that makes the checkpoint's name durable:
   // WriteCheckpoint skips its directory fsync, the cleanup's own fsync
-  // comes after the removals.
+  // comes after the removals. No acknowledged commit is lost by this alone
+  // (the removed files are those the previous checkpoint covers); a crash
+  // that keeps the removals and loses the new name leaves one checkpoint
+  // and no log before it, which the enumeration sees by also damaging the
+  // newest checkpoint (crash_enumeration.h, check 5).
   std::atomic<bool> remove_before_dir_sync{false};
 };
 

@@ -77,6 +77,13 @@ std::vector<bool> SimFileSystem::SurvivingDirChanges(CrashPolicy policy, std::ui
       }
       break;
     }
+    case CrashPolicy::kKeepRemovalsLoseAdditions: {
+      // A group (a rename's two halves) survives only if it adds no name.
+      std::map<std::uint64_t, bool> adds;
+      for (const DirChange& c : dir_log_) adds[c.group] = adds[c.group] || c.entry.has_value();
+      for (std::size_t i = 0; i < dir_log_.size(); ++i) keep[i] = !adds[dir_log_[i].group];
+      break;
+    }
     case CrashPolicy::kDropUnsynced:
     case CrashPolicy::kExtendWithGarbage:
     case CrashPolicy::kExtendWithZeros:

@@ -29,6 +29,7 @@ std::string_view CrashPolicyName(CrashPolicy policy) {
     case CrashPolicy::kExtendWithGarbage: return "ExtendWithGarbage";
     case CrashPolicy::kExtendWithZeros: return "ExtendWithZeros";
     case CrashPolicy::kLoseUnsyncedDirEntries: return "LoseUnsyncedDirEntries";
+    case CrashPolicy::kKeepRemovalsLoseAdditions: return "KeepRemovalsLoseAdditions";
   }
   return "Unknown";
 }
@@ -136,7 +137,8 @@ std::vector<std::byte> SimFile::TornLast(Rng& rng) const {
 std::vector<std::byte> SimFile::CrashImage(CrashPolicy policy, Rng& rng) const {
   switch (policy) {
     case CrashPolicy::kDropUnsynced: return durable_;
-    case CrashPolicy::kLoseUnsyncedDirEntries: return FullyApplied();
+    case CrashPolicy::kLoseUnsyncedDirEntries:
+    case CrashPolicy::kKeepRemovalsLoseAdditions: return FullyApplied();
     case CrashPolicy::kExtendWithGarbage: return Extended(/*garbage=*/true, rng);
     case CrashPolicy::kExtendWithZeros: return Extended(/*garbage=*/false, rng);
     case CrashPolicy::kTornLastWrite: return TornLast(rng);

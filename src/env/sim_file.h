@@ -57,13 +57,20 @@ enum class CrashPolicy {
   // All file data survives (as if synced); every unsynced directory change
   // (create, rename, remove, mkdir) is undone.
   kLoseUnsyncedDirEntries,
+  // All file data survives; of the unsynced directory changes, those that
+  // only remove a name survive and every one that adds a name (a create, a
+  // mkdir, a rename: both halves) is lost. The worst ordering a disk may
+  // choose for unsynced directory changes: it shows a file removed before
+  // the new name that made it redundant was made durable.
+  kKeepRemovalsLoseAdditions,
 };
 
 // Every policy, for tests that loop over them.
 inline constexpr CrashPolicy kAllCrashPolicies[] = {
-    CrashPolicy::kDropUnsynced,           CrashPolicy::kKeepRandomPrefix,  CrashPolicy::kReorderSectors,
-    CrashPolicy::kTornLastWrite,          CrashPolicy::kExtendWithGarbage, CrashPolicy::kExtendWithZeros,
-    CrashPolicy::kLoseUnsyncedDirEntries,
+    CrashPolicy::kDropUnsynced,           CrashPolicy::kKeepRandomPrefix,
+    CrashPolicy::kReorderSectors,         CrashPolicy::kTornLastWrite,
+    CrashPolicy::kExtendWithGarbage,      CrashPolicy::kExtendWithZeros,
+    CrashPolicy::kLoseUnsyncedDirEntries, CrashPolicy::kKeepRemovalsLoseAdditions,
 };
 
 // The policy's name, e.g. "DropUnsynced", for test output.

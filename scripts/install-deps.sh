@@ -10,6 +10,8 @@ packages=(
   libabsl-dev libmimalloc-dev libxsimd-dev nlohmann-json3-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jsonschema python3-matplotlib
+  # quiver-bench only (the analytics family's peers); the library never links them
+  libboost-graph-dev libigraph-dev
   util-linux  # setarch, for ThreadSanitizer on kernels with high mmap entropy
 )
 

@@ -648,5 +648,107 @@ class BaselineCrossCheckTest(unittest.TestCase):
             self.assertIn("2 other measured runs not plotted", f.read())
 
 
+def online_rows():
+    """Rows of the online family as bench/capacity/online_family.cc writes them."""
+    row = {"query": "expand2Hop", "shape": shape(200_000, 10), "samples": 500, "latencyP50Ns": 21000.0,
+           "latencyP95Ns": 30000.0, "csrLatencyP50Ns": 10000.0, "csrLatencyP95Ns": 14000.0, "ratioP50": 2.1,
+           "ratioP95": 2.142857, "target": "p50 and p95 <= 1.3 x the CSR's"}
+    path = dict(row, query="shortestPath", latencyP50Ns=190000.0, latencyP95Ns=450000.0,
+                csrLatencyP50Ns={"value": None, "reason": "no CSR ceiling"},
+                csrLatencyP95Ns={"value": None, "reason": "no CSR ceiling"},
+                ratioP50={"value": None, "reason": "no CSR ceiling"},
+                ratioP95={"value": None, "reason": "no CSR ceiling"}, target="p50 <= 50000 ns")
+    return [row, path]
+
+
+def analytics_rows():
+    """Rows of the analytics family as bench/capacity/analytics_family.cc writes them."""
+    build = {"kernel": "projectionBuild", "shape": shape(200_000, 10), "threads": 2, "iterations": None,
+             "repeats": 3, "quiverSeconds": 0.25, "csrSeconds": 0.015, "quiverOverCsr": 16.6667,
+             "target": "entries/s >= 0.5 x the raw CSR sweep of the same entries; memory <= 1.1 x the floor",
+             "peers": [], "entries": 4_000_000, "edgesPerSecond": 16_000_000.0,
+             "csrSweepEdgesPerSecond": 266_666_666.0, "rateOverCsrSweep": 0.06, "memoryBytes": 19_200_016,
+             "floorBytes": 19_200_016, "floorOverMemory": 1.0}
+    bfs = {"kernel": "bfs", "shape": shape(200_000, 10), "threads": 2, "iterations": None, "repeats": 3,
+           "quiverSeconds": 0.02, "csrSeconds": 0.019, "quiverOverCsr": 1.0526,
+           "target": "<= 1.3 x the raw CSR; >= 3 x faster than each peer",
+           "peers": [{"library": "boostGraph", "function": "boost::breadth_first_search (record_distances)",
+                      "seconds": 0.08, "quiverSpeedup": 4.0, "note": None},
+                     {"library": "igraph", "function": "igraph_bfs_simple (IGRAPH_OUT)",
+                      "seconds": {"value": None, "reason": "not measured (igraph was not found)"},
+                      "quiverSpeedup": {"value": None, "reason": "not measured (igraph was not found)"},
+                      "note": None}]}
+    pr = dict(bfs, kernel="pageRank", iterations=10,
+              peers=[{"library": "boostGraph", "function": "boost::graph::page_rank (n_iterations)",
+                      "seconds": 0.3, "quiverSpeedup": 6.0, "note": "spreads no sink mass"}])
+    return [build, bfs, pr]
+
+
+class FamilyTablesTest(unittest.TestCase):
+
+    def section(self, page, name):
+        return page[page.index(f"<!-- capacity:{name} -->"):page.index(f"<!-- /capacity:{name} -->")]
+
+    def test_online_and_analytics_tables(self):
+        ws = Workspace(self)
+        report = sample()
+        report["schemaMinor"] = 2
+        report["selectedFamilies"] = report["selectedFamilies"] + ["analytics"]
+        report["online"] = online_rows()
+        report["analytics"] = analytics_rows()
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        page = ws.read_page()
+        online = self.section(page, "online")
+        self.assertIn("| 2-hop expansion | 200,000 × 10 | 500 | 21.0 µs | 30.0 µs | 10.0 µs / 14.0 µs | 2.10 / 2.14 |",
+                      online)
+        self.assertIn("not measured (no CSR ceiling)", online)
+        analytics = self.section(page, "analytics")
+        self.assertIn("| 200,000 × 10 | projection, out + in | 2 | 4,000,000 | 250 ms | 16.0 M | 267 M | 0.0600 |"
+                      " 19.2 MB | 19.2 MB | 1.00 |", analytics)
+        self.assertIn("| 200,000 × 10 | BFS | 2 | 20.0 ms | 19.0 ms | 1.05 | 80.0 ms (4.00 ×) |"
+                      " not measured (igraph was not found) |", analytics)
+        self.assertIn("PageRank (10 it.)", analytics)
+        self.assertIn("¹ Boost.Graph `boost::graph::page_rank (n_iterations)` spreads no sink mass.", analytics)
+
+    def test_report_without_the_families_says_so(self):
+        ws = Workspace(self)
+        report = sample()
+        report.pop("online", None)
+        report.pop("analytics", None)
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        page = ws.read_page()
+        self.assertIn("it predates the `online` family", self.section(page, "online"))
+        self.assertIn("it predates the `analytics` family", self.section(page, "analytics"))
+
+    def test_partial_report_family_not_measured(self):
+        ws = Workspace(self)
+        report = sample()
+        report["analytics"] = {"value": None, "reason": "not selected (--only online)"}
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertIn("*Not measured (not selected (--only online)).*", self.section(ws.read_page(), "analytics"))
+
+    def test_schema_rejects_a_zero_and_a_projection_row_without_memory(self):
+        report = sample()
+        report["schemaMinor"] = 2
+        report["analytics"] = analytics_rows()
+        rows = copy.deepcopy(report["analytics"])
+        rows[1]["quiverSeconds"] = 0
+        bad = dict(report, analytics=rows)
+        with self.assertRaises(rcd.RenderError):
+            rcd.validate(bad, os.path.join(REPO, "schemas", "capacity-report.schema.json"), "report")
+        rows = copy.deepcopy(report["analytics"])
+        del rows[0]["floorBytes"]
+        with self.assertRaises(rcd.RenderError):
+            rcd.validate(dict(report, analytics=rows), os.path.join(REPO, "schemas", "capacity-report.schema.json"),
+                         "report")
+        rcd.validate(report, os.path.join(REPO, "schemas", "capacity-report.schema.json"), "report")
+
+
 if __name__ == "__main__":
     unittest.main()

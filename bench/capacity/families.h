@@ -20,8 +20,8 @@
 
 namespace quiver::capacity {
 
-inline constexpr std::array<std::string_view, 8> kFamilies = {
-    "ceilings", "memory", "writes", "checkpoint", "load", "traversal", "latency", "online"};
+inline constexpr std::array<std::string_view, 9> kFamilies = {
+    "ceilings", "memory", "writes", "checkpoint", "load", "traversal", "latency", "online", "analytics"};
 
 struct Context {
   const Profile& profile;
@@ -57,6 +57,8 @@ void PlanLatency(Context& ctx);
 Json RunLatency(Context& ctx);
 void PlanOnline(Context& ctx);
 Json RunOnline(Context& ctx);
+void PlanAnalytics(Context& ctx);
+Json RunAnalytics(Context& ctx);
 
 // Closes `graph`; a failure aborts the bench.
 void CheckClose(Graph& graph);

@@ -27,8 +27,10 @@
 //   load        reopen (checkpoint + WAL tail replay) time and elements/s of the checkpoint graphs
 //   traversal   out-edge sweep, 1 and all threads, vs raw CSR: 1M 5M | 5M 20M 100M edges, + power-law shape
 //   latency     vertex lookup, 100 out-edges, 2-hop over 800 edges, p50/p95/p99: 10K, 100K, 1M vertices
-//   online      2-/3-hop expansion vs CSR, shortest path, top-20 by weight, p50/p95: 1M x 10 (+ 2K x 100
-//   hubs)
+//   online      2-/3-hop expansion vs CSR, shortest path, top-20 by weight, p50/p95: 200K | 1M x 10
+//               (+ 2K x 100 hubs)
+//   analytics   projection build vs raw CSR sweep, PageRank BFS WCC CDLP LCC SSSP vs raw CSR kernels,
+//               Boost.Graph and igraph beside them, 2 threads: 200K x 10 | 1M x 10, 10M x 10
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -53,7 +55,7 @@ namespace {
 constexpr const char* kUsage =
     "usage: quiver-bench --profile quick|full [--out PATH] [--runner-label TEXT] [--only FAMILY]\n"
     "                    [--data-dir DIR] [--record] [--history PATH]\n"
-    "  FAMILY: ceilings, memory, writes, checkpoint, load, traversal, latency, online\n";
+    "  FAMILY: ceilings, memory, writes, checkpoint, load, traversal, latency, online, analytics\n";
 
 struct Args {
   std::string profile = "quick";
@@ -159,6 +161,7 @@ int Run(const Args& args) {
   if (ctx.Selected("traversal")) PlanTraversal(ctx);
   if (ctx.Selected("latency")) PlanLatency(ctx);
   if (ctx.Selected("online")) PlanOnline(ctx);
+  if (ctx.Selected("analytics")) PlanAnalytics(ctx);
   std::fprintf(stderr, "quiver-bench: profile %s, about %.0f s estimated; data in a fresh directory on %s\n",
                profile.name.c_str(), progress.EstimatedTotalSeconds(),
                report["environment"]["dataDirFileSystem"].dump().c_str());
@@ -178,6 +181,7 @@ int Run(const Args& args) {
   Json traversal = ctx.Selected("traversal") ? RunTraversal(ctx) : NotMeasured(skipped);
   Json latency = ctx.Selected("latency") ? RunLatency(ctx) : NotMeasured(skipped);
   Json online = ctx.Selected("online") ? RunOnline(ctx) : NotMeasured(skipped);
+  Json analytics = ctx.Selected("analytics") ? RunAnalytics(ctx) : NotMeasured(skipped);
   ctx.shared.clear();
   std::error_code ec;
   std::filesystem::remove_all(run_dir, ec);
@@ -190,6 +194,7 @@ int Run(const Args& args) {
   report["traversal"] = traversal;
   report["latency"] = latency;
   report["online"] = online;
+  report["analytics"] = analytics;
   report["run"] = {{"seed", kSeed}, {"elapsedSeconds", progress.ElapsedSeconds()}};
 
   const std::string out = args.out ? *args.out : DefaultOutputPath();

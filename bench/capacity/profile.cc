@@ -24,6 +24,8 @@ Profile QuickProfile() {
   // smoke run that CI pays for on two cores.
   p.online_vertices = 200'000;
   p.online_samples = 500;
+  p.analytics = {Uniform(200'000, 10)};
+  p.analytics_repeats = 3;
   p.fdatasync_seconds = 1.5;
   p.sequential_write_bytes = std::uint64_t{256} << 20;
   p.bandwidth_array_bytes = std::uint64_t{128} << 20;
@@ -50,6 +52,9 @@ Profile FullProfile() {
   p.latency_samples = 100'000;
   p.online_vertices = 1'000'000;
   p.online_samples = 5'000;
+  // The 1M x 10 shape and the 10M x 10 one.
+  p.analytics = {Uniform(1'000'000, 10), Uniform(10'000'000, 10)};
+  p.analytics_repeats = 3;
   p.fdatasync_seconds = 5.0;
   p.sequential_write_bytes = std::uint64_t{1} << 30;
   p.bandwidth_array_bytes = std::uint64_t{512} << 20;

@@ -36,6 +36,9 @@ struct Profile {
   // online: the V of the V x 10 graph and the timed queries per kind (top-K: 10x as many).
   std::uint64_t online_vertices = 0;
   std::size_t online_samples = 0;
+  // analytics: V x 10 shapes (weighted) and the timed runs per kernel (the median is reported).
+  std::vector<Shape> analytics;
+  int analytics_repeats = 0;
   // ceilings
   double fdatasync_seconds = 0;
   std::uint64_t sequential_write_bytes = 0;

@@ -112,9 +112,10 @@ struct PropertyPredicate {
 };
 
 // Scratch state reused across calls: per-vertex stamps indexed by vertex id
-// (16 bytes per id below the snapshot's vertex_id_limit, per search side;
-// Dijkstra adds 8), queues, heaps, resolved names, the parents of the last
-// Expand. Move-only. Not thread-safe: one thread at a time.
+// and a log of the marks a query made (24 bytes per id below the snapshot's
+// vertex_id_limit, per search side; Dijkstra adds 8), queues, heaps, resolved
+// names, the parents of the last Expand. Move-only. Not thread-safe: one
+// thread at a time.
 class TraversalContext {
  public:
   TraversalContext();

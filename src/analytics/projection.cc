@@ -1,34 +1,50 @@
 // Project(): builds a CSR projection from a snapshot in phases, each spread
-// over the threads in blocks of vertex ids (Snapshot::ScanEdges walks storage
-// leaf by leaf, so a block is a sequential sweep):
+// over the threads in blocks of kIdBlock vertex ids. A phase reads the vertex
+// table leaf by leaf and each slot's adjacency heads directly (like
+// traversal, through SnapshotInternal), never through per-id lookups:
 //
 //   1. resolve    names to ids (unknown: NotFound) and check the spec;
-//   2. vertices   per block, the live vertices of the chosen labels get local
-//                 numbers; a prefix sum over blocks makes them dense ids, so
-//                 dense order is VertexId order on every thread count;
-//   3. count      per direction, each vertex's entries that pass the filters
-//                 (types, endpoint in the projection, self-loops); without a
-//                 label filter or an entry-level rule this reads group sizes
-//                 only. The memory limit is checked here, before the
-//                 neighbour arrays exist;
-//   4. fill       the same sweep writes each vertex's entries at its offset,
-//                 reads weights, sorts the vertex's entries by (neighbour,
-//                 weight) and applies the parallel-edge rule. Sorting by
-//                 value rather than by storage order is what makes the
-//                 projection, and so every kernel, independent of the order
-//                 in which the engine happens to keep entries;
+//   2. vertices   when every live vertex is included and there are no holes,
+//                 dense ids are the ids (no map). Otherwise per block the
+//                 included vertices get local numbers and a prefix sum over
+//                 blocks makes them dense ids in one flat array over the id
+//                 range, so dense order is VertexId order on every thread
+//                 count;
+//   3. count      per block, each vertex's entries in every built direction
+//                 in one sweep of the slots (a vertex with no filter to apply
+//                 reads its degree from the slot; a filtered one reads its
+//                 entries), plus the block's total. The memory limit is
+//                 checked here, before the neighbour arrays exist;
+//   4. fill       per block: its totals' prefix turns its counts into
+//                 offsets, then one sweep of the slots writes every built
+//                 direction's entries at a running cursor (weights read from
+//                 the edge property blocks directly), prefetching the arrays
+//                 of vertices a few slots ahead, and sorts each vertex's
+//                 entries by (neighbour, weight) while they are still in
+//                 cache, applying the parallel-edge rule. Sorting by value
+//                 rather than by storage order is what makes the projection,
+//                 and so every kernel, independent of the order in which the
+//                 engine happens to keep entries;
 //   5. compact    only when parallel edges were removed: close the gaps.
+//
+// No phase allocates per vertex or hashes: the scratch state is a flat array
+// per id block, and each worker's sort buffer is reused.
 #include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/parallel.h"
 #include "quiver/analytics.h"
 #include "quiver/snapshot.h"
+#include "snapshot_internal.h"
+#include "storage/adjacency.h"
+#include "storage/elements.h"
+#include "storage/prop_block.h"
 
 namespace quiver {
 
@@ -70,6 +86,32 @@ void ForIdBlocks(unsigned threads, std::uint64_t limit, Fn&& fn) {
   });
 }
 
+// Calls fn(id, slot) for every live vertex slot with an id in [begin, end),
+// in id order, walking the vertex table one leaf at a time.
+template <typename Fn>
+void ForSlots(const storage::GraphRoots& g, std::uint64_t begin, std::uint64_t end, Fn&& fn) {
+  using storage::VertexTable;
+  end = std::min(end, g.vertex_limit);
+  for (std::uint64_t pos = begin; pos < end;) {
+    const VertexTable::Leaf* leaf = VertexTable::FindLeaf(g.vertices, pos);
+    const std::uint64_t leaf_end = std::min(end, (pos | (VertexTable::kLeafSize - 1)) + 1);
+    for (; pos < leaf_end; ++pos) {
+      const storage::VertexSlot& slot = leaf->slots[pos & (VertexTable::kLeafSize - 1)];
+      if (slot.label != storage::kDeadLabel) fn(pos, slot);
+    }
+  }
+}
+
+// Starts loading the adjacency of `slot` in direction `d` (its first array, or
+// its group directory).
+inline void PrefetchAdjacency(const storage::VertexSlot& slot, Direction d) {
+  const std::uintptr_t head = d == Direction::kOut ? slot.out_head : slot.in_head;
+  if (head == 0) return;
+  const char* p = reinterpret_cast<const char*>(head & ~std::uintptr_t{1});
+  __builtin_prefetch(p);
+  __builtin_prefetch(p + 64);
+}
+
 }  // namespace
 
 class ProjectionBuilder {
@@ -83,14 +125,17 @@ class ProjectionBuilder {
     p_.undirected_ = spec_.undirected;
     p_.weighted_ = weight_key_.has_value();
     // Phase 3 for every direction first, so the limit sees the whole size.
-    std::vector<std::uint64_t> entries;
-    for (const Pass& pass : Passes()) entries.push_back(Count(pass));
+    // With both directions of a directed projection the in adjacency is the
+    // transpose of the out one (the same edges pass the same filters), so
+    // only the out pass reads storage: see Transpose.
+    std::vector<Pass> passes = Passes();
+    const bool transpose = passes.size() == 2;
+    if (transpose) passes.pop_back();
+    std::vector<std::uint64_t> entries = Count(passes);
+    if (transpose) entries.push_back(entries[0]);
     QUIVER_RETURN_IF_ERROR(CheckMemory(entries));
-    auto passes = Passes();
-    for (std::size_t i = 0; i < passes.size(); ++i) {
-      Projection::Csr& csr = passes[i].in_csr ? p_.in_ : p_.out_;
-      QUIVER_RETURN_IF_ERROR(Fill(passes[i], counts_[i].get(), entries[i], &csr));
-    }
+    QUIVER_RETURN_IF_ERROR(Fill(passes, entries));
+    if (transpose) Transpose(p_.out_, &p_.in_);
     if (min_negative_edge_ != kNoEdge) p_.negative_edge_ = EdgeId(min_negative_edge_);
     p_.min_weight_ = min_weight_;
     return std::move(p_);
@@ -98,19 +143,29 @@ class ProjectionBuilder {
 
  private:
   static constexpr std::uint64_t kNoEdge = ~std::uint64_t{0};
+  // How far ahead of the vertex being filled its successors' arrays are prefetched.
+  static constexpr std::uint64_t kPrefetchAhead = 8;
+  // Targets per transpose bucket: ~10 entries each at degree 10, so a
+  // bucket's cursors and entries (~600 KB) stay in a 1 MB L2.
+  static constexpr std::uint64_t kBucketVertices = 8192;
 
   // One CSR to build: the snapshot directions it reads. An undirected CSR
   // reads out then in, skipping self-loops on the in side (met once).
   struct Pass {
     bool in_csr = false;
-    std::vector<Direction> dirs;
+    Direction dirs[2] = {Direction::kOut, Direction::kIn};
+    int dir_count = 1;
+    Projection::Csr* csr = nullptr;
+    bool DropsLoops(Direction d, SelfLoops rule) const {
+      return rule == SelfLoops::kDrop || (dir_count == 2 && d == Direction::kIn);
+    }
   };
 
-  std::vector<Pass> Passes() const {
-    if (spec_.undirected) return {Pass{false, {Direction::kOut, Direction::kIn}}};
+  std::vector<Pass> Passes() {
+    if (spec_.undirected) return {Pass{false, {Direction::kOut, Direction::kIn}, 2, &p_.out_}};
     std::vector<Pass> v;
-    if (spec_.out) v.push_back(Pass{false, {Direction::kOut}});
-    if (spec_.in) v.push_back(Pass{true, {Direction::kIn}});
+    if (spec_.out) v.push_back(Pass{false, {Direction::kOut}, 1, &p_.out_});
+    if (spec_.in) v.push_back(Pass{true, {Direction::kIn}, 1, &p_.in_});
     return v;
   }
 
@@ -136,23 +191,24 @@ class ProjectionBuilder {
       weight_key_ = snap_.FindPropertyKey(spec_.weight_property);
       if (!weight_key_) return NotFoundError("Project: unknown property key '" + spec_.weight_property + "'");
     }
+    g_ = &SnapshotInternal::Roots(snap_);
     return Status::Ok();
   }
 
-  bool LabelOk(VertexId v) const {
-    if (spec_.vertex_labels.empty()) return true;
-    auto l = snap_.LabelOf(v);
-    return l && l->value() < labels_.size() && labels_[l->value()];
+  bool LabelOk(std::uint32_t label) const {
+    return spec_.vertex_labels.empty() || (label < labels_.size() && labels_[label]);
   }
-  bool TypeOk(EdgeTypeId t) const {
-    return spec_.edge_types.empty() || (t.value() < types_.size() && types_[t.value()]);
-  }
-  std::uint32_t Dense(VertexId v) const {
-    return identity_ ? static_cast<std::uint32_t>(v.value()) : dense_[v.value()];
+  bool TypeOk(std::uint32_t t) const { return spec_.edge_types.empty() || (t < types_.size() && types_[t]); }
+  std::uint32_t Dense(std::uint64_t v) const { return identity_ ? static_cast<std::uint32_t>(v) : dense_[v]; }
+  std::uint64_t Blocks() const { return (limit_ + kIdBlock - 1) / kIdBlock; }
+  // The first dense id of block b (dense ids of a block are contiguous).
+  std::uint64_t DenseBegin(std::uint64_t b) const {
+    return identity_ ? std::min(limit_, b * kIdBlock) : block_dense_[b];
   }
 
   Status SelectVertices() {
     limit_ = snap_.vertex_id_limit();
+    const std::uint64_t blocks = Blocks();
     if (spec_.vertex_labels.empty() && snap_.vertex_count() == limit_) {
       // Every id is live and included: dense ids are the ids, no map at all.
       if (limit_ >= kAbsent) return ResourceExhaustedError("Project: 2^32 - 1 vertices or more");
@@ -161,17 +217,17 @@ class ProjectionBuilder {
       return Status::Ok();
     }
     dense_.reset(new std::uint32_t[limit_]);
-    const std::uint64_t blocks = (limit_ + kIdBlock - 1) / kIdBlock;
-    std::vector<std::uint64_t> block_count(blocks + 1, 0);
+    block_dense_.assign(blocks + 1, 0);
     ForIdBlocks(threads_, limit_, [&](std::uint64_t b, std::uint64_t begin, std::uint64_t end) {
       std::fill(dense_.get() + begin, dense_.get() + end, kAbsent);
       std::uint32_t n = 0;
-      for (VertexId v : snap_.Vertices(begin, end))
-        if (LabelOk(v)) dense_[v.value()] = n++;
-      block_count[b + 1] = n;
+      ForSlots(*g_, begin, end, [&](std::uint64_t v, const storage::VertexSlot& slot) {
+        if (LabelOk(slot.label)) dense_[v] = n++;
+      });
+      block_dense_[b + 1] = n;
     });
-    for (std::uint64_t b = 0; b < blocks; ++b) block_count[b + 1] += block_count[b];
-    const std::uint64_t count = block_count[blocks];
+    for (std::uint64_t b = 0; b < blocks; ++b) block_dense_[b + 1] += block_dense_[b];
+    const std::uint64_t count = block_dense_[blocks];
     if (count >= kAbsent) return ResourceExhaustedError("Project: 2^32 - 1 vertices or more");
     p_.vertex_count_ = static_cast<std::uint32_t>(count);
     identity_ = count == limit_;
@@ -183,57 +239,93 @@ class ProjectionBuilder {
     ForIdBlocks(threads_, limit_, [&](std::uint64_t b, std::uint64_t begin, std::uint64_t end) {
       for (std::uint64_t v = begin; v < end; ++v) {
         if (dense_[v] == kAbsent) continue;
-        dense_[v] += static_cast<std::uint32_t>(block_count[b]);
+        dense_[v] += static_cast<std::uint32_t>(block_dense_[b]);
         p_.ids_[dense_[v]] = v;
       }
     });
     return Status::Ok();
   }
 
-  // True when counting may use group sizes instead of reading entries.
-  bool CountsGroupsOnly(Direction d, const Pass& pass) const {
-    const bool skips_loops =
-        spec_.self_loops == SelfLoops::kDrop || (pass.dirs.size() == 2 && d == Direction::kIn);
-    return identity_ && !skips_loops;
+  static std::uintptr_t Head(const storage::VertexSlot& s, Direction d) {
+    return d == Direction::kOut ? s.out_head : s.in_head;
+  }
+  static std::uint32_t Degree(const storage::VertexSlot& s, Direction d) {
+    return d == Direction::kOut ? s.out_degree : s.in_degree;
   }
 
-  // Calls fn(vertex, its dense id, the neighbour's dense id, entry) for every entry of vertex
-  // ids [begin, end) in direction d that passes the filters.
+  // Calls fn(neighbour's dense id, entry) for every entry of vertex `v` (slot
+  // `s`) in direction d that passes the filters.
   template <typename Fn>
-  void ForEntries(std::uint64_t begin, std::uint64_t end, Direction d, const Pass& pass, Fn&& fn) const {
-    const bool drop_loops =
-        spec_.self_loops == SelfLoops::kDrop || (pass.dirs.size() == 2 && d == Direction::kIn);
-    snap_.ScanEdges(begin, end, d, [&](VertexId v, const EdgeGroup& g) {
-      if (!TypeOk(g.type)) return;
-      const std::uint32_t dv = Dense(v);
-      if (dv == kAbsent) return;
+  void ForEntries(std::uint64_t v, const storage::VertexSlot& s, Direction d, bool drop_loops,
+                  Fn&& fn) const {
+    const std::uintptr_t head = Head(s, d);
+    const std::uint32_t degree = Degree(s, d);
+    const std::size_t groups = storage::GroupCount(head);
+    for (std::size_t gi = 0; gi < groups; ++gi) {
+      const EdgeGroup g = storage::GroupAt(head, degree, gi);
+      if (!TypeOk(g.type.value())) continue;
       for (const EdgeEntry& e : g.entries) {
-        const VertexId n = e.neighbor();
+        const std::uint64_t n = e.neighbor().value();
         const std::uint32_t dn = Dense(n);
         if (dn == kAbsent || (drop_loops && n == v)) continue;
-        fn(v, dv, dn, e);
+        fn(dn, e);
       }
-    });
+    }
   }
 
-  std::uint64_t Count(const Pass& pass) {
-    counts_.emplace_back(new std::uint64_t[std::uint64_t{p_.vertex_count_} + 1]);
-    std::uint64_t* offsets = counts_.back().get();
-    std::fill(offsets, offsets + p_.vertex_count_ + 1, 0);
-    ForIdBlocks(threads_, limit_, [&](std::uint64_t, std::uint64_t begin, std::uint64_t end) {
-      for (Direction d : pass.dirs) {
-        if (CountsGroupsOnly(d, pass)) {
-          snap_.ScanEdges(begin, end, d, [&](VertexId v, const EdgeGroup& g) {
-            if (TypeOk(g.type)) offsets[v.value() + 1] += g.entries.size();
-          });
-        } else {
-          ForEntries(begin, end, d, pass,
-                     [&](VertexId, std::uint32_t dv, std::uint32_t, const EdgeEntry&) { ++offsets[dv + 1]; });
-        }
+  // The entries of `v` in direction d: from the slot alone when no filter
+  // can refuse one (every neighbour of a live vertex is live, so without a
+  // label filter every neighbour has a dense id).
+  std::uint64_t CountEntries(std::uint64_t v, const storage::VertexSlot& s, Direction d,
+                             bool drop_loops) const {
+    if (spec_.vertex_labels.empty() && !drop_loops) {
+      if (spec_.edge_types.empty()) return Degree(s, d);
+      const std::uintptr_t head = Head(s, d);
+      std::uint64_t n = 0;
+      const std::size_t groups = storage::GroupCount(head);
+      for (std::size_t gi = 0; gi < groups; ++gi) {
+        const EdgeGroup g = storage::GroupAt(head, Degree(s, d), gi);
+        if (TypeOk(g.type.value())) n += g.entries.size();
       }
+      return n;
+    }
+    std::uint64_t n = 0;
+    ForEntries(v, s, d, drop_loops, [&n](std::uint32_t, const EdgeEntry&) { ++n; });
+    return n;
+  }
+
+  // Phase 3: offsets[dv] = the entries of dense vertex dv (MakeOffsets turns
+  // them into offsets per block), per pass, and each block's totals; returns
+  // each pass's total.
+  std::vector<std::uint64_t> Count(const std::vector<Pass>& passes) {
+    const std::uint64_t blocks = Blocks();
+    block_entries_.assign(passes.size(), std::vector<std::uint64_t>(blocks + 1, 0));
+    for (const Pass& pass : passes) {
+      pass.csr->offsets.reset(new std::uint64_t[std::uint64_t{p_.vertex_count_} + 1]);
+      pass.csr->offsets[p_.vertex_count_] = 0;
+    }
+    ForIdBlocks(threads_, limit_, [&](std::uint64_t b, std::uint64_t begin, std::uint64_t end) {
+      // A block without live included vertices writes no offsets, so each
+      // dense id's slot is written exactly once.
+      ForSlots(*g_, begin, end, [&](std::uint64_t v, const storage::VertexSlot& s) {
+        const std::uint32_t dv = Dense(v);
+        if (dv == kAbsent) return;
+        for (std::size_t i = 0; i < passes.size(); ++i) {
+          const Pass& pass = passes[i];
+          std::uint64_t n = 0;
+          for (int k = 0; k < pass.dir_count; ++k)
+            n += CountEntries(v, s, pass.dirs[k], pass.DropsLoops(pass.dirs[k], spec_.self_loops));
+          pass.csr->offsets[dv] = n;
+          block_entries_[i][b + 1] += n;
+        }
+      });
     });
-    for (std::uint32_t v = 0; v < p_.vertex_count_; ++v) offsets[v + 1] += offsets[v];
-    return offsets[p_.vertex_count_];
+    std::vector<std::uint64_t> totals;
+    for (std::vector<std::uint64_t>& be : block_entries_) {
+      for (std::uint64_t b = 0; b < blocks; ++b) be[b + 1] += be[b];
+      totals.push_back(be[blocks]);
+    }
+    return totals;
   }
 
   Status CheckMemory(const std::vector<std::uint64_t>& entries) const {
@@ -247,90 +339,237 @@ class ProjectionBuilder {
     return Status::Ok();
   }
 
-  // The weight of edge `e`, or a status naming it.
-  Result<double> WeightOf(EdgeId e) const {
-    auto v = snap_.GetProperty(e, *weight_key_);
+  // The weight of the live edge `e` into *w, or a status naming it. Reads
+  // the edge's property block directly: an edge met in a live vertex's
+  // adjacency is live, so the edge table need not be consulted.
+  Status WeightOf(std::uint64_t e, double* w) const {
+    const std::optional<PropertyView> v =
+        storage::GetProperty(storage::EdgeProps(*g_, e), weight_key_->value());
     if (!v) {
-      if (spec_.default_weight) return *spec_.default_weight;
-      return InvalidArgumentError("Project: edge " + std::to_string(e.value()) + " has no weight property '" +
+      if (spec_.default_weight) {
+        *w = *spec_.default_weight;
+        return Status::Ok();
+      }
+      return InvalidArgumentError("Project: edge " + std::to_string(e) + " has no weight property '" +
                                   spec_.weight_property + "'");
     }
-    if (v->type() == ValueType::kInt64) return static_cast<double>(*v->as_int64());
-    if (v->type() == ValueType::kDouble) return *v->as_double();
-    return InvalidArgumentError("Project: edge " + std::to_string(e.value()) + " has a " +
+    if (v->type() == ValueType::kDouble) {
+      *w = *v->as_double();
+      return Status::Ok();
+    }
+    if (v->type() == ValueType::kInt64) {
+      *w = static_cast<double>(*v->as_int64());
+      return Status::Ok();
+    }
+    return InvalidArgumentError("Project: edge " + std::to_string(e) + " has a " +
                                 std::string(ValueTypeName(v->type())) + " weight property '" +
                                 spec_.weight_property + "'; it must be int64 or double");
   }
 
-  Status Fill(const Pass& pass, const std::uint64_t* counted, std::uint64_t entries, Projection::Csr* csr) {
+  // What one worker keeps between blocks.
+  struct Worker {
+    std::vector<std::pair<std::uint32_t, double>> sort;  // a weighted vertex's entries while sorting
+    double min_weight = std::numeric_limits<double>::infinity();
+    std::uint64_t negative = kNoEdge;
+  };
+
+  Status Fill(const std::vector<Pass>& passes, const std::vector<std::uint64_t>& entries) {
     const std::uint32_t n = p_.vertex_count_;
-    csr->offsets.reset(new std::uint64_t[std::uint64_t{n} + 1]);
-    csr->targets.reset(new std::uint32_t[entries]);
-    if (weight_key_) csr->weights.reset(new double[entries]);
-    std::uint64_t* off = csr->offsets.get();
-    std::memcpy(off, counted, sizeof(std::uint64_t) * (std::uint64_t{n} + 1));
-    // kept[v]: v's entries left after the parallel-edge rule.
-    std::unique_ptr<std::uint64_t[]> kept(new std::uint64_t[n]);
+    const bool merging = spec_.parallel_edges != ParallelEdges::kKeep;
+    std::vector<std::unique_ptr<std::uint64_t[]>> kept(passes.size());
+    for (std::size_t i = 0; i < passes.size(); ++i) {
+      Projection::Csr* csr = passes[i].csr;
+      csr->targets.reset(new std::uint32_t[entries[i]]);
+      if (weight_key_) csr->weights.reset(new double[entries[i]]);
+      // kept[v]: v's entries left after the parallel-edge rule.
+      if (merging) kept[i].reset(new std::uint64_t[n]);
+    }
     FirstError error;
-    std::mutex weight_mu;
-    ForIdBlocks(threads_, limit_, [&](std::uint64_t, std::uint64_t begin, std::uint64_t end) {
-      if (error.failed()) return;
-      FillBlock(pass, begin, end, csr, kept.get(), &error, &weight_mu);
+    std::vector<Worker> workers(threads_);
+    const std::uint64_t blocks = Blocks();
+    std::atomic<std::uint64_t> next{0};
+    base::RunOnThreads(threads_, [&](unsigned w) {
+      for (std::uint64_t b; (b = next.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
+        if (error.failed()) return;
+        const std::uint64_t begin = b * kIdBlock, end = std::min(limit_, begin + kIdBlock);
+        for (std::size_t i = 0; i < passes.size(); ++i) MakeOffsets(passes[i], block_entries_[i][b], b);
+        FillBlock(passes, begin, end, kept, &workers[w], &error);
+      }
     });
     if (error.failed()) return error.Take();
-    csr->entries = Compact(csr, kept.get());
+    for (const Worker& w : workers) {
+      min_weight_ = std::min(min_weight_, w.min_weight);
+      min_negative_edge_ = std::min(min_negative_edge_, w.negative);
+    }
+    for (std::size_t i = 0; i < passes.size(); ++i) {
+      Projection::Csr* csr = passes[i].csr;
+      csr->offsets[n] = entries[i];
+      csr->entries = merging ? Compact(csr, kept[i].get()) : entries[i];
+    }
     return Status::Ok();
   }
 
-  void FillBlock(const Pass& pass, std::uint64_t begin, std::uint64_t end, Projection::Csr* csr,
-                 std::uint64_t* kept, FirstError* error, std::mutex* weight_mu) {
-    const std::uint64_t* off = csr->offsets.get();
-    std::uint32_t* targets = csr->targets.get();
-    double* weights = csr->weights.get();
-    std::vector<std::uint32_t> fill(end - begin, 0);  // per vertex id of the block: entries written
-    double local_min = std::numeric_limits<double>::infinity();
-    std::uint64_t local_negative = kNoEdge;
-    for (Direction d : pass.dirs) {
-      ForEntries(begin, end, d, pass,
-                 [&](VertexId v, std::uint32_t dv, std::uint32_t dn, const EdgeEntry& e) {
-                   const std::uint64_t pos = off[dv] + fill[v.value() - begin]++;
-                   targets[pos] = dn;
-                   if (weights == nullptr) return;
-                   Result<double> w = WeightOf(e.edge());
-                   if (!w.ok()) {
-                     error->Record(e.edge().value(), w.status());
-                     weights[pos] = 0;
-                     return;
-                   }
-                   weights[pos] = *w;
-                   local_min = std::min(local_min, *w);
-                   if (*w < 0) local_negative = std::min(local_negative, e.edge().value());
-                 });
+  // Phase 4 for the in adjacency of a directed projection that also has the
+  // out one: the out CSR transposed, in place of a second sweep of storage
+  // (whose in-arrays grow as edges arrive, so they lie scattered over the
+  // heap, a cache and TLB miss each, while the out CSR is read in order).
+  //
+  // A direct scatter would write every entry to a random place; instead the
+  // targets are cut into buckets small enough that one bucket's cursors and
+  // entries stay in the L2 cache. Pass 1 cuts the sources into one part per
+  // thread (equal entry counts) and each part appends (target, source) pairs
+  // to its own run of every bucket, in ascending source order: a few hundred
+  // sequential write streams. Pass 2 takes the buckets in parallel: counts
+  // its targets' entries, makes their offsets (each bucket's first offset is
+  // the prefix of the bucket totals), and places the sources, reading the
+  // parts' runs in part order. So in(v) lists its sources ascending, and a
+  // source's repeated entries (parallel edges) in its out order, ascending
+  // weight: exactly the (neighbour, weight) order the storage pass sorts into,
+  // on every thread count. The out CSR is already compacted: a pair's parallel
+  // edges were merged there (dropped to the smallest weight, or summed in
+  // ascending weight order), which is what merging them in the in direction
+  // gives. Scratch: 8 bytes per entry (16 with weights) while it runs.
+  void Transpose(const Projection::Csr& out, Projection::Csr* in) {
+    const std::uint32_t n = p_.vertex_count_;
+    const std::uint64_t e = out.entries;
+    const std::uint64_t* off = out.offsets.get();
+    const unsigned parts =
+        static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(threads_, n)));
+    std::vector<std::uint64_t> cut(parts + 1, n);
+    cut[0] = 0;
+    for (unsigned t = 1; t < parts; ++t) {
+      cut[t] = static_cast<std::uint64_t>(std::upper_bound(off, off + n, e * t / parts) - off) - 1;
+      cut[t] = std::max(cut[t], cut[t - 1]);
     }
-    if (weights != nullptr) {
-      std::lock_guard<std::mutex> lock(*weight_mu);
-      min_weight_ = std::min(min_weight_, local_min);
-      min_negative_edge_ = std::min(min_negative_edge_, local_negative);
-    }
-    for (std::uint64_t id = begin; id < end; ++id) {
-      const std::uint32_t dv = Dense(VertexId(id));
-      if (dv == kAbsent) continue;
-      const std::uint64_t size = off[dv + 1] - off[dv];
-      kept[dv] = size == 0 ? 0 : SortAndMerge(targets + off[dv], weights ? weights + off[dv] : nullptr, size);
-    }
+    const std::uint64_t buckets =
+        std::max<std::uint64_t>(1, (std::uint64_t{n} + kBucketVertices - 1) / kBucketVertices);
+    // run[t * buckets + b]: where part t's run of bucket b starts, after a count.
+    std::vector<std::uint64_t> run(std::uint64_t{parts} * buckets + 1, 0);
+    base::RunOnThreads(parts, [&](unsigned t) {
+      std::uint64_t* r = run.data() + std::uint64_t{t} * buckets;
+      for (std::uint64_t k = off[cut[t]]; k < off[cut[t + 1]]; ++k) ++r[out.targets[k] / kBucketVertices];
+    });
+    // Bucket-major order: bucket b holds part 0's run, then part 1's, ...
+    std::uint64_t running = 0;
+    for (std::uint64_t b = 0; b < buckets; ++b)
+      for (unsigned t = 0; t < parts; ++t)
+        running += std::exchange(run[std::uint64_t{t} * buckets + b], running);
+    std::unique_ptr<std::uint32_t[]> pair_target(new std::uint32_t[e]), pair_source(new std::uint32_t[e]);
+    std::unique_ptr<double[]> pair_weight(out.weights ? new double[e] : nullptr);
+    std::vector<std::uint64_t> bucket_begin(buckets + 1, e);
+    for (std::uint64_t b = 0; b < buckets; ++b) bucket_begin[b] = run[b];  // part 0's run starts its bucket
+    base::RunOnThreads(parts, [&](unsigned t) {
+      std::uint64_t* r = run.data() + std::uint64_t{t} * buckets;
+      for (std::uint64_t u = cut[t]; u < cut[t + 1]; ++u) {
+        for (std::uint64_t k = off[u]; k < off[u + 1]; ++k) {
+          const std::uint32_t v = out.targets[k];
+          const std::uint64_t pos = r[v / kBucketVertices]++;
+          pair_target[pos] = v;
+          pair_source[pos] = static_cast<std::uint32_t>(u);
+          if (pair_weight) pair_weight[pos] = out.weights[k];
+        }
+      }
+    });
+    in->offsets.reset(new std::uint64_t[std::uint64_t{n} + 1]);
+    in->targets.reset(new std::uint32_t[e]);
+    if (out.weights) in->weights.reset(new double[e]);
+    in->entries = e;
+    in->offsets[n] = e;
+    std::atomic<std::uint64_t> next{0};
+    base::RunOnThreads(threads_, [&](unsigned) {
+      std::vector<std::uint64_t> cursor(kBucketVertices);
+      for (std::uint64_t b; (b = next.fetch_add(1, std::memory_order_relaxed)) < buckets;) {
+        const std::uint64_t first = b * kBucketVertices,
+                            last = std::min<std::uint64_t>(n, first + kBucketVertices);
+        const std::uint64_t begin = bucket_begin[b], end = bucket_begin[b + 1];
+        std::fill(cursor.begin(), cursor.end(), 0);
+        for (std::uint64_t k = begin; k < end; ++k) ++cursor[pair_target[k] - first];
+        std::uint64_t at = begin;  // the bucket's entries start where its pairs do
+        for (std::uint64_t v = first; v < last; ++v) {
+          in->offsets[v] = at;
+          at += std::exchange(cursor[v - first], at);
+        }
+        for (std::uint64_t k = begin; k < end; ++k) {
+          const std::uint64_t pos = cursor[pair_target[k] - first]++;
+          in->targets[pos] = pair_source[k];
+          if (pair_weight) in->weights[pos] = pair_weight[k];
+        }
+      }
+    });
+  }
+
+  // Turns the counts of block b's dense vertices into offsets, starting at
+  // `first` (the entries of every block before it). Touches only the block's
+  // own dense ids, so blocks convert concurrently.
+  void MakeOffsets(const Pass& pass, std::uint64_t first, std::uint64_t b) const {
+    std::uint64_t* off = pass.csr->offsets.get();
+    const std::uint64_t dense_end = DenseBegin(b + 1);
+    std::uint64_t running = first;
+    for (std::uint64_t dv = DenseBegin(b); dv < dense_end; ++dv) running += std::exchange(off[dv], running);
+  }
+
+  void FillBlock(const std::vector<Pass>& passes, std::uint64_t begin, std::uint64_t end,
+                 const std::vector<std::unique_ptr<std::uint64_t[]>>& kept, Worker* worker,
+                 FirstError* error) {
+    const storage::VertexTable::Leaf* ahead_leaf = nullptr;
+    std::uint64_t ahead_base = ~std::uint64_t{0};
+    ForSlots(*g_, begin, end, [&](std::uint64_t v, const storage::VertexSlot& s) {
+      const std::uint64_t a = v + kPrefetchAhead;
+      if (a < end) {
+        if ((a & ~(storage::VertexTable::kLeafSize - 1)) != ahead_base) {
+          ahead_base = a & ~(storage::VertexTable::kLeafSize - 1);
+          ahead_leaf = storage::VertexTable::FindLeaf(g_->vertices, a);
+        }
+        const storage::VertexSlot& next = ahead_leaf->slots[a & (storage::VertexTable::kLeafSize - 1)];
+        for (const Pass& pass : passes)
+          for (int k = 0; k < pass.dir_count; ++k) PrefetchAdjacency(next, pass.dirs[k]);
+      }
+      const std::uint32_t dv = Dense(v);
+      if (dv == kAbsent) return;
+      for (std::size_t i = 0; i < passes.size(); ++i) {
+        const Pass& pass = passes[i];
+        Projection::Csr* csr = pass.csr;
+        const std::uint64_t first = csr->offsets[dv];
+        std::uint64_t pos = first;
+        std::uint32_t* targets = csr->targets.get();
+        double* weights = csr->weights.get();
+        for (int k = 0; k < pass.dir_count; ++k) {
+          const Direction d = pass.dirs[k];
+          ForEntries(v, s, d, pass.DropsLoops(d, spec_.self_loops),
+                     [&](std::uint32_t dn, const EdgeEntry& e) {
+                       targets[pos] = dn;
+                       if (weights != nullptr) {
+                         const std::uint64_t edge = e.edge().value();
+                         double w = 0;
+                         Status st = WeightOf(edge, &w);
+                         if (!st.ok()) error->Record(edge, std::move(st));
+                         weights[pos] = w;
+                         worker->min_weight = std::min(worker->min_weight, w);
+                         if (w < 0) worker->negative = std::min(worker->negative, edge);
+                       }
+                       ++pos;
+                     });
+        }
+        const std::uint64_t size = pos - first;
+        const std::uint64_t left =
+            size == 0 ? 0 : SortAndMerge(targets + first, weights ? weights + first : nullptr, size, worker);
+        if (kept[i]) kept[i][dv] = left;
+      }
+    });
   }
 
   // Sorts one vertex's entries by (neighbour, weight) and applies the
   // parallel-edge rule in place; returns the entries kept.
-  std::uint64_t SortAndMerge(std::uint32_t* t, double* w, std::uint64_t n) const {
+  std::uint64_t SortAndMerge(std::uint32_t* t, double* w, std::uint64_t n, Worker* worker) const {
     if (w == nullptr) {
-      if (!std::is_sorted(t, t + n)) std::sort(t, t + n);
+      if (!std::is_sorted(t, t + n)) SortTargets(t, n);
       if (spec_.parallel_edges == ParallelEdges::kKeep) return n;
       return static_cast<std::uint64_t>(std::unique(t, t + n) - t);
     }
-    std::vector<std::pair<std::uint32_t, double>> tmp(n);
+    std::vector<std::pair<std::uint32_t, double>>& tmp = worker->sort;
+    tmp.resize(n);
     for (std::uint64_t i = 0; i < n; ++i) tmp[i] = {t[i], w[i]};
-    std::sort(tmp.begin(), tmp.end());
+    if (!std::is_sorted(tmp.begin(), tmp.end())) std::sort(tmp.begin(), tmp.end());
     std::uint64_t k = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
       if (k > 0 && spec_.parallel_edges != ParallelEdges::kKeep && t[k - 1] == tmp[i].first) {
@@ -342,6 +581,21 @@ class ProjectionBuilder {
       ++k;
     }
     return k;
+  }
+
+  // Insertion sort for the short lists most vertices have (no call, no
+  // recursion), std::sort above that.
+  static void SortTargets(std::uint32_t* t, std::uint64_t n) {
+    if (n > 32) {
+      std::sort(t, t + n);
+      return;
+    }
+    for (std::uint64_t i = 1; i < n; ++i) {
+      const std::uint32_t x = t[i];
+      std::uint64_t j = i;
+      for (; j > 0 && t[j - 1] > x; --j) t[j] = t[j - 1];
+      t[j] = x;
+    }
   }
 
   // Closes the gaps parallel-edge removal left; returns the entry count.
@@ -367,13 +621,16 @@ class ProjectionBuilder {
   const Snapshot& snap_;
   const ProjectionSpec& spec_;
   const unsigned threads_;
+  const storage::GraphRoots* g_ = nullptr;
   std::vector<bool> labels_;
   std::vector<bool> types_;
   std::optional<PropertyKeyId> weight_key_;
   std::uint64_t limit_ = 0;
   bool identity_ = false;
   std::unique_ptr<std::uint32_t[]> dense_;  // VertexId -> dense id; null when the identity
-  std::vector<std::unique_ptr<std::uint64_t[]>> counts_;
+  std::vector<std::uint64_t> block_dense_;  // block b's first dense id (with a map)
+  // Per pass, per block: the entries of every block before it (prefix sums).
+  std::vector<std::vector<std::uint64_t>> block_entries_;
   double min_weight_ = std::numeric_limits<double>::infinity();
   std::uint64_t min_negative_edge_ = kNoEdge;
   Projection p_;

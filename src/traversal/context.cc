@@ -17,7 +17,8 @@ std::size_t TraversalContext::memory_bytes() const {
   const Impl& m = *impl_;
   std::size_t n = m.banned.capacity() * sizeof(std::uint32_t);
   for (const traversal::Side& s : m.sides)
-    n += s.marks.capacity() * sizeof(traversal::Mark) + s.dist.capacity() * sizeof(double);
+    n += s.stamps.capacity() * sizeof(traversal::Stamp) + s.log.capacity() * sizeof(traversal::Mark) +
+         s.dist.capacity() * sizeof(double);
   for (const auto& q : m.queue) n += q.capacity() * sizeof(std::uint64_t);
   for (const auto& h : m.heap) n += h.capacity() * sizeof(traversal::HeapEntry);
   n += m.walks.capacity() * sizeof(traversal::QueueEntry);
@@ -26,12 +27,16 @@ std::size_t TraversalContext::memory_bytes() const {
 
 void TraversalContext::Impl::Begin(std::uint64_t limit, int side_count, bool dist) {
   if (++generation == 0) {  // wrapped: stamps from 2^32 queries ago would look current
-    for (traversal::Side& s : sides) std::fill(s.marks.begin(), s.marks.end(), traversal::Mark{});
+    for (traversal::Side& s : sides) std::fill(s.stamps.begin(), s.stamps.end(), traversal::Stamp{});
     generation = 1;
   }
   for (int i = 0; i < side_count; ++i) {
     traversal::Side& s = sides[i];
-    if (s.marks.size() < limit) s.marks.resize(limit, traversal::Mark{});
+    if (s.stamps.size() < limit) {
+      s.stamps.resize(limit, traversal::Stamp{});
+      s.log.resize(limit);
+    }
+    s.marked = 0;
     if (dist && s.dist.size() < limit) s.dist.resize(limit);
   }
 }
@@ -97,11 +102,12 @@ bool IsNumber(ValueType t) { return t == ValueType::kInt64 || t == ValueType::kD
 }  // namespace
 
 Status BudgetClock::Finish() const {
-  StopReason r = stats_->stopped_by;
+  Flush();
+  StopReason r = stopped_by_;
   if (r == StopReason::kCompleted || r == StopReason::kCallback) return Status::Ok();
   return ResourceExhaustedError(std::string("traversal stopped by its ") + BudgetName(r) + " budget after " +
-                                std::to_string(stats_->vertices_visited) + " vertices and " +
-                                std::to_string(stats_->edges_examined) + " edges");
+                                std::to_string(vertices_) + " vertices and " + std::to_string(edges_) +
+                                " edges");
 }
 
 bool Evaluate(const storage::PropBlock* block, const ResolvedPredicate& p) {

@@ -2,12 +2,18 @@
 // generation-stamped per-vertex marks, the budget clock, name resolution and
 // edge weights.
 //
-// Marks: each search side owns an array of Mark indexed by vertex id. A mark
-// is valid only when its stamp equals the context's current generation, so a
-// new query "clears" every array by bumping one counter (the arrays are wiped
-// for real only when the 32-bit counter wraps). Arrays grow to the
-// snapshot's vertex_id_limit on first use and are then reused: after warm-up
-// a query allocates nothing.
+// Marks: each search side owns an array of 8-byte stamps indexed by vertex
+// id, and a log of the Marks (depth, parent edge) of the vertices it marked,
+// in marking order. A vertex is marked only when its stamp's generation
+// equals the context's current one, so a new query "clears" every array by
+// bumping one counter (the arrays are wiped for real only when the 32-bit
+// counter wraps); the stamp also holds the index of the vertex's Mark in the
+// log. A search tests a stamp for every edge it examines and marks most of
+// the vertices it meets, so test and mark touch one 8-byte stamp (the random
+// access, in an array half the size a 16-byte mark per id would need) and
+// one log entry written in order. Arrays grow to the snapshot's
+// vertex_id_limit on first use (the log's capacity too) and are then reused:
+// after warm-up a query allocates nothing.
 //
 // Thread safety: a context is used by one thread at a time.
 #ifndef QUIVER_TRAVERSAL_CONTEXT_H_
@@ -28,15 +34,23 @@ inline constexpr std::uint32_t kRejected = 0xFFFFFFFFu;  // Mark::depth of a ver
 inline constexpr std::uint32_t kSettled = 1;             // Mark::flags: Dijkstra has settled it
 
 struct Mark {
-  std::uint32_t stamp;
   std::uint32_t depth;  // BFS depth, kRejected, or Dijkstra flags
   std::uint64_t parent_edge;
 };
 static_assert(sizeof(Mark) == 16);
 
-// One search side: marks, and distances for Dijkstra (valid where marked).
+struct Stamp {
+  std::uint32_t generation;  // current: the vertex is marked in this query
+  std::uint32_t mark;        // then its Mark's index in Side::log
+};
+static_assert(sizeof(Stamp) == 8);
+
+// One search side: stamps, the marks of this query, and distances for
+// Dijkstra (valid where marked).
 struct Side {
-  std::vector<Mark> marks;
+  std::vector<Stamp> stamps;
+  std::vector<Mark> log;     // sized to the id limit; [0, marked) hold this query's marks
+  std::uint32_t marked = 0;  // marks made in this query
   std::vector<double> dist;
 };
 
@@ -53,24 +67,30 @@ struct HeapEntry {  // Dijkstra and top-K
   std::uint64_t edge;
 };
 
-// Counts work against a Budget and remembers why it stopped.
+// Counts work against a Budget and remembers why it stopped. The counts live
+// in the clock (a search's hot loop updates them per edge, and a count behind
+// a pointer would be reloaded after every store the loop makes) and reach the
+// caller's TraversalStats when the clock reports (Finish) or goes away.
 class BudgetClock {
  public:
-  BudgetClock(const Budget& b, TraversalStats* stats) : b_(b), stats_(stats) {
-    stats_->stopped_by = StopReason::kCompleted;
-    stats_->vertices_visited = 0;
-    stats_->edges_examined = 0;
+  BudgetClock(const Budget& b, TraversalStats* stats)
+      : b_(b), stats_(stats), max_vertices_(b.max_vertices), max_edges_(b.max_edges) {
+    Flush();
   }
+  ~BudgetClock() { Flush(); }
+  BudgetClock(const BudgetClock&) = delete;
+  BudgetClock& operator=(const BudgetClock&) = delete;
+
   // Call before marking a vertex visited; false: stop.
   bool Vertex() {
-    if (stats_->vertices_visited >= b_.max_vertices) return Stop(StopReason::kMaxVertices);
-    ++stats_->vertices_visited;
+    if (vertices_ >= max_vertices_) return Stop(StopReason::kMaxVertices);
+    ++vertices_;
     return true;
   }
   // Call before examining an adjacency entry; false: stop.
   bool Edge() {
-    if (stats_->edges_examined >= b_.max_edges) return Stop(StopReason::kMaxEdges);
-    if ((++stats_->edges_examined & 255) == 0) return Poll();
+    if (edges_ >= max_edges_) return Stop(StopReason::kMaxEdges);
+    if ((++edges_ & 255) == 0) return Poll();
     return true;
   }
   // Checks the deadline and the cancellation token; false: stop.
@@ -84,16 +104,28 @@ class BudgetClock {
   // Polls once every 64 calls (per vertex expanded).
   bool Tick() { return (++ticks_ & 63) != 0 || Poll(); }
   bool Stop(StopReason r) {
-    stats_->stopped_by = r;
+    stopped_by_ = r;
     return false;
   }
-  bool stopped() const { return stats_->stopped_by != StopReason::kCompleted; }
-  // OK when completed or stopped by a callback, else ResourceExhausted naming the budget.
+  bool stopped() const { return stopped_by_ != StopReason::kCompleted; }
+  // OK when completed or stopped by a callback, else ResourceExhausted naming
+  // the budget. Fills the caller's stats.
   Status Finish() const;
 
  private:
+  void Flush() const {
+    stats_->stopped_by = stopped_by_;
+    stats_->vertices_visited = vertices_;
+    stats_->edges_examined = edges_;
+  }
+
   const Budget& b_;
   TraversalStats* stats_;
+  const std::uint64_t max_vertices_;
+  const std::uint64_t max_edges_;
+  std::uint64_t vertices_ = 0;
+  std::uint64_t edges_ = 0;
+  StopReason stopped_by_ = StopReason::kCompleted;
   std::uint32_t ticks_ = 0;
 };
 
@@ -140,8 +172,23 @@ struct TraversalContext::Impl {
   void Ban(std::uint64_t v) { banned[v] = banned_generation; }
   void Unban(std::uint64_t v) { banned[v] = 0; }
 
-  traversal::Mark& mark(int side, std::uint64_t v) { return sides[side].marks[v]; }
-  bool Marked(int side, std::uint64_t v) const { return sides[side].marks[v].stamp == generation; }
+  // The mark of `v`, which must be Marked on `side`.
+  traversal::Mark& mark(int side, std::uint64_t v) { return sides[side].log[sides[side].stamps[v].mark]; }
+  const traversal::Mark& mark(int side, std::uint64_t v) const {
+    return sides[side].log[sides[side].stamps[v].mark];
+  }
+  bool Marked(int side, std::uint64_t v) const { return sides[side].stamps[v].generation == generation; }
+  // Marks `v` (not Marked yet) on `side` in this query's generation. The
+  // log covers every id (Begin), so this never allocates.
+  void SetMark(int side, std::uint64_t v, std::uint32_t depth, std::uint64_t parent_edge) {
+    traversal::Side& s = sides[side];
+    s.stamps[v] = traversal::Stamp{generation, s.marked};
+    s.log[s.marked++] = traversal::Mark{depth, parent_edge};
+  }
+  // Marked(side, v) for any id, also one the arrays do not cover yet.
+  bool MarkedAny(int side, std::uint64_t v) const {
+    return v < sides[side].stamps.size() && sides[side].stamps[v].generation == generation;
+  }
 
   // Resolves edge_types into `types`.
   void ResolveTypes(const Snapshot& snap, const std::vector<std::string>& names);

@@ -19,6 +19,10 @@ using traversal::Mark;
 
 namespace {
 
+// How far ahead in the queue Expand starts loading a vertex's adjacency
+// array (its slot was prefetched when it was queued).
+constexpr std::size_t kArrayAhead = 4;
+
 // Everything one Expand call reads, resolved once.
 struct Expansion {
   const GraphView& view;
@@ -66,32 +70,54 @@ void Expansion::RunDeduplicated() {
   for (VertexId s : spec.seeds) {
     if (m.Marked(0, s.value())) continue;
     if (!clock.Vertex()) return;
-    m.mark(0, s.value()) = Mark{m.generation, 0, kNoEdge.value()};
+    m.SetMark(0, s.value(), 0, kNoEdge.value());
     if (!Report(s.value(), 0, s.value(), kNoEdge.value())) return;
     q.push_back(s.value());
   }
+  std::size_t prefetched = 0;  // q[0, prefetched) have had their arrays prefetched
   for (std::size_t head = 0; head < q.size(); ++head) {
     const std::uint64_t v = q[head];
     const std::uint32_t depth = m.mark(0, v).depth;
     if (depth >= spec.max_depth) break;  // the queue is in depth order
     if (!clock.Tick()) return;
-    GraphView::ForEachEntry(view.Vertex(v), spec.direction, m.types, [&](const EdgeEntry& entry, bool) {
-      if (!clock.Edge()) return false;
-      const std::uint64_t n = entry.neighbor().value();
-      if (m.Marked(0, n)) return true;
-      const std::uint64_t e = entry.edge().value();
-      if (!EdgePasses(e, v, n)) return true;
-      if (!VertexPasses(n)) {
-        m.mark(0, n) = Mark{m.generation, traversal::kRejected, kNoEdge.value()};
-        return true;
+    // A queued vertex's slot started loading when it was queued; its array
+    // starts kArrayAhead vertices before its turn: the misses of several
+    // hops overlap instead of queueing behind each other.
+    for (const std::size_t ahead = std::min(q.size(), head + kArrayAhead + 1); prefetched < ahead;
+         ++prefetched)
+      view.PrefetchAdjacency(q[prefetched], spec.direction);
+    // The hot loop, written out (no callback per entry): test the stamp,
+    // mark, report, queue.
+    const storage::VertexSlot* slot = view.Vertex(v);
+    const bool expands = depth + 1 < spec.max_depth;
+    for (const bool out : {true, false}) {
+      if (out ? !traversal::ReadsOut(spec.direction) : !traversal::ReadsIn(spec.direction)) continue;
+      const std::uintptr_t adjacency = out ? slot->out_head : slot->in_head;
+      const std::uint32_t degree = out ? slot->out_degree : slot->in_degree;
+      const std::size_t groups = storage::GroupCount(adjacency);
+      for (std::size_t g = 0; g < groups; ++g) {
+        const EdgeGroup group = storage::GroupAt(adjacency, degree, g);
+        if (!m.types.Matches(group.type.value())) continue;
+        for (const EdgeEntry& entry : group.entries) {
+          if (!clock.Edge()) return;
+          const std::uint64_t n = entry.neighbor().value();
+          if (m.Marked(0, n)) continue;
+          const std::uint64_t e = entry.edge().value();
+          if (edge_filtered && !EdgePasses(e, v, n)) continue;
+          if (vertex_filtered && !VertexPasses(n)) {
+            m.SetMark(0, n, traversal::kRejected, kNoEdge.value());
+            continue;
+          }
+          if (!clock.Vertex()) return;
+          m.SetMark(0, n, depth + 1, e);
+          if (!Report(n, depth + 1, v, e)) return;
+          if (expands) {
+            q.push_back(n);
+            view.PrefetchSlot(n);
+          }
+        }
       }
-      if (!clock.Vertex()) return false;
-      m.mark(0, n) = Mark{m.generation, depth + 1, e};
-      if (!Report(n, depth + 1, v, e)) return false;
-      if (depth + 1 < spec.max_depth) q.push_back(n);
-      return true;
-    });
-    if (clock.stopped()) return;
+    }
   }
 }
 
@@ -196,12 +222,11 @@ Status PathTo(const Snapshot& snap, const TraversalContext& ctx, VertexId v, Pat
         "PathTo needs a deduplicating Expand on this snapshot as the context's last call");
   GraphView view(snap);
   std::uint64_t cur = v.value();
-  if (cur >= m.sides[0].marks.size() || m.sides[0].marks[cur].stamp != m.generation ||
-      m.sides[0].marks[cur].depth == traversal::kRejected)
+  if (!m.MarkedAny(0, cur) || m.mark(0, cur).depth == traversal::kRejected)
     return NotFoundError("vertex " + std::to_string(cur) + " was not visited by the last Expand");
   while (true) {
     path->vertices.push_back(VertexId(cur));
-    std::uint64_t e = m.sides[0].marks[cur].parent_edge;
+    std::uint64_t e = m.mark(0, cur).parent_edge;
     if (e == kNoEdge.value()) break;
     path->edges.push_back(EdgeId(e));
     cur = traversal::OtherEnd(view, e, cur);

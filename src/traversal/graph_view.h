@@ -12,6 +12,8 @@
 #ifndef QUIVER_TRAVERSAL_GRAPH_VIEW_H_
 #define QUIVER_TRAVERSAL_GRAPH_VIEW_H_
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -76,6 +78,29 @@ class GraphView {
   // The property block of an edge known to be live (null: none).
   const storage::PropBlock* EdgeProps(std::uint64_t e) const { return storage::EdgeProps(*g_, e); }
 
+  // Prefetching, for searches that know which vertices they will expand
+  // next: a hop is a slot load, then an adjacency-array load that depends on
+  // it, so a search that starts both a few vertices ahead overlaps their
+  // cache misses instead of paying them one after another.
+  //
+  // Starts loading the slot of vertex `v` (< vertex_limit()); reads nothing
+  // itself but the inner nodes of the table, which stay cached.
+  void PrefetchSlot(std::uint64_t v) const {
+    const storage::VertexSlot* s = storage::VertexTable::Find(g_->vertices, v);
+    if (s == nullptr) return;
+    const char* p = reinterpret_cast<const char*>(s);
+    __builtin_prefetch(p);
+    __builtin_prefetch(p + sizeof(storage::VertexSlot) - 1);
+  }
+  // Starts loading the first lines of the adjacency of `v` that a search in
+  // direction `d` reads (its slot should be cached by now: PrefetchSlot).
+  void PrefetchAdjacency(std::uint64_t v, TraversalDirection d) const {
+    const storage::VertexSlot* s = storage::VertexTable::Find(g_->vertices, v);
+    if (s == nullptr || s->label == storage::kDeadLabel) return;
+    if (ReadsOut(d)) PrefetchHead(s->out_head, s->out_degree);
+    if (ReadsIn(d)) PrefetchHead(s->in_head, s->in_degree);
+  }
+
   // Calls fn(const EdgeEntry&, bool out) for each entry of `slot` in the
   // direction(s) of `d` whose type passes `types`, until fn returns false.
   // Returns false if fn stopped it.
@@ -88,6 +113,16 @@ class GraphView {
   }
 
  private:
+  static void PrefetchHead(std::uintptr_t head, std::uint32_t degree) {
+    if (head == 0) return;
+    const char* p = reinterpret_cast<const char*>(head & ~std::uintptr_t{1});
+    __builtin_prefetch(p);
+    // One group: its entries follow the 8-byte header; a directory is read first.
+    if (storage::IsDir(head)) return;
+    const std::size_t bytes = std::min<std::size_t>(8 + 12 * std::size_t{degree}, 256);
+    for (std::size_t off = 64; off < bytes; off += 64) __builtin_prefetch(p + off);
+  }
+
   template <typename Fn>
   static bool ForEachIn(std::uintptr_t head, std::uint32_t degree, const TypeFilter& types, bool out,
                         Fn& fn) {
@@ -102,6 +137,44 @@ class GraphView {
   }
 
   const storage::GraphRoots* g_;
+};
+
+// Reads the property blocks of live edges through the sparse edge-property
+// table, remembering the last leaf it walked to: edges added together have
+// neighbouring ids, so a vertex's edges mostly share a few leaves, and each
+// lookup is then one load instead of a walk from the root.
+class PropertyCursor {
+ public:
+  explicit PropertyCursor(const GraphView& view) : g_(&view.roots()) {}
+
+  // The property block of live edge `e` (null: none).
+  const storage::PropBlock* Block(std::uint64_t e) {
+    storage::PropBlock* const* slot = Slot(e);
+    return slot == nullptr ? nullptr : *slot;
+  }
+  // Starts loading the table slot of edge `e`.
+  void PrefetchSlot(std::uint64_t e) {
+    if (storage::PropBlock* const* slot = Slot(e)) __builtin_prefetch(slot);
+  }
+  // Starts loading the block of edge `e` (its slot should be cached by now).
+  void PrefetchBlock(std::uint64_t e) {
+    if (const storage::PropBlock* b = Block(e)) __builtin_prefetch(b);
+  }
+
+ private:
+  using Table = storage::EdgePropTable;
+  storage::PropBlock* const* Slot(std::uint64_t e) {
+    const std::uint64_t key = e >> Table::kLeafBits;
+    if (key != leaf_key_) {
+      leaf_key_ = key;
+      leaf_ = Table::FindLeaf(g_->edge_props, e);
+    }
+    return leaf_ == nullptr ? nullptr : &leaf_->slots[e & (Table::kLeafSize - 1)];
+  }
+
+  const storage::GraphRoots* g_;
+  std::uint64_t leaf_key_ = ~std::uint64_t{0};
+  const Table::Leaf* leaf_ = nullptr;
 };
 
 }  // namespace quiver::traversal

@@ -27,7 +27,7 @@ bool ForwardDijkstra(const GraphView& view, const PathSpec& spec, const WeightRu
   std::vector<HeapEntry>& h = m.heap[0];
   h.clear();
   if (!clock.Vertex()) return false;
-  m.mark(0, s) = Mark{m.generation, 0, kNoEdge.value()};
+  m.SetMark(0, s, 0, kNoEdge.value());
   m.sides[0].dist[s] = 0;
   h.push_back(HeapEntry{0, s, kNoEdge.value()});
   bool reached = false;
@@ -62,14 +62,13 @@ bool ForwardDijkstra(const GraphView& view, const PathSpec& spec, const WeightRu
         return false;
       }
       const double d = dv + w;
-      Mark& mk = m.mark(0, n);
-      if (mk.stamp != m.generation) {
+      if (!m.Marked(0, n)) {
         if (!clock.Vertex()) return false;
-        mk = Mark{m.generation, 0, e};
-      } else if ((mk.depth & kSettled) != 0 || d >= m.sides[0].dist[n]) {
+        m.SetMark(0, n, 0, e);
+      } else if ((m.mark(0, n).depth & kSettled) != 0 || d >= m.sides[0].dist[n]) {
         return true;
       } else {
-        mk.parent_edge = e;
+        m.mark(0, n).parent_edge = e;
       }
       m.sides[0].dist[n] = d;
       h.push_back(HeapEntry{d, n, e});

@@ -27,6 +27,10 @@ namespace quiver::traversal {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
+// How far ahead in a BFS level the search starts loading a vertex's
+// adjacency array; its slot started loading when it was queued (see
+// GraphView::PrefetchSlot).
+constexpr std::size_t kArrayAhead = 4;
 
 }  // namespace
 
@@ -36,7 +40,7 @@ void BuildPath(const GraphView& view, const TraversalContext::Impl& m, std::uint
   std::uint64_t cur = meet;
   while (true) {  // meet back to the source along side 0
     path->vertices.push_back(VertexId(cur));
-    std::uint64_t e = m.sides[0].marks[cur].parent_edge;
+    std::uint64_t e = m.mark(0, cur).parent_edge;
     if (e == kNoEdge.value()) break;
     path->edges.push_back(EdgeId(e));
     cur = OtherEnd(view, e, cur);
@@ -45,8 +49,8 @@ void BuildPath(const GraphView& view, const TraversalContext::Impl& m, std::uint
   std::reverse(path->edges.begin(), path->edges.end());
   cur = meet;
   // Meet on to the target along side 1 (unsized or stale after a one-sided search).
-  while (cur < m.sides[1].marks.size() && m.sides[1].marks[cur].stamp == m.generation) {
-    std::uint64_t e = m.sides[1].marks[cur].parent_edge;
+  while (m.MarkedAny(1, cur)) {
+    std::uint64_t e = m.mark(1, cur).parent_edge;
     if (e == kNoEdge.value()) break;
     path->edges.push_back(EdgeId(e));
     cur = OtherEnd(view, e, cur);
@@ -77,42 +81,53 @@ std::optional<std::uint64_t> BidirectionalBfs(const GraphView& view, const PathS
   for (int side = 0; side < 2; ++side) {
     q[side].clear();
     q[side].push_back(side == 0 ? s : t);
-    m.mark(side, side == 0 ? s : t) = Mark{m.generation, 0, kNoEdge.value()};
+    m.SetMark(side, side == 0 ? s : t, 0, kNoEdge.value());
   }
-  std::optional<std::uint64_t> meet;
-  while (!meet) {
+  while (true) {
     std::size_t sizes[2] = {q[0].size() - level_begin[0], q[1].size() - level_begin[1]};
     if (sizes[0] == 0 || sizes[1] == 0) return std::nullopt;
     const int side = sizes[0] <= sizes[1] ? 0 : 1;
     const int other = 1 - side;
     const std::size_t end = q[side].size();
-    for (std::size_t i = level_begin[side]; i < end && !meet; ++i) {
+    std::size_t prefetched = level_begin[side];
+    for (std::size_t i = level_begin[side]; i < end; ++i) {
       const std::uint64_t v = q[side][i];
       const std::uint32_t depth = m.mark(side, v).depth;
       if (!clock.Tick()) return std::nullopt;
-      GraphView::ForEachEntry(view.Vertex(v), dirs[side], m.types, [&](const EdgeEntry& entry, bool) {
-        if (!clock.Edge()) return false;
-        const std::uint64_t n = entry.neighbor().value();
-        if (m.Marked(side, n)) return true;
-        const std::uint64_t e = entry.edge().value();
-        if (spec.edge_filter) {
-          VertexId from(side == 0 ? v : n), to(side == 0 ? n : v);
-          if (!spec.edge_filter(EdgeId(e), from, to)) return true;
+      // The level's next vertices' arrays (their slots were prefetched when
+      // they were queued).
+      for (const std::size_t ahead = std::min(end, i + kArrayAhead + 1); prefetched < ahead; ++prefetched)
+        view.PrefetchAdjacency(q[side][prefetched], dirs[side]);
+      // The hot loop, written out (no callback per entry).
+      const storage::VertexSlot* slot = view.Vertex(v);
+      for (const bool out : {true, false}) {
+        if (out ? !ReadsOut(dirs[side]) : !ReadsIn(dirs[side])) continue;
+        const std::uintptr_t adjacency = out ? slot->out_head : slot->in_head;
+        const std::uint32_t degree = out ? slot->out_degree : slot->in_degree;
+        const std::size_t groups = storage::GroupCount(adjacency);
+        for (std::size_t g = 0; g < groups; ++g) {
+          const EdgeGroup group = storage::GroupAt(adjacency, degree, g);
+          if (!m.types.Matches(group.type.value())) continue;
+          for (const EdgeEntry& entry : group.entries) {
+            if (!clock.Edge()) return std::nullopt;
+            const std::uint64_t n = entry.neighbor().value();
+            if (m.Marked(side, n)) continue;
+            const std::uint64_t e = entry.edge().value();
+            if (spec.edge_filter) {
+              VertexId from(side == 0 ? v : n), to(side == 0 ? n : v);
+              if (!spec.edge_filter(EdgeId(e), from, to)) continue;
+            }
+            if (!clock.Vertex()) return std::nullopt;
+            m.SetMark(side, n, depth + 1, e);
+            if (m.Marked(other, n)) return n;  // the first meeting is a shortest path
+            q[side].push_back(n);
+            view.PrefetchSlot(n);
+          }
         }
-        if (!clock.Vertex()) return false;
-        m.mark(side, n) = Mark{m.generation, depth + 1, e};
-        if (m.Marked(other, n)) {
-          meet = n;
-          return false;
-        }
-        q[side].push_back(n);
-        return true;
-      });
-      if (clock.stopped()) return std::nullopt;
+      }
     }
     level_begin[side] = end;
   }
-  return meet;
 }
 
 // Bidirectional Dijkstra; returns the meeting vertex or nullopt (also on an
@@ -128,7 +143,7 @@ std::optional<std::uint64_t> BidirectionalDijkstra(const GraphView& view, const 
     const std::uint64_t start = side == 0 ? s : t;
     heap[side].clear();
     heap[side].push_back(HeapEntry{0, start, kNoEdge.value()});
-    m.mark(side, start) = Mark{m.generation, 0, kNoEdge.value()};
+    m.SetMark(side, start, 0, kNoEdge.value());
     m.sides[side].dist[start] = 0;
   }
   double mu = kInf;
@@ -168,14 +183,13 @@ std::optional<std::uint64_t> BidirectionalDijkstra(const GraphView& view, const 
         return false;
       }
       const double d = dv + w;
-      Mark& mk = m.mark(side, n);
-      if (mk.stamp != m.generation) {
+      if (!m.Marked(side, n)) {
         if (!clock.Vertex()) return false;
-        mk = Mark{m.generation, 0, e};
-      } else if ((mk.depth & kSettled) != 0 || d >= m.sides[side].dist[n]) {
+        m.SetMark(side, n, 0, e);
+      } else if ((m.mark(side, n).depth & kSettled) != 0 || d >= m.sides[side].dist[n]) {
         return true;
       } else {
-        mk.parent_edge = e;
+        m.mark(side, n).parent_edge = e;
       }
       m.sides[side].dist[n] = d;
       h.push_back(HeapEntry{d, n, e});

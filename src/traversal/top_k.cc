@@ -4,8 +4,12 @@
 // A heap of at most k entries keeps the worst kept entry on top; each entry
 // examined either loses to it (one comparison) or replaces it (log k). At
 // degree 100 and k = 20 that is ~100 property reads and a few dozen heap
-// steps; the property reads (one block per edge) dominate.
+// steps; the property reads (a slot of the sparse edge-property table, then
+// the block it points to) dominate, so they are found through a cached
+// table leaf (a vertex's edges often have neighbouring ids) and prefetched
+// a few entries ahead.
 #include <algorithm>
+#include <span>
 #include <string>
 
 #include "traversal/context.h"
@@ -15,6 +19,11 @@ namespace quiver {
 using traversal::HeapEntry;
 
 namespace {
+
+// How far ahead of the entry being ranked its edge's property slot, and its
+// property block, start loading.
+constexpr std::size_t kSlotAhead = 16;
+constexpr std::size_t kBlockAhead = 8;
 
 // Orders entries best first: higher (descending) or lower score, then the
 // smaller edge id.
@@ -53,34 +62,59 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
   heap.clear();
   const Better better{spec.descending};
   const bool of_edge = spec.of == TopKSpec::Of::kEdge;
+  const std::uint32_t key_id = key->value();
+  // One cursor per distance, so each walks its leaves in order.
+  traversal::PropertyCursor props(view), slots_ahead(view), blocks_ahead(view);
   Status error;
-  traversal::GraphView::ForEachEntry(
-      view.Vertex(v.value()), spec.direction, m.types, [&](const EdgeEntry& e, bool) {
-        if (!clock.Edge()) return false;
-        const std::uint64_t id = of_edge ? e.edge().value() : e.neighbor().value();
-        const storage::PropBlock* block = of_edge ? view.EdgeProps(id) : view.Vertex(id)->props;
-        std::optional<PropertyView> p = storage::GetProperty(block, key->value());
-        if (!p || p->is_null()) return true;
-        double score;
-        if (p->type() == ValueType::kDouble) {
-          score = *p->as_double();
-        } else if (p->type() == ValueType::kInt64) {
-          score = static_cast<double>(*p->as_int64());
-        } else {
-          error = NotNumeric(of_edge ? "edge" : "vertex", id, p->type());
-          return false;
-        }
-        HeapEntry h{score, e.neighbor().value(), e.edge().value()};
-        if (heap.size() < spec.k) {
-          heap.push_back(h);
-          std::push_heap(heap.begin(), heap.end(), better);  // the worst kept entry on top
-        } else if (better(h, heap.front())) {
-          std::pop_heap(heap.begin(), heap.end(), better);
-          heap.back() = h;
-          std::push_heap(heap.begin(), heap.end(), better);
-        }
-        return true;
-      });
+  // Entry i's block is loaded while entry i - kBlockAhead is ranked, and
+  // the slot holding its address while entry i - kSlotAhead is: the
+  // property reads, which dominate, overlap instead of queueing.
+  auto rank = [&](std::span<const EdgeEntry> entries) {
+    for (std::size_t i = 0; i < entries.size(); ++i) {
+      if (of_edge) {
+        if (i + kSlotAhead < entries.size()) slots_ahead.PrefetchSlot(entries[i + kSlotAhead].edge().value());
+        if (i + kBlockAhead < entries.size())
+          blocks_ahead.PrefetchBlock(entries[i + kBlockAhead].edge().value());
+      }
+      const EdgeEntry& e = entries[i];
+      if (!clock.Edge()) return false;
+      const std::uint64_t id = of_edge ? e.edge().value() : e.neighbor().value();
+      const storage::PropBlock* block = of_edge ? props.Block(id) : view.Vertex(id)->props;
+      std::optional<PropertyView> p = storage::GetProperty(block, key_id);
+      if (!p || p->is_null()) continue;
+      double score;
+      if (p->type() == ValueType::kDouble) {
+        score = *p->as_double();
+      } else if (p->type() == ValueType::kInt64) {
+        score = static_cast<double>(*p->as_int64());
+      } else {
+        error = NotNumeric(of_edge ? "edge" : "vertex", id, p->type());
+        return false;
+      }
+      const HeapEntry h{score, e.neighbor().value(), e.edge().value()};
+      if (heap.size() < spec.k) {
+        heap.push_back(h);
+        std::push_heap(heap.begin(), heap.end(), better);  // the worst kept entry on top
+      } else if (better(h, heap.front())) {
+        std::pop_heap(heap.begin(), heap.end(), better);
+        heap.back() = h;
+        std::push_heap(heap.begin(), heap.end(), better);
+      }
+    }
+    return true;
+  };
+  const storage::VertexSlot* slot = view.Vertex(v.value());
+  for (const bool outgoing : {true, false}) {
+    if (outgoing ? !traversal::ReadsOut(spec.direction) : !traversal::ReadsIn(spec.direction)) continue;
+    const std::uintptr_t head = outgoing ? slot->out_head : slot->in_head;
+    const std::uint32_t degree = outgoing ? slot->out_degree : slot->in_degree;
+    bool go_on = true;
+    for (std::size_t g = 0; g < storage::GroupCount(head) && go_on; ++g) {
+      const EdgeGroup group = storage::GroupAt(head, degree, g);
+      if (m.types.Matches(group.type.value())) go_on = rank(group.entries);
+    }
+    if (!go_on) break;
+  }
   if (!error.ok()) return error;
   std::sort_heap(heap.begin(), heap.end(), better);
   for (const HeapEntry& h : heap) out->push_back(Neighbor{VertexId(h.vertex), EdgeId(h.edge), h.key});

@@ -1,0 +1,267 @@
+#include "raw_kernels.h"
+
+#include <algorithm>
+#include <atomic>
+#include <functional>
+#include <iterator>
+#include <limits>
+#include <queue>
+#include <thread>
+#include <utility>
+
+#include "graphs.h"
+
+namespace quiver::capacity {
+namespace {
+
+constexpr std::uint64_t kChunk = 4096;
+
+double WeightOf(const Snapshot& snapshot, EdgeId e, PropertyKeyId key) {
+  const std::optional<PropertyView> v = snapshot.GetProperty(e, key);
+  if (v && v->as_double()) return *v->as_double();
+  if (v && v->as_int64()) return static_cast<double>(*v->as_int64());
+  Die("analytics raw CSR", InternalError("an edge has no numeric weight"));
+}
+
+}  // namespace
+
+void ForChunks(std::uint64_t n, int threads,
+               const std::function<void(int worker, std::uint64_t, std::uint64_t)>& fn) {
+  std::atomic<std::uint64_t> next{0};
+  auto worker = [&](int w) {
+    for (std::uint64_t b; (b = next.fetch_add(kChunk, std::memory_order_relaxed)) < n;)
+      fn(w, b, std::min(n, b + kChunk));
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker, t);
+  worker(0);
+  for (std::thread& t : pool) t.join();
+}
+
+RawGraph BuildRawGraph(const Snapshot& snapshot, VertexId first, std::uint64_t n, PropertyKeyId weight_key) {
+  RawGraph g;
+  g.n = static_cast<std::uint32_t>(n);
+  const std::uint64_t base = first.value();
+  std::vector<std::pair<std::uint32_t, double>> row;
+  g.out.offsets.assign(n + 1, 0);
+  for (std::uint64_t v = 0; v < n; ++v) {
+    g.out.offsets[v] = g.out.targets.size();
+    row.clear();
+    for (const EdgeGroup& group : snapshot.OutEdges(VertexId(base + v))) {
+      for (const EdgeEntry& e : group.entries) {
+        const std::uint64_t t = e.neighbor().value() - base;
+        if (t >= n) Die("analytics raw CSR", InternalError("an edge leaves the vertex range"));
+        row.emplace_back(static_cast<std::uint32_t>(t), WeightOf(snapshot, e.edge(), weight_key));
+      }
+    }
+    std::sort(row.begin(), row.end());
+    for (const auto& [t, w] : row) {
+      g.out.targets.push_back(t);
+      g.out.weights.push_back(w);
+    }
+  }
+  g.out.offsets[n] = g.out.targets.size();
+  std::vector<std::uint64_t> at(n + 1, 0);
+  for (std::uint32_t t : g.out.targets) ++at[t + 1];
+  for (std::uint64_t v = 0; v < n; ++v) at[v + 1] += at[v];
+  g.in.offsets = at;
+  g.in.targets.resize(g.out.targets.size());
+  for (std::uint32_t v = 0; v < g.n; ++v)
+    for (std::uint32_t t : g.out.Neighbors(v)) g.in.targets[at[t]++] = v;  // ascending v: sorted
+  return g;
+}
+
+std::uint64_t RawSweep(const RawCsr& csr, int threads) {
+  std::atomic<std::uint64_t> total{0};
+  const std::uint64_t* offsets = csr.offsets.data();
+  const std::uint32_t* targets = csr.targets.data();
+  ForChunks(csr.offsets.size() - 1, threads, [&](int, std::uint64_t b, std::uint64_t e) {
+    std::uint64_t sum = 0;
+    for (std::uint64_t k = offsets[b]; k < offsets[e]; ++k) sum += targets[k];
+    total.fetch_add(sum, std::memory_order_relaxed);
+  });
+  return total.load();
+}
+
+std::vector<double> RawPageRank(const RawGraph& g, int iterations, int threads) {
+  const std::uint32_t n = g.n;
+  const double d = 0.85;
+  std::vector<double> rank(n, 1.0 / n), next(n), contrib(n);
+  std::vector<double> block_sink((n + kChunk - 1) / kChunk);
+  for (int it = 0; it < iterations; ++it) {
+    ForChunks(n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
+      double s = 0;
+      for (std::uint64_t v = b; v < e; ++v) {
+        const std::uint64_t deg = g.out.offsets[v + 1] - g.out.offsets[v];
+        if (deg == 0) s += rank[v];
+        contrib[v] = deg ? rank[v] / static_cast<double>(deg) : 0.0;
+      }
+      block_sink[b / kChunk] = s;
+    });
+    double sink = 0;
+    for (double s : block_sink) sink += s;
+    const double base = ((1 - d) + d * sink) / n;
+    ForChunks(n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
+      for (std::uint64_t v = b; v < e; ++v) {
+        double sum = 0;
+        for (std::uint32_t u : g.in.Neighbors(static_cast<std::uint32_t>(v))) sum += contrib[u];
+        next[v] = base + d * sum;
+      }
+    });
+    rank.swap(next);
+  }
+  return rank;
+}
+
+std::vector<std::int64_t> RawBfs(const RawGraph& g, std::uint32_t source, int threads) {
+  constexpr std::int64_t kUnreached = std::numeric_limits<std::int64_t>::max();
+  std::vector<std::int64_t> depth(g.n, kUnreached);
+  depth[source] = 0;
+  std::vector<std::uint32_t> frontier{source};
+  std::vector<std::vector<std::uint32_t>> found;
+  for (std::int64_t level = 0; !frontier.empty(); ++level) {
+    found.assign((frontier.size() + kChunk - 1) / kChunk, {});
+    ForChunks(frontier.size(), threads, [&](int, std::uint64_t b, std::uint64_t e) {
+      std::vector<std::uint32_t>& out = found[b / kChunk];
+      for (std::uint64_t i = b; i < e; ++i) {
+        for (std::uint32_t w : g.out.Neighbors(frontier[i])) {
+          std::atomic_ref<std::int64_t> dw(depth[w]);
+          std::int64_t expected = kUnreached;
+          if (dw.load(std::memory_order_relaxed) == kUnreached &&
+              dw.compare_exchange_strong(expected, level + 1, std::memory_order_relaxed))
+            out.push_back(w);
+        }
+      }
+    });
+    frontier.clear();
+    for (const auto& part : found) frontier.insert(frontier.end(), part.begin(), part.end());
+  }
+  return depth;
+}
+
+std::vector<std::uint32_t> RawWcc(const RawGraph& g, int threads) {
+  std::vector<std::uint32_t> parent(g.n);
+  for (std::uint32_t v = 0; v < g.n; ++v) parent[v] = v;
+  auto ref = [&](std::uint32_t x) { return std::atomic_ref<std::uint32_t>(parent[x]); };
+  auto find = [&](std::uint32_t x) {
+    while (true) {
+      const std::uint32_t p = ref(x).load(std::memory_order_acquire);
+      if (p == x) return x;
+      const std::uint32_t gp = ref(p).load(std::memory_order_acquire);
+      if (gp != p) {
+        std::uint32_t expected = p;
+        ref(x).compare_exchange_weak(expected, gp, std::memory_order_acq_rel);
+      }
+      x = p;
+    }
+  };
+  ForChunks(g.n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
+    for (std::uint64_t v = b; v < e; ++v) {
+      for (std::uint32_t w : g.out.Neighbors(static_cast<std::uint32_t>(v))) {
+        std::uint32_t x = static_cast<std::uint32_t>(v), y = w;
+        while (true) {
+          x = find(x);
+          y = find(y);
+          if (x == y) break;
+          if (x < y) std::swap(x, y);
+          std::uint32_t expected = x;
+          if (ref(x).compare_exchange_strong(expected, y, std::memory_order_acq_rel)) break;
+        }
+      }
+    }
+  });
+  std::vector<std::uint32_t> comp(g.n);
+  ForChunks(g.n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
+    for (std::uint64_t v = b; v < e; ++v) comp[v] = find(static_cast<std::uint32_t>(v));
+  });
+  return comp;
+}
+
+std::vector<std::uint32_t> RawCdlp(const RawGraph& g, int iterations, int threads) {
+  std::vector<std::uint32_t> label(g.n), next(g.n);
+  for (std::uint32_t v = 0; v < g.n; ++v) label[v] = v;
+  std::vector<std::vector<std::uint32_t>> scratch(static_cast<std::size_t>(threads));
+  for (int it = 0; it < iterations; ++it) {
+    ForChunks(g.n, threads, [&](int w, std::uint64_t b, std::uint64_t e) {
+      std::vector<std::uint32_t>& seen = scratch[static_cast<std::size_t>(w)];
+      for (std::uint64_t i = b; i < e; ++i) {
+        const auto v = static_cast<std::uint32_t>(i);
+        seen.clear();
+        for (std::uint32_t u : g.out.Neighbors(v)) seen.push_back(label[u]);
+        for (std::uint32_t u : g.in.Neighbors(v)) seen.push_back(label[u]);
+        if (seen.empty()) {
+          next[v] = label[v];
+          continue;
+        }
+        std::sort(seen.begin(), seen.end());
+        std::uint32_t best = seen[0];
+        std::size_t best_count = 0;
+        for (std::size_t j = 0; j < seen.size();) {
+          std::size_t k = j;
+          while (k < seen.size() && seen[k] == seen[j]) ++k;
+          if (k - j > best_count) best_count = k - j, best = seen[j];
+          j = k;
+        }
+        next[v] = best;
+      }
+    });
+    label.swap(next);
+  }
+  return label;
+}
+
+std::vector<double> RawLcc(const RawGraph& g, int threads) {
+  std::vector<double> lcc(g.n, 0.0);
+  struct Scratch {
+    std::vector<std::uint32_t> mark, nbrs;
+  };
+  std::vector<Scratch> scratch(static_cast<std::size_t>(threads));
+  ForChunks(g.n, threads, [&](int w, std::uint64_t b, std::uint64_t e) {
+    auto& [mark, nbrs] = scratch[static_cast<std::size_t>(w)];
+    if (mark.empty()) mark.assign(g.n, 0);
+    for (std::uint64_t i = b; i < e; ++i) {
+      const auto v = static_cast<std::uint32_t>(i);
+      nbrs.clear();
+      auto out = g.out.Neighbors(v), in = g.in.Neighbors(v);
+      std::set_union(out.begin(), out.end(), in.begin(), in.end(), std::back_inserter(nbrs));
+      nbrs.erase(std::unique(nbrs.begin(), nbrs.end()), nbrs.end());
+      nbrs.erase(std::remove(nbrs.begin(), nbrs.end(), v), nbrs.end());
+      const std::uint64_t deg = nbrs.size();
+      if (deg < 2) continue;
+      for (std::uint32_t u : nbrs) mark[u] = v + 1;
+      std::uint64_t links = 0;
+      for (std::uint32_t u : nbrs) {
+        auto un = g.out.Neighbors(u);
+        for (std::size_t j = 0; j < un.size(); ++j)
+          if ((j == 0 || un[j] != un[j - 1]) && un[j] != u && mark[un[j]] == v + 1) ++links;
+      }
+      lcc[v] = static_cast<double>(links) / static_cast<double>(deg * (deg - 1));
+    }
+  });
+  return lcc;
+}
+
+std::vector<double> RawSssp(const RawGraph& g, std::uint32_t source) {
+  std::vector<double> dist(g.n, std::numeric_limits<double>::infinity());
+  using Item = std::pair<double, std::uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+  dist[source] = 0;
+  heap.push({0.0, source});
+  while (!heap.empty()) {
+    const auto [d, v] = heap.top();
+    heap.pop();
+    if (d > dist[v]) continue;
+    const auto nbrs = g.out.Neighbors(v);
+    const auto weights = g.out.Weights(v);
+    for (std::size_t i = 0; i < nbrs.size(); ++i) {
+      const double nd = d + weights[i];
+      if (nd < dist[nbrs[i]]) {
+        dist[nbrs[i]] = nd;
+        heap.push({nd, nbrs[i]});
+      }
+    }
+  }
+  return dist;
+}
+
+}  // namespace quiver::capacity

@@ -145,9 +145,8 @@ TEST(KeyCodecTest, NegativeZeroIsZero) {
   AppendFixedKey(PropertyView(-0.0), &a);
   AppendFixedKey(PropertyView(0.0), &b);
   EXPECT_EQ(a, b);
-  std::string_view in = EncodeKey(PropertyView(-0.0));
-  std::string keep(in);
-  in = keep;
+  const std::string key = EncodeKey(PropertyView(-0.0));
+  std::string_view in = key;
   PropertyValue out;
   ASSERT_TRUE(DecodeKey(&in, &out));
   EXPECT_TRUE(IdenticalValues(PropertyView(0.0), out));

@@ -74,24 +74,19 @@ void IndexTree::Cursor::SeekEntry(std::string_view key, std::uint64_t id) {
   valid_ = root_.node != nullptr;
   if (!valid_) return;
   const void* n = root_.node;
-  const std::uint32_t h = root_.height;
-  for (std::uint32_t l = 0; l < h; ++l) {
+  for (std::uint32_t l = 0; l < root_.height; ++l) {
     nodes_[l] = n;
     index_[l] = tree::ChildFor(shape_, n, key, id);
     n = tree::Child(shape_, n, index_[l]);
   }
-  nodes_[h] = n;
-  index_[h] = tree::LowerBound(shape_, n, key, id);
-  if (index_[h] == tree::Count(n)) StepLeaf(/*forward=*/true);
+  EnterLeaf(n, tree::LowerBound(shape_, n, key, id));
+  if (pos_ == count_) StepLeaf(/*forward=*/true);
 }
 
 void IndexTree::Cursor::Seek(const Bound& lo) {
   if (lo.unbounded) {
     valid_ = root_.node != nullptr;
-    if (!valid_) return;
-    nodes_[0] = root_.node;
-    index_[0] = 0;
-    Descend(1, /*leftmost=*/true);
+    if (valid_) Descend(0, /*leftmost=*/true);
     return;
   }
   SeekEntry(lo.key, lo.inclusive ? 0 : kAfterAllIds);
@@ -100,10 +95,7 @@ void IndexTree::Cursor::Seek(const Bound& lo) {
 void IndexTree::Cursor::SeekLast(const Bound& hi) {
   if (hi.unbounded) {
     valid_ = root_.node != nullptr;
-    if (!valid_) return;
-    nodes_[0] = root_.node;
-    index_[0] = tree::Count(root_.node) - 1;
-    Descend(1, /*leftmost=*/false);
+    if (valid_) Descend(0, /*leftmost=*/false);
     return;
   }
   // The entry before the first one above the bound.
@@ -115,26 +107,12 @@ void IndexTree::Cursor::SeekLast(const Bound& hi) {
   }
 }
 
-std::string_view IndexTree::Cursor::key() const {
-  return tree::Key(shape_, kLeaf, nodes_[root_.height], index_[root_.height]);
+std::string_view IndexTree::Cursor::VariableKey() const {
+  return tree::Key(shape_, kLeaf, nodes_[root_.height], pos_);
 }
 
-std::uint64_t IndexTree::Cursor::id() const {
-  return tree::Id(shape_, kLeaf, nodes_[root_.height], index_[root_.height]);
-}
-
-void IndexTree::Cursor::Next() {
-  const std::uint32_t h = root_.height;
-  if (++index_[h] == tree::Count(nodes_[h])) StepLeaf(/*forward=*/true);
-}
-
-void IndexTree::Cursor::Prev() {
-  const std::uint32_t h = root_.height;
-  if (index_[h] == 0) {
-    StepLeaf(/*forward=*/false);
-  } else {
-    --index_[h];
-  }
+std::uint64_t IndexTree::Cursor::VariableId() const {
+  return tree::Id(shape_, kLeaf, nodes_[root_.height], pos_);
 }
 
 void IndexTree::Cursor::StepLeaf(bool forward) {
@@ -149,14 +127,25 @@ void IndexTree::Cursor::StepLeaf(bool forward) {
 }
 
 void IndexTree::Cursor::Descend(int from_level, bool leftmost) {
-  const int h = static_cast<int>(root_.height);
-  for (int l = from_level; l <= h; ++l) {
-    nodes_[l] = tree::Child(shape_, nodes_[l - 1], index_[l - 1]);
-    const std::uint32_t count = tree::Count(nodes_[l]);
-    index_[l] = leftmost ? 0 : count - 1;
+  const auto h = static_cast<int>(root_.height);
+  const void* n =
+      from_level == 0 ? root_.node : tree::Child(shape_, nodes_[from_level - 1], index_[from_level - 1]);
+  for (int l = from_level; l < h; ++l) {
+    nodes_[l] = n;
+    index_[l] = leftmost ? 0 : tree::Count(n) - 1;
+    n = tree::Child(shape_, n, index_[l]);
   }
-  if (from_level > h) nodes_[h] = root_.node;  // a leaf root
-  if (h == 0) index_[0] = leftmost ? 0 : tree::Count(root_.node) - 1;
+  EnterLeaf(n, leftmost ? 0 : tree::Count(n) - 1);
+}
+
+void IndexTree::Cursor::EnterLeaf(const void* leaf, std::uint32_t pos) {
+  nodes_[root_.height] = leaf;
+  pos_ = pos;
+  count_ = tree::Count(leaf);
+  if (shape_.fixed()) {
+    leaf_keys_ = tree::Base(leaf) + shape_.keys_off[kLeaf];
+    leaf_ids_ = tree::Base(leaf) + shape_.ids_off[kLeaf];
+  }
 }
 
 }  // namespace quiver::index

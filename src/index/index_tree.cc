@@ -327,49 +327,58 @@ void InsertSplitting(IndexRoot& root, const Shape& s, Path& p, const Entry& e, b
 
 // ---- Erase
 
-// Merges the path's node at `level` (> 0, private) into a sibling, or
-// removes it if empty, when the rules allow; true if the parent lost a
-// child. The rule: an empty node goes; a node merges with an adjacent
-// sibling when one of the two is under a quarter full and both fit in one.
-bool MergeAt(const Shape& s, Path& p, std::uint32_t level, storage::MutationContext& ctx) {
-  const Kind k = p.KindAt(level);
-  void* x = p.nodes[level];
-  void* parent = p.nodes[level - 1];
-  const std::uint32_t i = p.index[level - 1];
-  const Load lx = tree::LoadOf(s, k, x);
-  auto mergeable = [&](const void* sibling) {
-    const Load ls = tree::LoadOf(s, k, sibling);
-    return (tree::Underfull(s, k, lx) || tree::Underfull(s, k, ls)) && tree::Fits(s, k, lx + ls);
-  };
-  std::uint32_t left_i;  // the pair (left_i, left_i + 1) becomes one node at left_i
-  if (lx.count == 0) {
-    // Separator 0 stays: it is the one the grandparent holds for `parent`
-    // (a larger one would misplace entries if `parent` merged later).
-    const std::uint32_t gone = i == 0 && tree::Count(parent) > 1 ? 1 : i;
-    if (gone != i) {
-      tree::SetChild(s, parent, 0, tree::Child(s, parent, 1));
-      tree::SetChildCount(s, parent, 0, tree::ChildCount(s, parent, 1));
-    }
-    tree::EraseAt(s, kInner, parent, gone);
-    FreePrivate(x, ctx);
-    return true;
+// Removes the empty private child i of private inner node `parent`.
+void RemoveEmptyChild(const Shape& s, void* parent, std::uint32_t i, storage::MutationContext& ctx) {
+  void* x = tree::Child(s, parent, i);
+  // Separator 0 stays: it is the one the grandparent holds for `parent` (a
+  // larger one would misplace entries if `parent` merged later), so the
+  // first child's removal drops separator 1 instead.
+  std::uint32_t gone = i;
+  if (i == 0 && tree::Count(parent) > 1) {
+    tree::SetChild(s, parent, 0, tree::Child(s, parent, 1));
+    tree::SetChildCount(s, parent, 0, tree::ChildCount(s, parent, 1));
+    gone = 1;
   }
-  if (i > 0 && mergeable(tree::Child(s, parent, i - 1))) {
-    left_i = i - 1;
-  } else if (i + 1 < tree::Count(parent) && mergeable(tree::Child(s, parent, i + 1))) {
-    left_i = i;
-  } else {
-    return false;
-  }
-  void* a = left_i == i ? x : PrivatizeChild(s, k, parent, left_i, ctx);
-  void* b = tree::Child(s, parent, left_i + 1);
+  tree::EraseAt(s, kInner, parent, gone);
+  FreePrivate(x, ctx);
+}
+
+// Merges children i and i + 1 of private inner node `parent` into child i.
+void MergeChildren(const Shape& s, Kind k, void* parent, std::uint32_t i, storage::MutationContext& ctx) {
+  void* a = PrivatizeChild(s, k, parent, i, ctx);
+  void* b = tree::Child(s, parent, i + 1);
   const tree::Range both[2] = {{a, 0, tree::Count(a)}, {b, 0, tree::Count(b)}};
   tree::Assemble(s, k, tree::Scratch(0), both, ctx.epoch);
   tree::CopyNode(s, k, a, tree::Scratch(0));
-  tree::SetChildCount(s, parent, left_i,
-                      tree::ChildCount(s, parent, left_i) + tree::ChildCount(s, parent, left_i + 1));
-  tree::EraseAt(s, kInner, parent, left_i + 1);
+  tree::SetChildCount(s, parent, i, tree::ChildCount(s, parent, i) + tree::ChildCount(s, parent, i + 1));
+  tree::EraseAt(s, kInner, parent, i + 1);
   Discard(b, ctx);
+}
+
+// After the path's node at `level` (> 0, private) shrank: removes it if
+// empty, else merges it with an adjacent sibling (the left one first) when
+// one of the two is under a quarter full and both fit in one node. True
+// if the parent lost a child.
+bool MergeAt(const Shape& s, Path& p, std::uint32_t level, storage::MutationContext& ctx) {
+  const Kind k = p.KindAt(level);
+  void* parent = p.nodes[level - 1];
+  const std::uint32_t i = p.index[level - 1];
+  const Load lx = tree::LoadOf(s, k, p.nodes[level]);
+  if (lx.count == 0) {
+    RemoveEmptyChild(s, parent, i, ctx);
+    return true;
+  }
+  auto mergeable = [&](std::uint32_t j) {
+    const Load ls = tree::LoadOf(s, k, tree::Child(s, parent, j));
+    return (tree::Underfull(s, k, lx) || tree::Underfull(s, k, ls)) && tree::Fits(s, k, lx + ls);
+  };
+  if (i > 0 && mergeable(i - 1)) {
+    MergeChildren(s, k, parent, i - 1, ctx);
+  } else if (i + 1 < tree::Count(parent) && mergeable(i + 1)) {
+    MergeChildren(s, k, parent, i, ctx);
+  } else {
+    return false;
+  }
   return true;
 }
 

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "base/memory.h"
+#include "base/packed.h"
 #include "index/tree_shape.h"
 #include "storage/retire_list.h"
 
@@ -101,25 +102,51 @@ class IndexTree {
     // last entry seen (pass its id + 1), or seeks within one key's ids.
     void SeekEntry(std::string_view key, std::uint64_t id);
     bool Valid() const { return valid_; }
-    std::string_view key() const;  // valid until the cursor moves
-    std::uint64_t id() const;
-    void Next();
-    void Prev();
+    // Valid until the cursor moves. Requires Valid().
+    std::string_view key() const {
+      if (leaf_keys_ == nullptr) return VariableKey();
+      const auto w = static_cast<std::uint32_t>(shape_.width);
+      return {reinterpret_cast<const char*>(leaf_keys_) + pos_ * w, w};
+    }
+    std::uint64_t id() const {
+      return leaf_keys_ == nullptr ? VariableId() : base::Load48(leaf_ids_ + pos_ * 6);
+    }
+    // Require Valid(); the cursor is invalid after the last (first) entry.
+    void Next() {
+      if (++pos_ == count_) StepLeaf(/*forward=*/true);
+    }
+    void Prev() {
+      if (pos_ == 0) {
+        StepLeaf(/*forward=*/false);
+      } else {
+        --pos_;
+      }
+    }
 
    private:
     static constexpr int kMaxLevels = 41;  // tree::kMaxHeight + 1
 
-    // From the leaf at level `level_`'s index onwards: moves to the
-    // neighbouring leaf (forward or back) or becomes invalid.
+    // Moves to the neighbouring leaf's first (forward) or last entry, or
+    // becomes invalid.
     void StepLeaf(bool forward);
+    // Fills the path below `from_level` with the leftmost or rightmost nodes.
     void Descend(int from_level, bool leftmost);
+    void EnterLeaf(const void* leaf, std::uint32_t pos);
+    std::string_view VariableKey() const;
+    std::uint64_t VariableId() const;
 
     IndexRoot root_;
     tree::Shape shape_;
     // The path: nodes_[0] the root, nodes_[height] the leaf; index_[l] the
-    // child (inner) or entry (leaf) position in nodes_[l].
+    // child taken in nodes_[l] (l < height).
     const void* nodes_[kMaxLevels];
     std::uint32_t index_[kMaxLevels];
+    // The position in the leaf nodes_[height], and for fixed-width trees
+    // the leaf's key and id arrays (leaf_keys_ null: variable width).
+    const unsigned char* leaf_keys_ = nullptr;
+    const unsigned char* leaf_ids_ = nullptr;
+    std::uint32_t pos_ = 0;
+    std::uint32_t count_ = 0;
     bool valid_ = false;
   };
 

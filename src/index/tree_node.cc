@@ -3,6 +3,7 @@
 // records into the gap between the slot array and the records.
 #include "index/tree_node.h"
 
+#include <cassert>
 #include <limits>
 
 #include "index/key_codec.h"
@@ -246,6 +247,7 @@ static_assert(sizeof(Header) + 3 * (kVarSlotBytes[kLeaf] + RecordBytes(kMaxKeyBy
 }  // namespace
 
 Shape ShapeOf(const IndexRoot& root) {
+  assert(root.max_fanout == 0 || root.max_fanout >= 4);
   // The production shapes, computed once at compile time.
   static constexpr Shape kVariable = ComputeShape(-1, 0);
   static constexpr Shape kLabelSet = ComputeShape(0, 0);

@@ -182,7 +182,10 @@ class Projection {
 // vertices or more. Nothing is returned on error.
 // Cost: O(V_ids + E log d) time over the threads (V_ids = vertex_id_limit, d
 // = degree, for the per-vertex sort), plus one property lookup per edge when
-// weighted; memory: memory_bytes() plus 4 bytes per vertex id while building.
+// weighted; memory: memory_bytes() plus, while building, 4 bytes per vertex
+// id (when ids have holes or labels filter) and, for a directed projection
+// with both directions, 8 bytes per entry (16 with weights) for the
+// transpose that makes the in adjacency from the out one.
 // `snapshot` is only read during the call. Thread-safe.
 Result<Projection> Project(const Snapshot& snapshot, const ProjectionSpec& spec = {});
 

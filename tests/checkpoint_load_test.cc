@@ -23,7 +23,7 @@ namespace quiver {
 namespace {
 
 constexpr std::uint64_t kVertices = 150'000;  // three buckets of 65,536
-constexpr std::uint64_t kEdges = 200'000;  // four edge blocks of 2^16 ids
+constexpr std::uint64_t kEdges = 200'000;     // four edge blocks of 2^16 ids
 
 Options WithThreads(unsigned threads) {
   Options o;

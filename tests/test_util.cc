@@ -74,8 +74,9 @@ std::string RenderProperties(const std::map<std::string, std::string>& props) {
   return out + "}";
 }
 
-std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>> AdjacencyMap(
-    const Snapshot& s, VertexId v, Direction d) {
+std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>> AdjacencyMap(const Snapshot& s,
+                                                                                         VertexId v,
+                                                                                         Direction d) {
   std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>> out;
   for (EdgeGroup g : s.Edges(v, d)) {
     auto& list = out[std::string(s.EdgeTypeName(g.type))];

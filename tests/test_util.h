@@ -55,8 +55,9 @@ std::string RenderProperties(const std::map<std::string, std::string>& props);
 // One direction of a vertex's adjacency: type name -> (edge, neighbour) list
 // in stored order. Group order is not part of the contract, so groups are
 // keyed by type name.
-std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>> AdjacencyMap(const Snapshot& s, VertexId v,
-                                                                                 Direction d);
+std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>> AdjacencyMap(const Snapshot& s,
+                                                                                         VertexId v,
+                                                                                         Direction d);
 
 std::string RenderAdjacency(
     const std::map<std::string, std::vector<std::pair<std::uint64_t, std::uint64_t>>>& adj);

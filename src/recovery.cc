@@ -122,6 +122,11 @@ class Rebuilder {
     if (state_->stats.checkpoint_sequence != 0)
       state_->stats.load_threads = base::ResolveThreads(options_.durable.io_threads);
     state_->stats.recovered_sequence = version_->roots.sequence;
+    // Where the next group's record will start: appends continue in the
+    // last segment, or a new segment starts after the recovered sequence.
+    version_->roots.log_segment = state_->last_segment != 0 ? state_->last_segment : state_->next_segment;
+    version_->roots.log_offset =
+        state_->last_segment != 0 ? state_->last_segment_size : std::uint64_t{wal::kSegmentHeaderBytes};
     state_->replay_end_allocated_bytes = state_->chain->account()->allocated_bytes();
     replay_blocks_.Clear();  // the blocks belong to the version from now on
     ctx_.blocks = nullptr;

@@ -513,6 +513,63 @@ TEST(GoldenFormatTest, GoldenFilesOpenEndToEnd) {
   }
 }
 
+// Damage in WAL groups the checkpoint covers (docs/wal_format.md, reading
+// rule 3). A format-2 checkpoint says where the log continues, so reading
+// resumes exactly there. A format-1 checkpoint does not: reading resumes at
+// a record found by searching, which may lie inside a payload, so it may
+// only skip: with a group above the checkpoint after the damage, Open
+// refuses rather than replay from a guessed boundary.
+TEST(GoldenFormatTest, CoveredWalDamageWithEachCheckpointFormat) {
+  format_test::LogBuilder log = GoldenLog();
+  WriteBatch later;
+  later.AddVertex("Later");
+  ASSERT_TRUE(log.AddGroup({later}).ok());  // group 6, after the checkpoints' sequence 5
+  std::string six;
+  {
+    env::SimFileSystem fs;
+    six = format_test::WriteSegmentFile(fs, "/db", kFixedUuid, 1, 1, log.groups()).value();
+  }
+  const std::string five = ReadFile(kGoldenDir / kWalGolden);
+  const auto damage = [](std::string segment) {
+    segment[0x80] ^= 0x01;  // the CRC of record 2 (group 2..2), which both checkpoints cover
+    return segment;
+  };
+  struct Case {
+    const char* what;
+    const char* checkpoint;
+    std::string segment;
+    bool opens;
+    SequenceNumber sequence;
+  };
+  const std::vector<Case> cases = {
+      {"format 2, nothing after the checkpoint", kCheckpointGolden, damage(five), true, 5},
+      {"format 2, group 6 after it", kCheckpointGolden, damage(six), true, 6},
+      {"format 1, nothing after the checkpoint", kCheckpointGoldenV1, damage(five), true, 5},
+      {"format 1, group 6 after it", kCheckpointGoldenV1, damage(six), false, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    env::SimFileSystem fs;
+    ASSERT_TRUE(fs.CreateDir("/db").ok());
+    ASSERT_TRUE(fs.WriteFileForTest("/db/" + wal::SegmentFileName(1), c.segment).ok());
+    ASSERT_TRUE(
+        fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(5), ReadFile(kGoldenDir / c.checkpoint))
+            .ok());
+    Options o;
+    o.durable.checkpoint_on_close = false;
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+    if (!c.opens) {
+      ASSERT_FALSE(g.ok());
+      EXPECT_EQ(g.status().code(), StatusCode::kCorruption) << g.status().ToString();
+      continue;
+    }
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_EQ((*g)->GetSnapshot().sequence(), c.sequence);
+    EXPECT_EQ(test_util::Dump((*g)->GetSnapshot()), log.states()[c.sequence]);
+    EXPECT_GT((*g)->GetOpenStats().wal_covered_damage_bytes, 0u);
+  }
+}
+
 // The engine's own write path logs the first three groups (one batch each)
 // with exactly the record bytes of the golden segment; only the header (a
 // fresh random UUID) differs.

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "env/sim_file_system.h"
@@ -117,6 +118,68 @@ TEST(WalReaderTest, CoveredDamageNeverResumesInsideAPayload) {
   EXPECT_EQ(test_util::Dump((*g)->GetSnapshot()), log.states()[kCovered + 1]);
   EXPECT_EQ((*g)->GetOpenStats().wal_covered_damage_bytes,
             spans[kCovered - 1].end - spans[kCovered - 1].offset);
+}
+
+// ScanSegment's own rules for a recorded boundary (`covered_end`), on a
+// segment of groups 1..6 whose group-2 record header is damaged and a
+// checkpoint at sequence 4: it resumes only at an offset that is past the
+// damage, a multiple of 8 and inside the file; anything else (a position
+// from a log that later lost bytes, say) is not trusted, and the damage,
+// with group 5 after it, is then Corruption.
+TEST(WalReaderTest, RecordedBoundaryIsUsedOnlyWhenItCanBeOne) {
+  LogBuilder log;
+  for (int k = 1; k <= 6; ++k) {
+    WriteBatch b;
+    b.AddVertex("P", {{"k", k}});
+    ASSERT_TRUE(log.AddGroup({b}).ok());
+  }
+  log.Finish();
+  env::SimFileSystem fs;
+  std::string segment = format_test::WriteSegmentFile(fs, "/db", kFixedUuid, 1, 1, log.groups()).value();
+  const std::vector<format_test::RecordSpan> spans = format_test::RecordSpans(AsBytes(segment));
+  ASSERT_EQ(spans.size(), 6u);
+  segment[spans[1].offset] ^= 0x01;
+  constexpr SequenceNumber kCheckpoint = 4;
+  const std::uint64_t boundary = spans[kCheckpoint].offset;  // where group 5 starts
+  auto scan_with = [&](std::uint64_t covered_end, wal::SegmentScan* scan) {
+    std::vector<SequenceNumber> replayed;
+    Status s = wal::ScanSegment(
+        AsBytes(segment),
+        [&](SequenceNumber first, SequenceNumber, std::span<const std::byte>) {
+          replayed.push_back(first);
+          return Status::Ok();
+        },
+        scan, kCheckpoint, covered_end);
+    return std::make_pair(s, replayed);
+  };
+  {
+    wal::SegmentScan scan;
+    auto [s, replayed] = scan_with(boundary, &scan);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(replayed, (std::vector<SequenceNumber>{1, 5, 6}));
+    EXPECT_EQ(scan.covered_damage_bytes, boundary - spans[1].offset);
+    EXPECT_EQ(scan.next_sequence, 7u);
+    EXPECT_FALSE(scan.skipped_to_end);
+  }
+  {
+    // A later segment holds the group after the checkpoint: the rest of
+    // this one is covered, and nothing more is read from it.
+    wal::SegmentScan scan;
+    auto [s, replayed] = scan_with(wal::kCoveredToTheEnd, &scan);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(replayed, (std::vector<SequenceNumber>{1}));
+    EXPECT_TRUE(scan.skipped_to_end);
+    EXPECT_EQ(scan.valid_end, segment.size());
+    EXPECT_EQ(scan.next_sequence, kCheckpoint + 1);
+  }
+  for (std::uint64_t bad : {boundary + 4, std::uint64_t{segment.size()} + 8, std::uint64_t{spans[1].offset},
+                            std::uint64_t{spans[0].offset}}) {
+    SCOPED_TRACE(bad);
+    wal::SegmentScan scan;
+    auto [s, replayed] = scan_with(bad, &scan);
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
+    EXPECT_EQ(replayed, (std::vector<SequenceNumber>{1}));
+  }
 }
 
 }  // namespace

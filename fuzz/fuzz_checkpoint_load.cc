@@ -4,11 +4,11 @@
 // recovery frees a failed one (Abandon, then Shutdown).
 //
 // Input: the raw bytes of a checkpoint. An input whose header has bit 0 of
-// byte 56 set (a reserved byte under the header CRC; the writer leaves it
-// zero) is first "fixed up": the bit is cleared, and the header CRC and the
-// CRC of every block whose length fits are recomputed, so the fuzzer reaches
-// the block parsers. Inputs with the bit clear are loaded as they are (the
-// checksum paths).
+// byte 72 set (byte 56 for format 1: a reserved byte under the header CRC;
+// the writer leaves it zero) is first "fixed up": the bit is cleared, and
+// the header CRC, the CRC of every block whose length fits and the trailer
+// are recomputed, so the fuzzer reaches the block parsers. Inputs with the bit clear are loaded as they are
+// (the checksum paths).
 //
 // Checks beyond "no crash, no UB, no leak":
 //  - a failed load returns Corruption (and frees everything: LeakSanitizer);
@@ -57,8 +57,6 @@ using storage::GraphRoots;
 // the densest legitimate growth is about 45 bytes per input byte.
 constexpr std::size_t kLoadBytesPerInputByte = 128;
 constexpr std::size_t kLoadBytesConstant = std::size_t{64} << 10;
-
-constexpr std::size_t kFixupFlagOffset = 56;
 
 std::string U64(std::uint64_t v) { return std::to_string(v); }
 
@@ -236,29 +234,49 @@ std::span<const std::byte> AsBytes(const std::string& s) {
   return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
 }
 
-// Clears the fixup flag and recomputes the header CRC (bytes 0..59, at 60) and the CRC of each block
-// (block header bytes 0..7 and the payload, at 8) whose length fits.
+// The harness's flag: bit 0 of a reserved header byte under the CRC, which
+// the writer leaves zero: byte 72 in format 2, byte 56 in format 1.
+std::size_t FixupFlagOffset(std::span<const std::byte> b) {
+  std::uint32_t version = 0;
+  if (b.size() >= 12) std::memcpy(&version, b.data() + 8, 4);
+  return version == 1 ? 56 : 72;
+}
+
+// Clears the fixup flag and recomputes the header CRC, the CRC of each block
+// whose length fits (its header bytes 0..7 and payload; in format 2
+// continuing the header's CRC) and, in format 2, the trailer (the header's
+// CRC continued over every block's crc field).
 void FixChecksums(std::vector<std::byte>& b) {
-  if (b.size() < checkpoint::kHeaderBytes) return;
-  b[kFixupFlagOffset] &= std::byte{0xFE};  // the harness's flag, not the reader's
-  std::uint32_t crc = base::Crc32c(b.data(), 60);
-  std::memcpy(b.data() + 60, &crc, 4);
-  std::size_t pos = checkpoint::kHeaderBytes;
-  while (b.size() - pos >= checkpoint::kBlockHeaderBytes) {
+  std::uint32_t version;
+  std::memcpy(&version, b.data() + 8, 4);
+  const std::size_t header = version == 1 ? checkpoint::kHeaderBytesV1 : checkpoint::kHeaderBytes;
+  const std::size_t trailer = version == 1 ? 0 : checkpoint::kTrailerBytes;
+  if (b.size() < header + trailer) return;
+  b[FixupFlagOffset(b)] &= std::byte{0xFE};  // the harness's flag, not the reader's
+  std::uint32_t crc = base::Crc32c(b.data(), header - 4);
+  std::memcpy(b.data() + header - 4, &crc, 4);
+  const std::uint32_t seed = version == 1 ? 0 : base::Crc32c(b.data(), header);
+  std::uint32_t file_crc = seed;
+  const std::size_t end = b.size() - trailer;
+  std::size_t pos = header;
+  while (end - pos >= checkpoint::kBlockHeaderBytes) {
     std::byte* h = b.data() + pos;
     std::uint32_t length;
     std::memcpy(&length, h + 4, 4);
-    if (length > b.size() - pos - checkpoint::kBlockHeaderBytes) return;
-    crc = base::Crc32cExtend(base::Crc32c(h, 8), h + checkpoint::kBlockHeaderBytes, length);
+    if (length > end - pos - checkpoint::kBlockHeaderBytes) return;
+    crc = base::Crc32cExtend(base::Crc32cExtend(seed, h, 8), h + checkpoint::kBlockHeaderBytes, length);
     std::memcpy(h + 8, &crc, 4);
+    file_crc = base::Crc32cExtend(file_crc, h + 8, 4);
     pos += checkpoint::kBlockHeaderBytes + length;
   }
+  if (trailer != 0 && pos == end) std::memcpy(b.data() + end, &file_crc, 4);
 }
 
 void TestOneInput(const std::uint8_t* data, std::size_t size) {
   std::vector<std::byte> bytes(size);
   if (size > 0) std::memcpy(bytes.data(), data, size);
-  const bool fixup = size >= checkpoint::kHeaderBytes && (data[kFixupFlagOffset] & 1) != 0;
+  const bool fixup =
+      size >= checkpoint::kHeaderBytes && (bytes[FixupFlagOffset(bytes)] & std::byte{1}) != std::byte{0};
   if (fixup) FixChecksums(bytes);
 
   LoadTarget target;

@@ -12,11 +12,14 @@
 //                  fuzz_wal_decode.cc).
 //                  A larger segment: hundreds of vertices added and removed,
 //                  hundreds of self-loops.
-// checkpoint_load: the golden checkpoint; a checkpoint of the workload above
-//                  (removed elements, several edge types on a vertex, a
-//                  self-loop, properties on edges); a larger one (5000
+// checkpoint_load: the golden checkpoints (format 2, and format 1 under the
+//                  format-1 seed's old name); a checkpoint of the workload
+//                  above (removed elements, several edge types on a vertex,
+//                  a self-loop, properties on edges); a larger one (5000
 //                  vertex ids, 1000 self-loops on one vertex); fixup copies
-//                  (byte 56).
+//                  (byte 72 in format 2, byte 56 in format 1). The format-1
+//                  seeds written before format 2 (workload.qck, large.qck)
+//                  stay in the corpus: format 1 is still read.
 // recovery:        a few inputs of fixed pseudo-random bytes (std::mt19937,
 //                  fixed seeds) and a few hand-written plans.
 // Every file written is below 64 KiB. Deterministic: the same bytes each run.
@@ -226,9 +229,11 @@ int Main(int argc, char** argv) {
   WriteWithFixup(wal, "large.log", SegmentOf(Large(600, 500, 300)), 48);
 
   const fs::path ckpt = corpus / "checkpoint_load";
-  WriteWithFixup(ckpt, "golden-checkpoint-small.qck", ReadFile(golden / "checkpoint-small.qck"), 56);
-  WriteWithFixup(ckpt, "workload.qck", CheckpointOf(log), 56);
-  WriteWithFixup(ckpt, "large.qck", CheckpointOf(Large(5000, 4000, 1000)), 56);
+  // The fixup flag's byte: 72 in format 2, 56 in format 1.
+  WriteWithFixup(ckpt, "golden-checkpoint-small-v2.qck", ReadFile(golden / "checkpoint-small.qck"), 72);
+  WriteWithFixup(ckpt, "golden-checkpoint-small.qck", ReadFile(golden / "checkpoint-small-v1.qck"), 56);
+  WriteWithFixup(ckpt, "workload-v2.qck", CheckpointOf(log), 72);
+  WriteWithFixup(ckpt, "large-v2.qck", CheckpointOf(Large(5000, 4000, 1000)), 72);
 
   const fs::path rec = corpus / "recovery";
   for (std::uint32_t i = 0; i < 4; ++i)

@@ -449,6 +449,12 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
     }
     return;
   } else {
+    if (durable_) {
+      // Where the next group's record starts: a checkpoint of this version
+      // records it, so recovery can resume there after damage it covers.
+      v->roots.log_segment = durable_->wal->segment_number();
+      v->roots.log_offset = durable_->wal->segment_size();
+    }
     chain_->Publish(v);  // invariants 2 and 3: the whole group, in order
     commit_groups_.fetch_add(1, std::memory_order_relaxed);
   }

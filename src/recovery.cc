@@ -122,6 +122,11 @@ class Rebuilder {
     if (state_->stats.checkpoint_sequence != 0)
       state_->stats.load_threads = base::ResolveThreads(options_.durable.io_threads);
     state_->stats.recovered_sequence = version_->roots.sequence;
+    // Where the next group's record will start: appends continue in the
+    // last segment, or a new segment starts after the recovered sequence.
+    version_->roots.log_segment = state_->last_segment != 0 ? state_->last_segment : state_->next_segment;
+    version_->roots.log_offset =
+        state_->last_segment != 0 ? state_->last_segment_size : std::uint64_t{wal::kSegmentHeaderBytes};
     state_->replay_end_allocated_bytes = state_->chain->account()->allocated_bytes();
     replay_blocks_.Clear();  // the blocks belong to the version from now on
     ctx_.blocks = nullptr;
@@ -214,7 +219,18 @@ class Rebuilder {
     if (header.sequence != sequence)
       return CorruptionError("checkpoint: sequence differs from its file name");
     state_->uuid = header.uuid;
+    checkpoint_wal_segment_ = header.wal_segment;
+    checkpoint_wal_offset_ = header.wal_offset;
     return Status::Ok();
+  }
+
+  // Where the group after the loaded checkpoint starts, for segment
+  // `number` (wal::ScanSegment's `covered_end`): the checkpoint's offset in
+  // its own segment, the end of a segment before it, 0 (not known) after it
+  // or when the checkpoint records no position (format 1).
+  std::uint64_t CoveredEnd(std::uint64_t number) const {
+    if (checkpoint_wal_segment_ == 0 || number > checkpoint_wal_segment_) return 0;
+    return number == checkpoint_wal_segment_ ? checkpoint_wal_offset_ : wal::kCoveredToTheEnd;
   }
 
   // The first sequence a segment's header names; nullopt if the header is
@@ -278,7 +294,7 @@ class Rebuilder {
           [this](SequenceNumber f, SequenceNumber l, std::span<const std::byte> p) {
             return Replay(f, l, p);
           },
-          &scan, covered);
+          &scan, covered, CoveredEnd(number));
       state_->stats.wal_covered_damage_bytes += scan.covered_damage_bytes;
       if (!s.ok() && !(s.code() == StatusCode::kCorruption && options_.durable.salvage_wal_prefix)) return s;
       if (!s.ok()) {
@@ -304,7 +320,10 @@ class Rebuilder {
       if (last) {
         state_->last_segment = number;
         state_->last_segment_size = scan.valid_end;
-        wal_end = scan.groups > 0 ? scan.last_sequence : scan.header.first_sequence - 1;
+        wal_end = scan.next_sequence - 1;
+        // The checkpoint says the group after it starts in a later segment:
+        // appends go to a new one, where a reader will look for it.
+        if (scan.skipped_to_end) state_->last_segment = 0;
       }
       if (scan.tail_bytes > 0 && !last) {
         if (options_.durable.salvage_wal_prefix) return Salvage(listing, i, bytes, scan);
@@ -364,7 +383,7 @@ class Rebuilder {
     if (*expected_first != 0 && scan.header.first_sequence != *expected_first)
       return CorruptionError(base::StrCat("WAL segment ", scan.header.segment_number, " starts at sequence ",
                                           scan.header.first_sequence, ", expected ", *expected_first));
-    *expected_first = scan.groups > 0 ? scan.last_sequence + 1 : scan.header.first_sequence;
+    *expected_first = scan.next_sequence;
     return Status::Ok();
   }
 
@@ -508,7 +527,11 @@ class Rebuilder {
   bool fresh_uuid_ = false;
   SequenceNumber first_header_ = 0;
   SequenceNumber covered_ = 0;  // the loaded checkpoint's sequence (0: none)
-  bool in_group_ = false;       // a group's batches are being applied
+  // Where the loaded checkpoint says the group after it starts (0, 0: not
+  // known; see CoveredEnd).
+  std::uint64_t checkpoint_wal_segment_ = 0;
+  std::uint64_t checkpoint_wal_offset_ = 0;
+  bool in_group_ = false;  // a group's batches are being applied
 };
 
 }  // namespace

@@ -762,7 +762,9 @@ TEST(CorruptionTest, WalDamageCoveredByTheCheckpointIsSkippedAndReported) {
     EXPECT_EQ(open.stats.recovered_sequence, last);
     EXPECT_EQ(open.dump, c.log.states()[last]);
     EXPECT_FALSE(open.stats.salvaged);
-    EXPECT_EQ(open.stats.wal_covered_damage_bytes, t.spans1[2].end - t.spans1[2].offset);
+    // Reading resumes where the checkpoint says the log continues (after
+    // group 5): every byte from the damage to there is skipped.
+    EXPECT_EQ(open.stats.wal_covered_damage_bytes, t.spans1[5].offset - t.spans1[2].offset);
     EXPECT_FALSE(fs.Exists("/db/" + wal::SegmentFileName(2) + ".salvaged").value());
   }
   // Damage above the checkpoint is still Corruption.
@@ -1063,9 +1065,9 @@ TEST(CorruptionTest, CheckpointStructuredCases) {
   if (c.checkpoint.size() >= 3 * env::kSectorSize)
     CheckCheckpoint(c, Mutated(c.checkpoint, 2 * env::kSectorSize, c.checkpoint.substr(0, env::kSectorSize)),
                     "sector 0 copied over sector 2", r, true);
-  // Unknown format version with a matching header CRC: an explicit error.
-  std::string v2 = Mutated(c.checkpoint, 8, U32(2));
-  v2 = Mutated(v2, 60, U32(base::Crc32c(v2.data(), 60)));
+  // A newer format version with a matching header CRC: an explicit error.
+  std::string v2 = Mutated(c.checkpoint, 8, U32(checkpoint::kFormatVersion + 1));
+  v2 = Mutated(v2, 76, U32(base::Crc32c(v2.data(), 76)));
   checkpoint::Header h;
   Status s = format_test::LoadCheckpointForTest(AsBytes(v2), &h);
   EXPECT_EQ(s.code(), StatusCode::kUnimplemented);
@@ -1131,16 +1133,23 @@ TEST(CorruptionTest, CrcFixedMutationsNeverCrash) {
       EXPECT_TRUE(o.status.ok() || o.status.code() == StatusCode::kCorruption) << o.status.ToString();
     }
   }
-  // Checkpoint: one bit of every block payload byte, block CRC recomputed.
+  // Checkpoint: one bit of every block payload byte, block CRC (it
+  // continues the header's) and the trailer's CRC over every block CRC
+  // recomputed.
+  const std::size_t blocks_end = c.checkpoint.size() - checkpoint::kTrailerBytes;
+  const std::uint32_t seed = base::Crc32c(c.checkpoint.data(), checkpoint::kHeaderBytes);
   for (std::size_t i = 0; i < c.blocks.size(); ++i) {
     const std::size_t blk = c.blocks[i];
-    const std::size_t end = i + 1 < c.blocks.size() ? c.blocks[i + 1] : c.checkpoint.size();
+    const std::size_t end = i + 1 < c.blocks.size() ? c.blocks[i + 1] : blocks_end;
     for (std::size_t b = blk + checkpoint::kBlockHeaderBytes; b < end; ++b) {
       std::string bytes = FlipBit(c.checkpoint, 8 * b + b % 8);
-      std::uint32_t crc = base::Crc32cExtend(base::Crc32c(bytes.data() + blk, 8),
+      std::uint32_t crc = base::Crc32cExtend(base::Crc32cExtend(seed, bytes.data() + blk, 8),
                                              bytes.data() + blk + checkpoint::kBlockHeaderBytes,
                                              end - blk - checkpoint::kBlockHeaderBytes);
       bytes = Mutated(bytes, blk + 8, U32(crc));
+      std::uint32_t file_crc = seed;
+      for (std::size_t k : c.blocks) file_crc = base::Crc32cExtend(file_crc, bytes.data() + k + 8, 4);
+      bytes = Mutated(bytes, blocks_end, U32(file_crc));
       checkpoint::Header h;
       Status s = format_test::LoadCheckpointForTest(AsBytes(bytes), &h);
       ++ckpt_cases;

@@ -45,7 +45,10 @@ using format_test::kFixedUuid;
 const std::filesystem::path kSourceDir = std::filesystem::path(QUIVER_TESTS_SOURCE_DIR).parent_path();
 const std::filesystem::path kGoldenDir = kSourceDir / "tests" / "golden";
 constexpr const char* kWalGolden = "wal-small.log";
-constexpr const char* kCheckpointGolden = "checkpoint-small.qck";
+constexpr const char* kCheckpointGolden = "checkpoint-small.qck";  // format 2, written by this build
+// The same checkpoint in format 1, written by the build before format 2:
+// never regenerated, kept so that format 1 stays readable.
+constexpr const char* kCheckpointGoldenV1 = "checkpoint-small-v1.qck";
 
 bool Regenerating() {
   const char* v = std::getenv("QUIVER_REGENERATE_GOLDEN");
@@ -296,7 +299,9 @@ std::string AnnotateWal(std::span<const std::byte> seg) {
 
 std::string AnnotateCheckpoint(std::span<const std::byte> file) {
   Annotator a(file);
-  a.Heading("checkpoint header (64 bytes)");
+  std::uint32_t version;
+  std::memcpy(&version, file.data() + 8, 4);
+  a.Heading(version == 1 ? "checkpoint header (64 bytes, format 1)" : "checkpoint header (80 bytes)");
   a.Field(8, "magic \"QVRCKP01\"");
   a.Fixed<std::uint32_t>("format_version");
   a.Fixed<std::uint32_t>("header_bytes");
@@ -304,16 +309,24 @@ std::string AnnotateCheckpoint(std::span<const std::byte> file) {
   a.Fixed<std::uint64_t>("sequence");
   a.Fixed<std::uint64_t>("vertex_limit");
   a.Fixed<std::uint64_t>("edge_limit");
+  if (version != 1) {
+    a.Fixed<std::uint64_t>("wal_segment");
+    a.Fixed<std::uint64_t>("wal_offset");
+  }
   a.Field(4, "reserved (zero)");
-  a.Fixed<std::uint32_t>("crc = CRC-32C of bytes 0x00..0x3b", true);
+  a.Fixed<std::uint32_t>(
+      version == 1 ? "crc = CRC-32C of bytes 0x00..0x3b" : "crc = CRC-32C of bytes 0x00..0x4b", true);
+  const std::size_t blocks_end = file.size() - (version == 1 ? 0 : 4);
   static const char* kKinds[] = {"?", "labels", "edge types", "property keys", "vertices", "edges", "end"};
-  while (!a.done()) {
+  while (a.pos() < blocks_end) {
     auto kind = static_cast<std::uint8_t>(file[a.pos()]);
     a.Heading(std::string("block: ") + (kind <= 6 ? kKinds[kind] : "?"));
     a.Fixed<std::uint8_t>("kind");
     a.Field(3, "reserved (zero)");
     a.Fixed<std::uint32_t>("length (payload bytes)");
-    a.Fixed<std::uint32_t>("crc = CRC-32C of block bytes 0..7 + payload", true);
+    a.Fixed<std::uint32_t>(version == 1 ? "crc = CRC-32C of block bytes 0..7 + payload"
+                                        : "crc = CRC-32C of header 0x00..0x4f + block bytes 0..7 + payload",
+                           true);
     a.Field(4, "reserved (zero)");
     if (kind == 6) {
       a.Varint("live_vertices");
@@ -346,6 +359,10 @@ std::string AnnotateCheckpoint(std::span<const std::byte> file) {
       }
       props();
     }
+  }
+  if (!a.done()) {
+    a.Heading("trailer");
+    a.Fixed<std::uint32_t>("file_crc = CRC-32C of header 0x00..0x4f + every block's crc", true);
   }
   return a.text();
 }
@@ -434,25 +451,36 @@ TEST(GoldenFormatTest, GoldenSegmentDecodes) {
   EXPECT_EQ(wal::SegmentFileName(1), "wal-00000000000000000001.log");
 }
 
+// Both checkpoint formats this build reads hold the same graph: format 2
+// (written now, its header also recording where the log continues) and
+// format 1 (the previous format, kept readable).
 TEST(GoldenFormatTest, GoldenCheckpointLoads) {
-  std::string ckpt = ReadFile(kGoldenDir / kCheckpointGolden);
-  ASSERT_FALSE(ckpt.empty()) << kGoldenDir / kCheckpointGolden;
-  checkpoint::Header header;
-  std::string dump;
-  Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt), &header, &dump);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(header.uuid, kFixedUuid);
-  EXPECT_EQ(header.sequence, 5u);
-  EXPECT_EQ(header.vertex_limit, 2u);
-  EXPECT_EQ(header.edge_limit, 1u);
-  EXPECT_EQ(dump,
-            "seq=5 Vlim=2 Elim=1 V=2 E=1\n"
-            "labels: Person\n"
-            "types: KNOWS\n"
-            "keys: name born since\n"
-            "v0 Person {name=s:416461;born=i:1815;} deg=1/0\n"
-            "v1 Person {name=s:4772616365;} deg=0/1\n"
-            "e0 KNOWS 0->1 {since=d:000000000000f83f;}\n");
+  for (const char* name : {kCheckpointGolden, kCheckpointGoldenV1}) {
+    SCOPED_TRACE(name);
+    std::string ckpt = ReadFile(kGoldenDir / name);
+    ASSERT_FALSE(ckpt.empty()) << kGoldenDir / name;
+    checkpoint::Header header;
+    std::string dump;
+    Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt), &header, &dump);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    const bool v1 = std::string(name) == kCheckpointGoldenV1;
+    EXPECT_EQ(header.version, v1 ? 1u : 2u);
+    EXPECT_EQ(header.uuid, kFixedUuid);
+    EXPECT_EQ(header.sequence, 5u);
+    EXPECT_EQ(header.vertex_limit, 2u);
+    EXPECT_EQ(header.edge_limit, 1u);
+    // Format 2: group 6 would start at the end of the golden segment.
+    EXPECT_EQ(header.wal_segment, v1 ? 0u : 1u);
+    EXPECT_EQ(header.wal_offset, v1 ? 0u : 0x158u);
+    EXPECT_EQ(dump,
+              "seq=5 Vlim=2 Elim=1 V=2 E=1\n"
+              "labels: Person\n"
+              "types: KNOWS\n"
+              "keys: name born since\n"
+              "v0 Person {name=s:416461;born=i:1815;} deg=1/0\n"
+              "v1 Person {name=s:4772616365;} deg=0/1\n"
+              "e0 KNOWS 0->1 {since=d:000000000000f83f;}\n");
+  }
   EXPECT_EQ(checkpoint::CheckpointFileName(5), "checkpoint-00000000000000000005.qck");
 }
 
@@ -462,24 +490,83 @@ TEST(GoldenFormatTest, GoldenFilesOpenEndToEnd) {
   format_test::LogBuilder log = GoldenLog();
   const std::string expected = log.states()[5];
   std::string wal = ReadFile(kGoldenDir / kWalGolden);
-  std::string ckpt = ReadFile(kGoldenDir / kCheckpointGolden);
   Options o;
   o.durable.checkpoint_on_close = false;
-  for (int which = 1; which <= 3; ++which) {
+  for (int which = 1; which <= 5; ++which) {
+    if (which == 4) continue;
     SCOPED_TRACE(which);
+    // 2, 3: the format-2 checkpoint; 5: the format-1 checkpoint with the WAL.
+    std::string ckpt = ReadFile(kGoldenDir / (which == 5 ? kCheckpointGoldenV1 : kCheckpointGolden));
     env::SimFileSystem fs;
     ASSERT_TRUE(fs.CreateDir("/db").ok());
     if (which & 1) {
       ASSERT_TRUE(fs.WriteFileForTest("/db/" + wal::SegmentFileName(1), wal).ok());
     }
-    if (which & 2) {
+    if (which & 6) {
       ASSERT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(5), ckpt).ok());
     }
     auto g = GraphImpl::OpenDurable(o, "/db", &fs);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     EXPECT_EQ(test_util::Dump((*g)->GetSnapshot()), expected);
-    EXPECT_EQ((*g)->GetOpenStats().checkpoint_sequence, (which & 2) ? 5u : 0u);
+    EXPECT_EQ((*g)->GetOpenStats().checkpoint_sequence, (which & 6) ? 5u : 0u);
     EXPECT_EQ((*g)->GetOpenStats().wal_batches_replayed, which == 1 ? 5u : 0u);
+  }
+}
+
+// Damage in WAL groups the checkpoint covers (docs/wal_format.md, reading
+// rule 3). A format-2 checkpoint says where the log continues, so reading
+// resumes exactly there. A format-1 checkpoint does not: reading resumes at
+// a record found by searching, which may lie inside a payload, so it may
+// only skip: with a group above the checkpoint after the damage, Open
+// refuses rather than replay from a guessed boundary.
+TEST(GoldenFormatTest, CoveredWalDamageWithEachCheckpointFormat) {
+  format_test::LogBuilder log = GoldenLog();
+  WriteBatch later;
+  later.AddVertex("Later");
+  ASSERT_TRUE(log.AddGroup({later}).ok());  // group 6, after the checkpoints' sequence 5
+  std::string six;
+  {
+    env::SimFileSystem fs;
+    six = format_test::WriteSegmentFile(fs, "/db", kFixedUuid, 1, 1, log.groups()).value();
+  }
+  const std::string five = ReadFile(kGoldenDir / kWalGolden);
+  const auto damage = [](std::string segment) {
+    segment[0x80] ^= 0x01;  // the CRC of record 2 (group 2..2), which both checkpoints cover
+    return segment;
+  };
+  struct Case {
+    const char* what;
+    const char* checkpoint;
+    std::string segment;
+    bool opens;
+    SequenceNumber sequence;
+  };
+  const std::vector<Case> cases = {
+      {"format 2, nothing after the checkpoint", kCheckpointGolden, damage(five), true, 5},
+      {"format 2, group 6 after it", kCheckpointGolden, damage(six), true, 6},
+      {"format 1, nothing after the checkpoint", kCheckpointGoldenV1, damage(five), true, 5},
+      {"format 1, group 6 after it", kCheckpointGoldenV1, damage(six), false, 0},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    env::SimFileSystem fs;
+    ASSERT_TRUE(fs.CreateDir("/db").ok());
+    ASSERT_TRUE(fs.WriteFileForTest("/db/" + wal::SegmentFileName(1), c.segment).ok());
+    ASSERT_TRUE(
+        fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(5), ReadFile(kGoldenDir / c.checkpoint))
+            .ok());
+    Options o;
+    o.durable.checkpoint_on_close = false;
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+    if (!c.opens) {
+      ASSERT_FALSE(g.ok());
+      EXPECT_EQ(g.status().code(), StatusCode::kCorruption) << g.status().ToString();
+      continue;
+    }
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_EQ((*g)->GetSnapshot().sequence(), c.sequence);
+    EXPECT_EQ(test_util::Dump((*g)->GetSnapshot()), log.states()[c.sequence]);
+    EXPECT_GT((*g)->GetOpenStats().wal_covered_damage_bytes, 0u);
   }
 }
 
@@ -520,6 +607,11 @@ TEST(GoldenFormatTest, DocsShowTheGoldenBytes) {
   EXPECT_EQ(test_util::Hex(DocDumpBytes(ckpt_doc, kCheckpointGolden).data(),
                            DocDumpBytes(ckpt_doc, kCheckpointGolden).size()),
             test_util::Hex(ckpt.data(), ckpt.size()));
+  const std::string v1 = ReadFile(kGoldenDir / kCheckpointGoldenV1);
+  EXPECT_EQ(test_util::Hex(DocDumpBytes(ckpt_doc, kCheckpointGoldenV1).data(),
+                           DocDumpBytes(ckpt_doc, kCheckpointGoldenV1).size()),
+            test_util::Hex(v1.data(), v1.size()));
+  if (Regenerating()) std::cout << "format 1 checkpoint, for the docs:\n" << AnnotateCheckpoint(AsBytes(v1));
 }
 
 // --- Version policy (docs/wal_format.md, docs/checkpoint_format.md): a file
@@ -553,7 +645,7 @@ TEST(GoldenFormatTest, NewerFormatVersionFailsOpenAndKeepsEveryByte) {
   ASSERT_FALSE(wal.empty());
   ASSERT_FALSE(ckpt.empty());
   const std::string wal2 = WithVersion(wal, 2, 56);
-  const std::string ckpt2 = WithVersion(ckpt, 2, 60);
+  const std::string ckpt2 = WithVersion(ckpt, 3, 76);  // format 2 is this build's
   // An older checkpoint (sequence 3) of the same graph, for the fallback case.
   std::string ckpt3;
   {
@@ -603,7 +695,10 @@ TEST(GoldenFormatTest, NewerFormatVersionFailsOpenAndKeepsEveryByte) {
       ASSERT_FALSE(g.ok());
       EXPECT_EQ(g.status().code(), StatusCode::kUnimplemented) << g.status().ToString();
       EXPECT_NE(g.status().message().find(c.culprit), std::string::npos) << g.status().ToString();
-      EXPECT_NE(g.status().message().find("format version 2"), std::string::npos) << g.status().ToString();
+      const bool checkpoint = c.culprit.starts_with("checkpoint-");
+      EXPECT_NE(g.status().message().find(checkpoint ? "format version 3" : "format version 2"),
+                std::string::npos)
+          << g.status().ToString();
       EXPECT_EQ(DirBytes(fs, "/db"), before);
     }
   }

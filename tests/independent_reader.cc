@@ -23,7 +23,8 @@ constexpr std::uint64_t kMaxId = (std::uint64_t{1} << 48) - 1;
 constexpr std::size_t kWalHeaderBytes = 64;
 constexpr std::size_t kRecordHeaderBytes = 32;
 constexpr std::uint32_t kMaxFragment = 1 << 20;
-constexpr std::size_t kCheckpointHeaderBytes = 64;
+// Checkpoint formats 1 (64-byte header, CRC at 60) and 2 (80-byte header,
+// CRC at 76, block CRCs continuing the header's, a 4-byte trailer).
 constexpr std::size_t kBlockHeaderBytes = 16;
 
 std::uint32_t Le32(std::string_view b, std::size_t at) {
@@ -194,10 +195,20 @@ Status ReadElements(In& in, ReaderState& s, bool edges, std::uint64_t vertex_lim
 }
 
 Result<Checkpoint> ReadCheckpoint(std::string_view b, std::uint64_t name_sequence) {
-  if (b.size() < kCheckpointHeaderBytes || b.substr(0, 8) != "QVRCKP01") return Bad("checkpoint magic");
-  if (Le32(b, 8) != 1) return Bad("unknown checkpoint format version " + std::to_string(Le32(b, 8)));
-  if (Le32(b, 12) != kCheckpointHeaderBytes || Crc32c(0, b.data(), 60) != Le32(b, 60))
+  if (b.size() < 12 || b.substr(0, 8) != "QVRCKP01") return Bad("checkpoint magic");
+  const std::uint32_t version = Le32(b, 8);
+  if (version != 1 && version != 2)
+    return Bad("unknown checkpoint format version " + std::to_string(version));
+  const std::size_t header_bytes = version == 1 ? 64 : 80;
+  const std::size_t trailer_bytes = version == 1 ? 0 : 4;
+  if (b.size() < header_bytes + trailer_bytes || Le32(b, 12) != header_bytes ||
+      Crc32c(0, b.data(), header_bytes - 4) != Le32(b, header_bytes - 4))
     return Bad("checkpoint header");
+  // Format 2: every block CRC, and the trailer, continue the CRC of the
+  // whole header; format 1: a block CRC covers the block alone.
+  const std::uint32_t seed = version == 1 ? 0 : Crc32c(0, b.data(), header_bytes);
+  std::uint32_t file_crc = seed;
+  const std::size_t end = b.size() - trailer_bytes;
   Checkpoint c;
   c.uuid.assign(b.substr(16, 16));
   ReaderState& s = c.state;
@@ -205,19 +216,20 @@ Result<Checkpoint> ReadCheckpoint(std::string_view b, std::uint64_t name_sequenc
   const std::uint64_t vertex_limit = Le64(b, 40), edge_limit = Le64(b, 48);
   if (s.sequence != name_sequence) return Bad("checkpoint sequence differs from its file name");
   if (vertex_limit > kMaxId || edge_limit > kMaxId) return Bad("checkpoint id limits");
-  std::size_t pos = kCheckpointHeaderBytes;
+  std::size_t pos = header_bytes;
   std::uint8_t previous_kind = 0;
   std::uint64_t blocks = 0;
   while (true) {
-    if (b.size() - pos < kBlockHeaderBytes) return Bad("checkpoint ends without its end block");
+    if (end - pos < kBlockHeaderBytes) return Bad("checkpoint ends without its end block");
     const std::uint8_t kind = static_cast<std::uint8_t>(b[pos]);
     const std::uint32_t length = Le32(b, pos + 4);
     if (kind < 1 || kind > 6 || kind < previous_kind || !AllZero(b.substr(pos + 1, 3)) ||
-        !AllZero(b.substr(pos + 12, 4)) || length > b.size() - pos - kBlockHeaderBytes)
+        !AllZero(b.substr(pos + 12, 4)) || length > end - pos - kBlockHeaderBytes)
       return Bad("checkpoint block header at " + std::to_string(pos));
-    std::uint32_t crc = Crc32c(0, b.data() + pos, 8);
+    std::uint32_t crc = Crc32c(seed, b.data() + pos, 8);
     crc = Crc32c(crc, b.data() + pos + kBlockHeaderBytes, length);
     if (crc != Le32(b, pos + 8)) return Bad("checkpoint block CRC at " + std::to_string(pos));
+    file_crc = Crc32c(file_crc, b.data() + pos + 8, 4);
     previous_kind = kind;
     In in(b.substr(pos + kBlockHeaderBytes, length));
     pos += kBlockHeaderBytes + length;
@@ -235,7 +247,9 @@ Result<Checkpoint> ReadCheckpoint(std::string_view b, std::uint64_t name_sequenc
         if (!in.Varint(&live_vertices) || !in.Varint(&live_edges) || !in.Varint(&blocks_before))
           return Bad("end block");
         if (in.left() != 0) return Bad("trailing bytes in the end block");
-        if (pos != b.size()) return Bad("bytes after the end block");
+        if (pos != end) return Bad("bytes after the end block");
+        if (trailer_bytes != 0 && Le32(b, end) != file_crc)
+          return Bad("the checkpoint's CRC over its blocks does not match");
         if (s.vertices.size() != vertex_limit || s.edges.size() != edge_limit)
           return Bad("element blocks do not add up to the header's limits");
         auto live = [](const std::vector<ReaderElement>& v) {

@@ -1,14 +1,23 @@
-// The checkpoint file format (docs/checkpoint_format.md has a worked
-// example). All integers little-endian; varints are LEB128.
+// The checkpoint file format (docs/checkpoint_format.md has the grammar and
+// a worked example). All integers little-endian; varints are LEB128.
 //
-//   Checkpoint := Header Block* EndBlock
-//   Header (64 bytes) :=
-//       magic:u64 = "QVRCKP01"  format_version:u32 = 1  header_bytes:u32 = 64
+// Format 2 (written; format 1 is read too, below):
+//   Checkpoint := Header Block* EndBlock Trailer
+//   Header (80 bytes) :=
+//       magic:u64 = "QVRCKP01"  format_version:u32 = 2  header_bytes:u32 = 80
 //       graph_uuid:u8[16]  sequence:u64  vertex_limit:u64  edge_limit:u64
-//       reserved:u8[4] = 0  crc:u32 (CRC-32C of bytes 0..59)
-//   Block := kind:u8 reserved:u8[3] = 0 length:u32 crc:u32 (CRC-32C of bytes
-//            0..7 of the block header and the payload) reserved:u32 = 0
+//       wal_segment:u64  wal_offset:u64  reserved:u8[4] = 0
+//       crc:u32 (CRC-32C of bytes 0..75)
+//   Block := kind:u8 reserved:u8[3] = 0 length:u32 crc:u32 reserved:u32 = 0
 //            payload:u8[length]
+//       crc = CRC-32C of the 80 header bytes, then bytes 0..7 of the block
+//             header, then the payload: every block is tied to its file's
+//             header (graph, sequence, limits), so a block another file
+//             left in reused space fails its CRC
+//   Trailer := file_crc:u32 = CRC-32C of the 80 header bytes, then every
+//              block's crc field (4 bytes, in file order, the end block's
+//              included): a stale block of an earlier write of the same file
+//              changes it
 //   kinds (persisted, never renumber) and payloads:
 //     1 labels, 2 edge types, 3 property keys:
 //         first_id:varint count:varint Str{count}
@@ -18,6 +27,14 @@
 //         (0:u8 | 1:u8 type:varint source:varint target:varint Props){count}
 //     6 end: live_vertices:varint live_edges:varint blocks_before:varint
 //   Props := count:varint (key_id:varint Value){count}   (Value: wal/value_codec.h)
+//   wal_segment, wal_offset: where the WAL record of the first group after
+//   `sequence` starts (segment number, byte offset; the offset may be the
+//   segment's end, then that group starts the next segment); 0, 0 if not
+//   known. Recovery resumes there after damage the checkpoint covers.
+//
+// Format 1 (read, never written): a 64-byte header without wal_segment and
+// wal_offset (reserved:u8[4] at 56, crc at 60 over bytes 0..59); each
+// block's crc covers only its header bytes 0..7 and its payload; no trailer.
 //
 // A block holds whole elements: it passes kTargetBlockBytes by at most one
 // element, and one element larger than 4 GiB encoded cannot be checkpointed.
@@ -31,19 +48,26 @@
 #ifndef QUIVER_CHECKPOINT_CHECKPOINT_FORMAT_H_
 #define QUIVER_CHECKPOINT_CHECKPOINT_FORMAT_H_
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 
+#include "quiver/status.h"
 #include "wal/wal_format.h"
 
 namespace quiver::checkpoint {
 
 inline constexpr std::uint64_t kMagic = 0x3130504B43525651ULL;  // "QVRCKP01" as little-endian bytes
-inline constexpr std::uint32_t kFormatVersion = 1;
-inline constexpr std::size_t kHeaderBytes = 64;
+// The format this build writes; it reads kOldestFormatVersion up to it.
+inline constexpr std::uint32_t kFormatVersion = 2;
+inline constexpr std::uint32_t kOldestFormatVersion = 1;
+inline constexpr std::size_t kHeaderBytes = 80;    // format 2
+inline constexpr std::size_t kHeaderBytesV1 = 64;  // format 1
+inline constexpr std::size_t kTrailerBytes = 4;    // format 2
 inline constexpr std::size_t kBlockHeaderBytes = 16;
 inline constexpr std::size_t kTargetBlockBytes = 1u << 20;
 // Writer tunables (not part of the format). Ids per chunk of the vertex and
@@ -67,7 +91,33 @@ struct Header {
   std::uint64_t sequence = 0;
   std::uint64_t vertex_limit = 0;
   std::uint64_t edge_limit = 0;
+  // Where the WAL record of the first group after `sequence` starts (see
+  // the top of this file); 0, 0 if not known (always so in format 1).
+  std::uint64_t wal_segment = 0;
+  std::uint64_t wal_offset = 0;
+  // Set by EncodeHeader and DecodeHeader:
+  std::uint32_t version = kFormatVersion;
+  std::size_t header_bytes = kHeaderBytes;  // where the first block starts
+  std::size_t trailer_bytes = kTrailerBytes;
+  // What every block CRC and the trailer continue from: the CRC-32C of the
+  // header's bytes (format 2); 0 in format 1 (a block CRC covers the block
+  // alone).
+  std::uint32_t seed = 0;
 };
+
+// The bytes of `*h` as a format-2 header, its CRC included; sets the fields
+// EncodeHeader and DecodeHeader set.
+std::array<std::byte, kHeaderBytes> EncodeHeader(Header* h);
+
+// Decodes the header at the start of `in` (its first kHeaderBytes, or the
+// whole file if shorter): Unimplemented for a newer format
+// (NewerFormatVersion), Corruption naming what failed if damaged, else OK
+// with every field of *h set. Checks the header only, not the limits.
+Status DecodeHeader(std::span<const std::byte> in, Header* h);
+
+// The CRC a block stores: CRC-32C continuing `seed` over the block header's
+// bytes 0..7 and then the payload.
+std::uint32_t BlockCrc(std::uint32_t seed, const std::byte* block_header, std::span<const std::byte> payload);
 
 // The version of a checkpoint written by a newer format, from the magic and
 // the version field alone, as wal::NewerFormatVersion decides it for a
@@ -76,7 +126,8 @@ struct Header {
 std::optional<std::uint32_t> NewerFormatVersion(std::span<const std::byte> in);
 
 // Whether `in` starts with a header of a version this build reads whose
-// magic, length and CRC are intact (the rest of the file unchecked).
+// magic, length and CRC are intact (DecodeHeader; the rest of the file
+// unchecked).
 bool HeaderIsIntact(std::span<const std::byte> in);
 
 std::string CheckpointFileName(std::uint64_t sequence);

@@ -110,38 +110,23 @@ class FileSource final : public Source {
   const std::uint64_t size_;
 };
 
-// Reads block `b` whole and checks its CRC; returns the payload.
-Result<std::span<const std::byte>> ReadBlock(const Source& src, const BlockRef& b,
+// Reads block `b` whole and checks its CRC, which continues `seed` (the
+// file header's CRC in format 2, so a block of another file fails it);
+// returns the payload.
+Result<std::span<const std::byte>> ReadBlock(const Source& src, const BlockRef& b, std::uint32_t seed,
                                              std::vector<std::byte>* scratch) {
   QUIVER_ASSIGN_OR_RETURN(auto block, src.Read(b.offset, kBlockHeaderBytes + b.length, scratch));
   auto payload = block.subspan(kBlockHeaderBytes);
-  if (base::Crc32cExtend(base::Crc32c(block.data(), 8), payload.data(), payload.size()) != b.crc)
+  if (BlockCrc(seed, block.data(), payload) != b.crc)
     return Bad(base::StrCat("block at offset ", b.offset, " fails its checksum"));
   return payload;
 }
 
 Status ParseHeader(std::span<const std::byte> file, Header* h) {
-  // Written by a format this build does not know, judged from the magic and
-  // the version field alone: not damage (no fallback to an older
-  // checkpoint), and never touched.
-  if (auto newer = NewerFormatVersion(file))
-    return wal::UnknownVersionError("checkpoint", *newer, kFormatVersion);
-  if (file.size() < kHeaderBytes) return Bad("shorter than its header");
-  const std::byte* p = file.data();
-  auto get = [p](std::size_t at, auto* v) { std::memcpy(v, p + at, sizeof(*v)); };
-  std::uint64_t magic;
-  std::uint32_t version, header_bytes, crc;
-  get(0, &magic);
-  get(8, &version);
-  get(12, &header_bytes);
-  get(60, &crc);
-  if (magic != kMagic) return Bad("bad magic");
-  if (crc != base::Crc32c(p, 60) || version != kFormatVersion || header_bytes != kHeaderBytes)
-    return Bad("header damaged");
-  std::memcpy(h->uuid.data(), p + 16, 16);
-  get(32, &h->sequence);
-  get(40, &h->vertex_limit);
-  get(48, &h->edge_limit);
+  // A format this build does not know (judged from the magic and the
+  // version field alone) is not damage: no fallback to an older
+  // checkpoint, and the file is never touched.
+  QUIVER_RETURN_IF_ERROR(DecodeHeader(file, h));
   if (h->vertex_limit > kMaxElementId || h->edge_limit > kMaxElementId)
     return Bad("impossible element counts");
   return Status::Ok();
@@ -158,9 +143,13 @@ Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef
   constexpr std::size_t kPeek = kBlockHeaderBytes + 20;
   std::vector<std::byte> scratch;
   std::uint64_t next_id[7] = {};
-  const std::uint64_t size = src.size();
-  std::uint64_t pos = kHeaderBytes;
+  // The blocks end where the trailer starts (format 2).
+  if (src.size() < header.header_bytes + header.trailer_bytes) return Bad("missing end block");
+  const std::uint64_t size = src.size() - header.trailer_bytes;
+  std::uint64_t pos = header.header_bytes;
   std::uint8_t last_kind = 0;
+  // The trailer's CRC: the header's, continued over every block's crc field.
+  std::uint32_t file_crc = header.seed;
   while (pos < size) {
     if (size - pos < kBlockHeaderBytes) return Bad("truncated block header");
     QUIVER_ASSIGN_OR_RETURN(auto peek, src.Read(pos, std::min<std::uint64_t>(kPeek, size - pos), &scratch));
@@ -175,7 +164,7 @@ Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef
       return Bad(base::StrCat("bad block header at offset ", pos));
     BlockRef b{static_cast<BlockKind>(kind), pos, length, crc};
     if (last_kind == static_cast<std::uint8_t>(BlockKind::kEnd)) {
-      QUIVER_RETURN_IF_ERROR(ReadBlock(src, b, &scratch).status());
+      QUIVER_RETURN_IF_ERROR(ReadBlock(src, b, header.seed, &scratch).status());
       return Bad("data after the end block");
     }
     if (b.kind != BlockKind::kEnd) {
@@ -187,17 +176,27 @@ Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef
       const std::size_t in_peek = r.remaining();
       if (!r.GetVarint(&b.first) || !r.GetVarint(&b.count) || b.first != next_id[kind] ||
           b.count > length - (in_peek - r.remaining())) {
-        QUIVER_RETURN_IF_ERROR(ReadBlock(src, b, &scratch).status());
+        QUIVER_RETURN_IF_ERROR(ReadBlock(src, b, header.seed, &scratch).status());
         return Bad(base::StrCat("bad block header or ids out of order at offset ", pos));
       }
       next_id[kind] += b.count;
       b.prefix = in_peek - r.remaining();
     }
     blocks->push_back(b);
+    file_crc = base::Crc32cExtend(file_crc, h + 8, 4);
     last_kind = kind;
     pos += kBlockHeaderBytes + length;
   }
   if (last_kind != static_cast<std::uint8_t>(BlockKind::kEnd)) return Bad("missing end block");
+  if (header.trailer_bytes != 0) {
+    QUIVER_ASSIGN_OR_RETURN(auto trailer, src.Read(size, kTrailerBytes, &scratch));
+    std::uint32_t stored;
+    std::memcpy(&stored, trailer.data(), 4);
+    // Every block may pass its own CRC and the file still not be the one
+    // written: a block an earlier write of this same file left behind.
+    if (stored != file_crc)
+      return Bad("the file's CRC over its blocks does not match: a block is not this file's");
+  }
   if (next_id[static_cast<int>(BlockKind::kVertices)] != header.vertex_limit ||
       next_id[static_cast<int>(BlockKind::kEdges)] != header.edge_limit)
     return Bad("element count mismatch");
@@ -263,6 +262,7 @@ class Loader {
   }
 
   Status Run(const Header& header) {
+    seed_ = header.seed;
     std::vector<BlockRef> blocks;
     QUIVER_RETURN_IF_ERROR(IndexBlocks(src_, header, &blocks));
     std::vector<BlockRef> vertex_blocks, edge_blocks;
@@ -285,7 +285,7 @@ class Loader {
 
  private:
   Status Names(const BlockRef& b, storage::InternTable* table) {
-    QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, &scratch_));
+    QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, seed_, &scratch_));
     base::ByteReader r = Body(payload, b);
     const std::uint64_t first = b.first, count = b.count;
     for (std::uint64_t i = 0; i < count; ++i) {
@@ -352,7 +352,7 @@ class Loader {
         [&](Worker& w, std::size_t i) {
           const BlockRef& b = blocks[i];
           std::uint64_t done = 0;
-          Result<std::span<const std::byte>> payload = ReadBlock(src_, b, &w.block);
+          Result<std::span<const std::byte>> payload = ReadBlock(src_, b, seed_, &w.block);
           Status st = payload.status();
           if (st.ok()) {
             base::ByteReader r = Body(*payload, b);
@@ -601,7 +601,7 @@ class Loader {
 
   // Phase 6.
   Status End(const BlockRef& b, std::size_t blocks_before) {
-    QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, &scratch_));
+    QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, seed_, &scratch_));
     base::ByteReader r(payload);
     std::uint64_t live_vertices, live_edges, before;
     if (!r.GetVarint(&live_vertices) || !r.GetVarint(&live_edges) || !r.GetVarint(&before) ||
@@ -612,6 +612,7 @@ class Loader {
   }
 
   const Source& src_;
+  std::uint32_t seed_ = 0;  // what block CRCs continue (Header::seed)
   GraphRoots& g_;
   storage::MutationContext& ctx_;
   const unsigned threads_;
@@ -646,8 +647,8 @@ Status VerifyCheckpointFile(const env::ReadableFile& file, Header* header) {
   QUIVER_RETURN_IF_ERROR(ParseHeader(head, header));
   std::vector<BlockRef> blocks;
   QUIVER_RETURN_IF_ERROR(IndexBlocks(src, *header, &blocks));
-  for (const BlockRef& b : blocks) QUIVER_RETURN_IF_ERROR(ReadBlock(src, b, &scratch).status());
-  QUIVER_ASSIGN_OR_RETURN(auto end, ReadBlock(src, blocks.back(), &scratch));
+  for (const BlockRef& b : blocks) QUIVER_RETURN_IF_ERROR(ReadBlock(src, b, header->seed, &scratch).status());
+  QUIVER_ASSIGN_OR_RETURN(auto end, ReadBlock(src, blocks.back(), header->seed, &scratch));
   base::ByteReader r(end);
   std::uint64_t live_vertices, live_edges, before;
   if (!r.GetVarint(&live_vertices) || !r.GetVarint(&live_edges) || !r.GetVarint(&before) ||

@@ -13,6 +13,7 @@
 #include "checkpoint/checkpoint_writer.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <functional>
 #include <new>
@@ -36,18 +37,35 @@ class PacedSink {
             std::function<Status()> check_space)
       : file_(file), step_(writeback_bytes), stats_(stats), check_space_(std::move(check_space)) {}
 
-  Status Append(std::span<const std::byte> bytes, std::uint64_t blocks) {
-    QUIVER_RETURN_IF_ERROR(file_->Append(bytes));
-    stats_->bytes += bytes.size();
-    stats_->blocks += blocks;
-    return Pace();
+  // The header; its CRC (Header::seed) starts the trailer's CRC.
+  Status AppendHeader(std::span<const std::byte> bytes, std::uint32_t seed) {
+    file_crc_ = seed;
+    return Append(bytes);
+  }
+  // One framed block; its crc field goes into the trailer's CRC.
+  Status AppendBlock(std::span<const std::byte> block) {
+    file_crc_ = base::Crc32cExtend(file_crc_, block.data() + 8, 4);
+    ++stats_->blocks;
+    return Append(block);
   }
   Status AppendChunk(const EncodedChunk& chunk) {
-    for (std::size_t i = 0; i < chunk.blocks.size(); ++i) QUIVER_RETURN_IF_ERROR(Append(chunk.Block(i), 1));
+    for (std::size_t i = 0; i < chunk.blocks.size(); ++i) QUIVER_RETURN_IF_ERROR(AppendBlock(chunk.Block(i)));
     return Status::Ok();
+  }
+  // The trailer: the CRC of the header and every block's crc field.
+  Status AppendTrailer() {
+    std::byte trailer[kTrailerBytes];
+    std::memcpy(trailer, &file_crc_, kTrailerBytes);
+    return Append(trailer);
   }
 
  private:
+  Status Append(std::span<const std::byte> bytes) {
+    QUIVER_RETURN_IF_ERROR(file_->Append(bytes));
+    stats_->bytes += bytes.size();
+    return Pace();
+  }
+
   Status Pace() {
     const std::uint64_t end = file_->Size();
     if (step_ == 0 || end - started_ < step_) return Status::Ok();
@@ -63,23 +81,10 @@ class PacedSink {
   const std::uint64_t step_;
   WriteStats* const stats_;
   const std::function<Status()> check_space_;
-  std::uint64_t started_ = 0;  // write-back was started for [0, started_)
-  std::uint64_t waited_ = 0;   // and is complete for [0, waited_)
+  std::uint32_t file_crc_ = 0;  // the trailer's CRC so far
+  std::uint64_t started_ = 0;   // write-back was started for [0, started_)
+  std::uint64_t waited_ = 0;    // and is complete for [0, waited_)
 };
-
-std::vector<std::byte> EncodeHeader(const wal::Uuid& uuid, const storage::GraphRoots& g) {
-  std::vector<std::byte> header(kHeaderBytes);
-  auto put = [&header](std::size_t at, auto v) { std::memcpy(header.data() + at, &v, sizeof(v)); };
-  put(0, kMagic);
-  put(8, kFormatVersion);
-  put(12, static_cast<std::uint32_t>(kHeaderBytes));
-  std::memcpy(header.data() + 16, uuid.data(), 16);
-  put(32, g.sequence);
-  put(40, g.vertex_limit);
-  put(48, g.edge_limit);
-  put(60, base::Crc32c(header.data(), 60));
-  return header;
-}
 
 // The vertex table's chunks, then the edge table's, each [0, limit) cut
 // every `chunk_ids` ids.
@@ -96,12 +101,20 @@ std::vector<Chunk> PlanChunks(const storage::GraphRoots& g, std::uint64_t chunk_
 Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::GraphRoots& g,
                  const WriteOptions& options, WriteStats* stats, const std::function<Status()>& check_space) {
   PacedSink sink(file, options.writeback_bytes, stats, check_space);
-  QUIVER_RETURN_IF_ERROR(sink.Append(EncodeHeader(uuid, g), 0));
+  Header header{.uuid = uuid,
+                .sequence = g.sequence,
+                .vertex_limit = g.vertex_limit,
+                .edge_limit = g.edge_limit,
+                .wal_segment = g.log_segment,
+                .wal_offset = g.log_offset};
+  const std::array<std::byte, kHeaderBytes> header_bytes = EncodeHeader(&header);
+  const std::uint32_t seed = header.seed;  // every block's CRC continues it
+  QUIVER_RETURN_IF_ERROR(sink.AppendHeader(header_bytes, seed));
   EncodedChunk names;
   for (auto [kind, table] : {std::pair{BlockKind::kLabels, g.labels},
                              {BlockKind::kEdgeTypes, g.types},
                              {BlockKind::kPropertyKeys, g.keys}}) {
-    QUIVER_RETURN_IF_ERROR(EncodeNames(kind, *table, &names));
+    QUIVER_RETURN_IF_ERROR(EncodeNames(kind, *table, seed, &names));
     QUIVER_RETURN_IF_ERROR(sink.AppendChunk(names));
   }
 
@@ -113,7 +126,7 @@ Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::
   const std::uint32_t threads = std::max<std::uint32_t>(1, options.threads);
   ChunkPipeline pipeline(
       chunks.size(), threads, /*window=*/2 * std::size_t{threads},
-      [&](std::size_t i, EncodedChunk* out) { return EncodeChunk(g, chunks[i], out); },
+      [&](std::size_t i, EncodedChunk* out) { return EncodeChunk(g, chunks[i], seed, out); },
       [&](const EncodedChunk& chunk) { return sink.AppendChunk(chunk); });
   QUIVER_RETURN_IF_ERROR(pipeline.Run());
 
@@ -122,8 +135,9 @@ Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::
   w.PutVarint(g.live_vertices);
   w.PutVarint(g.live_edges);
   w.PutVarint(stats->blocks);
-  QUIVER_RETURN_IF_ERROR(AppendBlock(BlockKind::kEnd, end_payload, &end_block));
-  return sink.Append(end_block, 1);
+  QUIVER_RETURN_IF_ERROR(AppendBlock(BlockKind::kEnd, end_payload, seed, &end_block));
+  QUIVER_RETURN_IF_ERROR(sink.AppendBlock(end_block));
+  return sink.AppendTrailer();
 }
 
 }  // namespace

@@ -38,13 +38,14 @@ std::byte* PutVarint(std::byte* p, std::uint64_t v) {
   return p;
 }
 
-// Writes the 16-byte block header for `payload` at `at`.
-void PutBlockHeader(std::byte* at, BlockKind kind, std::span<const std::byte> payload) {
+// Writes the 16-byte block header for `payload` at `at`, its CRC
+// continuing `seed`.
+void PutBlockHeader(std::byte* at, BlockKind kind, std::span<const std::byte> payload, std::uint32_t seed) {
   std::memset(at, 0, kBlockHeaderBytes);
   at[0] = static_cast<std::byte>(kind);
   auto length = static_cast<std::uint32_t>(payload.size());
   std::memcpy(at + 4, &length, 4);
-  std::uint32_t crc = base::Crc32cExtend(base::Crc32c(at, 8), payload.data(), payload.size());
+  const std::uint32_t crc = BlockCrc(seed, at, payload);
   std::memcpy(at + 8, &crc, 4);
 }
 
@@ -58,7 +59,7 @@ Status CheckPayloadSize(std::size_t n) {
 // written right-aligned in that room, just before the elements.
 class BlockBuilder {
  public:
-  BlockBuilder(BlockKind kind, EncodedChunk* out) : kind_(kind), out_(out) {
+  BlockBuilder(BlockKind kind, std::uint32_t seed, EncodedChunk* out) : kind_(kind), seed_(seed), out_(out) {
     out_->blocks.clear();
     out_->block_bytes = 0;
   }
@@ -100,7 +101,8 @@ class BlockBuilder {
     QUIVER_RETURN_IF_ERROR(CheckPayloadSize(payload_len));
     std::byte* base = out_->bytes.data();
     std::memcpy(base + payload_start, prefix, prefix_len);
-    PutBlockHeader(base + payload_start - kBlockHeaderBytes, kind_, {base + payload_start, payload_len});
+    PutBlockHeader(base + payload_start - kBlockHeaderBytes, kind_, {base + payload_start, payload_len},
+                   seed_);
     out_->blocks.push_back({payload_start - kBlockHeaderBytes, kBlockHeaderBytes + payload_len});
     out_->block_bytes += kBlockHeaderBytes + payload_len;
     count_ = 0;
@@ -131,6 +133,7 @@ class BlockBuilder {
   static constexpr std::size_t kMinBytes = std::size_t{64} << 10;
 
   const BlockKind kind_;
+  const std::uint32_t seed_;
   EncodedChunk* const out_;
   std::vector<std::byte> scratch_;
   std::size_t len_ = 0;
@@ -189,13 +192,13 @@ Status EncodeEdges(const storage::GraphRoots& g, const Chunk& c, BlockBuilder& b
 
 }  // namespace
 
-Status EncodeChunk(const storage::GraphRoots& g, const Chunk& chunk, EncodedChunk* out) {
-  BlockBuilder b(chunk.kind, out);
+Status EncodeChunk(const storage::GraphRoots& g, const Chunk& chunk, std::uint32_t seed, EncodedChunk* out) {
+  BlockBuilder b(chunk.kind, seed, out);
   return chunk.kind == BlockKind::kVertices ? EncodeVertices(g, chunk, b) : EncodeEdges(g, chunk, b);
 }
 
-Status EncodeNames(BlockKind kind, const storage::InternTable& table, EncodedChunk* out) {
-  BlockBuilder b(kind, out);
+Status EncodeNames(BlockKind kind, const storage::InternTable& table, std::uint32_t seed, EncodedChunk* out) {
+  BlockBuilder b(kind, seed, out);
   for (std::uint32_t id = 0; id < table.size(); ++id) {
     const std::string_view name = table.Name(id);
     b.BeginElement(id);
@@ -207,12 +210,13 @@ Status EncodeNames(BlockKind kind, const storage::InternTable& table, EncodedChu
   return b.Close();
 }
 
-Status AppendBlock(BlockKind kind, std::span<const std::byte> payload, std::vector<std::byte>* out) {
+Status AppendBlock(BlockKind kind, std::span<const std::byte> payload, std::uint32_t seed,
+                   std::vector<std::byte>* out) {
   QUIVER_RETURN_IF_ERROR(CheckPayloadSize(payload.size()));
   const std::size_t at = out->size();
   out->resize(at + kBlockHeaderBytes + payload.size());
   std::memcpy(out->data() + at + kBlockHeaderBytes, payload.data(), payload.size());
-  PutBlockHeader(out->data() + at, kind, {out->data() + at + kBlockHeaderBytes, payload.size()});
+  PutBlockHeader(out->data() + at, kind, {out->data() + at + kBlockHeaderBytes, payload.size()}, seed);
   return Status::Ok();
 }
 

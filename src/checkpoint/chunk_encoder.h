@@ -50,20 +50,25 @@ struct EncodedChunk {
   }
 };
 
+// Every function below frames blocks whose CRC continues `seed`: the file
+// header's CRC (Header::seed), which ties each block to its file
+// (checkpoint_format.h).
+
 // Encodes the elements of `chunk` from `g` into `out` (its buffers are
 // reused; earlier content is discarded). Requires chunk.end to be at most
 // the kind's limit in `g`. Fails with ResourceExhausted if one element
 // encodes to over 4 GiB; throws std::bad_alloc when memory runs out.
-Status EncodeChunk(const storage::GraphRoots& g, const Chunk& chunk, EncodedChunk* out);
+Status EncodeChunk(const storage::GraphRoots& g, const Chunk& chunk, std::uint32_t seed, EncodedChunk* out);
 
 // Encodes the names of `table` as blocks of `kind` (kLabels, kEdgeTypes or
 // kPropertyKeys) into `out`, cut as element blocks are.
-Status EncodeNames(BlockKind kind, const storage::InternTable& table, EncodedChunk* out);
+Status EncodeNames(BlockKind kind, const storage::InternTable& table, std::uint32_t seed, EncodedChunk* out);
 
 // Frames one block of `kind` around `payload` into `out` (appended): the
 // 16-byte header with its CRC, then the payload. ResourceExhausted if the
 // payload is over 4 GiB.
-Status AppendBlock(BlockKind kind, std::span<const std::byte> payload, std::vector<std::byte>* out);
+Status AppendBlock(BlockKind kind, std::span<const std::byte> payload, std::uint32_t seed,
+                   std::vector<std::byte>* out);
 
 }  // namespace quiver::checkpoint
 

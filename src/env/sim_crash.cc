@@ -162,6 +162,7 @@ std::unique_ptr<SimFileSystem> SimFileSystem::Clone() const {
     if (c.entry.has_value()) entry = clone_entry(*c.entry);
     copy->dir_log_.push_back(DirChange{c.dir, c.name, std::move(entry), c.group});
   }
+  copy->removed_ = removed_;
   copy->next_file_id_ = next_file_id_;
   copy->next_group_ = next_group_;
   copy->op_count_ = op_count_;
@@ -218,6 +219,24 @@ Status SimFileSystem::Corrupt(const std::string& path, std::uint64_t offset,
                               std::span<const std::byte> bytes) {
   base::MutexLock lock(&mu_);
   return ReplaceDurable(path, offset, bytes);
+}
+
+Status SimFileSystem::LandStaleBytes(const std::string& source, std::uint64_t source_offset,
+                                     const std::string& path, std::uint64_t offset, std::uint64_t length) {
+  base::MutexLock lock(&mu_);
+  std::vector<std::byte> stale;
+  if (Result<std::shared_ptr<SimFile>> live = FindFile(source); live.ok()) {
+    stale = (*live)->durable();
+  } else if (auto it = removed_.find(NormalizePath(source)); it != removed_.end()) {
+    stale = it->second;
+  } else {
+    return NotFoundError(base::StrCat("no such file, live or removed: ", source));
+  }
+  if (source_offset > stale.size() || length > stale.size() - source_offset)
+    return OutOfRangeError(base::StrCat("stale bytes past the durable size of ", source));
+  const auto begin = stale.begin() + static_cast<std::ptrdiff_t>(source_offset);
+  return ReplaceDurable(path, offset,
+                        std::vector<std::byte>(begin, begin + static_cast<std::ptrdiff_t>(length)));
 }
 
 // ---- Test helpers ----

@@ -243,7 +243,8 @@ Status SimFileSystem::Remove(const std::string& path) {
   QUIVER_RETURN_IF_ERROR(BeginOp(/*mutating=*/true));
   const std::string p = NormalizePath(path);
   if (FindDir(p) != nullptr) return IOError(base::StrCat("removing directories is not simulated: ", p));
-  QUIVER_RETURN_IF_ERROR(FindFile(p).status());
+  QUIVER_ASSIGN_OR_RETURN(std::shared_ptr<SimFile> file, FindFile(p));
+  removed_[p] = file->durable();  // the disk keeps them until the space is reused
   const auto [dir, name] = SplitPath(p);
   SetEntry(dir, name, std::nullopt, next_group_++);
   return Status::Ok();

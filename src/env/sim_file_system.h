@@ -121,6 +121,15 @@ class SimFileSystem final : public FileSystem {
                         std::uint64_t length);
   // Overwrites the bytes at `offset` with `bytes`.
   Status Corrupt(const std::string& path, std::uint64_t offset, std::span<const std::byte> bytes);
+  // A write the disk lost or sent elsewhere, leaving stale bytes: the
+  // durable bytes of `path` at [offset, offset + length) become what
+  // `source` holds at [source_offset, source_offset + length): the durable
+  // bytes of a live file, or, for a file removed earlier (Remove), the
+  // durable bytes it had when it was removed, as if the disk had reused its
+  // space for `path`. Lands a block of an older file in a newer one.
+  // NotFound if `source` is neither; OutOfRange outside either extent.
+  Status LandStaleBytes(const std::string& source, std::uint64_t source_offset, const std::string& path,
+                        std::uint64_t offset, std::uint64_t length);
 
   // ---- Test helpers (work while dead; not counted) ----
 
@@ -186,6 +195,9 @@ class SimFileSystem final : public FileSystem {
   std::map<std::string, Dir> dirs_ ABSL_GUARDED_BY(mu_);             // by normalized path
   std::vector<DirChange> dir_log_ ABSL_GUARDED_BY(mu_);              // unsynced, issue order
   std::map<std::string, std::uint64_t> locks_ ABSL_GUARDED_BY(mu_);  // path -> holder token
+  // Removed files' durable bytes at removal, by path (the latest removal of
+  // a path): the stale space LandStaleBytes can draw from.
+  std::map<std::string, std::vector<std::byte>> removed_ ABSL_GUARDED_BY(mu_);
   std::uint64_t next_file_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::uint64_t next_group_ ABSL_GUARDED_BY(mu_) = 1;
   std::uint64_t next_lock_token_ ABSL_GUARDED_BY(mu_) = 1;

@@ -63,6 +63,14 @@ struct GraphRoots {
   InternTable* labels = nullptr;
   InternTable* types = nullptr;
   InternTable* keys = nullptr;
+  // Durable mode: where the WAL record of the group after this version
+  // starts (segment number, byte offset; the offset may be the segment's
+  // end, then that group starts the next segment). Set by the writer once
+  // the version's group is logged, and by recovery; 0, 0 when not known.
+  // Storage never reads them; a checkpoint of the version records them
+  // (checkpoint/checkpoint_format.h).
+  std::uint64_t log_segment = 0;
+  std::uint64_t log_offset = 0;
 };
 
 // The live vertex slot of `id`, or null.

@@ -1,5 +1,7 @@
 #include "wal/wal_reader.h"
 
+#include <algorithm>
+
 #include "base/strings.h"
 
 namespace quiver::wal {
@@ -31,17 +33,19 @@ bool PaddingIsZero(std::span<const std::byte> bytes, std::uint64_t from) {
   return true;
 }
 
-// Where reading may resume after damage at `pos`: the first CRC-valid
-// record past it that starts a group in [from, covered + 1], or 0. Only
-// groups below that start are skipped, all covered (from <= covered).
-std::uint64_t ResumePastCoveredDamage(std::span<const std::byte> bytes, std::uint64_t pos,
-                                      SequenceNumber from, SequenceNumber covered) {
+// Where reading may resume, by guess, after damage at `pos` when no record
+// boundary past it is known: the first CRC-valid record past it that starts
+// a group in [from, covered], or 0. The record may lie inside a payload that
+// happens to hold a well-formed record, so nothing read from there on may
+// be replayed (the caller refuses a group above `covered`).
+std::uint64_t GuessResumePastCoveredDamage(std::span<const std::byte> bytes, std::uint64_t pos,
+                                           SequenceNumber from, SequenceNumber covered) {
   if (from == 0 || from > covered) return 0;
   for (std::uint64_t at = pos + 8; at + kRecordHeaderBytes <= bytes.size(); at += 8) {
     auto header = bytes.subspan(at, kRecordHeaderBytes);
     auto h = ParseRecordHeader(header);
     if (!h || (h->type != RecordType::kFull && h->type != RecordType::kFirst)) continue;
-    if (h->first_sequence < from || h->first_sequence > covered + 1) continue;
+    if (h->first_sequence < from || h->first_sequence > covered) continue;
     if (at + kRecordHeaderBytes + h->length > bytes.size()) continue;
     if (RecordCrcMatches(header, bytes.subspan(at + kRecordHeaderBytes, h->length))) return at;
   }
@@ -51,7 +55,7 @@ std::uint64_t ResumePastCoveredDamage(std::span<const std::byte> bytes, std::uin
 }  // namespace
 
 Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, SegmentScan* scan,
-                   SequenceNumber covered) {
+                   SequenceNumber covered, std::uint64_t covered_end) {
   *scan = SegmentScan{};
   scan->file_bytes = bytes.size();
   auto header = DecodeSegmentHeader(bytes);
@@ -70,20 +74,48 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
   scan->header_valid = true;
   scan->header = *header;
   SequenceNumber next = header->first_sequence;
+  scan->next_sequence = next;
   std::uint64_t pos = kSegmentHeaderBytes;
   scan->valid_end = pos;
   std::vector<std::byte> assembled;
   bool in_group = false;
   SequenceNumber group_first = 0, group_last = 0;
+  // Reading resumed past covered damage at a guessed boundary: nothing from
+  // there on may be replayed.
+  bool guessed = false;
   // Damage at `pos`: true if reading resumed past it (all of it covered).
   auto resume = [&]() {
-    std::uint64_t at = ResumePastCoveredDamage(bytes, pos, in_group ? group_first : next, covered);
+    const SequenceNumber from = in_group ? group_first : next;
+    if (from == 0 || from > covered) return false;
+    if (covered_end == kCoveredToTheEnd || (covered_end != 0 && covered_end > pos)) {
+      // A true boundary, from the checkpoint: the group after it starts
+      // there (or in a later segment), and everything before is covered.
+      const std::uint64_t at = std::min<std::uint64_t>(covered_end, bytes.size());
+      if (covered_end != kCoveredToTheEnd && (at != covered_end || at % 8 != 0)) return false;
+      scan->covered_damage_bytes += at - pos;
+      scan->skipped_to_end = covered_end == kCoveredToTheEnd;
+      pos = at;
+      scan->valid_end = at;
+      next = covered + 1;
+      in_group = false;
+      return true;
+    }
+    if (covered_end != 0 || guessed) return false;  // damage after the known boundary is not covered
+    const std::uint64_t at = GuessResumePastCoveredDamage(bytes, pos, from, covered);
     if (at == 0) return false;
     scan->covered_damage_bytes += at - pos;
     pos = at;
     next = ParseRecordHeader(bytes.subspan(at, kRecordHeaderBytes))->first_sequence;
     in_group = false;
+    guessed = true;
     return true;
+  };
+  auto cannot_skip = [&]() {
+    return CorruptionError(base::StrCat(
+        "WAL segment ", header->segment_number,
+        ": damage the checkpoint covers is followed by groups "
+        "above it, and the checkpoint (format 1) does not say where they start, so the damage cannot be "
+        "skipped safely"));
   };
   while (pos + kRecordHeaderBytes <= bytes.size()) {
     auto hbytes = bytes.subspan(pos, kRecordHeaderBytes);
@@ -119,6 +151,7 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
       assembled.insert(assembled.end(), payload.begin(), payload.end());
       payload = assembled;
     }
+    if (guessed && group_last > covered) return cannot_skip();
     QUIVER_RETURN_IF_ERROR(visit(group_first, group_last, payload));
     next = group_last + 1;
     scan->last_sequence = group_last;
@@ -132,6 +165,10 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
     return CorruptionError(base::StrCat("WAL segment ", header->segment_number, ": damaged record at offset ",
                                         pos, " is followed by committed records"));
   }
+  // After a guessed resume even the interrupted group's own pieces count:
+  // the stop may lie inside a payload, before real records.
+  if (guessed && pos < bytes.size() && ValidRecordAfter(bytes, pos + 1, covered + 1)) return cannot_skip();
+  scan->next_sequence = next;
   scan->tail_bytes = bytes.size() > scan->valid_end ? bytes.size() - scan->valid_end : 0;
   return Status::Ok();
 }

@@ -42,10 +42,18 @@ struct SegmentScan {
   std::uint64_t valid_end = 0;       // offset just past the last complete group
   std::uint64_t tail_bytes = 0;      // file_bytes - valid_end
   SequenceNumber last_sequence = 0;  // of the last complete group; 0 if none
+  // The sequence the next group must start at: the last complete group's
+  // last + 1, the header's first_sequence if none, or covered + 1 after
+  // resuming at the checkpoint's boundary with nothing after it.
+  SequenceNumber next_sequence = 0;
   std::uint64_t groups = 0;
   // Bytes of damaged records skipped because every group in them is at or
   // below `covered` (see ScanSegment).
   std::uint64_t covered_damage_bytes = 0;
+  // Reading skipped covered damage to the end of the segment (the group
+  // after the checkpoint starts in a later segment): nothing may be
+  // appended to this segment.
+  bool skipped_to_end = false;
 };
 
 // Called for each complete group in order; a non-OK status stops the scan
@@ -53,14 +61,27 @@ struct SegmentScan {
 using GroupVisitor =
     std::function<Status(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload)>;
 
+// `covered_end` for a segment the loaded checkpoint covers whole (the group
+// after the checkpoint starts in a later segment).
+inline constexpr std::uint64_t kCoveredToTheEnd = ~std::uint64_t{0};
+
 // Scans `bytes` (a whole segment file). Returns Corruption as described
 // above. Groups with a last sequence at or below `covered` are held by the
-// loaded checkpoint: damage confined to them is no reason to stop. Reading
-// resumes at the first CRC-valid group start past the damage whose first
-// sequence is at most covered + 1 (so every group skipped is covered), and
-// the skipped bytes are counted in covered_damage_bytes.
+// loaded checkpoint: damage confined to them is no reason to stop, and the
+// skipped bytes are counted in covered_damage_bytes. Where reading resumes:
+//  - `covered_end` != 0: the offset in this segment where the group after
+//    `covered` starts, as the checkpoint recorded it (kCoveredToTheEnd: in a
+//    later segment). A true record boundary: reading resumes exactly there
+//    (or at the end), never at a record shape found inside a payload.
+//    Damage after that offset is not covered.
+//  - `covered_end` == 0 (a format 1 checkpoint records no boundary): at the
+//    first CRC-valid group start past the damage whose groups are covered,
+//    found by searching, which may be a payload that happens to hold a
+//    well-formed record: such a resume only skips. A group above `covered`
+//    read after it, or any valid record above it past a later stop, is
+//    Corruption.
 Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, SegmentScan* scan,
-                   SequenceNumber covered = 0);
+                   SequenceNumber covered = 0, std::uint64_t covered_end = 0);
 
 // Reads a whole file into memory.
 Result<std::vector<std::byte>> ReadWholeFile(env::FileSystem* fs, const std::string& path);

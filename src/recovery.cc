@@ -15,6 +15,8 @@
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_reader.h"
 #include "graph_dir.h"
+#include "index/catalog.h"
+#include "index/index_build.h"
 #include "wal/batch_codec.h"
 #include "wal/wal_reader.h"
 #include "write/batch_processor.h"
@@ -47,8 +49,10 @@ Status CheckFormatVersions(env::FileSystem* fs, const std::string& dir,
     QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(0, header));
     std::span<const std::byte> got(header, n);
     auto version = segment ? wal::IntactHeaderVersion(got) : checkpoint::IntactHeaderVersion(got);
-    std::uint32_t known = segment ? wal::kFormatVersion : checkpoint::kFormatVersion;
-    if (version && *version != known) return wal::UnknownVersionError(path, *version, known);
+    const std::uint32_t oldest = segment ? wal::kOldestFormatVersion : checkpoint::kOldestFormatVersion;
+    const std::uint32_t newest = segment ? wal::kFormatVersion : checkpoint::kFormatVersion;
+    if (version && (*version < oldest || *version > newest))
+      return wal::UnknownVersionError(path, *version, oldest, newest);
   }
   return Status::Ok();
 }
@@ -117,7 +121,9 @@ Limits ReplayLimits() {
 class Rebuilder {
  public:
   Rebuilder(env::FileSystem* fs, const std::string& dir, const Options& options, RecoveredState* state)
-      : fs_(fs), dir_(dir), options_(options), state_(state), processor_(ReplayLimits()) {}
+      : fs_(fs), dir_(dir), options_(options), state_(state), processor_(ReplayLimits()) {
+    processor_.set_replay(true);
+  }
 
   Status Run() {
     QUIVER_ASSIGN_OR_RETURN(DirListing listing, ListAndClean(fs_, dir_));
@@ -126,6 +132,7 @@ class Rebuilder {
     const auto loaded = std::chrono::steady_clock::now();
     QUIVER_RETURN_IF_ERROR(ReplaySegments(listing));
     const auto replayed = std::chrono::steady_clock::now();
+    BuildUnfinishedIndexes();
     auto micros = [](auto d) {
       return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
     };
@@ -159,6 +166,8 @@ class Rebuilder {
     for (auto it = listing.checkpoints.rbegin(); it != listing.checkpoints.rend(); ++it) {
       Status s = TryCheckpoint(*it);
       if (s.ok()) {
+        for (const index::PropertyIndex& p : version_->roots.catalog->indexes())
+          if (p.built) ++state_->stats.indexes_built;
         state_->stats.checkpoint_sequence = *it;
         state_->last_checkpoint = *it;
         state_->stats.used_previous_checkpoint = it != listing.checkpoints.rbegin();
@@ -274,7 +283,9 @@ class Rebuilder {
       state_->segment_first[number] = scan.header.first_sequence;
       state_->wal_bytes_read += scan.valid_end;
       if (last) {
-        state_->last_segment = number;
+        // Appends continue in the last segment only if it is of this
+        // build's format version; an older one is closed as it is.
+        state_->last_segment = scan.header.format_version == wal::kFormatVersion ? number : 0;
         state_->last_segment_size = scan.valid_end;
         wal_end = scan.groups > 0 ? scan.last_sequence : scan.header.first_sequence - 1;
       }
@@ -353,6 +364,38 @@ class Rebuilder {
     in_group_ = false;
     ++state_->stats.wal_groups_replayed;
     return Status::Ok();
+  }
+
+  // After the replay: builds every index whose contents the version does
+  // not hold (the log declared it, or made it ready, after the checkpoint),
+  // on io_threads threads. One its data violates is reported in OpenStats
+  // and left unbuilt, for GraphImpl to drop with a logged commit.
+  void BuildUnfinishedIndexes() {
+    const auto start = std::chrono::steady_clock::now();
+    storage::GraphRoots& g = version_->roots;
+    const unsigned threads = base::ResolveThreads(options_.durable.io_threads);
+    bool owned = false;
+    for (std::size_t i = 0; i < g.catalog->indexes().size(); ++i) {
+      if (g.catalog->indexes()[i].built) continue;
+      if (!owned) index::OwnCatalog(g.catalog, ctx_);
+      owned = true;
+      index::PropertyIndex& p = g.catalog->mutable_indexes()[i];
+      Status s = index::BuildIndex(g, *p.def, threads, ctx_, &p.root);
+      if (!s.ok()) {
+        p.root = index::IndexRoot{};
+        p.root.key_width = p.def->key_width;
+        p.state = IndexState::kBuilding;
+        state_->stats.dropped_indexes.push_back(base::StrCat(p.def->name, ": ", s.message()));
+        state_->indexes_to_drop.emplace_back(p.def->name, p.def->declared);
+        continue;
+      }
+      p.state = IndexState::kReady;
+      p.built = true;
+      ++state_->stats.indexes_built;
+    }
+    state_->stats.index_build_microseconds += static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
+            .count());
   }
 
   Status TruncateTail(const std::string& path, std::uint64_t size) {

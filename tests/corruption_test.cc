@@ -599,7 +599,7 @@ TEST(CorruptionTest, WalStructuredCases) {
   }
   // Unknown format version, header CRC recomputed: written whole by another
   // format, so Unimplemented (never salvaged or cut), decoder and open alike.
-  std::string v2 = Mutated(c.segment, 8, U32(2));
+  std::string v2 = Mutated(c.segment, 8, U32(wal::kFormatVersion + 1));
   v2 = Mutated(v2, 56, U32(base::Crc32c(v2.data(), 56)));
   EXPECT_EQ(ScanAndDecode(AsBytes(v2), c.log.groups()).status.code(), StatusCode::kUnimplemented);
   for (bool salvage : {false, true})
@@ -616,7 +616,7 @@ TEST(CorruptionTest, WalStructuredCases) {
 // no torn creation, and must be reported, not removed.
 TEST(CorruptionTest, WalUnknownVersionOfAnEmptySegmentIsAnError) {
   const Corpus& c = GetCorpus();
-  std::string v2 = Mutated(c.segment.substr(0, wal::kSegmentHeaderBytes), 8, U32(2));
+  std::string v2 = Mutated(c.segment.substr(0, wal::kSegmentHeaderBytes), 8, U32(wal::kFormatVersion + 1));
   v2 = Mutated(v2, 56, U32(base::Crc32c(v2.data(), 56)));
   WalOutcome o = ScanAndDecode(AsBytes(v2), c.log.groups());
   EXPECT_EQ(o.status.code(), StatusCode::kUnimplemented) << Describe(o);
@@ -1064,7 +1064,7 @@ TEST(CorruptionTest, CheckpointStructuredCases) {
     CheckCheckpoint(c, Mutated(c.checkpoint, 2 * env::kSectorSize, c.checkpoint.substr(0, env::kSectorSize)),
                     "sector 0 copied over sector 2", r, true);
   // Unknown format version with a matching header CRC: an explicit error.
-  std::string v2 = Mutated(c.checkpoint, 8, U32(2));
+  std::string v2 = Mutated(c.checkpoint, 8, U32(checkpoint::kFormatVersion + 1));
   v2 = Mutated(v2, 60, U32(base::Crc32c(v2.data(), 60)));
   checkpoint::Header h;
   Status s = format_test::LoadCheckpointForTest(AsBytes(v2), &h);

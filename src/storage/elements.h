@@ -21,6 +21,10 @@
 #include "storage/prop_block.h"
 #include "storage/radix_table.h"
 
+namespace quiver::index {
+class Catalog;  // index/catalog.h: label sets, key counts, property indexes
+}  // namespace quiver::index
+
 namespace quiver::storage {
 
 inline constexpr std::uint32_t kDeadLabel = 0xFFFFFFFFu;
@@ -63,6 +67,9 @@ struct GraphRoots {
   InternTable* labels = nullptr;
   InternTable* types = nullptr;
   InternTable* keys = nullptr;
+  // Never null in a version (copy-on-write like the intern tables). Storage
+  // holds it by pointer only; index/ maintains it.
+  index::Catalog* catalog = nullptr;
 };
 
 // The live vertex slot of `id`, or null.

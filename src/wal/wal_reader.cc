@@ -55,8 +55,8 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
   *scan = SegmentScan{};
   scan->file_bytes = bytes.size();
   auto header = DecodeSegmentHeader(bytes);
-  if (auto version = IntactHeaderVersion(bytes); !header && version && *version != kFormatVersion)
-    return UnknownVersionError("WAL segment", *version, kFormatVersion);
+  if (auto version = IntactHeaderVersion(bytes); !header && version && !IsReadableVersion(*version))
+    return UnknownVersionError("WAL segment", *version, kOldestFormatVersion, kFormatVersion);
   if (!header) {
     // A header that never reached the disk whole: the segment was being
     // created when the process died. Nothing in it was acknowledged. No

@@ -652,7 +652,10 @@ void BatchProcessor::ApplyIndexOp(const IndexOp& op, OpKind kind, GraphRoots& g,
       std::vector<index::PropertyIndex>& indexes = index::OwnCatalog(g.catalog, ctx)->mutable_indexes();
       auto it = std::find_if(indexes.begin(), indexes.end(),
                              [&](const index::PropertyIndex& p) { return p.def->name == spec.name; });
-      maintainer_.Forget(it->def->declared);
+      // What was recorded for a building index is forgotten only once the
+      // drop is published: a rolled-back group keeps the index, still
+      // building, and its catch-up needs every id recorded so far.
+      if (maintainer_.Tracked(it->def->declared) != nullptr) dropped_.push_back(it->def->declared);
       if (it->built) index::IndexTree::Retire(it->root, ctx);
       indexes.erase(it);
       return;
@@ -690,9 +693,12 @@ void BatchProcessor::ApplyReady(const IndexOp& op, GraphRoots& g, MutationContex
 }
 
 void BatchProcessor::EndGroup(bool published) {
-  if (published)
+  if (published) {
     for (const auto& b : installed_) b->published.store(true, std::memory_order_release);
+    for (SequenceNumber declared : dropped_) maintainer_.Forget(declared);
+  }
   installed_.clear();
+  dropped_.clear();
 }
 
 }  // namespace quiver

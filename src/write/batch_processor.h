@@ -58,7 +58,8 @@ class BatchProcessor {
 
   // After the group's version was published (true) or rolled back (false):
   // index contents installed by the group's kIndexReady batches now belong
-  // to the version, or stay with their builder to be freed.
+  // to the version, or stay with their builder to be freed; the ids
+  // recorded for building indexes the group dropped are forgotten, or kept.
   void EndGroup(bool published);
 
  private:
@@ -126,8 +127,10 @@ class BatchProcessor {
   bool replay_ = false;
   index::IndexMaintainer maintainer_;
   IndexChecker index_checker_;
-  // Index contents the current group installed (see EndGroup).
+  // Index contents the current group installed, and the building indexes
+  // it dropped, whose recorded ids go once it is published (see EndGroup).
   std::vector<std::shared_ptr<index::BuiltIndex>> installed_;
+  std::vector<SequenceNumber> dropped_;
 
   // Validation scratch, reset per batch.
   std::uint32_t new_vertices_ = 0;

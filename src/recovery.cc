@@ -256,8 +256,8 @@ class Rebuilder {
       wal::SegmentScan scan;
       Status s = wal::ScanSegment(
           bytes,
-          [this](SequenceNumber f, SequenceNumber l, std::span<const std::byte> p) {
-            return Replay(f, l, p);
+          [this, &scan](SequenceNumber f, SequenceNumber l, std::span<const std::byte> p) {
+            return Replay(f, l, p, scan.header.format_version);
           },
           &scan, covered);
       state_->stats.wal_covered_damage_bytes += scan.covered_damage_bytes;
@@ -338,7 +338,9 @@ class Rebuilder {
     return Status::Ok();
   }
 
-  Status Replay(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload) {
+  // Replays one group of a segment of `format_version`.
+  Status Replay(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload,
+                std::uint32_t format_version) {
     SequenceNumber base_seq = version_->roots.sequence;
     if (last <= base_seq) return Status::Ok();  // covered by the checkpoint
     if (first != base_seq + 1)
@@ -353,6 +355,11 @@ class Rebuilder {
       if (lb.sequence != g.sequence + 1 || lb.first_vertex != g.vertex_limit || lb.first_edge != g.edge_limit)
         return CorruptionError(
             base::StrCat("WAL: batch ", lb.sequence, " does not follow the recovered state"));
+      // Index operations came with format version 2: a version 1 writer
+      // never logged one.
+      if (format_version < 2 && internal::WriteBatchInternal::HasIndexOp(lb.batch))
+        return CorruptionError(base::StrCat("WAL: batch ", lb.sequence,
+                                            " holds an index operation in a format version 1 segment"));
       Status s = processor_.Validate(lb.batch, g);
       if (!s.ok())
         return CorruptionError(base::StrCat("WAL: batch ", lb.sequence, " does not replay: ", s.message()));

@@ -92,6 +92,12 @@ class WriteBatchInternal {
   }
   // True if `b` is one index lifecycle operation.
   static bool IsIndexBatch(const WriteBatch& b) { return b.ops_.size() == 1 && b.ops_[0].index != nullptr; }
+  // True if some operation of `b` is an index lifecycle operation.
+  static bool HasIndexOp(const WriteBatch& b) {
+    for (const Op& op : b.ops_)
+      if (op.index != nullptr) return true;
+    return false;
+  }
 };
 
 }  // namespace internal

@@ -99,8 +99,23 @@ class RefParser {
       case 6: return Ref() && Str();  // Remove*Property
       case 7:
       case 8: return Ref();  // RemoveEdge, RemoveVertex
+      case 9: return DefineIndex();
+      case 10:
+      case 11: {  // IndexReady, DropIndex
+        std::uint64_t declared;
+        return Str() && Varint(&declared);
+      }
       default: return false;
     }
+  }
+  // name element:u8 label kind:u8 type:u8 key_count:varint key{key_count}
+  bool DefineIndex() {
+    std::uint8_t element, kind, type;
+    std::uint64_t keys;
+    if (!Str() || !U8(&element) || !Str() || !U8(&kind) || !U8(&type) || !Varint(&keys)) return false;
+    for (std::uint64_t i = 0; i < keys; ++i)
+      if (!Str()) return false;
+    return true;
   }
   bool Props() {
     std::uint64_t n;

@@ -5,17 +5,19 @@
 //
 //   fuzz_make_seeds <tests/golden dir> <tests/fuzz/corpus dir>
 //
-// wal_decode:      the golden segment; a segment whose groups use every op
+// wal_decode:      the golden segments (wal-small, and wal-indexes with the
+//                  index operations of format version 2); a segment whose groups use every op
 //                  kind and value type, one group of three batches; one group
 //                  cut into first/middle/last fragments; torn and garbage
 //                  tails; and "fixup" copies of each (byte 48 bit 0 set, see
 //                  fuzz_wal_decode.cc).
 //                  A larger segment: hundreds of vertices added and removed,
 //                  hundreds of self-loops.
-// checkpoint_load: the golden checkpoints (format 2, and format 1 under the
-//                  format-1 seed's old name); a checkpoint of the workload
-//                  above (removed elements, several edge types on a vertex,
-//                  a self-loop, properties on edges); a larger one (5000
+// checkpoint_load: the golden checkpoints (format 2: checkpoint-small and
+//                  checkpoint-indexes with an index definitions block; format
+//                  1 under the format-1 seed's old name); a checkpoint of the
+//                  workload above (removed elements, several edge types on a
+//                  vertex, a self-loop, properties on edges); a larger one (5000
 //                  vertex ids, 1000 self-loops on one vertex); fixup copies
 //                  (byte 72 in format 2, byte 56 in format 1). The format-1
 //                  seeds written before format 2 (workload.qck, large.qck)
@@ -220,6 +222,7 @@ int Main(int argc, char** argv) {
   const LogBuilder log = Workload();
   const fs::path wal = corpus / "wal_decode";
   WriteWithFixup(wal, "golden-wal-small.log", ReadFile(golden / "wal-small.log"), 48);
+  WriteWithFixup(wal, "golden-wal-indexes.log", ReadFile(golden / "wal-indexes.log"), 48);
   const std::string segment = SegmentOf(log);
   WriteWithFixup(wal, "workload.log", segment, 48);
   WriteWithFixup(wal, "fragments.log", FragmentedSegment(log, 3), 48);
@@ -232,6 +235,7 @@ int Main(int argc, char** argv) {
   // The fixup flag's byte: 72 in format 2, 56 in format 1.
   WriteWithFixup(ckpt, "golden-checkpoint-small-v2.qck", ReadFile(golden / "checkpoint-small.qck"), 72);
   WriteWithFixup(ckpt, "golden-checkpoint-small.qck", ReadFile(golden / "checkpoint-small-v1.qck"), 56);
+  WriteWithFixup(ckpt, "golden-checkpoint-indexes.qck", ReadFile(golden / "checkpoint-indexes.qck"), 72);
   WriteWithFixup(ckpt, "workload-v2.qck", CheckpointOf(log), 72);
   WriteWithFixup(ckpt, "large-v2.qck", CheckpointOf(Large(5000, 4000, 1000)), 72);
 

@@ -165,8 +165,9 @@ Status CheckFormatVersions(env::FileSystem* fs, const std::string& dir,
     const std::optional<std::uint32_t> newer =
         segment ? wal::NewerFormatVersion(head) : checkpoint::NewerFormatVersion(head);
     if (newer)
-      return wal::UnknownVersionError(path, *newer,
-                                      segment ? wal::kFormatVersion : checkpoint::kFormatVersion);
+      return segment ? wal::UnknownVersionError(path, *newer, wal::kOldestFormatVersion, wal::kFormatVersion)
+                     : wal::UnknownVersionError(path, *newer, checkpoint::kOldestFormatVersion,
+                                                checkpoint::kFormatVersion);
   }
   return Status::Ok();
 }

@@ -11,10 +11,14 @@
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_reader.h"
 #include "checkpoint/checkpoint_writer.h"
+#include "index/index_build.h"
+#include "index/index_keys.h"
+#include "index/online_build.h"
 #include "recovery.h"
 #include "snapshot_internal.h"
 #include "wal/batch_codec.h"
 #include "wal/wal_reader.h"
+#include "write/write_batch_internal.h"
 
 namespace quiver {
 namespace {
@@ -74,6 +78,9 @@ Status CheckOptions(const Options& o) {
   QUIVER_RETURN_IF_ERROR(CheckRange("io_threads", d.io_threads, 0, kMaxIoThreads));
   return Status::Ok();
 }
+
+// Threads an online index build sorts on (CreateIndex): the caller's and one more.
+constexpr unsigned kIndexBuildThreads = 2;
 
 // A reference on the current version for the length of a scope.
 class PinnedVersion {
@@ -250,7 +257,20 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
   }
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(durable));
   g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
-  return std::unique_ptr<Graph>(g);
+  std::unique_ptr<Graph> graph(g);
+  // Indexes the log declared and their data violates: dropped by a logged
+  // commit, so a later open does not find them again (and Open never fails
+  // for them; OpenStats::dropped_indexes says why). A failed write is the
+  // graph's to report, as for any write.
+  for (auto& [name, declared] : rs.indexes_to_drop) {
+    IndexOp drop;
+    drop.spec.name = name;
+    drop.declared = declared;
+    g->Write(internal::WriteBatchInternal::IndexBatch(OpKind::kDropIndex, std::move(drop)))
+        .status()
+        .IgnoreError();
+  }
+  return graph;
 }
 
 GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::uint64_t epoch,
@@ -339,6 +359,67 @@ Status GraphImpl::Checkpoint() {
   return RunCheckpointLocked();
 }
 
+Status GraphImpl::CreateIndex(const IndexSpec& spec) {
+  QUIVER_RETURN_IF_ERROR(index::CheckSpec(spec, options_.limits.max_string_bytes));
+  IndexOp define;
+  define.spec = spec;
+  QUIVER_ASSIGN_OR_RETURN(CommitInfo declared, Write(internal::WriteBatchInternal::IndexBatch(
+                                                   OpKind::kDefineIndex, std::move(define))));
+  Status s = BuildAndPublish(spec.name, declared.sequence);
+  if (!s.ok()) {
+    // Take the declaration back, so a failed CreateIndex leaves nothing
+    // behind (NotFound if DropIndex was first; a write failure is the
+    // graph's to report).
+    IndexOp drop;
+    drop.spec.name = spec.name;
+    drop.declared = declared.sequence;
+    Write(internal::WriteBatchInternal::IndexBatch(OpKind::kDropIndex, std::move(drop)))
+        .status()
+        .IgnoreError();
+  }
+  return s;
+}
+
+Status GraphImpl::BuildAndPublish(const std::string& name, SequenceNumber declared) {
+  // A snapshot at or after the declaration: from it on, the writer records
+  // what it changes (index/online_build.h).
+  auto built = std::make_shared<index::BuiltIndex>(chain_, chain_->Acquire());
+  const index::PropertyIndex* p = built->roots().catalog->Find(name);
+  if (p == nullptr || p->def->declared != declared)
+    return FailedPreconditionError(
+        base::StrCat("index '", name, "' was dropped while it was being built; nothing was published"));
+  {
+    storage::GroupBlocks blocks;  // every node, so a failure frees them
+    storage::RetireList unused;
+    storage::MutationContext ctx{0, chain_->account(), &unused, &blocks};
+    try {
+      Status s = index::BuildIndex(built->roots(), *p->def, kIndexBuildThreads, ctx, &built->root);
+      if (!s.ok()) {
+        built->root = index::IndexRoot{};
+        blocks.FreeAll(chain_->account());
+        return s;
+      }
+    } catch (const std::bad_alloc&) {
+      built->root = index::IndexRoot{};
+      blocks.FreeAll(chain_->account());
+      return ResourceExhaustedError(base::StrCat("out of memory while building index '", name, "'"));
+    }
+    blocks.Clear();  // the nodes are the tree's now
+    unused.FreeAll(chain_->account());
+  }
+  IndexOp ready;
+  ready.spec.name = name;
+  ready.declared = declared;
+  ready.built = std::move(built);
+  return Write(internal::WriteBatchInternal::IndexBatch(OpKind::kIndexReady, std::move(ready))).status();
+}
+
+Status GraphImpl::DropIndex(std::string_view name) {
+  IndexOp drop;
+  drop.spec.name = std::string(name);
+  return Write(internal::WriteBatchInternal::IndexBatch(OpKind::kDropIndex, std::move(drop))).status();
+}
+
 MemoryStats GraphImpl::GetMemoryStats() const {
   storage::ChainStats c = chain_->Stats();
   MemoryStats m;
@@ -421,17 +502,20 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
     // blocks, never a published one) and go on; the graph stays writable.
     // Answering allocates nothing.
     if (v != nullptr) chain_->RollBack(v, ctx);
+    processor_.EndGroup(/*published=*/false);
     for (WriteRequest* r : group) r->CompleteOutOfMemory();
     return;
   }
   Status log_error;
   if (!changed) {
     chain_->RollBack(v, ctx);  // nothing was allocated; frees nothing
+    processor_.EndGroup(/*published=*/false);
   } else if (durable_ && !LogGroup(first, last, &log_error)) {
     // Invariant 4: not on disk for sure, so never published. The bytes may
     // still be on disk and come back after a restart: DurabilityUnknown.
     poisoned_.store(true);
     chain_->RollBack(v, ctx);
+    processor_.EndGroup(/*published=*/false);
     for (std::size_t i = 0; i < group.size(); ++i) {
       if (!results[i].ok() || group[i]->batch().empty()) {  // failed alone, or logged nothing
         group[i]->Complete(std::move(results[i]));
@@ -456,6 +540,7 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
       v->roots.log_offset = durable_->wal->segment_size();
     }
     chain_->Publish(v);  // invariants 2 and 3: the whole group, in order
+    processor_.EndGroup(/*published=*/true);
     commit_groups_.fetch_add(1, std::memory_order_relaxed);
   }
   for (std::size_t i = 0; i < group.size(); ++i) group[i]->Complete(std::move(results[i]));

@@ -83,6 +83,8 @@ class GraphImpl final : public Graph {
   std::future<Result<CommitInfo>> WriteAsync(WriteBatch batch) override;
   Status Close() override;
   Status Checkpoint() override;
+  Status CreateIndex(const IndexSpec& spec) override;
+  Status DropIndex(std::string_view name) override;
   MemoryStats GetMemoryStats() const override;
   OpenStats GetOpenStats() const override;
   DurabilityStats GetDurabilityStats() const override;
@@ -91,6 +93,9 @@ class GraphImpl final : public Graph {
   std::thread::id TEST_writer_thread_id() const { return writer_.get_id(); }
 
  private:
+  // CreateIndex after its declaration committed at `declared`: builds the
+  // contents from a snapshot on this thread and commits them ready.
+  Status BuildAndPublish(const std::string& name, SequenceNumber declared);
   void WriterLoop();
   void CommitGroup(const std::vector<WriteRequest*>& group);
   // Encodes the applied batches of the group into wal_payload_ and sets

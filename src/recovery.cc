@@ -15,6 +15,8 @@
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_reader.h"
 #include "graph_dir.h"
+#include "index/catalog.h"
+#include "index/index_build.h"
 #include "wal/batch_codec.h"
 #include "wal/wal_reader.h"
 #include "write/batch_processor.h"
@@ -101,7 +103,9 @@ Limits ReplayLimits() {
 class Rebuilder {
  public:
   Rebuilder(env::FileSystem* fs, const std::string& dir, const Options& options, RecoveredState* state)
-      : fs_(fs), dir_(dir), options_(options), state_(state), processor_(ReplayLimits()) {}
+      : fs_(fs), dir_(dir), options_(options), state_(state), processor_(ReplayLimits()) {
+    processor_.set_replay(true);
+  }
 
   Status Run() {
     bool salvage_finished = false;
@@ -114,6 +118,7 @@ class Rebuilder {
     const auto loaded = std::chrono::steady_clock::now();
     QUIVER_RETURN_IF_ERROR(ReplaySegments(listing));
     const auto replayed = std::chrono::steady_clock::now();
+    BuildUnfinishedIndexes();
     auto micros = [](auto d) {
       return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::microseconds>(d).count());
     };
@@ -164,6 +169,8 @@ class Rebuilder {
     for (auto it = listing.checkpoints.rbegin(); it != listing.checkpoints.rend(); ++it) {
       Status s = TryCheckpoint(*it);
       if (s.ok()) {
+        for (const index::PropertyIndex& p : version_->roots.catalog->indexes())
+          if (p.built) ++state_->stats.indexes_built;
         state_->stats.checkpoint_sequence = *it;
         state_->last_checkpoint = *it;
         state_->stats.used_previous_checkpoint = it != listing.checkpoints.rbegin();
@@ -291,8 +298,8 @@ class Rebuilder {
       wal::SegmentScan scan;
       Status s = wal::ScanSegment(
           bytes,
-          [this](SequenceNumber f, SequenceNumber l, std::span<const std::byte> p) {
-            return Replay(f, l, p);
+          [this, &scan](SequenceNumber f, SequenceNumber l, std::span<const std::byte> p) {
+            return Replay(f, l, p, scan.header.format_version);
           },
           &scan, covered, CoveredEnd(number));
       state_->stats.wal_covered_damage_bytes += scan.covered_damage_bytes;
@@ -318,7 +325,9 @@ class Rebuilder {
       state_->segment_first[number] = scan.header.first_sequence;
       state_->wal_bytes_read += scan.valid_end;
       if (last) {
-        state_->last_segment = number;
+        // Appends continue in the last segment only if it is of this
+        // build's format version; an older one is closed as it is.
+        state_->last_segment = scan.header.format_version == wal::kFormatVersion ? number : 0;
         state_->last_segment_size = scan.valid_end;
         wal_end = scan.next_sequence - 1;
         // The checkpoint says the group after it starts in a later segment:
@@ -387,7 +396,9 @@ class Rebuilder {
     return Status::Ok();
   }
 
-  Status Replay(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload) {
+  // Replays one group of a segment of `format_version`.
+  Status Replay(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload,
+                std::uint32_t format_version) {
     SequenceNumber base_seq = version_->roots.sequence;
     if (last <= base_seq) return Status::Ok();  // covered by the checkpoint
     if (first != base_seq + 1)
@@ -402,6 +413,11 @@ class Rebuilder {
       if (lb.sequence != g.sequence + 1 || lb.first_vertex != g.vertex_limit || lb.first_edge != g.edge_limit)
         return CorruptionError(
             base::StrCat("WAL: batch ", lb.sequence, " does not follow the recovered state"));
+      // Index operations came with format version 2: a version 1 writer
+      // never logged one.
+      if (format_version < 2 && internal::WriteBatchInternal::HasIndexOp(lb.batch))
+        return CorruptionError(base::StrCat("WAL: batch ", lb.sequence,
+                                            " holds an index operation in a format version 1 segment"));
       Status s = processor_.Validate(lb.batch, g);
       if (!s.ok())
         return CorruptionError(base::StrCat("WAL: batch ", lb.sequence, " does not replay: ", s.message()));
@@ -418,6 +434,38 @@ class Rebuilder {
     // only for elements changed again later.
     if (replay_blocks_.size() > kMaxTrackedReplayBlocks) replay_blocks_.Clear();
     return Status::Ok();
+  }
+
+  // After the replay: builds every index whose contents the version does
+  // not hold (the log declared it, or made it ready, after the checkpoint),
+  // on io_threads threads. One its data violates is reported in OpenStats
+  // and left unbuilt, for GraphImpl to drop with a logged commit.
+  void BuildUnfinishedIndexes() {
+    const auto start = std::chrono::steady_clock::now();
+    storage::GraphRoots& g = version_->roots;
+    const unsigned threads = base::ResolveThreads(options_.durable.io_threads);
+    bool owned = false;
+    for (std::size_t i = 0; i < g.catalog->indexes().size(); ++i) {
+      if (g.catalog->indexes()[i].built) continue;
+      if (!owned) index::OwnCatalog(g.catalog, ctx_);
+      owned = true;
+      index::PropertyIndex& p = g.catalog->mutable_indexes()[i];
+      Status s = index::BuildIndex(g, *p.def, threads, ctx_, &p.root);
+      if (!s.ok()) {
+        p.root = index::IndexRoot{};
+        p.root.key_width = p.def->key_width;
+        p.state = IndexState::kBuilding;
+        state_->stats.dropped_indexes.push_back(base::StrCat(p.def->name, ": ", s.message()));
+        state_->indexes_to_drop.emplace_back(p.def->name, p.def->declared);
+        continue;
+      }
+      p.state = IndexState::kReady;
+      p.built = true;
+      ++state_->stats.indexes_built;
+    }
+    state_->stats.index_build_microseconds += static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
+            .count());
   }
 
   Status TruncateTail(const std::string& path, std::uint64_t size) {

@@ -14,7 +14,11 @@
 //      renamed over it: what was read may have been in the page cache
 //      only), cut a torn tail of the last segment and remove a last segment
 //      whose header never became durable;
-//   5. publish the result as one version.
+//   5. build the indexes whose contents the version lacks (declared or made
+//      ready in the replayed log; a loaded checkpoint's ready indexes are
+//      built by the loader); one whose data violates it stays unbuilt and
+//      is named in indexes_to_drop;
+//   6. publish the result as one version.
 // Every step is idempotent, so a crash during recovery leaves a directory
 // the next Open recovers the same way.
 #ifndef QUIVER_RECOVERY_H_
@@ -23,6 +27,8 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "env/file_system.h"
 #include "quiver/graph.h"
@@ -51,6 +57,9 @@ struct RecoveredState {
   // included (tests report it).
   std::int64_t replay_end_allocated_bytes = 0;
   OpenStats stats;
+  // Indexes the log declared whose data violates them: (name, declared).
+  // Open drops each with a logged commit before it returns.
+  std::vector<std::pair<std::string, SequenceNumber>> indexes_to_drop;
 };
 
 Result<RecoveredState> Recover(env::FileSystem* fs, const std::string& dir, const Options& options);

@@ -599,7 +599,7 @@ TEST(CorruptionTest, WalStructuredCases) {
   }
   // Unknown format version, header CRC recomputed: written whole by another
   // format, so Unimplemented (never salvaged or cut), decoder and open alike.
-  std::string v2 = Mutated(c.segment, 8, U32(2));
+  std::string v2 = Mutated(c.segment, 8, U32(wal::kFormatVersion + 1));
   v2 = Mutated(v2, 56, U32(base::Crc32c(v2.data(), 56)));
   EXPECT_EQ(ScanAndDecode(AsBytes(v2), c.log.groups()).status.code(), StatusCode::kUnimplemented);
   for (bool salvage : {false, true})
@@ -616,7 +616,7 @@ TEST(CorruptionTest, WalStructuredCases) {
 // no torn creation, and must be reported, not removed.
 TEST(CorruptionTest, WalUnknownVersionOfAnEmptySegmentIsAnError) {
   const Corpus& c = GetCorpus();
-  std::string v2 = Mutated(c.segment.substr(0, wal::kSegmentHeaderBytes), 8, U32(2));
+  std::string v2 = Mutated(c.segment.substr(0, wal::kSegmentHeaderBytes), 8, U32(wal::kFormatVersion + 1));
   v2 = Mutated(v2, 56, U32(base::Crc32c(v2.data(), 56)));
   WalOutcome o = ScanAndDecode(AsBytes(v2), c.log.groups());
   EXPECT_EQ(o.status.code(), StatusCode::kUnimplemented) << Describe(o);

@@ -23,6 +23,7 @@
 #include "checkpoint/checkpoint_writer.h"
 #include "env/file_system.h"
 #include "env/sim_file_system.h"
+#include "index/catalog.h"
 #include "quiver/graph.h"
 #include "quiver/status.h"
 #include "quiver/write_batch.h"
@@ -172,6 +173,20 @@ inline std::string RenderBatch(const wal::LoggedBatch& lb) {
         break;
       case OpKind::kRemoveEdge: out += "RemoveEdge " + RenderRef('e', op.e); break;
       case OpKind::kRemoveVertex: out += "RemoveVertex " + RenderRef('v', op.v1); break;
+      case OpKind::kDefineIndex: {
+        const IndexSpec& spec = op.index->spec;
+        out += "DefineIndex " + spec.name + " on " + (spec.element == ElementKind::kVertex ? "" : "edges ") +
+               spec.label + " kind=" + std::to_string(static_cast<int>(spec.kind)) +
+               " type=" + (spec.type ? std::string(ValueTypeName(*spec.type)) : "any") + " keys=";
+        for (const std::string& k : spec.keys) out += k + ";";
+        break;
+      }
+      case OpKind::kIndexReady:
+        out += "IndexReady " + op.index->spec.name + " declared=" + std::to_string(op.index->declared);
+        break;
+      case OpKind::kDropIndex:
+        out += "DropIndex " + op.index->spec.name + " declared=" + std::to_string(op.index->declared);
+        break;
     }
     out += "\n";
   }
@@ -230,6 +245,17 @@ inline std::string DumpRoots(const storage::GraphRoots& g) {
     }
     out += " " + std::string(g.types->Name(e->type)) + " " + std::to_string(e->src()) + "->" +
            std::to_string(e->dst()) + " " + RenderPropBlock(g, storage::EdgeProps(g, id)) + "\n";
+  }
+  // Index definitions, if any, with their state and entry count.
+  for (const index::PropertyIndex& p : g.catalog->indexes()) {
+    out += "index " + p.def->name + (p.def->element == ElementKind::kVertex ? " vertices " : " edges ") +
+           p.def->label + " keys=";
+    for (const std::string& k : p.def->keys) out += k + ";";
+    out += " kind=" + std::to_string(static_cast<int>(p.def->kind)) +
+           " type=" + (p.def->type ? std::string(ValueTypeName(*p.def->type)) : "any") +
+           " declared=" + std::to_string(p.def->declared) +
+           (p.state == IndexState::kReady ? " ready" : " building") +
+           " entries=" + std::to_string(p.root.count) + "\n";
   }
   return out;
 }

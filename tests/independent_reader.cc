@@ -194,6 +194,36 @@ Status ReadElements(In& in, ReaderState& s, bool edges, std::uint64_t vertex_lim
   return Status::Ok();
 }
 
+// Index definitions (format version 2): they change nothing the reader
+// rebuilds, so they are only checked against the names before them.
+Status ReadIndexDefinitions(In& in, const ReaderState& s) {
+  std::uint64_t first, count;
+  if (!in.Varint(&first) || first != 0 || !in.Varint(&count)) return Bad("index definitions");
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::string name;
+    std::uint8_t element, kind, type, state;
+    std::uint64_t label, keys, declared;
+    if (!in.Str(&name) || name.empty() || !in.U8(&element) || element > 1 || !in.Varint(&label) ||
+        label >= (element == 0 ? s.labels : s.types).size() || !in.U8(&kind) || kind > 2 || !in.U8(&type) ||
+        (type > 6 && type != 0xFF) || !in.Varint(&keys) || keys == 0)
+      return Bad("index definition");
+    for (std::uint64_t k = 0; k < keys; ++k) {
+      std::uint64_t key;
+      if (!in.Varint(&key) || key >= s.keys.size()) return Bad("index definition key");
+    }
+    if (!in.Varint(&declared) || declared == 0 || declared > s.sequence || !in.U8(&state) || state > 1)
+      return Bad("index definition state");
+  }
+  return Status::Ok();
+}
+
+// Block order by kind: 1, 2, 3, 7 (version 2 on), 4, 5, 6.
+int KindRank(std::uint8_t kind, std::uint32_t version) {
+  static const int kRank[] = {0, 1, 2, 3, 5, 6, 7, 4};
+  if (kind < 1 || kind > 7 || (kind == 7 && version < 2)) return 0;
+  return kRank[kind];
+}
+
 Result<Checkpoint> ReadCheckpoint(std::string_view b, std::uint64_t name_sequence) {
   if (b.size() < 12 || b.substr(0, 8) != "QVRCKP01") return Bad("checkpoint magic");
   const std::uint32_t version = Le32(b, 8);
@@ -217,26 +247,28 @@ Result<Checkpoint> ReadCheckpoint(std::string_view b, std::uint64_t name_sequenc
   if (s.sequence != name_sequence) return Bad("checkpoint sequence differs from its file name");
   if (vertex_limit > kMaxId || edge_limit > kMaxId) return Bad("checkpoint id limits");
   std::size_t pos = header_bytes;
-  std::uint8_t previous_kind = 0;
+  int previous_rank = 0;
   std::uint64_t blocks = 0;
   while (true) {
     if (end - pos < kBlockHeaderBytes) return Bad("checkpoint ends without its end block");
     const std::uint8_t kind = static_cast<std::uint8_t>(b[pos]);
     const std::uint32_t length = Le32(b, pos + 4);
-    if (kind < 1 || kind > 6 || kind < previous_kind || !AllZero(b.substr(pos + 1, 3)) ||
+    const int rank = KindRank(kind, version);
+    if (rank == 0 || rank < previous_rank || !AllZero(b.substr(pos + 1, 3)) ||
         !AllZero(b.substr(pos + 12, 4)) || length > end - pos - kBlockHeaderBytes)
       return Bad("checkpoint block header at " + std::to_string(pos));
     std::uint32_t crc = Crc32c(seed, b.data() + pos, 8);
     crc = Crc32c(crc, b.data() + pos + kBlockHeaderBytes, length);
     if (crc != Le32(b, pos + 8)) return Bad("checkpoint block CRC at " + std::to_string(pos));
     file_crc = Crc32c(file_crc, b.data() + pos + 8, 4);
-    previous_kind = kind;
+    previous_rank = rank;
     In in(b.substr(pos + kBlockHeaderBytes, length));
     pos += kBlockHeaderBytes + length;
     switch (kind) {
       case 1: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.labels, "label")); break;
       case 2: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.types, "edge type")); break;
       case 3: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.keys, "property key")); break;
+      case 7: QUIVER_RETURN_IF_ERROR(ReadIndexDefinitions(in, s)); break;
       case 4: QUIVER_RETURN_IF_ERROR(ReadElements(in, s, false, vertex_limit)); break;
       case 5:
         if (s.vertices.size() != vertex_limit) return Bad("vertex blocks do not add up to vertex_limit");
@@ -329,7 +361,8 @@ Result<Segment> ScanSegment(const std::string& name, std::string_view b) {
   seg.name = name;
   const bool magic = b.size() >= kWalHeaderBytes && b.substr(0, 8) == "QVRWAL01";
   const bool crc = magic && Crc32c(0, b.data(), 56) == Le32(b, 56);
-  if (crc && Le32(b, 8) != 1) return Bad(name + ": unknown format version " + std::to_string(Le32(b, 8)));
+  if (crc && Le32(b, 8) != 1 && Le32(b, 8) != 2)
+    return Bad(name + ": unknown format version " + std::to_string(Le32(b, 8)));
   if (!crc || Le32(b, 12) != kWalHeaderBytes || !AllZero(b.substr(60, 4))) {
     if (ValidRecordAfter(b, kWalHeaderBytes, 0)) return Bad(name + ": damaged header before valid records");
     seg.torn_creation = true;
@@ -498,6 +531,29 @@ class Replayer {
         s_.vertices[v].properties.clear();
         return Status::Ok();
       }
+      case 9: {  // DefineIndex name:Str element:u8 label:Str kind:u8 type:u8 key_count:varint key:Str{count}
+        std::string name, label;
+        std::uint8_t element, index_kind, type;
+        std::uint64_t keys;
+        if (!in.Str(&name) || !in.U8(&element) || element > 1 || !in.Str(&label) || label.empty() ||
+            !in.U8(&index_kind) || !in.U8(&type) || !in.Varint(&keys) || keys > in.left())
+          return Bad("DefineIndex");
+        // The engine interns the label (or type), then the keys, in order.
+        Intern(element == 0 ? s_.labels : s_.types, label);
+        for (std::uint64_t k = 0; k < keys; ++k) {
+          std::string key;
+          if (!in.Str(&key) || key.empty()) return Bad("DefineIndex key");
+          Intern(s_.keys, key);
+        }
+        return Status::Ok();
+      }
+      case 10:    // IndexReady name:Str declared:varint
+      case 11: {  // DropIndex name:Str declared:varint
+        std::string name;
+        std::uint64_t declared;
+        if (!in.Str(&name) || !in.Varint(&declared)) return Bad("index operation");
+        return Status::Ok();
+      }
       default: return Bad("unknown op kind " + std::to_string(kind));
     }
   }
@@ -534,7 +590,7 @@ Result<std::optional<Checkpoint>> LoadNewestCheckpoint(const DirectoryFiles& fil
 
 // The first sequence in an intact segment header, if the header is intact.
 std::optional<std::uint64_t> HeaderFirstSequence(std::string_view b) {
-  if (b.size() < kWalHeaderBytes || b.substr(0, 8) != "QVRWAL01" || Le32(b, 8) != 1 ||
+  if (b.size() < kWalHeaderBytes || b.substr(0, 8) != "QVRWAL01" || (Le32(b, 8) != 1 && Le32(b, 8) != 2) ||
       Le32(b, 12) != kWalHeaderBytes || Crc32c(0, b.data(), 56) != Le32(b, 56) || !AllZero(b.substr(60, 4)))
     return std::nullopt;
   return Le64(b, 40);

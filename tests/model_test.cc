@@ -16,10 +16,25 @@
 // sequence and re-verified later. Bursts of WriteAsync batches (with an
 // invalid one among them) let the writer drain several into one group.
 //
+// Indexes: every ~40 batches the test creates an index with a random spec
+// (vertex or edge, one or two keys, exact/unique/ordered, a declared type or
+// any) or drops one, predicting from the model whether CreateIndex fails
+// (a repeated name; data of another type; a repeated unique key). Three
+// keys keep one type ("age" int64, "score" double, "name" string; or null)
+// so typed indexes on them can exist; unique keys draw from small pools now
+// and then so batches collide. A batch whose final state would repeat a
+// unique key must fail with AlreadyExists, and one that writes a value of
+// another type than an index declares (its last op) with InvalidArgument.
+// After every version, every index's answers (finds, ranges with random
+// bounds, directions and limits, counts, string prefixes) are compared with
+// a brute-force scan of the model, and so are the label and type counts
+// and the property key counts.
+//
 // Environment: QUIVER_TEST_SEED (default: random, printed), QUIVER_MODEL_BATCHES
 // (default 3000).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -61,6 +76,7 @@ struct MEdge {
 };
 
 struct Model {
+  std::vector<IndexSpec> indexes;  // ready, in creation order
   std::map<std::uint64_t, MVertex> vertices;
   std::map<std::uint64_t, MEdge> edges;
   std::uint64_t vertex_limit = 0;
@@ -135,6 +151,316 @@ std::string DiffProps(const Snapshot& s, Id id, const PropMap& model) {
   }
   return "properties " + test_util::RenderProperties(test_util::PropertyMap(s, id)) + " vs model " +
          RenderModelProps(model);
+}
+
+// ------------------------------------------------- indexes, by brute force
+
+// The documented value order (include/quiver/index.h): by type (bool < int64
+// < double < string < bytes), then by value (-0.0 == 0.0; strings and bytes
+// by unsigned byte).
+int TypeRank(ValueType t) {
+  switch (t) {
+    case ValueType::kBool: return 1;
+    case ValueType::kInt64: return 2;
+    case ValueType::kDouble: return 3;
+    case ValueType::kString: return 4;
+    case ValueType::kBytes: return 5;
+    default: return 9;
+  }
+}
+
+int CompareValues(const PropertyValue& a, const PropertyValue& b) {
+  if (a.type() != b.type()) return TypeRank(a.type()) < TypeRank(b.type()) ? -1 : 1;
+  auto cmp = [](auto x, auto y) { return x < y ? -1 : (y < x ? 1 : 0); };
+  switch (a.type()) {
+    case ValueType::kBool: return cmp(*a.as_bool(), *b.as_bool());
+    case ValueType::kInt64: return cmp(*a.as_int64(), *b.as_int64());
+    case ValueType::kDouble: return cmp(*a.as_double(), *b.as_double());
+    case ValueType::kString: {
+      int c = a.as_string()->compare(*b.as_string());
+      return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    }
+    case ValueType::kBytes: {
+      auto x = *a.as_bytes(), y = *b.as_bytes();
+      std::string xs(reinterpret_cast<const char*>(x.data()), x.size());
+      std::string ys(reinterpret_cast<const char*>(y.data()), y.size());
+      int c = xs.compare(ys);
+      return c < 0 ? -1 : (c > 0 ? 1 : 0);
+    }
+    default: return 0;
+  }
+}
+
+using KeyTuple = std::vector<PropertyValue>;
+
+int CompareTuples(const KeyTuple& a, const KeyTuple& b) {
+  for (std::size_t i = 0; i < a.size() && i < b.size(); ++i)
+    if (int c = CompareValues(a[i], b[i]); c != 0) return c;
+  return a.size() < b.size() ? -1 : (a.size() > b.size() ? 1 : 0);
+}
+
+// The element's key for `spec`, if it is in the index (every key present,
+// not null, not a vector).
+std::optional<KeyTuple> IndexedKey(const PropMap& props, const IndexSpec& spec) {
+  KeyTuple key;
+  for (const std::string& k : spec.keys) {
+    auto it = props.find(k);
+    if (it == props.end() || it->second.is_null() || it->second.type() == ValueType::kFloatVector)
+      return std::nullopt;
+    key.push_back(it->second);
+  }
+  return key;
+}
+
+// (key, id) of every element in the index, sorted as the index sorts.
+std::vector<std::pair<KeyTuple, std::uint64_t>> IndexEntries(const Model& m, const IndexSpec& spec) {
+  std::vector<std::pair<KeyTuple, std::uint64_t>> out;
+  auto add = [&](std::uint64_t id, const std::string& label, const PropMap& props) {
+    if (label != spec.label) return;
+    if (auto key = IndexedKey(props, spec)) out.emplace_back(std::move(*key), id);
+  };
+  if (spec.element == ElementKind::kVertex) {
+    for (const auto& [id, v] : m.vertices) add(id, v.label, v.props);
+  } else {
+    for (const auto& [id, e] : m.edges) add(id, e.type, e.props);
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    int c = CompareTuples(a.first, b.first);
+    return c != 0 ? c < 0 : a.second < b.second;
+  });
+  return out;
+}
+
+// Why CreateIndex(spec) must fail on `m`, if it must: a value of another
+// type than declared (InvalidArgument), else a repeated unique key
+// (AlreadyExists).
+std::optional<StatusCode> CreateFailure(const Model& m, const IndexSpec& spec) {
+  auto check_types = [&](const std::string& label, const PropMap& props) {
+    if (label != spec.label || !spec.type) return false;
+    for (const std::string& k : spec.keys) {
+      auto it = props.find(k);
+      if (it != props.end() && !it->second.is_null() && it->second.type() != *spec.type) return true;
+    }
+    return false;
+  };
+  if (spec.element == ElementKind::kVertex) {
+    for (const auto& [id, v] : m.vertices)
+      if (check_types(v.label, v.props)) return StatusCode::kInvalidArgument;
+  } else {
+    for (const auto& [id, e] : m.edges)
+      if (check_types(e.type, e.props)) return StatusCode::kInvalidArgument;
+  }
+  if (spec.kind != IndexKind::kUnique) return std::nullopt;
+  auto entries = IndexEntries(m, spec);
+  for (std::size_t i = 1; i < entries.size(); ++i)
+    if (CompareTuples(entries[i - 1].first, entries[i].first) == 0) return StatusCode::kAlreadyExists;
+  return std::nullopt;
+}
+
+// Why a batch that passes the structural checks must fail on its final
+// state `after`: a value of another type than a declared-type index takes
+// (InvalidArgument), else a repeated unique key (AlreadyExists).
+std::optional<StatusCode> BatchIndexFailure(const Model& after) {
+  for (const IndexSpec& spec : after.indexes)
+    if (auto f = CreateFailure(after, spec); f == StatusCode::kInvalidArgument) return f;
+  for (const IndexSpec& spec : after.indexes)
+    if (auto f = CreateFailure(after, spec)) return f;
+  return std::nullopt;
+}
+
+std::string RenderIds(const std::vector<std::uint64_t>& ids) {
+  std::string out;
+  for (std::uint64_t id : ids) out += std::to_string(id) + ",";
+  return out;
+}
+
+std::string RenderKey(const KeyTuple& k) {
+  std::string out;
+  for (const PropertyValue& v : k) out += Render(v) + ";";
+  return out;
+}
+
+template <typename Id>
+std::vector<std::uint64_t> RawIds(const std::vector<Id>& ids) {
+  std::vector<std::uint64_t> out;
+  for (Id id : ids) out.push_back(id.value());
+  return out;
+}
+
+// Compares one index's answers with the brute-force scan; "" if equal.
+std::string DiffIndex(const Snapshot& s, const Model& m, const IndexSpec& spec, const IndexInfo& info,
+                      std::mt19937_64& rng) {
+  const std::string where = "index " + spec.name + ": ";
+  const bool vertices = spec.element == ElementKind::kVertex;
+  const auto entries = IndexEntries(m, spec);
+  if (info.state != IndexState::kReady) return where + "not ready";
+  if (info.entries != entries.size())
+    return where + "entries " + std::to_string(info.entries) + " vs model " + std::to_string(entries.size());
+  auto pick = [&]() -> const KeyTuple& {
+    return entries[std::uniform_int_distribution<std::size_t>(0, entries.size() - 1)(rng)].first;
+  };
+  // Equality: a few present keys and one absent.
+  std::vector<KeyTuple> probes;
+  for (int i = 0; i < 3 && !entries.empty(); ++i) probes.push_back(pick());
+  KeyTuple absent;
+  for (std::size_t i = 0; i < spec.keys.size(); ++i) {
+    const ValueType t = spec.type.value_or(ValueType::kInt64);
+    absent.push_back(t == ValueType::kInt64    ? PropertyValue(std::int64_t{987654321})
+                     : t == ValueType::kDouble ? PropertyValue(-123.25)
+                     : t == ValueType::kString ? PropertyValue("absent-key")
+                     : t == ValueType::kBool   ? PropertyValue(true)
+                                               : PropertyValue(Bytes{std::byte{7}, std::byte{7}}));
+  }
+  probes.push_back(absent);
+  for (const KeyTuple& probe : probes) {
+    std::vector<std::uint64_t> want;
+    for (const auto& [k, id] : entries)
+      if (CompareTuples(k, probe) == 0) want.push_back(id);
+    std::sort(want.begin(), want.end());
+    auto find = [&]() -> Result<std::vector<std::uint64_t>> {
+      if (vertices) {
+        auto r = spec.keys.size() == 1 ? s.FindVertices(spec.label, spec.keys[0], probe[0])
+                                       : s.FindVerticesByIndex(spec.name, probe);
+        if (!r.ok()) return r.status();
+        return RawIds(*r);
+      }
+      auto r = spec.keys.size() == 1 ? s.FindEdges(spec.label, spec.keys[0], probe[0])
+                                     : s.FindEdgesByIndex(spec.name, probe);
+      if (!r.ok()) return r.status();
+      return RawIds(*r);
+    };
+    Result<std::vector<std::uint64_t>> got = find();
+    if (!got.ok()) return where + "find " + RenderKey(probe) + ": " + got.status().ToString();
+    if (*got != want)
+      return where + "find " + RenderKey(probe) + ": " + RenderIds(*got) + " vs model " + RenderIds(want);
+    if (spec.kind == IndexKind::kUnique) {
+      std::optional<std::uint64_t> one;
+      if (vertices) {
+        auto r = spec.keys.size() == 1 ? s.FindVertex(spec.label, spec.keys[0], probe[0])
+                                       : s.FindVertexByIndex(spec.name, probe);
+        if (!r.ok()) return where + "FindVertex: " + r.status().ToString();
+        if (*r) one = (*r)->value();
+      } else {
+        auto r = spec.keys.size() == 1 ? s.FindEdge(spec.label, spec.keys[0], probe[0])
+                                       : s.FindEdgeByIndex(spec.name, probe);
+        if (!r.ok()) return where + "FindEdge: " + r.status().ToString();
+        if (*r) one = (*r)->value();
+      }
+      if (one != (want.empty() ? std::nullopt : std::optional<std::uint64_t>(want[0])))
+        return where + "find one " + RenderKey(probe) + " differs";
+    }
+  }
+  if (spec.kind != IndexKind::kOrdered) return "";
+  // Ranges on the first key, and prefixes of strings.
+  for (int round = 0; round < 4; ++round) {
+    IndexRange r;
+    auto bound = [&]() -> std::optional<RangeBound> {
+      if (entries.empty() || std::uniform_int_distribution<int>(0, 3)(rng) == 0) return std::nullopt;
+      return RangeBound{pick()[0], std::uniform_int_distribution<int>(0, 1)(rng) == 0};
+    };
+    std::optional<std::string> prefix;
+    if (round == 3 && !entries.empty() && pick()[0].type() == ValueType::kString) {
+      const std::string str(*pick()[0].as_string());
+      prefix = str.substr(0, std::uniform_int_distribution<std::size_t>(0, str.size())(rng));
+    }
+    if (prefix) {
+      r.prefix = *prefix;
+    } else {
+      r.lo = bound();
+      r.hi = bound();
+    }
+    r.descending = std::uniform_int_distribution<int>(0, 1)(rng) == 0;
+    if (std::uniform_int_distribution<int>(0, 1)(rng) == 0)
+      r.limit = std::uniform_int_distribution<std::size_t>(0, 4)(rng);
+    std::vector<std::uint64_t> want;
+    for (const auto& [k, id] : entries) {
+      const PropertyValue& v = k[0];
+      bool in = true;
+      if (r.prefix) {
+        in = v.type() == ValueType::kString && v.as_string()->substr(0, r.prefix->size()) == *r.prefix;
+      } else {
+        if (r.lo)
+          in = in &&
+               (r.lo->inclusive ? CompareValues(v, r.lo->value) >= 0 : CompareValues(v, r.lo->value) > 0);
+        if (r.hi)
+          in = in &&
+               (r.hi->inclusive ? CompareValues(v, r.hi->value) <= 0 : CompareValues(v, r.hi->value) < 0);
+      }
+      if (in) want.push_back(id);
+    }
+    const std::uint64_t want_count = want.size();
+    if (r.descending) std::reverse(want.begin(), want.end());
+    if (want.size() > r.limit) want.resize(r.limit);
+    // A single-key index answers for (label, key); any through its name.
+    const bool by_name = spec.keys.size() > 1 || std::uniform_int_distribution<int>(0, 3)(rng) == 0;
+    std::vector<std::uint64_t> got_ids;
+    if (vertices) {
+      auto got =
+          by_name ? s.VerticesInRangeByIndex(spec.name, r) : s.VerticesInRange(spec.label, spec.keys[0], r);
+      if (!got.ok()) return where + "range: " + got.status().ToString();
+      got_ids = RawIds(*got);
+    } else {
+      auto e = by_name ? s.EdgesInRangeByIndex(spec.name, r) : s.EdgesInRange(spec.label, spec.keys[0], r);
+      if (!e.ok()) return where + "range: " + e.status().ToString();
+      got_ids = RawIds(*e);
+    }
+    const std::string what = std::string(r.prefix ? "prefix '" + *r.prefix + "'" : "range") +
+                             (r.lo ? " lo " + Render(r.lo->value) + (r.lo->inclusive ? "]" : ")") : "") +
+                             (r.hi ? " hi " + Render(r.hi->value) + (r.hi->inclusive ? "]" : ")") : "") +
+                             (r.descending ? " desc" : "") + " limit " + std::to_string(r.limit);
+    if (got_ids != want) return where + what + ": " + RenderIds(got_ids) + " vs model " + RenderIds(want);
+    auto count = vertices ? (by_name ? s.CountVerticesInRangeByIndex(spec.name, r)
+                                     : s.CountVerticesInRange(spec.label, spec.keys[0], r))
+                          : (by_name ? s.CountEdgesInRangeByIndex(spec.name, r)
+                                     : s.CountEdgesInRange(spec.label, spec.keys[0], r));
+    if (!count.ok() || *count != want_count)
+      return where + what + " count " + (count.ok() ? std::to_string(*count) : count.status().ToString()) +
+             " vs model " + std::to_string(want_count);
+  }
+  return "";
+}
+
+// The indexes, the label and type counts and the key counts; "" if equal.
+std::string DiffIndexes(const Snapshot& s, const Model& m) {
+  // Labels, types, keys with counts.
+  std::map<std::string, std::uint64_t> labels, types;
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> keys;
+  for (const auto& [id, v] : m.vertices) {
+    ++labels[v.label];
+    for (const auto& [k, value] : v.props) ++keys[k].first;
+  }
+  for (const auto& [id, e] : m.edges) {
+    ++types[e.type];
+    for (const auto& [k, value] : e.props) ++keys[k].second;
+  }
+  std::map<std::string, std::uint64_t> got_labels, got_types;
+  for (const LabelCount& l : s.Labels()) {
+    got_labels[std::string(l.name)] = l.vertices;
+    if (s.CountVertices(l.label) != l.vertices) return "CountVertices disagrees with Labels()";
+  }
+  for (const EdgeTypeCount& t : s.EdgeTypes()) {
+    got_types[std::string(t.name)] = t.edges;
+    if (s.CountEdges(t.type) != t.edges) return "CountEdges disagrees with EdgeTypes()";
+  }
+  if (got_labels != labels) return "Labels() differs from the model";
+  if (got_types != types) return "EdgeTypes() differs from the model";
+  std::map<std::string, std::pair<std::uint64_t, std::uint64_t>> got_keys;
+  for (const PropertyKeyCount& k : s.PropertyKeys()) got_keys[std::string(k.name)] = {k.vertices, k.edges};
+  if (got_keys != keys) return "PropertyKeys() differs from the model";
+
+  std::vector<IndexInfo> infos = s.Indexes();
+  if (infos.size() != m.indexes.size())
+    return "Indexes() lists " + std::to_string(infos.size()) + ", model " + std::to_string(m.indexes.size());
+  std::mt19937_64 rng(m.sequence * 7919 + m.vertex_limit);
+  for (std::size_t i = 0; i < infos.size(); ++i) {
+    const IndexSpec& want = m.indexes[i];
+    const IndexSpec& got = infos[i].spec;
+    if (got.name != want.name || got.label != want.label || got.keys != want.keys || got.kind != want.kind ||
+        got.type != want.type || got.element != want.element)
+      return "Indexes()[" + std::to_string(i) + "] is " + got.name + ", model " + want.name;
+    if (std::string err = DiffIndex(s, m, want, infos[i], rng); !err.empty()) return err;
+  }
+  return "";
 }
 
 // Compares `s` with `m`; returns "" if equal, else the first difference.
@@ -290,7 +616,7 @@ std::string Diff(const Snapshot& s, const Model& m) {
     for (EdgeId e : s.Edges(EdgeTypeId(type))) got.push_back(e.value());
     if (got != ids) return "Edges(" + std::string(s.EdgeTypeName(EdgeTypeId(type))) + ") differs";
   }
-  return "";
+  return DiffIndexes(s, m);
 }
 
 // ------------------------------------------------------------ the generator
@@ -326,12 +652,24 @@ class Generator {
     exp->edges.clear();
     WriteBatch b;
     const int n = Uniform(1, 20);
-    const int invalid_at = invalid ? Uniform(0, n - 1) : -1;
+    // A value of the wrong type for a typed index goes last, so that no
+    // later operation of the batch overwrites it (validation judges the
+    // batch's final state).
+    const bool wrong_type = invalid && Chance(0.2) && TypedIndex() != nullptr;
+    const int invalid_at = invalid && !wrong_type ? Uniform(0, n - 1) : -1;
     for (int i = 0; i < n; ++i) {
       if (i == invalid_at) {
         Invalid(b, exp);
       } else {
         Valid(b, exp);
+      }
+    }
+    if (wrong_type) WrongType(b, exp);
+    // A batch valid op by op may still break a unique index.
+    if (!exp->error) {
+      if (std::optional<StatusCode> f = BatchIndexFailure(work_)) {
+        exp->error = f;
+        exp->invalid_op = "index constraint";
       }
     }
     exp->after = std::move(work_);
@@ -427,15 +765,36 @@ class Generator {
     return PropertyValue(std::move(v));
   }
 
+  // A value for `key` of an element of `label` (kind `kind`): "age",
+  // "score" and "name" keep one type (or null), so typed indexes on them can
+  // exist; a key some unique index covers draws from a small pool now and
+  // then, so batches collide.
+  PropertyValue ValueFor(const std::string& key, const std::string& label, ElementKind kind) {
+    bool unique = false;
+    for (const IndexSpec& spec : work_.indexes)
+      if (spec.kind == IndexKind::kUnique && spec.element == kind && spec.label == label &&
+          std::find(spec.keys.begin(), spec.keys.end(), key) != spec.keys.end())
+        unique = true;
+    const bool pooled = unique && Chance(0.3);
+    if (Chance(0.08)) return PropertyValue();
+    if (key == "age") return PropertyValue(std::int64_t{pooled ? Uniform(1, 3) : Uniform(-1000, 1000)});
+    if (key == "score")
+      return PropertyValue(pooled ? 0.5 * Uniform(1, 3)
+                                  : std::uniform_real_distribution<double>(-1e3, 1e3)(rng_));
+    if (key == "name") return PropertyValue(pooled ? "p" + std::to_string(Uniform(1, 3)) : RandomUtf8(6));
+    if (pooled) return PropertyValue(std::int64_t{Uniform(1, 3)});
+    return RandomValue();
+  }
+
   // 0-4 properties with distinct keys.
-  std::vector<Property> RandomProps(int max) {
+  std::vector<Property> RandomProps(int max, const std::string& label, ElementKind kind) {
     std::vector<Property> out;
     std::set<std::string> used;
     int n = Uniform(0, max);
     for (int i = 0; i < n; ++i) {
       const std::string& k = Pick(kKeys);
       if (!used.insert(k).second) continue;
-      out.push_back({k, RandomValue()});
+      out.push_back({k, ValueFor(k, label, kind)});
     }
     return out;
   }
@@ -447,7 +806,7 @@ class Generator {
 
   void DoAddVertex(WriteBatch& b, Expectation* exp) {
     std::string label = Pick(kLabels);
-    std::vector<Property> props = RandomProps(4);
+    std::vector<Property> props = RandomProps(4, label, ElementKind::kVertex);
     NewVertex h = b.AddVertex(label, props);
     std::uint64_t id = work_.AddVertex(label, ToMap(props));
     new_v_[id] = h;
@@ -483,7 +842,7 @@ class Generator {
           dst = other.dst;
         }
         std::string type = Pick(kTypes);
-        std::vector<Property> props = RandomProps(3);
+        std::vector<Property> props = RandomProps(3, type, ElementKind::kEdge);
         NewEdge h = b.AddEdge(type, VRef(src), VRef(dst), props);
         std::uint64_t id = work_.AddEdge(type, src, dst, ToMap(props));
         new_e_[id] = h;
@@ -493,7 +852,7 @@ class Generator {
       case 2: {
         std::uint64_t v = *LiveVertex();
         std::string key = Pick(kKeys);
-        PropertyValue value = RandomValue();
+        PropertyValue value = ValueFor(key, work_.vertices[v].label, ElementKind::kVertex);
         b.SetProperty(VRef(v), key, value);
         work_.vertices[v].props[key] = std::move(value);
         return;
@@ -501,7 +860,7 @@ class Generator {
       case 3: {
         std::uint64_t e = *LiveEdge();
         std::string key = Pick(kKeys);
-        PropertyValue value = RandomValue();
+        PropertyValue value = ValueFor(key, work_.edges[e].type, ElementKind::kEdge);
         b.SetProperty(ERef(e), key, value);
         work_.edges[e].props[key] = std::move(value);
         return;
@@ -653,6 +1012,29 @@ class Generator {
     }
   }
 
+  const IndexSpec* TypedIndex() {
+    std::vector<const IndexSpec*> typed;
+    for (const IndexSpec& spec : work_.indexes)
+      if (spec.type && (spec.element == ElementKind::kVertex || work_.vertices.size() >= 1))
+        typed.push_back(&spec);
+    return typed.empty() ? nullptr
+                         : typed[static_cast<std::size_t>(Uniform(0, static_cast<int>(typed.size()) - 1))];
+  }
+
+  // Adds an element of a typed index's label whose key holds another type.
+  void WrongType(WriteBatch& b, Expectation* exp) {
+    const IndexSpec& spec = *TypedIndex();
+    PropertyValue wrong =
+        *spec.type == ValueType::kString ? PropertyValue(std::int64_t{7}) : PropertyValue("seven");
+    std::vector<Property> props = {{spec.keys[0], wrong}};
+    if (spec.element == ElementKind::kVertex) {
+      b.AddVertex(spec.label, props);
+    } else {
+      b.AddEdge(spec.label, VRef(*LiveVertex()), VRef(*LiveVertex()), props);
+    }
+    Fail(exp, StatusCode::kInvalidArgument, "wrong type for index " + spec.name);
+  }
+
   std::mt19937_64 rng_;
   Model work_;
   std::map<std::uint64_t, NewVertex> new_v_;
@@ -679,6 +1061,68 @@ std::string CheckResult(const Result<CommitInfo>& r, const Expectation& exp, Seq
   return "";
 }
 
+// One index operation: creates an index with a random spec (sometimes a
+// name in use) or drops one (sometimes an unknown name), and checks the
+// status and the sequence numbers it took against the model's prediction;
+// updates the model. Returns "" if the graph did as predicted.
+std::string IndexStep(Graph& graph, Generator& gen, Model& model, int* counter) {
+  static const std::vector<std::string> kIndexKeys = {"name", "age", "score", "tag", "x", "y"};
+  const SequenceNumber before = graph.GetSnapshot().sequence();
+  if (before != model.sequence) return "graph and model out of step before an index step";
+  if (!model.indexes.empty() && gen.Chance(model.indexes.size() > 8 ? 0.7 : 0.35)) {
+    const bool known = gen.Chance(0.8);
+    std::string name = known ? gen.Pick(model.indexes).name : "unknown" + std::to_string((*counter)++);
+    Status s = graph.DropIndex(name);
+    if (known != s.ok() || (!known && s.code() != StatusCode::kNotFound))
+      return "DropIndex(" + name + "): " + s.ToString();
+    if (known) {
+      model.indexes.erase(std::find_if(model.indexes.begin(), model.indexes.end(),
+                                       [&](const IndexSpec& x) { return x.name == name; }));
+      ++model.sequence;
+    }
+  } else {
+    IndexSpec spec;
+    spec.element = gen.Chance(0.7) ? ElementKind::kVertex : ElementKind::kEdge;
+    spec.label = spec.element == ElementKind::kVertex ? gen.Pick(kLabels) : gen.Pick(kTypes);
+    spec.keys.push_back(gen.Pick(kIndexKeys));
+    if (gen.Chance(0.2)) {
+      std::string second = gen.Pick(kIndexKeys);
+      if (second != spec.keys[0]) spec.keys.push_back(second);
+    }
+    spec.kind = static_cast<IndexKind>(gen.Uniform(0, 2));
+    if (spec.keys.size() == 1) {
+      const std::string& k = spec.keys[0];
+      const std::optional<ValueType> own = k == "name"    ? std::optional<ValueType>(ValueType::kString)
+                                           : k == "age"   ? std::optional<ValueType>(ValueType::kInt64)
+                                           : k == "score" ? std::optional<ValueType>(ValueType::kDouble)
+                                                          : std::nullopt;
+      if (own && gen.Chance(0.6)) spec.type = own;
+      if (gen.Chance(0.1)) spec.type = ValueType::kBool;  // usually contradicted by the data
+    }
+    const bool reuse = !model.indexes.empty() && gen.Chance(0.15);
+    spec.name = reuse ? gen.Pick(model.indexes).name : "ix" + std::to_string((*counter)++);
+    Status s = graph.CreateIndex(spec);
+    std::optional<StatusCode> want;
+    SequenceNumber commits = 2;  // the declaration, then the ready or the drop
+    if (reuse) {
+      want = StatusCode::kAlreadyExists;
+      commits = 0;
+    } else {
+      want = CreateFailure(model, spec);
+    }
+    if (want ? s.code() != *want : !s.ok())
+      return "CreateIndex(" + spec.name + " on " + spec.label + "): " + s.ToString() + ", expected " +
+             (want ? std::string(StatusCodeName(*want)) : "OK");
+    if (!s.ok() && s.message().empty()) return "empty error message";
+    if (s.ok()) model.indexes.push_back(spec);
+    model.sequence += commits;
+  }
+  if (graph.GetSnapshot().sequence() != model.sequence)
+    return "an index step took " + std::to_string(graph.GetSnapshot().sequence() - before) +
+           " sequence numbers";
+  return "";
+}
+
 struct HeldSnapshot {
   Snapshot snapshot;
   Model model;
@@ -700,10 +1144,19 @@ TEST(ModelTest, RandomBatchesMatchTheModel) {
   constexpr std::size_t kHeld = 4;
   std::uint64_t committed = 0, rejected = 0, async_groups = 0, held_checks = 0;
 
-  std::uint64_t next_fill = 10, next_check = 250;
+  std::uint64_t next_fill = 10, next_check = 250, next_index = 20;
+  std::uint64_t index_steps = 0;
+  int index_counter = 0;
   std::uint64_t i = 0;
   while (i < batches) {
     SCOPED_TRACE("batch " + std::to_string(i));
+    if (i >= next_index) {
+      next_index = i + 40;
+      ++index_steps;
+      std::string err = IndexStep(*graph, gen, model, &index_counter);
+      ASSERT_EQ(err, "") << "index step " << index_steps;
+      ASSERT_EQ(Diff(graph->GetSnapshot(), model), "") << "after index step " << index_steps;
+    }
     if (i % 97 == 50) {
       // A burst of WriteAsync batches with one invalid among them, submitted
       // before waiting so the writer can drain several into one group.
@@ -776,7 +1229,8 @@ TEST(ModelTest, RandomBatchesMatchTheModel) {
   }
   EXPECT_GT(committed, 0u);
   std::cout << "model test: " << committed << " batches committed, " << rejected << " rejected as expected, "
-            << async_groups << " async bursts, " << held_checks << " old-snapshot checks; final graph "
+            << async_groups << " async bursts, " << held_checks << " old-snapshot checks, " << index_steps
+            << " index steps (" << model.indexes.size() << " indexes at the end); final graph "
             << model.vertices.size() << " vertices, " << model.edges.size() << " edges" << std::endl;
 }
 

@@ -20,10 +20,12 @@
 #include <cstdint>
 #include <future>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "quiver/ids.h"
+#include "quiver/index.h"
 #include "quiver/options.h"
 #include "quiver/snapshot.h"
 #include "quiver/status.h"
@@ -89,6 +91,16 @@ struct OpenStats {
   std::uint64_t checkpoint_load_microseconds = 0;
   std::uint64_t wal_replay_microseconds = 0;
   std::uint32_t load_threads = 0;
+  // Indexes whose contents Open built: every index a loaded checkpoint
+  // lists (contents are never stored), and those the log declared and never
+  // finished (a crash during CreateIndex). Part of open_microseconds.
+  std::uint64_t indexes_built = 0;
+  std::uint64_t index_build_microseconds = 0;
+  // Indexes the log declared and never finished whose data violates them
+  // (a unique index with a repeated key, or a value of the wrong type):
+  // Open drops each (a logged drop commit) rather than fail, and says why
+  // here, one "<name>: <reason>" each.
+  std::vector<std::string> dropped_indexes;
 };
 
 // Counters of the durable write path since Open.
@@ -170,6 +182,36 @@ class Graph {
   // way). A failed directory fsync after the checkpoint was renamed into
   // place poisons the graph, as a failed WAL fsync does.
   virtual Status Checkpoint() = 0;
+
+  // Creates a property index and waits until it is complete. Two commits:
+  // one declares the index (state kBuilding, ignored by queries), and once
+  // its contents are built from a snapshot, on this thread and without
+  // holding the writer up, another publishes it ready: every snapshot from
+  // that one on answers through it. Both are logged (the contents never
+  // are: replay and checkpoint loading rebuild them).
+  // Errors: InvalidArgument for a bad spec (empty or non-UTF-8 name, label
+  // or key; no keys, more than kMaxIndexKeys, a key listed twice; a declared
+  // type of null or float vector), OutOfRange for a name longer than
+  // Limits::max_string_bytes; AlreadyExists if an index of that name
+  // exists. Then, with the declaration taken back by a drop commit (so
+  // nothing changed for users): AlreadyExists naming the key and two ids if
+  // a unique index's data violates it; InvalidArgument naming an element
+  // whose value has another type than the spec declares; FailedPrecondition
+  // if DropIndex dropped it meanwhile. The write errors of Write otherwise.
+  //
+  // Example:
+  //   Status s = graph->CreateIndex({.name = "order_ts", .label = "Order", .keys = {"ts"},
+  //                                  .kind = quiver::IndexKind::kOrdered, .type =
+  //                                  quiver::ValueType::kInt64});
+  virtual Status CreateIndex(const IndexSpec& spec) = 0;
+
+  // Drops the index `name` in one commit (logged); snapshots taken before
+  // keep answering through it. NotFound if there is none; dropping an index
+  // still being built makes its CreateIndex fail with FailedPrecondition.
+  //
+  // Example:
+  //   Status s = graph->DropIndex("order_ts");
+  virtual Status DropIndex(std::string_view name) = 0;
 
   virtual MemoryStats GetMemoryStats() const = 0;
   virtual OpenStats GetOpenStats() const = 0;

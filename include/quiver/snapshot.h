@@ -30,8 +30,11 @@
 #include <span>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "quiver/ids.h"
+#include "quiver/index.h"
+#include "quiver/status.h"
 #include "quiver/value.h"
 
 namespace quiver {
@@ -176,8 +179,19 @@ class PropertyRange {
   const void* block_ = nullptr;
 };
 
-// Iterates the live element ids of a snapshot in ascending order, optionally
-// only those with one label (vertices) or one type (edges). A
+namespace internal {
+
+// Label-set iteration (storage/snapshot.cc): fills `out` with up to `max`
+// ids of the set `set` (an engine index root) that are >= `from`, in order;
+// returns how many.
+std::size_t FillFromSet(const void* set, std::uint64_t from, std::uint64_t* out, std::size_t max);
+
+}  // namespace internal
+
+// Iterates the live element ids of a snapshot in ascending order: all of
+// them, those in an id range (a sweep of the table), or those of one label
+// (vertices) or one type (edges), read from the label's set in time
+// proportional to its size (a batch of ids per seek into the set). A
 // std::ranges::forward_range of ids (iterators yield values; std::ranges
 // algorithms and views work on it), valid while the snapshot it came from
 // lives.
@@ -196,7 +210,13 @@ class IdRange {
     iterator(const IdRange* r, std::uint64_t pos) : r_(r), pos_(pos) {}
     Id operator*() const { return Id(pos_); }
     iterator& operator++() {
-      pos_ = r_->Next(pos_ + 1);
+      if (r_->set_ == nullptr) {
+        pos_ = r_->Next(pos_ + 1);
+      } else if (++i_ < n_) {
+        pos_ = batch_[i_];
+      } else {
+        Fill(pos_ + 1);
+      }
       return *this;
     }
     iterator operator++(int) {
@@ -207,24 +227,44 @@ class IdRange {
     friend bool operator==(const iterator& x, const iterator& y) { return x.pos_ == y.pos_; }
 
    private:
+    friend class IdRange;
+    static constexpr std::size_t kBatch = 16;
+    // The next batch of the set from `from` on; pos_ = its first id, or the end.
+    void Fill(std::uint64_t from) {
+      n_ = static_cast<std::uint32_t>(internal::FillFromSet(r_->set_, from, batch_, kBatch));
+      i_ = 0;
+      pos_ = n_ > 0 ? batch_[0] : r_->end_;
+    }
+
     const IdRange* r_ = nullptr;
     std::uint64_t pos_ = 0;
+    std::uint32_t i_ = 0;  // set iteration: pos_ == batch_[i_]
+    std::uint32_t n_ = 0;
+    std::uint64_t batch_[kBatch] = {};
   };
 
-  iterator begin() const { return iterator(this, Next(begin_)); }
+  iterator begin() const {
+    iterator it(this, end_);
+    if (set_ == nullptr) {
+      it.pos_ = Next(begin_);
+    } else {
+      it.Fill(0);
+    }
+    return it;
+  }
   iterator end() const { return iterator(this, end_); }
 
  private:
   friend class Snapshot;
-  IdRange(const internal::Version* v, std::uint64_t begin, std::uint64_t end, std::uint32_t filter)
-      : v_(v), begin_(begin), end_(end), filter_(filter) {}
-  // The first live id >= pos that passes the filter, or end_.
+  IdRange(const internal::Version* v, std::uint64_t begin, std::uint64_t end, const void* set = nullptr)
+      : v_(v), begin_(begin), end_(end), set_(set) {}
+  // The first live id >= pos, or end_ (table sweeps).
   std::uint64_t Next(std::uint64_t pos) const;
 
   const internal::Version* v_ = nullptr;
   std::uint64_t begin_ = 0;
   std::uint64_t end_ = 0;
-  std::uint32_t filter_ = 0;  // 0: none; else label/type id + 1
+  const void* set_ = nullptr;  // the label's (type's) set, if iterating one
 };
 
 using VertexRange = IdRange<VertexId>;
@@ -289,11 +329,100 @@ class Snapshot {
 
   // --- Iteration over live elements, ascending id.
   VertexRange Vertices() const;
+  // The vertices of one label, from its set: time proportional to their
+  // number, not the graph's.
   VertexRange Vertices(LabelId label) const;
   // Live vertices with ids in [begin, end): for splitting a scan over threads.
   VertexRange Vertices(std::uint64_t begin, std::uint64_t end) const;
   EdgeRange Edges() const;
+  // The edges of one type, from its set (time proportional to their number).
   EdgeRange Edges(EdgeTypeId type) const;
+
+  // --- Labels, edge types and property keys, with counts.
+
+  // Live vertices of `label` / edges of `type`; 0 for an unknown id. O(1).
+  //   std::uint64_t persons = snap.CountVertices(*snap.FindLabel("Person"));
+  std::uint64_t CountVertices(LabelId label) const;
+  std::uint64_t CountEdges(EdgeTypeId type) const;
+  // The labels (edge types) with at least one live vertex (edge), in id
+  // order, with their counts. O(labels).
+  //   for (const quiver::LabelCount& l : snap.Labels()) std::cout << l.name << " " << l.vertices;
+  std::vector<LabelCount> Labels() const;
+  std::vector<EdgeTypeCount> EdgeTypes() const;
+  // The property keys some live element holds, in id order, with how many
+  // vertices and edges hold each (whatever the value, null included).
+  std::vector<PropertyKeyCount> PropertyKeys() const;
+
+  // --- Property indexes (include/quiver/index.h). Every answer equals a
+  // full scan of this snapshot: ids of the live elements of the label whose
+  // key equals `value` (same type; doubles compare by value, -0.0 == 0.0).
+  // Elements whose key is missing or null are never found. Errors, common
+  // to all: FailedPrecondition if no ready index answers the question ("no
+  // index on Person.name"; an index still being built does not answer);
+  // InvalidArgument for a null or float vector value, a NaN, or a value of
+  // another type than the index declares.
+
+  // The indexes of this snapshot, in declaration order, with state and
+  // entry count.
+  std::vector<IndexInfo> Indexes() const;
+
+  // Ids of the `label` vertices whose `key` equals `value`, ascending,
+  // through a single-key index on (label, key) (one that takes values of
+  // value's type, if there are several).
+  //   auto adas = snap.FindVertices("Person", "name", "Ada");
+  //   if (adas.ok()) for (quiver::VertexId v : *adas) Use(v);
+  Result<std::vector<VertexId>> FindVertices(std::string_view label, std::string_view key,
+                                             const PropertyValue& value) const;
+  Result<std::vector<EdgeId>> FindEdges(std::string_view type, std::string_view key,
+                                        const PropertyValue& value) const;
+  // The one `label` vertex whose `key` equals `value`, through a unique
+  // index on (label, key); nullopt if none.
+  //   std::optional<quiver::VertexId> ada = snap.FindVertex("Person", "name", "Ada").value();
+  Result<std::optional<VertexId>> FindVertex(std::string_view label, std::string_view key,
+                                             const PropertyValue& value) const;
+  Result<std::optional<EdgeId>> FindEdge(std::string_view type, std::string_view key,
+                                         const PropertyValue& value) const;
+  // Lookups through the index named `index`, one value per key of the
+  // index, in its key order: the way to use a composite index. NotFound for
+  // an unknown index, InvalidArgument for an index of edges (vertices), a
+  // wrong number of values; FindVertexByIndex needs a unique index.
+  //   std::vector<quiver::PropertyValue> key = {"Ada", "Lovelace"};
+  //   auto ids = snap.FindVerticesByIndex("person_full_name", key);
+  Result<std::vector<VertexId>> FindVerticesByIndex(std::string_view index,
+                                                    std::span<const PropertyValue> values) const;
+  Result<std::vector<EdgeId>> FindEdgesByIndex(std::string_view index,
+                                               std::span<const PropertyValue> values) const;
+  Result<std::optional<VertexId>> FindVertexByIndex(std::string_view index,
+                                                    std::span<const PropertyValue> values) const;
+  Result<std::optional<EdgeId>> FindEdgeByIndex(std::string_view index,
+                                                std::span<const PropertyValue> values) const;
+
+  // Ids of the `label` vertices whose `key` lies in `range`, in value order
+  // (then id order; both reversed if range.descending), at most range.limit,
+  // through a single-key ordered index on (label, key). InvalidArgument for
+  // a bound or prefix of a type the index does not hold, a NaN bound, or a
+  // prefix together with a bound. Infinite double bounds are allowed.
+  //   quiver::IndexRange r{.lo = quiver::RangeBound{18}, .hi = quiver::RangeBound{65, false}};
+  //   auto adults = snap.VerticesInRange("Person", "age", r);
+  Result<std::vector<VertexId>> VerticesInRange(std::string_view label, std::string_view key,
+                                                const IndexRange& range) const;
+  Result<std::vector<EdgeId>> EdgesInRange(std::string_view type, std::string_view key,
+                                           const IndexRange& range) const;
+  // How many ids VerticesInRange would return without a limit: O(log n).
+  //   std::uint64_t n = snap.CountVerticesInRange("Person", "age", r).value();
+  Result<std::uint64_t> CountVerticesInRange(std::string_view label, std::string_view key,
+                                             const IndexRange& range) const;
+  Result<std::uint64_t> CountEdgesInRange(std::string_view type, std::string_view key,
+                                          const IndexRange& range) const;
+  // The same through the ordered index named `index`, which may be
+  // composite: the elements in the index (every key present) whose first
+  // key lies in `range`, ordered by the whole key, then by id. NotFound for
+  // an unknown index, FailedPrecondition for one that is not ordered.
+  //   auto by_city = snap.VerticesInRangeByIndex("city_then_age", {.prefix = "Lon"});
+  Result<std::vector<VertexId>> VerticesInRangeByIndex(std::string_view index, const IndexRange& range) const;
+  Result<std::vector<EdgeId>> EdgesInRangeByIndex(std::string_view index, const IndexRange& range) const;
+  Result<std::uint64_t> CountVerticesInRangeByIndex(std::string_view index, const IndexRange& range) const;
+  Result<std::uint64_t> CountEdgesInRangeByIndex(std::string_view index, const IndexRange& range) const;
 
   // --- Bulk scans: the fast path for whole-graph sweeps.
 

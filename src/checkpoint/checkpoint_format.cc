@@ -77,7 +77,7 @@ Status DecodeHeader(std::span<const std::byte> in, Header* h) {
   // A newer format first, from the magic and the version field alone: its
   // header may look like anything after them.
   if (auto newer = NewerFormatVersion(in))
-    return wal::UnknownVersionError("checkpoint", *newer, kFormatVersion);
+    return wal::UnknownVersionError("checkpoint", *newer, kOldestFormatVersion, kFormatVersion);
   if (in.size() < 12) return Damaged("shorter than its header");
   if (Get<std::uint64_t>(in, 0) != kMagic) return Damaged("bad magic");
   const auto version = Get<std::uint32_t>(in, 8);

@@ -26,6 +26,8 @@
 //     5 edges: first_id:varint count:varint
 //         (0:u8 | 1:u8 type:varint source:varint target:varint Props){count}
 //     6 end: live_vertices:varint live_edges:varint blocks_before:varint
+//     7 index definitions (format version 2 on; checkpoint/index_block.h):
+//         first_id:varint = 0 count:varint IndexDef{count}
 //   Props := count:varint (key_id:varint Value){count}   (Value: wal/value_codec.h)
 //   wal_segment, wal_offset: where the WAL record of the first group after
 //   `sequence` starts (segment number, byte offset; the offset may be the
@@ -40,7 +42,8 @@
 // element, and one element larger than 4 GiB encoded cannot be checkpointed.
 // The writer also ends a block at every kChunkIds-th id (its unit of
 // parallel encoding); readers rely only on first_id continuing the kind.
-// Blocks come in kind order 1..6; ids within a kind are contiguous from 0 and
+// Blocks come in kind order 1, 2, 3, 7, 4, 5, 6 (BlockRank: the index
+// definitions follow the names they refer to); ids within a kind are contiguous from 0 and
 // cover exactly [0, limit). A checkpoint is valid only if every CRC matches,
 // every reference resolves and the end block's totals agree: a damaged
 // checkpoint is rejected whole, never partly loaded. File names:
@@ -63,6 +66,8 @@ namespace quiver::checkpoint {
 
 inline constexpr std::uint64_t kMagic = 0x3130504B43525651ULL;  // "QVRCKP01" as little-endian bytes
 // The format this build writes; it reads kOldestFormatVersion up to it.
+// Version 2 tied every block to its file's header, recorded where the log
+// continues, added a trailer and the index definitions block (kind 7).
 inline constexpr std::uint32_t kFormatVersion = 2;
 inline constexpr std::uint32_t kOldestFormatVersion = 1;
 inline constexpr std::size_t kHeaderBytes = 80;    // format 2
@@ -83,8 +88,17 @@ enum class BlockKind : std::uint8_t {
   kPropertyKeys = 3,
   kVertices = 4,
   kEdges = 5,
-  kEnd = 6
+  kEnd = 6,
+  kIndexDefinitions = 7,
 };
+
+// The position of `kind` in a file's block order (1, 2, 3, 7, 4, 5, 6); 0
+// for a kind that `format_version` does not have.
+inline int BlockRank(std::uint8_t kind, std::uint32_t format_version) {
+  static constexpr int kRank[] = {0, 1, 2, 3, 5, 6, 7, 4};
+  if (kind < 1 || kind > 7 || (kind == 7 && format_version < 2)) return 0;
+  return kRank[kind];
+}
 
 struct Header {
   wal::Uuid uuid{};

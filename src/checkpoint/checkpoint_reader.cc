@@ -19,6 +19,11 @@
 //                 A vertex with edges of several types takes the general
 //                 AppendEntry path.
 //   6. end        the end block's totals.
+//   7. derived    what a checkpoint never stores: the label and type sets
+//                 (one pass over each table, vertices and edges on two
+//                 threads) and the contents of every ready index (collect,
+//                 sort and build, index/index_build.h). Property key counts
+//                 are counted while phases 3 and 4 decode properties.
 //
 // Every slot a phase reserved is written (decoded, or zeroed if its block
 // failed or was skipped after another failure), so a failed load leaves a
@@ -40,6 +45,8 @@
 #include "base/mutex.h"
 #include "base/parallel.h"
 #include "base/strings.h"
+#include "checkpoint/index_block.h"
+#include "index/index_build.h"
 #include "storage/adjacency.h"
 #include "storage/prop_block.h"
 #include "wal/value_codec.h"
@@ -142,12 +149,13 @@ Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef
   // A block header and the longest (first, count) prefix: two 10-byte varints.
   constexpr std::size_t kPeek = kBlockHeaderBytes + 20;
   std::vector<std::byte> scratch;
-  std::uint64_t next_id[7] = {};
+  std::uint64_t next_id[8] = {};
   // The blocks end where the trailer starts (format 2).
   if (src.size() < header.header_bytes + header.trailer_bytes) return Bad("missing end block");
   const std::uint64_t size = src.size() - header.trailer_bytes;
   std::uint64_t pos = header.header_bytes;
   std::uint8_t last_kind = 0;
+  int last_rank = 0;
   // The trailer's CRC: the header's, continued over every block's crc field.
   std::uint32_t file_crc = header.seed;
   while (pos < size) {
@@ -159,7 +167,8 @@ Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef
     std::memcpy(&length, h + 4, 4);
     std::memcpy(&crc, h + 8, 4);
     std::memcpy(&reserved, h + 12, 4);  // outside the CRC, so it must be exactly zero
-    if (kind < 1 || kind > 6 || kind < last_kind || h[1] != std::byte{0} || h[2] != std::byte{0} ||
+    const int rank = BlockRank(kind, header.version);
+    if (rank == 0 || rank < last_rank || h[1] != std::byte{0} || h[2] != std::byte{0} ||
         h[3] != std::byte{0} || reserved != 0 || length > size - pos - kBlockHeaderBytes)
       return Bad(base::StrCat("bad block header at offset ", pos));
     BlockRef b{static_cast<BlockKind>(kind), pos, length, crc};
@@ -185,6 +194,7 @@ Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef
     blocks->push_back(b);
     file_crc = base::Crc32cExtend(file_crc, h + 8, 4);
     last_kind = kind;
+    last_rank = rank;
     pos += kBlockHeaderBytes + length;
   }
   if (last_kind != static_cast<std::uint8_t>(BlockKind::kEnd)) return Bad("missing end block");
@@ -238,6 +248,8 @@ struct Worker {
   // Phase 4: the property blocks of edges, applied after the phase.
   std::vector<std::pair<std::uint64_t, storage::PropBlock*>> edge_props;
   std::uint64_t live = 0;
+  // Elements holding each property key (vertices, edges), merged after phase 4.
+  std::vector<std::uint64_t> key_counts[2];
   // Phase 5 scratch, indexed by vertex within a bucket.
   std::vector<std::uint32_t> count;
   std::vector<std::uint32_t> type;
@@ -271,6 +283,7 @@ class Loader {
         case BlockKind::kLabels: QUIVER_RETURN_IF_ERROR(Names(b, g_.labels)); break;
         case BlockKind::kEdgeTypes: QUIVER_RETURN_IF_ERROR(Names(b, g_.types)); break;
         case BlockKind::kPropertyKeys: QUIVER_RETURN_IF_ERROR(Names(b, g_.keys)); break;
+        case BlockKind::kIndexDefinitions: QUIVER_RETURN_IF_ERROR(IndexDefinitions(b)); break;
         case BlockKind::kVertices: vertex_blocks.push_back(b); break;
         case BlockKind::kEdges: edge_blocks.push_back(b); break;
         case BlockKind::kEnd: break;
@@ -280,7 +293,8 @@ class Loader {
     QUIVER_RETURN_IF_ERROR(Edges(edge_blocks, header.edge_limit));
     QUIVER_RETURN_IF_ERROR(Adjacency(/*out=*/true));
     QUIVER_RETURN_IF_ERROR(Adjacency(/*out=*/false));
-    return End(blocks.back(), blocks.size() - 1);
+    QUIVER_RETURN_IF_ERROR(End(blocks.back(), blocks.size() - 1));
+    return Derived();
   }
 
  private:
@@ -297,7 +311,43 @@ class Loader {
     return Status::Ok();
   }
 
-  Status Props(Worker& w, base::ByteReader& r, storage::PropBlock** out) {
+  Status IndexDefinitions(const BlockRef& b) {
+    QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, seed_, &scratch_));
+    base::ByteReader r = Body(payload, b);
+    QUIVER_RETURN_IF_ERROR(DecodeIndexBlock(r, b.count, g_, ctx_));
+    if (r.remaining() != 0) return Bad("trailing bytes in block");
+    return Status::Ok();
+  }
+
+  // Phase 7.
+  Status Derived() {
+    index::Catalog* cat = index::OwnCatalog(g_.catalog, ctx_);
+    for (Worker& w : workers_) {
+      for (int kind = 0; kind < 2; ++kind) {
+        const auto k = static_cast<index::ElementKind>(kind);
+        for (std::size_t key = 0; key < w.key_counts[kind].size(); ++key)
+          if (w.key_counts[kind][key] != 0)
+            cat->AddKeyCount(k, static_cast<std::uint32_t>(key),
+                             static_cast<std::int64_t>(w.key_counts[kind][key]));
+        w.key_counts[kind] = {};
+      }
+    }
+    base::RunOnThreads(std::min(threads_, 2u), [&](unsigned t) {
+      if (t == 0) index::BuildSets(g_, index::ElementKind::kVertex, workers_[0].ctx);
+      if (t == 1 || threads_ < 2)
+        index::BuildSets(g_, index::ElementKind::kEdge, workers_[threads_ < 2 ? 0 : 1].ctx);
+    });
+    for (index::PropertyIndex& p : cat->mutable_indexes()) {
+      if (p.state != IndexState::kReady) continue;  // recovery builds it once the log is replayed
+      Status s = index::BuildIndex(g_, *p.def, threads_, workers_[0].ctx, &p.root);
+      if (!s.ok()) return Bad(base::StrCat("its data violates ", s.message()));
+      p.built = true;
+    }
+    for (Worker& w : workers_) ctx_.account->Absorb(w.account);
+    return Status::Ok();
+  }
+
+  Status Props(Worker& w, base::ByteReader& r, storage::PropBlock** out, int kind) {
     std::uint64_t n;
     if (!r.GetVarint(&n) || n > r.remaining()) return Bad("bad property count");
     if (n == 0) {  // most elements
@@ -313,6 +363,9 @@ class Loader {
           !wal::DecodeValue(r, &w.values[i]))
         return Bad("bad property");
       prev_key = key;
+      std::vector<std::uint64_t>& counts = w.key_counts[kind];
+      if (key >= counts.size()) counts.resize(g_.keys->size(), 0);
+      ++counts[key];
       w.inputs.push_back(storage::PropInput{static_cast<std::uint32_t>(key), storage::ViewOf(w.values[i])});
     }
     *out = storage::BuildPropBlock(w.inputs, &w.account);
@@ -393,7 +446,7 @@ class Loader {
         std::uint64_t label;
         if (!r.GetVarint(&label) || label >= g_.labels->size()) return Bad("bad vertex label");
         slot.label = static_cast<std::uint32_t>(label);
-        QUIVER_RETURN_IF_ERROR(Props(w, r, &slot.props));
+        QUIVER_RETURN_IF_ERROR(Props(w, r, &slot.props, /*kind=*/0));
         ++w.live;
       }
       *storage::VertexTable::BornSlot(g_.vertices, first + *done) = slot;
@@ -448,7 +501,7 @@ class Loader {
           src >= g_.vertex_limit || dst >= g_.vertex_limit)
         return Bad("bad edge endpoints or type");
       storage::PropBlock* props = nullptr;
-      QUIVER_RETURN_IF_ERROR(Props(w, r, &props));
+      QUIVER_RETURN_IF_ERROR(Props(w, r, &props, /*kind=*/1));
       if (props != nullptr) w.edge_props.emplace_back(id, props);
       *slot = storage::EdgeSlot{};
       slot->type = static_cast<std::uint32_t>(type);

@@ -25,6 +25,8 @@
 #include "base/strings.h"
 #include "checkpoint/chunk_encoder.h"
 #include "checkpoint/chunk_pipeline.h"
+#include "checkpoint/index_block.h"
+#include "index/catalog.h"
 
 namespace quiver::checkpoint {
 namespace {
@@ -116,6 +118,11 @@ Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::
                              {BlockKind::kPropertyKeys, g.keys}}) {
     QUIVER_RETURN_IF_ERROR(EncodeNames(kind, *table, seed, &names));
     QUIVER_RETURN_IF_ERROR(sink.AppendChunk(names));
+  }
+  if (!g.catalog->indexes().empty()) {
+    std::vector<std::byte> block;
+    QUIVER_RETURN_IF_ERROR(AppendBlock(BlockKind::kIndexDefinitions, EncodeIndexBlock(*g.catalog), seed, &block));
+    QUIVER_RETURN_IF_ERROR(sink.AppendBlock(block));
   }
 
   // A chunk boundary must fall on a radix leaf boundary (the encoder walks

@@ -2,6 +2,7 @@
 
 #include <limits>
 
+#include "index/catalog.h"
 #include "storage/adjacency.h"
 
 namespace quiver::storage {
@@ -19,6 +20,7 @@ void DestroyGraph(GraphRoots& g, base::MemoryAccount* account) {
   delete g.labels;
   delete g.types;
   delete g.keys;
+  index::Catalog::Destroy(g.catalog, account);
   g = GraphRoots{};
 }
 

@@ -21,6 +21,10 @@
 #include "storage/prop_block.h"
 #include "storage/radix_table.h"
 
+namespace quiver::index {
+class Catalog;  // index/catalog.h: label sets, key counts, property indexes
+}  // namespace quiver::index
+
 namespace quiver::storage {
 
 inline constexpr std::uint32_t kDeadLabel = 0xFFFFFFFFu;
@@ -71,6 +75,9 @@ struct GraphRoots {
   // (checkpoint/checkpoint_format.h).
   std::uint64_t log_segment = 0;
   std::uint64_t log_offset = 0;
+  // Never null in a version (copy-on-write like the intern tables). Storage
+  // holds it by pointer only; index/ maintains it.
+  index::Catalog* catalog = nullptr;
 };
 
 // The live vertex slot of `id`, or null.

@@ -2,6 +2,7 @@
 // one pinned version's roots. Nothing here locks or allocates.
 #include "quiver/snapshot.h"
 
+#include "index/catalog.h"
 #include "storage/adjacency.h"
 #include "storage/elements.h"
 #include "storage/prop_block.h"
@@ -24,6 +25,7 @@ const GraphRoots& EmptyRoots() {
     g->labels = new storage::InternTable(0);
     g->types = new storage::InternTable(0);
     g->keys = new storage::InternTable(0);
+    g->catalog = new index::Catalog(0);
     return g;
   }();
   return *empty;
@@ -41,8 +43,7 @@ std::optional<PropertyView> Lookup(const storage::PropBlock* block, std::optiona
   return storage::GetProperty(block, *key);
 }
 
-std::uint64_t NextLiveVertex(const GraphRoots& g, std::uint64_t pos, std::uint64_t end,
-                             std::uint32_t filter) {
+std::uint64_t NextLiveVertex(const GraphRoots& g, std::uint64_t pos, std::uint64_t end) {
   end = std::min(end, g.vertex_limit);
   while (pos < end) {
     // Walk one leaf at a time rather than one lookup per id.
@@ -50,20 +51,20 @@ std::uint64_t NextLiveVertex(const GraphRoots& g, std::uint64_t pos, std::uint64
     std::uint64_t leaf_end = std::min(end, (pos | (storage::VertexTable::kLeafSize - 1)) + 1);
     for (; pos < leaf_end; ++pos) {
       const VertexSlot& s = leaf->slots[pos & (storage::VertexTable::kLeafSize - 1)];
-      if (s.label != storage::kDeadLabel && (filter == 0 || s.label == filter - 1)) return pos;
+      if (s.label != storage::kDeadLabel) return pos;
     }
   }
   return end;
 }
 
-std::uint64_t NextLiveEdge(const GraphRoots& g, std::uint64_t pos, std::uint64_t end, std::uint32_t filter) {
+std::uint64_t NextLiveEdge(const GraphRoots& g, std::uint64_t pos, std::uint64_t end) {
   end = std::min(end, g.edge_limit);
   while (pos < end) {
     const auto* leaf = storage::EdgeTable::FindLeaf(g.edges, pos);
     std::uint64_t leaf_end = std::min(end, (pos | (storage::EdgeTable::kLeafSize - 1)) + 1);
     for (; pos < leaf_end; ++pos) {
       const storage::EdgeSlot& s = leaf->slots[pos & (storage::EdgeTable::kLeafSize - 1)];
-      if (s.type != storage::kDeadType && (filter == 0 || s.type == filter - 1)) return pos;
+      if (s.type != storage::kDeadType) return pos;
     }
   }
   return end;
@@ -93,13 +94,26 @@ PropertyRange::Entry PropertyRange::operator[](std::size_t i) const {
 
 template <>
 std::uint64_t IdRange<VertexId>::Next(std::uint64_t pos) const {
-  return NextLiveVertex(Roots(v_), pos, end_, filter_);
+  return NextLiveVertex(Roots(v_), pos, end_);
 }
 
 template <>
 std::uint64_t IdRange<EdgeId>::Next(std::uint64_t pos) const {
-  return NextLiveEdge(Roots(v_), pos, end_, filter_);
+  return NextLiveEdge(Roots(v_), pos, end_);
 }
+
+// --- Label-set iteration
+
+namespace internal {
+
+std::size_t FillFromSet(const void* set, std::uint64_t from, std::uint64_t* out, std::size_t max) {
+  index::IndexTree::Cursor c(*static_cast<const index::IndexRoot*>(set));
+  std::size_t n = 0;
+  for (c.SeekEntry(std::string_view(), from); c.Valid() && n < max; c.Next()) out[n++] = c.id();
+  return n;
+}
+
+}  // namespace internal
 
 // --- Snapshot
 
@@ -121,16 +135,16 @@ std::uint64_t Snapshot::edge_count() const { return Roots(v_).live_edges; }
 std::uint64_t Snapshot::vertex_id_limit() const { return Roots(v_).vertex_limit; }
 std::uint64_t Snapshot::edge_id_limit() const { return Roots(v_).edge_limit; }
 
-bool Snapshot::HasVertex(VertexId v) const { return FindVertex(Roots(v_), v.value()) != nullptr; }
+bool Snapshot::HasVertex(VertexId v) const { return storage::FindVertex(Roots(v_), v.value()) != nullptr; }
 
 std::optional<LabelId> Snapshot::LabelOf(VertexId v) const {
-  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  const VertexSlot* s = storage::FindVertex(Roots(v_), v.value());
   if (s == nullptr) return std::nullopt;
   return LabelId(s->label);
 }
 
 std::span<const EdgeEntry> Snapshot::Edges(VertexId v, Direction d, EdgeTypeId type) const {
-  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  const VertexSlot* s = storage::FindVertex(Roots(v_), v.value());
   if (s == nullptr) return {};
   return d == Direction::kOut ? storage::FindGroup(s->out_head, s->out_degree, type.value())
                               : storage::FindGroup(s->in_head, s->in_degree, type.value());
@@ -143,7 +157,7 @@ std::span<const EdgeEntry> Snapshot::InEdges(VertexId v, EdgeTypeId type) const 
 }
 
 Adjacency Snapshot::Edges(VertexId v, Direction d) const {
-  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  const VertexSlot* s = storage::FindVertex(Roots(v_), v.value());
   if (s == nullptr) return Adjacency();
   return d == Direction::kOut ? Adjacency(reinterpret_cast<const void*>(s->out_head), s->out_degree)
                               : Adjacency(reinterpret_cast<const void*>(s->in_head), s->in_degree);
@@ -152,47 +166,47 @@ Adjacency Snapshot::OutEdges(VertexId v) const { return Edges(v, Direction::kOut
 Adjacency Snapshot::InEdges(VertexId v) const { return Edges(v, Direction::kIn); }
 
 std::size_t Snapshot::OutDegree(VertexId v) const {
-  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  const VertexSlot* s = storage::FindVertex(Roots(v_), v.value());
   return s == nullptr ? 0 : s->out_degree;
 }
 std::size_t Snapshot::InDegree(VertexId v) const {
-  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  const VertexSlot* s = storage::FindVertex(Roots(v_), v.value());
   return s == nullptr ? 0 : s->in_degree;
 }
 
-bool Snapshot::HasEdge(EdgeId e) const { return FindEdge(Roots(v_), e.value()) != nullptr; }
+bool Snapshot::HasEdge(EdgeId e) const { return storage::FindEdge(Roots(v_), e.value()) != nullptr; }
 
 std::optional<EdgeInfo> Snapshot::GetEdge(EdgeId e) const {
-  const storage::EdgeSlot* s = FindEdge(Roots(v_), e.value());
+  const storage::EdgeSlot* s = storage::FindEdge(Roots(v_), e.value());
   if (s == nullptr) return std::nullopt;
   return EdgeInfo{EdgeTypeId(s->type), VertexId(s->src()), VertexId(s->dst())};
 }
 
 std::optional<PropertyView> Snapshot::GetProperty(VertexId v, PropertyKeyId key) const {
-  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  const VertexSlot* s = storage::FindVertex(Roots(v_), v.value());
   if (s == nullptr) return std::nullopt;
   return storage::GetProperty(s->props, key.value());
 }
 std::optional<PropertyView> Snapshot::GetProperty(VertexId v, std::string_view key) const {
-  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  const VertexSlot* s = storage::FindVertex(Roots(v_), v.value());
   if (s == nullptr) return std::nullopt;
   return Lookup(s->props, Roots(v_).keys->Find(key));
 }
 std::optional<PropertyView> Snapshot::GetProperty(EdgeId e, PropertyKeyId key) const {
-  if (FindEdge(Roots(v_), e.value()) == nullptr) return std::nullopt;
+  if (storage::FindEdge(Roots(v_), e.value()) == nullptr) return std::nullopt;
   return storage::GetProperty(storage::EdgeProps(Roots(v_), e.value()), key.value());
 }
 std::optional<PropertyView> Snapshot::GetProperty(EdgeId e, std::string_view key) const {
-  if (FindEdge(Roots(v_), e.value()) == nullptr) return std::nullopt;
+  if (storage::FindEdge(Roots(v_), e.value()) == nullptr) return std::nullopt;
   return Lookup(storage::EdgeProps(Roots(v_), e.value()), Roots(v_).keys->Find(key));
 }
 
 PropertyRange Snapshot::Properties(VertexId v) const {
-  const VertexSlot* s = FindVertex(Roots(v_), v.value());
+  const VertexSlot* s = storage::FindVertex(Roots(v_), v.value());
   return PropertyRange(s == nullptr ? nullptr : s->props);
 }
 PropertyRange Snapshot::Properties(EdgeId e) const {
-  if (FindEdge(Roots(v_), e.value()) == nullptr) return PropertyRange();
+  if (storage::FindEdge(Roots(v_), e.value()) == nullptr) return PropertyRange();
   return PropertyRange(storage::EdgeProps(Roots(v_), e.value()));
 }
 
@@ -230,20 +244,21 @@ std::size_t Snapshot::ScanBatch(ScanCursor* cursor, std::uint64_t end, Direction
   return n;
 }
 
-VertexRange Snapshot::Vertices() const { return VertexRange(v_, 0, Roots(v_).vertex_limit, 0); }
+VertexRange Snapshot::Vertices() const { return VertexRange(v_, 0, Roots(v_).vertex_limit); }
 VertexRange Snapshot::Vertices(LabelId label) const {
-  // An unknown label has no vertices (and its id + 1 could wrap to "no filter").
-  if (label.value() >= Roots(v_).labels->size()) return VertexRange(v_, 0, 0, 0);
-  return VertexRange(v_, 0, Roots(v_).vertex_limit, label.value() + 1);
+  const index::IndexRoot* set = Roots(v_).catalog->Set(index::ElementKind::kVertex, label.value());
+  if (set == nullptr || set->count == 0) return VertexRange(v_, 0, 0);
+  return VertexRange(v_, 0, Roots(v_).vertex_limit, set);
 }
 VertexRange Snapshot::Vertices(std::uint64_t begin, std::uint64_t end) const {
   std::uint64_t limit = Roots(v_).vertex_limit;
-  return VertexRange(v_, std::min(begin, limit), std::min(end, limit), 0);
+  return VertexRange(v_, std::min(begin, limit), std::min(end, limit));
 }
-EdgeRange Snapshot::Edges() const { return EdgeRange(v_, 0, Roots(v_).edge_limit, 0); }
+EdgeRange Snapshot::Edges() const { return EdgeRange(v_, 0, Roots(v_).edge_limit); }
 EdgeRange Snapshot::Edges(EdgeTypeId type) const {
-  if (type.value() >= Roots(v_).types->size()) return EdgeRange(v_, 0, 0, 0);
-  return EdgeRange(v_, 0, Roots(v_).edge_limit, type.value() + 1);
+  const index::IndexRoot* set = Roots(v_).catalog->Set(index::ElementKind::kEdge, type.value());
+  if (set == nullptr || set->count == 0) return EdgeRange(v_, 0, 0);
+  return EdgeRange(v_, 0, Roots(v_).edge_limit, set);
 }
 
 std::optional<LabelId> Snapshot::FindLabel(std::string_view name) const {

@@ -2,6 +2,8 @@
 
 #include <cassert>
 
+#include "index/catalog.h"
+
 namespace quiver::storage {
 
 VersionChain::VersionChain() {
@@ -10,6 +12,7 @@ VersionChain::VersionChain() {
   v->roots.labels = new InternTable(0);
   v->roots.types = new InternTable(0);
   v->roots.keys = new InternTable(0);
+  v->roots.catalog = new index::Catalog(0);
   oldest_ = newest_ = v;
   writer_head_ = v;
   head_word_.store(reinterpret_cast<std::uint64_t>(v), std::memory_order_release);
@@ -79,7 +82,9 @@ void VersionChain::RollBack(Version* v, MutationContext& ctx) {
   ctx.blocks->FreeAll(&account_);
   for (InternTable* t : {v->roots.labels, v->roots.types, v->roots.keys})
     if (t->birth() == ctx.epoch) delete t;  // a private clone; the original is the head's
-  v->retired_.Forget();                     // published blocks: the head still reaches them
+  // Likewise the catalog object; its private tree nodes were in ctx.blocks.
+  if (v->roots.catalog->birth() == ctx.epoch) delete v->roots.catalog;
+  v->retired_.Forget();  // published blocks: the head still reaches them
   delete v;
 }
 

@@ -22,7 +22,14 @@ enum class WalOp : std::uint8_t {
   kRemoveEdgeProperty = 6,
   kRemoveEdge = 7,
   kRemoveVertex = 8,
+  // Format version 2 on.
+  kDefineIndex = 9,
+  kIndexReady = 10,
+  kDropIndex = 11,
 };
+
+// The declared type of an index of no declared type.
+constexpr std::uint8_t kAnyType = 0xFF;
 
 WalOp ToWal(OpKind k) {
   switch (k) {
@@ -34,6 +41,9 @@ WalOp ToWal(OpKind k) {
     case OpKind::kRemoveEdgeProperty: return WalOp::kRemoveEdgeProperty;
     case OpKind::kRemoveEdge: return WalOp::kRemoveEdge;
     case OpKind::kRemoveVertex: return WalOp::kRemoveVertex;
+    case OpKind::kDefineIndex: return WalOp::kDefineIndex;
+    case OpKind::kIndexReady: return WalOp::kIndexReady;
+    case OpKind::kDropIndex: return WalOp::kDropIndex;
   }
   return WalOp::kAddVertex;
 }
@@ -106,6 +116,18 @@ class BatchDecoder {
         b_.RemoveVertex(VRef(ref));
         return true;
       }
+      case WalOp::kDefineIndex: return DefineIndex();
+      case WalOp::kIndexReady:
+      case WalOp::kDropIndex: {
+        IndexOp op;
+        std::string_view index_name;
+        if (!r_.GetString(&index_name) || !r_.GetVarint(&op.declared)) return false;
+        op.spec.name = std::string(index_name);
+        WriteBatchInternal::AppendIndexOp(
+            b_, static_cast<WalOp>(kind) == WalOp::kIndexReady ? OpKind::kIndexReady : OpKind::kDropIndex,
+            std::move(op));
+        return true;
+      }
     }
     return false;
   }
@@ -123,6 +145,28 @@ class BatchDecoder {
       return NewEdge{tag_, static_cast<std::uint32_t>(std::min<std::uint64_t>(raw >> 1, UINT32_MAX))};
     return EdgeId(raw >> 1);
   }
+  bool DefineIndex() {
+    IndexOp op;
+    std::string_view text;
+    std::uint8_t element, kind, type;
+    std::uint64_t keys;
+    if (!r_.GetString(&text)) return false;
+    op.spec.name = std::string(text);
+    if (!r_.GetU8(&element) || !r_.GetString(&text) || !r_.GetU8(&kind) || !r_.GetU8(&type) ||
+        !r_.GetVarint(&keys) || keys > r_.remaining())
+      return false;
+    op.spec.element = static_cast<ElementKind>(element);
+    op.spec.label = std::string(text);
+    op.spec.kind = static_cast<IndexKind>(kind);
+    if (type != kAnyType) op.spec.type = static_cast<ValueType>(type);
+    for (std::uint64_t i = 0; i < keys; ++i) {
+      if (!r_.GetString(&text)) return false;
+      op.spec.keys.emplace_back(text);
+    }
+    WriteBatchInternal::AppendIndexOp(b_, OpKind::kDefineIndex, std::move(op));
+    return true;
+  }
+
   bool Props() {
     props_.clear();
     std::uint64_t n;
@@ -191,6 +235,22 @@ void GroupEncoder::Add(SequenceNumber sequence, std::uint64_t first_vertex, std:
         break;
       case OpKind::kRemoveEdge: PutRef(w, op.e); break;
       case OpKind::kRemoveVertex: PutRef(w, op.v1); break;
+      case OpKind::kDefineIndex: {
+        const IndexSpec& spec = op.index->spec;
+        w.PutString(spec.name);
+        w.PutU8(static_cast<std::uint8_t>(spec.element));
+        w.PutString(spec.label);
+        w.PutU8(static_cast<std::uint8_t>(spec.kind));
+        w.PutU8(spec.type ? static_cast<std::uint8_t>(*spec.type) : kAnyType);
+        w.PutVarint(spec.keys.size());
+        for (const std::string& k : spec.keys) w.PutString(k);
+        break;
+      }
+      case OpKind::kIndexReady:
+      case OpKind::kDropIndex:
+        w.PutString(op.index->spec.name);
+        w.PutVarint(op.index->declared);
+        break;
     }
   }
 }

@@ -14,6 +14,12 @@
 //     6 RemoveEdgeProperty   edge:Ref key:Str
 //     7 RemoveEdge           edge:Ref
 //     8 RemoveVertex         vertex:Ref
+//   format version 2 on, each alone in its batch (Graph::CreateIndex, DropIndex):
+//     9 DefineIndex          name:Str element:u8 (0 vertex, 1 edge) label:Str
+//                            kind:u8 (0 exact, 1 unique, 2 ordered)
+//                            type:u8 (ValueType, 0xFF any) key_count:varint key:Str{key_count}
+//    10 IndexReady           name:Str declared:varint (the DefineIndex batch's sequence)
+//    11 DropIndex            name:Str declared:varint (0: whichever index has the name)
 //   Ref      := varint (id << 1 | 1 for a batch-local index, 0 for a committed id)
 //   Props    := count:varint (key:Str value:Value){count}
 //   Value    := type:u8 (ValueType) then: null —; bool u8; int64 u64; double
@@ -22,6 +28,9 @@
 //   Str      := length:varint byte{length}
 // Integers little-endian. Kind and type numbers are persisted: never
 // renumber. docs/wal_format.md has a worked example.
+//
+// Index contents are never logged: replay maintains ready indexes, and
+// recovery builds those the log declared or made ready once it is replayed.
 //
 // Replay re-applies each batch through the same validation and apply code
 // as the original commit and checks that it is assigned the recorded ids.

@@ -36,12 +36,13 @@ void EncodeSegmentHeader(const SegmentHeader& h, std::span<std::byte, kSegmentHe
 std::optional<SegmentHeader> DecodeSegmentHeader(std::span<const std::byte> in) {
   if (in.size() < kSegmentHeaderBytes) return std::nullopt;
   const std::byte* p = in.data();
-  if (Get<std::uint64_t>(p) != kSegmentMagic || Get<std::uint32_t>(p + 8) != kFormatVersion ||
+  if (Get<std::uint64_t>(p) != kSegmentMagic || !IsReadableVersion(Get<std::uint32_t>(p + 8)) ||
       Get<std::uint32_t>(p + 12) != kSegmentHeaderBytes ||
       Get<std::uint32_t>(p + 56) != base::Crc32c(p, 56) ||
       Get<std::uint32_t>(p + 60) != 0)  // outside the CRC, so it must be exactly zero
     return std::nullopt;
   SegmentHeader h;
+  h.format_version = Get<std::uint32_t>(p + 8);
   std::memcpy(h.uuid.data(), p + 16, 16);
   h.segment_number = Get<std::uint64_t>(p + 32);
   h.first_sequence = Get<std::uint64_t>(p + 40);
@@ -57,16 +58,21 @@ std::optional<std::uint32_t> NewerFormatVersion(std::span<const std::byte> in) {
   if (in.size() >= kSegmentHeaderBytes) {
     std::byte known[kSegmentHeaderBytes];
     std::memcpy(known, p, kSegmentHeaderBytes);
-    Put<std::uint32_t>(known + 8, kFormatVersion);
-    if (Get<std::uint32_t>(known + 56) == base::Crc32c(known, 56)) return std::nullopt;
+    for (std::uint32_t v = kOldestFormatVersion; v <= kFormatVersion; ++v) {
+      Put<std::uint32_t>(known + 8, v);
+      if (Get<std::uint32_t>(known + 56) == base::Crc32c(known, 56)) return std::nullopt;
+    }
   }
   return version;
 }
 
-Status UnknownVersionError(std::string_view what, std::uint32_t version, std::uint32_t known) {
+Status UnknownVersionError(std::string_view what, std::uint32_t version, std::uint32_t oldest,
+                           std::uint32_t newest) {
+  const std::string reads =
+      oldest == newest ? base::StrCat("format ", newest) : base::StrCat("formats ", oldest, " to ", newest);
   return UnimplementedError(base::StrCat(what, ": format version ", version,
-                                         version > known ? " (written by a newer Quiver)" : "",
-                                         "; this build reads format ", known, "; the file is left as it is"));
+                                         version > newest ? " (written by a newer Quiver)" : "",
+                                         "; this build reads ", reads, "; the file is left as it is"));
 }
 
 void EncodeRecordHeader(RecordHeader h, std::span<const std::byte> payload,

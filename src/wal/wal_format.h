@@ -3,7 +3,7 @@
 //
 //   Segment   := SegmentHeader Record* (unused tail: zeros or garbage)
 //   SegmentHeader (64 bytes) :=
-//       magic:u64 = "QVRWAL01"   format_version:u32 = 1   header_bytes:u32 = 64
+//       magic:u64 = "QVRWAL01"   format_version:u32 = 2   header_bytes:u32 = 64
 //       graph_uuid:u8[16]   segment_number:u64   first_sequence:u64
 //       reserved:u8[8] = 0   crc:u32 (CRC-32C of bytes 0..55)   reserved:u32 = 0
 //   Record    := RecordHeader payload:u8[length] zero:u8[pad to 8]
@@ -33,7 +33,13 @@
 namespace quiver::wal {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x31304C4157525651ULL;  // "QVRWAL01" as little-endian bytes
-inline constexpr std::uint32_t kFormatVersion = 1;
+// The version this build writes, and the oldest it reads. Version 2 added
+// the index operations of the group payload (batch_codec.h); a version 1
+// segment is read as before and never appended to (recovery starts a new
+// segment after it).
+inline constexpr std::uint32_t kFormatVersion = 2;
+inline constexpr std::uint32_t kOldestFormatVersion = 1;
+inline bool IsReadableVersion(std::uint32_t v) { return v >= kOldestFormatVersion && v <= kFormatVersion; }
 inline constexpr std::size_t kSegmentHeaderBytes = 64;
 inline constexpr std::size_t kRecordHeaderBytes = 32;
 inline constexpr std::uint32_t kMaxFragment = 1u << 20;  // 1 MiB payload per record
@@ -46,6 +52,7 @@ struct SegmentHeader {
   Uuid uuid{};
   std::uint64_t segment_number = 0;
   std::uint64_t first_sequence = 0;
+  std::uint32_t format_version = kFormatVersion;  // as read; always kFormatVersion when written
 };
 
 struct RecordHeader {
@@ -57,7 +64,8 @@ struct RecordHeader {
 };
 
 void EncodeSegmentHeader(const SegmentHeader& h, std::span<std::byte, kSegmentHeaderBytes> out);
-// Nullopt if magic, version, size or CRC do not match.
+// Nullopt if magic, size or CRC do not match, or the version is not one
+// this build reads.
 std::optional<SegmentHeader> DecodeSegmentHeader(std::span<const std::byte> in);
 
 // Format versions are small numbers; a version field above this is damage.
@@ -71,14 +79,16 @@ inline constexpr std::uint32_t kMaxFormatVersion = 0xFFFF;
 // a newer Quiver never changes them. nullopt if the magic does not match,
 // the version is one this build reads (or 0, or above kMaxFormatVersion:
 // damage), or the header has this build's layout and its CRC matches once
-// the version field is put back to kFormatVersion (a flipped version bit
-// in a header of this format, which is damage, not a newer file).
+// the version field is put back to a version this build reads (a flipped
+// version bit in a header of a known format: damage, not a newer file).
 std::optional<std::uint32_t> NewerFormatVersion(std::span<const std::byte> in);
 
 // The status for a file of a format version this build does not read
-// (Unimplemented, naming `what` and the version). Such a file is never
-// modified, removed, salvaged or skipped: Open fails with this status.
-Status UnknownVersionError(std::string_view what, std::uint32_t version, std::uint32_t known);
+// (Unimplemented, naming `what`, the version and the versions this build
+// reads, oldest to newest). Such a file is never modified, removed,
+// salvaged or skipped: Open fails with this status.
+Status UnknownVersionError(std::string_view what, std::uint32_t version, std::uint32_t oldest,
+                           std::uint32_t newest);
 
 // Writes the header for `payload` (computing its CRC) into `out`.
 void EncodeRecordHeader(RecordHeader h, std::span<const std::byte> payload,

@@ -60,7 +60,7 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
   scan->file_bytes = bytes.size();
   auto header = DecodeSegmentHeader(bytes);
   if (auto version = NewerFormatVersion(bytes); !header && version)
-    return UnknownVersionError("WAL segment", *version, kFormatVersion);
+    return UnknownVersionError("WAL segment", *version, kOldestFormatVersion, kFormatVersion);
   if (!header) {
     // A header that never reached the disk whole: the segment was being
     // created when the process died. Nothing in it was acknowledged. No

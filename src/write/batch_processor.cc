@@ -6,6 +6,9 @@
 
 #include "base/strings.h"
 #include "base/utf8.h"
+#include "index/index_build.h"
+#include "index/index_keys.h"
+#include "index/online_build.h"
 #include "storage/adjacency.h"
 #include "storage/prop_block.h"
 #include "write/write_batch_internal.h"
@@ -22,6 +25,7 @@ using storage::PropBlock;
 using storage::VertexSlot;
 using storage::VertexTable;
 using Op = WriteBatchInternal::Op;
+using index::ElementKind;
 
 namespace {
 
@@ -232,6 +236,10 @@ void BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, 
 
 Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
   Reset();
+  if (WriteBatchInternal::IsIndexBatch(batch)) {
+    const Op& op = WriteBatchInternal::Ops(batch)[0];
+    return ValidateIndexOp(*op.index, op.kind, g);
+  }
   if (WriteBatchInternal::CountedOps(batch) > limits_.max_batch_ops)
     return OutOfRangeError(base::StrCat("batch has ", WriteBatchInternal::CountedOps(batch),
                                         " operations; the limit is ", limits_.max_batch_ops));
@@ -312,10 +320,17 @@ Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
           }
         }
         break;
+      case OpKind::kDefineIndex:
+      case OpKind::kIndexReady:
+      case OpKind::kDropIndex:
+        s = InvalidArgumentError("an index operation must be alone in its batch");
+        break;
     }
     if (!s.ok()) return AtOp(i, s);
   }
-  return CheckPropertyCounts(batch);
+  QUIVER_RETURN_IF_ERROR(CheckPropertyCounts(batch));
+  if (replay_) return Status::Ok();
+  return index_checker_.Check(batch, g);
 }
 
 Status BatchProcessor::CheckPropertyCounts(const WriteBatch& batch) const {
@@ -373,12 +388,15 @@ void BatchProcessor::RemoveEdgeInternal(std::uint64_t edge, std::uint64_t skip_v
                                         MutationContext& ctx) {
   EdgeSlot* e = EdgeTable::Mutable(g.edges, edge, ctx);
   if (e->type == storage::kDeadType) return;  // a self-loop met twice while removing its vertex
+  const PropBlock* props = storage::EdgeProps(g, edge);
+  maintainer_.OnChange(index::ElementChange{ElementKind::kEdge, edge, e->type, props, nullptr, false, true},
+                       g, ctx);
   // The adjacency entries go at the end of the batch (FlushRemovals), all of
   // one array in one pass: removing k neighbours of a vertex of degree d
   // costs O(d + k log k), not O(k d).
   if (e->src() != skip_vertex) removals_.push_back(Removal{e->src(), edge, e->type, true});
   if (e->dst() != skip_vertex) removals_.push_back(Removal{e->dst(), edge, e->type, false});
-  if (storage::EdgeProps(g, edge) != nullptr) {
+  if (props != nullptr) {
     PropBlock** p = EdgePropTable::MutableSparse(g.edge_props, edge, ctx);
     ctx.Retire(*p);
     *p = nullptr;
@@ -403,6 +421,8 @@ void BatchProcessor::RemoveVertexInternal(std::uint64_t v, GraphRoots& g, Mutati
   // go at the end of the batch): `slot` is still valid. Its own arrays may
   // still hold entries of edges removed earlier in the batch; the flush
   // skips a dead vertex.
+  maintainer_.OnChange(
+      index::ElementChange{ElementKind::kVertex, v, slot->label, slot->props, nullptr, false, true}, g, ctx);
   storage::RetireAdjacency(slot->out_head, ctx);
   storage::RetireAdjacency(slot->in_head, ctx);
   ctx.Retire(slot->props);
@@ -436,24 +456,35 @@ void BatchProcessor::FlushRemovals(GraphRoots& g, MutationContext& ctx) {
   removals_.clear();
 }
 
-void BatchProcessor::SetProperty(PropBlock*& block, std::uint32_t key, PropertyView value,
-                                 MutationContext& ctx) {
-  if (ctx.IsPrivate(block) && storage::SetPropertyInPlace(block, key, value)) return;
-  PropBlock* b = storage::WithProperty(block, key, value, ctx);
-  ctx.Retire(block);  // a private block is freed now
-  block = b;
+void BatchProcessor::ChangeProperty(ElementKind kind, std::uint64_t id, std::uint32_t label,
+                                    PropBlock*& block, std::uint32_t key, const PropertyView* value,
+                                    GraphRoots& g, MutationContext& ctx) {
+  // In place, unseen, only where that keeps every index right (the key is
+  // present before and after, and no index covers it).
+  if (value != nullptr && ctx.IsPrivate(block) && !maintainer_.NeedsOldBlock(g, kind, label, key) &&
+      storage::SetPropertyInPlace(block, key, *value))
+    return;
+  PropBlock* next = value != nullptr ? storage::WithProperty(block, key, *value, ctx)
+                                     : storage::WithoutProperty(block, key, ctx);
+  ReplaceBlock(kind, id, label, block, next, g, ctx);
 }
 
-void BatchProcessor::RemoveProperty(PropBlock*& block, std::uint32_t key, MutationContext& ctx) {
-  PropBlock* b = storage::WithoutProperty(block, key, ctx);
-  ctx.Retire(block);
-  block = b;
+void BatchProcessor::ReplaceBlock(ElementKind kind, std::uint64_t id, std::uint32_t label, PropBlock*& slot,
+                                  PropBlock* next, GraphRoots& g, MutationContext& ctx) {
+  maintainer_.OnChange(index::ElementChange{kind, id, label, slot, next}, g, ctx);
+  ctx.Retire(slot);  // a private block is freed now
+  slot = next;
 }
 
 void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationContext& ctx, CommitInfo* info) {
   new_vertex_ids_.clear();
   new_edge_ids_.clear();
   removals_.clear();
+  if (WriteBatchInternal::IsIndexBatch(batch)) {
+    const Op& op = WriteBatchInternal::Ops(batch)[0];
+    ApplyIndexOp(*op.index, op.kind, g, ctx);
+    return;
+  }
   for (const Op& op : WriteBatchInternal::Ops(batch)) {
     auto props = WriteBatchInternal::Props(batch, op);
     switch (op.kind) {
@@ -461,6 +492,8 @@ void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationConte
         VertexSlot slot{InternName(g.labels, op.name, ctx), 0, 0, 0, 0, 0, BuildBlock(props, g, ctx)};
         std::uint64_t id = g.vertex_limit++;
         VertexTable::Append(g.vertices, id, slot, ctx);
+        maintainer_.OnChange(
+            index::ElementChange{ElementKind::kVertex, id, slot.label, nullptr, slot.props, true}, g, ctx);
         new_vertex_ids_.push_back(id);
         ++g.live_vertices;
         break;
@@ -475,8 +508,10 @@ void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationConte
         base::Store48(slot.target, dst);
         slot.type = type;
         EdgeTable::Append(g.edges, id, slot, ctx);
-        if (PropBlock* b = BuildBlock(props, g, ctx))
-          *EdgePropTable::MutableSparse(g.edge_props, id, ctx) = b;
+        PropBlock* block = BuildBlock(props, g, ctx);
+        if (block != nullptr) *EdgePropTable::MutableSparse(g.edge_props, id, ctx) = block;
+        maintainer_.OnChange(index::ElementChange{ElementKind::kEdge, id, type, nullptr, block, true}, g,
+                             ctx);
         VertexSlot* s = VertexTable::Mutable(g.vertices, src, ctx);
         storage::AppendEntry(s->out_head, s->out_degree, type, id, dst, ctx);
         VertexSlot* t = VertexTable::Mutable(g.vertices, dst, ctx);
@@ -487,8 +522,10 @@ void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationConte
       }
       case OpKind::kSetVertexProperty: {
         std::uint32_t key = InternName(g.keys, props[0].key, ctx);
-        VertexSlot* s = VertexTable::Mutable(g.vertices, ResolveVertex(op.v1), ctx);
-        SetProperty(s->props, key, storage::ViewOf(props[0].value), ctx);
+        std::uint64_t v = ResolveVertex(op.v1);
+        VertexSlot* s = VertexTable::Mutable(g.vertices, v, ctx);
+        PropertyView value = storage::ViewOf(props[0].value);
+        ChangeProperty(ElementKind::kVertex, v, s->label, s->props, key, &value, g, ctx);
         break;
       }
       case OpKind::kRemoveVertexProperty: {
@@ -496,25 +533,32 @@ void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationConte
         auto key = g.keys->Find(op.name);
         if (!key || !storage::GetProperty(storage::FindVertex(g, v)->props, *key)) break;
         VertexSlot* s = VertexTable::Mutable(g.vertices, v, ctx);
-        RemoveProperty(s->props, *key, ctx);
+        ChangeProperty(ElementKind::kVertex, v, s->label, s->props, *key, nullptr, g, ctx);
         break;
       }
       case OpKind::kSetEdgeProperty: {
         std::uint32_t key = InternName(g.keys, props[0].key, ctx);
-        PropBlock** p = EdgePropTable::MutableSparse(g.edge_props, ResolveEdge(op.e), ctx);
-        SetProperty(*p, key, storage::ViewOf(props[0].value), ctx);
+        std::uint64_t e = ResolveEdge(op.e);
+        const std::uint32_t type = storage::FindEdge(g, e)->type;
+        PropBlock** p = EdgePropTable::MutableSparse(g.edge_props, e, ctx);
+        PropertyView value = storage::ViewOf(props[0].value);
+        ChangeProperty(ElementKind::kEdge, e, type, *p, key, &value, g, ctx);
         break;
       }
       case OpKind::kRemoveEdgeProperty: {
         std::uint64_t e = ResolveEdge(op.e);
         auto key = g.keys->Find(op.name);
         if (!key || !storage::GetProperty(storage::EdgeProps(g, e), *key)) break;
+        const std::uint32_t type = storage::FindEdge(g, e)->type;
         PropBlock** p = EdgePropTable::MutableSparse(g.edge_props, e, ctx);
-        RemoveProperty(*p, *key, ctx);
+        ChangeProperty(ElementKind::kEdge, e, type, *p, *key, nullptr, g, ctx);
         break;
       }
       case OpKind::kRemoveEdge: RemoveEdgeInternal(ResolveEdge(op.e), ~std::uint64_t{0}, g, ctx); break;
       case OpKind::kRemoveVertex: RemoveVertexInternal(ResolveVertex(op.v1), g, ctx); break;
+      case OpKind::kDefineIndex:
+      case OpKind::kIndexReady:
+      case OpKind::kDropIndex: break;  // only in index batches (IsIndexBatch)
     }
   }
   FlushRemovals(g, ctx);
@@ -522,6 +566,139 @@ void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationConte
   for (std::uint64_t id : new_vertex_ids_) info->vertices.emplace_back(id);
   info->edges.reserve(new_edge_ids_.size());
   for (std::uint64_t id : new_edge_ids_) info->edges.emplace_back(id);
+}
+
+// --- Index lifecycle
+
+Status BatchProcessor::ValidateIndexOp(const IndexOp& op, OpKind kind, const GraphRoots& g) {
+  const index::Catalog& cat = *g.catalog;
+  const std::string& name = op.spec.name;
+  switch (kind) {
+    case OpKind::kDefineIndex:
+      QUIVER_RETURN_IF_ERROR(index::CheckSpec(op.spec, limits_.max_string_bytes));
+      if (cat.Find(name) != nullptr)
+        return AlreadyExistsError(base::StrCat("an index named '", name, "' already exists"));
+      return Status::Ok();
+    case OpKind::kIndexReady: {
+      const index::PropertyIndex* p = cat.Find(name);
+      if (p == nullptr || p->def->declared != op.declared || p->state != IndexState::kBuilding)
+        return FailedPreconditionError(
+            base::StrCat("index '", name, "' was dropped while it was being built; nothing was published"));
+      return ValidateReady(op, *p, g);
+    }
+    case OpKind::kDropIndex: {
+      const index::PropertyIndex* p = cat.Find(name);
+      if (p == nullptr || (op.declared != 0 && p->def->declared != op.declared))
+        return NotFoundError(base::StrCat("no index named '", name, "'"));
+      return Status::Ok();
+    }
+    default: return InternalError("not an index operation");
+  }
+}
+
+Status BatchProcessor::ValidateReady(const IndexOp& op, const index::PropertyIndex& p,
+                                     const GraphRoots& g) const {
+  const index::IndexDef& def = *p.def;
+  if (op.built == nullptr || def.kind != IndexKind::kUnique) return Status::Ok();
+  // The catch-up must not make two elements share a key: the recorded
+  // elements' keys now, against each other and against the snapshot's
+  // holders that were not recorded (their keys have not changed).
+  const index::TrackedIds* ids = maintainer_.Tracked(def.declared);
+  if (ids == nullptr) return Status::Ok();
+  absl::flat_hash_map<std::string, std::uint64_t> now;
+  std::string key;
+  for (std::uint64_t id : *ids) {
+    const storage::PropBlock* props = index::PropsOf(g, def.element, id);
+    if (props == nullptr || index::ElementKey(def, props, &key) != index::KeyStatus::kIndexed) continue;
+    auto [it, inserted] = now.emplace(key, id);
+    std::uint64_t other = it->second;
+    if (inserted) {
+      std::uint64_t holder;
+      if (!index::IndexTree::Contains(op.built->root, key, &holder) || holder == id || ids->contains(holder))
+        continue;
+      other = holder;
+    }
+    return AlreadyExistsError(base::StrCat(
+        index::DescribeIndex(def), ": key ", index::DescribeKeyOf(g, def, id), " is held by both ",
+        index::DescribeElement(def.element, other), " and ", index::DescribeElement(def.element, id)));
+  }
+  return Status::Ok();
+}
+
+void BatchProcessor::ApplyIndexOp(const IndexOp& op, OpKind kind, GraphRoots& g, MutationContext& ctx) {
+  const IndexSpec& spec = op.spec;
+  switch (kind) {
+    case OpKind::kDefineIndex: {
+      auto def = std::make_shared<index::IndexDef>();
+      def->name = spec.name;
+      def->element = spec.element;
+      def->label = spec.label;
+      // Interned now, so every version listing the index knows its names.
+      def->label_id = InternName(spec.element == ElementKind::kVertex ? g.labels : g.types, spec.label, ctx);
+      def->keys = spec.keys;
+      for (const std::string& k : spec.keys) def->key_ids.push_back(InternName(g.keys, k, ctx));
+      def->kind = spec.kind;
+      def->type = spec.type;
+      def->declared = g.sequence + 1;  // this batch's sequence number
+      def->key_width = index::KeyWidthFor(spec);
+      index::PropertyIndex p;
+      p.def = std::move(def);
+      p.root.key_width = p.def->key_width;
+      index::OwnCatalog(g.catalog, ctx)->mutable_indexes().push_back(std::move(p));
+      return;
+    }
+    case OpKind::kIndexReady: ApplyReady(op, g, ctx); return;
+    case OpKind::kDropIndex: {
+      std::vector<index::PropertyIndex>& indexes = index::OwnCatalog(g.catalog, ctx)->mutable_indexes();
+      auto it = std::find_if(indexes.begin(), indexes.end(),
+                             [&](const index::PropertyIndex& p) { return p.def->name == spec.name; });
+      // What was recorded for a building index is forgotten only once the
+      // drop is published: a rolled-back group keeps the index, still
+      // building, and its catch-up needs every id recorded so far.
+      if (maintainer_.Tracked(it->def->declared) != nullptr) dropped_.push_back(it->def->declared);
+      if (it->built) index::IndexTree::Retire(it->root, ctx);
+      indexes.erase(it);
+      return;
+    }
+    default: return;
+  }
+}
+
+void BatchProcessor::ApplyReady(const IndexOp& op, GraphRoots& g, MutationContext& ctx) {
+  index::PropertyIndex& p = *index::OwnCatalog(g.catalog, ctx)->MutableFind(op.spec.name);
+  p.state = IndexState::kReady;
+  if (op.built == nullptr) return;  // replayed: recovery builds it at the end of the log
+  // Catch up from the snapshot the tree was built from. The built nodes are
+  // born in epoch 0, which no group uses, so they are copied, never written.
+  const index::IndexDef& def = *p.def;
+  index::IndexRoot root = op.built->root;
+  const GraphRoots& then = op.built->roots();
+  std::string old_key, new_key;
+  // Recorded ids are all of the index's label (labels never change); one
+  // that is not live in a version has no properties there (PropsOf).
+  for (std::uint64_t id : maintainer_.TakeTracked(def.declared)) {
+    const storage::PropBlock* before = index::PropsOf(then, def.element, id);
+    const storage::PropBlock* after = index::PropsOf(g, def.element, id);
+    const bool in_then =
+        before != nullptr && index::ElementKey(def, before, &old_key) == index::KeyStatus::kIndexed;
+    const bool in_now =
+        after != nullptr && index::ElementKey(def, after, &new_key) == index::KeyStatus::kIndexed;
+    if (in_then == in_now && (!in_then || old_key == new_key)) continue;
+    if (in_then) index::IndexTree::Erase(root, old_key, id, ctx);
+    if (in_now) index::IndexTree::Insert(root, new_key, id, ctx);
+  }
+  p.root = root;
+  p.built = true;
+  installed_.push_back(op.built);
+}
+
+void BatchProcessor::EndGroup(bool published) {
+  if (published) {
+    for (const auto& b : installed_) b->published.store(true, std::memory_order_release);
+    for (SequenceNumber declared : dropped_) maintainer_.Forget(declared);
+  }
+  installed_.clear();
+  dropped_.clear();
 }
 
 }  // namespace quiver

@@ -22,18 +22,29 @@
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
 #include "base/strings.h"
+#include "index/maintainer.h"
 #include "quiver/graph.h"
 #include "quiver/options.h"
 #include "quiver/status.h"
 #include "quiver/write_batch.h"
 #include "storage/elements.h"
 #include "storage/retire_list.h"
+#include "write/index_checks.h"
+#include "write/write_batch_internal.h"
 
 namespace quiver {
 
 class BatchProcessor {
  public:
   explicit BatchProcessor(const Limits& limits) : limits_(limits) {}
+
+  // Recovery: batches come from the log, where they were valid when
+  // committed. Index constraints (types, lengths, uniqueness) are not
+  // checked again, and building indexes are not tracked.
+  void set_replay(bool on) {
+    replay_ = on;
+    maintainer_.set_tracking(!on);
+  }
 
   // OK if `batch` can be applied to `g` as it is now.
   Status Validate(const WriteBatch& batch, const storage::GraphRoots& g);
@@ -44,6 +55,12 @@ class BatchProcessor {
   // (VersionChain::RollBack frees exactly the blocks in ctx.blocks).
   void Apply(const WriteBatch& batch, storage::GraphRoots& g, storage::MutationContext& ctx,
              CommitInfo* info);
+
+  // After the group's version was published (true) or rolled back (false):
+  // index contents installed by the group's kIndexReady batches now belong
+  // to the version, or stay with their builder to be freed; the ids
+  // recorded for building indexes the group dropped are forgotten, or kept.
+  void EndGroup(bool published);
 
  private:
   // A key naming an element during validation: kind, new-in-batch, id/index.
@@ -90,11 +107,30 @@ class BatchProcessor {
   // Sets or removes one property of the element whose block is `block`:
   // in place if the group allocated the block and the value fits, else a
   // new block (the old one freed if private, retired if published).
-  static void SetProperty(storage::PropBlock*& block, std::uint32_t key, PropertyView value,
-                          storage::MutationContext& ctx);
-  static void RemoveProperty(storage::PropBlock*& block, std::uint32_t key, storage::MutationContext& ctx);
+  // `value` null removes the key (which must be present).
+  void ChangeProperty(index::ElementKind kind, std::uint64_t id, std::uint32_t label,
+                      storage::PropBlock*& block, std::uint32_t key, const PropertyView* value,
+                      storage::GraphRoots& g, storage::MutationContext& ctx);
+  // The one step every property change of an existing element goes
+  // through: shows the old and the new block to the index maintainer, then
+  // retires the old block (freed at once if private) and stores the new.
+  void ReplaceBlock(index::ElementKind kind, std::uint64_t id, std::uint32_t label, storage::PropBlock*& slot,
+                    storage::PropBlock* next, storage::GraphRoots& g, storage::MutationContext& ctx);
+
+  // Index lifecycle batches (one op each).
+  Status ValidateIndexOp(const IndexOp& op, OpKind kind, const storage::GraphRoots& g);
+  Status ValidateReady(const IndexOp& op, const index::PropertyIndex& p, const storage::GraphRoots& g) const;
+  void ApplyIndexOp(const IndexOp& op, OpKind kind, storage::GraphRoots& g, storage::MutationContext& ctx);
+  void ApplyReady(const IndexOp& op, storage::GraphRoots& g, storage::MutationContext& ctx);
 
   Limits limits_;
+  bool replay_ = false;
+  index::IndexMaintainer maintainer_;
+  IndexChecker index_checker_;
+  // Index contents the current group installed, and the building indexes
+  // it dropped, whose recorded ids go once it is published (see EndGroup).
+  std::vector<std::shared_ptr<index::BuiltIndex>> installed_;
+  std::vector<SequenceNumber> dropped_;
 
   // Validation scratch, reset per batch.
   std::uint32_t new_vertices_ = 0;

@@ -4,13 +4,19 @@
 #define QUIVER_WRITE_WRITE_BATCH_INTERNAL_H_
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "quiver/index.h"
 #include "quiver/write_batch.h"
 
 namespace quiver {
+
+namespace index {
+struct BuiltIndex;  // index/online_build.h
+}  // namespace index
 
 enum class OpKind : std::uint8_t {
   kAddVertex,
@@ -21,6 +27,21 @@ enum class OpKind : std::uint8_t {
   kRemoveEdgeProperty,
   kRemoveEdge,
   kRemoveVertex,
+  // Index lifecycle (Graph::CreateIndex / DropIndex), always alone in a batch.
+  kDefineIndex,
+  kIndexReady,
+  kDropIndex,
+};
+
+// What an index lifecycle operation carries.
+struct IndexOp {
+  IndexSpec spec;  // kDefineIndex: the definition; the others: spec.name only
+  // kIndexReady, kDropIndex: the sequence number of the batch that declared
+  // the index (0 in a drop: whichever index has the name).
+  SequenceNumber declared = 0;
+  // kIndexReady from CreateIndex: the contents built from a snapshot (null
+  // when replayed from the log: recovery builds them itself).
+  std::shared_ptr<index::BuiltIndex> built;
 };
 
 // One recorded operation. Which fields matter depends on `kind`:
@@ -30,6 +51,7 @@ enum class OpKind : std::uint8_t {
 //   kRemove*Property:      v1 or e, name = key
 //   kRemoveEdge:           e
 //   kRemoveVertex:         v1
+//   kDefineIndex, kIndexReady, kDropIndex: index
 struct WriteBatch::Op {
   OpKind kind;
   VertexRef v1{VertexId(0)};
@@ -38,6 +60,7 @@ struct WriteBatch::Op {
   std::string name;
   std::uint32_t prop_begin = 0;
   std::uint32_t prop_count = 0;
+  std::shared_ptr<const IndexOp> index;
 };
 
 namespace internal {
@@ -53,6 +76,28 @@ class WriteBatchInternal {
   // Operations counted against Limits::max_batch_ops: one per op plus one
   // per property an op carries.
   static std::size_t CountedOps(const WriteBatch& b) { return b.counted_ops_; }
+
+  // A batch holding one index lifecycle operation.
+  static WriteBatch IndexBatch(OpKind kind, IndexOp op) {
+    WriteBatch b;
+    AppendIndexOp(b, kind, std::move(op));
+    return b;
+  }
+  // Appends an index lifecycle operation (the WAL decoder; validation
+  // refuses it beside other operations).
+  static void AppendIndexOp(WriteBatch& b, OpKind kind, IndexOp op) {
+    b.ops_.emplace_back().kind = kind;
+    b.ops_.back().index = std::make_shared<const IndexOp>(std::move(op));
+    ++b.counted_ops_;
+  }
+  // True if `b` is one index lifecycle operation.
+  static bool IsIndexBatch(const WriteBatch& b) { return b.ops_.size() == 1 && b.ops_[0].index != nullptr; }
+  // True if some operation of `b` is an index lifecycle operation.
+  static bool HasIndexOp(const WriteBatch& b) {
+    for (const Op& op : b.ops_)
+      if (op.index != nullptr) return true;
+    return false;
+  }
 };
 
 }  // namespace internal

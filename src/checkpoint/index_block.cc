@@ -1,0 +1,86 @@
+#include "checkpoint/index_block.h"
+
+#include <limits>
+#include <memory>
+#include <string>
+
+#include "base/strings.h"
+#include "index/index_keys.h"
+
+namespace quiver::checkpoint {
+namespace {
+
+constexpr std::uint8_t kAnyType = 0xFF;
+
+Status Bad(std::string_view what) {
+  return CorruptionError(base::StrCat("checkpoint: index definitions: ", what));
+}
+
+}  // namespace
+
+std::vector<std::byte> EncodeIndexBlock(const index::Catalog& catalog) {
+  std::vector<std::byte> payload;
+  base::ByteWriter w(&payload);
+  w.PutVarint(0);
+  w.PutVarint(catalog.indexes().size());
+  for (const index::PropertyIndex& p : catalog.indexes()) {
+    const index::IndexDef& def = *p.def;
+    w.PutString(def.name);
+    w.PutU8(static_cast<std::uint8_t>(def.element));
+    w.PutVarint(def.label_id);
+    w.PutU8(static_cast<std::uint8_t>(def.kind));
+    w.PutU8(def.type ? static_cast<std::uint8_t>(*def.type) : kAnyType);
+    w.PutVarint(def.key_ids.size());
+    for (std::uint32_t k : def.key_ids) w.PutVarint(k);
+    w.PutVarint(def.declared);
+    w.PutU8(p.state == IndexState::kReady ? 1 : 0);
+  }
+  return payload;
+}
+
+Status DecodeIndexBlock(base::ByteReader& r, std::uint64_t count, storage::GraphRoots& g,
+                        storage::MutationContext& ctx) {
+  index::Catalog* cat = index::OwnCatalog(g.catalog, ctx);
+  for (std::uint64_t i = 0; i < count; ++i) {
+    auto def = std::make_shared<index::IndexDef>();
+    std::string_view name;
+    std::uint8_t element, kind, type, state;
+    std::uint64_t label, keys, declared;
+    if (!r.GetString(&name) || !r.GetU8(&element) || !r.GetVarint(&label) || !r.GetU8(&kind) ||
+        !r.GetU8(&type) || !r.GetVarint(&keys) || keys > r.remaining())
+      return Bad("truncated");
+    if (element > 1 || kind > 2 || (type != kAnyType && type > 6))
+      return Bad("unknown element, kind or type");
+    def->name = std::string(name);
+    def->element = static_cast<ElementKind>(element);
+    const storage::InternTable* names = def->element == ElementKind::kVertex ? g.labels : g.types;
+    if (label >= names->size()) return Bad("unknown label");
+    def->label_id = static_cast<std::uint32_t>(label);
+    def->label = std::string(names->Name(def->label_id));
+    def->kind = static_cast<IndexKind>(kind);
+    if (type != kAnyType) def->type = static_cast<ValueType>(type);
+    for (std::uint64_t k = 0; k < keys; ++k) {
+      std::uint64_t key;
+      if (!r.GetVarint(&key)) return Bad("truncated");
+      if (key >= g.keys->size()) return Bad("unknown property key");
+      def->key_ids.push_back(static_cast<std::uint32_t>(key));
+      def->keys.emplace_back(g.keys->Name(def->key_ids.back()));
+    }
+    if (!r.GetVarint(&declared) || !r.GetU8(&state) || state > 1) return Bad("truncated or unknown state");
+    if (declared == 0 || declared > g.sequence) return Bad("declared after the checkpoint");
+    def->declared = declared;
+    const IndexSpec spec = def->Spec();
+    if (!index::CheckSpec(spec, std::numeric_limits<std::size_t>::max()).ok())
+      return Bad("invalid definition");
+    if (cat->Find(def->name) != nullptr) return Bad("a name listed twice");
+    def->key_width = index::KeyWidthFor(spec);
+    index::PropertyIndex p;
+    p.state = state == 1 ? IndexState::kReady : IndexState::kBuilding;
+    p.root.key_width = def->key_width;
+    p.def = std::move(def);
+    cat->mutable_indexes().push_back(std::move(p));
+  }
+  return Status::Ok();
+}
+
+}  // namespace quiver::checkpoint

@@ -1,0 +1,41 @@
+// The checkpoint's index definitions block (kind 7, format version 2 on):
+// the property indexes of the version, never their contents (the loader
+// rebuilds them, and the label and type sets, from the tables).
+//
+//   payload := first_id:varint = 0  count:varint  IndexDef{count}
+//   IndexDef := name:Str element:u8 (0 vertex, 1 edge) label_id:varint
+//               kind:u8 (0 exact, 1 unique, 2 ordered) type:u8 (ValueType, 0xFF any)
+//               key_count:varint key_id:varint{key_count}
+//               declared:varint (the sequence number of its DefineIndex batch)
+//               state:u8 (0 building, 1 ready)
+//
+// Label and key ids refer to the names blocks before it; the block comes
+// right after the property keys block and before the vertices, and is
+// absent when the version has no property index.
+#ifndef QUIVER_CHECKPOINT_INDEX_BLOCK_H_
+#define QUIVER_CHECKPOINT_INDEX_BLOCK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "base/coding.h"
+#include "index/catalog.h"
+#include "quiver/status.h"
+#include "storage/elements.h"
+#include "storage/retire_list.h"
+
+namespace quiver::checkpoint {
+
+// The payload of the block for `catalog`'s indexes (first_id and count included).
+std::vector<std::byte> EncodeIndexBlock(const index::Catalog& catalog);
+
+// Decodes `count` definitions from `r` (after the prefix) into g.catalog,
+// each unbuilt: Corruption for an unknown element, kind or type, an id no
+// names block defined, a spec CheckSpec refuses, or a repeated name.
+Status DecodeIndexBlock(base::ByteReader& r, std::uint64_t count, storage::GraphRoots& g,
+                        storage::MutationContext& ctx);
+
+}  // namespace quiver::checkpoint
+
+#endif  // QUIVER_CHECKPOINT_INDEX_BLOCK_H_

@@ -1,0 +1,257 @@
+#include "index/index_build.h"
+
+#include <algorithm>
+#include <memory>
+#include <thread>
+
+#include "base/parallel.h"
+#include "base/strings.h"
+#include "index/index_keys.h"
+#include "storage/prop_block.h"
+
+namespace quiver::index {
+namespace {
+
+using storage::GraphRoots;
+
+// fn(id, props) for each live element of (kind, label) with id in [begin, end).
+template <typename Fn>
+void ScanTable(const GraphRoots& g, ElementKind kind, std::uint32_t label, std::uint64_t begin,
+               std::uint64_t end, Fn&& fn) {
+  if (kind == ElementKind::kVertex) {
+    end = std::min(end, g.vertex_limit);
+    for (std::uint64_t pos = begin; pos < end;) {
+      const auto* leaf = storage::VertexTable::FindLeaf(g.vertices, pos);
+      const std::uint64_t leaf_end = std::min(end, (pos | (storage::VertexTable::kLeafSize - 1)) + 1);
+      for (; pos < leaf_end; ++pos) {
+        const storage::VertexSlot& s = leaf->slots[pos & (storage::VertexTable::kLeafSize - 1)];
+        if (s.label == label) fn(pos, s.props);
+      }
+    }
+  } else {
+    end = std::min(end, g.edge_limit);
+    for (std::uint64_t pos = begin; pos < end;) {
+      const auto* leaf = storage::EdgeTable::FindLeaf(g.edges, pos);
+      const std::uint64_t leaf_end = std::min(end, (pos | (storage::EdgeTable::kLeafSize - 1)) + 1);
+      for (; pos < leaf_end; ++pos) {
+        const storage::EdgeSlot& s = leaf->slots[pos & (storage::EdgeTable::kLeafSize - 1)];
+        if (s.type == label) fn(pos, storage::EdgeProps(g, pos));
+      }
+    }
+  }
+}
+
+// fn(id, props) for each element of the set, in id order (cost: the set's size).
+template <typename Fn>
+void ScanSet(const GraphRoots& g, ElementKind kind, const IndexRoot& set, Fn&& fn) {
+  IndexTree::Cursor c(set);
+  for (c.Seek(Bound{}); c.Valid(); c.Next()) fn(c.id(), PropsOf(g, kind, c.id()));
+}
+
+// Collects from elements given by `scan`; the first failure (lowest id) wins.
+template <typename Scan>
+Status CollectWith(const IndexDef& def, Scan&& scan, EntryList* out) {
+  std::string key;
+  Status error;
+  scan([&](std::uint64_t id, const storage::PropBlock* props) {
+    if (!error.ok()) return;
+    std::size_t bad = 0;
+    switch (ElementKey(def, props, &key, &bad)) {
+      case KeyStatus::kIndexed: out->Add(key, id); break;
+      case KeyStatus::kNotIndexed: break;
+      case KeyStatus::kWrongType: {
+        PropertyView v = *storage::GetProperty(props, def.key_ids[bad]);
+        error = InvalidArgumentError(base::StrCat(DescribeElement(def.element, id), " holds ",
+                                                  ValueTypeName(v.type()), " ", DescribeValue(v), " in '",
+                                                  def.keys[bad], "'; ", DescribeIndex(def), " takes only ",
+                                                  ValueTypeName(*def.type), " values"));
+        break;
+      }
+      case KeyStatus::kTooLong:
+        error = InvalidArgumentError(base::StrCat(DescribeElement(def.element, id), ": its key for ",
+                                                  DescribeIndex(def), " is ", key.size(),
+                                                  " bytes encoded; the limit is ", kMaxKeyBytes));
+        break;
+    }
+  });
+  return error;
+}
+
+}  // namespace
+
+void EntryList::Add(std::string_view key, std::uint64_t id) {
+  if (width_ == 8) {
+    std::uint64_t k = 0;
+    for (char c : key) k = (k << 8) | static_cast<unsigned char>(c);
+    fixed_.push_back(Fixed{k, id});
+  } else {
+    var_.push_back(Var{arena_.size(), static_cast<std::uint32_t>(key.size()), id});
+    arena_.append(key);
+  }
+}
+
+void EntryList::Append(EntryList&& other) {
+  if (width_ == 8) {
+    if (fixed_.empty()) {
+      fixed_ = std::move(other.fixed_);
+    } else {
+      fixed_.insert(fixed_.end(), other.fixed_.begin(), other.fixed_.end());
+    }
+  } else {
+    const std::uint64_t base = arena_.size();
+    arena_.append(other.arena_);
+    for (Var v : other.var_) {
+      v.offset += base;
+      var_.push_back(v);
+    }
+  }
+  other = EntryList(width_);
+}
+
+namespace {
+
+// Sorts `v` with `less`: two halves on two threads, then one merge.
+template <typename T, typename Less>
+void ParallelSort(std::vector<T>& v, unsigned threads, Less less) {
+  if (threads < 2 || v.size() < 65536) {
+    std::sort(v.begin(), v.end(), less);
+    return;
+  }
+  auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::thread other([&] { std::sort(mid, v.end(), less); });
+  try {
+    std::sort(v.begin(), mid, less);
+  } catch (...) {
+    other.join();
+    throw;
+  }
+  other.join();
+  std::inplace_merge(v.begin(), mid, v.end(), less);
+}
+
+}  // namespace
+
+void EntryList::Sort(unsigned threads) {
+  if (width_ == 8) {
+    ParallelSort(fixed_, threads,
+                 [](const Fixed& a, const Fixed& b) { return a.key != b.key ? a.key < b.key : a.id < b.id; });
+  } else {
+    ParallelSort(var_, threads, [this](const Var& a, const Var& b) {
+      int c = KeyOf(a).compare(KeyOf(b));
+      return c != 0 ? c < 0 : a.id < b.id;
+    });
+  }
+}
+
+const storage::PropBlock* PropsOf(const GraphRoots& g, ElementKind kind, std::uint64_t id) {
+  if (kind == ElementKind::kVertex) {
+    const storage::VertexSlot* s = storage::FindVertex(g, id);
+    return s == nullptr ? nullptr : s->props;
+  }
+  return storage::FindEdge(g, id) == nullptr ? nullptr : storage::EdgeProps(g, id);
+}
+
+std::string DescribeElement(ElementKind kind, std::uint64_t id) {
+  return base::StrCat(kind == ElementKind::kVertex ? "vertex " : "edge ", id);
+}
+
+std::string DescribeKeyOf(const GraphRoots& g, const IndexDef& def, std::uint64_t id) {
+  const storage::PropBlock* props = PropsOf(g, def.element, id);
+  std::string out = def.keys.size() == 1 ? "" : "(";
+  for (std::size_t i = 0; i < def.key_ids.size(); ++i) {
+    std::optional<PropertyView> v = storage::GetProperty(props, def.key_ids[i]);
+    out += (i == 0 ? "" : ", ") + (v ? DescribeValue(*v) : std::string("missing"));
+  }
+  return def.keys.size() == 1 ? out : out + ")";
+}
+
+Status CollectEntries(const GraphRoots& g, const IndexDef& def, unsigned threads, EntryList* out) {
+  const IndexRoot* set = g.catalog->Set(def.element, def.label_id);
+  if (set == nullptr || set->count == 0) return Status::Ok();
+  const std::uint64_t limit = def.element == ElementKind::kVertex ? g.vertex_limit : g.edge_limit;
+  // A label that is a small share of the table is walked through its set;
+  // a large one is cheaper to sweep, in parallel, from the table.
+  if (threads < 2 || set->count * 4 < limit) {
+    return CollectWith(
+        def, [&](auto&& fn) { ScanSet(g, def.element, *set, fn); }, out);
+  }
+  const std::uint64_t leaf = storage::VertexTable::kLeafSize;
+  const std::uint64_t leaves = (limit + leaf - 1) / leaf;
+  std::vector<EntryList> parts(threads, EntryList(def.key_width));
+  std::vector<Status> errors(threads);
+  base::RunOnThreads(threads, [&](unsigned t) {
+    const std::uint64_t begin = leaves * t / threads * leaf, end = leaves * (t + 1) / threads * leaf;
+    errors[t] = CollectWith(
+        def, [&](auto&& fn) { ScanTable(g, def.element, def.label_id, begin, end, fn); }, &parts[t]);
+  });
+  for (unsigned t = 0; t < threads; ++t) {
+    QUIVER_RETURN_IF_ERROR(errors[t]);  // ranges are in id order: the lowest id's failure
+    out->Append(std::move(parts[t]));
+  }
+  return Status::Ok();
+}
+
+Status CheckUnique(const GraphRoots& g, const IndexDef& def, const EntryList& entries) {
+  if (def.kind != IndexKind::kUnique) return Status::Ok();
+  std::string prev;
+  std::uint64_t prev_id = 0;
+  bool first = true;
+  Status error;
+  entries.ForEach([&](std::string_view key, std::uint64_t id) {
+    if (!error.ok()) return;
+    if (!first && key == prev) {
+      error = AlreadyExistsError(base::StrCat(DescribeIndex(def), ": key ", DescribeKeyOf(g, def, id),
+                                              " is held by both ", DescribeElement(def.element, prev_id),
+                                              " and ", DescribeElement(def.element, id)));
+    }
+    prev.assign(key);
+    prev_id = id;
+    first = false;
+  });
+  return error;
+}
+
+IndexRoot BuildTree(const IndexDef& def, const EntryList& entries, storage::MutationContext& ctx) {
+  IndexTree::Builder builder(def.key_width, ctx);
+  entries.ForEach([&builder](std::string_view key, std::uint64_t id) { builder.Add(key, id); });
+  return builder.Finish();
+}
+
+void BuildSets(GraphRoots& g, ElementKind kind, storage::MutationContext& ctx) {
+  const std::uint32_t names = kind == ElementKind::kVertex ? g.labels->size() : g.types->size();
+  std::vector<std::unique_ptr<IndexTree::Builder>> builders(names);
+  const std::uint64_t limit = kind == ElementKind::kVertex ? g.vertex_limit : g.edge_limit;
+  auto add = [&](std::uint32_t label, std::uint64_t id) {
+    if (builders[label] == nullptr) builders[label] = std::make_unique<IndexTree::Builder>(0, ctx);
+    builders[label]->Add(std::string_view(), id);
+  };
+  if (kind == ElementKind::kVertex) {
+    for (std::uint64_t pos = 0; pos < limit; pos += storage::VertexTable::kLeafSize) {
+      const auto* leaf = storage::VertexTable::FindLeaf(g.vertices, pos);
+      const std::uint64_t n = std::min(storage::VertexTable::kLeafSize, limit - pos);
+      for (std::uint64_t i = 0; i < n; ++i)
+        if (leaf->slots[i].label != storage::kDeadLabel) add(leaf->slots[i].label, pos + i);
+    }
+  } else {
+    for (std::uint64_t pos = 0; pos < limit; pos += storage::EdgeTable::kLeafSize) {
+      const auto* leaf = storage::EdgeTable::FindLeaf(g.edges, pos);
+      const std::uint64_t n = std::min(storage::EdgeTable::kLeafSize, limit - pos);
+      for (std::uint64_t i = 0; i < n; ++i)
+        if (leaf->slots[i].type != storage::kDeadType) add(leaf->slots[i].type, pos + i);
+    }
+  }
+  for (std::uint32_t label = 0; label < names; ++label)
+    if (builders[label] != nullptr) g.catalog->MutableSet(kind, label) = builders[label]->Finish();
+}
+
+Status BuildIndex(const GraphRoots& g, const IndexDef& def, unsigned threads, storage::MutationContext& ctx,
+                  IndexRoot* out) {
+  EntryList entries(def.key_width);
+  QUIVER_RETURN_IF_ERROR(CollectEntries(g, def, threads, &entries));
+  entries.Sort(threads);
+  QUIVER_RETURN_IF_ERROR(CheckUnique(g, def, entries));
+  *out = BuildTree(def, entries, ctx);
+  return Status::Ok();
+}
+
+}  // namespace quiver::index

@@ -1,0 +1,112 @@
+// Building an index's contents in one go from a version: at CreateIndex (on
+// the caller's thread, from a pinned snapshot, while the writer commits), at
+// open for indexes the log declared and never finished, and when a
+// checkpoint is loaded (indexes, label and type sets are derived, never
+// stored).
+//
+// The steps: collect (key, id) of every element of the label (in parallel
+// over id ranges when the label is a large share of the table), check types
+// and lengths, sort (two halves on two threads, then merged), check
+// uniqueness on neighbours, and feed IndexTree::Builder in order.
+//
+// Thread safety: everything reads only the version it is given, which must
+// be immutable (pinned) or private to the caller.
+#ifndef QUIVER_INDEX_INDEX_BUILD_H_
+#define QUIVER_INDEX_INDEX_BUILD_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "index/catalog.h"
+#include "quiver/status.h"
+#include "storage/elements.h"
+#include "storage/retire_list.h"
+
+namespace quiver::index {
+
+// (key, id) pairs of one index, sortable: keys of a fixed-width index as
+// 64-bit integers (byte order = integer order of the big-endian reading),
+// others in one arena.
+class EntryList {
+ public:
+  explicit EntryList(std::int32_t key_width) : width_(key_width) {}
+  std::int32_t key_width() const { return width_; }
+
+  void Add(std::string_view key, std::uint64_t id);
+  // Moves `other`'s entries (same width) to the end of this list.
+  void Append(EntryList&& other);
+  std::size_t size() const { return width_ == 8 ? fixed_.size() : var_.size(); }
+  // Sorts by (key bytes, id), on up to two threads.
+  void Sort(unsigned threads);
+  // fn(key, id) for each entry in order.
+  template <typename Fn>
+  void ForEach(Fn&& fn) const;
+
+ private:
+  struct Fixed {
+    std::uint64_t key;  // the 8 key bytes read big-endian
+    std::uint64_t id;
+  };
+  struct Var {
+    std::uint64_t offset;
+    std::uint32_t length;
+    std::uint64_t id;
+  };
+  std::string_view KeyOf(const Var& v) const { return std::string_view(arena_).substr(v.offset, v.length); }
+
+  std::int32_t width_;
+  std::vector<Fixed> fixed_;
+  std::string arena_;
+  std::vector<Var> var_;
+};
+
+// Collects the entries of `def` from `g`. InvalidArgument naming the
+// element and key if one holds a value of another type than `def`
+// declares, or a key longer than kMaxKeyBytes.
+Status CollectEntries(const storage::GraphRoots& g, const IndexDef& def, unsigned threads, EntryList* out);
+
+// For a unique index: AlreadyExists naming the index, the key and two ids
+// if sorted `entries` repeat a key.
+Status CheckUnique(const storage::GraphRoots& g, const IndexDef& def, const EntryList& entries);
+
+// The tree of sorted `entries`; nodes from ctx. Throws std::bad_alloc.
+IndexRoot BuildTree(const IndexDef& def, const EntryList& entries, storage::MutationContext& ctx);
+
+// Collect, sort, check, build. Throws std::bad_alloc (nodes already built
+// are in ctx.blocks if it has one).
+Status BuildIndex(const storage::GraphRoots& g, const IndexDef& def, unsigned threads,
+                  storage::MutationContext& ctx, IndexRoot* out);
+
+// Builds the label (kind kVertex) or type (kEdge) sets of `g` from its
+// table, one pass in id order; g.catalog must be private to ctx's epoch
+// and have no sets of that kind yet. The two kinds may be built on two
+// threads at once (each with its own ctx). Throws std::bad_alloc.
+void BuildSets(storage::GraphRoots& g, ElementKind kind, storage::MutationContext& ctx);
+
+// The values of the index's keys held by element `id` of `g`, for
+// messages: "\"Ada\"" or "(\"Ada\", 1815)".
+std::string DescribeKeyOf(const storage::GraphRoots& g, const IndexDef& def, std::uint64_t id);
+// "vertex 7" / "edge 7".
+std::string DescribeElement(ElementKind kind, std::uint64_t id);
+
+// The properties of live element `id` (null if none or not live).
+const storage::PropBlock* PropsOf(const storage::GraphRoots& g, ElementKind kind, std::uint64_t id);
+
+template <typename Fn>
+void EntryList::ForEach(Fn&& fn) const {
+  if (width_ == 8) {
+    char buf[8];
+    for (const Fixed& f : fixed_) {
+      for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>(f.key >> (8 * (7 - i)));
+      fn(std::string_view(buf, 8), f.id);
+    }
+  } else {
+    for (const Var& v : var_) fn(KeyOf(v), v.id);
+  }
+}
+
+}  // namespace quiver::index
+
+#endif  // QUIVER_INDEX_INDEX_BUILD_H_

@@ -1,0 +1,119 @@
+#include "index/index_keys.h"
+
+#include <cmath>
+
+#include "base/strings.h"
+#include "base/utf8.h"
+#include "index/key_codec.h"
+
+namespace quiver::index {
+namespace {
+
+Status CheckName(std::string_view what, std::string_view name, std::size_t max_bytes) {
+  if (name.empty()) return InvalidArgumentError(base::StrCat(what, " is empty"));
+  if (name.size() > max_bytes)
+    return OutOfRangeError(base::StrCat(what, " is ", name.size(), " bytes; the limit is ", max_bytes));
+  if (!base::IsValidUtf8(name)) return InvalidArgumentError(base::StrCat(what, " is not valid UTF-8"));
+  return Status::Ok();
+}
+
+}  // namespace
+
+std::int32_t KeyWidthFor(const IndexSpec& spec) {
+  return spec.keys.size() == 1 && spec.type ? FixedKeyWidth(*spec.type) : -1;
+}
+
+Status CheckSpec(const IndexSpec& spec, std::size_t max_name_bytes) {
+  QUIVER_RETURN_IF_ERROR(CheckName("index name", spec.name, max_name_bytes));
+  auto in = [&spec](const Status& s) {
+    return s.ok() ? s : Status(s.code(), base::StrCat("index '", spec.name, "': ", s.message()));
+  };
+  if (spec.element != ElementKind::kVertex && spec.element != ElementKind::kEdge)
+    return in(
+        InvalidArgumentError(base::StrCat("element kind ", static_cast<int>(spec.element), " is unknown")));
+  QUIVER_RETURN_IF_ERROR(in(
+      CheckName(spec.element == ElementKind::kVertex ? "label" : "edge type", spec.label, max_name_bytes)));
+  if (spec.kind != IndexKind::kExact && spec.kind != IndexKind::kUnique && spec.kind != IndexKind::kOrdered)
+    return in(InvalidArgumentError(base::StrCat("index kind ", static_cast<int>(spec.kind), " is unknown")));
+  if (spec.keys.empty()) return in(InvalidArgumentError("no property keys"));
+  if (spec.keys.size() > kMaxIndexKeys)
+    return in(InvalidArgumentError(
+        base::StrCat(spec.keys.size(), " property keys; an index takes at most ", kMaxIndexKeys)));
+  for (std::size_t i = 0; i < spec.keys.size(); ++i) {
+    QUIVER_RETURN_IF_ERROR(in(CheckName("property key", spec.keys[i], max_name_bytes)));
+    for (std::size_t j = 0; j < i; ++j)
+      if (spec.keys[j] == spec.keys[i])
+        return in(InvalidArgumentError(base::StrCat("property key '", spec.keys[i], "' is listed twice")));
+  }
+  if (spec.type) {
+    ValueType t = *spec.type;
+    if (t == ValueType::kNull || t == ValueType::kFloatVector || static_cast<int>(t) > 6)
+      return in(
+          InvalidArgumentError(base::StrCat("values of type ", ValueTypeName(t), " cannot be indexed")));
+  }
+  return Status::Ok();
+}
+
+void AppendComponent(const IndexDef& def, const PropertyView& v, std::string* key) {
+  if (def.key_width > 0) {
+    AppendFixedKey(v, key);
+  } else {
+    AppendKey(v, key);
+  }
+}
+
+KeyStatus ElementKey(const IndexDef& def, const storage::PropBlock* block, std::string* key,
+                     std::size_t* bad) {
+  return MakeKey(
+      def, [&](std::size_t i) { return storage::GetProperty(block, def.key_ids[i]); }, key, bad);
+}
+
+Status BoundKey(const IndexDef& def, const PropertyValue& value, std::string* key) {
+  const PropertyView v = storage::ViewOf(value);
+  if (v.is_null() || v.type() == ValueType::kFloatVector)
+    return InvalidArgumentError(base::StrCat(DescribeIndex(def), ": ", ValueTypeName(v.type()),
+                                             " values are never indexed, so they cannot be looked up"));
+  if (def.type && v.type() != *def.type)
+    return InvalidArgumentError(base::StrCat(DescribeIndex(def), " holds ", ValueTypeName(*def.type),
+                                             " values; got ", ValueTypeName(v.type()), " ",
+                                             DescribeValue(v)));
+  if (v.type() == ValueType::kDouble && std::isnan(*v.as_double()))
+    return InvalidArgumentError(base::StrCat(DescribeIndex(def), ": NaN is not a value"));
+  AppendComponent(def, v, key);
+  return Status::Ok();
+}
+
+Status LookupKey(const IndexDef& def, std::span<const PropertyValue> values, std::string* key) {
+  key->clear();
+  if (values.size() != def.keys.size())
+    return InvalidArgumentError(
+        base::StrCat(DescribeIndex(def), " has ", def.keys.size(), " keys; got ", values.size(), " values"));
+  for (const PropertyValue& v : values) QUIVER_RETURN_IF_ERROR(BoundKey(def, v, key));
+  return Status::Ok();
+}
+
+std::string DescribeValue(const PropertyView& v) {
+  switch (v.type()) {
+    case ValueType::kNull: return "null";
+    case ValueType::kBool: return *v.as_bool() ? "true" : "false";
+    case ValueType::kInt64: return base::StrCat(*v.as_int64());
+    case ValueType::kDouble: return base::StrCat(*v.as_double());
+    case ValueType::kString: {
+      std::string_view s = *v.as_string();
+      if (s.size() <= 64) return base::StrCat("\"", s, "\"");
+      return base::StrCat("\"", s.substr(0, 64), "\"... (", s.size(), " bytes)");
+    }
+    case ValueType::kBytes: return base::StrCat("bytes[", v.as_bytes()->size(), "]");
+    case ValueType::kFloatVector: return base::StrCat("float_vector[", v.as_float_vector()->size(), "]");
+  }
+  return "?";
+}
+
+std::string DescribeIndex(const IndexDef& def) {
+  std::string keys;
+  for (std::size_t i = 0; i < def.keys.size(); ++i) keys += (i == 0 ? "" : ",") + def.keys[i];
+  return base::StrCat("index '", def.name, "' (", def.label, def.keys.size() == 1 ? "." : ".(", keys,
+                      def.keys.size() == 1 ? ")" : "))");
+}
+
+}  // namespace quiver::index

@@ -1,0 +1,89 @@
+#include "index/maintainer.h"
+
+#include "index/index_keys.h"
+#include "storage/prop_block.h"
+
+namespace quiver::index {
+
+using storage::PropBlock;
+
+bool IndexMaintainer::NeedsOldBlock(const storage::GraphRoots& g, ElementKind kind, std::uint32_t label,
+                                    std::uint32_t key) const {
+  for (const PropertyIndex& p : g.catalog->indexes()) {
+    if (p.def->element != kind || p.def->label_id != label) continue;
+    for (std::uint32_t k : p.def->key_ids)
+      if (k == key) return true;
+  }
+  return false;
+}
+
+Catalog* IndexMaintainer::Own(storage::GraphRoots& g, storage::MutationContext& ctx) {
+  return OwnCatalog(g.catalog, ctx);
+}
+
+void IndexMaintainer::OnChange(const ElementChange& c, storage::GraphRoots& g,
+                               storage::MutationContext& ctx) {
+  Catalog* cat = nullptr;  // g.catalog once owned
+  if (c.added || c.removed) {
+    cat = Own(g, ctx);
+    IndexRoot& set = cat->MutableSet(c.kind, c.label);
+    if (c.added) {
+      IndexTree::Insert(set, std::string_view(), c.id, ctx);
+    } else {
+      IndexTree::Erase(set, std::string_view(), c.id, ctx);
+    }
+  }
+  CountKeys(c, cat, g, ctx);
+  const std::vector<PropertyIndex>& indexes = g.catalog->indexes();
+  for (std::size_t i = 0; i < indexes.size(); ++i) {
+    const PropertyIndex& p = indexes[i];
+    if (p.def->element != c.kind || p.def->label_id != c.label) continue;
+    if (!p.built) {
+      if (tracking_ && p.state == IndexState::kBuilding) tracked_[p.def->declared].insert(c.id);
+      continue;
+    }
+    // Validation has checked types and lengths: a key is indexed or not.
+    const bool had = c.before != nullptr && ElementKey(*p.def, c.before, &old_key_) == KeyStatus::kIndexed;
+    const bool has = c.after != nullptr && ElementKey(*p.def, c.after, &new_key_) == KeyStatus::kIndexed;
+    if (had == has && (!had || old_key_ == new_key_)) continue;
+    cat = Own(g, ctx);
+    IndexRoot& root = cat->mutable_indexes()[i].root;
+    if (had) IndexTree::Erase(root, old_key_, c.id, ctx);
+    if (has) IndexTree::Insert(root, new_key_, c.id, ctx);
+  }
+}
+
+void IndexMaintainer::CountKeys(const ElementChange& c, Catalog*& cat, storage::GraphRoots& g,
+                                storage::MutationContext& ctx) {
+  const std::uint32_t nb = storage::PropCount(c.before), na = storage::PropCount(c.after);
+  std::uint32_t i = 0, j = 0;
+  auto add = [&](std::uint32_t key, std::int64_t delta) {
+    if (cat == nullptr) cat = Own(g, ctx);
+    cat->AddKeyCount(c.kind, key, delta);
+  };
+  // Both blocks list their keys in ascending id order.
+  while (i < nb || j < na) {
+    const std::uint32_t kb = i < nb ? storage::PropAt(c.before, i).key : UINT32_MAX;
+    const std::uint32_t ka = j < na ? storage::PropAt(c.after, j).key : UINT32_MAX;
+    if (i < nb && (j >= na || kb < ka)) {
+      add(kb, -1);
+      ++i;
+    } else if (j < na && (i >= nb || ka < kb)) {
+      add(ka, +1);
+      ++j;
+    } else {
+      ++i;
+      ++j;
+    }
+  }
+}
+
+TrackedIds IndexMaintainer::TakeTracked(SequenceNumber declared) {
+  auto it = tracked_.find(declared);
+  if (it == tracked_.end()) return {};
+  TrackedIds ids = std::move(it->second);
+  tracked_.erase(it);
+  return ids;
+}
+
+}  // namespace quiver::index

@@ -1,0 +1,93 @@
+// IndexMaintainer: what the writer calls for every change of an element, so
+// that the version's label sets, key counts and property indexes follow the
+// data in the same version (DESIGN.md, "Indexes and the change feed").
+//
+// BatchProcessor::Apply funnels every add, remove and property change of a
+// vertex or an edge through one step that knows the element's property
+// block before and after the change (ElementChange), and calls OnChange
+// there, before the old block is freed or retired. OnChange diffs the two:
+// label (type) set membership on add and remove, key counts for keys that
+// appear or disappear, and for each index of the element's label the old
+// and the new key (erase and insert only when they differ): O(properties of
+// the element + changed entries x log n).
+//
+// One exception keeps the common case cheap: a value overwritten in place
+// in a block private to the group (BatchProcessor::SetProperty) is not
+// shown, because the key is present before and after (no count changes)
+// and no index covers it: NeedsOldBlock says when that holds. Another
+// observer (the change feed) hangs off the same step and extends that test.
+//
+// Online builds: while an index is being built (state kBuilding), changes of
+// its label's elements are not applied to it; their ids are recorded
+// instead (Tracked), for the build's catch-up when it is published.
+//
+// Thread safety: the writer thread (or recovery) only.
+#ifndef QUIVER_INDEX_MAINTAINER_H_
+#define QUIVER_INDEX_MAINTAINER_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "index/catalog.h"
+#include "storage/elements.h"
+#include "storage/retire_list.h"
+
+namespace quiver::index {
+
+// One element's state before and after one change.
+struct ElementChange {
+  ElementKind kind = ElementKind::kVertex;
+  std::uint64_t id = 0;
+  std::uint32_t label = 0;                     // vertex label or edge type
+  const storage::PropBlock* before = nullptr;  // null: no properties, or added
+  const storage::PropBlock* after = nullptr;   // null: no properties, or removed
+  bool added = false;                          // did not exist before
+  bool removed = false;                        // does not exist after
+};
+
+using TrackedIds = absl::flat_hash_set<std::uint64_t>;
+
+class IndexMaintainer {
+ public:
+  // Recovery: building indexes are not tracked (they are built once the
+  // log is replayed).
+  void set_tracking(bool on) { tracking_ = on; }
+
+  // False if overwriting `key` of an element of (kind, label) in place,
+  // unseen, keeps every derived structure right: no index of that label
+  // covers the key.
+  bool NeedsOldBlock(const storage::GraphRoots& g, ElementKind kind, std::uint32_t label,
+                     std::uint32_t key) const;
+
+  // Applies one change to g.catalog (cloned on its first change in the
+  // group). Throws std::bad_alloc (the group rolls back).
+  void OnChange(const ElementChange& c, storage::GraphRoots& g, storage::MutationContext& ctx);
+
+  // The ids recorded for the building index declared at `declared`, handed
+  // over (empty if none); recording stops.
+  TrackedIds TakeTracked(SequenceNumber declared);
+  // What is recorded so far for that index, or null.
+  const TrackedIds* Tracked(SequenceNumber declared) const {
+    auto it = tracked_.find(declared);
+    return it == tracked_.end() ? nullptr : &it->second;
+  }
+  // Forgets what was recorded for a dropped index.
+  void Forget(SequenceNumber declared) { tracked_.erase(declared); }
+
+ private:
+  // Key counts: +1 for keys only `after` has, -1 for keys only `before` has.
+  void CountKeys(const ElementChange& c, Catalog*& cat, storage::GraphRoots& g,
+                 storage::MutationContext& ctx);
+  void UpdateIndex(const ElementChange& c, PropertyIndex& p, storage::MutationContext& ctx);
+  Catalog* Own(storage::GraphRoots& g, storage::MutationContext& ctx);
+
+  bool tracking_ = true;
+  absl::flat_hash_map<SequenceNumber, TrackedIds> tracked_;
+  std::string old_key_, new_key_;  // scratch
+};
+
+}  // namespace quiver::index
+
+#endif  // QUIVER_INDEX_MAINTAINER_H_

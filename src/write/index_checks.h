@@ -1,0 +1,82 @@
+// IndexChecker: the index constraints of one data batch, checked in
+// validation against the version being built (so the batches before it in
+// its group count), with nothing applied:
+//   - a value of another type than a declared-type index of the element's
+//     label takes: InvalidArgument;
+//   - an element whose key would encode to more than kMaxKeyBytes:
+//     InvalidArgument;
+//   - a unique index (ready) whose key two elements would hold after the
+//     batch: AlreadyExists naming the index, the key and both ids. Either
+//     both are in the batch, or one holds the key in the version and the
+//     batch neither removes it nor moves it to another key (so removing an
+//     element and adding another with its key in one batch is fine).
+// Everything is judged on each touched element's state after the whole
+// batch: O(touched elements x indexes of their label x log n).
+//
+// Thread safety: one instance per BatchProcessor (the writer thread).
+#ifndef QUIVER_WRITE_INDEX_CHECKS_H_
+#define QUIVER_WRITE_INDEX_CHECKS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
+#include "index/catalog.h"
+#include "quiver/status.h"
+#include "quiver/write_batch.h"
+#include "storage/elements.h"
+
+namespace quiver {
+
+class IndexChecker {
+ public:
+  // Requires `batch` to have passed the structural checks against `g`.
+  Status Check(const WriteBatch& batch, const storage::GraphRoots& g);
+
+ private:
+  // One element the batch touches, of a label or type with indexes.
+  struct Elem {
+    index::ElementKind kind = index::ElementKind::kVertex;
+    bool is_new = false;
+    std::uint64_t ref = 0;  // committed id, or the index of its add in the batch
+    std::uint32_t label = 0;
+    const storage::PropBlock* base = nullptr;  // committed properties
+    std::uint32_t add_op = 0;                  // new elements: the AddVertex/AddEdge op
+    bool removed = false;
+    // Keys the batch set (value) or removed (null) after the add, last wins.
+    absl::flat_hash_map<std::uint32_t, const PropertyValue*> overrides;
+    // Per index of the label (by position in the catalog): the final key,
+    // if indexed.
+    absl::flat_hash_map<std::size_t, std::string> keys;
+  };
+  using ElemKey = std::uint64_t;
+
+  void Collect(const WriteBatch& batch, const storage::GraphRoots& g);
+  Elem* Touch(index::ElementKind kind, bool is_new, std::uint64_t ref, const WriteBatch& batch,
+              const storage::GraphRoots& g);
+  std::optional<PropertyView> FinalValue(const Elem& e, std::uint32_t key, const WriteBatch& batch,
+                                         const storage::GraphRoots& g) const;
+  // Edges removed with an endpoint the batch removes.
+  void MarkOrphanedEdges(const WriteBatch& batch, const storage::GraphRoots& g);
+  bool CommittedEdgeGoes(std::uint64_t edge, const storage::GraphRoots& g) const;
+  // The id the element has (or will get) in the committed version.
+  std::uint64_t IdOf(const Elem& e, const storage::GraphRoots& g) const;
+  std::string Describe(const Elem& e, const storage::GraphRoots& g) const;
+  // The element's final values of the index's keys, for messages.
+  std::string FinalKeyText(const Elem& e, const index::IndexDef& def, const storage::GraphRoots& g) const;
+  Status CheckUniqueness(const storage::GraphRoots& g);
+
+  const WriteBatch* batch_ = nullptr;  // during Check
+  absl::flat_hash_map<ElemKey, Elem> elems_;
+  std::vector<ElemKey> order_;  // elems_ keys in first-touch order (deterministic messages)
+  absl::flat_hash_set<std::uint64_t> removed_vertices_;  // committed
+  absl::flat_hash_set<std::uint64_t> removed_new_vertices_;
+  std::string key_;
+};
+
+}  // namespace quiver
+
+#endif  // QUIVER_WRITE_INDEX_CHECKS_H_

@@ -339,12 +339,33 @@ class ProjectionBuilder {
     return Status::Ok();
   }
 
+  // What one worker keeps between blocks.
+  struct Worker {
+    std::vector<std::pair<std::uint32_t, double>> sort;  // a weighted vertex's entries while sorting
+    double min_weight = std::numeric_limits<double>::infinity();
+    std::uint64_t negative = kNoEdge;
+    // The last leaf of the sparse edge-property table this worker walked to:
+    // a vertex's edges usually have neighbouring ids, so most weight lookups
+    // are one load instead of a walk from the root.
+    std::uint64_t leaf_key = ~std::uint64_t{0};
+    const storage::EdgePropTable::Leaf* leaf = nullptr;
+
+    // The property block of live edge `e` (null: none).
+    const storage::PropBlock* Props(const storage::GraphRoots& g, std::uint64_t e) {
+      using Table = storage::EdgePropTable;
+      if ((e >> Table::kLeafBits) != leaf_key) {
+        leaf_key = e >> Table::kLeafBits;
+        leaf = Table::FindLeaf(g.edge_props, e);
+      }
+      return leaf == nullptr ? nullptr : leaf->slots[e & (Table::kLeafSize - 1)];
+    }
+  };
+
   // The weight of the live edge `e` into *w, or a status naming it. Reads
   // the edge's property block directly: an edge met in a live vertex's
   // adjacency is live, so the edge table need not be consulted.
-  Status WeightOf(std::uint64_t e, double* w) const {
-    const std::optional<PropertyView> v =
-        storage::GetProperty(storage::EdgeProps(*g_, e), weight_key_->value());
+  Status WeightOf(std::uint64_t e, double* w, Worker* worker) const {
+    const std::optional<PropertyView> v = storage::GetProperty(worker->Props(*g_, e), weight_key_->value());
     if (!v) {
       if (spec_.default_weight) {
         *w = *spec_.default_weight;
@@ -365,13 +386,6 @@ class ProjectionBuilder {
                                 std::string(ValueTypeName(v->type())) + " weight property '" +
                                 spec_.weight_property + "'; it must be int64 or double");
   }
-
-  // What one worker keeps between blocks.
-  struct Worker {
-    std::vector<std::pair<std::uint32_t, double>> sort;  // a weighted vertex's entries while sorting
-    double min_weight = std::numeric_limits<double>::infinity();
-    std::uint64_t negative = kNoEdge;
-  };
 
   Status Fill(const std::vector<Pass>& passes, const std::vector<std::uint64_t>& entries) {
     const std::uint32_t n = p_.vertex_count_;
@@ -533,6 +547,16 @@ class ProjectionBuilder {
         std::uint64_t pos = first;
         std::uint32_t* targets = csr->targets.get();
         double* weights = csr->weights.get();
+        if (weights != nullptr) {
+          // Each weight is a cache miss on the edge's property block: start
+          // them all before reading the first, so they overlap.
+          for (int k = 0; k < pass.dir_count; ++k) {
+            const Direction d = pass.dirs[k];
+            ForEntries(v, s, d, pass.DropsLoops(d, spec_.self_loops), [&](std::uint32_t, const EdgeEntry& e) {
+              __builtin_prefetch(worker->Props(*g_, e.edge().value()));
+            });
+          }
+        }
         for (int k = 0; k < pass.dir_count; ++k) {
           const Direction d = pass.dirs[k];
           ForEntries(v, s, d, pass.DropsLoops(d, spec_.self_loops),
@@ -541,7 +565,7 @@ class ProjectionBuilder {
                        if (weights != nullptr) {
                          const std::uint64_t edge = e.edge().value();
                          double w = 0;
-                         Status st = WeightOf(edge, &w);
+                         Status st = WeightOf(edge, &w, worker);
                          if (!st.ok()) error->Record(edge, std::move(st));
                          weights[pos] = w;
                          worker->min_weight = std::min(worker->min_weight, w);

@@ -150,6 +150,29 @@ std::optional<PropertyView> GetProperty(const PropBlock* b, std::uint32_t key) {
   return PropAt(b, static_cast<std::uint32_t>(it - first)).value;
 }
 
+NumberLookup GetNumber(const PropBlock* b, std::uint32_t key, double* value, ValueType* type) {
+  if (b == nullptr) return NumberLookup::kAbsent;
+  const Entry* first = Entries(b);
+  const Entry* last = first + b->count;
+  // Blocks hold a few properties: a linear scan beats a binary search there.
+  const Entry* it = first;
+  if (b->count > 8) {
+    it = std::lower_bound(first, last, key, [](const Entry& e, std::uint32_t k) { return e.key < k; });
+  } else {
+    while (it != last && it->key < key) ++it;
+  }
+  if (it == last || it->key != key) return NumberLookup::kAbsent;
+  *type = static_cast<ValueType>(it->type);
+  switch (*type) {
+    case ValueType::kDouble: *value = std::bit_cast<double>(it->word); return NumberLookup::kNumber;
+    case ValueType::kInt64:
+      *value = static_cast<double>(static_cast<std::int64_t>(it->word));
+      return NumberLookup::kNumber;
+    case ValueType::kNull: return NumberLookup::kAbsent;
+    default: return NumberLookup::kOther;
+  }
+}
+
 PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value, MutationContext& ctx) {
   std::vector<PropInput> entries;
   entries.reserve(PropCount(old) + 1);

@@ -71,6 +71,13 @@ std::size_t PropBlockBytes(const PropBlock* b);
 
 std::uint32_t PropCount(const PropBlock* b);
 std::optional<PropertyView> GetProperty(const PropBlock* b, std::uint32_t key);
+
+// The value of `key` in `b` read as a number, for hot loops that rank or
+// weigh by one numeric property (no PropertyView is built): kNumber with
+// *value set for an int64 (converted) or a double; kAbsent for a missing key
+// or a null; kOther for any other type (*type says which).
+enum class NumberLookup : std::uint8_t { kNumber, kAbsent, kOther };
+NumberLookup GetNumber(const PropBlock* b, std::uint32_t key, double* value, ValueType* type);
 // Requires i < PropCount(b).
 PropInput PropAt(const PropBlock* b, std::uint32_t i);
 

@@ -5,6 +5,7 @@
 #include "quiver/traversal.h"
 
 #include <cmath>
+#include <limits>
 #include <random>
 
 #include "gtest/gtest.h"
@@ -448,6 +449,48 @@ TEST(TraversalTest, InvalidWeightsNameTheEdge) {
   ASSERT_TRUE(ShortestPath(snap, vz, va, {.edge_types = {"S"}, .weight_key = "w"}, ctx, &p, &found).ok());
   EXPECT_TRUE(found);
   EXPECT_EQ(p.cost, 0);
+}
+
+// Regression: int64 scores were ranked as doubles, so 2^53 and 2^53 + 1 tied
+// and the smaller edge id won.
+TEST(TraversalTest, TopKRanksInt64ScoresExactly) {
+  auto graph = Graph::OpenInMemory().value();
+  constexpr std::int64_t kTwo53 = std::int64_t{1} << 53;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  WriteBatch b;
+  NewVertex a = b.AddVertex("P"), x = b.AddVertex("P"), y = b.AddVertex("P");
+  b.AddEdge("D", a, x, {{"w", kTwo53}});  // descending: the later edge must win
+  b.AddEdge("D", a, y, {{"w", kTwo53 + 1}});
+  b.AddEdge("A", a, x, {{"w", kTwo53 + 1}});  // ascending: the later edge must win
+  b.AddEdge("A", a, y, {{"w", kTwo53}});
+  b.AddEdge("M", a, x, {{"w", 9007199254740992.0}});  // mixed: double 2^53 < int64 2^53 + 1
+  b.AddEdge("M", a, y, {{"w", kTwo53 + 1}});
+  b.AddEdge("N", a, x, {{"w", kMax}});  // mixed: int64 max < double 2^63
+  b.AddEdge("N", a, y, {{"w", 9223372036854775808.0}});
+  CommitInfo info = graph->Write(std::move(b)).value();
+  Snapshot snap = graph->GetSnapshot();
+  TraversalContext ctx;
+  std::vector<Neighbor> top;
+  const VertexId va = info.vertices[0];
+  ASSERT_TRUE(TopKNeighbors(snap, va, {.edge_types = {"D"}, .key = "w", .k = 1}, ctx, &top).ok());
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].edge, info.edges[1]);
+  ASSERT_TRUE(
+      TopKNeighbors(snap, va, {.edge_types = {"A"}, .key = "w", .descending = false, .k = 1}, ctx, &top)
+          .ok());
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].edge, info.edges[3]);
+  ASSERT_TRUE(TopKNeighbors(snap, va, {.edge_types = {"M"}, .key = "w", .k = 1}, ctx, &top).ok());
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].edge, info.edges[5]);
+  ASSERT_TRUE(
+      TopKNeighbors(snap, va, {.edge_types = {"M"}, .key = "w", .descending = false, .k = 1}, ctx, &top)
+          .ok());
+  EXPECT_EQ(top[0].edge, info.edges[4]);
+  ASSERT_TRUE(TopKNeighbors(snap, va, {.edge_types = {"N"}, .key = "w", .k = 2}, ctx, &top).ok());
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(top[0].edge, info.edges[7]);
+  EXPECT_EQ(top[1].edge, info.edges[6]);
 }
 
 }  // namespace

@@ -61,8 +61,15 @@ struct QueueEntry {  // a non-deduplicating Expand's frontier entry
   std::uint32_t depth;
 };
 
-struct HeapEntry {  // Dijkstra and top-K
+struct HeapEntry {  // Dijkstra
   double key;
+  std::uint64_t vertex;
+  std::uint64_t edge;
+};
+
+struct RankEntry {  // top-K: the score as (key, low), exact for every int64 (GetNumber)
+  double key;
+  double low;
   std::uint64_t vertex;
   std::uint64_t edge;
 };
@@ -148,6 +155,7 @@ struct TraversalContext::Impl {
   std::vector<std::uint64_t> queue[2];
   std::vector<traversal::QueueEntry> walks;
   std::vector<traversal::HeapEntry> heap[2];
+  std::vector<traversal::RankEntry> ranked;
   std::vector<std::uint64_t> banned_edges;
   std::vector<std::uint64_t> scratch_path;
   std::vector<Path> candidates;

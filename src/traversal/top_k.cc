@@ -16,7 +16,7 @@
 
 namespace quiver {
 
-using traversal::HeapEntry;
+using traversal::RankEntry;
 
 namespace {
 
@@ -25,18 +25,23 @@ namespace {
 constexpr std::size_t kSlotAhead = 16;
 constexpr std::size_t kBlockAhead = 8;
 
-// Orders entries best first: the higher key, then the smaller edge id. Keys
-// are scores, negated when ranking ascending (negating twice restores every
-// double exactly), so one comparison serves both orders.
+// Orders entries best first: the higher score, then the smaller edge id. A
+// score is (key, low): the number rounded to double and the exact remainder
+// (GetNumber), so int64 scores beyond 2^53 rank exactly, also against
+// doubles; `low` is 0 for every other score and is compared only on a tie
+// of keys. Both are negated when ranking ascending (negating is exact and
+// round-to-nearest is symmetric), so one comparison serves both orders.
 struct Better {
-  bool operator()(const HeapEntry& a, const HeapEntry& b) const {
-    return a.key > b.key || (a.key == b.key && a.edge < b.edge);
+  bool operator()(const RankEntry& a, const RankEntry& b) const {
+    if (a.key != b.key) return a.key > b.key;
+    if (a.low != b.low) return a.low > b.low;
+    return a.edge < b.edge;
   }
 };
 
 // Replaces the top of the heap `h` (its worst entry) with `x` and restores
 // the heap: one sift down, where pop_heap + push_heap would sift twice.
-void ReplaceTop(std::vector<HeapEntry>& h, const HeapEntry& x) {
+void ReplaceTop(std::vector<RankEntry>& h, const RankEntry& x) {
   const Better better;
   const std::size_t n = h.size();
   std::size_t i = 0;
@@ -75,7 +80,7 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
   std::optional<PropertyKeyId> key = snap.FindPropertyKey(spec.key);
   if (!key || !clock.Poll() || !clock.Vertex()) return clock.Finish();  // unknown key: nothing ranks
 
-  std::vector<HeapEntry>& heap = m.heap[0];
+  std::vector<RankEntry>& heap = m.ranked;
   heap.clear();
   const Better better;
   const double sign = spec.descending ? 1.0 : -1.0;
@@ -98,15 +103,15 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
       if (!clock.Edge()) return false;
       const std::uint64_t id = of_edge ? e.edge().value() : e.neighbor().value();
       const storage::PropBlock* block = of_edge ? props.Block(id) : view.Vertex(id)->props;
-      double score;
+      double score, low;
       ValueType type;
-      const storage::NumberLookup found = storage::GetNumber(block, key_id, &score, &type);
+      const storage::NumberLookup found = storage::GetNumber(block, key_id, &score, &type, &low);
       if (found == storage::NumberLookup::kAbsent) continue;  // missing or null: skipped
       if (found == storage::NumberLookup::kOther) {
         error = NotNumeric(of_edge ? "edge" : "vertex", id, type);
         return false;
       }
-      const HeapEntry h{sign * score, e.neighbor().value(), e.edge().value()};
+      const RankEntry h{sign * score, sign * low, e.neighbor().value(), e.edge().value()};
       if (heap.size() < spec.k) {
         heap.push_back(h);
         std::push_heap(heap.begin(), heap.end(), better);  // the worst kept entry on top
@@ -130,7 +135,7 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
   }
   if (!error.ok()) return error;
   std::sort_heap(heap.begin(), heap.end(), better);
-  for (const HeapEntry& h : heap) out->push_back(Neighbor{VertexId(h.vertex), EdgeId(h.edge), sign * h.key});
+  for (const RankEntry& h : heap) out->push_back(Neighbor{VertexId(h.vertex), EdgeId(h.edge), sign * h.key});
   return clock.Finish();
 }
 

@@ -203,5 +203,21 @@ TEST(AnalyticsBadInputTest, WriteBackSetsAndRemovesProperties) {
   EXPECT_EQ(WriteVertexProperty(*s.graph, p, "dist", dist).status().code(), StatusCode::kNotFound);
 }
 
+// Regression: two finite seed weights whose sum overflows to +infinity made
+// every rank 0 with OK.
+TEST(AnalyticsBadInputTest, HugeSeedWeightsStillSumToOne) {
+  Small s;
+  auto p = Project(s.graph->GetSnapshot()).value();
+  using Seeds = std::vector<std::pair<VertexId, double>>;
+  for (const Seeds& seeds : {Seeds{{s.v[0], 1e308}, {s.v[1], 1e308}}, Seeds{{s.v[0], 1e308}, {s.v[0], 1e308}},
+                             Seeds{{s.v[0], 4e-320}, {s.v[1], 1e-320}}}) {
+    auto r = PersonalizedPageRank(p, seeds);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    double sum = 0;
+    for (double x : *r) sum += x;
+    EXPECT_NEAR(sum, 1.0, 1e-9);
+  }
+}
+
 }  // namespace
 }  // namespace quiver

@@ -81,7 +81,11 @@ struct RankEntry {  // top-K: the score as (key, low), exact for every int64 (Ge
 class BudgetClock {
  public:
   BudgetClock(const Budget& b, TraversalStats* stats)
-      : b_(b), stats_(stats), max_vertices_(b.max_vertices), max_edges_(b.max_edges) {
+      : b_(b),
+        stats_(stats),
+        max_vertices_(b.max_vertices),
+        max_edges_(b.max_edges),
+        polls_(b.cancel != nullptr || b.deadline != std::chrono::steady_clock::time_point::max()) {
     Flush();
   }
   ~BudgetClock() { Flush(); }
@@ -108,8 +112,10 @@ class BudgetClock {
       return Stop(StopReason::kDeadline);
     return true;
   }
-  // Polls once every 64 calls (per vertex expanded).
-  bool Tick() { return (++ticks_ & 63) != 0 || Poll(); }
+  // Call per vertex expanded: polls when there is a deadline or a token, as
+  // Budget promises (a steady_clock read per vertex only for callers that
+  // set a deadline); free otherwise.
+  bool Tick() { return !polls_ || Poll(); }
   bool Stop(StopReason r) {
     stopped_by_ = r;
     return false;

@@ -4,9 +4,11 @@
 // parts), plus budgets and bad input.
 #include "quiver/traversal.h"
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "traversal_test_graph.h"
@@ -491,6 +493,36 @@ TEST(TraversalTest, TopKRanksInt64ScoresExactly) {
   ASSERT_EQ(top.size(), 2u);
   EXPECT_EQ(top[0].edge, info.edges[7]);
   EXPECT_EQ(top[1].edge, info.edges[6]);
+}
+
+// Regression: the deadline was polled every 64th vertex expanded, not at
+// each one as Budget documents. The sink sleeps past the deadline; the next
+// vertex expanded must see it (no wall-clock time is asserted).
+TEST(TraversalTest, DeadlineIsPolledAtEachVertexExpanded) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> chain;
+  for (int i = 0; i < 10; ++i) chain.push_back(b.AddVertex("P"));
+  for (int i = 0; i + 1 < 10; ++i) b.AddEdge("R", chain[i], chain[i + 1]);
+  CommitInfo info = graph->Write(std::move(b)).value();
+  Snapshot snap = graph->GetSnapshot();
+  TraversalContext ctx;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  ExpandSpec spec{.seeds = {info.vertices[0]}, .max_depth = 20};
+  spec.budget.deadline = deadline;
+  int visits = 0;
+  TraversalStats stats;
+  Status s = Expand(
+      snap, spec, ctx,
+      [&](const Visit&) {
+        ++visits;
+        std::this_thread::sleep_until(deadline + std::chrono::milliseconds(1));
+        return true;
+      },
+      &stats);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(stats.stopped_by, StopReason::kDeadline);
+  EXPECT_LE(visits, 1);
 }
 
 }  // namespace

@@ -136,10 +136,10 @@ class BudgetClock {
   TraversalStats* stats_;
   const std::uint64_t max_vertices_;
   const std::uint64_t max_edges_;
+  const bool polls_;  // a deadline or a cancellation token is set
   std::uint64_t vertices_ = 0;
   std::uint64_t edges_ = 0;
   StopReason stopped_by_ = StopReason::kCompleted;
-  std::uint32_t ticks_ = 0;
 };
 
 }  // namespace quiver::traversal

@@ -525,5 +525,35 @@ TEST(TraversalTest, DeadlineIsPolledAtEachVertexExpanded) {
   EXPECT_LE(visits, 1);
 }
 
+// Regression: bidirectional Dijkstra reported no path when the cost
+// overflowed to +infinity, while Yen and AllShortestPaths found it.
+TEST(TraversalTest, PathsWhoseCostOverflowsAgree) {
+  for (int hops : {2, 3, 4}) {
+    auto graph = Graph::OpenInMemory().value();
+    WriteBatch b;
+    std::vector<NewVertex> chain;
+    for (int i = 0; i <= hops; ++i) chain.push_back(b.AddVertex("P"));
+    for (int i = 0; i < hops; ++i) b.AddEdge("R", chain[i], chain[i + 1], {{"w", 1e308}});
+    CommitInfo info = graph->Write(std::move(b)).value();
+    Snapshot snap = graph->GetSnapshot();
+    TraversalContext ctx;
+    const VertexId s = info.vertices.front(), t = info.vertices.back();
+    const PathSpec spec{.weight_key = "w"};
+    Path p;
+    bool found = false;
+    ASSERT_TRUE(ShortestPath(snap, s, t, spec, ctx, &p, &found).ok());
+    EXPECT_TRUE(found) << hops;
+    EXPECT_EQ(p.edges, info.edges) << hops;
+    EXPECT_EQ(p.cost, std::numeric_limits<double>::infinity());
+    std::vector<Path> paths;
+    ASSERT_TRUE(KShortestPaths(snap, s, t, 1, spec, ctx, &paths).ok());
+    ASSERT_EQ(paths.size(), 1u);
+    EXPECT_EQ(paths[0].cost, std::numeric_limits<double>::infinity());
+    ASSERT_TRUE(AllShortestPaths(snap, s, t, 4, spec, ctx, &paths).ok());
+    ASSERT_EQ(paths.size(), 1u);
+    EXPECT_EQ(paths[0].edges, info.edges);
+  }
+}
+
 }  // namespace
 }  // namespace quiver

@@ -219,5 +219,37 @@ TEST(AnalyticsBadInputTest, HugeSeedWeightsStillSumToOne) {
   }
 }
 
+// Regression: min_weight() and negative_weight_edge() described the weights
+// before kMerge summed them.
+TEST(AnalyticsBadInputTest, MergedWeightsDescribeTheProjection) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  auto a = b.AddVertex("A"), c = b.AddVertex("A");
+  b.AddEdge("E", a, c, {{"w", -1.0}});
+  b.AddEdge("E", a, c, {{"w", 5}});
+  CommitInfo info = graph->Write(std::move(b)).value();
+  Snapshot snap = graph->GetSnapshot();
+  auto merged = Project(snap, {.weight_property = "w", .parallel_edges = ParallelEdges::kMerge}).value();
+  const std::uint32_t da = merged.ToDense(info.vertices[0]).value();
+  ASSERT_EQ(merged.OutWeights(da).size(), 1u);
+  EXPECT_EQ(merged.OutWeights(da)[0], 4.0);
+  EXPECT_EQ(merged.min_weight(), 4.0);
+  EXPECT_FALSE(merged.negative_weight_edge().has_value());
+  EXPECT_TRUE(Sssp(merged, info.vertices[0]).ok());
+  // Dropped, the negative edge is what remains (the smallest weight).
+  auto dropped = Project(snap, {.weight_property = "w", .parallel_edges = ParallelEdges::kDrop}).value();
+  EXPECT_EQ(dropped.min_weight(), -1.0);
+  EXPECT_EQ(dropped.negative_weight_edge(), info.edges[0]);
+  // Merged to a negative sum, the entry names its smallest edge id.
+  WriteBatch more;
+  more.AddEdge("E", info.vertices[0], info.vertices[1], {{"w", -7}});
+  ASSERT_TRUE(graph->Write(std::move(more)).ok());
+  auto negative =
+      Project(graph->GetSnapshot(), {.weight_property = "w", .parallel_edges = ParallelEdges::kMerge})
+          .value();
+  EXPECT_EQ(negative.min_weight(), -3.0);
+  EXPECT_EQ(negative.negative_weight_edge(), info.edges[0]);
+}
+
 }  // namespace
 }  // namespace quiver

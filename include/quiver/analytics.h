@@ -137,9 +137,13 @@ class Projection {
   // hold it. O(log vertex_count()).
   std::optional<std::uint32_t> ToDense(VertexId id) const;
 
-  // The smallest weight, +infinity if there is none. Requires weighted().
+  // The smallest weight the projection holds (after the parallel-edge rule:
+  // a kMerge entry weighs its sum), +infinity if there is none. Requires
+  // weighted().
   double min_weight() const { return min_weight_; }
-  // An edge whose weight is negative (the smallest such id), if any.
+  // An edge behind a negative weight the projection holds, if any: the
+  // smallest such edge id, where a kDrop or kMerge entry stands for the
+  // smallest edge id among the edges it replaced.
   std::optional<EdgeId> negative_weight_edge() const { return negative_edge_; }
 
   // Bytes held by the arrays: per direction (8 bytes x (V + 1) offsets + 4

@@ -339,9 +339,24 @@ class ProjectionBuilder {
     return Status::Ok();
   }
 
+  // A weighted entry while a vertex's list is sorted and its parallel edges
+  // merged: ordered by (neighbour, weight, edge id).
+  struct MergeEntry {
+    std::uint32_t target;
+    double weight;
+    std::uint64_t edge;
+    bool operator<(const MergeEntry& o) const {
+      if (target != o.target) return target < o.target;
+      if (weight != o.weight) return weight < o.weight;
+      return edge < o.edge;
+    }
+  };
+
   // What one worker keeps between blocks.
   struct Worker {
     std::vector<std::pair<std::uint32_t, double>> sort;  // a weighted vertex's entries while sorting
+    std::vector<MergeEntry> merge;                       // the same when parallel edges are merged
+    std::vector<std::uint64_t> edges;                    // the edge of each entry, when merging
     double min_weight = std::numeric_limits<double>::infinity();
     std::uint64_t negative = kNoEdge;
     // The last leaf of the sparse edge-property table this worker walked to:
@@ -411,6 +426,7 @@ class ProjectionBuilder {
       }
     });
     if (error.failed()) return error.Take();
+    // Each worker saw the final weights (after the parallel-edge rule).
     for (const Worker& w : workers) {
       min_weight_ = std::min(min_weight_, w.min_weight);
       min_negative_edge_ = std::min(min_negative_edge_, w.negative);
@@ -547,6 +563,8 @@ class ProjectionBuilder {
         std::uint64_t pos = first;
         std::uint32_t* targets = csr->targets.get();
         double* weights = csr->weights.get();
+        const bool merging = weights != nullptr && spec_.parallel_edges != ParallelEdges::kKeep;
+        worker->edges.clear();
         if (weights != nullptr) {
           // Each weight is a cache miss on the edge's property block: start
           // them all before reading the first, so they overlap.
@@ -568,8 +586,11 @@ class ProjectionBuilder {
                          Status st = WeightOf(edge, &w, worker);
                          if (!st.ok()) error->Record(edge, std::move(st));
                          weights[pos] = w;
-                         worker->min_weight = std::min(worker->min_weight, w);
-                         if (w < 0) worker->negative = std::min(worker->negative, edge);
+                         if (merging) {
+                           worker->edges.push_back(edge);  // SortAndMerge notes the merged weights
+                         } else {
+                           NoteWeight(worker, w, edge);
+                         }
                        }
                        ++pos;
                      });
@@ -582,6 +603,13 @@ class ProjectionBuilder {
     });
   }
 
+  // Records a weight the projection holds, of edge `edge`, for min_weight()
+  // and negative_weight_edge().
+  static void NoteWeight(Worker* worker, double w, std::uint64_t edge) {
+    worker->min_weight = std::min(worker->min_weight, w);
+    if (w < 0) worker->negative = std::min(worker->negative, edge);
+  }
+
   // Sorts one vertex's entries by (neighbour, weight) and applies the
   // parallel-edge rule in place; returns the entries kept.
   std::uint64_t SortAndMerge(std::uint32_t* t, double* w, std::uint64_t n, Worker* worker) const {
@@ -590,20 +618,44 @@ class ProjectionBuilder {
       if (spec_.parallel_edges == ParallelEdges::kKeep) return n;
       return static_cast<std::uint64_t>(std::unique(t, t + n) - t);
     }
+    if (spec_.parallel_edges != ParallelEdges::kKeep) return SortAndMergeWeighted(t, w, n, worker);
     std::vector<std::pair<std::uint32_t, double>>& tmp = worker->sort;
     tmp.resize(n);
     for (std::uint64_t i = 0; i < n; ++i) tmp[i] = {t[i], w[i]};
     if (!std::is_sorted(tmp.begin(), tmp.end())) std::sort(tmp.begin(), tmp.end());
-    std::uint64_t k = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
-      if (k > 0 && spec_.parallel_edges != ParallelEdges::kKeep && t[k - 1] == tmp[i].first) {
-        if (spec_.parallel_edges == ParallelEdges::kMerge) w[k - 1] += tmp[i].second;
+      t[i] = tmp[i].first;
+      w[i] = tmp[i].second;
+    }
+    return n;
+  }
+
+  // SortAndMerge for weighted entries under kDrop or kMerge (worker->edges
+  // holds each entry's edge). Each kept entry stands for the smallest edge id
+  // of its run, and its final weight (the run's smallest under kDrop, the sum
+  // in ascending weight order under kMerge) is what NoteWeight records.
+  std::uint64_t SortAndMergeWeighted(std::uint32_t* t, double* w, std::uint64_t n, Worker* worker) const {
+    std::vector<MergeEntry>& tmp = worker->merge;
+    tmp.resize(n);
+    for (std::uint64_t i = 0; i < n; ++i) tmp[i] = {t[i], w[i], worker->edges[i]};
+    if (!std::is_sorted(tmp.begin(), tmp.end())) std::sort(tmp.begin(), tmp.end());
+    std::uint64_t k = 0;
+    std::uint64_t run_edge = 0;  // the smallest edge id of the run being merged
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (k > 0 && t[k - 1] == tmp[i].target) {
+        if (spec_.parallel_edges == ParallelEdges::kMerge) {
+          w[k - 1] += tmp[i].weight;
+          run_edge = std::min(run_edge, tmp[i].edge);
+        }
         continue;  // kDrop: the first of a run has the smallest weight
       }
-      t[k] = tmp[i].first;
-      w[k] = tmp[i].second;
+      if (k > 0) NoteWeight(worker, w[k - 1], run_edge);
+      t[k] = tmp[i].target;
+      w[k] = tmp[i].weight;
+      run_edge = tmp[i].edge;
       ++k;
     }
+    if (k > 0) NoteWeight(worker, w[k - 1], run_edge);
     return k;
   }
 

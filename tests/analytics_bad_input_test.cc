@@ -251,5 +251,29 @@ TEST(AnalyticsBadInputTest, MergedWeightsDescribeTheProjection) {
   EXPECT_EQ(negative.negative_weight_edge(), info.edges[0]);
 }
 
+// Regression: Fill stopped handing out blocks after the first error, so the
+// edge named depended on the thread count. The smaller bad edge id sits in a
+// later block of vertex ids than the larger one.
+TEST(AnalyticsBadInputTest, BadWeightMessageIsTheSameOnEveryThreadCount) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < 20000; ++i) vs.push_back(b.AddVertex("A"));
+  b.AddEdge("E", vs[19000], vs[19001], {{"w", "light"}});  // the smaller edge id, a late block
+  for (int i = 0; i < 2000; ++i) b.AddEdge("E", vs[i], vs[i + 1], {{"w", 1.0}});
+  b.AddEdge("E", vs[0], vs[2], {{"w", "heavy"}});  // a larger edge id, the first block
+  CommitInfo info = graph->Write(std::move(b)).value();
+  Snapshot snap = graph->GetSnapshot();
+  auto one = Project(snap, {.weight_property = "w", .threads = 1});
+  ASSERT_EQ(one.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(one.status().message().find("edge " + std::to_string(info.edges[0].value()) + " "),
+            std::string::npos)
+      << one.status().ToString();
+  for (std::uint32_t t : {2u, 3u}) {
+    auto r = Project(snap, {.weight_property = "w", .threads = t});
+    EXPECT_EQ(r.status().message(), one.status().message()) << t;
+  }
+}
+
 }  // namespace
 }  // namespace quiver

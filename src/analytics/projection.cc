@@ -53,8 +53,9 @@ namespace {
 constexpr std::uint32_t kAbsent = 0xFFFFFFFFu;
 constexpr std::uint64_t kIdBlock = 8192;
 
-// The first error met by any worker; the one with the smallest edge id wins
-// so the message does not depend on scheduling.
+// The error of the smallest bad edge id among those recorded. Fill records
+// every bad edge (it does not stop at the first), so the message does not
+// depend on scheduling or on the thread count.
 class FirstError {
  public:
   void Record(std::uint64_t edge, Status s) {
@@ -381,7 +382,7 @@ class ProjectionBuilder {
   // adjacency is live, so the edge table need not be consulted.
   Status WeightOf(std::uint64_t e, double* w, Worker* worker) const {
     const std::optional<PropertyView> v = storage::GetProperty(worker->Props(*g_, e), weight_key_->value());
-    if (!v) {
+    if (!v || v->is_null()) {  // a null is missing, as in traversal and Top-K
       if (spec_.default_weight) {
         *w = *spec_.default_weight;
         return Status::Ok();
@@ -418,6 +419,8 @@ class ProjectionBuilder {
     const std::uint64_t blocks = Blocks();
     std::atomic<std::uint64_t> next{0};
     base::RunOnThreads(threads_, [&](unsigned w) {
+      // Every block is filled even after an error: the smallest bad edge id
+      // may lie in any block, and FirstError can only name it if it is met.
       for (std::uint64_t b; (b = next.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
         if (error.failed()) return;
         const std::uint64_t begin = b * kIdBlock, end = std::min(limit_, begin + kIdBlock);
@@ -713,7 +716,13 @@ class ProjectionBuilder {
 };
 
 Result<Projection> Project(const Snapshot& snapshot, const ProjectionSpec& spec) {
-  return ProjectionBuilder(snapshot, spec).Build();
+  // The arrays are allocated with new[]; running out of memory must reach
+  // the caller as a status (RunOnThreads rethrows a worker's bad_alloc here).
+  try {
+    return ProjectionBuilder(snapshot, spec).Build();
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError("Project: out of memory while building the projection");
+  }
 }
 
 std::optional<std::uint32_t> Projection::ToDense(VertexId id) const {

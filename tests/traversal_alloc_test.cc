@@ -1,10 +1,12 @@
-// A warmed-up TraversalContext serves repeated queries without allocating:
-// this binary's operator new counts allocations made on the test's thread
-// while counting is switched on.
+// A warmed-up TraversalContext serves repeated queries without allocating,
+// and Project checks its memory limit before allocating its arrays: this
+// binary's operator new counts allocations (and their bytes) made on the
+// test's thread while counting is switched on.
 #include <cstdlib>
 #include <new>
 
 #include "gtest/gtest.h"
+#include "quiver/analytics.h"
 #include "quiver/traversal.h"
 #include "traversal_test_graph.h"
 
@@ -16,6 +18,7 @@ namespace {
 
 thread_local bool g_counting = false;
 thread_local std::size_t g_allocations = 0;
+thread_local std::size_t g_bytes = 0;
 
 }  // namespace
 
@@ -26,7 +29,10 @@ thread_local std::size_t g_allocations = 0;
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
 void* operator new(std::size_t n) {
-  if (g_counting) ++g_allocations;
+  if (g_counting) {
+    ++g_allocations;
+    g_bytes += n;
+  }
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
 }
@@ -76,6 +82,27 @@ TEST(TraversalAllocTest, WarmContextAllocatesNothing) {
       ShortestPath(snap, VertexId(g.vertices[0]), VertexId(g.vertices[5]), unweighted, cold, &path).ok());
   g_counting = false;
   EXPECT_GT(g_allocations, 0u);
+}
+
+// Regression: the memory limit was checked only after the id map and the
+// offsets were allocated. Refused early, a projection of 50,000 vertex ids
+// allocates less than a byte per id on the calling thread.
+TEST(ProjectionAllocTest, MemoryLimitIsCheckedBeforeArraysAreAllocated) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < 50000; ++i) vs.push_back(b.AddVertex(i % 2 == 0 ? "A" : "B"));
+  b.AddEdge("E", vs[0], vs[2]);
+  ASSERT_TRUE(graph->Write(std::move(b)).ok());
+  Snapshot snap = graph->GetSnapshot();
+  for (const std::vector<std::string>& labels : {std::vector<std::string>{}, std::vector<std::string>{"A"}}) {
+    g_bytes = 0;
+    g_counting = true;
+    auto r = Project(snap, {.vertex_labels = labels, .memory_limit_bytes = 1000, .threads = 1});
+    g_counting = false;
+    EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << labels.size();
+    EXPECT_LT(g_bytes, 50000u) << labels.size();
+  }
 }
 
 }  // namespace

@@ -91,9 +91,13 @@ struct ProjectionSpec {
   std::optional<double> default_weight = {};
   SelfLoops self_loops = SelfLoops::kKeep;
   ParallelEdges parallel_edges = ParallelEdges::kKeep;
-  // The most bytes the projection may hold, checked before its arrays are
-  // allocated (see Projection::memory_bytes); above it: ResourceExhausted.
-  // The check counts entries before parallel-edge removal. 0: no limit.
+  // The most bytes the projection may hold (see Projection::memory_bytes);
+  // above it: ResourceExhausted. Checked before the arrays it counts are
+  // allocated: the id map and offsets once the vertices are counted (before
+  // the build's 4-byte-per-id scratch map too), the neighbour and weight
+  // arrays once the entries are counted (before parallel-edge removal, so
+  // the check may refuse a projection that removal would have shrunk below
+  // the limit). Build scratch is not counted. 0: no limit.
   std::uint64_t memory_limit_bytes = 0;
   // Threads to build with; 0: one per hardware thread, at most 8.
   std::uint32_t threads = 0;

@@ -5,16 +5,18 @@
 //
 //   1. resolve    names to ids (unknown: NotFound) and check the spec;
 //   2. vertices   when every live vertex is included and there are no holes,
-//                 dense ids are the ids (no map). Otherwise per block the
-//                 included vertices get local numbers and a prefix sum over
-//                 blocks makes them dense ids in one flat array over the id
-//                 range, so dense order is VertexId order on every thread
-//                 count;
+//                 dense ids are the ids (no map). Otherwise each block counts
+//                 its included vertices, a prefix sum over blocks gives each
+//                 block its first dense id, and a second sweep writes them
+//                 into one flat array over the id range, so dense order is
+//                 VertexId order on every thread count. The memory limit is
+//                 checked on the id map and offsets between the two sweeps,
+//                 before any array exists;
 //   3. count      per block, each vertex's entries in every built direction
 //                 in one sweep of the slots (a vertex with no filter to apply
 //                 reads its degree from the slot; a filtered one reads its
 //                 entries), plus the block's total. The memory limit is
-//                 checked here, before the neighbour arrays exist;
+//                 checked again here, before the neighbour arrays exist;
 //   4. fill       per block: its totals' prefix turns its counts into
 //                 offsets, then one sweep of the slots writes every built
 //                 direction's entries at a running cursor (weights read from
@@ -122,14 +124,14 @@ class ProjectionBuilder {
 
   Result<Projection> Build() {
     QUIVER_RETURN_IF_ERROR(Resolve());
-    QUIVER_RETURN_IF_ERROR(SelectVertices());
+    std::vector<Pass> passes = Passes();
+    QUIVER_RETURN_IF_ERROR(SelectVertices(passes.size()));
     p_.undirected_ = spec_.undirected;
     p_.weighted_ = weight_key_.has_value();
     // Phase 3 for every direction first, so the limit sees the whole size.
     // With both directions of a directed projection the in adjacency is the
     // transpose of the out one (the same edges pass the same filters), so
     // only the out pass reads storage: see Transpose.
-    std::vector<Pass> passes = Passes();
     const bool transpose = passes.size() == 2;
     if (transpose) passes.pop_back();
     std::vector<std::uint64_t> entries = Count(passes);
@@ -207,24 +209,25 @@ class ProjectionBuilder {
     return identity_ ? std::min(limit_, b * kIdBlock) : block_dense_[b];
   }
 
-  Status SelectVertices() {
+  // Phase 2. The vertices are counted before anything is allocated, so the
+  // memory limit refuses a projection whose id map and `passes` offset
+  // arrays alone exceed it before they (or the 4-byte-per-id map) exist.
+  Status SelectVertices(std::size_t passes) {
     limit_ = snap_.vertex_id_limit();
     const std::uint64_t blocks = Blocks();
+    const std::vector<std::uint64_t> no_entries(passes, 0);
     if (spec_.vertex_labels.empty() && snap_.vertex_count() == limit_) {
       // Every id is live and included: dense ids are the ids, no map at all.
       if (limit_ >= kAbsent) return ResourceExhaustedError("Project: 2^32 - 1 vertices or more");
       p_.vertex_count_ = static_cast<std::uint32_t>(limit_);
       identity_ = true;
-      return Status::Ok();
+      return CheckMemory(no_entries);
     }
-    dense_.reset(new std::uint32_t[limit_]);
     block_dense_.assign(blocks + 1, 0);
     ForIdBlocks(threads_, limit_, [&](std::uint64_t b, std::uint64_t begin, std::uint64_t end) {
-      std::fill(dense_.get() + begin, dense_.get() + end, kAbsent);
       std::uint32_t n = 0;
-      ForSlots(*g_, begin, end, [&](std::uint64_t v, const storage::VertexSlot& slot) {
-        if (LabelOk(slot.label)) dense_[v] = n++;
-      });
+      ForSlots(*g_, begin, end,
+               [&](std::uint64_t, const storage::VertexSlot& slot) { n += LabelOk(slot.label); });
       block_dense_[b + 1] = n;
     });
     for (std::uint64_t b = 0; b < blocks; ++b) block_dense_[b + 1] += block_dense_[b];
@@ -232,17 +235,20 @@ class ProjectionBuilder {
     if (count >= kAbsent) return ResourceExhaustedError("Project: 2^32 - 1 vertices or more");
     p_.vertex_count_ = static_cast<std::uint32_t>(count);
     identity_ = count == limit_;
-    if (identity_) {
-      dense_.reset();
-      return Status::Ok();
-    }
+    QUIVER_RETURN_IF_ERROR(CheckMemory(no_entries));
+    if (identity_) return Status::Ok();
+    // Dense ids in VertexId order: block b's start at the prefix of the
+    // counts before it.
+    dense_.reset(new std::uint32_t[limit_]);
     p_.ids_.reset(new std::uint64_t[count]);
     ForIdBlocks(threads_, limit_, [&](std::uint64_t b, std::uint64_t begin, std::uint64_t end) {
-      for (std::uint64_t v = begin; v < end; ++v) {
-        if (dense_[v] == kAbsent) continue;
-        dense_[v] += static_cast<std::uint32_t>(block_dense_[b]);
-        p_.ids_[dense_[v]] = v;
-      }
+      std::fill(dense_.get() + begin, dense_.get() + end, kAbsent);
+      auto n = static_cast<std::uint32_t>(block_dense_[b]);
+      ForSlots(*g_, begin, end, [&](std::uint64_t v, const storage::VertexSlot& slot) {
+        if (!LabelOk(slot.label)) return;
+        dense_[v] = n;
+        p_.ids_[n++] = v;
+      });
     });
     return Status::Ok();
   }
@@ -334,7 +340,7 @@ class ProjectionBuilder {
     std::uint64_t bytes = identity_ ? 0 : 8ull * p_.vertex_count_;
     for (std::uint64_t e : entries) bytes += 8ull * (p_.vertex_count_ + 1) + per_entry * e;
     if (spec_.memory_limit_bytes != 0 && bytes > spec_.memory_limit_bytes)
-      return ResourceExhaustedError("Project: the projection needs " + std::to_string(bytes) +
+      return ResourceExhaustedError("Project: the projection needs at least " + std::to_string(bytes) +
                                     " bytes, above the memory limit of " +
                                     std::to_string(spec_.memory_limit_bytes));
     return Status::Ok();
@@ -422,7 +428,6 @@ class ProjectionBuilder {
       // Every block is filled even after an error: the smallest bad edge id
       // may lie in any block, and FirstError can only name it if it is met.
       for (std::uint64_t b; (b = next.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
-        if (error.failed()) return;
         const std::uint64_t begin = b * kIdBlock, end = std::min(limit_, begin + kIdBlock);
         for (std::size_t i = 0; i < passes.size(); ++i) MakeOffsets(passes[i], block_entries_[i][b], b);
         FillBlock(passes, begin, end, kept, &workers[w], &error);

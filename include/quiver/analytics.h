@@ -125,7 +125,8 @@ class Projection {
   bool weighted() const { return weighted_; }
 
   // Neighbours of dense vertex `v` in ascending dense id (a multigraph's
-  // repeated neighbours adjacent, their order by edge id). Requires v <
+  // repeated neighbours adjacent, in ascending weight when weighted; never
+  // in edge-id or storage order). Requires v <
   // vertex_count() and has_out() / has_in(). O(1).
   std::span<const std::uint32_t> OutNeighbors(std::uint32_t v) const { return out_.Neighbors(v); }
   std::span<const std::uint32_t> InNeighbors(std::uint32_t v) const { return In().Neighbors(v); }

@@ -275,5 +275,25 @@ TEST(AnalyticsBadInputTest, BadWeightMessageIsTheSameOnEveryThreadCount) {
   }
 }
 
+// Regression: a null weight was an error even with default_weight set;
+// traversal and Top-K treat a null as missing.
+TEST(AnalyticsBadInputTest, NullWeightIsMissing) {
+  Small s;
+  WriteBatch b;
+  b.SetProperty(s.e[1], "w", nullptr);
+  ASSERT_TRUE(s.graph->Write(std::move(b)).ok());
+  Snapshot snap = s.graph->GetSnapshot();
+  auto with_default = Project(snap, {.weight_property = "w", .default_weight = 9.0});
+  ASSERT_TRUE(with_default.ok()) << with_default.status().ToString();
+  const std::uint32_t d1 = with_default->ToDense(s.v[1]).value();
+  ASSERT_EQ(with_default->OutWeights(d1).size(), 1u);
+  EXPECT_EQ(with_default->OutWeights(d1)[0], 9.0);
+  auto without = Project(snap, {.weight_property = "w"});
+  ASSERT_EQ(without.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(without.status().message().find("edge " + std::to_string(s.e[1].value()) + " has no weight"),
+            std::string::npos)
+      << without.status().ToString();
+}
+
 }  // namespace
 }  // namespace quiver

@@ -86,7 +86,8 @@ struct ProjectionSpec {
   // empty: no weights. An included edge whose value has another type is
   // InvalidArgument naming the edge.
   std::string weight_property = {};
-  // The weight of an included edge that lacks `weight_property`; nullopt
+  // The weight of an included edge that lacks `weight_property` or holds a
+  // null there (a null is missing, as in traversal and Top-K); nullopt
   // (default): such an edge is InvalidArgument. Must not be NaN.
   std::optional<double> default_weight = {};
   SelfLoops self_loops = SelfLoops::kKeep;

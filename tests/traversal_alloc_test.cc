@@ -19,6 +19,8 @@ namespace {
 thread_local bool g_counting = false;
 thread_local std::size_t g_allocations = 0;
 thread_local std::size_t g_bytes = 0;
+// Allocations of more bytes than this on the test's thread throw bad_alloc.
+thread_local std::size_t g_fail_above = ~std::size_t{0};
 
 }  // namespace
 
@@ -29,6 +31,7 @@ thread_local std::size_t g_bytes = 0;
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
 void* operator new(std::size_t n) {
+  if (n > g_fail_above) throw std::bad_alloc();
   if (g_counting) {
     ++g_allocations;
     g_bytes += n;
@@ -103,6 +106,23 @@ TEST(ProjectionAllocTest, MemoryLimitIsCheckedBeforeArraysAreAllocated) {
     EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << labels.size();
     EXPECT_LT(g_bytes, 50000u) << labels.size();
   }
+}
+
+// Out of memory while building, Project returns ResourceExhausted instead of
+// letting std::bad_alloc escape the API.
+TEST(ProjectionAllocTest, OutOfMemoryIsAStatus) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < 50000; ++i) vs.push_back(b.AddVertex("A"));
+  b.AddEdge("E", vs[0], vs[2]);
+  ASSERT_TRUE(graph->Write(std::move(b)).ok());
+  Snapshot snap = graph->GetSnapshot();
+  g_fail_above = 100000;  // the 400,000-byte offsets array fails
+  Result<Projection> r = InvalidArgumentError("not run");
+  EXPECT_NO_THROW(r = Project(snap, {.threads = 1}));
+  g_fail_above = ~std::size_t{0};
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
 }
 
 }  // namespace

@@ -203,5 +203,97 @@ TEST(AnalyticsBadInputTest, WriteBackSetsAndRemovesProperties) {
   EXPECT_EQ(WriteVertexProperty(*s.graph, p, "dist", dist).status().code(), StatusCode::kNotFound);
 }
 
+// Regression: two finite seed weights whose sum overflows to +infinity made
+// every rank 0 with OK.
+TEST(AnalyticsBadInputTest, HugeSeedWeightsStillSumToOne) {
+  Small s;
+  auto p = Project(s.graph->GetSnapshot()).value();
+  using Seeds = std::vector<std::pair<VertexId, double>>;
+  for (const Seeds& seeds : {Seeds{{s.v[0], 1e308}, {s.v[1], 1e308}}, Seeds{{s.v[0], 1e308}, {s.v[0], 1e308}},
+                             Seeds{{s.v[0], 4e-320}, {s.v[1], 1e-320}}}) {
+    auto r = PersonalizedPageRank(p, seeds);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    double sum = 0;
+    for (double x : *r) sum += x;
+    EXPECT_NEAR(sum, 1.0, 1e-9);
+  }
+}
+
+// Regression: min_weight() and negative_weight_edge() described the weights
+// before kMerge summed them.
+TEST(AnalyticsBadInputTest, MergedWeightsDescribeTheProjection) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  auto a = b.AddVertex("A"), c = b.AddVertex("A");
+  b.AddEdge("E", a, c, {{"w", -1.0}});
+  b.AddEdge("E", a, c, {{"w", 5}});
+  CommitInfo info = graph->Write(std::move(b)).value();
+  Snapshot snap = graph->GetSnapshot();
+  auto merged = Project(snap, {.weight_property = "w", .parallel_edges = ParallelEdges::kMerge}).value();
+  const std::uint32_t da = merged.ToDense(info.vertices[0]).value();
+  ASSERT_EQ(merged.OutWeights(da).size(), 1u);
+  EXPECT_EQ(merged.OutWeights(da)[0], 4.0);
+  EXPECT_EQ(merged.min_weight(), 4.0);
+  EXPECT_FALSE(merged.negative_weight_edge().has_value());
+  EXPECT_TRUE(Sssp(merged, info.vertices[0]).ok());
+  // Dropped, the negative edge is what remains (the smallest weight).
+  auto dropped = Project(snap, {.weight_property = "w", .parallel_edges = ParallelEdges::kDrop}).value();
+  EXPECT_EQ(dropped.min_weight(), -1.0);
+  EXPECT_EQ(dropped.negative_weight_edge(), info.edges[0]);
+  // Merged to a negative sum, the entry names its smallest edge id.
+  WriteBatch more;
+  more.AddEdge("E", info.vertices[0], info.vertices[1], {{"w", -7}});
+  ASSERT_TRUE(graph->Write(std::move(more)).ok());
+  auto negative =
+      Project(graph->GetSnapshot(), {.weight_property = "w", .parallel_edges = ParallelEdges::kMerge})
+          .value();
+  EXPECT_EQ(negative.min_weight(), -3.0);
+  EXPECT_EQ(negative.negative_weight_edge(), info.edges[0]);
+}
+
+// Regression: Fill stopped handing out blocks after the first error, so the
+// edge named depended on the thread count. The smaller bad edge id sits in a
+// later block of vertex ids than the larger one.
+TEST(AnalyticsBadInputTest, BadWeightMessageIsTheSameOnEveryThreadCount) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < 20000; ++i) vs.push_back(b.AddVertex("A"));
+  b.AddEdge("E", vs[19000], vs[19001], {{"w", "light"}});  // the smaller edge id, a late block
+  for (int i = 0; i < 2000; ++i) b.AddEdge("E", vs[i], vs[i + 1], {{"w", 1.0}});
+  b.AddEdge("E", vs[0], vs[2], {{"w", "heavy"}});  // a larger edge id, the first block
+  CommitInfo info = graph->Write(std::move(b)).value();
+  Snapshot snap = graph->GetSnapshot();
+  auto one = Project(snap, {.weight_property = "w", .threads = 1});
+  ASSERT_EQ(one.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(one.status().message().find("edge " + std::to_string(info.edges[0].value()) + " "),
+            std::string::npos)
+      << one.status().ToString();
+  for (std::uint32_t t : {2u, 3u}) {
+    auto r = Project(snap, {.weight_property = "w", .threads = t});
+    EXPECT_EQ(r.status().message(), one.status().message()) << t;
+  }
+}
+
+// Regression: a null weight was an error even with default_weight set;
+// traversal and Top-K treat a null as missing.
+TEST(AnalyticsBadInputTest, NullWeightIsMissing) {
+  Small s;
+  WriteBatch b;
+  b.SetProperty(s.e[1], "w", nullptr);
+  ASSERT_TRUE(s.graph->Write(std::move(b)).ok());
+  Snapshot snap = s.graph->GetSnapshot();
+  auto with_default = Project(snap, {.weight_property = "w", .default_weight = 9.0});
+  ASSERT_TRUE(with_default.ok()) << with_default.status().ToString();
+  const std::uint32_t d1 = with_default->ToDense(s.v[1]).value();
+  ASSERT_EQ(with_default->OutWeights(d1).size(), 1u);
+  EXPECT_EQ(with_default->OutWeights(d1)[0], 9.0);
+  auto without = Project(snap, {.weight_property = "w"});
+  ASSERT_EQ(without.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(without.status().message().find("edge " + std::to_string(s.e[1].value()) + " has no weight"),
+            std::string::npos)
+      << without.status().ToString();
+}
+
 }  // namespace
 }  // namespace quiver

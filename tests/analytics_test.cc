@@ -430,5 +430,22 @@ TEST(AnalyticsTest, ResultsAreIdenticalOnEveryThreadCount) {
   }
 }
 
+// Pins the documented order of a multigraph's repeated neighbours: by weight,
+// not by edge id (the projection sorts each list by (neighbour, weight)).
+TEST(AnalyticsTest, RepeatedNeighboursComeInWeightOrder) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  auto a = b.AddVertex("V"), c = b.AddVertex("V");
+  b.AddEdge("E", a, c, {{"w", 5.0}});
+  b.AddEdge("E", a, c, {{"w", 2.0}});
+  b.AddEdge("E", a, c, {{"w", 3}});
+  ASSERT_TRUE(graph->Write(std::move(b)).ok());
+  for (std::uint32_t t : {1u, 2u}) {
+    auto p = Project(graph->GetSnapshot(), {.weight_property = "w", .threads = t}).value();
+    EXPECT_TRUE(std::ranges::equal(p.OutWeights(0), std::vector<double>{2.0, 3.0, 5.0}));
+    EXPECT_TRUE(std::ranges::equal(p.InWeights(1), std::vector<double>{2.0, 3.0, 5.0}));
+  }
+}
+
 }  // namespace
 }  // namespace quiver

@@ -1,12 +1,14 @@
-// A warmed-up TraversalContext serves repeated queries without allocating:
-// this binary's operator new counts allocations made on the test's thread
-// while counting is switched on. (It is also the binary's one operator new,
-// so it carries the allocation-failure hook of alloc_hook.h.)
+// A warmed-up TraversalContext serves repeated queries without allocating,
+// and Project checks its memory limit before allocating its arrays: this
+// binary's operator new counts allocations (and their bytes) made on the
+// test's thread while counting is switched on. (It is also the binary's one
+// operator new, so it carries the allocation-failure hook of alloc_hook.h.)
 #include <cstdlib>
 #include <new>
 
 #include "alloc_hook.h"
 #include "gtest/gtest.h"
+#include "quiver/analytics.h"
 #include "quiver/traversal.h"
 #include "traversal_test_graph.h"
 
@@ -18,6 +20,9 @@ namespace {
 
 thread_local bool g_counting = false;
 thread_local std::size_t g_allocations = 0;
+thread_local std::size_t g_bytes = 0;
+// Allocations of more bytes than this on the test's thread throw bad_alloc.
+thread_local std::size_t g_fail_above = ~std::size_t{0};
 
 }  // namespace
 
@@ -28,7 +33,11 @@ thread_local std::size_t g_allocations = 0;
 #pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 #endif
 void* operator new(std::size_t n) {
-  if (g_counting) ++g_allocations;
+  if (n > g_fail_above) throw std::bad_alloc();
+  if (g_counting) {
+    ++g_allocations;
+    g_bytes += n;
+  }
   if (quiver::test_util::OperatorNewShouldFail()) throw std::bad_alloc();
   if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
   throw std::bad_alloc();
@@ -79,6 +88,44 @@ TEST(TraversalAllocTest, WarmContextAllocatesNothing) {
       ShortestPath(snap, VertexId(g.vertices[0]), VertexId(g.vertices[5]), unweighted, cold, &path).ok());
   g_counting = false;
   EXPECT_GT(g_allocations, 0u);
+}
+
+// Regression: the memory limit was checked only after the id map and the
+// offsets were allocated. Refused early, a projection of 50,000 vertex ids
+// allocates less than a byte per id on the calling thread.
+TEST(ProjectionAllocTest, MemoryLimitIsCheckedBeforeArraysAreAllocated) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < 50000; ++i) vs.push_back(b.AddVertex(i % 2 == 0 ? "A" : "B"));
+  b.AddEdge("E", vs[0], vs[2]);
+  ASSERT_TRUE(graph->Write(std::move(b)).ok());
+  Snapshot snap = graph->GetSnapshot();
+  for (const std::vector<std::string>& labels : {std::vector<std::string>{}, std::vector<std::string>{"A"}}) {
+    g_bytes = 0;
+    g_counting = true;
+    auto r = Project(snap, {.vertex_labels = labels, .memory_limit_bytes = 1000, .threads = 1});
+    g_counting = false;
+    EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << labels.size();
+    EXPECT_LT(g_bytes, 50000u) << labels.size();
+  }
+}
+
+// Out of memory while building, Project returns ResourceExhausted instead of
+// letting std::bad_alloc escape the API.
+TEST(ProjectionAllocTest, OutOfMemoryIsAStatus) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < 50000; ++i) vs.push_back(b.AddVertex("A"));
+  b.AddEdge("E", vs[0], vs[2]);
+  ASSERT_TRUE(graph->Write(std::move(b)).ok());
+  Snapshot snap = graph->GetSnapshot();
+  g_fail_above = 100000;  // the 400,000-byte offsets array fails
+  Result<Projection> r = InvalidArgumentError("not run");
+  EXPECT_NO_THROW(r = Project(snap, {.threads = 1}));
+  g_fail_above = ~std::size_t{0};
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
 }
 
 }  // namespace

@@ -4,8 +4,11 @@
 // parts), plus budgets and bad input.
 #include "quiver/traversal.h"
 
+#include <chrono>
 #include <cmath>
+#include <limits>
 #include <random>
+#include <thread>
 
 #include "gtest/gtest.h"
 #include "traversal_test_graph.h"
@@ -448,6 +451,108 @@ TEST(TraversalTest, InvalidWeightsNameTheEdge) {
   ASSERT_TRUE(ShortestPath(snap, vz, va, {.edge_types = {"S"}, .weight_key = "w"}, ctx, &p, &found).ok());
   EXPECT_TRUE(found);
   EXPECT_EQ(p.cost, 0);
+}
+
+// Regression: int64 scores were ranked as doubles, so 2^53 and 2^53 + 1 tied
+// and the smaller edge id won.
+TEST(TraversalTest, TopKRanksInt64ScoresExactly) {
+  auto graph = Graph::OpenInMemory().value();
+  constexpr std::int64_t kTwo53 = std::int64_t{1} << 53;
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  WriteBatch b;
+  NewVertex a = b.AddVertex("P"), x = b.AddVertex("P"), y = b.AddVertex("P");
+  b.AddEdge("D", a, x, {{"w", kTwo53}});  // descending: the later edge must win
+  b.AddEdge("D", a, y, {{"w", kTwo53 + 1}});
+  b.AddEdge("A", a, x, {{"w", kTwo53 + 1}});  // ascending: the later edge must win
+  b.AddEdge("A", a, y, {{"w", kTwo53}});
+  b.AddEdge("M", a, x, {{"w", 9007199254740992.0}});  // mixed: double 2^53 < int64 2^53 + 1
+  b.AddEdge("M", a, y, {{"w", kTwo53 + 1}});
+  b.AddEdge("N", a, x, {{"w", kMax}});  // mixed: int64 max < double 2^63
+  b.AddEdge("N", a, y, {{"w", 9223372036854775808.0}});
+  CommitInfo info = graph->Write(std::move(b)).value();
+  Snapshot snap = graph->GetSnapshot();
+  TraversalContext ctx;
+  std::vector<Neighbor> top;
+  const VertexId va = info.vertices[0];
+  ASSERT_TRUE(TopKNeighbors(snap, va, {.edge_types = {"D"}, .key = "w", .k = 1}, ctx, &top).ok());
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].edge, info.edges[1]);
+  ASSERT_TRUE(
+      TopKNeighbors(snap, va, {.edge_types = {"A"}, .key = "w", .descending = false, .k = 1}, ctx, &top)
+          .ok());
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].edge, info.edges[3]);
+  ASSERT_TRUE(TopKNeighbors(snap, va, {.edge_types = {"M"}, .key = "w", .k = 1}, ctx, &top).ok());
+  ASSERT_EQ(top.size(), 1u);
+  EXPECT_EQ(top[0].edge, info.edges[5]);
+  ASSERT_TRUE(
+      TopKNeighbors(snap, va, {.edge_types = {"M"}, .key = "w", .descending = false, .k = 1}, ctx, &top)
+          .ok());
+  EXPECT_EQ(top[0].edge, info.edges[4]);
+  ASSERT_TRUE(TopKNeighbors(snap, va, {.edge_types = {"N"}, .key = "w", .k = 2}, ctx, &top).ok());
+  ASSERT_EQ(top.size(), 2u);
+  EXPECT_EQ(top[0].edge, info.edges[7]);
+  EXPECT_EQ(top[1].edge, info.edges[6]);
+}
+
+// Regression: the deadline was polled every 64th vertex expanded, not at
+// each one as Budget documents. The sink sleeps past the deadline; the next
+// vertex expanded must see it (no wall-clock time is asserted).
+TEST(TraversalTest, DeadlineIsPolledAtEachVertexExpanded) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> chain;
+  for (int i = 0; i < 10; ++i) chain.push_back(b.AddVertex("P"));
+  for (int i = 0; i + 1 < 10; ++i) b.AddEdge("R", chain[i], chain[i + 1]);
+  CommitInfo info = graph->Write(std::move(b)).value();
+  Snapshot snap = graph->GetSnapshot();
+  TraversalContext ctx;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+  ExpandSpec spec{.seeds = {info.vertices[0]}, .max_depth = 20};
+  spec.budget.deadline = deadline;
+  int visits = 0;
+  TraversalStats stats;
+  Status s = Expand(
+      snap, spec, ctx,
+      [&](const Visit&) {
+        ++visits;
+        std::this_thread::sleep_until(deadline + std::chrono::milliseconds(1));
+        return true;
+      },
+      &stats);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(stats.stopped_by, StopReason::kDeadline);
+  EXPECT_LE(visits, 1);
+}
+
+// Regression: bidirectional Dijkstra reported no path when the cost
+// overflowed to +infinity, while Yen and AllShortestPaths found it.
+TEST(TraversalTest, PathsWhoseCostOverflowsAgree) {
+  for (int hops : {2, 3, 4}) {
+    auto graph = Graph::OpenInMemory().value();
+    WriteBatch b;
+    std::vector<NewVertex> chain;
+    for (int i = 0; i <= hops; ++i) chain.push_back(b.AddVertex("P"));
+    for (int i = 0; i < hops; ++i) b.AddEdge("R", chain[i], chain[i + 1], {{"w", 1e308}});
+    CommitInfo info = graph->Write(std::move(b)).value();
+    Snapshot snap = graph->GetSnapshot();
+    TraversalContext ctx;
+    const VertexId s = info.vertices.front(), t = info.vertices.back();
+    const PathSpec spec{.weight_key = "w"};
+    Path p;
+    bool found = false;
+    ASSERT_TRUE(ShortestPath(snap, s, t, spec, ctx, &p, &found).ok());
+    EXPECT_TRUE(found) << hops;
+    EXPECT_EQ(p.edges, info.edges) << hops;
+    EXPECT_EQ(p.cost, std::numeric_limits<double>::infinity());
+    std::vector<Path> paths;
+    ASSERT_TRUE(KShortestPaths(snap, s, t, 1, spec, ctx, &paths).ok());
+    ASSERT_EQ(paths.size(), 1u);
+    EXPECT_EQ(paths[0].cost, std::numeric_limits<double>::infinity());
+    ASSERT_TRUE(AllShortestPaths(snap, s, t, 4, spec, ctx, &paths).ok());
+    ASSERT_EQ(paths.size(), 1u);
+    EXPECT_EQ(paths[0].edges, info.edges);
+  }
 }
 
 }  // namespace

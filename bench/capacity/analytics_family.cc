@@ -18,7 +18,8 @@
 //   vertex 0, one thread, as quiver::Sssp): the median of `repeats` runs of the Quiver kernel and
 //   of the raw one, alternated so both see the same machine; each Quiver result is checked against
 //   the raw one (exactly, PageRank within 1e-9 relative) or the bench stops. Ratio: Quiver time /
-//   raw time (target <= 1.3); peers: their median time / Quiver's (target >= 3).
+//   raw time (target <= 1.3); peers: their median time / Quiver's (target >= 3). Graphs above 10M
+//   edges are timed once per kernel (RepeatsFor).
 // Builds are timed the same way (median of `repeats`; the raw sweep alternated with them).
 #include <algorithm>
 #include <cmath>
@@ -35,6 +36,12 @@ namespace quiver::capacity {
 namespace {
 
 constexpr std::uint32_t kIterations = 10;
+
+// Timed runs per kernel: the profile's, but one on graphs above 10M edges, where one run of CDLP or
+// LCC takes minutes and the run-to-run spread is small next to it.
+int RepeatsFor(const Profile& profile, const Shape& shape) {
+  return shape.edges() > 10'000'000 ? 1 : profile.analytics_repeats;
+}
 
 BuiltGraph BuildWeighted(const Shape& shape) {
   BuiltGraph b;
@@ -136,7 +143,7 @@ void CheckEqual(bool equal, const char* kernel) {
 
 void RunShape(Context& ctx, const Shape& shape, Json& rows) {
   const int threads = ctx.Cores() > 1 ? 2 : 1;
-  const int repeats = ctx.profile.analytics_repeats;
+  const int repeats = RepeatsFor(ctx.profile, shape);
   const RunOptions run{.threads = static_cast<std::uint32_t>(threads)};
   BuiltGraph built = BuildWeighted(shape);
   Projection proj, weighted;
@@ -246,7 +253,7 @@ void PlanAnalytics(Context& ctx) {
     double estimate = EstimateBuildSeconds(s.vertices, s.edges()) * 1.5;  // weights: a property per edge
     estimate += static_cast<double>(s.edges()) * 1e-6;                    // raw CSR copy
     // Per repeat, Quiver + raw + peers: roughly 600 ns per edge over all kernels on this VM class.
-    estimate += static_cast<double>(ctx.profile.analytics_repeats) * static_cast<double>(s.edges()) * 600e-9;
+    estimate += static_cast<double>(RepeatsFor(ctx.profile, s)) * static_cast<double>(s.edges()) * 600e-9;
     ctx.progress.Plan("analytics", s.label(), estimate);
   }
 }

@@ -86,14 +86,19 @@ struct ProjectionSpec {
   // empty: no weights. An included edge whose value has another type is
   // InvalidArgument naming the edge.
   std::string weight_property = {};
-  // The weight of an included edge that lacks `weight_property`; nullopt
+  // The weight of an included edge that lacks `weight_property` or holds a
+  // null there (a null is missing, as in traversal and Top-K); nullopt
   // (default): such an edge is InvalidArgument. Must not be NaN.
   std::optional<double> default_weight = {};
   SelfLoops self_loops = SelfLoops::kKeep;
   ParallelEdges parallel_edges = ParallelEdges::kKeep;
-  // The most bytes the projection may hold, checked before its arrays are
-  // allocated (see Projection::memory_bytes); above it: ResourceExhausted.
-  // The check counts entries before parallel-edge removal. 0: no limit.
+  // The most bytes the projection may hold (see Projection::memory_bytes);
+  // above it: ResourceExhausted. Checked before the arrays it counts are
+  // allocated: the id map and offsets once the vertices are counted (before
+  // the build's 4-byte-per-id scratch map too), the neighbour and weight
+  // arrays once the entries are counted (before parallel-edge removal, so
+  // the check may refuse a projection that removal would have shrunk below
+  // the limit). Build scratch is not counted. 0: no limit.
   std::uint64_t memory_limit_bytes = 0;
   // Threads to build with; 0: one per hardware thread, at most 8.
   std::uint32_t threads = 0;
@@ -121,7 +126,8 @@ class Projection {
   bool weighted() const { return weighted_; }
 
   // Neighbours of dense vertex `v` in ascending dense id (a multigraph's
-  // repeated neighbours adjacent, their order by edge id). Requires v <
+  // repeated neighbours adjacent, in ascending weight when weighted; never
+  // in edge-id or storage order). Requires v <
   // vertex_count() and has_out() / has_in(). O(1).
   std::span<const std::uint32_t> OutNeighbors(std::uint32_t v) const { return out_.Neighbors(v); }
   std::span<const std::uint32_t> InNeighbors(std::uint32_t v) const { return In().Neighbors(v); }
@@ -137,9 +143,13 @@ class Projection {
   // hold it. O(log vertex_count()).
   std::optional<std::uint32_t> ToDense(VertexId id) const;
 
-  // The smallest weight, +infinity if there is none. Requires weighted().
+  // The smallest weight the projection holds (after the parallel-edge rule:
+  // a kMerge entry weighs its sum), +infinity if there is none. Requires
+  // weighted().
   double min_weight() const { return min_weight_; }
-  // An edge whose weight is negative (the smallest such id), if any.
+  // An edge behind a negative weight the projection holds, if any: the
+  // smallest such edge id, where a kDrop or kMerge entry stands for the
+  // smallest edge id among the edges it replaced.
   std::optional<EdgeId> negative_weight_edge() const { return negative_edge_; }
 
   // Bytes held by the arrays: per direction (8 bytes x (V + 1) offsets + 4

@@ -217,6 +217,8 @@ struct TopKSpec {
 struct Neighbor {
   VertexId vertex;
   EdgeId edge;
+  // The score as a double: an int64 beyond 2^53 is rounded here, though it
+  // was ranked by its exact value.
   double score = 0;
 };
 

@@ -5,16 +5,18 @@
 //
 //   1. resolve    names to ids (unknown: NotFound) and check the spec;
 //   2. vertices   when every live vertex is included and there are no holes,
-//                 dense ids are the ids (no map). Otherwise per block the
-//                 included vertices get local numbers and a prefix sum over
-//                 blocks makes them dense ids in one flat array over the id
-//                 range, so dense order is VertexId order on every thread
-//                 count;
+//                 dense ids are the ids (no map). Otherwise each block counts
+//                 its included vertices, a prefix sum over blocks gives each
+//                 block its first dense id, and a second sweep writes them
+//                 into one flat array over the id range, so dense order is
+//                 VertexId order on every thread count. The memory limit is
+//                 checked on the id map and offsets between the two sweeps,
+//                 before any array exists;
 //   3. count      per block, each vertex's entries in every built direction
 //                 in one sweep of the slots (a vertex with no filter to apply
 //                 reads its degree from the slot; a filtered one reads its
 //                 entries), plus the block's total. The memory limit is
-//                 checked here, before the neighbour arrays exist;
+//                 checked again here, before the neighbour arrays exist;
 //   4. fill       per block: its totals' prefix turns its counts into
 //                 offsets, then one sweep of the slots writes every built
 //                 direction's entries at a running cursor (weights read from
@@ -34,6 +36,7 @@
 #include <cmath>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -53,8 +56,9 @@ namespace {
 constexpr std::uint32_t kAbsent = 0xFFFFFFFFu;
 constexpr std::uint64_t kIdBlock = 8192;
 
-// The first error met by any worker; the one with the smallest edge id wins
-// so the message does not depend on scheduling.
+// The error of the smallest bad edge id among those recorded. Fill records
+// every bad edge (it does not stop at the first), so the message does not
+// depend on scheduling or on the thread count.
 class FirstError {
  public:
   void Record(std::uint64_t edge, Status s) {
@@ -121,14 +125,14 @@ class ProjectionBuilder {
 
   Result<Projection> Build() {
     QUIVER_RETURN_IF_ERROR(Resolve());
-    QUIVER_RETURN_IF_ERROR(SelectVertices());
+    std::vector<Pass> passes = Passes();
+    QUIVER_RETURN_IF_ERROR(SelectVertices(passes.size()));
     p_.undirected_ = spec_.undirected;
     p_.weighted_ = weight_key_.has_value();
     // Phase 3 for every direction first, so the limit sees the whole size.
     // With both directions of a directed projection the in adjacency is the
     // transpose of the out one (the same edges pass the same filters), so
     // only the out pass reads storage: see Transpose.
-    std::vector<Pass> passes = Passes();
     const bool transpose = passes.size() == 2;
     if (transpose) passes.pop_back();
     std::vector<std::uint64_t> entries = Count(passes);
@@ -206,24 +210,25 @@ class ProjectionBuilder {
     return identity_ ? std::min(limit_, b * kIdBlock) : block_dense_[b];
   }
 
-  Status SelectVertices() {
+  // Phase 2. The vertices are counted before anything is allocated, so the
+  // memory limit refuses a projection whose id map and `passes` offset
+  // arrays alone exceed it before they (or the 4-byte-per-id map) exist.
+  Status SelectVertices(std::size_t passes) {
     limit_ = snap_.vertex_id_limit();
     const std::uint64_t blocks = Blocks();
+    const std::vector<std::uint64_t> no_entries(passes, 0);
     if (spec_.vertex_labels.empty() && snap_.vertex_count() == limit_) {
       // Every id is live and included: dense ids are the ids, no map at all.
       if (limit_ >= kAbsent) return ResourceExhaustedError("Project: 2^32 - 1 vertices or more");
       p_.vertex_count_ = static_cast<std::uint32_t>(limit_);
       identity_ = true;
-      return Status::Ok();
+      return CheckMemory(no_entries);
     }
-    dense_.reset(new std::uint32_t[limit_]);
     block_dense_.assign(blocks + 1, 0);
     ForIdBlocks(threads_, limit_, [&](std::uint64_t b, std::uint64_t begin, std::uint64_t end) {
-      std::fill(dense_.get() + begin, dense_.get() + end, kAbsent);
       std::uint32_t n = 0;
-      ForSlots(*g_, begin, end, [&](std::uint64_t v, const storage::VertexSlot& slot) {
-        if (LabelOk(slot.label)) dense_[v] = n++;
-      });
+      ForSlots(*g_, begin, end,
+               [&](std::uint64_t, const storage::VertexSlot& slot) { n += LabelOk(slot.label); });
       block_dense_[b + 1] = n;
     });
     for (std::uint64_t b = 0; b < blocks; ++b) block_dense_[b + 1] += block_dense_[b];
@@ -231,17 +236,20 @@ class ProjectionBuilder {
     if (count >= kAbsent) return ResourceExhaustedError("Project: 2^32 - 1 vertices or more");
     p_.vertex_count_ = static_cast<std::uint32_t>(count);
     identity_ = count == limit_;
-    if (identity_) {
-      dense_.reset();
-      return Status::Ok();
-    }
+    QUIVER_RETURN_IF_ERROR(CheckMemory(no_entries));
+    if (identity_) return Status::Ok();
+    // Dense ids in VertexId order: block b's start at the prefix of the
+    // counts before it.
+    dense_.reset(new std::uint32_t[limit_]);
     p_.ids_.reset(new std::uint64_t[count]);
     ForIdBlocks(threads_, limit_, [&](std::uint64_t b, std::uint64_t begin, std::uint64_t end) {
-      for (std::uint64_t v = begin; v < end; ++v) {
-        if (dense_[v] == kAbsent) continue;
-        dense_[v] += static_cast<std::uint32_t>(block_dense_[b]);
-        p_.ids_[dense_[v]] = v;
-      }
+      std::fill(dense_.get() + begin, dense_.get() + end, kAbsent);
+      auto n = static_cast<std::uint32_t>(block_dense_[b]);
+      ForSlots(*g_, begin, end, [&](std::uint64_t v, const storage::VertexSlot& slot) {
+        if (!LabelOk(slot.label)) return;
+        dense_[v] = n;
+        p_.ids_[n++] = v;
+      });
     });
     return Status::Ok();
   }
@@ -333,19 +341,55 @@ class ProjectionBuilder {
     std::uint64_t bytes = identity_ ? 0 : 8ull * p_.vertex_count_;
     for (std::uint64_t e : entries) bytes += 8ull * (p_.vertex_count_ + 1) + per_entry * e;
     if (spec_.memory_limit_bytes != 0 && bytes > spec_.memory_limit_bytes)
-      return ResourceExhaustedError("Project: the projection needs " + std::to_string(bytes) +
+      return ResourceExhaustedError("Project: the projection needs at least " + std::to_string(bytes) +
                                     " bytes, above the memory limit of " +
                                     std::to_string(spec_.memory_limit_bytes));
     return Status::Ok();
   }
 
+  // A weighted entry while a vertex's list is sorted and its parallel edges
+  // merged: ordered by (neighbour, weight, edge id).
+  struct MergeEntry {
+    std::uint32_t target;
+    double weight;
+    std::uint64_t edge;
+    bool operator<(const MergeEntry& o) const {
+      if (target != o.target) return target < o.target;
+      if (weight != o.weight) return weight < o.weight;
+      return edge < o.edge;
+    }
+  };
+
+  // What one worker keeps between blocks.
+  struct Worker {
+    std::vector<std::pair<std::uint32_t, double>> sort;  // a weighted vertex's entries while sorting
+    std::vector<MergeEntry> merge;                       // the same when parallel edges are merged
+    std::vector<std::uint64_t> edges;                    // the edge of each entry, when merging
+    double min_weight = std::numeric_limits<double>::infinity();
+    std::uint64_t negative = kNoEdge;
+    // The last leaf of the sparse edge-property table this worker walked to:
+    // a vertex's edges usually have neighbouring ids, so most weight lookups
+    // are one load instead of a walk from the root.
+    std::uint64_t leaf_key = ~std::uint64_t{0};
+    const storage::EdgePropTable::Leaf* leaf = nullptr;
+
+    // The property block of live edge `e` (null: none).
+    const storage::PropBlock* Props(const storage::GraphRoots& g, std::uint64_t e) {
+      using Table = storage::EdgePropTable;
+      if ((e >> Table::kLeafBits) != leaf_key) {
+        leaf_key = e >> Table::kLeafBits;
+        leaf = Table::FindLeaf(g.edge_props, e);
+      }
+      return leaf == nullptr ? nullptr : leaf->slots[e & (Table::kLeafSize - 1)];
+    }
+  };
+
   // The weight of the live edge `e` into *w, or a status naming it. Reads
   // the edge's property block directly: an edge met in a live vertex's
   // adjacency is live, so the edge table need not be consulted.
-  Status WeightOf(std::uint64_t e, double* w) const {
-    const std::optional<PropertyView> v =
-        storage::GetProperty(storage::EdgeProps(*g_, e), weight_key_->value());
-    if (!v) {
+  Status WeightOf(std::uint64_t e, double* w, Worker* worker) const {
+    const std::optional<PropertyView> v = storage::GetProperty(worker->Props(*g_, e), weight_key_->value());
+    if (!v || v->is_null()) {  // a null is missing, as in traversal and Top-K
       if (spec_.default_weight) {
         *w = *spec_.default_weight;
         return Status::Ok();
@@ -366,13 +410,6 @@ class ProjectionBuilder {
                                 spec_.weight_property + "'; it must be int64 or double");
   }
 
-  // What one worker keeps between blocks.
-  struct Worker {
-    std::vector<std::pair<std::uint32_t, double>> sort;  // a weighted vertex's entries while sorting
-    double min_weight = std::numeric_limits<double>::infinity();
-    std::uint64_t negative = kNoEdge;
-  };
-
   Status Fill(const std::vector<Pass>& passes, const std::vector<std::uint64_t>& entries) {
     const std::uint32_t n = p_.vertex_count_;
     const bool merging = spec_.parallel_edges != ParallelEdges::kKeep;
@@ -389,14 +426,16 @@ class ProjectionBuilder {
     const std::uint64_t blocks = Blocks();
     std::atomic<std::uint64_t> next{0};
     base::RunOnThreads(threads_, [&](unsigned w) {
+      // Every block is filled even after an error: the smallest bad edge id
+      // may lie in any block, and FirstError can only name it if it is met.
       for (std::uint64_t b; (b = next.fetch_add(1, std::memory_order_relaxed)) < blocks;) {
-        if (error.failed()) return;
         const std::uint64_t begin = b * kIdBlock, end = std::min(limit_, begin + kIdBlock);
         for (std::size_t i = 0; i < passes.size(); ++i) MakeOffsets(passes[i], block_entries_[i][b], b);
         FillBlock(passes, begin, end, kept, &workers[w], &error);
       }
     });
     if (error.failed()) return error.Take();
+    // Each worker saw the final weights (after the parallel-edge rule).
     for (const Worker& w : workers) {
       min_weight_ = std::min(min_weight_, w.min_weight);
       min_negative_edge_ = std::min(min_negative_edge_, w.negative);
@@ -533,6 +572,18 @@ class ProjectionBuilder {
         std::uint64_t pos = first;
         std::uint32_t* targets = csr->targets.get();
         double* weights = csr->weights.get();
+        const bool merging = weights != nullptr && spec_.parallel_edges != ParallelEdges::kKeep;
+        worker->edges.clear();
+        if (weights != nullptr) {
+          // Each weight is a cache miss on the edge's property block: start
+          // them all before reading the first, so they overlap.
+          for (int k = 0; k < pass.dir_count; ++k) {
+            const Direction d = pass.dirs[k];
+            ForEntries(v, s, d, pass.DropsLoops(d, spec_.self_loops), [&](std::uint32_t, const EdgeEntry& e) {
+              __builtin_prefetch(worker->Props(*g_, e.edge().value()));
+            });
+          }
+        }
         for (int k = 0; k < pass.dir_count; ++k) {
           const Direction d = pass.dirs[k];
           ForEntries(v, s, d, pass.DropsLoops(d, spec_.self_loops),
@@ -541,11 +592,14 @@ class ProjectionBuilder {
                        if (weights != nullptr) {
                          const std::uint64_t edge = e.edge().value();
                          double w = 0;
-                         Status st = WeightOf(edge, &w);
+                         Status st = WeightOf(edge, &w, worker);
                          if (!st.ok()) error->Record(edge, std::move(st));
                          weights[pos] = w;
-                         worker->min_weight = std::min(worker->min_weight, w);
-                         if (w < 0) worker->negative = std::min(worker->negative, edge);
+                         if (merging) {
+                           worker->edges.push_back(edge);  // SortAndMerge notes the merged weights
+                         } else {
+                           NoteWeight(worker, w, edge);
+                         }
                        }
                        ++pos;
                      });
@@ -558,6 +612,13 @@ class ProjectionBuilder {
     });
   }
 
+  // Records a weight the projection holds, of edge `edge`, for min_weight()
+  // and negative_weight_edge().
+  static void NoteWeight(Worker* worker, double w, std::uint64_t edge) {
+    worker->min_weight = std::min(worker->min_weight, w);
+    if (w < 0) worker->negative = std::min(worker->negative, edge);
+  }
+
   // Sorts one vertex's entries by (neighbour, weight) and applies the
   // parallel-edge rule in place; returns the entries kept.
   std::uint64_t SortAndMerge(std::uint32_t* t, double* w, std::uint64_t n, Worker* worker) const {
@@ -566,20 +627,44 @@ class ProjectionBuilder {
       if (spec_.parallel_edges == ParallelEdges::kKeep) return n;
       return static_cast<std::uint64_t>(std::unique(t, t + n) - t);
     }
+    if (spec_.parallel_edges != ParallelEdges::kKeep) return SortAndMergeWeighted(t, w, n, worker);
     std::vector<std::pair<std::uint32_t, double>>& tmp = worker->sort;
     tmp.resize(n);
     for (std::uint64_t i = 0; i < n; ++i) tmp[i] = {t[i], w[i]};
     if (!std::is_sorted(tmp.begin(), tmp.end())) std::sort(tmp.begin(), tmp.end());
-    std::uint64_t k = 0;
     for (std::uint64_t i = 0; i < n; ++i) {
-      if (k > 0 && spec_.parallel_edges != ParallelEdges::kKeep && t[k - 1] == tmp[i].first) {
-        if (spec_.parallel_edges == ParallelEdges::kMerge) w[k - 1] += tmp[i].second;
+      t[i] = tmp[i].first;
+      w[i] = tmp[i].second;
+    }
+    return n;
+  }
+
+  // SortAndMerge for weighted entries under kDrop or kMerge (worker->edges
+  // holds each entry's edge). Each kept entry stands for the smallest edge id
+  // of its run, and its final weight (the run's smallest under kDrop, the sum
+  // in ascending weight order under kMerge) is what NoteWeight records.
+  std::uint64_t SortAndMergeWeighted(std::uint32_t* t, double* w, std::uint64_t n, Worker* worker) const {
+    std::vector<MergeEntry>& tmp = worker->merge;
+    tmp.resize(n);
+    for (std::uint64_t i = 0; i < n; ++i) tmp[i] = {t[i], w[i], worker->edges[i]};
+    if (!std::is_sorted(tmp.begin(), tmp.end())) std::sort(tmp.begin(), tmp.end());
+    std::uint64_t k = 0;
+    std::uint64_t run_edge = 0;  // the smallest edge id of the run being merged
+    for (std::uint64_t i = 0; i < n; ++i) {
+      if (k > 0 && t[k - 1] == tmp[i].target) {
+        if (spec_.parallel_edges == ParallelEdges::kMerge) {
+          w[k - 1] += tmp[i].weight;
+          run_edge = std::min(run_edge, tmp[i].edge);
+        }
         continue;  // kDrop: the first of a run has the smallest weight
       }
-      t[k] = tmp[i].first;
-      w[k] = tmp[i].second;
+      if (k > 0) NoteWeight(worker, w[k - 1], run_edge);
+      t[k] = tmp[i].target;
+      w[k] = tmp[i].weight;
+      run_edge = tmp[i].edge;
       ++k;
     }
+    if (k > 0) NoteWeight(worker, w[k - 1], run_edge);
     return k;
   }
 
@@ -637,7 +722,13 @@ class ProjectionBuilder {
 };
 
 Result<Projection> Project(const Snapshot& snapshot, const ProjectionSpec& spec) {
-  return ProjectionBuilder(snapshot, spec).Build();
+  // The arrays are allocated with new[]; running out of memory must reach
+  // the caller as a status (RunOnThreads rethrows a worker's bad_alloc here).
+  try {
+    return ProjectionBuilder(snapshot, spec).Build();
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError("Project: out of memory while building the projection");
+  }
 }
 
 std::optional<std::uint32_t> Projection::ToDense(VertexId id) const {

@@ -99,19 +99,24 @@ Result<std::vector<double>> PersonalizedPageRank(const Projection& p,
                                                  const PageRankOptions& options, const RunOptions& run) {
   if (seeds.empty()) return InvalidArgumentError("PersonalizedPageRank: no seeds");
   std::vector<double> teleport(p.vertex_count(), 0.0);
-  double total = 0;
+  double max = 0;
   for (const auto& [v, w] : seeds) {
     if (!std::isfinite(w) || w < 0)
       return InvalidArgumentError("PersonalizedPageRank: seed " + std::to_string(v.value()) +
                                   " has a negative, NaN or infinite weight");
-    const std::optional<std::uint32_t> dv = p.ToDense(v);
-    if (!dv)
+    if (!p.ToDense(v))
       return NotFoundError("PersonalizedPageRank: seed " + std::to_string(v.value()) +
                            " is not in the projection");
-    teleport[*dv] += w;
-    total += w;
+    max = std::max(max, w);
   }
-  if (!(total > 0)) return InvalidArgumentError("PersonalizedPageRank: the seed weights sum to 0");
+  if (!(max > 0)) return InvalidArgumentError("PersonalizedPageRank: the seed weights sum to 0");
+  // Finite weights can sum to infinity (two of 1e308): scaled by the largest
+  // first, each is at most 1 and the sum at most the number of seeds.
+  double total = 0;
+  for (const auto& [v, w] : seeds) {
+    teleport[*p.ToDense(v)] += w / max;
+    total += w / max;
+  }
   for (double& t : teleport) t /= total;
   return RankIterations(p, &teleport, options, run);
 }

@@ -71,6 +71,18 @@ std::size_t PropBlockBytes(const PropBlock* b);
 
 std::uint32_t PropCount(const PropBlock* b);
 std::optional<PropertyView> GetProperty(const PropBlock* b, std::uint32_t key);
+
+// The value of `key` in `b` read as a number, for hot loops that rank or
+// weigh by one numeric property (no PropertyView is built): kNumber with
+// *value set for an int64 (rounded to the nearest double) or a double;
+// kAbsent for a missing key or a null; kOther for any other type (*type says
+// which). With `low`, *low is the exact remainder of that rounding (value -
+// *value: 0 for a double or an int64 within 2^53, else an integer of
+// magnitude at most 1024), so (*value, *low) in lexicographic order ranks
+// every int64 and double exactly, one against another.
+enum class NumberLookup : std::uint8_t { kNumber, kAbsent, kOther };
+NumberLookup GetNumber(const PropBlock* b, std::uint32_t key, double* value, ValueType* type,
+                       double* low = nullptr);
 // Requires i < PropCount(b).
 PropInput PropAt(const PropBlock* b, std::uint32_t i);
 

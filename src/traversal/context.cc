@@ -21,6 +21,7 @@ std::size_t TraversalContext::memory_bytes() const {
          s.dist.capacity() * sizeof(double);
   for (const auto& q : m.queue) n += q.capacity() * sizeof(std::uint64_t);
   for (const auto& h : m.heap) n += h.capacity() * sizeof(traversal::HeapEntry);
+  n += m.ranked.capacity() * sizeof(traversal::RankEntry);
   n += m.walks.capacity() * sizeof(traversal::QueueEntry);
   return n;
 }

@@ -61,8 +61,15 @@ struct QueueEntry {  // a non-deduplicating Expand's frontier entry
   std::uint32_t depth;
 };
 
-struct HeapEntry {  // Dijkstra and top-K
+struct HeapEntry {  // Dijkstra
   double key;
+  std::uint64_t vertex;
+  std::uint64_t edge;
+};
+
+struct RankEntry {  // top-K: the score as (key, low), exact for every int64 (GetNumber)
+  double key;
+  double low;
   std::uint64_t vertex;
   std::uint64_t edge;
 };
@@ -74,7 +81,11 @@ struct HeapEntry {  // Dijkstra and top-K
 class BudgetClock {
  public:
   BudgetClock(const Budget& b, TraversalStats* stats)
-      : b_(b), stats_(stats), max_vertices_(b.max_vertices), max_edges_(b.max_edges) {
+      : b_(b),
+        stats_(stats),
+        max_vertices_(b.max_vertices),
+        max_edges_(b.max_edges),
+        polls_(b.cancel != nullptr || b.deadline != std::chrono::steady_clock::time_point::max()) {
     Flush();
   }
   ~BudgetClock() { Flush(); }
@@ -101,8 +112,10 @@ class BudgetClock {
       return Stop(StopReason::kDeadline);
     return true;
   }
-  // Polls once every 64 calls (per vertex expanded).
-  bool Tick() { return (++ticks_ & 63) != 0 || Poll(); }
+  // Call per vertex expanded: polls when there is a deadline or a token, as
+  // Budget promises (a steady_clock read per vertex only for callers that
+  // set a deadline); free otherwise.
+  bool Tick() { return !polls_ || Poll(); }
   bool Stop(StopReason r) {
     stopped_by_ = r;
     return false;
@@ -123,10 +136,10 @@ class BudgetClock {
   TraversalStats* stats_;
   const std::uint64_t max_vertices_;
   const std::uint64_t max_edges_;
+  const bool polls_;  // a deadline or a cancellation token is set
   std::uint64_t vertices_ = 0;
   std::uint64_t edges_ = 0;
   StopReason stopped_by_ = StopReason::kCompleted;
-  std::uint32_t ticks_ = 0;
 };
 
 }  // namespace quiver::traversal
@@ -148,6 +161,7 @@ struct TraversalContext::Impl {
   std::vector<std::uint64_t> queue[2];
   std::vector<traversal::QueueEntry> walks;
   std::vector<traversal::HeapEntry> heap[2];
+  std::vector<traversal::RankEntry> ranked;
   std::vector<std::uint64_t> banned_edges;
   std::vector<std::uint64_t> scratch_path;
   std::vector<Path> candidates;

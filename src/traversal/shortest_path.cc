@@ -13,9 +13,14 @@
 // while growing A to dA + 1 has length dA + 1 + (a B-depth <= dB), hence is
 // shortest, and the search stops there.
 //
-// Dijkstra stops once the two heaps' smallest keys sum to at least the best
-// meeting found (mu): any path through an unsettled vertex costs at least
-// that much.
+// Dijkstra stops once a meeting was found and the two heaps' smallest keys
+// sum to at least the best one (mu): any path through an unsettled vertex
+// costs at least that much. Costs may overflow to +infinity (two edges of
+// 1e308): a meeting of cost infinity still counts, and a key of infinity
+// does not end the search before one is found, so a path is found whenever
+// one exists, with cost infinity, as ForwardDijkstra (Yen, all shortest
+// paths) finds it. Without a meeting the search ends when a side runs out:
+// every vertex that side reaches is then settled, so none joins the sides.
 #include <algorithm>
 #include <limits>
 
@@ -148,17 +153,17 @@ std::optional<std::uint64_t> BidirectionalDijkstra(const GraphView& view, const 
   }
   double mu = kInf;
   std::optional<std::uint64_t> meet;
-  auto top = [&](int side) {  // drops settled entries; the smallest live key or infinity
+  auto drop_settled = [&](int side) {  // false: the side ran out
     std::vector<HeapEntry>& h = heap[side];
     while (!h.empty() && (m.mark(side, h.front().vertex).depth & kSettled) != 0) {
       std::pop_heap(h.begin(), h.end(), later);
       h.pop_back();
     }
-    return h.empty() ? kInf : h.front().key;
+    return !h.empty();
   };
   while (true) {
-    const double k0 = top(0), k1 = top(1);
-    if (k0 == kInf || k1 == kInf || k0 + k1 >= mu) break;
+    if (!drop_settled(0) || !drop_settled(1)) break;
+    if (meet && heap[0].front().key + heap[1].front().key >= mu) break;
     const int side = heap[0].size() <= heap[1].size() ? 0 : 1;
     const int other = 1 - side;
     std::vector<HeapEntry>& h = heap[side];
@@ -194,7 +199,7 @@ std::optional<std::uint64_t> BidirectionalDijkstra(const GraphView& view, const 
       m.sides[side].dist[n] = d;
       h.push_back(HeapEntry{d, n, e});
       std::push_heap(h.begin(), h.end(), later);
-      if (m.Marked(other, n) && d + m.sides[other].dist[n] < mu) {
+      if (m.Marked(other, n) && (!meet || d + m.sides[other].dist[n] < mu)) {
         mu = d + m.sides[other].dist[n];
         meet = n;
       }

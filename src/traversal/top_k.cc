@@ -16,7 +16,7 @@
 
 namespace quiver {
 
-using traversal::HeapEntry;
+using traversal::RankEntry;
 
 namespace {
 
@@ -25,15 +25,37 @@ namespace {
 constexpr std::size_t kSlotAhead = 16;
 constexpr std::size_t kBlockAhead = 8;
 
-// Orders entries best first: higher (descending) or lower score, then the
-// smaller edge id.
+// Orders entries best first: the higher score, then the smaller edge id. A
+// score is (key, low): the number rounded to double and the exact remainder
+// (GetNumber), so int64 scores beyond 2^53 rank exactly, also against
+// doubles; `low` is 0 for every other score and is compared only on a tie
+// of keys. Both are negated when ranking ascending (negating is exact and
+// round-to-nearest is symmetric), so one comparison serves both orders.
 struct Better {
-  bool descending;
-  bool operator()(const HeapEntry& a, const HeapEntry& b) const {
-    if (a.key != b.key) return descending ? a.key > b.key : a.key < b.key;
+  bool operator()(const RankEntry& a, const RankEntry& b) const {
+    if (a.key != b.key) return a.key > b.key;
+    if (a.low != b.low) return a.low > b.low;
     return a.edge < b.edge;
   }
 };
+
+// Replaces the top of the heap `h` (its worst entry) with `x` and restores
+// the heap: one sift down, where pop_heap + push_heap would sift twice.
+void ReplaceTop(std::vector<RankEntry>& h, const RankEntry& x) {
+  const Better better;
+  const std::size_t n = h.size();
+  std::size_t i = 0;
+  while (true) {
+    std::size_t child = 2 * i + 1;
+    if (child >= n) break;
+    // The worse of the two children goes up (the heap keeps the worst on top).
+    if (child + 1 < n && better(h[child], h[child + 1])) ++child;
+    if (!better(x, h[child])) break;
+    h[i] = h[child];
+    i = child;
+  }
+  h[i] = x;
+}
 
 Status NotNumeric(const char* what, std::uint64_t id, ValueType t) {
   return InvalidArgumentError(std::string(what) + " " + std::to_string(id) + ": ranking property is a " +
@@ -58,9 +80,10 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
   std::optional<PropertyKeyId> key = snap.FindPropertyKey(spec.key);
   if (!key || !clock.Poll() || !clock.Vertex()) return clock.Finish();  // unknown key: nothing ranks
 
-  std::vector<HeapEntry>& heap = m.heap[0];
+  std::vector<RankEntry>& heap = m.ranked;
   heap.clear();
-  const Better better{spec.descending};
+  const Better better;
+  const double sign = spec.descending ? 1.0 : -1.0;
   const bool of_edge = spec.of == TopKSpec::Of::kEdge;
   const std::uint32_t key_id = key->value();
   // One cursor per distance, so each walks its leaves in order.
@@ -80,25 +103,20 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
       if (!clock.Edge()) return false;
       const std::uint64_t id = of_edge ? e.edge().value() : e.neighbor().value();
       const storage::PropBlock* block = of_edge ? props.Block(id) : view.Vertex(id)->props;
-      std::optional<PropertyView> p = storage::GetProperty(block, key_id);
-      if (!p || p->is_null()) continue;
-      double score;
-      if (p->type() == ValueType::kDouble) {
-        score = *p->as_double();
-      } else if (p->type() == ValueType::kInt64) {
-        score = static_cast<double>(*p->as_int64());
-      } else {
-        error = NotNumeric(of_edge ? "edge" : "vertex", id, p->type());
+      double score, low;
+      ValueType type;
+      const storage::NumberLookup found = storage::GetNumber(block, key_id, &score, &type, &low);
+      if (found == storage::NumberLookup::kAbsent) continue;  // missing or null: skipped
+      if (found == storage::NumberLookup::kOther) {
+        error = NotNumeric(of_edge ? "edge" : "vertex", id, type);
         return false;
       }
-      const HeapEntry h{score, e.neighbor().value(), e.edge().value()};
+      const RankEntry h{sign * score, sign * low, e.neighbor().value(), e.edge().value()};
       if (heap.size() < spec.k) {
         heap.push_back(h);
         std::push_heap(heap.begin(), heap.end(), better);  // the worst kept entry on top
       } else if (better(h, heap.front())) {
-        std::pop_heap(heap.begin(), heap.end(), better);
-        heap.back() = h;
-        std::push_heap(heap.begin(), heap.end(), better);
+        ReplaceTop(heap, h);
       }
     }
     return true;
@@ -117,7 +135,7 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
   }
   if (!error.ok()) return error;
   std::sort_heap(heap.begin(), heap.end(), better);
-  for (const HeapEntry& h : heap) out->push_back(Neighbor{VertexId(h.vertex), EdgeId(h.edge), h.key});
+  for (const RankEntry& h : heap) out->push_back(Neighbor{VertexId(h.vertex), EdgeId(h.edge), sign * h.key});
   return clock.Finish();
 }
 

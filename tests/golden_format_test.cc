@@ -646,8 +646,8 @@ TEST(GoldenFormatTest, GoldenFilesOpenEndToEnd) {
     Options o;
     o.durable.checkpoint_on_close = false;
     for (int which = 1; which <= 3; ++which) {
-      SCOPED_TRACE(std::string(v1_wal ? "v1 log, " : "v2 log, ") + (v1_ckpt ? "v1 checkpoint " : "v2 checkpoint ") +
-                   std::to_string(which));
+      SCOPED_TRACE(std::string(v1_wal ? "v1 log, " : "v2 log, ") +
+                   (v1_ckpt ? "v1 checkpoint " : "v2 checkpoint ") + std::to_string(which));
       env::SimFileSystem fs;
       ASSERT_TRUE(fs.CreateDir("/db").ok());
       if (which & 1) {
@@ -857,7 +857,8 @@ std::string V1CheckpointWithAnIndexBlock() {
     for (std::size_t pos = header_bytes; pos + checkpoint::kBlockHeaderBytes <= b.size();) {
       std::uint32_t length;
       std::memcpy(&length, b.data() + pos + 4, 4);
-      if (static_cast<std::uint8_t>(b[pos]) == kind) return std::pair{pos, checkpoint::kBlockHeaderBytes + length};
+      if (static_cast<std::uint8_t>(b[pos]) == kind)
+        return std::pair{pos, checkpoint::kBlockHeaderBytes + length};
       pos += checkpoint::kBlockHeaderBytes + length;
     }
     ADD_FAILURE() << "no block of kind " << int{kind};
@@ -866,7 +867,8 @@ std::string V1CheckpointWithAnIndexBlock() {
   const auto [at7, size7] = find(v2, checkpoint::kHeaderBytes, 7);
   std::string block = v2.substr(at7, size7);
   std::uint32_t crc = base::Crc32c(block.data(), 8);
-  crc = base::Crc32cExtend(crc, block.data() + checkpoint::kBlockHeaderBytes, size7 - checkpoint::kBlockHeaderBytes);
+  crc = base::Crc32cExtend(crc, block.data() + checkpoint::kBlockHeaderBytes,
+                           size7 - checkpoint::kBlockHeaderBytes);
   std::memcpy(block.data() + 8, &crc, 4);
   std::string out = v1;
   out.insert(find(v1, checkpoint::kHeaderBytesV1, 4).first, block);

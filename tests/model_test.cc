@@ -359,8 +359,11 @@ std::string DiffIndex(const Snapshot& s, const Model& m, const IndexSpec& spec, 
       return RangeBound{pick()[0], std::uniform_int_distribution<int>(0, 1)(rng) == 0};
     };
     std::optional<std::string> prefix;
-    if (round == 3 && !entries.empty() && pick()[0].type() == ValueType::kString) {
-      const std::string str(*pick()[0].as_string());
+    // One entry picked once: a second pick may be another entry, of another
+    // type in an index of any type.
+    if (const PropertyValue* first = round == 3 && !entries.empty() ? &pick()[0] : nullptr;
+        first != nullptr && first->type() == ValueType::kString) {
+      const std::string str(*first->as_string());
       prefix = str.substr(0, std::uniform_int_distribution<std::size_t>(0, str.size())(rng));
     }
     if (prefix) {

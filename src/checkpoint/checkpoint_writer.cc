@@ -121,7 +121,8 @@ Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::
   }
   if (!g.catalog->indexes().empty()) {
     std::vector<std::byte> block;
-    QUIVER_RETURN_IF_ERROR(AppendBlock(BlockKind::kIndexDefinitions, EncodeIndexBlock(*g.catalog), seed, &block));
+    QUIVER_RETURN_IF_ERROR(
+        AppendBlock(BlockKind::kIndexDefinitions, EncodeIndexBlock(*g.catalog), seed, &block));
     QUIVER_RETURN_IF_ERROR(sink.AppendBlock(block));
   }
 

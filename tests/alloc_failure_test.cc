@@ -28,6 +28,7 @@
 #include "alloc_hook.h"
 #include "base/memory.h"
 #include "env/file_system.h"
+#include "env/forwarding_file_system.h"
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
 #include "quiver/quiver.h"
@@ -223,65 +224,34 @@ TEST(AllocFailureTest, DurableGroupNeverLeavesWalAndMemoryApart) {
 // later allocation of the failing thread fail (engine blocks and, through
 // alloc_hook.h, the standard library's): the writer meets the failed sync
 // with no memory left to describe it.
-class OomAfterWalSyncFailure final : public env::FileSystem {
+class OomAfterWalSyncFailure final : public env::ForwardingFileSystem {
  public:
-  explicit OomAfterWalSyncFailure(env::FileSystem* base) : base_(base) {}
+  explicit OomAfterWalSyncFailure(env::FileSystem* base) : ForwardingFileSystem(base) {}
   void Arm() { armed_.store(true); }
 
   Result<std::unique_ptr<env::WritableFile>> OpenWritable(const std::string& path,
                                                           env::OpenMode mode) override {
-    QUIVER_ASSIGN_OR_RETURN(auto f, base_->OpenWritable(path, mode));
+    QUIVER_ASSIGN_OR_RETURN(auto f, target()->OpenWritable(path, mode));
     if (path.find("wal-") == std::string::npos) return f;
     return std::unique_ptr<env::WritableFile>(std::make_unique<Writable>(this, std::move(f)));
   }
-  Result<std::unique_ptr<env::ReadableFile>> OpenReadable(const std::string& path) override {
-    return base_->OpenReadable(path);
-  }
-  Status Rename(const std::string& from, const std::string& to) override { return base_->Rename(from, to); }
-  Status Remove(const std::string& path) override { return base_->Remove(path); }
-  Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
-  Status CreateDir(const std::string& dir) override { return base_->CreateDir(dir); }
-  Result<std::vector<std::string>> ListDir(const std::string& dir) override { return base_->ListDir(dir); }
-  Result<bool> Exists(const std::string& path) override { return base_->Exists(path); }
-  Result<std::unique_ptr<env::FileLock>> LockFile(const std::string& path) override {
-    return base_->LockFile(path);
-  }
-  Result<std::uint64_t> FreeSpace(const std::string& dir) override { return base_->FreeSpace(dir); }
 
  private:
-  class Writable final : public env::WritableFile {
+  class Writable final : public env::ForwardingWritableFile {
    public:
     Writable(OomAfterWalSyncFailure* fs, std::unique_ptr<env::WritableFile> base)
-        : fs_(fs), base_(std::move(base)) {}
-    Status Append(std::span<const std::byte> data) override { return base_->Append(data); }
-    Status WriteAt(std::uint64_t offset, std::span<const std::byte> data) override {
-      return base_->WriteAt(offset, data);
-    }
+        : ForwardingWritableFile(std::move(base)), fs_(fs) {}
     Status Sync() override {
-      if (!fs_->armed_.exchange(false)) return base_->Sync();
+      if (!fs_->armed_.exchange(false)) return target()->Sync();
       Status failed = IOError("injected: fdatasync failed");
       base::ArmAllocationFaults(std::this_thread::get_id(), 1, AllocationFaultMode::kFromThenOn);
       return failed;  // moved: no allocation
     }
-    Status Truncate(std::uint64_t size) override { return base_->Truncate(size); }
-    Status Allocate(std::uint64_t offset, std::uint64_t length) override {
-      return base_->Allocate(offset, length);
-    }
-    Status StartWriteback(std::uint64_t offset, std::uint64_t length) override {
-      return base_->StartWriteback(offset, length);
-    }
-    Status WaitWriteback(std::uint64_t offset, std::uint64_t length) override {
-      return base_->WaitWriteback(offset, length);
-    }
-    Status Close() override { return base_->Close(); }
-    std::uint64_t Size() const override { return base_->Size(); }
 
    private:
     OomAfterWalSyncFailure* const fs_;
-    const std::unique_ptr<env::WritableFile> base_;
   };
 
-  env::FileSystem* const base_;
   std::atomic<bool> armed_{false};
 };
 

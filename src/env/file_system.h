@@ -8,6 +8,8 @@
 //   FaultFileSystem      a wrapper that fails chosen operations (I/O-error loops),
 //   BufferedFileSystem   the real disk with a process-memory page cache, so that
 //                        kill -9 loses unsynced bytes like a power cut.
+// Test doubles and tools that change one call derive from ForwardingFileSystem
+// (env/forwarding_file_system.h), which passes every other call through.
 // docs/env.md describes the storage model the engine may assume and what each
 // implementation simulates.
 //

@@ -6,30 +6,10 @@ namespace quiver::crashloop {
 namespace {
 
 // Forwards everything but Sync.
-class LyingFile final : public env::WritableFile {
+class LyingFile final : public env::ForwardingWritableFile {
  public:
-  explicit LyingFile(std::unique_ptr<env::WritableFile> base) : base_(std::move(base)) {}
-
-  Status Append(std::span<const std::byte> data) override { return base_->Append(data); }
-  Status WriteAt(std::uint64_t offset, std::span<const std::byte> data) override {
-    return base_->WriteAt(offset, data);
-  }
+  using ForwardingWritableFile::ForwardingWritableFile;
   Status Sync() override { return Status::Ok(); }  // the lie
-  Status Truncate(std::uint64_t size) override { return base_->Truncate(size); }
-  Status Allocate(std::uint64_t offset, std::uint64_t length) override {
-    return base_->Allocate(offset, length);
-  }
-  Status StartWriteback(std::uint64_t offset, std::uint64_t length) override {
-    return base_->StartWriteback(offset, length);
-  }
-  Status WaitWriteback(std::uint64_t offset, std::uint64_t length) override {
-    return base_->WaitWriteback(offset, length);
-  }
-  Status Close() override { return base_->Close(); }
-  std::uint64_t Size() const override { return base_->Size(); }
-
- private:
-  const std::unique_ptr<env::WritableFile> base_;
 };
 
 bool IsWalSegment(const std::string& path) {
@@ -41,7 +21,7 @@ bool IsWalSegment(const std::string& path) {
 
 Result<std::unique_ptr<env::WritableFile>> LyingFileSystem::OpenWritable(const std::string& path,
                                                                          env::OpenMode mode) {
-  QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<env::WritableFile> file, base_->OpenWritable(path, mode));
+  QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<env::WritableFile> file, target()->OpenWritable(path, mode));
   if (!IsWalSegment(path)) return file;
   return std::unique_ptr<env::WritableFile>(std::make_unique<LyingFile>(std::move(file)));
 }

@@ -11,35 +11,18 @@
 
 #include <memory>
 #include <string>
-#include <vector>
 
-#include "env/file_system.h"
+#include "env/forwarding_file_system.h"
 
 namespace quiver::crashloop {
 
-class LyingFileSystem final : public env::FileSystem {
+class LyingFileSystem final : public env::ForwardingFileSystem {
  public:
   // `base` is not owned and must outlive this object.
-  explicit LyingFileSystem(env::FileSystem* base) : base_(base) {}
+  explicit LyingFileSystem(env::FileSystem* base) : ForwardingFileSystem(base) {}
 
   Result<std::unique_ptr<env::WritableFile>> OpenWritable(const std::string& path,
                                                           env::OpenMode mode) override;
-  Result<std::unique_ptr<env::ReadableFile>> OpenReadable(const std::string& path) override {
-    return base_->OpenReadable(path);
-  }
-  Status Rename(const std::string& from, const std::string& to) override { return base_->Rename(from, to); }
-  Status Remove(const std::string& path) override { return base_->Remove(path); }
-  Status SyncDir(const std::string& dir) override { return base_->SyncDir(dir); }
-  Status CreateDir(const std::string& dir) override { return base_->CreateDir(dir); }
-  Result<std::vector<std::string>> ListDir(const std::string& dir) override { return base_->ListDir(dir); }
-  Result<bool> Exists(const std::string& path) override { return base_->Exists(path); }
-  Result<std::unique_ptr<env::FileLock>> LockFile(const std::string& path) override {
-    return base_->LockFile(path);
-  }
-  Result<std::uint64_t> FreeSpace(const std::string& dir) override { return base_->FreeSpace(dir); }
-
- private:
-  env::FileSystem* const base_;
 };
 
 }  // namespace quiver::crashloop

@@ -42,7 +42,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint64_t kVertices = 1'000'000;
+const std::uint64_t kVertices = Scaled(1'000'000);
 constexpr std::uint64_t kOutDegree = 10;
 constexpr unsigned kThreads = 2;
 

@@ -34,6 +34,15 @@ namespace quiver::bench {
 // Fixed seed for every fixture, so every run measures the same graphs.
 inline constexpr std::uint64_t kSeed = 0x5157'4552'0001ULL;
 
+// Fixture sizes. A benchmark states its size as a full-size figure and passes it through
+// Scaled(): with QUIVER_MICRO_SMOKE set (scripts/test.sh's one short pass, which only checks
+// that every benchmark still runs), sizes shrink a hundredfold, to at least 1,000, so the pass
+// does not spend its time building million-vertex fixtures whose figures nobody reads.
+inline std::uint64_t Scaled(std::uint64_t full) {
+  static const bool smoke = std::getenv("QUIVER_MICRO_SMOKE") != nullptr;
+  return smoke ? std::max<std::uint64_t>(full / 100, 1'000) : full;
+}
+
 inline void CheckOk(const Status& status, std::string_view what) {
   if (!status.ok()) Die(what, status);
 }

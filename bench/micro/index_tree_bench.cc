@@ -46,7 +46,7 @@ namespace {
 using index::IndexRoot;
 using index::IndexTree;
 
-constexpr std::uint64_t kLarge = 10'000'000;
+const std::uint64_t kLarge = Scaled(10'000'000);
 
 // SplitMix64's finaliser: a bijection, so Mix(i) for distinct i are distinct keys.
 std::int64_t Mix(std::uint64_t z) {
@@ -175,7 +175,7 @@ void BM_IndexLookup(benchmark::State& state) {
   state.counters["bytes_per_entry"] =
       static_cast<double>(IndexTree::MemoryBytes(f.root)) / static_cast<double>(n);
 }
-BENCHMARK(BM_IndexLookup)->Arg(1'000'000)->Arg(kLarge);
+BENCHMARK(BM_IndexLookup)->Arg(static_cast<std::int64_t>(Scaled(1'000'000)))->Arg(static_cast<std::int64_t>(kLarge));
 
 void BM_HashMapLookup(benchmark::State& state) {
   const auto n = static_cast<std::uint64_t>(state.range(0));
@@ -185,7 +185,7 @@ void BM_HashMapLookup(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
   state.counters["p50_ns"] = MedianNs(n, 200'000, [&](std::int64_t k) { return MapLookup(f.map, k); });
 }
-BENCHMARK(BM_HashMapLookup)->Arg(1'000'000)->Arg(kLarge);
+BENCHMARK(BM_HashMapLookup)->Arg(static_cast<std::int64_t>(Scaled(1'000'000)))->Arg(static_cast<std::int64_t>(kLarge));
 
 void BM_IndexScan(benchmark::State& state) {
   const LookupFixture& f = Lookup(kLarge);
@@ -203,7 +203,7 @@ BENCHMARK(BM_IndexScan)->Unit(benchmark::kMillisecond);
 
 void BM_IndexInsert(benchmark::State& state) {
   const auto group = static_cast<std::uint64_t>(state.range(0));
-  constexpr std::uint64_t kInserts = 1'000'000;
+  const std::uint64_t kInserts = Scaled(1'000'000);
   for (auto _ : state) {
     Writer w;
     IndexRoot root{.key_width = 8};
@@ -266,7 +266,7 @@ BENCHMARK(BM_IndexMemory)->Arg(0)->Arg(1)->Iterations(1)->Unit(benchmark::kMilli
 
 // What merges keep after deletes: 1M random inserts, then a random half erased.
 void BM_IndexEraseHalf(benchmark::State& state) {
-  constexpr std::uint64_t kInserts = 1'000'000;
+  const std::uint64_t kInserts = Scaled(1'000'000);
   for (auto _ : state) {
     Writer w;
     IndexRoot root{.key_width = 8};

@@ -52,7 +52,7 @@ void ReportPerElement(benchmark::State& state, const char* unit, const MemoryRea
 }
 
 void BM_MemoryPerVertex(benchmark::State& state) {
-  constexpr std::uint64_t kVertices = 1'000'000;
+  const std::uint64_t kVertices = Scaled(1'000'000);
   for (auto _ : state) {
     std::unique_ptr<Graph> graph = OpenVolatileGraph();
     const MemoryReading before = ReadMemory(*graph);
@@ -67,9 +67,9 @@ void BM_MemoryPerVertex(benchmark::State& state) {
 BENCHMARK(BM_MemoryPerVertex)->Iterations(1)->UseRealTime()->Unit(benchmark::kMillisecond);
 
 void BM_MemoryPerEdge(benchmark::State& state) {
-  constexpr std::uint64_t kVertices = 200'000;
+  const std::uint64_t kVertices = Scaled(200'000);
   constexpr std::uint64_t kOutDegree = 10;
-  constexpr std::uint64_t kEdges = kVertices * kOutDegree;
+  const std::uint64_t kEdges = kVertices * kOutDegree;
   for (auto _ : state) {
     std::unique_ptr<Graph> graph = OpenVolatileGraph();
     state.PauseTiming();  // the timed part is the edge load

@@ -40,9 +40,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint64_t kVertices = 1'000'000;
+const std::uint64_t kVertices = Scaled(1'000'000);
 constexpr std::uint64_t kOutDegree = 10;
-constexpr std::uint64_t kEdges = kVertices * kOutDegree;
+const std::uint64_t kEdges = kVertices * kOutDegree;
 
 struct SweepFixture {
   std::unique_ptr<Graph> graph;

@@ -30,7 +30,7 @@ namespace quiver::bench {
 namespace {
 
 constexpr std::uint64_t kStarts = 2'048;
-constexpr std::uint64_t kLeaves = 100'000;
+const std::uint64_t kLeaves = Scaled(100'000);
 
 struct TwoHopFixture {
   std::unique_ptr<Graph> graph;

@@ -26,7 +26,7 @@
 namespace quiver::bench {
 namespace {
 
-constexpr std::uint64_t kVertices = 1'000'000;
+const std::uint64_t kVertices = Scaled(1'000'000);
 constexpr LabelId kNoLabel(~std::uint32_t{0});  // stands in for nullopt when consuming a result
 
 struct LookupFixture {

@@ -2,12 +2,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <string>
 
 #include "base/parallel.h"
 
 namespace quiver::analytics {
 
 unsigned ThreadsFor(const RunOptions& run) { return base::ResolveThreads(run.threads); }
+
+Status KernelCancelled(const char* kernel) { return CancelledError(std::string(kernel) + ": cancelled"); }
 
 bool ParallelBlocks(const RunOptions& run, unsigned threads, std::uint64_t n, std::string_view phase,
                     const std::function<void(unsigned, std::uint64_t, std::uint64_t, std::uint64_t)>& fn) {

@@ -26,6 +26,9 @@ inline constexpr std::uint64_t kBlock = 4096;
 // The threads a RunOptions asks for (0: hardware, at most 8).
 unsigned ThreadsFor(const RunOptions& run);
 
+// The status a kernel returns when the caller cancelled it: "<kernel>: cancelled".
+Status KernelCancelled(const char* kernel);
+
 // True if the caller asked to stop.
 inline bool CancelRequested(const RunOptions& run) {
   return run.cancel != nullptr && run.cancel->load(std::memory_order_relaxed);

@@ -17,13 +17,13 @@
 namespace quiver {
 
 using analytics::kBlock;
+using analytics::KernelCancelled;
 using analytics::ParallelBlocks;
 using analytics::Step;
 using analytics::ThreadsFor;
 
 namespace {
 
-Status Cancelled(const char* kernel) { return CancelledError(std::string(kernel) + ": cancelled"); }
 
 // Out-degrees, counted from the in adjacency when the out one was not built.
 std::vector<std::uint64_t> OutDegrees(const Projection& p) {
@@ -57,7 +57,7 @@ Result<std::vector<double>> RankIterations(const Projection& p, const std::vecto
   std::vector<double> next(n), contrib(n);
   std::vector<double> block_sink((n + kBlock - 1) / kBlock);
   for (std::uint32_t it = 0; it < options.iterations; ++it) {
-    if (!Step(run, "pagerank iteration", it, options.iterations)) return Cancelled(name);
+    if (!Step(run, "pagerank iteration", it, options.iterations)) return KernelCancelled(name);
     bool ok = ParallelBlocks(run, threads, n, "pagerank contributions",
                              [&](unsigned, std::uint64_t b, std::uint64_t begin, std::uint64_t end) {
                                double sink = 0;
@@ -67,7 +67,7 @@ Result<std::vector<double>> RankIterations(const Projection& p, const std::vecto
                                }
                                block_sink[b] = sink;
                              });
-    if (!ok) return Cancelled(name);
+    if (!ok) return KernelCancelled(name);
     double sink = 0;
     for (double s : block_sink) sink += s;
     const double uniform = n ? ((1.0 - d) + d * sink) / n : 0.0;
@@ -81,7 +81,7 @@ Result<std::vector<double>> RankIterations(const Projection& p, const std::vecto
                                                : uniform + d * sum;
                           }
                         });
-    if (!ok) return Cancelled(name);
+    if (!ok) return KernelCancelled(name);
     rank.swap(next);
   }
   return rank;
@@ -132,7 +132,7 @@ Result<std::vector<VertexId>> Cdlp(const Projection& p, std::uint32_t iterations
   for (std::uint32_t v = 0; v < n; ++v) label[v] = v;
   std::vector<std::vector<std::uint32_t>> scratch(threads);
   for (std::uint32_t it = 0; it < iterations; ++it) {
-    if (!Step(run, "cdlp iteration", it, iterations)) return Cancelled("Cdlp");
+    if (!Step(run, "cdlp iteration", it, iterations)) return KernelCancelled("Cdlp");
     const bool ok = ParallelBlocks(
         run, threads, n, "cdlp", [&](unsigned w, std::uint64_t, std::uint64_t begin, std::uint64_t end) {
           std::vector<std::uint32_t>& seen = scratch[w];
@@ -161,7 +161,7 @@ Result<std::vector<VertexId>> Cdlp(const Projection& p, std::uint32_t iterations
             next[v] = best;
           }
         });
-    if (!ok) return Cancelled("Cdlp");
+    if (!ok) return KernelCancelled("Cdlp");
     label.swap(next);
   }
   std::vector<VertexId> out(n);
@@ -207,7 +207,7 @@ Result<std::vector<double>> Lcc(const Projection& p, const RunOptions& run) {
           lcc[v] = static_cast<double>(links) / static_cast<double>(deg * (deg - 1));
         }
       });
-  if (!ok) return Cancelled("Lcc");
+  if (!ok) return KernelCancelled("Lcc");
   return lcc;
 }
 

@@ -13,6 +13,7 @@
 namespace quiver {
 
 using analytics::kBlock;
+using analytics::KernelCancelled;
 using analytics::ParallelBlocks;
 using analytics::ThreadsFor;
 
@@ -61,7 +62,6 @@ bool BuildSimpleGraph(const Projection& p, const RunOptions& run, unsigned threa
                         });
 }
 
-Status Cancelled(const char* kernel) { return CancelledError(std::string(kernel) + ": cancelled"); }
 
 }  // namespace
 
@@ -70,7 +70,7 @@ Result<std::uint64_t> TriangleCount(const Projection& p, const RunOptions& run) 
     return FailedPreconditionError("TriangleCount: the projection needs out and in adjacency");
   const unsigned threads = ThreadsFor(run);
   SimpleGraph g;
-  if (!BuildSimpleGraph(p, run, threads, &g)) return Cancelled("TriangleCount");
+  if (!BuildSimpleGraph(p, run, threads, &g)) return KernelCancelled("TriangleCount");
   const std::uint32_t n = p.vertex_count();
   std::vector<std::uint64_t> block_count((n + kBlock - 1) / kBlock, 0);
   // Each triangle v < u < x is counted once: at v, from the neighbours above
@@ -103,7 +103,7 @@ Result<std::uint64_t> TriangleCount(const Projection& p, const RunOptions& run) 
         }
         block_count[blk] = count;
       });
-  if (!ok) return Cancelled("TriangleCount");
+  if (!ok) return KernelCancelled("TriangleCount");
   std::uint64_t total = 0;
   for (std::uint64_t c : block_count) total += c;
   return total;
@@ -114,7 +114,7 @@ Result<std::vector<std::uint32_t>> CoreNumbers(const Projection& p, const RunOpt
     return FailedPreconditionError("CoreNumbers: the projection needs out and in adjacency");
   const unsigned threads = ThreadsFor(run);
   SimpleGraph g;
-  if (!BuildSimpleGraph(p, run, threads, &g)) return Cancelled("CoreNumbers");
+  if (!BuildSimpleGraph(p, run, threads, &g)) return KernelCancelled("CoreNumbers");
   // Batagelj-Zaversnik: vertices bucketed by current degree, peeled in
   // ascending order; a vertex's core number is its degree when peeled.
   const std::uint32_t n = p.vertex_count();
@@ -135,7 +135,7 @@ Result<std::vector<std::uint32_t>> CoreNumbers(const Projection& p, const RunOpt
   for (std::uint32_t d = max_deg; d > 0; --d) bin[d] = bin[d - 1];
   if (!bin.empty()) bin[0] = 0;
   for (std::uint32_t i = 0; i < n; ++i) {
-    if (i % kBlock == 0 && !analytics::Step(run, "kcore peel", i, n)) return Cancelled("CoreNumbers");
+    if (i % kBlock == 0 && !analytics::Step(run, "kcore peel", i, n)) return KernelCancelled("CoreNumbers");
     const std::uint32_t v = order[i];
     for (std::uint32_t u : g.Neighbors(v)) {
       if (deg[u] <= deg[v]) continue;

@@ -23,6 +23,7 @@ namespace quiver {
 
 using analytics::CancelRequested;
 using analytics::kBlock;
+using analytics::KernelCancelled;
 using analytics::ParallelBlocks;
 using analytics::Step;
 using analytics::ThreadsFor;
@@ -34,7 +35,6 @@ Status NotInProjection(const char* kernel, VertexId v) {
                        " is not in the projection (removed, or outside its labels)");
 }
 
-Status Cancelled(const char* kernel) { return CancelledError(std::string(kernel) + ": cancelled"); }
 
 }  // namespace
 
@@ -48,7 +48,7 @@ Result<std::vector<std::int64_t>> Bfs(const Projection& p, VertexId source, cons
   std::vector<std::uint32_t> frontier{*s};
   std::vector<std::vector<std::uint32_t>> found;
   for (std::int64_t level = 0; !frontier.empty(); ++level) {
-    if (!Step(run, "bfs level", static_cast<std::uint64_t>(level), 0)) return Cancelled("Bfs");
+    if (!Step(run, "bfs level", static_cast<std::uint64_t>(level), 0)) return KernelCancelled("Bfs");
     found.assign((frontier.size() + kBlock - 1) / kBlock, {});
     const bool done =
         ParallelBlocks(run, threads, frontier.size(), "bfs frontier",
@@ -64,7 +64,7 @@ Result<std::vector<std::int64_t>> Bfs(const Projection& p, VertexId source, cons
                            }
                          }
                        });
-    if (!done) return Cancelled("Bfs");
+    if (!done) return KernelCancelled("Bfs");
     frontier.clear();
     for (const auto& f : found) frontier.insert(frontier.end(), f.begin(), f.end());
   }
@@ -123,14 +123,14 @@ Result<std::vector<VertexId>> Wcc(const Projection& p, const RunOptions& run) {
                                  for (std::uint32_t w : p.OutNeighbors(u)) uf.Union(u, w);
                                }
                              });
-  if (!done) return Cancelled("Wcc");
+  if (!done) return KernelCancelled("Wcc");
   std::vector<VertexId> component(n);
   done = ParallelBlocks(run, threads, n, "wcc label",
                         [&](unsigned, std::uint64_t, std::uint64_t b, std::uint64_t e) {
                           for (std::uint64_t v = b; v < e; ++v)
                             component[v] = p.ToVertexId(uf.Find(static_cast<std::uint32_t>(v)));
                         });
-  if (!done) return Cancelled("Wcc");
+  if (!done) return KernelCancelled("Wcc");
   return component;
 }
 
@@ -155,7 +155,7 @@ Result<std::vector<double>> Sssp(const Projection& p, VertexId source, const Run
     heap.pop();
     if (d > dist[v]) continue;  // a stale entry
     if (++settled % kBlock == 0 && !Step(run, "sssp settled", settled, p.vertex_count()))
-      return Cancelled("Sssp");
+      return KernelCancelled("Sssp");
     const auto nbrs = p.OutNeighbors(v);
     const auto weights = p.OutWeights(v);
     for (std::size_t i = 0; i < nbrs.size(); ++i) {
@@ -166,7 +166,7 @@ Result<std::vector<double>> Sssp(const Projection& p, VertexId source, const Run
       }
     }
   }
-  if (CancelRequested(run)) return Cancelled("Sssp");
+  if (CancelRequested(run)) return KernelCancelled("Sssp");
   return dist;
 }
 

@@ -19,13 +19,10 @@ using tree::Entry;
 using tree::Kind;
 using tree::kInner;
 using tree::kLeaf;
+using tree::UpEntry;
 
 Kind KindOf(int level) { return level == 0 ? kLeaf : kInner; }
 
-// The entry a parent keeps for child `n`.
-Entry UpEntry(const tree::Shape& s, Kind k, void* n) {
-  return {tree::Key(s, k, n, 0), tree::Id(s, k, n, 0), n, tree::Total(s, k, n)};
-}
 
 void FreeNode(void* n, storage::MutationContext& ctx) {
   if (ctx.blocks != nullptr) ctx.blocks->Remove(n);

@@ -30,6 +30,7 @@ using tree::Entry;
 using tree::Kind;
 using tree::kInner;
 using tree::kLeaf;
+using tree::UpEntry;
 using tree::Load;
 using tree::Shape;
 
@@ -265,11 +266,6 @@ void Redistribute(const Shape& s, Kind k, void* a, void* b, std::uint32_t q, con
   tree::CopyNode(s, k, b, tree::Scratch(1));
 }
 
-// The entry a parent keeps for child `n`: its first entry (a leaf) or
-// separator 0 (an inner node), its address and its total.
-Entry UpEntry(const Shape& s, Kind k, void* n) {
-  return {tree::Key(s, k, n, 0), tree::Id(s, k, n, 0), n, tree::Total(s, k, n)};
-}
 
 // Fixed-width leaves: a full leaf hands entries to a sibling with room.
 void InsertRedistributing(const Shape& s, Path& p, const Entry& e, bool to_left,

@@ -29,8 +29,6 @@ using index::ElementKind;
 
 namespace {
 
-constexpr std::uint64_t kEdgeBit = std::uint64_t{1} << 63;
-constexpr std::uint64_t kNewBit = std::uint64_t{1} << 62;
 
 std::string Describe(VertexRef r) {
   return r.is_new() ? base::StrCat("new vertex #", r.raw()) : base::StrCat("vertex ", r.raw());

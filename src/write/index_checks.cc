@@ -15,8 +15,6 @@ using Op = WriteBatchInternal::Op;
 
 namespace {
 
-constexpr std::uint64_t kEdgeBit = std::uint64_t{1} << 63;
-constexpr std::uint64_t kNewBit = std::uint64_t{1} << 62;
 
 std::uint64_t KeyOf(ElementKind kind, bool is_new, std::uint64_t ref) {
   return (kind == ElementKind::kEdge ? kEdgeBit : 0) | (is_new ? kNewBit : 0) | ref;

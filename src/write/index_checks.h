@@ -31,6 +31,13 @@
 
 namespace quiver {
 
+// An element a batch touches, as one 64-bit key: bit 63 set for an edge, bit
+// 62 set for an element the batch itself creates (the rest is its batch-local
+// number), otherwise the id. Batch validation and the index checks key their
+// per-element state this way.
+inline constexpr std::uint64_t kEdgeBit = std::uint64_t{1} << 63;
+inline constexpr std::uint64_t kNewBit = std::uint64_t{1} << 62;
+
 class IndexChecker {
  public:
   // Requires `batch` to have passed the structural checks against `g`.

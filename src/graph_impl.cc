@@ -1,6 +1,7 @@
 #include "graph_impl.h"
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <new>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "index/online_build.h"
 #include "recovery.h"
 #include "snapshot_internal.h"
+#include "verify.h"
 #include "wal/batch_codec.h"
 #include "wal/wal_reader.h"
 #include "write/write_batch_internal.h"
@@ -109,6 +111,10 @@ Result<std::unique_ptr<Graph>> Graph::Open(const Options& options, std::string_v
   return GraphImpl::OpenDurable(options, std::string(dir), raw, OpenHooks{}, std::move(fs));
 }
 
+Result<VerifyReport> VerifyDirectory(std::string_view dir, const VerifyOptions& options) {
+  return VerifyGraphDirectory(env::PosixFileSystem(), std::string(dir), options);
+}
+
 Result<std::unique_ptr<Graph>> Graph::OpenInMemory(const Options& options) {
   Options o = options;
   o.durability = Durability::kVolatile;
@@ -200,6 +206,7 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
   durable->owned_fs = std::move(owned_fs);
   durable->fs = fs;
   durable->dir = dir;
+  if (options.read_only) return OpenReadOnly(options, std::move(durable), start);
   QUIVER_ASSIGN_OR_RETURN(graphdir::DirKind kind, PrepareDirectory(options, hooks, *durable));
   QUIVER_ASSIGN_OR_RETURN(RecoveredState rs, Recover(fs, dir, options));
   durable->uuid = rs.uuid;
@@ -258,6 +265,7 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(durable));
   g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
   std::unique_ptr<Graph> graph(g);
+  g->LogOpenFindings();
   // Indexes the log declared and their data violates: dropped by a logged
   // commit, so a later open does not find them again (and Open never fails
   // for them; OpenStats::dropped_indexes says why). A failed write is the
@@ -273,11 +281,75 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
   return graph;
 }
 
+Status GraphImpl::ReadOnlyError(std::string_view what) {
+  return FailedPreconditionError(
+      base::StrCat(what, ": the graph was opened read-only (Options::read_only); nothing is written"));
+}
+
+Result<std::unique_ptr<Graph>> GraphImpl::OpenReadOnly(const Options& options,
+                                                       std::unique_ptr<DurableState> d,
+                                                       std::chrono::steady_clock::time_point start) {
+  const std::string& dir = d->dir;
+  if (dir.empty()) return InvalidArgumentError("Graph::Open: the directory path is empty");
+  Result<graphdir::DirState> state = graphdir::Inspect(d->fs, dir);
+  if (!state.ok()) return InDirectory(dir, state.status());
+  // Nothing is created: a directory without a graph is NotFound whatever
+  // create_if_missing says.
+  Options check = options;
+  check.create_if_missing = false;
+  check.error_if_exists = false;
+  QUIVER_RETURN_IF_ERROR(CheckDirectory(check, dir, *state, d->fs));
+  // LOCK, if the file exists, for the length of the recovery: a writable
+  // handle holding it could remove or rename files under the reader. A
+  // missing LOCK is not created (that would write to the directory); then
+  // no writer has ever had this directory open where LOCK is a file, and
+  // one that opens it meanwhile is detected below.
+  const std::string lock_path = env::JoinPath(dir, graphdir::kLockFileName);
+  Result<bool> lock_existed = d->fs->Exists(lock_path);
+  if (!lock_existed.ok()) return InDirectory(dir, lock_existed.status());
+  std::unique_ptr<env::FileLock> lock;
+  if (*lock_existed) {
+    Result<std::unique_ptr<env::FileLock>> l = d->fs->LockFile(lock_path);
+    if (!l.ok() && l.status().code() == StatusCode::kFailedPrecondition)
+      return FailedPreconditionError(base::StrCat(
+          "cannot open graph directory ", dir, " read-only: a writable handle has it open (",
+          l.status().message(),
+          "); its checkpoints remove and rename files under a reader. Close it first, or use Verify"));
+    if (!l.ok()) return InDirectory(dir, l.status());
+    lock = std::move(*l);
+  }
+  QUIVER_ASSIGN_OR_RETURN(RecoveredState rs, Recover(d->fs, dir, options));
+  if (!*lock_existed) {
+    Result<bool> appeared = d->fs->Exists(lock_path);
+    if (!appeared.ok() || *appeared) {
+      rs.chain->Shutdown();
+      return appeared.ok() ? FailedPreconditionError(base::StrCat(
+                                 "cannot open graph directory ", dir,
+                                 " read-only: a writable handle opened it while it was being read; retry"))
+                           : InDirectory(dir, appeared.status());
+    }
+  }
+  lock.reset();
+  d->uuid = rs.uuid;
+  d->last_checkpoint = rs.last_checkpoint;
+  d->previous_checkpoint = rs.last_checkpoint;
+  d->open_stats = rs.stats;
+  d->open_stats.open_microseconds = MicrosSince(start);
+  // Indexes the log declared whose data violates them stay declared and
+  // unbuilt (queries ignore them): dropping them would be a write.
+  auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(d));
+  g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
+  std::unique_ptr<Graph> graph(g);
+  g->LogOpenFindings();
+  return graph;
+}
+
 GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::uint64_t epoch,
                      std::unique_ptr<DurableState> durable)
     : options_(options),
       chain_(chain),
       durable_(std::move(durable)),
+      read_only_(durable_ != nullptr && options.read_only),
       queue_(options.writer.max_queued_batches, options.writer.spin_microseconds),
       processor_(options.limits),
       epoch_(epoch) {
@@ -285,6 +357,12 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
   OutOfMemoryStatus().IgnoreError();
   PoisonedStatus().IgnoreError();
   DurabilityUnknownStatus().IgnoreError();
+  if (read_only_) {
+    // Nothing to write: no writer thread, no checkpoint thread.
+    base::MutexLock lock(&checkpoint_mu_);
+    last_checkpoint_ = durable_->last_checkpoint;
+    return;
+  }
   if (durable_ != nullptr) {
     current_segment_.store(durable_->wal->segment_number());
     base::MutexLock lock(&checkpoint_mu_);
@@ -305,6 +383,7 @@ GraphImpl::~GraphImpl() {
 Snapshot GraphImpl::GetSnapshot() const { return SnapshotInternal::Make(chain_->Acquire()); }
 
 Result<CommitInfo> GraphImpl::Write(WriteBatch batch) {
+  if (read_only_) return ReadOnlyError("Write");
   auto* r = new WriteRequest(std::move(batch), /*async=*/false);
   Status s = queue_.Push(r);
   if (!s.ok()) {
@@ -317,6 +396,10 @@ Result<CommitInfo> GraphImpl::Write(WriteBatch batch) {
 std::future<Result<CommitInfo>> GraphImpl::WriteAsync(WriteBatch batch) {
   auto* r = new WriteRequest(std::move(batch), /*async=*/true);
   std::future<Result<CommitInfo>> f = r->future();
+  if (read_only_) {
+    r->Complete(ReadOnlyError("WriteAsync"));
+    return f;
+  }
   Status s = queue_.Push(r);
   if (!s.ok()) r->Complete(std::move(s));
   return f;
@@ -327,8 +410,13 @@ Status GraphImpl::Close() {
   std::call_once(close_once_, [this, &first] {
     first = true;
     queue_.Close();
-    writer_.join();  // the writer drains what was queued before Close
+    if (writer_.joinable()) writer_.join();  // the writer drains what was queued before Close
     if (durable_ == nullptr) return;
+    if (read_only_) {
+      base::MutexLock lock(&checkpoint_mu_);
+      closed_ = true;
+      return;
+    }
     {
       base::MutexLock lock(&trigger_mu_);
       stopping_ = true;
@@ -354,12 +442,14 @@ Status GraphImpl::Close() {
 
 Status GraphImpl::Checkpoint() {
   if (durable_ == nullptr) return FailedPreconditionError("an in-memory graph has no checkpoints");
+  if (read_only_) return ReadOnlyError("Checkpoint");
   base::MutexLock lock(&checkpoint_mu_);
   if (closed_) return FailedPreconditionError("Checkpoint: the graph is closed");
   return RunCheckpointLocked();
 }
 
 Status GraphImpl::CreateIndex(const IndexSpec& spec) {
+  if (read_only_) return ReadOnlyError("CreateIndex");
   QUIVER_RETURN_IF_ERROR(index::CheckSpec(spec, options_.limits.max_string_bytes));
   IndexOp define;
   define.spec = spec;
@@ -415,9 +505,91 @@ Status GraphImpl::BuildAndPublish(const std::string& name, SequenceNumber declar
 }
 
 Status GraphImpl::DropIndex(std::string_view name) {
+  if (read_only_) return ReadOnlyError("DropIndex");
   IndexOp drop;
   drop.spec.name = std::string(name);
   return Write(internal::WriteBatchInternal::IndexBatch(OpKind::kDropIndex, std::move(drop))).status();
+}
+
+Result<VerifyReport> GraphImpl::Verify(const VerifyOptions& options) const {
+  if (durable_ == nullptr) return FailedPreconditionError("an in-memory graph has no files to verify");
+  // Held throughout: no checkpoint cleanup removes a file while it is read.
+  base::MutexLock lock(&checkpoint_mu_);
+  if (closed_) return FailedPreconditionError("Verify: the graph is closed");
+  return VerifyGraphDirectory(durable_->fs, durable_->dir, options);
+}
+
+namespace {
+
+// `dir` with repeated and trailing slashes and "." components removed, so
+// that two spellings of one path compare equal (symbolic links are not
+// resolved: the emptiness check refuses a graph's directory anyway).
+std::string NormalizeDir(std::string_view dir) {
+  std::string out;
+  std::size_t i = 0;
+  while (i <= dir.size()) {
+    std::size_t j = dir.find('/', i);
+    if (j == std::string_view::npos) j = dir.size();
+    std::string_view part = dir.substr(i, j - i);
+    if (!part.empty() && part != ".") {
+      if (!out.empty() || dir.front() == '/') out += '/';
+      out += part;
+    }
+    i = j + 1;
+  }
+  return out.empty() && !dir.empty() && dir.front() == '/' ? "/" : out;
+}
+
+}  // namespace
+
+Result<BackupInfo> GraphImpl::Backup(std::string_view dir, const BackupProgress& progress) {
+  env::FileSystem* fs = durable_ != nullptr ? durable_->fs : env::PosixFileSystem();
+  return BackupTo(fs, std::string(dir), progress);
+}
+
+Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& dir,
+                                       const BackupProgress& progress) {
+  if (dir.empty()) return InvalidArgumentError("Backup: the directory path is empty");
+  if (durable_ != nullptr && NormalizeDir(dir) == NormalizeDir(durable_->dir))
+    return InvalidArgumentError(base::StrCat("Backup: ", dir, " is this graph's own directory"));
+  auto failed = [&dir](const Status& s) {
+    return Status(s.code(), base::StrCat("Backup into ", dir, ": ", s.message()));
+  };
+  // Only an empty or new directory: a backup never mixes with other files
+  // (another graph's log would be replayed onto it).
+  Result<bool> exists = fs->Exists(dir);
+  if (!exists.ok()) return failed(exists.status());
+  if (*exists) {
+    Result<std::vector<std::string>> names = fs->ListDir(dir);
+    if (!names.ok()) return failed(names.status());
+    if (!names->empty())
+      return FailedPreconditionError(base::StrCat("Backup: ", dir, " is not empty (it holds \"",
+                                                  names->front(),
+                                                  "\"); a backup goes into a new or empty directory"));
+  } else if (Status s = graphdir::CreateDirDurably(fs, dir); !s.ok()) {
+    return failed(s);
+  }
+  PinnedVersion pin(chain_);  // the writer goes on; this version stays as it is
+  const storage::GraphRoots& roots = pin.roots();
+  checkpoint::WriteOptions w = CheckpointWriteOptions(options_);
+  w.record_wal_position = false;  // the copy has none of this graph's log
+  w.progress = progress;
+  checkpoint::WriteStats ws;
+  Status s;
+  // An empty graph needs no checkpoint: the identity file alone opens as one.
+  if (roots.sequence != 0)
+    s = checkpoint::WriteCheckpoint(fs, dir, durable_ != nullptr ? durable_->uuid : NewGraphUuid(), roots,
+                                    &ws, w);
+  // The identity file last: until it is there, a copy cut short is no graph.
+  if (s.ok()) s = graphdir::WriteIdentity(fs, dir);
+  if (s.ok()) s = graphdir::SyncAncestors(fs, dir);
+  if (!s.ok()) {
+    // Best effort: leave the directory as empty as it was found.
+    fs->Remove(env::JoinPath(dir, graphdir::kIdentityFileName)).IgnoreError();
+    fs->Remove(env::JoinPath(dir, checkpoint::CheckpointFileName(roots.sequence))).IgnoreError();
+    return failed(s);
+  }
+  return BackupInfo{roots.sequence, ws.bytes};
 }
 
 MemoryStats GraphImpl::GetMemoryStats() const {
@@ -442,7 +614,39 @@ DurabilityStats GraphImpl::GetDurabilityStats() const {
   d.wal_bytes = wal_bytes_.load();
   d.wal_segments_started = wal_segments_started_.load();
   d.poisoned = poisoned_.load();
-  if (durable_ != nullptr) d.wal_preallocation_failures = durable_->wal_preallocation_failures.load();
+  for (std::size_t i = 0; i < kSyncLatencyBuckets; ++i)
+    d.wal_sync_latency_histogram[i] = sync_histogram_[i].load(std::memory_order_relaxed);
+  if (durable_ == nullptr) return d;
+  d.wal_preallocation_failures = durable_->wal_preallocation_failures.load();
+  d.wal_bytes_since_checkpoint = wal_bytes_since_checkpoint_.load();
+  Result<std::uint64_t> free_space = durable_->fs->FreeSpace(durable_->dir);
+  d.free_space_bytes = free_space.ok() ? *free_space : 0;
+  bool last_failed;
+  {
+    base::MutexLock lock(&stats_mu_);
+    last_failed = last_checkpoint_failed_;
+  }
+  // The rule HealthState states, in its order.
+  const OpenStats& o = durable_->open_stats;
+  if (d.poisoned) {
+    d.health = HealthState::kPoisoned;
+    d.health_reason = "a WAL write or sync failed: writes are refused until the graph is reopened";
+  } else if (last_failed) {
+    d.health = HealthState::kDegraded;
+    d.health_reason = base::StrCat("the most recent checkpoint failed: ", d.last_checkpoint_error.ToString());
+  } else if (!read_only_ && !free_space.ok()) {
+    d.health = HealthState::kDegraded;
+    d.health_reason = base::StrCat("free space unknown: ", free_space.status().ToString());
+  } else if (!read_only_ && d.free_space_bytes < options_.durable.wal_segment_bytes) {
+    d.health = HealthState::kDegraded;
+    d.health_reason = base::StrCat("free space ", d.free_space_bytes, " bytes is less than one WAL segment (",
+                                   options_.durable.wal_segment_bytes, " bytes)");
+  } else if (o.salvaged || o.used_previous_checkpoint || o.wal_covered_damage_bytes > 0) {
+    d.health = HealthState::kDegraded;
+    d.health_reason = o.salvaged                   ? "Open salvaged a damaged WAL"
+                      : o.used_previous_checkpoint ? "Open fell back to an older checkpoint"
+                                                   : "Open skipped damaged WAL records a checkpoint covers";
+  }
   return d;
 }
 
@@ -513,7 +717,7 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   } else if (durable_ && !LogGroup(first, last, &log_error)) {
     // Invariant 4: not on disk for sure, so never published. The bytes may
     // still be on disk and come back after a restart: DurabilityUnknown.
-    poisoned_.store(true);
+    Poison("a WAL write or sync failed", log_error);
     chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
     for (std::size_t i = 0; i < group.size(); ++i) {
@@ -597,7 +801,9 @@ Status GraphImpl::AppendAndSync(SequenceNumber first, SequenceNumber last) {
   }
   std::uint64_t before = wal.segment_size();
   QUIVER_RETURN_IF_ERROR(wal.AppendGroup(first, last, wal_payload_));
+  const auto sync_start = std::chrono::steady_clock::now();
   QUIVER_RETURN_IF_ERROR(wal.Sync());
+  RecordSync(MicrosSince(sync_start));
   std::uint64_t bytes = wal.segment_size() - before;
   wal_syncs_.fetch_add(1, std::memory_order_relaxed);
   wal_bytes_.fetch_add(bytes, std::memory_order_relaxed);
@@ -642,10 +848,70 @@ Status GraphImpl::RunCheckpoint() {
 }
 
 Status GraphImpl::CheckpointFailed(Status s) {
-  base::MutexLock stats_lock(&stats_mu_);
-  ++checkpoint_stats_.checkpoint_failures;
-  checkpoint_stats_.last_checkpoint_error = s;
+  {
+    base::MutexLock stats_lock(&stats_mu_);
+    ++checkpoint_stats_.checkpoint_failures;
+    checkpoint_stats_.last_checkpoint_error = s;
+    last_checkpoint_failed_ = true;
+  }
+  LogEvent(
+      LogLevel::kError, "checkpoint_failed",
+      base::StrCat("checkpoint of ", durable_->dir, " failed (the WAL keeps everything): ", s.ToString()));
   return s;
+}
+
+void GraphImpl::Poison(const char* what, const Status& why) {
+  if (poisoned_.exchange(true)) return;
+  try {
+    LogEvent(LogLevel::kError, "poisoned",
+             base::StrCat(durable_->dir, ": ", what, ", so every later write is refused until reopened: ",
+                          why.ok() ? std::string("out of memory in the WAL writer") : why.ToString()));
+  } catch (const std::bad_alloc&) {
+    if (options_.logger != nullptr) options_.logger->Log(LogLevel::kError, "poisoned", what);
+  }
+}
+
+void GraphImpl::LogEvent(LogLevel level, std::string_view event, const std::string& message) const {
+  if (options_.logger != nullptr) options_.logger->Log(level, event, message);
+}
+
+void GraphImpl::LogOpenFindings() const {
+  if (options_.logger == nullptr || durable_ == nullptr) return;
+  const OpenStats& o = durable_->open_stats;
+  const std::string& dir = durable_->dir;
+  if (o.used_previous_checkpoint)
+    LogEvent(LogLevel::kWarning, "checkpoint_fallback",
+             base::StrCat(dir, ": the newest checkpoint is damaged; loaded the one at sequence ",
+                          o.checkpoint_sequence, " and replayed the log after it"));
+  if (o.wal_covered_damage_bytes > 0)
+    LogEvent(LogLevel::kWarning, "covered_damage",
+             base::StrCat(dir, ": skipped ", o.wal_covered_damage_bytes,
+                          " bytes of damaged WAL records that the checkpoint at sequence ",
+                          o.checkpoint_sequence, " holds"));
+  if (o.tail_bytes_truncated > 0)
+    LogEvent(LogLevel::kWarning, "torn_tail",
+             base::StrCat(dir, ": ", read_only_ ? "ignored " : "cut ", o.tail_bytes_truncated,
+                          " bytes of torn WAL tail (a write a crash interrupted; never acknowledged); "
+                          "recovered to sequence ",
+                          o.recovered_sequence));
+  if (o.salvaged)
+    LogEvent(
+        LogLevel::kError, "salvage",
+        base::StrCat(dir, ": the WAL is damaged; salvage_wal_prefix kept its valid prefix, up to sequence ",
+                     o.recovered_sequence, read_only_ ? ", in memory only" : "",
+                     "; committed data after the damage is given up",
+                     read_only_ ? "" : " (the damaged segments are kept as *.salvaged)"));
+}
+
+void GraphImpl::RecordSync(std::uint64_t micros) {
+  const std::size_t bucket =
+      micros < 2 ? 0 : std::min<std::size_t>(kSyncLatencyBuckets - 1, std::bit_width(micros) - 1);
+  sync_histogram_[bucket].fetch_add(1, std::memory_order_relaxed);
+  const std::uint32_t slow = options_.durable.slow_sync_microseconds;
+  if (slow != 0 && micros >= slow)
+    LogEvent(LogLevel::kWarning, "slow_sync",
+             base::StrCat(durable_->dir, ": a WAL fdatasync took ", micros, " us (threshold ", slow,
+                          " us): the device is slow or overloaded"));
 }
 
 Status GraphImpl::RunCheckpointLocked() {
@@ -663,7 +929,7 @@ Status GraphImpl::RunCheckpointLocked() {
   if (!s.ok()) {
     // Renamed but the directory fsync failed: the name may or may not be
     // durable and a later fsync may not tell (fsyncgate). Stop, as for the WAL.
-    if (ws.renamed) poisoned_.store(true);
+    if (ws.renamed) Poison("a directory fsync failed after a checkpoint was renamed into place", s);
     return CheckpointFailed(std::move(s));
   }
   wal_bytes_since_checkpoint_.fetch_sub(std::min(pending, wal_bytes_since_checkpoint_.load()));
@@ -675,6 +941,7 @@ Status GraphImpl::RunCheckpointLocked() {
     checkpoint_stats_.last_checkpoint_sequence = roots.sequence;
     checkpoint_stats_.last_checkpoint_bytes = ws.bytes;
     checkpoint_stats_.last_checkpoint_microseconds = MicrosSince(start);
+    last_checkpoint_failed_ = false;
   }
   // A WAL failure while the checkpoint was written: keep every file.
   if (poisoned_.load())
@@ -684,7 +951,7 @@ Status GraphImpl::RunCheckpointLocked() {
   Status cleanup =
       RemoveCoveredFiles(*durable_, previous_checkpoint_, current_segment_.load(), &dir_sync_failed);
   if (dir_sync_failed) {
-    poisoned_.store(true);
+    Poison("a directory fsync failed after checkpoint cleanup removed files", cleanup);
     return CheckpointFailed(std::move(cleanup));
   }
   if (!cleanup.ok()) {

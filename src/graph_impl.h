@@ -17,7 +17,9 @@
 #ifndef QUIVER_GRAPH_IMPL_H_
 #define QUIVER_GRAPH_IMPL_H_
 
+#include <array>
 #include <atomic>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -85,6 +87,12 @@ class GraphImpl final : public Graph {
   Status Checkpoint() override;
   Status CreateIndex(const IndexSpec& spec) override;
   Status DropIndex(std::string_view name) override;
+  using Graph::Backup;
+  using Graph::Verify;
+  Result<BackupInfo> Backup(std::string_view dir, const BackupProgress& progress) override;
+  // Backup on `fs` (tests inject faults in the target).
+  Result<BackupInfo> BackupTo(env::FileSystem* fs, const std::string& dir, const BackupProgress& progress);
+  Result<VerifyReport> Verify(const VerifyOptions& options) const override;
   MemoryStats GetMemoryStats() const override;
   OpenStats GetOpenStats() const override;
   DurabilityStats GetDurabilityStats() const override;
@@ -114,6 +122,13 @@ class GraphImpl final : public Graph {
   // missing, takes LOCK. Returns what it found under the lock. A refused
   // Open leaves the directory as it found it.
   static Result<graphdir::DirKind> PrepareDirectory(const Options& options, OpenHooks hooks, DurableState& d);
+  // Open with options.read_only: checks the directory, takes LOCK for the
+  // length of the recovery if the file exists (refused if held), recovers
+  // in memory; calls no FileSystem method that changes anything.
+  static Result<std::unique_ptr<Graph>> OpenReadOnly(const Options& options, std::unique_ptr<DurableState> d,
+                                                     std::chrono::steady_clock::time_point start);
+  // FailedPrecondition for a write to a read-only graph.
+  static Status ReadOnlyError(std::string_view what);
   // The refusals reading can decide, for what Inspect found: a newer or
   // damaged identity file, NotFound / FailedPrecondition / AlreadyExists by
   // the options, a removed newest segment, a file of a newer format.
@@ -123,8 +138,17 @@ class GraphImpl final : public Graph {
   void CheckpointLoop();
   Status RunCheckpoint();
   Status RunCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_);
-  // Records a checkpoint failure in the stats and returns it.
+  // Records a checkpoint failure in the stats, logs it and returns it.
   Status CheckpointFailed(Status s);
+  // Sets poisoned_ and, the first time, logs `why` (built only then; no
+  // memory for it: logged without the detail). Never throws.
+  void Poison(const char* what, const Status& why);
+  // Passes an event to options_.logger, if set (quiver/logger.h).
+  void LogEvent(LogLevel level, std::string_view event, const std::string& message) const;
+  // The events Open's findings call for (torn tail, fallback, salvage).
+  void LogOpenFindings() const;
+  // Counts one WAL sync of `micros` in the histogram; logs it if slow.
+  void RecordSync(std::uint64_t micros);
   // What a checkpoint makes redundant: checkpoint files (names) and WAL
   // segments (numbers).
   struct CoveredFiles {
@@ -155,6 +179,7 @@ class GraphImpl final : public Graph {
   const Options options_;
   storage::VersionChain* const chain_;  // deletes itself after Shutdown
   const std::unique_ptr<DurableState> durable_;
+  const bool read_only_;  // options_.read_only for a durable graph: no writer, no WAL
 
   // Any thread.
   CommitQueue queue_;
@@ -167,6 +192,7 @@ class GraphImpl final : public Graph {
   std::atomic<std::uint64_t> wal_syncs_{0};
   std::atomic<std::uint64_t> wal_bytes_{0};
   std::atomic<std::uint64_t> wal_segments_started_{0};
+  std::array<std::atomic<std::uint64_t>, kSyncLatencyBuckets> sync_histogram_{};
 
   // Writer thread only.
   BatchProcessor processor_;
@@ -184,6 +210,8 @@ class GraphImpl final : public Graph {
   // checkpoint to finish.
   mutable base::Mutex stats_mu_;
   DurabilityStats checkpoint_stats_ ABSL_GUARDED_BY(stats_mu_);
+  // The most recent checkpoint attempt failed (health: degraded).
+  bool last_checkpoint_failed_ ABSL_GUARDED_BY(stats_mu_) = false;
 
   // Wakes the checkpoint thread.
   mutable base::Mutex trigger_mu_;

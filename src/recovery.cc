@@ -36,6 +36,9 @@ constexpr char kSalvagedSuffix[] = ".salvaged";
 struct DirListing {
   std::vector<std::uint64_t> checkpoints;  // sequences, ascending
   std::vector<std::uint64_t> segments;     // numbers, ascending
+  // Read-only: segments whose bytes are in salvage's finished copy (the
+  // segment was set aside, the copy not yet renamed in its place).
+  std::map<std::uint64_t, std::string> copies;
 };
 
 // A copy salvage made of a segment's valid prefix (Rebuilder::Salvage):
@@ -54,14 +57,28 @@ Status FinishSalvageCopy(env::FileSystem* fs, const std::string& dir, const std:
 
 // Lists `dir`, refuses newer formats, removes Quiver's stale temporary
 // files and finishes (or removes) an interrupted salvage's copy; sets
-// *salvage_finished if it finished one.
-Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir, bool* salvage_finished) {
+// *salvage_finished if it finished one. Read-only, it changes nothing: the
+// temporary files are ignored and a finished copy is read in place of its
+// segment (an unfinished one, beside its segment, is ignored).
+Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir, bool read_only,
+                                bool* salvage_finished) {
   QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
   QUIVER_RETURN_IF_ERROR(graphdir::CheckFormatVersions(fs, dir, names));
   DirListing out;
   bool removed = false;
   for (std::size_t i = 0; i < names.size(); ++i) {
     const std::string name = names[i];
+    if (read_only && graphdir::IsOwnTempFile(name)) continue;
+    if (read_only && graphdir::IsPrefixCopy(name)) {
+      std::string segment = name.substr(0, name.size() - (sizeof(kPrefixCopySuffix) - 1));
+      auto n = wal::ParseSegmentFileName(segment);
+      if (n && std::find(names.begin(), names.end(), segment) == names.end()) {
+        out.segments.push_back(*n);
+        out.copies[*n] = name;
+        *salvage_finished = true;
+      }
+      continue;
+    }
     if (graphdir::IsOwnTempFile(name)) {  // never a file Quiver did not write
       QUIVER_RETURN_IF_ERROR(fs->Remove(env::JoinPath(dir, name)));
       removed = true;
@@ -80,7 +97,9 @@ Result<DirListing> ListAndClean(env::FileSystem* fs, const std::string& dir, boo
   return out;
 }
 
-wal::Uuid NewUuid() {
+}  // namespace
+
+wal::Uuid NewGraphUuid() {
   std::random_device rd;
   wal::Uuid u;
   for (auto& b : u) b = static_cast<std::uint8_t>(rd());
@@ -88,6 +107,8 @@ wal::Uuid NewUuid() {
   u[8] = static_cast<std::uint8_t>((u[8] & 0x3F) | 0x80);
   return u;
 }
+
+namespace {
 
 // Limits for replay: everything the log holds was valid when committed,
 // even if the application has lowered its limits since.
@@ -103,13 +124,19 @@ Limits ReplayLimits() {
 class Rebuilder {
  public:
   Rebuilder(env::FileSystem* fs, const std::string& dir, const Options& options, RecoveredState* state)
-      : fs_(fs), dir_(dir), options_(options), state_(state), processor_(ReplayLimits()) {
+      : fs_(fs),
+        dir_(dir),
+        options_(options),
+        read_only_(options.read_only),
+        state_(state),
+        processor_(ReplayLimits()) {
     processor_.set_replay(true);
   }
 
   Status Run() {
     bool salvage_finished = false;
-    QUIVER_ASSIGN_OR_RETURN(DirListing listing, ListAndClean(fs_, dir_, &salvage_finished));
+    QUIVER_ASSIGN_OR_RETURN(DirListing listing, ListAndClean(fs_, dir_, read_only_, &salvage_finished));
+    copies_ = listing.copies;
     // An Open that died at the last step of a salvage gave up committed
     // data and never said so: this one does.
     if (salvage_finished) state_->stats.salvaged = true;
@@ -189,7 +216,7 @@ class Rebuilder {
       FreshVersion();
     }
     StartVersion();
-    state_->uuid = NewUuid();
+    state_->uuid = NewGraphUuid();
     fresh_uuid_ = true;
     return Status::Ok();
   }
@@ -243,11 +270,18 @@ class Rebuilder {
   // The first sequence a segment's header names; nullopt if the header is
   // not intact (the full scan then judges it). I/O errors fail the open.
   Result<std::optional<SequenceNumber>> HeaderFirstSequence(std::uint64_t number) {
-    QUIVER_ASSIGN_OR_RETURN(auto file, fs_->OpenReadable(env::JoinPath(dir_, wal::SegmentFileName(number))));
+    QUIVER_ASSIGN_OR_RETURN(auto file, fs_->OpenReadable(SegmentPath(number)));
     std::byte header[wal::kSegmentHeaderBytes];
     QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(0, header));
     auto h = wal::DecodeSegmentHeader(std::span<const std::byte>(header, n));
     return h ? std::optional<SequenceNumber>(h->first_sequence) : std::nullopt;
+  }
+
+  // Where segment `number`'s bytes are: its file, or (read-only) salvage's
+  // finished copy of it.
+  std::string SegmentPath(std::uint64_t number) const {
+    auto it = copies_.find(number);
+    return env::JoinPath(dir_, it != copies_.end() ? it->second : wal::SegmentFileName(number));
   }
 
   // Segments before the first one still needed by the checkpoint: those
@@ -291,7 +325,7 @@ class Rebuilder {
     for (std::size_t i = first_needed; i < listing.segments.size(); ++i) {
       std::uint64_t number = listing.segments[i];
       bool last = i + 1 == listing.segments.size();
-      std::string path = env::JoinPath(dir_, wal::SegmentFileName(number));
+      std::string path = SegmentPath(number);
       QUIVER_ASSIGN_OR_RETURN(auto bytes, wal::ReadWholeFile(fs_, path));
       ++state_->stats.wal_segments_read;
       const std::uint64_t replayed_before = state_->stats.wal_groups_replayed;
@@ -315,9 +349,12 @@ class Rebuilder {
           if (options_.durable.salvage_wal_prefix) return Salvage(listing, i, bytes, scan);
           return CorruptionError(base::StrCat("WAL segment ", number, " has a damaged header"));
         }
-        // Created but never made durable before a crash: nothing in it was acknowledged.
-        QUIVER_RETURN_IF_ERROR(fs_->Remove(path));
-        QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+        // Created but never made durable before a crash: nothing in it was
+        // acknowledged. (Read-only: left as it is.)
+        if (!read_only_) {
+          QUIVER_RETURN_IF_ERROR(fs_->Remove(path));
+          QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+        }
         state_->stats.tail_bytes_truncated += bytes.size();
         continue;
       }
@@ -339,7 +376,11 @@ class Rebuilder {
         return CorruptionError(base::StrCat("WAL segment ", number, " has damage before the next segment"));
       }
       const bool start_durable = recorded.has_value() && *recorded >= number;
-      if (state_->stats.wal_groups_replayed > replayed_before || (last && !start_durable)) {
+      if (read_only_) {
+        // The replayed state lives in memory only: nothing is made durable,
+        // cut or zero-filled (the next writable Open does that).
+        state_->stats.tail_bytes_truncated += scan.tail_bytes;
+      } else if (state_->stats.wal_groups_replayed > replayed_before || (last && !start_durable)) {
         // Replayed groups were read back, which is no proof that they are on
         // disk (see RewriteSegment): write them again, whole and synced. The
         // last segment is written again even with no replayed group unless
@@ -528,9 +569,16 @@ class Rebuilder {
   //   3. the damaged segment renamed aside (a crash leaves the copy without
   //      its segment: Open puts it in place, see ListAndClean);
   //   4. the copy renamed to the segment's name.
+  //
+  // Read-only, salvage happens in memory only: replay stops at the damage
+  // and no file is touched.
   Status Salvage(const DirListing& listing, std::size_t index, std::span<const std::byte> bytes,
                  const wal::SegmentScan& scan) {
     state_->stats.salvaged = true;
+    if (read_only_) {
+      state_->last_segment = 0;
+      return Status::Ok();
+    }
     if (fresh_uuid_ && scan.header_valid) {
       // No checkpoint and no segment before this one: the graph is the one
       // this segment's header names, so the next segment carries its UUID.
@@ -567,6 +615,8 @@ class Rebuilder {
   env::FileSystem* fs_;
   const std::string& dir_;
   const Options& options_;
+  const bool read_only_;                         // change nothing (Options::read_only)
+  std::map<std::uint64_t, std::string> copies_;  // see DirListing::copies
   RecoveredState* state_;
   BatchProcessor processor_;
   storage::MutationContext ctx_{};

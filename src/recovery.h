@@ -64,6 +64,9 @@ struct RecoveredState {
 
 Result<RecoveredState> Recover(env::FileSystem* fs, const std::string& dir, const Options& options);
 
+// A new random graph id (RFC 4122 version 4).
+wal::Uuid NewGraphUuid();
+
 }  // namespace quiver
 
 #endif  // QUIVER_RECOVERY_H_

@@ -17,7 +17,10 @@
 #ifndef QUIVER_GRAPH_H_
 #define QUIVER_GRAPH_H_
 
+#include <array>
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <future>
 #include <memory>
 #include <string>
@@ -29,6 +32,7 @@
 #include "quiver/options.h"
 #include "quiver/snapshot.h"
 #include "quiver/status.h"
+#include "quiver/verify.h"
 #include "quiver/write_batch.h"
 
 namespace quiver {
@@ -103,6 +107,28 @@ struct OpenStats {
   std::vector<std::string> dropped_indexes;
 };
 
+// How a durable graph is doing (DurabilityStats::health), by this rule,
+// first match wins:
+//   kPoisoned  a WAL write or sync failed: writes are refused until the
+//              graph is reopened (DurabilityStats::poisoned);
+//   kDegraded  it still commits and loses nothing, but needs a look: the
+//              most recent checkpoint attempt failed (the WAL grows until
+//              one succeeds), the directory's file system has less free
+//              space than one WAL segment (wal_segment_bytes) or could not
+//              say, or Open salvaged, fell back to an older checkpoint or
+//              skipped damaged WAL records (OpenStats);
+//   kOk        none of the above.
+// An in-memory graph is always kOk. DurabilityStats::health_reason names
+// the first condition that matched.
+enum class HealthState : std::uint8_t {
+  kOk = 0,
+  kDegraded = 1,
+  kPoisoned = 2,
+};
+
+// Buckets of DurabilityStats::wal_sync_latency_histogram.
+inline constexpr std::size_t kSyncLatencyBuckets = 24;
+
 // Counters of the durable write path since Open.
 struct DurabilityStats {
   std::uint64_t commit_groups = 0;
@@ -123,7 +149,37 @@ struct DurabilityStats {
   Status last_checkpoint_error;
   // True once a WAL write or sync failed: writes are refused from then on.
   bool poisoned = false;
+  // WAL fdatasync latencies of the commit groups, in powers of two of
+  // microseconds: bucket 0 counts syncs under 2 us, bucket i (1 to 22)
+  // those of [2^i, 2^(i+1)) us, bucket 23 those of 2^23 us (8.4 s) or more.
+  // The buckets sum to wal_syncs.
+  std::array<std::uint64_t, kSyncLatencyBuckets> wal_sync_latency_histogram{};
+  // WAL bytes appended since the last checkpoint was written (since Open,
+  // plus the log Open replayed, if none was): what the next Open would
+  // replay, and what checkpoint_wal_bytes is compared with.
+  std::uint64_t wal_bytes_since_checkpoint = 0;
+  // Bytes available to the process on the file system holding the graph
+  // directory, asked when the stats are read (0 if it could not say, or
+  // for an in-memory graph).
+  std::uint64_t free_space_bytes = 0;
+  // See HealthState for the rule; health_reason names what matched (empty
+  // for kOk).
+  HealthState health = HealthState::kOk;
+  std::string health_reason;
 };
+
+// What Graph::Backup wrote.
+struct BackupInfo {
+  // The sequence number of the copied state: opening the copy gives
+  // exactly the graph as of this commit.
+  SequenceNumber sequence = 0;
+  std::uint64_t bytes = 0;  // the checkpoint file's size
+};
+
+// Graph::Backup's progress: called on the calling thread as the checkpoint
+// grows (after the names and after each chunk of elements), with the bytes
+// written so far. Must not call into the graph.
+using BackupProgress = std::function<void(std::uint64_t bytes_written)>;
 
 class Graph {
  public:
@@ -212,6 +268,40 @@ class Graph {
   // Example:
   //   Status s = graph->DropIndex("order_ts");
   virtual Status DropIndex(std::string_view name) = 0;
+
+  // VerifyDirectory (quiver/verify.h) on this graph's directory, while it
+  // runs: the writer keeps committing meanwhile (the last segment's tail
+  // may show a record being appended); checkpoints wait until it is done,
+  // so no file is removed under it. Changes nothing. FailedPrecondition for
+  // an in-memory graph and after Close().
+  //
+  // Example:
+  //   quiver::VerifyReport r = graph->Verify().value();
+  //   if (!r.ok()) std::fprintf(stderr, "%s\n", r.status.ToString().c_str());
+  virtual Result<VerifyReport> Verify(const VerifyOptions& options) const = 0;
+
+  // Writes a consistent copy of the current version into directory `dir`
+  // while writes continue: the version is pinned (as a snapshot is) and
+  // written there as a checkpoint, then the identity file; every file is
+  // synced, then `dir` and its ancestors. `Open` on `dir` then gives
+  // exactly the graph as of BackupInfo::sequence (a new WAL starts there).
+  // `dir` must be absent (it is created, with missing parents) or an empty
+  // directory. The graph's own files are only read, never changed: a
+  // failure anywhere in `dir` (its status is returned; what Backup wrote
+  // there is removed, best effort) leaves the graph as it was, writable
+  // and not poisoned. Errors: InvalidArgument for an empty path or this
+  // graph's own directory, FailedPrecondition if `dir` is not empty or not
+  // a directory, the I/O status otherwise (ResourceExhausted when the file
+  // system holding `dir` has less than one WAL segment free). Works on
+  // read-only, in-memory and closed graphs (the copy of an in-memory graph
+  // gets a new graph id).
+  //
+  // Example:
+  //   quiver::BackupInfo b = graph->Backup("/backups/graph-2026-12-01").value();
+  //   // later: quiver::Graph::Open(options, "/backups/graph-2026-12-01")
+  virtual Result<BackupInfo> Backup(std::string_view dir, const BackupProgress& progress) = 0;
+  Result<BackupInfo> Backup(std::string_view dir) { return Backup(dir, BackupProgress{}); }
+  Result<VerifyReport> Verify() const { return Verify(VerifyOptions{}); }
 
   virtual MemoryStats GetMemoryStats() const = 0;
   virtual OpenStats GetOpenStats() const = 0;

@@ -10,6 +10,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+
+#include "quiver/logger.h"
 
 namespace quiver {
 
@@ -143,6 +146,11 @@ struct DurableOptions {
   // search bit for each read bit (0640 gives 0750). 0600 keeps the graph
   // private to its owner. Default 0644.
   std::uint32_t file_mode = 0644;
+  // A WAL fdatasync that takes at least this long, in microseconds, is
+  // reported to Options::logger as slow_sync (every one counts in
+  // DurabilityStats::wal_sync_latency_histogram either way); 0 reports
+  // none. Default 100,000 (100 ms: far beyond a healthy device's p99).
+  std::uint32_t slow_sync_microseconds = 100'000;
 };
 
 // Graph::Open and OpenInMemory check every field against the bounds stated
@@ -159,6 +167,29 @@ struct Options {
   // Durable mode: fail with AlreadyExists if the directory already holds a
   // graph; for code that must start from an empty graph. Default false.
   bool error_if_exists = false;
+  // Durable mode: open an existing graph to read only. Open changes nothing
+  // in the directory: it creates, writes, truncates, renames and removes no
+  // file (not even LOCK), syncs nothing, and starts no writer and no
+  // checkpoint thread. It loads the newest valid checkpoint, replays the
+  // WAL after it in memory (a torn tail is ignored, not cut; with
+  // salvage_wal_prefix a damaged log is salvaged in memory only) and serves
+  // that state. Write, WriteAsync, CreateIndex, DropIndex and Checkpoint
+  // return FailedPrecondition ("opened read-only"); Verify works.
+  // NotFound if `dir` holds no graph (create_if_missing is ignored), and
+  // FailedPrecondition if a writable handle has the graph open (in this
+  // process or another): its checkpoints remove and rename files while a
+  // reader lists them, so reading beside it is refused rather than risk a
+  // torn view. The lock is held only while Open reads (a writable Open then
+  // waits for nothing: it fails as when any handle holds the graph) and
+  // released before it returns, so a writer may open the graph afterwards;
+  // the read-only graph keeps serving what it loaded. Needs write
+  // permission on LOCK when the file exists (taking the lock opens it for
+  // writing). Default false.
+  bool read_only = false;
+  // Durable mode: receives the events quiver/logger.h lists. Shared, so the
+  // application may keep using it; it must outlive nothing (the graph holds
+  // a reference). Default none.
+  std::shared_ptr<Logger> logger;
   Limits limits;
   WriterOptions writer;
   DurableOptions durable;

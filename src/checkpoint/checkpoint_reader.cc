@@ -145,7 +145,10 @@ base::ByteReader Body(std::span<const std::byte> payload, const BlockRef& b) {
 }
 
 // Phase 1. On success the last block is the end block.
-Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef>* blocks) {
+// On failure *at (if set) is the offset of the block that failed a check,
+// or of the trailer.
+Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef>* blocks,
+                   std::uint64_t* at = nullptr) {
   // A block header and the longest (first, count) prefix: two 10-byte varints.
   constexpr std::size_t kPeek = kBlockHeaderBytes + 20;
   std::vector<std::byte> scratch;
@@ -159,6 +162,7 @@ Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef
   // The trailer's CRC: the header's, continued over every block's crc field.
   std::uint32_t file_crc = header.seed;
   while (pos < size) {
+    if (at != nullptr) *at = pos;
     if (size - pos < kBlockHeaderBytes) return Bad("truncated block header");
     QUIVER_ASSIGN_OR_RETURN(auto peek, src.Read(pos, std::min<std::uint64_t>(kPeek, size - pos), &scratch));
     const std::byte* h = peek.data();
@@ -197,6 +201,7 @@ Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef
     last_rank = rank;
     pos += kBlockHeaderBytes + length;
   }
+  if (at != nullptr) *at = size;
   if (last_kind != static_cast<std::uint8_t>(BlockKind::kEnd)) return Bad("missing end block");
   if (header.trailer_bytes != 0) {
     QUIVER_ASSIGN_OR_RETURN(auto trailer, src.Read(size, kTrailerBytes, &scratch));
@@ -692,15 +697,22 @@ Status LoadCheckpoint(std::span<const std::byte> file, GraphRoots& roots, storag
   return Load(SpanSource(file), roots, ctx, header, threads);
 }
 
-Status VerifyCheckpointFile(const env::ReadableFile& file, Header* header) {
+Status VerifyCheckpointFile(const env::ReadableFile& file, Header* header, std::uint64_t* bad_offset) {
+  std::uint64_t unused = 0;
+  std::uint64_t& at = bad_offset != nullptr ? *bad_offset : unused;
+  at = 0;
   QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file.Size());
   FileSource src(file, size);
   std::vector<std::byte> scratch;
   QUIVER_ASSIGN_OR_RETURN(auto head, src.Read(0, std::min<std::uint64_t>(size, kHeaderBytes), &scratch));
   QUIVER_RETURN_IF_ERROR(ParseHeader(head, header));
   std::vector<BlockRef> blocks;
-  QUIVER_RETURN_IF_ERROR(IndexBlocks(src, *header, &blocks));
-  for (const BlockRef& b : blocks) QUIVER_RETURN_IF_ERROR(ReadBlock(src, b, header->seed, &scratch).status());
+  QUIVER_RETURN_IF_ERROR(IndexBlocks(src, *header, &blocks, &at));
+  for (const BlockRef& b : blocks) {
+    at = b.offset;
+    QUIVER_RETURN_IF_ERROR(ReadBlock(src, b, header->seed, &scratch).status());
+  }
+  at = blocks.back().offset;
   QUIVER_ASSIGN_OR_RETURN(auto end, ReadBlock(src, blocks.back(), header->seed, &scratch));
   base::ByteReader r(end);
   std::uint64_t live_vertices, live_edges, before;
@@ -708,6 +720,7 @@ Status VerifyCheckpointFile(const env::ReadableFile& file, Header* header) {
       r.remaining() != 0 || before != blocks.size() - 1 || live_vertices > header->vertex_limit ||
       live_edges > header->edge_limit)
     return Bad("end block disagrees with the file");
+  at = 0;
   return Status::Ok();
 }
 

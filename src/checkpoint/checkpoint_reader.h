@@ -32,8 +32,10 @@ Status LoadCheckpointFile(const env::ReadableFile& file, storage::GraphRoots& ro
 // Unimplemented for a newer format, I/O errors as they are. Passing does
 // not prove every reference inside resolves (only LoadCheckpoint does), but
 // a file that passed LoadCheckpoint once and passes this now is unchanged
-// on disk.
-Status VerifyCheckpointFile(const env::ReadableFile& file, Header* header);
+// on disk. On failure `*bad_offset` (if set) is where the damage was found:
+// 0 for the header, else the offset of the block (or trailer) that failed.
+Status VerifyCheckpointFile(const env::ReadableFile& file, Header* header,
+                            std::uint64_t* bad_offset = nullptr);
 
 }  // namespace quiver::checkpoint
 

@@ -107,8 +107,8 @@ Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::
                 .sequence = g.sequence,
                 .vertex_limit = g.vertex_limit,
                 .edge_limit = g.edge_limit,
-                .wal_segment = g.log_segment,
-                .wal_offset = g.log_offset};
+                .wal_segment = options.record_wal_position ? g.log_segment : 0,
+                .wal_offset = options.record_wal_position ? g.log_offset : 0};
   const std::array<std::byte, kHeaderBytes> header_bytes = EncodeHeader(&header);
   const std::uint32_t seed = header.seed;  // every block's CRC continues it
   QUIVER_RETURN_IF_ERROR(sink.AppendHeader(header_bytes, seed));
@@ -119,6 +119,7 @@ Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::
     QUIVER_RETURN_IF_ERROR(EncodeNames(kind, *table, seed, &names));
     QUIVER_RETURN_IF_ERROR(sink.AppendChunk(names));
   }
+  if (options.progress) options.progress(stats->bytes);
   if (!g.catalog->indexes().empty()) {
     std::vector<std::byte> block;
     QUIVER_RETURN_IF_ERROR(
@@ -135,7 +136,11 @@ Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::
   ChunkPipeline pipeline(
       chunks.size(), threads, /*window=*/2 * std::size_t{threads},
       [&](std::size_t i, EncodedChunk* out) { return EncodeChunk(g, chunks[i], seed, out); },
-      [&](const EncodedChunk& chunk) { return sink.AppendChunk(chunk); });
+      [&](const EncodedChunk& chunk) {
+        QUIVER_RETURN_IF_ERROR(sink.AppendChunk(chunk));
+        if (options.progress) options.progress(stats->bytes);
+        return Status::Ok();
+      });
   QUIVER_RETURN_IF_ERROR(pipeline.Run());
 
   std::vector<std::byte> end_payload, end_block;

@@ -16,6 +16,7 @@
 #define QUIVER_CHECKPOINT_CHECKPOINT_WRITER_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "checkpoint/checkpoint_format.h"
@@ -49,6 +50,13 @@ struct WriteOptions {
   // ResourceExhausted, so it never takes the space the WAL needs for its
   // next segment. 0 checks nothing.
   std::uint64_t keep_free_bytes = 0;
+  // Record where the log continues (GraphRoots::log_segment, log_offset) in
+  // the header; false writes 0, 0 ("not known"): a checkpoint written into
+  // another directory (a backup) has none of that log.
+  bool record_wal_position = true;
+  // Called with the bytes written so far after the names and after each
+  // chunk of elements, on the calling thread. Default none.
+  std::function<void(std::uint64_t)> progress = {};
 };
 
 // Writes the checkpoint of `roots` into `dir`. Returns the first error

@@ -66,8 +66,10 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
     // created when the process died. Nothing in it was acknowledged. No
     // record is appended before the header is synced, so a segment longer
     // than its header had a durable header: its damage is no torn creation.
-    if (bytes.size() > kSegmentHeaderBytes || ValidRecordAfter(bytes, kSegmentHeaderBytes, 1))
+    if (bytes.size() > kSegmentHeaderBytes || ValidRecordAfter(bytes, kSegmentHeaderBytes, 1)) {
+      scan->bad_offset = 0;
       return CorruptionError("WAL segment header damaged");
+    }
     scan->tail_bytes = bytes.size();
     return Status::Ok();
   }
@@ -111,6 +113,7 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
     return true;
   };
   auto cannot_skip = [&]() {
+    scan->bad_offset = pos;
     return CorruptionError(base::StrCat(
         "WAL segment ", header->segment_number,
         ": damage the checkpoint covers is followed by groups "
@@ -131,13 +134,16 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
     }
     bool starts = h->type == RecordType::kFull || h->type == RecordType::kFirst;
     if (starts) {
-      if (in_group || h->first_sequence != next)
+      if (in_group || h->first_sequence != next) {
+        scan->bad_offset = pos;
         return CorruptionError(base::StrCat("WAL segment ", header->segment_number, ": record at offset ",
                                             pos, " has sequence ", h->first_sequence, ", expected ", next));
+      }
       group_first = h->first_sequence;
       group_last = h->last_sequence;
       assembled.clear();
     } else if (!in_group || h->first_sequence != group_first || h->last_sequence != group_last) {
+      scan->bad_offset = pos;
       return CorruptionError(
           base::StrCat("WAL segment ", header->segment_number, ": stray fragment at offset ", pos));
     }
@@ -162,6 +168,7 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
     ++scan->groups;
   }
   if (pos < bytes.size() && ValidRecordAfter(bytes, pos + 1, next + 1)) {
+    scan->bad_offset = pos;
     return CorruptionError(base::StrCat("WAL segment ", header->segment_number, ": damaged record at offset ",
                                         pos, " is followed by committed records"));
   }

@@ -54,6 +54,9 @@ struct SegmentScan {
   // after the checkpoint starts in a later segment): nothing may be
   // appended to this segment.
   bool skipped_to_end = false;
+  // Where the damage ScanSegment returned Corruption for lies: the offset
+  // of the record (or header, 0) that failed a check. 0 when OK.
+  std::uint64_t bad_offset = 0;
 };
 
 // Called for each complete group in order; a non-OK status stops the scan

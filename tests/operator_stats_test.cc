@@ -1,0 +1,295 @@
+// What an operator watches: DurabilityStats' sync latency histogram, WAL
+// bytes since the last checkpoint, free space and health (HealthState's
+// rule), and the events Options::logger receives (quiver/logger.h), each
+// delivered once with its facts.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "checkpoint/checkpoint_format.h"
+#include "env/fault_file_system.h"
+#include "env/sim_file_system.h"
+#include "graph_impl.h"
+#include "quiver/quiver.h"
+#include "wal/wal_format.h"
+
+namespace quiver {
+namespace {
+
+const std::string kDir = "/db";
+
+Options TestOptions() {
+  Options o;
+  o.writer.spin_microseconds = 0;
+  o.durable.checkpoint_wal_bytes = 0;
+  o.durable.checkpoint_on_close = false;
+  o.durable.wal_segment_bytes = 512;
+  return o;
+}
+
+void WriteGroups(Graph& g, int from, int to) {
+  for (int k = from; k < to; ++k) {
+    WriteBatch b;
+    b.AddVertex("Item", {{"k", k}, {"pad", std::string(40, 'p')}});
+    ASSERT_TRUE(g.Write(std::move(b)).ok());
+  }
+}
+
+struct Event {
+  LogLevel level;
+  std::string event;
+  std::string message;
+};
+
+class RecordingLogger : public Logger {
+ public:
+  void Log(LogLevel level, std::string_view event, std::string_view message) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    events_.push_back({level, std::string(event), std::string(message)});
+  }
+  std::vector<Event> events() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return events_;
+  }
+  // The events named `name`.
+  std::vector<Event> Named(const std::string& name) const {
+    std::vector<Event> out;
+    for (const Event& e : events())
+      if (e.event == name) out.push_back(e);
+    return out;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<Event> events_;
+};
+
+std::string LastSegment(env::SimFileSystem& fs) {
+  std::string last;
+  const std::vector<std::string> listing = fs.ListDir(kDir).value();
+  for (const std::string& name : listing)
+    if (wal::ParseSegmentFileName(name)) last = name;
+  return last;
+}
+
+bool Contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+// --- Statistics
+
+TEST(OperatorStatsTest, SyncHistogramCountsEveryWalSync) {
+  env::SimFileSystem fs;
+  auto g = GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value();
+  WriteGroups(*g, 0, 25);
+  const DurabilityStats d = g->GetDurabilityStats();
+  EXPECT_EQ(d.wal_syncs, 25u);
+  EXPECT_EQ(std::accumulate(d.wal_sync_latency_histogram.begin(), d.wal_sync_latency_histogram.end(),
+                            std::uint64_t{0}),
+            d.wal_syncs);
+}
+
+TEST(OperatorStatsTest, SlowSyncsLandInTheirBucketAndAreLogged) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  auto logger = std::make_shared<RecordingLogger>();
+  Options o = TestOptions();
+  o.logger = logger;
+  o.durable.slow_sync_microseconds = 4000;
+  auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
+  EXPECT_TRUE(logger->Named("slow_sync").empty());
+  fs.SetSyncDelay(std::chrono::microseconds(5000));  // at least 5 ms: bucket 12 ([4096, 8192) us) or above
+  WriteGroups(*g, 0, 3);
+  const DurabilityStats d = g->GetDurabilityStats();
+  std::uint64_t slow = 0;
+  for (std::size_t i = 12; i < kSyncLatencyBuckets; ++i) slow += d.wal_sync_latency_histogram[i];
+  EXPECT_EQ(slow, 3u);
+  const std::vector<Event> events = logger->Named("slow_sync");
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].level, LogLevel::kWarning);
+  EXPECT_TRUE(Contains(events[0].message, "threshold 4000 us")) << events[0].message;
+}
+
+TEST(OperatorStatsTest, WalBytesSinceCheckpoint) {
+  env::SimFileSystem fs;
+  auto g = GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value();
+  EXPECT_EQ(g->GetDurabilityStats().wal_bytes_since_checkpoint, 0u);
+  WriteGroups(*g, 0, 10);
+  DurabilityStats d = g->GetDurabilityStats();
+  EXPECT_GT(d.wal_bytes_since_checkpoint, 0u);
+  EXPECT_EQ(d.wal_bytes_since_checkpoint, d.wal_bytes);
+  ASSERT_TRUE(g->Checkpoint().ok());
+  EXPECT_EQ(g->GetDurabilityStats().wal_bytes_since_checkpoint, 0u);
+  WriteGroups(*g, 10, 13);
+  d = g->GetDurabilityStats();
+  EXPECT_GT(d.wal_bytes_since_checkpoint, 0u);
+  EXPECT_LT(d.wal_bytes_since_checkpoint, d.wal_bytes);
+}
+
+TEST(OperatorStatsTest, FreeSpaceComesFromTheFileSystemAndLowSpaceDegrades) {
+  env::SimFileSystem fs;
+  auto g = GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value();
+  DurabilityStats d = g->GetDurabilityStats();
+  EXPECT_EQ(d.free_space_bytes, std::uint64_t{1} << 40);
+  EXPECT_EQ(d.health, HealthState::kOk) << d.health_reason;
+  EXPECT_TRUE(d.health_reason.empty());
+  fs.SetFreeSpace(300);  // less than one 512-byte segment
+  d = g->GetDurabilityStats();
+  EXPECT_EQ(d.free_space_bytes, 300u);
+  EXPECT_EQ(d.health, HealthState::kDegraded);
+  EXPECT_TRUE(Contains(d.health_reason, "free space 300")) << d.health_reason;
+  fs.SetFreeSpace(4096);
+  EXPECT_EQ(g->GetDurabilityStats().health, HealthState::kOk);
+  auto mem = Graph::OpenInMemory().value();
+  EXPECT_EQ(mem->GetDurabilityStats().health, HealthState::kOk);
+  EXPECT_EQ(mem->GetDurabilityStats().free_space_bytes, 0u);
+}
+
+TEST(OperatorStatsTest, FailedCheckpointDegradesAndIsLoggedOnceUntilOneSucceeds) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  auto logger = std::make_shared<RecordingLogger>();
+  Options o = TestOptions();
+  o.logger = logger;
+  auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
+  WriteGroups(*g, 0, 5);
+  fs.SetFault({.ops = env::FaultOp::kWrite, .kind = env::FaultKind::kEnospc, .path_contains = ".qck"});
+  Status s = g->Checkpoint();
+  ASSERT_FALSE(s.ok());
+  DurabilityStats d = g->GetDurabilityStats();
+  EXPECT_EQ(d.health, HealthState::kDegraded);
+  EXPECT_TRUE(Contains(d.health_reason, "checkpoint failed")) << d.health_reason;
+  std::vector<Event> events = logger->Named("checkpoint_failed");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].level, LogLevel::kError);
+  EXPECT_TRUE(Contains(events[0].message, std::string(s.message()))) << events[0].message;
+  fs.ClearFault();
+  WriteGroups(*g, 5, 6);
+  ASSERT_TRUE(g->Checkpoint().ok());
+  EXPECT_EQ(g->GetDurabilityStats().health, HealthState::kOk);
+  EXPECT_EQ(logger->Named("checkpoint_failed").size(), 1u);
+}
+
+TEST(OperatorStatsTest, PoisoningIsHealthPoisonedAndLoggedOnce) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  auto logger = std::make_shared<RecordingLogger>();
+  Options o = TestOptions();
+  o.logger = logger;
+  auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
+  WriteGroups(*g, 0, 3);
+  fs.SetFault({.ops = env::FaultOp::kSync, .path_contains = "wal-"});
+  for (int k = 0; k < 3; ++k) {
+    WriteBatch b;
+    b.AddVertex("Item");
+    EXPECT_FALSE(g->Write(std::move(b)).ok());
+  }
+  const DurabilityStats d = g->GetDurabilityStats();
+  EXPECT_TRUE(d.poisoned);
+  EXPECT_EQ(d.health, HealthState::kPoisoned);
+  const std::vector<Event> events = logger->Named("poisoned");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].level, LogLevel::kError);
+  EXPECT_TRUE(Contains(events[0].message, "WAL write or sync failed")) << events[0].message;
+  EXPECT_TRUE(Contains(events[0].message, "injected")) << events[0].message;
+}
+
+// --- Open's findings
+
+TEST(OperatorEventsTest, CleanOpenLogsNothing) {
+  env::SimFileSystem fs;
+  auto logger = std::make_shared<RecordingLogger>();
+  Options o = TestOptions();
+  o.logger = logger;
+  {
+    auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
+    WriteGroups(*g, 0, 10);
+    ASSERT_TRUE(g->Checkpoint().ok());
+    WriteGroups(*g, 10, 15);
+  }
+  auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
+  EXPECT_TRUE(logger->events().empty()) << logger->events().front().event;
+  EXPECT_EQ(g->GetDurabilityStats().health, HealthState::kOk);
+}
+
+TEST(OperatorEventsTest, TornTailIsLoggedOnceWithItsSize) {
+  env::SimFileSystem fs;
+  {
+    auto g = GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value();
+    WriteGroups(*g, 0, 10);
+  }
+  const std::string path = kDir + "/" + LastSegment(fs);
+  const std::string bytes = fs.ReadFileForTest(path).value();
+  ASSERT_TRUE(fs.WriteFileForTest(path, bytes.substr(0, bytes.size() - 5)).ok());
+  auto logger = std::make_shared<RecordingLogger>();
+  Options o = TestOptions();
+  o.logger = logger;
+  auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
+  const std::uint64_t cut = g->GetOpenStats().tail_bytes_truncated;
+  ASSERT_GT(cut, 0u);
+  ASSERT_EQ(logger->events().size(), 1u);
+  const Event e = logger->events()[0];
+  EXPECT_EQ(e.event, "torn_tail");
+  EXPECT_EQ(e.level, LogLevel::kWarning);
+  EXPECT_TRUE(Contains(e.message, "cut " + std::to_string(cut) + " bytes")) << e.message;
+  EXPECT_TRUE(Contains(e.message, "sequence 9")) << e.message;
+}
+
+TEST(OperatorEventsTest, CheckpointFallbackIsLoggedOnce) {
+  env::SimFileSystem fs;
+  {
+    auto g = GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value();
+    WriteGroups(*g, 0, 5);
+    ASSERT_TRUE(g->Checkpoint().ok());
+    WriteGroups(*g, 5, 10);
+    ASSERT_TRUE(g->Checkpoint().ok());
+  }
+  const std::string newest = kDir + "/" + checkpoint::CheckpointFileName(10);
+  ASSERT_TRUE(fs.FlipBit(newest, (checkpoint::kHeaderBytes + checkpoint::kBlockHeaderBytes + 2) * 8).ok());
+  auto logger = std::make_shared<RecordingLogger>();
+  Options o = TestOptions();
+  o.logger = logger;
+  auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
+  ASSERT_TRUE(g->GetOpenStats().used_previous_checkpoint);
+  const std::vector<Event> events = logger->Named("checkpoint_fallback");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_TRUE(Contains(events[0].message, "sequence 5")) << events[0].message;
+  EXPECT_EQ(logger->events().size(), 1u);
+  EXPECT_EQ(g->GetDurabilityStats().health, HealthState::kDegraded);
+}
+
+TEST(OperatorEventsTest, SalvageIsLoggedOnce) {
+  env::SimFileSystem fs;
+  {
+    auto g = GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value();
+    WriteGroups(*g, 0, 30);
+  }
+  std::vector<std::string> segments;
+  const std::vector<std::string> listing = fs.ListDir(kDir).value();
+  for (const std::string& name : listing)
+    if (wal::ParseSegmentFileName(name)) segments.push_back(name);
+  ASSERT_GE(segments.size(), 3u);
+  ASSERT_TRUE(
+      fs.FlipBit(kDir + "/" + segments[1], (wal::kSegmentHeaderBytes + wal::kRecordHeaderBytes + 3) * 8)
+          .ok());
+  auto logger = std::make_shared<RecordingLogger>();
+  Options o = TestOptions();
+  o.logger = logger;
+  o.durable.salvage_wal_prefix = true;
+  auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
+  ASSERT_TRUE(g->GetOpenStats().salvaged);
+  const std::vector<Event> events = logger->Named("salvage");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].level, LogLevel::kError);
+  EXPECT_TRUE(
+      Contains(events[0].message, "up to sequence " + std::to_string(g->GetOpenStats().recovered_sequence)))
+      << events[0].message;
+  EXPECT_EQ(g->GetDurabilityStats().health, HealthState::kDegraded);
+}
+
+}  // namespace
+}  // namespace quiver

@@ -88,7 +88,7 @@ struct VerifyOptions {
   // Called once per file, in report order, as soon as the file is checked
   // (the chain checks, which need every file, may still change its status
   // in the final report). Default: none.
-  std::function<void(const VerifiedFile&)> progress;
+  std::function<void(const VerifiedFile&)> progress = {};
 };
 
 // Reads every checkpoint and WAL segment in `dir` and checks them as the top

@@ -674,6 +674,7 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   storage::Version* v = nullptr;
   std::vector<Result<CommitInfo>> results;
   std::vector<std::uint64_t> first_vertex, first_edge;
+  std::vector<std::optional<WriteBatch>> resolved;  // by group index, when needed
   bool changed = false;
   SequenceNumber first = 0, last = 0;
   try {
@@ -683,7 +684,7 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
     first_edge.resize(group.size());
     for (std::size_t i = 0; i < group.size(); ++i) {
       if (group[i]->batch().empty()) {  // commits nothing: no sequence number, no WAL record
-        results.emplace_back(CommitInfo{v->roots.sequence, {}, {}});
+        results.emplace_back(CommitInfo{v->roots.sequence, {}, {}, {}});
         continue;
       }
       Status s = processor_.Validate(group[i]->batch(), v->roots);
@@ -695,12 +696,23 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
       first_edge[i] = v->roots.edge_limit;
       CommitInfo info;
       processor_.Apply(group[i]->batch(), v->roots, ctx, &info);
+      // Upserts and expectations: the log records the plain batch they
+      // were resolved into (write/resolver.h).
+      if (internal::WriteBatchInternal::NeedsResolving(group[i]->batch())) {
+        if (resolved.empty()) resolved.resize(group.size());
+        resolved[i] = processor_.TakeResolved();
+        if (resolved[i]->empty()) {  // changes nothing: commits like an empty batch
+          info.sequence = v->roots.sequence;
+          results.emplace_back(std::move(info));
+          continue;
+        }
+      }
       info.sequence = ++v->roots.sequence;
       results.emplace_back(std::move(info));
       changed = true;
     }
     // Encoding allocates too; it writes nothing, so it is still undoable.
-    if (changed && durable_) EncodeGroup(group, results, first_vertex, first_edge, &first, &last);
+    if (changed && durable_) EncodeGroup(group, resolved, results, first_vertex, first_edge, &first, &last);
   } catch (const std::bad_alloc&) {
     // Nothing of the group is visible or logged: undo it whole (its private
     // blocks, never a published one) and go on; the graph stays writable.
@@ -721,7 +733,7 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
     chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
     for (std::size_t i = 0; i < group.size(); ++i) {
-      if (!results[i].ok() || group[i]->batch().empty()) {  // failed alone, or logged nothing
+      if (!Logs(group, resolved, results, i)) {  // failed alone, or logged nothing
         group[i]->Complete(std::move(results[i]));
         continue;
       }
@@ -750,7 +762,15 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   for (std::size_t i = 0; i < group.size(); ++i) group[i]->Complete(std::move(results[i]));
 }
 
+bool GraphImpl::Logs(const std::vector<WriteRequest*>& group,
+                     const std::vector<std::optional<WriteBatch>>& resolved,
+                     const std::vector<Result<CommitInfo>>& results, std::size_t i) {
+  if (!results[i].ok() || group[i]->batch().empty()) return false;
+  return resolved.empty() || !resolved[i] || !resolved[i]->empty();
+}
+
 void GraphImpl::EncodeGroup(const std::vector<WriteRequest*>& group,
+                            const std::vector<std::optional<WriteBatch>>& resolved,
                             const std::vector<Result<CommitInfo>>& results,
                             const std::vector<std::uint64_t>& first_vertex,
                             const std::vector<std::uint64_t>& first_edge, SequenceNumber* first,
@@ -758,7 +778,7 @@ void GraphImpl::EncodeGroup(const std::vector<WriteRequest*>& group,
   std::size_t applied = 0;
   *first = 0;
   *last = 0;
-  auto logged = [&](std::size_t i) { return results[i].ok() && !group[i]->batch().empty(); };
+  auto logged = [&](std::size_t i) { return Logs(group, resolved, results, i); };
   for (std::size_t i = 0; i < group.size(); ++i) {
     if (!logged(i)) continue;
     const Result<CommitInfo>& r = results[i];
@@ -770,7 +790,9 @@ void GraphImpl::EncodeGroup(const std::vector<WriteRequest*>& group,
   wal::GroupEncoder encoder(&wal_payload_);
   encoder.Begin(applied);
   for (std::size_t i = 0; i < group.size(); ++i)
-    if (logged(i)) encoder.Add(results[i]->sequence, first_vertex[i], first_edge[i], group[i]->batch());
+    if (logged(i))
+      encoder.Add(results[i]->sequence, first_vertex[i], first_edge[i],
+                  !resolved.empty() && resolved[i] ? *resolved[i] : group[i]->batch());
 }
 
 bool GraphImpl::LogGroup(SequenceNumber first, SequenceNumber last, Status* error) {

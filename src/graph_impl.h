@@ -23,6 +23,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -109,7 +110,17 @@ class GraphImpl final : public Graph {
   // Encodes the applied batches of the group into wal_payload_ and sets
   // their first and last sequence numbers. Writes nothing; may throw
   // std::bad_alloc.
-  void EncodeGroup(const std::vector<WriteRequest*>& group, const std::vector<Result<CommitInfo>>& results,
+  // True if the group's batch `i` committed something, so the log records it
+  // (an empty batch, or one whose upserts and expectations changed nothing,
+  // takes no sequence number and no record).
+  static bool Logs(const std::vector<WriteRequest*>& group,
+                   const std::vector<std::optional<WriteBatch>>& resolved,
+                   const std::vector<Result<CommitInfo>>& results, std::size_t i);
+  // `resolved` (empty, or one entry per batch) holds the plain batches of
+  // those that had upserts or expectations: logged instead of the original.
+  void EncodeGroup(const std::vector<WriteRequest*>& group,
+                   const std::vector<std::optional<WriteBatch>>& resolved,
+                   const std::vector<Result<CommitInfo>>& results,
                    const std::vector<std::uint64_t>& first_vertex,
                    const std::vector<std::uint64_t>& first_edge, SequenceNumber* first, SequenceNumber* last);
   // Appends and syncs wal_payload_ as the group's record; false on failure

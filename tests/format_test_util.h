@@ -187,6 +187,12 @@ inline std::string RenderBatch(const wal::LoggedBatch& lb) {
       case OpKind::kDropIndex:
         out += "DropIndex " + op.index->spec.name + " declared=" + std::to_string(op.index->declared);
         break;
+      case OpKind::kUpsertVertex:
+      case OpKind::kExpectVertexProperty:
+      case OpKind::kExpectEdgeProperty:
+      case OpKind::kExpectVertex:
+      case OpKind::kExpectEdge:
+      case OpKind::kExpectKeyFree: out += "(never decoded)"; break;
     }
     out += "\n";
   }

@@ -26,7 +26,8 @@ namespace quiver {
 namespace {
 
 // The base graph: Person 0 {email a@x, age 30, first Ada, last L}, Person 1
-// {email b@x, age 40}, City 2 {name c}; edge 0 KNOWS 0->1 {since 2001}.
+// {email b@x, age 40}, City 2 {name c}; edge 0 KNOWS 0->1 {since 2001};
+// edge 1 KNOWS 1->0 {since 1999} was removed.
 std::unique_ptr<Graph> MakeBase() {
   auto g = Graph::OpenInMemory().value();
   WriteBatch b;
@@ -34,7 +35,11 @@ std::unique_ptr<Graph> MakeBase() {
   NewVertex p1 = b.AddVertex("Person", {{"email", "b@x"}, {"age", 40}});
   b.AddVertex("City", {{"name", "c"}});
   b.AddEdge("KNOWS", p0, p1, {{"since", 2001}});
+  b.AddEdge("KNOWS", p1, p0, {{"since", 1999}});  // edge 1, removed below
   EXPECT_TRUE(g->Write(std::move(b)).ok());
+  WriteBatch rm;
+  rm.RemoveEdge(EdgeId(1));
+  EXPECT_TRUE(g->Write(std::move(rm)).ok());
   auto create = [&g](IndexSpec spec) {
     Status s = g->CreateIndex(spec);
     EXPECT_TRUE(s.ok()) << s.ToString();
@@ -108,7 +113,7 @@ std::vector<WriteCase> WriteCases() {
        [=](WriteBatch& b) {
          b.AddEdge("KNOWS", p1, p0, {{"since", 2001}});
        },
-       {"'since'", "edge 0", "edge 1"}},
+       {"'since'", "edge 0", "edge 2"}},
       // Unique within one batch.
       {"two adds with one key",
        StatusCode::kAlreadyExists,
@@ -171,6 +176,83 @@ std::vector<WriteCase> WriteCases() {
          b.RemoveVertex(VertexId(77));
        },
        {"77"}},
+      // Upserts (docs/writes.md).
+      {"upsert naming keys no unique index covers",
+       StatusCode::kFailedPrecondition,
+       [](WriteBatch& b) {
+         b.UpsertVertex("Person", {{"age", 30}});
+       },
+       {"operation 0", "'Person'", "(age)"}},
+      {"upsert naming part of a composite unique key",
+       StatusCode::kFailedPrecondition,
+       [](WriteBatch& b) {
+         b.UpsertVertex("Person", {{"first", "Ada"}});
+       },
+       {"'Person'", "(first)"}},
+      {"upsert of a label no index covers",
+       StatusCode::kFailedPrecondition,
+       [](WriteBatch& b) {
+         b.UpsertVertex("City", {{"name", "c"}});
+       },
+       {"'City'", "(name)"}},
+      {"an add and an upsert of one key",
+       StatusCode::kAlreadyExists,
+       [](WriteBatch& b) {
+         b.AddVertex("Person", {{"email", "n@x"}});
+         b.UpsertVertex("Person", {{"email", "n@x"}}, {{"age", 5}});
+       },
+       {"'email'", "\"n@x\"", "vertex 3", "vertex 4"}},
+      {"an upsert and an add of a committed key",
+       StatusCode::kAlreadyExists,
+       [](WriteBatch& b) {
+         b.UpsertVertex("Person", {{"email", "a@x"}}, {{"age", 5}});
+         b.AddVertex("Person", {{"email", "a@x"}});
+       },
+       {"\"a@x\"", "vertex 0", "vertex 3"}},
+      {"two upserts that collide",
+       StatusCode::kAlreadyExists,
+       [](WriteBatch& b) {
+         b.UpsertVertex("Person", {{"first", "Zed"}, {"last", "Q"}}, {{"email", "n@x"}});
+         b.UpsertVertex("Person", {{"email", "n@x"}});
+       },
+       {"'email'", "\"n@x\"", "vertex 3", "vertex 4"}},
+      {"an upsert that collides with committed data",
+       StatusCode::kAlreadyExists,
+       [](WriteBatch& b) {
+         b.UpsertVertex("Person", {{"first", "Zed"}, {"last", "Q"}}, {{"email", "a@x"}});
+       },
+       {"'email'", "\"a@x\"", "vertex 0", "vertex 3"}},
+      {"an upsert key of the wrong type for a typed index",
+       StatusCode::kInvalidArgument,
+       [](WriteBatch& b) {
+         b.UpsertVertex("Person", {{"email", "n@x"}}, {{"age", "old"}});
+       },
+       {"'age'", "int64"}},
+      // Expectations.
+      {"expect a property of a removed edge",
+       StatusCode::kAborted,
+       [](WriteBatch& b) {
+         b.AddVertex("Person", {{"email", "n@x"}});
+         b.ExpectProperty(EdgeId(1), "since", 1999);
+       },
+       {"expectation 0 (operation 1)", "edge 1 does not exist"}},
+      {"expect a removed edge to exist",
+       StatusCode::kAborted,
+       [](WriteBatch& b) { b.ExpectExists(EdgeId(1)); },
+       {"edge 1 does not exist"}},
+      {"expect a taken key free",
+       StatusCode::kAborted,
+       [](WriteBatch& b) {
+         b.ExpectKeyFree("Person", {{"last", "L"}, {"first", "Ada"}});
+         b.AddVertex("Person", {{"first", "Ada"}, {"last", "M"}});
+       },
+       {"'full'", "held by vertex 0"}},
+      {"expect a key free that no unique index covers",
+       StatusCode::kFailedPrecondition,
+       [](WriteBatch& b) {
+         b.ExpectKeyFree("Person", {{"age", 30}});
+       },
+       {"'Person'", "(age)"}},
       {"type error on a vertex of another label is fine, but not on a Person",
        StatusCode::kInvalidArgument,
        [=](WriteBatch& b) {
@@ -247,7 +329,7 @@ TEST(IndexBadInputTest, BoundaryWritesAreAccepted) {
   ASSERT_TRUE(g->Write(std::move(b)).ok());
   Snapshot s = g->GetSnapshot();
   EXPECT_EQ(s.FindVertex("Person", "email", "a@x").value(), VertexId(1));
-  EXPECT_EQ(s.FindEdge("KNOWS", "since", 2001).value(), EdgeId(1));
+  EXPECT_EQ(s.FindEdge("KNOWS", "since", 2001).value(), EdgeId(2));
   EXPECT_EQ(s.CountVerticesInRange("Person", "age", {}).value(), 1u);
 }
 

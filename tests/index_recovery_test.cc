@@ -2,7 +2,9 @@
 // a CreateIndex that a crash interrupted, a checkpoint written while an
 // index was being built) every ready index answers exactly what a scan of
 // the same snapshot gives, and a batch refused by a unique index changes
-// nothing, before and after the restart.
+// nothing, before and after the restart. The workloads mix in upserts by a
+// unique key and expectations (some stale, which must abort): their logged
+// form (the resolved plain batch) replays to the same state.
 //
 // The scan (DiffWithScan) knows only the public rules of
 // include/quiver/index.h: an element is in an index when it has the label
@@ -210,8 +212,27 @@ class Workload {
       std::vector<VertexId> people = Collect<VertexId>(s.Vertices());
       std::vector<EdgeId> edges = Collect<EdgeId>(s.Edges());
       WriteBatch b;
-      const bool collide = Chance(0.05) && !people.empty();
-      for (int op = 0, ops = Pick(1, 6); op < ops; ++op) Op(b, people, edges);
+      // Upserts by u once its unique index is ready; expectations on n,
+      // some of them stale on purpose (they must abort the batch).
+      const auto indexes = s.Indexes();
+      const bool upserts = std::any_of(indexes.begin(), indexes.end(), [](const IndexInfo& x) {
+        return x.spec.name == "u" && x.state == IndexState::kReady;
+      });
+      // Another Person takes an existing u (once the index forbids it).
+      const bool collide = upserts && Chance(0.05) && !people.empty();
+      bool stale = false;
+      if (!people.empty() && Chance(0.3)) {
+        VertexId v = people[Pick(0, people.size() - 1)];
+        stale = Chance(0.2);
+        if (auto n = s.GetProperty(v, "n"); n && n->as_int64()) {
+          b.ExpectProperty(v, "n", *n->as_int64() + (stale ? 100 : 0));
+        } else if (stale) {
+          b.ExpectProperty(v, "n", std::int64_t{-1});
+        } else {
+          b.ExpectNoProperty(v, "n");
+        }
+      }
+      for (int op = 0, ops = Pick(1, 6); op < ops; ++op) Op(b, people, edges, upserts);
       if (collide) {
         // Another Person takes an existing u: must fail whole.
         VertexId holder = people[Pick(0, people.size() - 1)];
@@ -219,16 +240,22 @@ class Workload {
           b.AddVertex("Person", {{"u", *u->as_int64()}});
       }
       Result<CommitInfo> r = g.Write(std::move(b));
-      if (r.ok() || !strict_) continue;
+      if (!strict_) continue;
+      EXPECT_TRUE(!stale || !r.ok()) << "a batch with a stale expectation committed";
+      if (r.ok()) continue;
       // A batch may also name an element it removed itself (NotFound).
       if (r.status().code() == StatusCode::kAlreadyExists) refused_++;
+      if (r.status().code() == StatusCode::kAborted) aborted_++;
       EXPECT_TRUE(r.status().code() == StatusCode::kAlreadyExists ||
-                  r.status().code() == StatusCode::kNotFound)
+                  r.status().code() == StatusCode::kNotFound ||
+                  (stale && r.status().code() == StatusCode::kAborted))
           << r.status().ToString();
       EXPECT_EQ(g.GetSnapshot().sequence(), s.sequence()) << "a refused batch committed";
     }
   }
   int refused() const { return refused_; }
+  int aborted() const { return aborted_; }
+  int upserts() const { return upserts_; }
 
  private:
   template <typename Id, typename R>
@@ -251,7 +278,17 @@ class Workload {
     }
   }
 
-  void Op(WriteBatch& b, const std::vector<VertexId>& people, const std::vector<EdgeId>& edges) {
+  void Op(WriteBatch& b, const std::vector<VertexId>& people, const std::vector<EdgeId>& edges,
+          bool upserts) {
+    if (upserts && next_u_ > 0 && Chance(0.2)) {
+      // Mostly a held u (found: merged or replaced), else a freed one (added).
+      ++upserts_;
+      const std::int64_t u = static_cast<std::int64_t>(Pick(0, static_cast<std::size_t>(next_u_) - 1));
+      NewVertex h = b.UpsertVertex("Person", {{"u", u}}, {{"n", static_cast<std::int64_t>(Pick(0, 9))}},
+                                   Chance(0.3) ? UpsertMode::kReplace : UpsertMode::kMerge);
+      if (!people.empty() && Chance(0.5)) b.AddEdge("KNOWS", h, people[Pick(0, people.size() - 1)]);
+      return;
+    }
     const std::size_t what = Pick(0, 9);
     if (what <= 2 || people.empty()) {
       b.AddVertex(Chance(0.8) ? "Person" : "Robot",
@@ -284,6 +321,8 @@ class Workload {
   bool strict_;
   std::int64_t next_u_ = 0;
   int refused_ = 0;
+  int aborted_ = 0;
+  int upserts_ = 0;
 };
 
 Options DurableOptions() {
@@ -336,6 +375,8 @@ TEST(IndexRecoveryTest, EveryRestartRebuildsIndexesThatEqualTheScan) {
     EXPECT_EQ(DiffWithScan(s), "");
   }
   EXPECT_GT(w.refused(), 0);
+  EXPECT_GT(w.aborted(), 0);
+  EXPECT_GT(w.upserts(), 0);
 }
 
 // A crash between CreateIndex's declaration and its publication: Open

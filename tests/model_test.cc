@@ -636,6 +636,7 @@ struct Expectation {
   std::optional<StatusCode> error;  // nullopt: must commit
   std::string invalid_op;           // description of the invalid op, if any
   std::vector<VertexId> vertices;   // predicted CommitInfo
+  std::vector<bool> found;          // CommitInfo::vertex_found
   std::vector<EdgeId> edges;
   Model after;  // the model if it commits
 };
@@ -652,6 +653,11 @@ class Generator {
     exp->error.reset();
     exp->invalid_op.clear();
     exp->vertices.clear();
+    exp->found.clear();
+    base_ = &model;
+    upserted_.clear();
+    plain_ops_ = 0;
+    failing_expectation_ = false;
     exp->edges.clear();
     WriteBatch b;
     const int n = Uniform(1, 20);
@@ -668,6 +674,10 @@ class Generator {
       }
     }
     if (wrong_type) WrongType(b, exp);
+    // A batch that would change nothing (only expectations, or upserts
+    // that found their vertex with nothing to set) commits without a
+    // sequence number; keep every generated batch a change.
+    if (plain_ops_ == 0) DoAddVertex(b, exp);
     // A batch valid op by op may still break a unique index.
     if (!exp->error) {
       if (std::optional<StatusCode> f = BatchIndexFailure(work_)) {
@@ -675,9 +685,19 @@ class Generator {
         exp->invalid_op = "index constraint";
       }
     }
+    // Expectations are checked last, once everything else passed.
+    if (failing_expectation_) ++failing_expectations;
+    if (!exp->error && failing_expectation_) {
+      exp->error = StatusCode::kAborted;
+      exp->invalid_op = "a failing expectation";
+    }
     exp->after = std::move(work_);
     return b;
   }
+
+  // How many upserts found a vertex / added one, and how many expectations
+  // were generated failing.
+  std::uint64_t upserts_found = 0, upserts_added = 0, failing_expectations = 0;
 
   int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   bool Chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
@@ -814,6 +834,180 @@ class Generator {
     std::uint64_t id = work_.AddVertex(label, ToMap(props));
     new_v_[id] = h;
     exp->vertices.push_back(VertexId(id));
+    exp->found.push_back(false);
+    ++plain_ops_;
+  }
+
+  // The unique vertex indexes of the model.
+  std::vector<const IndexSpec*> UniqueVertexIndexes() const {
+    std::vector<const IndexSpec*> out;
+    for (const IndexSpec& spec : work_.indexes)
+      if (spec.kind == IndexKind::kUnique && spec.element == ElementKind::kVertex) out.push_back(&spec);
+    return out;
+  }
+
+  // Key values for `spec`: a vertex's of the batch's starting state, or
+  // fresh ones; nullopt if they are not a valid lookup key.
+  std::optional<std::vector<Property>> KeysFor(const IndexSpec& spec) {
+    std::vector<Property> keys;
+    if (Chance(0.6) && !base_->vertices.empty()) {
+      auto it = base_->vertices.begin();
+      std::advance(it, Uniform(0, static_cast<int>(base_->vertices.size()) - 1));
+      if (it->second.label == spec.label && IndexedKey(it->second.props, spec))
+        for (const std::string& k : spec.keys) keys.push_back({k, it->second.props.at(k)});
+    }
+    if (keys.empty())
+      for (const std::string& k : spec.keys)
+        keys.push_back({k, ValueFor(k, spec.label, ElementKind::kVertex)});
+    for (const Property& p : keys)
+      if (p.value.is_null() || p.value.type() == ValueType::kFloatVector ||
+          (spec.type && p.value.type() != *spec.type))
+        return std::nullopt;
+    if (keys.size() > 1 && Chance(0.5)) std::reverse(keys.begin(), keys.end());  // any order
+    return keys;
+  }
+
+  // The vertex of the batch's starting state holding `key` in `spec`.
+  std::optional<std::uint64_t> BaseHolder(const IndexSpec& spec, const KeyTuple& key) const {
+    for (const auto& [id, v] : base_->vertices) {
+      if (v.label != spec.label) continue;
+      if (auto t = IndexedKey(v.props, spec); t && CompareTuples(*t, key) == 0) return id;
+    }
+    return std::nullopt;
+  }
+
+  // An upsert through a random unique vertex index; false if none fits.
+  bool DoUpsert(WriteBatch& b, Expectation* exp) {
+    std::vector<const IndexSpec*> unique = UniqueVertexIndexes();
+    if (unique.empty()) return false;
+    const IndexSpec& spec =
+        *unique[static_cast<std::size_t>(Uniform(0, static_cast<int>(unique.size()) - 1))];
+    std::optional<std::vector<Property>> keys = KeysFor(spec);
+    if (!keys) return false;
+    const KeyTuple tuple = *IndexedKey(ToMap(*keys), spec);
+    // Resolution: the batch's earlier upserts, then the starting state.
+    std::optional<std::uint64_t> target;
+    bool found = false;
+    for (const Upserted& u : upserted_)
+      if (u.index == spec.name && CompareTuples(u.key, tuple) == 0) {
+        target = u.id;
+        found = u.found;
+      }
+    const bool repeat = target.has_value();
+    if (!target) {
+      target = BaseHolder(spec, tuple);
+      found = target.has_value();
+    }
+    if (target && !work_.vertices.count(*target)) return false;  // removed earlier: NotFound
+    std::vector<Property> props;
+    for (Property& p : RandomProps(3, spec.label, ElementKind::kVertex))
+      if (std::find(spec.keys.begin(), spec.keys.end(), p.key) == spec.keys.end())
+        props.push_back(std::move(p));
+    const bool replace = Chance(0.3);
+    NewVertex h =
+        b.UpsertVertex(spec.label, *keys, props, replace ? UpsertMode::kReplace : UpsertMode::kMerge);
+    if (!target) {
+      std::vector<Property> all = *keys;
+      all.insert(all.end(), props.begin(), props.end());
+      const std::uint64_t id = work_.AddVertex(spec.label, ToMap(all));
+      new_v_[id] = h;
+      exp->vertices.push_back(VertexId(id));
+      exp->found.push_back(false);
+      upserted_.push_back({spec.name, tuple, id, false});
+      ++plain_ops_;
+      ++upserts_added;
+      return true;
+    }
+    PropMap& now = work_.vertices.at(*target).props;
+    if (replace) {
+      PropMap kept;
+      for (const Property& k : *keys)
+        if (auto it = now.find(k.key); it != now.end()) kept.insert(*it);
+      if (kept.size() != now.size()) ++plain_ops_;
+      now = std::move(kept);
+    }
+    // Keys keep their value when it is the same key (the engine sets them
+    // again only when the batch touched them, to the same key).
+    for (const Property& k : *keys)
+      if (auto it = now.find(k.key); it == now.end() || CompareValues(it->second, k.value) != 0) {
+        now[k.key] = k.value;
+        ++plain_ops_;
+      }
+    for (const Property& p : props) now[p.key] = p.value;
+    if (!props.empty()) ++plain_ops_;
+    exp->vertices.push_back(VertexId(*target));
+    exp->found.push_back(found);
+    ++upserts_found;
+    if (!repeat) upserted_.push_back({spec.name, tuple, *target, found});
+    return true;
+  }
+
+  // One expectation against the batch's starting state; fails on purpose
+  // now and then (the batch must then abort, unless something else fails
+  // first).
+  void DoExpect(WriteBatch& b) {
+    const bool fail = Chance(0.15);
+    const PropertyValue never("\x01never");
+    auto base_vertex = [&]() -> std::optional<std::uint64_t> {
+      if (base_->vertices.empty()) return std::nullopt;
+      auto it = base_->vertices.begin();
+      std::advance(it, Uniform(0, static_cast<int>(base_->vertices.size()) - 1));
+      return it->first;
+    };
+    const std::uint64_t dead = base_->vertex_limit + 1'000'000;
+    switch (Uniform(0, 3)) {
+      case 0: {
+        std::optional<std::uint64_t> v = base_vertex();
+        if (!v) break;
+        const PropMap& props = base_->vertices.at(*v).props;
+        const std::string key = !props.empty() && Chance(0.7) ? props.begin()->first : Pick(kKeys);
+        auto it = props.find(key);
+        if (it == props.end()) {
+          fail ? b.ExpectProperty(VertexId(*v), key, 1) : b.ExpectNoProperty(VertexId(*v), key);
+        } else {
+          fail ? b.ExpectProperty(VertexId(*v), key, never) : b.ExpectProperty(VertexId(*v), key, it->second);
+        }
+        failing_expectation_ |= fail;
+        return;
+      }
+      case 1: {
+        if (base_->edges.empty()) break;
+        auto it = base_->edges.begin();
+        std::advance(it, Uniform(0, static_cast<int>(base_->edges.size()) - 1));
+        const EdgeId e(it->first);
+        if (it->second.props.empty()) {
+          fail ? b.ExpectProperty(e, "x", never) : b.ExpectNoProperty(e, "x");
+        } else {
+          const auto& [key, value] = *it->second.props.begin();
+          fail ? b.ExpectNoProperty(e, key) : b.ExpectProperty(e, key, value);
+        }
+        failing_expectation_ |= fail;
+        return;
+      }
+      case 2: {
+        std::optional<std::uint64_t> v = base_vertex();
+        if (!v) break;
+        if (Chance(0.5)) {
+          fail ? b.ExpectMissing(VertexId(*v)) : b.ExpectExists(VertexId(*v));
+        } else {
+          fail ? b.ExpectExists(VertexId(dead)) : b.ExpectMissing(VertexId(dead));
+        }
+        failing_expectation_ |= fail;
+        return;
+      }
+      default: {
+        std::vector<const IndexSpec*> unique = UniqueVertexIndexes();
+        if (unique.empty()) break;
+        const IndexSpec& spec =
+            *unique[static_cast<std::size_t>(Uniform(0, static_cast<int>(unique.size()) - 1))];
+        std::optional<std::vector<Property>> keys = KeysFor(spec);
+        if (!keys) break;
+        b.ExpectKeyFree(spec.label, *keys);
+        failing_expectation_ |= BaseHolder(spec, *IndexedKey(ToMap(*keys), spec)).has_value();
+        return;
+      }
+    }
+    b.ExpectMissing(VertexId(dead));
   }
 
   void Valid(WriteBatch& b, Expectation* exp) {
@@ -829,12 +1023,19 @@ class Generator {
         4,                 // 5 remove edge property
         many_e ? 20 : 6,   // 6 remove edge
         many_v ? 12 : 3,   // 7 remove vertex
+        many_v ? 3 : 8,    // 8 upsert vertex (if a unique vertex index exists)
+        5,                 // 9 an expectation
     };
     std::discrete_distribution<int> dist(std::begin(weights), std::end(weights));
     int op = dist(rng_);
     if ((op == 3 || op == 5 || op == 6) && work_.edges.empty()) op = 1;
+    if (op >= 1 && op <= 7) ++plain_ops_;  // DoAddVertex and DoUpsert count their own
     switch (op) {
       case 0: return DoAddVertex(b, exp);
+      case 8:
+        if (!DoUpsert(b, exp)) DoAddVertex(b, exp);
+        return;
+      case 9: return DoExpect(b);
       case 1: {
         std::uint64_t src = *LiveVertex();
         std::uint64_t dst = *LiveVertex();
@@ -907,6 +1108,7 @@ class Generator {
   // Records one invalid operation. The operation itself changes nothing in
   // work_, except the valid first half of a double removal.
   void Invalid(WriteBatch& b, Expectation* exp) {
+    ++plain_ops_;
     const StatusCode kNF = StatusCode::kNotFound;
     const StatusCode kIA = StatusCode::kInvalidArgument;
     int kind = Uniform(0, 11);
@@ -1042,6 +1244,18 @@ class Generator {
   Model work_;
   std::map<std::uint64_t, NewVertex> new_v_;
   std::map<std::uint64_t, NewEdge> new_e_;
+  // This batch's upserts so far (their index, key and vertex).
+  struct Upserted {
+    std::string index;
+    KeyTuple key;
+    std::uint64_t id;
+    bool found;
+  };
+  const Model* base_ = nullptr;  // the state the batch starts from
+  std::vector<Upserted> upserted_;
+  // Operations the resolved batch surely holds (an upsert may add more).
+  int plain_ops_ = 0;
+  bool failing_expectation_ = false;
 };
 
 // Checks a write's result against its expectation; returns "" if it matches.
@@ -1060,6 +1274,7 @@ std::string CheckResult(const Result<CommitInfo>& r, const Expectation& exp, Seq
     return "sequence " + std::to_string(r->sequence) + ", expected " + std::to_string(expected_seq);
   }
   if (r->vertices != exp.vertices) return "CommitInfo.vertices differ from the predicted ids";
+  if (r->vertex_found != exp.found) return "CommitInfo.vertex_found differs from the prediction";
   if (r->edges != exp.edges) return "CommitInfo.edges differ from the predicted ids";
   return "";
 }
@@ -1231,10 +1446,13 @@ TEST(ModelTest, RandomBatchesMatchTheModel) {
     ++held_checks;
   }
   EXPECT_GT(committed, 0u);
+  EXPECT_GT(gen.upserts_found + gen.upserts_added, 0u);
   std::cout << "model test: " << committed << " batches committed, " << rejected << " rejected as expected, "
             << async_groups << " async bursts, " << held_checks << " old-snapshot checks, " << index_steps
-            << " index steps (" << model.indexes.size() << " indexes at the end); final graph "
-            << model.vertices.size() << " vertices, " << model.edges.size() << " edges" << std::endl;
+            << " index steps (" << model.indexes.size() << " indexes at the end); " << gen.upserts_found
+            << " upserts found, " << gen.upserts_added << " added, " << gen.failing_expectations
+            << " batches with a failing expectation; final graph " << model.vertices.size() << " vertices, "
+            << model.edges.size() << " edges" << std::endl;
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ constexpr StatusCode kAllCodes[] = {
     StatusCode::kPoisoned,
     StatusCode::kInternal,
     StatusCode::kCancelled,
+    StatusCode::kAborted,
 };
 
 TEST(StatusTest, DefaultIsOk) {
@@ -56,6 +57,7 @@ TEST(StatusTest, CodeValuesAreStable) {
   EXPECT_EQ(static_cast<int>(StatusCode::kPoisoned), 11);
   EXPECT_EQ(static_cast<int>(StatusCode::kInternal), 12);
   EXPECT_EQ(static_cast<int>(StatusCode::kCancelled), 13);
+  EXPECT_EQ(static_cast<int>(StatusCode::kAborted), 14);
 }
 
 TEST(StatusTest, CodeNamesAreCanonical) {
@@ -72,6 +74,7 @@ TEST(StatusTest, CodeNamesAreCanonical) {
   EXPECT_EQ(StatusCodeName(StatusCode::kPoisoned), "Poisoned");
   EXPECT_EQ(StatusCodeName(StatusCode::kInternal), "Internal");
   EXPECT_EQ(StatusCodeName(StatusCode::kCancelled), "Cancelled");
+  EXPECT_EQ(StatusCodeName(StatusCode::kAborted), "Aborted");
 }
 
 TEST(StatusTest, CodeNamesAreDistinctAndNonEmpty) {
@@ -105,6 +108,7 @@ TEST(StatusTest, ConvenienceConstructorsSetTheirCode) {
       {IOError("m"), StatusCode::kIOError},
       {InternalError("m"), StatusCode::kInternal},
       {CancelledError("m"), StatusCode::kCancelled},
+      {AbortedError("m"), StatusCode::kAborted},
   };
   for (const auto& [status, code] : cases) {
     EXPECT_FALSE(status.ok());

@@ -44,8 +44,13 @@ struct CommitInfo {
   // sequence number of the newest batch committed before it (0 if none).
   SequenceNumber sequence = 0;
   // Ids of the batch's new vertices / edges, in AddVertex / AddEdge order.
+  // An UpsertVertex takes its place in `vertices` like an AddVertex (at its
+  // handle's index), with the id of the vertex it found or added.
   std::vector<VertexId> vertices;
   std::vector<EdgeId> edges;
+  // Per entry of `vertices`: true if it is an upsert that found a vertex
+  // that existed before the batch (false for adds and upserts that added).
+  std::vector<bool> vertex_found;
 };
 
 // Memory the graph's structures hold, from the allocator's own block sizes.

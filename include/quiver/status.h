@@ -38,6 +38,7 @@ enum class StatusCode : std::uint8_t {
   kPoisoned = 11,           // an earlier I/O failure stopped all writes
   kInternal = 12,           // an invariant of Quiver itself failed: a bug
   kCancelled = 13,          // the caller cancelled the operation before it finished
+  kAborted = 14,            // a batch's expectation (WriteBatch::Expect*) did not hold: retry
 };
 
 // Returns the stable name of `code`, e.g. "InvalidArgument".
@@ -113,6 +114,7 @@ Status CorruptionError(std::string_view message);
 Status IOError(std::string_view message);
 Status InternalError(std::string_view message);
 Status CancelledError(std::string_view message);
+Status AbortedError(std::string_view message);
 
 namespace internal {
 // Writes "quiver: Result::value() called on an error: <status>" to stderr and

@@ -12,6 +12,15 @@
 //   batch.AddEdge("KNOWS", ada, quiver::VertexId(7));
 //   auto info = graph->Write(std::move(batch));  // info->vertices[0] is Ada's id
 //
+// Upserts find an element by a unique key or create it; expectations make a
+// batch conditional on the state it is applied to (optimistic concurrency):
+//   quiver::WriteBatch b;
+//   quiver::NewVertex london = b.UpsertVertex("City", {{"name", "London"}}, {{"pop", 9}});
+//   b.ExpectProperty(quiver::VertexId(7), "visits", 41);  // else Aborted, nothing applied
+//   b.SetProperty(quiver::VertexId(7), "visits", 42);
+//   b.AddEdge("VISITED", quiver::VertexId(7), london);
+// docs/writes.md is the guide to both.
+//
 // Thread safety: a WriteBatch is a plain value; use one from one thread at a
 // time.
 #ifndef QUIVER_WRITE_BATCH_H_
@@ -78,6 +87,14 @@ class EdgeRef {
   bool is_new_ = false;
 };
 
+// What an upsert that finds its element does to the element's properties.
+enum class UpsertMode : std::uint8_t {
+  // Sets the given properties; the others stay.
+  kMerge = 0,
+  // The element ends with exactly the keys and the given properties.
+  kReplace = 1,
+};
+
 class WriteBatch {
  public:
   WriteBatch();
@@ -115,10 +132,89 @@ class WriteBatch {
   // Removes a vertex and every edge incident to it.
   void RemoveVertex(VertexRef vertex);
 
+  // --- Upserts
+
+  // Finds the vertex of `label` whose properties `keys` hold these values,
+  // through a ready unique index on `label` whose keys are exactly those
+  // (in any order), or adds one holding `keys` and `properties`. A vertex
+  // found gets `properties` as `mode` says (its keys keep their values).
+  // Returns a handle like AddVertex's, usable by later operations of the
+  // batch; CommitInfo::vertices holds its id (found or new) at the
+  // handle's index, and CommitInfo::vertex_found says which it was.
+  //
+  // The vertex is looked up in the state the batch is applied to (after the
+  // batches before it in its group) and among the batch's earlier upserts:
+  // two upserts of one key in a batch name one vertex (the second merges
+  // or replaces onto the first's result). Other operations of the batch do
+  // not move the lookup: an AddVertex of the same key, before or after,
+  // fails the batch with AlreadyExists like two adds would, and an upsert
+  // that finds a vertex the batch removed earlier fails with NotFound.
+  //
+  // Fails the batch with FailedPrecondition when no ready unique index of
+  // `label` covers exactly `keys`; InvalidArgument for an empty, repeated,
+  // null or vector key value, a value of a type the index does not take, or
+  // a property that is also one of the keys.
+  //
+  // Example:
+  //   graph->CreateIndex({.name = "city_name", .label = "City", .keys = {"name"},
+  //                       .kind = quiver::IndexKind::kUnique});
+  //   quiver::WriteBatch b;
+  //   quiver::NewVertex city = b.UpsertVertex("City", {{"name", "London"}}, {{"pop", 9}});
+  //   b.AddEdge("LIVES_IN", quiver::VertexId(7), city);
+  //   auto info = graph->Write(std::move(b));  // info->vertices[city.index]: London's id
+  NewVertex UpsertVertex(std::string_view label, std::span<const Property> keys,
+                         std::span<const Property> properties = {}, UpsertMode mode = UpsertMode::kMerge);
+  NewVertex UpsertVertex(std::string_view label, std::initializer_list<Property> keys,
+                         std::initializer_list<Property> properties = {},
+                         UpsertMode mode = UpsertMode::kMerge);
+
+  // --- Expectations (conditional writes)
+  //
+  // Each is checked when the batch is validated, against the state the
+  // batch is applied to (after the batches before it in its group; never
+  // against the batch's own operations, wherever the expectation stands in
+  // it). If one does not hold, the batch fails with Aborted, whose message
+  // names the first failed one by its operation index and says what was
+  // found; nothing of the batch is applied, and the other batches of its
+  // group are unaffected. Expectations name committed elements only, and
+  // are not logged: only what a batch changes is.
+  //
+  // Example: a counter incremented by many threads without losing one.
+  //   for (;;) {
+  //     quiver::Snapshot s = graph->GetSnapshot();
+  //     std::int64_t n = *s.GetProperty(counter, "n")->as_int64();
+  //     quiver::WriteBatch b;
+  //     b.ExpectProperty(counter, "n", n);
+  //     b.SetProperty(counter, "n", n + 1);
+  //     auto r = graph->Write(std::move(b));
+  //     if (r.ok() || r.status().code() != quiver::StatusCode::kAborted) break;
+  //   }
+
+  // Expects the element to exist and hold `key` with a value equal to
+  // `value` (same type and value; a null value means the key holds null).
+  void ExpectProperty(VertexId vertex, std::string_view key, PropertyValue value);
+  void ExpectProperty(EdgeId edge, std::string_view key, PropertyValue value);
+
+  // Expects the element to exist and not hold `key`.
+  void ExpectNoProperty(VertexId vertex, std::string_view key);
+  void ExpectNoProperty(EdgeId edge, std::string_view key);
+
+  // Expects the element to exist (be live) / not to exist.
+  void ExpectExists(VertexId vertex);
+  void ExpectExists(EdgeId edge);
+  void ExpectMissing(VertexId vertex);
+  void ExpectMissing(EdgeId edge);
+
+  // Expects no vertex of `label` to hold these key values, judged through a
+  // ready unique index of `label` on exactly those keys (FailedPrecondition
+  // without one, as for UpsertVertex).
+  void ExpectKeyFree(std::string_view label, std::span<const Property> keys);
+  void ExpectKeyFree(std::string_view label, std::initializer_list<Property> keys);
+
   // The number of recorded operations.
   std::size_t size() const;
   bool empty() const { return size() == 0; }
-  // How many AddVertex / AddEdge calls the batch holds.
+  // How many AddVertex (and UpsertVertex) / AddEdge calls the batch holds.
   std::size_t added_vertices() const { return added_vertices_; }
   std::size_t added_edges() const { return added_edges_; }
 
@@ -135,6 +231,8 @@ class WriteBatch {
   std::size_t counted_ops_ = 0;  // what Limits::max_batch_ops counts
   std::vector<Op> ops_;
   std::vector<Property> properties_;  // the properties and values ops refer to
+  std::uint32_t upserts_ = 0;         // UpsertVertex calls
+  std::uint32_t expectations_ = 0;    // Expect* calls
 };
 
 }  // namespace quiver

@@ -23,6 +23,7 @@ std::string_view StatusCodeName(StatusCode code) {
     case StatusCode::kPoisoned: return "Poisoned";
     case StatusCode::kInternal: return "Internal";
     case StatusCode::kCancelled: return "Cancelled";
+    case StatusCode::kAborted: return "Aborted";
   }
   return "Unknown";
 }
@@ -85,5 +86,6 @@ Status CorruptionError(std::string_view m) { return Status(StatusCode::kCorrupti
 Status IOError(std::string_view m) { return Status(StatusCode::kIOError, m); }
 Status InternalError(std::string_view m) { return Status(StatusCode::kInternal, m); }
 Status CancelledError(std::string_view m) { return Status(StatusCode::kCancelled, m); }
+Status AbortedError(std::string_view m) { return Status(StatusCode::kAborted, m); }
 
 }  // namespace quiver

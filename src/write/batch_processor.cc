@@ -233,6 +233,16 @@ void BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, 
 }
 
 Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
+  if (!WriteBatchInternal::NeedsResolving(batch)) return ValidatePlain(batch, g);
+  QUIVER_RETURN_IF_ERROR(resolver_.Resolve(batch, g));
+  origin_ = &resolver_.origin();
+  Status s = ValidatePlain(resolver_.plain(), g);
+  origin_ = nullptr;
+  QUIVER_RETURN_IF_ERROR(s);
+  return resolver_.CheckExpectations(g);
+}
+
+Status BatchProcessor::ValidatePlain(const WriteBatch& batch, const GraphRoots& g) {
   Reset();
   if (WriteBatchInternal::IsIndexBatch(batch)) {
     const Op& op = WriteBatchInternal::Ops(batch)[0];
@@ -323,8 +333,16 @@ Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
       case OpKind::kDropIndex:
         s = InvalidArgumentError("an index operation must be alone in its batch");
         break;
+      case OpKind::kUpsertVertex:
+      case OpKind::kExpectVertexProperty:
+      case OpKind::kExpectEdgeProperty:
+      case OpKind::kExpectVertex:
+      case OpKind::kExpectEdge:
+      case OpKind::kExpectKeyFree:
+        s = InternalError("an upsert or expectation reached validation unresolved");
+        break;
     }
-    if (!s.ok()) return AtOp(i, s);
+    if (!s.ok()) return AtOp(origin_ != nullptr ? (*origin_)[i] : i, s);
   }
   QUIVER_RETURN_IF_ERROR(CheckPropertyCounts(batch));
   if (replay_) return Status::Ok();
@@ -475,6 +493,17 @@ void BatchProcessor::ReplaceBlock(ElementKind kind, std::uint64_t id, std::uint3
 }
 
 void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationContext& ctx, CommitInfo* info) {
+  if (!WriteBatchInternal::NeedsResolving(batch)) {
+    ApplyPlain(batch, g, ctx, info);
+    info->vertex_found.assign(info->vertices.size(), false);
+    return;
+  }
+  ApplyPlain(resolver_.plain(), g, ctx, info);
+  resolver_.FixInfo(info);
+}
+
+void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, MutationContext& ctx,
+                                CommitInfo* info) {
   new_vertex_ids_.clear();
   new_edge_ids_.clear();
   removals_.clear();
@@ -557,6 +586,12 @@ void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationConte
       case OpKind::kDefineIndex:
       case OpKind::kIndexReady:
       case OpKind::kDropIndex: break;  // only in index batches (IsIndexBatch)
+      case OpKind::kUpsertVertex:
+      case OpKind::kExpectVertexProperty:
+      case OpKind::kExpectEdgeProperty:
+      case OpKind::kExpectVertex:
+      case OpKind::kExpectEdge:
+      case OpKind::kExpectKeyFree: break;  // resolved away (resolver.h)
     }
   }
   FlushRemovals(g, ctx);

@@ -30,6 +30,7 @@
 #include "storage/elements.h"
 #include "storage/retire_list.h"
 #include "write/index_checks.h"
+#include "write/resolver.h"
 #include "write/write_batch_internal.h"
 
 namespace quiver {
@@ -46,15 +47,22 @@ class BatchProcessor {
     maintainer_.set_tracking(!on);
   }
 
-  // OK if `batch` can be applied to `g` as it is now.
+  // OK if `batch` can be applied to `g` as it is now. A batch with upserts
+  // or expectations is first resolved into a plain batch (resolver.h),
+  // which is validated; then its expectations are checked (Aborted).
   Status Validate(const WriteBatch& batch, const storage::GraphRoots& g);
 
-  // Applies a batch that Validate accepted against this same `g`, filling
-  // the new ids into `info`. Throws std::bad_alloc on memory exhaustion,
-  // leaving `g` partially changed: the caller rolls the group back
+  // Applies a batch that Validate accepted against this same `g` (the last
+  // one validated, if it needed resolving: its plain batch), filling the new
+  // ids into `info`. Throws std::bad_alloc on memory exhaustion, leaving `g`
+  // partially changed: the caller rolls the group back
   // (VersionChain::RollBack frees exactly the blocks in ctx.blocks).
   void Apply(const WriteBatch& batch, storage::GraphRoots& g, storage::MutationContext& ctx,
              CommitInfo* info);
+
+  // After Apply of a batch that needed resolving: its plain batch, which is
+  // what the WAL records.
+  WriteBatch TakeResolved() { return resolver_.TakePlain(); }
 
   // After the group's version was published (true) or rolled back (false):
   // index contents installed by the group's kIndexReady batches now belong
@@ -72,6 +80,9 @@ class BatchProcessor {
         keys;  // touched keys: the entry bytes of the value now, -1 if absent
   };
 
+  Status ValidatePlain(const WriteBatch& batch, const storage::GraphRoots& g);
+  void ApplyPlain(const WriteBatch& batch, storage::GraphRoots& g, storage::MutationContext& ctx,
+                  CommitInfo* info);
   void Reset();
   Status CheckName(std::string_view what, std::string_view name) const;
   Status CheckValue(std::string_view key, const PropertyValue& v) const;
@@ -125,6 +136,9 @@ class BatchProcessor {
 
   Limits limits_;
   bool replay_ = false;
+  Resolver resolver_;
+  // While validating a resolved batch: the original op index of each op.
+  const std::vector<std::uint32_t>* origin_ = nullptr;
   index::IndexMaintainer maintainer_;
   IndexChecker index_checker_;
   // Index contents the current group installed, and the building indexes

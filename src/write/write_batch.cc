@@ -109,6 +109,92 @@ void WriteBatch::RemoveVertex(VertexRef vertex) {
   op.v1 = vertex;
 }
 
+NewVertex WriteBatch::UpsertVertex(std::string_view label, std::span<const Property> keys,
+                                   std::span<const Property> properties, UpsertMode mode) {
+  Op& op = ops_.emplace_back();
+  op.kind = OpKind::kUpsertVertex;
+  op.name.assign(label);
+  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
+  op.key_count = static_cast<std::uint32_t>(keys.size());
+  op.prop_count = static_cast<std::uint32_t>(keys.size() + properties.size());
+  op.flag = static_cast<std::uint8_t>(mode);
+  properties_.insert(properties_.end(), keys.begin(), keys.end());
+  properties_.insert(properties_.end(), properties.begin(), properties.end());
+  counted_ops_ += 1 + keys.size() + properties.size();
+  ++upserts_;
+  return NewVertex{tag_, added_vertices_++};
+}
+
+NewVertex WriteBatch::UpsertVertex(std::string_view label, std::initializer_list<Property> keys,
+                                   std::initializer_list<Property> properties, UpsertMode mode) {
+  return UpsertVertex(label, std::span<const Property>(keys.begin(), keys.size()),
+                      std::span<const Property>(properties.begin(), properties.size()), mode);
+}
+
+void WriteBatch::ExpectProperty(VertexId vertex, std::string_view key, PropertyValue value) {
+  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectVertexProperty);
+  op.v1 = vertex;
+  op.flag = 1;
+  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
+  op.prop_count = 1;
+  properties_.push_back(Property{std::string(key), std::move(value)});
+}
+
+void WriteBatch::ExpectProperty(EdgeId edge, std::string_view key, PropertyValue value) {
+  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectEdgeProperty);
+  op.e = edge;
+  op.flag = 1;
+  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
+  op.prop_count = 1;
+  properties_.push_back(Property{std::string(key), std::move(value)});
+}
+
+void WriteBatch::ExpectNoProperty(VertexId vertex, std::string_view key) {
+  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectVertexProperty);
+  op.v1 = vertex;
+  op.name.assign(key);
+}
+
+void WriteBatch::ExpectNoProperty(EdgeId edge, std::string_view key) {
+  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectEdgeProperty);
+  op.e = edge;
+  op.name.assign(key);
+}
+
+void WriteBatch::ExpectExists(VertexId vertex) {
+  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectVertex);
+  op.v1 = vertex;
+  op.flag = 1;
+}
+
+void WriteBatch::ExpectExists(EdgeId edge) {
+  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectEdge);
+  op.e = edge;
+  op.flag = 1;
+}
+
+void WriteBatch::ExpectMissing(VertexId vertex) {
+  internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectVertex).v1 = vertex;
+}
+
+void WriteBatch::ExpectMissing(EdgeId edge) {
+  internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectEdge).e = edge;
+}
+
+void WriteBatch::ExpectKeyFree(std::string_view label, std::span<const Property> keys) {
+  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectKeyFree);
+  op.name.assign(label);
+  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
+  op.prop_count = static_cast<std::uint32_t>(keys.size());
+  op.key_count = op.prop_count;
+  properties_.insert(properties_.end(), keys.begin(), keys.end());
+  counted_ops_ += keys.size();
+}
+
+void WriteBatch::ExpectKeyFree(std::string_view label, std::initializer_list<Property> keys) {
+  ExpectKeyFree(label, std::span<const Property>(keys.begin(), keys.size()));
+}
+
 std::size_t WriteBatch::size() const { return ops_.size(); }
 
 void WriteBatch::Clear() {
@@ -117,6 +203,8 @@ void WriteBatch::Clear() {
   added_vertices_ = 0;
   added_edges_ = 0;
   counted_ops_ = 0;
+  upserts_ = 0;
+  expectations_ = 0;
   tag_ = NextTag();
 }
 

@@ -31,6 +31,14 @@ enum class OpKind : std::uint8_t {
   kDefineIndex,
   kIndexReady,
   kDropIndex,
+  // Upserts and expectations: resolved by the writer (write/resolver.h)
+  // into the operations above before validation; never logged.
+  kUpsertVertex,
+  kExpectVertexProperty,
+  kExpectEdgeProperty,
+  kExpectVertex,
+  kExpectEdge,
+  kExpectKeyFree,
 };
 
 // What an index lifecycle operation carries.
@@ -52,6 +60,12 @@ struct IndexOp {
 //   kRemoveEdge:           e
 //   kRemoveVertex:         v1
 //   kDefineIndex, kIndexReady, kDropIndex: index
+//   kUpsertVertex:         name = label, props = key_count keys, then the
+//                          properties; flag = UpsertMode
+//   kExpect*Property:      v1 or e; props = one (key, value) when flag is 1
+//                          (equals), else name = key (absent)
+//   kExpectVertex, kExpectEdge: v1 or e; flag 1 = exists, 0 = missing
+//   kExpectKeyFree:        name = label, props = the keys
 struct WriteBatch::Op {
   OpKind kind;
   VertexRef v1{VertexId(0)};
@@ -60,6 +74,8 @@ struct WriteBatch::Op {
   std::string name;
   std::uint32_t prop_begin = 0;
   std::uint32_t prop_count = 0;
+  std::uint32_t key_count = 0;
+  std::uint8_t flag = 0;
   std::shared_ptr<const IndexOp> index;
 };
 
@@ -89,6 +105,32 @@ class WriteBatchInternal {
     b.ops_.emplace_back().kind = kind;
     b.ops_.back().index = std::make_shared<const IndexOp>(std::move(op));
     ++b.counted_ops_;
+  }
+  // True if `b` holds upserts or expectations (the writer resolves them).
+  static bool NeedsResolving(const WriteBatch& b) { return b.upserts_ != 0 || b.expectations_ != 0; }
+  // Appends a property to `b`'s property list (the resolver's rewriting).
+  static std::uint32_t AddProps(WriteBatch& b, std::span<const Property> props) {
+    auto begin = static_cast<std::uint32_t>(b.properties_.size());
+    b.properties_.insert(b.properties_.end(), props.begin(), props.end());
+    return begin;
+  }
+  // Appends an expectation (the public Expect* calls).
+  static Op& AddExpectation(WriteBatch& b, OpKind kind) {
+    ++b.counted_ops_;
+    ++b.expectations_;
+    Op& op = b.ops_.emplace_back();
+    op.kind = kind;
+    return op;
+  }
+  // Appends an operation to `b`, counting it (and `props` properties) as
+  // the public calls do.
+  static Op& AppendOp(WriteBatch& b, OpKind kind, std::size_t props) {
+    b.counted_ops_ += 1 + props;
+    if (kind == OpKind::kAddVertex) ++b.added_vertices_;
+    if (kind == OpKind::kAddEdge) ++b.added_edges_;
+    Op& op = b.ops_.emplace_back();
+    op.kind = kind;
+    return op;
   }
   // True if `b` is one index lifecycle operation.
   static bool IsIndexBatch(const WriteBatch& b) { return b.ops_.size() == 1 && b.ops_[0].index != nullptr; }

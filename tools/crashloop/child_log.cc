@@ -32,7 +32,7 @@ std::optional<std::uint64_t> ParseU64(std::string_view s) {
 }
 
 std::optional<StatusCode> ParseCode(std::string_view name) {
-  for (int c = 0; c <= static_cast<int>(StatusCode::kCancelled); ++c) {  // the highest code
+  for (int c = 0; c <= static_cast<int>(StatusCode::kAborted); ++c) {  // the highest code
     if (StatusCodeName(static_cast<StatusCode>(c)) == name) return static_cast<StatusCode>(c);
   }
   return std::nullopt;

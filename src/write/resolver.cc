@@ -1,0 +1,327 @@
+#include "write/resolver.h"
+
+#include <algorithm>
+
+#include "base/strings.h"
+#include "index/index_build.h"
+#include "index/index_keys.h"
+#include "storage/prop_block.h"
+
+namespace quiver {
+
+using internal::WriteBatchInternal;
+using storage::GraphRoots;
+using Op = internal::WriteBatchInternal::Op;
+
+namespace {
+
+Status AtOp(std::size_t index, const Status& s) {
+  if (s.ok()) return s;
+  return Status(s.code(), base::StrCat("operation ", index, ": ", s.message()));
+}
+
+std::string KeyNames(std::span<const Property> keys) {
+  std::string out;
+  for (const Property& p : keys) out += (out.empty() ? "" : ", ") + p.key;
+  return out;
+}
+
+std::string KeyValues(std::span<const Property> keys) {
+  std::string out;
+  for (const Property& p : keys)
+    out += base::StrCat(out.empty() ? "" : ", ", p.key, "=", index::DescribeValue(storage::ViewOf(p.value)));
+  return out;
+}
+
+}  // namespace
+
+VertexRef Resolver::RefOf(const Target& t, std::uint32_t tag) {
+  if (t.committed) return VertexId(t.id);
+  return NewVertex{tag, static_cast<std::uint32_t>(t.id)};
+}
+
+Result<VertexRef> Resolver::MapVertex(VertexRef r) const {
+  // Foreign handles pass unchanged: the plain batch's validation refuses
+  // them (no handle outside it carries its tag).
+  if (!r.is_new() || r.batch_tag() != WriteBatchInternal::Tag(*batch_)) return r;
+  if (r.raw() >= targets_.size())
+    return InvalidArgumentError(
+        base::StrCat("new vertex #", r.raw(), " has not been added by this point of the batch"));
+  return RefOf(targets_[r.raw()], WriteBatchInternal::Tag(plain_));
+}
+
+EdgeRef Resolver::MapEdge(EdgeRef e) const {
+  if (!e.is_new() || e.batch_tag() != WriteBatchInternal::Tag(*batch_)) return e;
+  return NewEdge{WriteBatchInternal::Tag(plain_), static_cast<std::uint32_t>(e.raw())};
+}
+
+void Resolver::Emit(std::uint32_t origin, Op op, std::span<const Property> props) {
+  const bool counts_props = op.kind == OpKind::kAddVertex || op.kind == OpKind::kAddEdge;
+  Op& out = WriteBatchInternal::AppendOp(plain_, op.kind, counts_props ? props.size() : 0);
+  op.prop_begin = WriteBatchInternal::AddProps(plain_, props);
+  op.prop_count = static_cast<std::uint32_t>(props.size());
+  out = std::move(op);
+  origin_.push_back(origin);
+}
+
+void Resolver::EmitSet(std::uint32_t origin, const Target& t, const Property& p) {
+  Op op;
+  op.kind = OpKind::kSetVertexProperty;
+  op.v1 = RefOf(t, WriteBatchInternal::Tag(plain_));
+  Emit(origin, std::move(op), std::span<const Property>(&p, 1));
+  touched_[KeyOf(t)].insert(p.key);
+}
+
+void Resolver::Touch(VertexRef mapped, std::string_view key) {
+  if (mapped.is_new() && mapped.batch_tag() != WriteBatchInternal::Tag(plain_)) return;
+  touched_[mapped.is_new() ? (kNew | mapped.raw()) : mapped.raw()].emplace(key);
+}
+
+Status Resolver::Resolve(const WriteBatch& batch, const GraphRoots& g) {
+  batch_ = &batch;
+  plain_.Clear();
+  origin_.clear();
+  targets_.clear();
+  plain_new_vertices_ = 0;
+  upserted_.clear();
+  touched_.clear();
+  removed_.clear();
+  expectations_.clear();
+  const auto& ops = WriteBatchInternal::Ops(batch);
+  for (std::uint32_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    auto props = WriteBatchInternal::Props(batch, op);
+    Op copy = op;
+    switch (op.kind) {
+      case OpKind::kUpsertVertex: QUIVER_RETURN_IF_ERROR(Upsert(i, op, batch, g)); continue;
+      case OpKind::kExpectVertexProperty:
+      case OpKind::kExpectEdgeProperty:
+      case OpKind::kExpectVertex:
+      case OpKind::kExpectEdge:
+      case OpKind::kExpectKeyFree: expectations_.push_back(i); continue;
+      case OpKind::kDefineIndex:
+      case OpKind::kIndexReady:
+      case OpKind::kDropIndex:
+        return AtOp(i, InvalidArgumentError("an index operation must be alone in its batch"));
+      case OpKind::kAddVertex:
+        targets_.push_back(Target{false, plain_new_vertices_++, false});
+        for (const Property& p : props) touched_[kNew | targets_.back().id].insert(p.key);
+        break;
+      case OpKind::kAddEdge: {
+        Result<VertexRef> s = MapVertex(op.v1);
+        if (!s.ok()) return AtOp(i, s.status());
+        Result<VertexRef> t = MapVertex(op.v2);
+        if (!t.ok()) return AtOp(i, t.status());
+        copy.v1 = *s;
+        copy.v2 = *t;
+        break;
+      }
+      case OpKind::kSetVertexProperty:
+      case OpKind::kRemoveVertexProperty:
+      case OpKind::kRemoveVertex: {
+        Result<VertexRef> v = MapVertex(op.v1);
+        if (!v.ok()) return AtOp(i, v.status());
+        copy.v1 = *v;
+        // A key the batch set or removed: an upsert that finds this vertex
+        // sets its keys again, and replace removes what it set.
+        if (op.kind == OpKind::kSetVertexProperty) Touch(*v, props[0].key);
+        if (op.kind == OpKind::kRemoveVertexProperty) Touch(*v, op.name);
+        if (op.kind == OpKind::kRemoveVertex &&
+            (!v->is_new() || v->batch_tag() == WriteBatchInternal::Tag(plain_)))
+          removed_.insert(v->is_new() ? (kNew | v->raw()) : v->raw());
+        break;
+      }
+      case OpKind::kSetEdgeProperty:
+      case OpKind::kRemoveEdgeProperty:
+      case OpKind::kRemoveEdge: copy.e = MapEdge(op.e); break;
+    }
+    Emit(i, std::move(copy), props);
+  }
+  return Status::Ok();
+}
+
+Status Resolver::CoveringIndex(std::string_view label, std::span<const Property> keys, const GraphRoots& g,
+                               const index::PropertyIndex** found, std::string* key) const {
+  if (keys.empty()) return InvalidArgumentError("an upsert or key expectation needs at least one key");
+  for (std::size_t a = 0; a < keys.size(); ++a) {
+    if (keys[a].key.empty()) return InvalidArgumentError("property key is empty");
+    for (std::size_t b = a + 1; b < keys.size(); ++b)
+      if (keys[a].key == keys[b].key)
+        return InvalidArgumentError(base::StrCat("duplicate property key '", keys[a].key, "'"));
+  }
+  *found = nullptr;
+  for (const index::PropertyIndex& p : g.catalog->indexes()) {
+    const index::IndexDef& def = *p.def;
+    if (def.element != ElementKind::kVertex || def.label != label || def.kind != IndexKind::kUnique ||
+        p.state != IndexState::kReady || !p.built || def.keys.size() != keys.size())
+      continue;
+    const bool covers = std::all_of(keys.begin(), keys.end(), [&](const Property& k) {
+      return std::find(def.keys.begin(), def.keys.end(), k.key) != def.keys.end();
+    });
+    if (covers) {
+      *found = &p;
+      break;
+    }
+  }
+  if (*found == nullptr)
+    return FailedPreconditionError(base::StrCat("no ready unique index of label '", label,
+                                                "' covers exactly the keys (", KeyNames(keys), ")"));
+  // The values in the index's key order.
+  const index::IndexDef& def = *(*found)->def;
+  std::vector<PropertyValue> values;
+  for (const std::string& k : def.keys)
+    for (const Property& p : keys)
+      if (p.key == k) values.push_back(p.value);
+  return index::LookupKey(def, values, key);
+}
+
+Status Resolver::Upsert(std::uint32_t i, const Op& op, const WriteBatch& batch, const GraphRoots& g) {
+  auto all = WriteBatchInternal::Props(batch, op);
+  auto keys = all.first(op.key_count);
+  auto props = all.subspan(op.key_count);
+  for (const Property& p : props)
+    for (const Property& k : keys)
+      if (p.key == k.key)
+        return AtOp(
+            i, InvalidArgumentError(base::StrCat("upsert: property '", p.key, "' is also one of its keys")));
+  const index::PropertyIndex* idx = nullptr;
+  QUIVER_RETURN_IF_ERROR(AtOp(i, CoveringIndex(op.name, keys, g, &idx, &key_)));
+  const std::string slot = base::StrCat(idx->def->name, std::string_view("\0", 1), key_);
+  Target t;
+  std::uint64_t holder = 0;
+  if (auto it = upserted_.find(slot); it != upserted_.end()) {
+    t = it->second;  // a repeat names the first upsert's vertex (found if that one was)
+  } else if (index::IndexTree::Contains(idx->root, key_, &holder)) {
+    t = Target{true, holder, true};
+  } else {
+    // Not found: add it, keys first.
+    Op add;
+    add.kind = OpKind::kAddVertex;
+    add.name = op.name;
+    std::vector<Property> both(all.begin(), all.end());
+    Emit(i, std::move(add), both);
+    t = Target{false, plain_new_vertices_++, false};
+    for (const Property& p : all) touched_[KeyOf(t)].insert(p.key);
+    upserted_.emplace(slot, t);
+    targets_.push_back(t);
+    return Status::Ok();
+  }
+  if (removed_.contains(KeyOf(t)))
+    return AtOp(i,
+                NotFoundError(base::StrCat(
+                    "upsert: the key (", KeyValues(keys), ") of label '", op.name, "' is held by ",
+                    t.committed ? base::StrCat("vertex ", t.id) : std::string("a vertex added by this batch"),
+                    ", which this batch removed earlier")));
+  upserted_.emplace(slot, t);
+  targets_.push_back(t);
+  const auto& set = touched_[KeyOf(t)];
+  if (op.flag == static_cast<std::uint8_t>(UpsertMode::kReplace)) {
+    // Every key the vertex may hold now that stays out of the result.
+    std::vector<std::string> gone;
+    auto keep = [&](std::string_view k) {
+      auto named = [&](const Property& p) { return p.key == k; };
+      return std::any_of(all.begin(), all.end(), named);
+    };
+    if (t.committed) {
+      const storage::PropBlock* block = storage::FindVertex(g, t.id)->props;
+      for (std::uint32_t j = 0; j < storage::PropCount(block); ++j) {
+        std::string_view name = g.keys->Name(storage::PropAt(block, j).key);
+        if (!keep(name)) gone.emplace_back(name);
+      }
+    }
+    for (const std::string& k : set)
+      if (!keep(k) && std::find(gone.begin(), gone.end(), k) == gone.end()) gone.push_back(k);
+    std::sort(gone.begin(), gone.end());  // a deterministic plain batch
+    for (std::string& k : gone) {
+      Op rm;
+      rm.kind = OpKind::kRemoveVertexProperty;
+      rm.v1 = RefOf(t, WriteBatchInternal::Tag(plain_));
+      rm.name = std::move(k);
+      Emit(i, std::move(rm), {});
+    }
+  }
+  for (const Property& k : keys)
+    if (touched_[KeyOf(t)].contains(k.key)) EmitSet(i, t, k);
+  for (const Property& p : props) EmitSet(i, t, p);
+  return Status::Ok();
+}
+
+Status Resolver::CheckExpectations(const GraphRoots& g) const {
+  const auto& ops = WriteBatchInternal::Ops(*batch_);
+  for (std::size_t n = 0; n < expectations_.size(); ++n) {
+    const std::uint32_t i = expectations_[n];
+    const Op& op = ops[i];
+    auto props = WriteBatchInternal::Props(*batch_, op);
+    auto fail = [&](std::string_view what) {
+      return AbortedError(base::StrCat("expectation ", n, " (operation ", i, "): ", what));
+    };
+    switch (op.kind) {
+      case OpKind::kExpectVertexProperty:
+      case OpKind::kExpectEdgeProperty: {
+        const bool vertex = op.kind == OpKind::kExpectVertexProperty;
+        const std::uint64_t id = vertex ? op.v1.raw() : op.e.raw();
+        const std::string elem = base::StrCat(vertex ? "vertex " : "edge ", id);
+        const std::string_view key = op.flag ? std::string_view(props[0].key) : std::string_view(op.name);
+        const std::string wanted =
+            op.flag ? base::StrCat("'", key, "' = ", index::DescribeValue(storage::ViewOf(props[0].value)))
+                    : base::StrCat("no '", key, "'");
+        const storage::PropBlock* block = nullptr;
+        if (vertex) {
+          const storage::VertexSlot* s = storage::FindVertex(g, id);
+          if (s == nullptr) return fail(base::StrCat(elem, " does not exist; expected ", wanted));
+          block = s->props;
+        } else {
+          if (storage::FindEdge(g, id) == nullptr)
+            return fail(base::StrCat(elem, " does not exist; expected ", wanted));
+          block = storage::EdgeProps(g, id);
+        }
+        std::optional<std::uint32_t> key_id = g.keys->Find(key);
+        std::optional<PropertyView> now = key_id ? storage::GetProperty(block, *key_id) : std::nullopt;
+        const bool holds = op.flag ? (now && *now == props[0].value) : !now;
+        if (!holds)
+          return fail(base::StrCat(elem, " has ",
+                                   now ? base::StrCat("'", key, "' = ", index::DescribeValue(*now))
+                                       : base::StrCat("no '", key, "'"),
+                                   "; expected ", wanted));
+        break;
+      }
+      case OpKind::kExpectVertex:
+      case OpKind::kExpectEdge: {
+        const bool vertex = op.kind == OpKind::kExpectVertex;
+        const std::uint64_t id = vertex ? op.v1.raw() : op.e.raw();
+        const bool exists =
+            vertex ? storage::FindVertex(g, id) != nullptr : storage::FindEdge(g, id) != nullptr;
+        if (exists != (op.flag != 0))
+          return fail(base::StrCat(vertex ? "vertex " : "edge ", id, exists ? " exists" : " does not exist",
+                                   "; expected it ", op.flag ? "to exist" : "not to exist"));
+        break;
+      }
+      case OpKind::kExpectKeyFree: {
+        const index::PropertyIndex* idx = nullptr;
+        std::string key;
+        QUIVER_RETURN_IF_ERROR(AtOp(i, CoveringIndex(op.name, props, g, &idx, &key)));
+        std::uint64_t holder = 0;
+        if (index::IndexTree::Contains(idx->root, key, &holder))
+          return fail(base::StrCat("the key (", KeyValues(props), ") of ", index::DescribeIndex(*idx->def),
+                                   " is held by vertex ", holder, "; expected it free"));
+        break;
+      }
+      default: break;
+    }
+  }
+  return Status::Ok();
+}
+
+void Resolver::FixInfo(CommitInfo* info) const {
+  std::vector<VertexId> added = std::move(info->vertices);
+  info->vertices.clear();
+  info->vertex_found.clear();
+  info->vertices.reserve(targets_.size());
+  info->vertex_found.reserve(targets_.size());
+  for (const Target& t : targets_) {
+    info->vertices.push_back(t.committed ? VertexId(t.id) : added[t.id]);
+    info->vertex_found.push_back(t.found);
+  }
+}
+
+}  // namespace quiver

@@ -111,7 +111,7 @@ void ForSlots(const storage::GraphRoots& g, std::uint64_t begin, std::uint64_t e
 inline void PrefetchAdjacency(const storage::VertexSlot& slot, Direction d) {
   const std::uintptr_t head = d == Direction::kOut ? slot.out_head : slot.in_head;
   if (head == 0) return;
-  const char* p = reinterpret_cast<const char*>(head & ~std::uintptr_t{1});
+  const char* p = static_cast<const char*>(storage::HeadBlock(head));
   __builtin_prefetch(p);
   __builtin_prefetch(p + 64);
 }

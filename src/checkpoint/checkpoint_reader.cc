@@ -635,7 +635,7 @@ class Loader {
       if (s->label == storage::kDeadLabel) return Bad("bad edge endpoints or type");
       if (w.type[v] == kSeveralTypes) continue;  // AppendEntry builds it below
       storage::EdgeArray* a = storage::NewEdgeArray(w.type[v], w.count[v], w.ctx);
-      (out ? s->out_head : s->in_head) = reinterpret_cast<std::uintptr_t>(a);
+      (out ? s->out_head : s->in_head) = storage::ArrayHead(a);
       (out ? s->out_degree : s->in_degree) = w.count[v];
       w.cursor[v] = a->entries();
     }

@@ -110,15 +110,15 @@ void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type
   if (head == 0) {
     EdgeArray* a = NewEdgeArray(type, 1, ctx);
     StoreEntry(a->entries(), edge, neighbor);
-    head = reinterpret_cast<std::uintptr_t>(a);
+    head = ArrayHead(a);
     degree = 1;
     return;
   }
   if (!IsDir(head)) {
-    auto* a = reinterpret_cast<EdgeArray*>(head);
-    if (a->type == type) {
+    EdgeArray* a = AsMutableArray(head);
+    if (ArrayType(head) == type) {
       AppendToGroup(a, degree, edge, neighbor, ctx);
-      head = reinterpret_cast<std::uintptr_t>(a);
+      head = ArrayHead(a);
       ++degree;
       return;
     }
@@ -148,11 +148,10 @@ std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::ui
   if (head == 0 || sorted_edges.empty()) return 0;
   std::uint32_t kept = 0;
   if (!IsDir(head)) {
-    auto* a = reinterpret_cast<EdgeArray*>(head);
-    if (a->type != type) return 0;
-    EdgeArray* rest = FilterGroup(a, degree, sorted_edges, &kept, ctx);
+    if (ArrayType(head) != type) return 0;
+    EdgeArray* rest = FilterGroup(AsMutableArray(head), degree, sorted_edges, &kept, ctx);
     std::uint32_t removed = degree - kept;
-    head = reinterpret_cast<std::uintptr_t>(rest);
+    head = rest == nullptr ? 0 : ArrayHead(rest);
     degree = kept;
     return removed;
   }
@@ -178,7 +177,7 @@ std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::ui
   g[gi] = g[--d->size];  // the group is empty: drop it
   if (d->size == 1) {
     // Back to one group: no directory needed. `d` is private (OwnDir).
-    head = reinterpret_cast<std::uintptr_t>(g[0].array);
+    head = ArrayHead(g[0].array);
     ctx.Retire(d);
   }
   return present;
@@ -187,7 +186,7 @@ std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::ui
 void RetireAdjacency(std::uintptr_t head, MutationContext& ctx) {
   if (head == 0) return;
   if (!IsDir(head)) {
-    ctx.Retire(reinterpret_cast<void*>(head));
+    ctx.Retire(AsMutableArray(head));
     return;
   }
   auto* d = const_cast<GroupDir*>(AsDir(head));
@@ -198,7 +197,7 @@ void RetireAdjacency(std::uintptr_t head, MutationContext& ctx) {
 void FreeAdjacency(std::uintptr_t head, base::MemoryAccount* account) {
   if (head == 0) return;
   if (!IsDir(head)) {
-    account->Free(reinterpret_cast<void*>(head));
+    account->Free(AsMutableArray(head));
     return;
   }
   auto* d = const_cast<GroupDir*>(AsDir(head));

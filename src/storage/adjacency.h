@@ -5,10 +5,18 @@
 // A vertex slot holds, per direction, a tagged head word and the total
 // degree:
 //   head == 0                      no edges
-//   head == EdgeArray*             one group; its count is the slot's degree
+//   head == type << 48 | EdgeArray* | 2
+//                                  one group; its count is the slot's degree
+//                                  and its type is in the top 16 bits
+//   head == EdgeArray*             one group whose type (>= 2^16) or address
+//                                  (>= 2^48) does not fit beside the other:
+//                                  the type is read from the array's header
 //   head == GroupDir* | 1          several groups; the directory holds each
 //                                  group's array, count and type
-// A vertex with one edge type therefore keeps no directory.
+// A vertex with one edge type therefore keeps no directory, and a reader
+// learns a single group's type from the slot alone: a sweep can start
+// loading the array (prefetch) before it has read a byte of it. Blocks are
+// at least 8-byte aligned, so bits 0-2 of an address are free for tags.
 //
 // Growth and publication: an append writes the entry past the count every
 // published version sees, then the new version publishes a larger count, so
@@ -57,11 +65,38 @@ struct GroupDir {
   const GroupEntry* groups() const { return reinterpret_cast<const GroupEntry*>(this + 1); }
 };
 
-inline bool IsDir(std::uintptr_t head) { return (head & 1) != 0; }
+inline constexpr std::uintptr_t kDirTag = 1;
+inline constexpr std::uintptr_t kTypedTag = 2;
+inline constexpr std::uintptr_t kTypedAddressMask = ((std::uintptr_t{1} << 48) - 1) & ~std::uintptr_t{7};
+static_assert(sizeof(std::uintptr_t) == 8, "the head word packs a type beside a 48-bit address");
+
+inline bool IsDir(std::uintptr_t head) { return (head & kDirTag) != 0; }
 inline const GroupDir* AsDir(std::uintptr_t head) {
-  return reinterpret_cast<const GroupDir*>(head & ~std::uintptr_t{1});
+  return reinterpret_cast<const GroupDir*>(head & ~kDirTag);
 }
-inline const EdgeArray* AsArray(std::uintptr_t head) { return reinterpret_cast<const EdgeArray*>(head); }
+// Requires a single-group head (non-zero, not a directory).
+inline const EdgeArray* AsArray(std::uintptr_t head) {
+  return reinterpret_cast<const EdgeArray*>((head & kTypedTag) != 0 ? head & kTypedAddressMask : head);
+}
+inline EdgeArray* AsMutableArray(std::uintptr_t head) { return const_cast<EdgeArray*>(AsArray(head)); }
+// The type of a single-group head: from the head word when it carries it.
+inline std::uint32_t ArrayType(std::uintptr_t head) {
+  return (head & kTypedTag) != 0 ? static_cast<std::uint32_t>(head >> 48) : AsArray(head)->type;
+}
+// The head of a vertex whose one group is `a` (with its type in the word
+// when both fit).
+inline std::uintptr_t ArrayHead(const EdgeArray* a) {
+  const auto address = reinterpret_cast<std::uintptr_t>(a);
+  if (a->type > 0xFFFFu || (address & ~kTypedAddressMask) != 0) return address;
+  return std::uintptr_t{a->type} << 48 | address | kTypedTag;
+}
+// The address of the first block a head points to (array or directory), for
+// prefetching; null for no edges.
+inline const void* HeadBlock(std::uintptr_t head) {
+  if (head == 0) return nullptr;
+  if (IsDir(head)) return AsDir(head);
+  return AsArray(head);
+}
 
 // --- Reads (any thread, published heads)
 
@@ -71,9 +106,8 @@ inline const EdgeArray* AsArray(std::uintptr_t head) { return reinterpret_cast<c
 inline std::span<const EdgeEntry> FindGroup(std::uintptr_t head, std::uint32_t degree, std::uint32_t type) {
   if (head == 0) return {};
   if (!IsDir(head)) {
-    const EdgeArray* a = AsArray(head);
-    if (a->type != type) return {};
-    return {a->entries(), degree};
+    if (ArrayType(head) != type) return {};
+    return {AsArray(head)->entries(), degree};
   }
   const GroupDir* d = AsDir(head);
   const GroupEntry* g = d->groups();
@@ -89,10 +123,7 @@ inline std::size_t GroupCount(std::uintptr_t head) {
 
 // Requires i < GroupCount(head).
 inline EdgeGroup GroupAt(std::uintptr_t head, std::uint32_t degree, std::size_t i) {
-  if (!IsDir(head)) {
-    const EdgeArray* a = AsArray(head);
-    return EdgeGroup{EdgeTypeId(a->type), {a->entries(), degree}};
-  }
+  if (!IsDir(head)) return EdgeGroup{EdgeTypeId(ArrayType(head)), {AsArray(head)->entries(), degree}};
   const GroupEntry& g = AsDir(head)->groups()[i];
   return EdgeGroup{EdgeTypeId(g.type), {g.array->entries(), g.count}};
 }

@@ -70,6 +70,29 @@ std::uint64_t NextLiveEdge(const GraphRoots& g, std::uint64_t pos, std::uint64_t
   return end;
 }
 
+// Starts loading the adjacency (the array of a single group, or the
+// directory of several) in direction `d` of the live vertices in [pos, end)
+// up to `count` of them. Reads only vertex slots, which the next ScanBatch
+// reads again from cache: this is what lets a batch's arrays arrive while
+// the batch before it is being handed out.
+void PrefetchAhead(const GraphRoots& g, std::uint64_t pos, std::uint64_t end, Direction d,
+                   std::size_t count) {
+  while (pos < end && count > 0) {
+    const auto* leaf = storage::VertexTable::FindLeaf(g.vertices, pos);
+    const std::uint64_t leaf_end = std::min(end, (pos | (storage::VertexTable::kLeafSize - 1)) + 1);
+    for (; pos < leaf_end && count > 0; ++pos) {
+      const VertexSlot& slot = leaf->slots[pos & (storage::VertexTable::kLeafSize - 1)];
+      if (slot.label == storage::kDeadLabel) continue;
+      const char* p =
+          static_cast<const char*>(storage::HeadBlock(d == Direction::kOut ? slot.out_head : slot.in_head));
+      if (p == nullptr) continue;
+      __builtin_prefetch(p);
+      __builtin_prefetch(p + 64);
+      --count;
+    }
+  }
+}
+
 }  // namespace
 
 // --- Ranges
@@ -227,8 +250,11 @@ std::size_t Snapshot::ScanBatch(ScanCursor* cursor, std::uint64_t end, Direction
       std::size_t groups = storage::GroupCount(head);
       std::uint32_t gi = pos == cursor->vertex ? cursor->group : 0;
       for (; gi < groups && n < max; ++gi) {
+        // A single group's type is in its head word (adjacency.h), so this
+        // reads nothing of its array, whose loads the previous batch's
+        // PrefetchAhead started (the prefetch below covers the first batch
+        // and the arrays a directory lists).
         EdgeGroup group = storage::GroupAt(head, degree, gi);
-        // Start the loads now; the caller reads them once the batch is full.
         const char* p = reinterpret_cast<const char*>(group.entries.data());
         __builtin_prefetch(p);
         __builtin_prefetch(p + 64);
@@ -236,11 +262,13 @@ std::size_t Snapshot::ScanBatch(ScanCursor* cursor, std::uint64_t end, Direction
       }
       if (gi < groups) {  // the batch is full part-way through this vertex
         *cursor = ScanCursor{pos, gi};
+        PrefetchAhead(g, pos + 1, end, d, max);
         return n;
       }
     }
   }
   *cursor = ScanCursor{pos, 0};
+  PrefetchAhead(g, pos, end, d, max);
   return n;
 }
 

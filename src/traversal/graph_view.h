@@ -115,7 +115,7 @@ class GraphView {
  private:
   static void PrefetchHead(std::uintptr_t head, std::uint32_t degree) {
     if (head == 0) return;
-    const char* p = reinterpret_cast<const char*>(head & ~std::uintptr_t{1});
+    const char* p = static_cast<const char*>(storage::HeadBlock(head));
     __builtin_prefetch(p);
     // One group: its entries follow the 8-byte header; a directory is read first.
     if (storage::IsDir(head)) return;

@@ -448,9 +448,42 @@ Status GraphImpl::Checkpoint() {
   return RunCheckpointLocked();
 }
 
+Status GraphImpl::CheckDataForNewNames(const IndexSpec& spec) {
+  const storage::Version* head = chain_->Acquire();
+  const storage::GraphRoots& g = head->roots;
+  const storage::InternTable* labels = spec.element == ElementKind::kVertex ? g.labels : g.types;
+  std::optional<std::uint32_t> label = labels->Find(spec.label);
+  index::IndexDef def;
+  def.name = spec.name;
+  def.element = spec.element;
+  def.label = spec.label;
+  def.keys = spec.keys;
+  def.kind = spec.kind;
+  def.type = spec.type;
+  def.key_width = index::KeyWidthFor(spec);
+  bool new_key = false;
+  for (const std::string& k : spec.keys) {
+    std::optional<std::uint32_t> id = g.keys->Find(k);
+    new_key = new_key || !id;
+    def.key_ids.push_back(id.value_or(UINT32_MAX));  // no element holds it
+  }
+  Status s;
+  // A new label: no element to fail over. All keys known: nothing new to intern.
+  if (label && new_key) {
+    def.label_id = *label;
+    index::EntryList entries(def.key_width);  // stays empty: every element misses a key
+    s = index::CollectEntries(g, def, kIndexBuildThreads, &entries);
+  }
+  chain_->Release(head);
+  return s;
+}
+
 Status GraphImpl::CreateIndex(const IndexSpec& spec) {
   if (read_only_) return ReadOnlyError("CreateIndex");
   QUIVER_RETURN_IF_ERROR(index::CheckSpec(spec, options_.limits.max_string_bytes));
+  // The declaration interns the names it uses; a failure found only by the
+  // build would leave new ones behind. Found here, nothing is committed.
+  QUIVER_RETURN_IF_ERROR(CheckDataForNewNames(spec));
   IndexOp define;
   define.spec = spec;
   QUIVER_ASSIGN_OR_RETURN(CommitInfo declared, Write(internal::WriteBatchInternal::IndexBatch(

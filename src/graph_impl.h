@@ -105,6 +105,10 @@ class GraphImpl final : public Graph {
   // CreateIndex after its declaration committed at `declared`: builds the
   // contents from a snapshot on this thread and commits them ready.
   Status BuildAndPublish(const std::string& name, SequenceNumber declared);
+  // For a CreateIndex that would intern a key name the graph does not know,
+  // over a label it knows: the type errors of the head's data, which the
+  // build would find only after the declaration interned the name.
+  Status CheckDataForNewNames(const IndexSpec& spec);
   void WriterLoop();
   void CommitGroup(const std::vector<WriteRequest*>& group);
   // Encodes the applied batches of the group into wal_payload_ and sets

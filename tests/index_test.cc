@@ -366,6 +366,29 @@ TEST(IndexTest, CreateOverViolatingDataFailsAndLeavesNothing) {
   EXPECT_TRUE(g->GetSnapshot().Indexes().empty());
 }
 
+// A CreateIndex that fails over the data leaves no name behind either
+// (regression: its declaration interned the label and keys the graph had
+// never seen, and the drop that took it back kept them).
+TEST(IndexTest, FailedCreateLeavesNoNewNames) {
+  auto g = NewGraph();
+  WriteBatch b;
+  b.AddVertex("Person", {{"age", "old"}});
+  MustWrite(*g, std::move(b));
+  Status s = g->CreateIndex(Spec("p", "Person", {"age", "never_seen"}, IndexKind::kExact, ValueType::kInt64));
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  Snapshot after = g->GetSnapshot();
+  EXPECT_FALSE(after.FindPropertyKey("never_seen").has_value());
+  EXPECT_TRUE(after.Indexes().empty());
+  // The same index over a label nobody holds yet is created, and holds what comes.
+  ASSERT_TRUE(
+      g->CreateIndex(Spec("q", "Nobody", {"age", "never_seen"}, IndexKind::kExact, ValueType::kInt64)).ok());
+  WriteBatch c;
+  c.AddVertex("Nobody", {{"age", 1}, {"never_seen", 2}});
+  MustWrite(*g, std::move(c));
+  std::vector<PropertyValue> key = {1, 2};
+  EXPECT_EQ(Raw(g->GetSnapshot().FindVerticesByIndex("q", key).value()), V{1});
+}
+
 // Reopening: indexes come back from the WAL (replay) and from a checkpoint
 // (definitions only; contents rebuilt), and answer as before.
 TEST(IndexTest, IndexesSurviveReopen) {

@@ -78,7 +78,7 @@ Status DecodeIndexBlock(base::ByteReader& r, std::uint64_t count, storage::Graph
     p.state = state == 1 ? IndexState::kReady : IndexState::kBuilding;
     p.root.key_width = def->key_width;
     p.def = std::move(def);
-    cat->mutable_indexes().push_back(std::move(p));
+    cat->AddIndex(std::move(p));
   }
   return Status::Ok();
 }

@@ -45,10 +45,32 @@ PropertyIndex* Catalog::MutableFind(std::string_view name) {
   return nullptr;
 }
 
-bool Catalog::HasIndexOn(ElementKind kind, std::uint32_t label) const {
-  for (const PropertyIndex& p : indexes_)
-    if (p.def->element == kind && p.def->label_id == label) return true;
-  return false;
+void Catalog::AddIndex(PropertyIndex p) {
+  indexes_.push_back(std::move(p));
+  IndexesChanged();
+}
+
+void Catalog::RemoveIndex(std::size_t i) {
+  indexes_.erase(indexes_.begin() + static_cast<std::ptrdiff_t>(i));
+  IndexesChanged();
+}
+
+std::span<const std::uint32_t> Catalog::IndexesOn(ElementKind kind, std::uint32_t label) const {
+  const auto& on = kind == ElementKind::kVertex ? vertex_indexes_on_ : edge_indexes_on_;
+  if (label >= on.size()) return {};
+  return on[label];
+}
+
+// O(indexes + the largest indexed label id): only when an index comes or goes.
+void Catalog::IndexesChanged() {
+  vertex_indexes_on_.clear();
+  edge_indexes_on_.clear();
+  for (std::uint32_t i = 0; i < indexes_.size(); ++i) {
+    const IndexDef& def = *indexes_[i].def;
+    auto& on = def.element == ElementKind::kVertex ? vertex_indexes_on_ : edge_indexes_on_;
+    if (def.label_id >= on.size()) on.resize(def.label_id + 1);
+    on[def.label_id].push_back(i);
+  }
 }
 
 Catalog* Catalog::Clone(std::uint64_t birth) const {
@@ -58,6 +80,8 @@ Catalog* Catalog::Clone(std::uint64_t birth) const {
   c->vertex_key_counts_ = vertex_key_counts_;
   c->edge_key_counts_ = edge_key_counts_;
   c->indexes_ = indexes_;
+  c->vertex_indexes_on_ = vertex_indexes_on_;
+  c->edge_indexes_on_ = edge_indexes_on_;
   return c;
 }
 

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -90,12 +91,21 @@ class Catalog {
 
   // --- Property indexes, in declaration order.
   const std::vector<PropertyIndex>& indexes() const { return indexes_; }
+  // For changing an index in place; AddIndex and RemoveIndex add and remove.
   std::vector<PropertyIndex>& mutable_indexes() { return indexes_; }
+  // Appends `p`. Private catalogs only.
+  void AddIndex(PropertyIndex p);
+  // Removes indexes()[i] (its tree is the caller's). Private catalogs only.
+  void RemoveIndex(std::size_t i);
+  // The positions in indexes() of the indexes on (kind, label), ascending:
+  // what per-element work iterates, so that it does not grow with the
+  // other labels' indexes.
+  std::span<const std::uint32_t> IndexesOn(ElementKind kind, std::uint32_t label) const;
   // The index named `name`, or null.
   const PropertyIndex* Find(std::string_view name) const;
   PropertyIndex* MutableFind(std::string_view name);
   // True if some index (any state) holds elements of (kind, label).
-  bool HasIndexOn(ElementKind kind, std::uint32_t label) const;
+  bool HasIndexOn(ElementKind kind, std::uint32_t label) const { return !IndexesOn(kind, label).empty(); }
 
   // A private copy for epoch `birth` (trees shared).
   Catalog* Clone(std::uint64_t birth) const;
@@ -124,6 +134,9 @@ class Catalog {
   std::vector<std::uint64_t> vertex_key_counts_;
   std::vector<std::uint64_t> edge_key_counts_;
   std::vector<PropertyIndex> indexes_;
+  // IndexesOn, by label (type) id; rebuilt by AddIndex and RemoveIndex.
+  std::vector<std::vector<std::uint32_t>> vertex_indexes_on_, edge_indexes_on_;
+  void IndexesChanged();
 };
 
 // Returns a catalog the writer may change in epoch ctx.epoch: `*c` itself if

@@ -186,13 +186,18 @@ class NodePool {
   NodePool(const NodePool&) = delete;
   NodePool& operator=(const NodePool&) = delete;
 
-  // Allocates `n` nodes of the larger kind (a node of either kind fits).
+  // Allocates the `n` nodes of a split that starts at a leaf (PlanInsert):
+  // the leaf's new half, taken first, then inner nodes, each of its own
+  // kind's size (in 8-byte-key trees a leaf is half an inner node).
   void Fill(std::uint32_t n) {
-    const std::uint32_t bytes = std::max(s_.node_bytes[kInner], s_.node_bytes[kLeaf]);
-    for (std::uint32_t i = 0; i < n; ++i) nodes_[size_++] = ctx_.Allocate(bytes);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const Kind k = i + 1 == n ? kLeaf : kInner;  // taken last to first
+      nodes_[size_] = ctx_.Allocate(s_.node_bytes[k]);
+      kinds_[size_++] = k;
+    }
   }
   void* Take(Kind k) {
-    assert(size_ > 0);
+    assert(size_ > 0 && kinds_[size_ - 1] == k);
     void* n = nodes_[--size_];
     tree::InitNode(s_, k, n, ctx_.epoch);
     return n;
@@ -202,6 +207,7 @@ class NodePool {
   const Shape& s_;
   storage::MutationContext& ctx_;
   void* nodes_[tree::kMaxHeight + 2];
+  Kind kinds_[tree::kMaxHeight + 2];
   std::uint32_t size_ = 0;
 };
 

@@ -9,8 +9,8 @@ using storage::PropBlock;
 
 bool IndexMaintainer::NeedsOldBlock(const storage::GraphRoots& g, ElementKind kind, std::uint32_t label,
                                     std::uint32_t key) const {
-  for (const PropertyIndex& p : g.catalog->indexes()) {
-    if (p.def->element != kind || p.def->label_id != label) continue;
+  for (std::uint32_t i : g.catalog->IndexesOn(kind, label)) {
+    const PropertyIndex& p = g.catalog->indexes()[i];
     for (std::uint32_t k : p.def->key_ids)
       if (k == key) return true;
   }
@@ -34,12 +34,12 @@ void IndexMaintainer::OnChange(const ElementChange& c, storage::GraphRoots& g,
     }
   }
   CountKeys(c, cat, g, ctx);
-  const std::vector<PropertyIndex>& indexes = g.catalog->indexes();
-  for (std::size_t i = 0; i < indexes.size(); ++i) {
-    const PropertyIndex& p = indexes[i];
-    if (p.def->element != c.kind || p.def->label_id != c.label) continue;
+  // Positions are stable within the group: indexes come and go only in
+  // index batches, which change no element.
+  for (std::uint32_t i : g.catalog->IndexesOn(c.kind, c.label)) {
+    const PropertyIndex& p = g.catalog->indexes()[i];
     if (!p.built) {
-      if (tracking_ && p.state == IndexState::kBuilding) tracked_[p.def->declared].insert(c.id);
+      if (tracking_ && p.state == IndexState::kBuilding) Track(p.def->declared, c.id);
       continue;
     }
     // Validation has checked types and lengths: a key is indexed or not.
@@ -78,12 +78,23 @@ void IndexMaintainer::CountKeys(const ElementChange& c, Catalog*& cat, storage::
   }
 }
 
-TrackedIds IndexMaintainer::TakeTracked(SequenceNumber declared) {
-  auto it = tracked_.find(declared);
-  if (it == tracked_.end()) return {};
-  TrackedIds ids = std::move(it->second);
-  tracked_.erase(it);
-  return ids;
+void IndexMaintainer::Track(SequenceNumber declared, std::uint64_t id) {
+  // Listed first, so that if the insert throws no recorded id is unlisted
+  // (an id that was not inserted is erased harmlessly).
+  recorded_.emplace_back(declared, id);
+  if (!tracked_[declared].insert(id).second) recorded_.pop_back();
+}
+
+void IndexMaintainer::EndGroup(bool published) {
+  if (!published) {
+    for (const auto& [declared, id] : recorded_) {
+      auto it = tracked_.find(declared);
+      if (it == tracked_.end()) continue;
+      it->second.erase(id);
+      if (it->second.empty()) tracked_.erase(it);
+    }
+  }
+  recorded_.clear();
 }
 
 }  // namespace quiver::index

@@ -19,7 +19,9 @@
 //
 // Online builds: while an index is being built (state kBuilding), changes of
 // its label's elements are not applied to it; their ids are recorded
-// instead (Tracked), for the build's catch-up when it is published.
+// instead (Tracked), for the build's catch-up when it is published. An id
+// first recorded by a group that is rolled back is forgotten (EndGroup): the
+// next group hands that id out again, maybe to an element of another label.
 //
 // Thread safety: the writer thread (or recovery) only.
 #ifndef QUIVER_INDEX_MAINTAINER_H_
@@ -27,6 +29,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
@@ -65,16 +69,17 @@ class IndexMaintainer {
   // group). Throws std::bad_alloc (the group rolls back).
   void OnChange(const ElementChange& c, storage::GraphRoots& g, storage::MutationContext& ctx);
 
-  // The ids recorded for the building index declared at `declared`, handed
-  // over (empty if none); recording stops.
-  TrackedIds TakeTracked(SequenceNumber declared);
   // What is recorded so far for that index, or null.
   const TrackedIds* Tracked(SequenceNumber declared) const {
     auto it = tracked_.find(declared);
     return it == tracked_.end() ? nullptr : &it->second;
   }
-  // Forgets what was recorded for a dropped index.
+  // Forgets what was recorded for a dropped or published index.
   void Forget(SequenceNumber declared) { tracked_.erase(declared); }
+
+  // After the group's version was published (true) or rolled back (false):
+  // the ids the group was the first to record are kept, or forgotten.
+  void EndGroup(bool published);
 
  private:
   // Key counts: +1 for keys only `after` has, -1 for keys only `before` has.
@@ -82,9 +87,12 @@ class IndexMaintainer {
                  storage::MutationContext& ctx);
   void UpdateIndex(const ElementChange& c, PropertyIndex& p, storage::MutationContext& ctx);
   Catalog* Own(storage::GraphRoots& g, storage::MutationContext& ctx);
+  void Track(SequenceNumber declared, std::uint64_t id);
 
   bool tracking_ = true;
   absl::flat_hash_map<SequenceNumber, TrackedIds> tracked_;
+  // (index, id) pairs the open group added to tracked_.
+  std::vector<std::pair<SequenceNumber, std::uint64_t>> recorded_;
   std::string old_key_, new_key_;  // scratch
 };
 

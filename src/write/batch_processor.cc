@@ -677,12 +677,13 @@ void BatchProcessor::ApplyIndexOp(const IndexOp& op, OpKind kind, GraphRoots& g,
       index::PropertyIndex p;
       p.def = std::move(def);
       p.root.key_width = p.def->key_width;
-      index::OwnCatalog(g.catalog, ctx)->mutable_indexes().push_back(std::move(p));
+      index::OwnCatalog(g.catalog, ctx)->AddIndex(std::move(p));
       return;
     }
     case OpKind::kIndexReady: ApplyReady(op, g, ctx); return;
     case OpKind::kDropIndex: {
-      std::vector<index::PropertyIndex>& indexes = index::OwnCatalog(g.catalog, ctx)->mutable_indexes();
+      index::Catalog* cat = index::OwnCatalog(g.catalog, ctx);
+      std::vector<index::PropertyIndex>& indexes = cat->mutable_indexes();
       auto it = std::find_if(indexes.begin(), indexes.end(),
                              [&](const index::PropertyIndex& p) { return p.def->name == spec.name; });
       // What was recorded for a building index is forgotten only once the
@@ -690,7 +691,7 @@ void BatchProcessor::ApplyIndexOp(const IndexOp& op, OpKind kind, GraphRoots& g,
       // building, and its catch-up needs every id recorded so far.
       if (maintainer_.Tracked(it->def->declared) != nullptr) dropped_.push_back(it->def->declared);
       if (it->built) index::IndexTree::Retire(it->root, ctx);
-      indexes.erase(it);
+      cat->RemoveIndex(static_cast<std::size_t>(it - indexes.begin()));
       return;
     }
     default: return;
@@ -707,18 +708,24 @@ void BatchProcessor::ApplyReady(const IndexOp& op, GraphRoots& g, MutationContex
   index::IndexRoot root = op.built->root;
   const GraphRoots& then = op.built->roots();
   std::string old_key, new_key;
-  // Recorded ids are all of the index's label (labels never change); one
-  // that is not live in a version has no properties there (PropsOf).
-  for (std::uint64_t id : maintainer_.TakeTracked(def.declared)) {
-    const storage::PropBlock* before = index::PropsOf(then, def.element, id);
-    const storage::PropBlock* after = index::PropsOf(g, def.element, id);
-    const bool in_then =
-        before != nullptr && index::ElementKey(def, before, &old_key) == index::KeyStatus::kIndexed;
-    const bool in_now =
-        after != nullptr && index::ElementKey(def, after, &new_key) == index::KeyStatus::kIndexed;
-    if (in_then == in_now && (!in_then || old_key == new_key)) continue;
-    if (in_then) index::IndexTree::Erase(root, old_key, id, ctx);
-    if (in_now) index::IndexTree::Insert(root, new_key, id, ctx);
+  // Recorded ids are all of the index's label (labels never change, and ids
+  // recorded by rolled-back groups are forgotten); one that is not live in a
+  // version has no properties there (PropsOf). They are read, not taken: if
+  // this group is rolled back the next attempt needs them; they are
+  // forgotten once it is published (dropped_, EndGroup).
+  if (const index::TrackedIds* ids = maintainer_.Tracked(def.declared)) {
+    for (std::uint64_t id : *ids) {
+      const storage::PropBlock* before = index::PropsOf(then, def.element, id);
+      const storage::PropBlock* after = index::PropsOf(g, def.element, id);
+      const bool in_then =
+          before != nullptr && index::ElementKey(def, before, &old_key) == index::KeyStatus::kIndexed;
+      const bool in_now =
+          after != nullptr && index::ElementKey(def, after, &new_key) == index::KeyStatus::kIndexed;
+      if (in_then == in_now && (!in_then || old_key == new_key)) continue;
+      if (in_then) index::IndexTree::Erase(root, old_key, id, ctx);
+      if (in_now) index::IndexTree::Insert(root, new_key, id, ctx);
+    }
+    dropped_.push_back(def.declared);
   }
   p.root = root;
   p.built = true;
@@ -730,6 +737,7 @@ void BatchProcessor::EndGroup(bool published) {
     for (const auto& b : installed_) b->published.store(true, std::memory_order_release);
     for (SequenceNumber declared : dropped_) maintainer_.Forget(declared);
   }
+  maintainer_.EndGroup(published);
   installed_.clear();
   dropped_.clear();
 }

@@ -67,7 +67,8 @@ class BatchProcessor {
   // After the group's version was published (true) or rolled back (false):
   // index contents installed by the group's kIndexReady batches now belong
   // to the version, or stay with their builder to be freed; the ids
-  // recorded for building indexes the group dropped are forgotten, or kept.
+  // recorded for building indexes the group dropped or published are
+  // forgotten, or kept, and those the group recorded are kept, or forgotten.
   void EndGroup(bool published);
 
  private:
@@ -142,7 +143,8 @@ class BatchProcessor {
   index::IndexMaintainer maintainer_;
   IndexChecker index_checker_;
   // Index contents the current group installed, and the building indexes
-  // it dropped, whose recorded ids go once it is published (see EndGroup).
+  // it dropped or published, whose recorded ids go once it is published
+  // (see EndGroup).
   std::vector<std::shared_ptr<index::BuiltIndex>> installed_;
   std::vector<SequenceNumber> dropped_;
 

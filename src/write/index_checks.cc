@@ -31,17 +31,10 @@ IndexChecker::Elem* IndexChecker::Touch(ElementKind kind, bool is_new, std::uint
   e.is_new = is_new;
   e.ref = ref;
   if (is_new) {
-    // Which add: the ref-th AddVertex (AddEdge) of the batch.
+    // Which add: the ref-th AddVertex (AddEdge) of the batch, which Collect
+    // has passed (a batch names a new element only after adding it).
     const auto& ops = WriteBatchInternal::Ops(batch);
-    const OpKind want = kind == ElementKind::kVertex ? OpKind::kAddVertex : OpKind::kAddEdge;
-    std::uint64_t seen = 0;
-    for (std::uint32_t i = 0; i < ops.size(); ++i) {
-      if (ops[i].kind != want) continue;
-      if (seen++ == ref) {
-        e.add_op = i;
-        break;
-      }
-    }
+    e.add_op = (kind == ElementKind::kVertex ? vertex_adds_ : edge_adds_)[ref];
     const storage::InternTable* names = kind == ElementKind::kVertex ? g.labels : g.types;
     std::optional<std::uint32_t> label = names->Find(ops[e.add_op].name);
     if (!label) return nullptr;  // a new name: no index can target it
@@ -63,10 +56,18 @@ void IndexChecker::Collect(const WriteBatch& batch, const GraphRoots& g) {
   const auto& ops = WriteBatchInternal::Ops(batch);
   std::uint64_t new_vertices = 0, new_edges = 0;
   for (const Op& op : ops) {
+    ++work_;
     auto props = WriteBatchInternal::Props(batch, op);
+    const auto at = static_cast<std::uint32_t>(&op - ops.data());
     switch (op.kind) {
-      case OpKind::kAddVertex: Touch(ElementKind::kVertex, true, new_vertices++, batch, g); break;
-      case OpKind::kAddEdge: Touch(ElementKind::kEdge, true, new_edges++, batch, g); break;
+      case OpKind::kAddVertex:
+        vertex_adds_.push_back(at);
+        Touch(ElementKind::kVertex, true, new_vertices++, batch, g);
+        break;
+      case OpKind::kAddEdge:
+        edge_adds_.push_back(at);
+        Touch(ElementKind::kEdge, true, new_edges++, batch, g);
+        break;
       case OpKind::kSetVertexProperty:
       case OpKind::kRemoveVertexProperty:
       case OpKind::kSetEdgeProperty:
@@ -153,20 +154,23 @@ std::string IndexChecker::FinalKeyText(const Elem& e, const index::IndexDef& def
 }
 
 Status IndexChecker::Check(const WriteBatch& batch, const GraphRoots& g) {
+  work_ = 0;
   if (g.catalog->indexes().empty()) return Status::Ok();
   batch_ = &batch;
   elems_.clear();
   order_.clear();
   removed_vertices_.clear();
   removed_new_vertices_.clear();
+  vertex_adds_.clear();
+  edge_adds_.clear();
   Collect(batch, g);
   const std::vector<index::PropertyIndex>& indexes = g.catalog->indexes();
   for (ElemKey k : order_) {
     Elem& e = elems_.at(k);
     if (e.removed) continue;
-    for (std::size_t i = 0; i < indexes.size(); ++i) {
+    for (std::uint32_t i : g.catalog->IndexesOn(e.kind, e.label)) {
+      ++work_;
       const index::IndexDef& def = *indexes[i].def;
-      if (def.element != e.kind || def.label_id != e.label) continue;
       std::size_t bad = 0;
       auto value = [&](std::size_t j) { return FinalValue(e, def.key_ids[j], batch, g); };
       switch (index::MakeKey(def, value, &key_, &bad)) {
@@ -193,16 +197,18 @@ Status IndexChecker::Check(const WriteBatch& batch, const GraphRoots& g) {
 
 Status IndexChecker::CheckUniqueness(const GraphRoots& g) {
   const std::vector<index::PropertyIndex>& indexes = g.catalog->indexes();
-  absl::flat_hash_map<std::string_view, const Elem*> in_batch;
-  for (std::size_t i = 0; i < indexes.size(); ++i) {
-    const index::IndexDef& def = *indexes[i].def;
-    if (def.kind != IndexKind::kUnique || !indexes[i].built) continue;
-    in_batch.clear();
-    for (ElemKey k : order_) {
-      const Elem& e = elems_.at(k);
+  // (index position, key) -> the first element of the batch to hold it.
+  absl::flat_hash_map<std::pair<std::uint32_t, std::string_view>, const Elem*> in_batch;
+  for (ElemKey k : order_) {
+    const Elem& e = elems_.at(k);
+    if (e.removed) continue;
+    // e.keys holds the keys of the label's ready unique indexes only.
+    for (std::uint32_t i : g.catalog->IndexesOn(e.kind, e.label)) {
+      ++work_;
+      const index::IndexDef& def = *indexes[i].def;
       auto key = e.keys.find(i);
-      if (e.removed || key == e.keys.end()) continue;
-      auto [it, inserted] = in_batch.emplace(key->second, &e);
+      if (key == e.keys.end()) continue;
+      auto [it, inserted] = in_batch.emplace(std::make_pair(i, std::string_view(key->second)), &e);
       if (!inserted) {
         return AlreadyExistsError(base::StrCat(index::DescribeIndex(def), ": key ", FinalKeyText(e, def, g),
                                                " would be held by both ", Describe(*it->second, g), " and ",

@@ -43,6 +43,11 @@ class IndexChecker {
   // Requires `batch` to have passed the structural checks against `g`.
   Status Check(const WriteBatch& batch, const storage::GraphRoots& g);
 
+  // The batch operations and (element, index) pairs the last Check visited:
+  // tests hold it to O(operations + touched elements x indexes of their
+  // label), whatever the batch's size and the other labels' indexes.
+  std::uint64_t work() const { return work_; }
+
  private:
   // One element the batch touches, of a label or type with indexes.
   struct Elem {
@@ -81,7 +86,9 @@ class IndexChecker {
   std::vector<ElemKey> order_;  // elems_ keys in first-touch order (deterministic messages)
   absl::flat_hash_set<std::uint64_t> removed_vertices_;  // committed
   absl::flat_hash_set<std::uint64_t> removed_new_vertices_;
+  std::vector<std::uint32_t> vertex_adds_, edge_adds_;  // op index of each AddVertex / AddEdge
   std::string key_;
+  std::uint64_t work_ = 0;
 };
 
 }  // namespace quiver

@@ -100,6 +100,8 @@ class GraphImpl final : public Graph {
 
   // Test hook: the writer thread's id (for base::ArmAllocationFaults).
   std::thread::id TEST_writer_thread_id() const { return writer_.get_id(); }
+  // Test hook: the version chain (its lock hooks, version.h).
+  const storage::VersionChain* TEST_chain() const { return chain_; }
 
  private:
   // CreateIndex after its declaration committed at `declared`: builds the

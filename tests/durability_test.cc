@@ -74,6 +74,38 @@ TEST(DurabilityTest, ReopenReplaysTheLogWithoutACheckpoint) {
   EXPECT_EQ(g->GetSnapshot().sequence(), 41u);
 }
 
+// Engine II 1.5: in a durable graph an empty batch, alone or queued among
+// real ones, writes no WAL record and takes no sequence number, so the
+// sequence numbers a reopened graph shows are those the producers were told.
+TEST(DurabilityTest, EmptyBatchWritesNothingAndTakesNoSequence) {
+  TempDir dir;
+  Options o = DurableOptions();
+  o.durable.checkpoint_on_close = false;
+  {
+    auto g = Graph::Open(o, dir.path()).value();
+    const DurabilityStats before = g->GetDurabilityStats();
+    Result<CommitInfo> empty = g->Write(WriteBatch());
+    ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+    EXPECT_EQ(empty->sequence, 0u);
+    const DurabilityStats after = g->GetDurabilityStats();
+    EXPECT_EQ(after.wal_bytes, before.wal_bytes);
+    EXPECT_EQ(after.wal_syncs, before.wal_syncs);
+    EXPECT_EQ(after.commit_groups, before.commit_groups);
+    WriteBatch a, b;
+    a.AddVertex("A");
+    b.AddVertex("B");
+    auto fa = g->WriteAsync(std::move(a));
+    auto fe = g->WriteAsync(WriteBatch());
+    auto fb = g->WriteAsync(std::move(b));
+    EXPECT_EQ(fa.get().value().sequence, 1u);
+    EXPECT_EQ(fe.get().value().sequence, 1u);
+    EXPECT_EQ(fb.get().value().sequence, 2u);
+  }
+  auto g = Graph::Open(o, dir.path()).value();
+  EXPECT_EQ(g->GetSnapshot().sequence(), 2u);
+  EXPECT_EQ(g->GetOpenStats().wal_batches_replayed, 2u);
+}
+
 TEST(DurabilityTest, CheckpointsTruncateTheLogAndKeepAFallback) {
   TempDir dir;
   Options o = DurableOptions();

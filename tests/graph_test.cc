@@ -246,6 +246,21 @@ TEST(GraphTest, EmptyBatchConsumesNoSequenceNumber) {
   EXPECT_EQ(graph->GetSnapshot().vertex_count(), 3u);
 }
 
+// Engine II 1.5, the README's idiom tried as a new user would: value() on
+// the failed Open of a path that cannot be a directory. A release build
+// used to return a garbage pointer here and crash at the next call; now
+// every build type stops with the status, and value_or gives the fallback.
+TEST(GraphDeathTest, ValueOfAFailedOpenAbortsWithTheStatus) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  Result<std::unique_ptr<Graph>> r = Graph::Open(Options{}, "/proc/self/x");
+  ASSERT_FALSE(r.ok());
+  const std::string message = r.status().ToString();
+  EXPECT_DEATH((void)Graph::Open(Options{}, "/proc/self/x").value(),
+               "Result::value\\(\\) called on an error: .*" + std::string(StatusCodeName(r.status().code())));
+  EXPECT_DEATH((void)(*r)->GetSnapshot(), "called on an error");
+  EXPECT_EQ(std::move(r).value_or(nullptr), nullptr) << message;
+}
+
 TEST(GraphTest, AdjacencyPerTypeInInsertionOrder) {
   auto graph = NewGraph();
   WriteBatch b;

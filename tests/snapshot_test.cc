@@ -120,6 +120,87 @@ TEST(SnapshotTest, DefaultSnapshotReadsAsAnEmptyGraph) {
   EXPECT_EQ(taken.vertex_count(), 3u);
 }
 
+// Engine II 1.5: every call of the read API on a default snapshot, the
+// ones above included, answers as an empty graph would, instead of
+// dereferencing a null version. Regression: the index queries by name
+// answered FailedPrecondition ("pins no version") where an empty graph
+// answers NotFound ("no index named").
+TEST(SnapshotTest, DefaultSnapshotAnswersEveryCallAsAnEmptyGraph) {
+  const Snapshot s;
+  EXPECT_EQ(s.EdgeTypeName(EdgeTypeId(0)), "");
+  EXPECT_EQ(s.PropertyKeyName(PropertyKeyId(0)), "");
+  EXPECT_EQ(s.InDegree(VertexId(0)), 0u);
+  EXPECT_TRUE(s.InEdges(VertexId(0), EdgeTypeId(0)).empty());
+  EXPECT_TRUE(s.Edges(VertexId(0), Direction::kIn, EdgeTypeId(0)).empty());
+  EXPECT_EQ(s.Edges(VertexId(0), Direction::kOut).degree(), 0u);
+  EXPECT_EQ(s.OutEdges(VertexId(0)).group_count(), 0u);
+  EXPECT_FALSE(s.GetProperty(VertexId(0), PropertyKeyId(0)).has_value());
+  EXPECT_FALSE(s.GetProperty(EdgeId(0), "since").has_value());
+  EXPECT_TRUE(s.Properties(EdgeId(0)).empty());
+  EXPECT_EQ(s.CountVertices(LabelId(0)), 0u);
+  EXPECT_EQ(s.CountEdges(EdgeTypeId(0)), 0u);
+  EXPECT_TRUE(s.Labels().empty());
+  EXPECT_TRUE(s.EdgeTypes().empty());
+  EXPECT_TRUE(s.PropertyKeys().empty());
+  EXPECT_TRUE(s.Indexes().empty());
+  // The index queries answer with the codes a fresh, empty graph gives
+  // (FailedPrecondition: no index on that label and key; NotFound: no
+  // index of that name), never with an error of their own.
+  auto fresh = Graph::OpenInMemory().value();
+  const Snapshot e = fresh->GetSnapshot();
+  const PropertyValue ada("Ada");
+  const std::vector<PropertyValue> key = {ada};
+  const IndexRange all;
+  auto same = [](const auto& got, const auto& want, const char* call) {
+    EXPECT_FALSE(got.ok()) << call;
+    EXPECT_EQ(got.status().code(), want.status().code()) << call << ": " << got.status().ToString();
+  };
+#define QUIVER_SAME_AS_EMPTY(call) same(s.call, e.call, #call)
+  QUIVER_SAME_AS_EMPTY(FindVertices("Person", "name", ada));
+  QUIVER_SAME_AS_EMPTY(FindEdges("KNOWS", "since", ada));
+  QUIVER_SAME_AS_EMPTY(FindVertex("Person", "name", ada));
+  QUIVER_SAME_AS_EMPTY(FindEdge("KNOWS", "since", ada));
+  QUIVER_SAME_AS_EMPTY(VerticesInRange("Person", "age", all));
+  QUIVER_SAME_AS_EMPTY(EdgesInRange("KNOWS", "since", all));
+  QUIVER_SAME_AS_EMPTY(CountVerticesInRange("Person", "age", all));
+  QUIVER_SAME_AS_EMPTY(CountEdgesInRange("KNOWS", "since", all));
+  QUIVER_SAME_AS_EMPTY(FindVerticesByIndex("i", key));
+  QUIVER_SAME_AS_EMPTY(FindEdgesByIndex("i", key));
+  QUIVER_SAME_AS_EMPTY(FindVertexByIndex("i", key));
+  QUIVER_SAME_AS_EMPTY(FindEdgeByIndex("i", key));
+  QUIVER_SAME_AS_EMPTY(VerticesInRangeByIndex("i", all));
+  QUIVER_SAME_AS_EMPTY(EdgesInRangeByIndex("i", all));
+  QUIVER_SAME_AS_EMPTY(CountVerticesInRangeByIndex("i", all));
+  QUIVER_SAME_AS_EMPTY(CountEdgesInRangeByIndex("i", all));
+#undef QUIVER_SAME_AS_EMPTY
+}
+
+// Engine II 1.5: std::ranges::count_if (and so every range algorithm) on
+// each range the read API returns, checked against the known small graph.
+TEST(SnapshotTest, CountIfWorksOnEveryRange) {
+  auto g = SmallGraph();
+  Snapshot s = g->GetSnapshot();
+  const VertexId a(0);
+  const EdgeTypeId knows = s.FindEdgeType("KNOWS").value();
+  const LabelId person = s.FindLabel("Person").value();
+  auto any = [](const auto&) { return true; };
+  EXPECT_EQ(std::ranges::count_if(s.Vertices(), any), 3);
+  EXPECT_EQ(std::ranges::count_if(s.Vertices(person), any), 2);
+  EXPECT_EQ(std::ranges::count_if(s.Vertices(1, 3), [](VertexId v) { return v.value() >= 1; }), 2);
+  EXPECT_EQ(std::ranges::count_if(s.Edges(), [&](EdgeId e) { return s.GetEdge(e)->type == knows; }), 2);
+  EXPECT_EQ(std::ranges::count_if(s.Edges(knows), any), 2);
+  EXPECT_EQ(
+      std::ranges::count_if(s.Properties(a),
+                            [](const PropertyRange::Entry& e) { return e.value.as_string().has_value(); }),
+      1);
+  EXPECT_EQ(std::ranges::count_if(s.Properties(EdgeId(2)), any), 1);
+  EXPECT_EQ(std::ranges::count_if(s.OutEdges(a), [&](const EdgeGroup& grp) { return grp.type == knows; }), 1);
+  EXPECT_EQ(std::ranges::count_if(s.InEdges(a), any), 1);
+  EXPECT_EQ(std::ranges::count_if(s.OutEdges(a, knows),
+                                  [](const EdgeEntry& e) { return e.neighbor().value() == 2; }),
+            1);
+}
+
 TEST(SnapshotTest, UnknownIdsGiveEmptyResults) {
   auto g = SmallGraph();
   Snapshot s = g->GetSnapshot();

@@ -33,7 +33,11 @@ std::atomic<std::uint64_t> fault_count{0};
 std::atomic<std::uint64_t> fault_at{0};
 std::atomic<bool> fault_persistent{false};
 
+std::atomic<FreeObserver> free_observer{nullptr};
+
 }  // namespace
+
+void SetFreeObserver(FreeObserver fn) { free_observer.store(fn, std::memory_order_release); }
 
 void ArmAllocationFaults(std::thread::id thread, std::uint64_t n, AllocationFaultMode mode) {
   fault_armed.store(false, std::memory_order_release);
@@ -67,6 +71,7 @@ void* MemoryAccount::Allocate(std::size_t bytes) {
 
 void MemoryAccount::Free(void* p) {
   if (p == nullptr) return;
+  if (FreeObserver observe = free_observer.load(std::memory_order_relaxed); observe != nullptr) observe(p);
   allocated_.fetch_sub(static_cast<std::int64_t>(QUIVER_USABLE_SIZE(p)), std::memory_order_relaxed);
   QUIVER_FREE(p);
 }

@@ -9,7 +9,9 @@
 //
 // Tests can make allocations fail (ArmAllocationFaults): Allocate consults
 // ShouldFailAllocation, and so does the test binaries' operator new, so
-// every allocation of the armed thread counts, engine block or not.
+// every allocation of the armed thread counts, engine block or not. Tests
+// can also watch every Free (SetFreeObserver), e.g. to check that no block
+// is freed under a lock the writer needs.
 #ifndef QUIVER_BASE_MEMORY_H_
 #define QUIVER_BASE_MEMORY_H_
 
@@ -58,6 +60,16 @@ std::uint64_t DisarmAllocationFaults();
 // True if the calling thread's current allocation must fail. One relaxed
 // load when nothing is armed.
 bool ShouldFailAllocation();
+
+// --- Free observation (tests)
+
+// Called with each block MemoryAccount::Free is about to free, on the
+// freeing thread. Must not allocate or free through an account.
+using FreeObserver = void (*)(void* block);
+// Installs `fn` for every account (null: none, the default). One relaxed
+// load per Free when none is installed. Install and remove it while no
+// other thread frees, or accept that a racing Free may miss the change.
+void SetFreeObserver(FreeObserver fn);
 
 // The usable size of a block from MemoryAccount::Allocate.
 std::size_t UsableSize(void* p);

@@ -3,6 +3,7 @@
 #include "index/catalog.h"
 #include "index/index_query.h"
 #include "quiver/snapshot.h"
+#include "storage/intern_table.h"
 #include "storage/version.h"
 
 namespace quiver {
@@ -13,10 +14,25 @@ using index::PropertyIndex;
 
 namespace {
 
-const storage::GraphRoots* RootsOf(const internal::Version* v) { return v == nullptr ? nullptr : &v->roots; }
+// The roots of an empty graph: no elements, no names, no indexes. Built
+// once and never freed (like a static), so a default snapshot's questions
+// take the same path, and get the same answers, as an empty graph's.
+const storage::GraphRoots& EmptyRoots() {
+  static const storage::GraphRoots* const roots = [] {
+    auto* r = new storage::GraphRoots();
+    r->labels = new storage::InternTable(0);
+    r->types = new storage::InternTable(0);
+    r->keys = new storage::InternTable(0);
+    r->catalog = new index::Catalog(0);
+    return r;
+  }();
+  return *roots;
+}
 
-// The error for queries on a default snapshot: it holds no indexes.
-Status NoIndexes() { return FailedPreconditionError("this snapshot pins no version: it has no indexes"); }
+// Never null: a default snapshot reads as an empty graph.
+const storage::GraphRoots* RootsOf(const internal::Version* v) {
+  return v == nullptr ? &EmptyRoots() : &v->roots;
+}
 
 template <typename Id>
 std::vector<Id> ToIds(const std::vector<std::uint64_t>& raw) {
@@ -29,7 +45,6 @@ std::vector<Id> ToIds(const std::vector<std::uint64_t>& raw) {
 template <typename Id>
 Result<std::vector<Id>> Find(const storage::GraphRoots* g, ElementKind kind, std::string_view label,
                              std::string_view key, const PropertyValue& value) {
-  if (g == nullptr) return NoIndexes();
   QUIVER_ASSIGN_OR_RETURN(const PropertyIndex* p,
                           index::PickIndex(*g, kind, label, key, Need::kEquality, value.type()));
   std::vector<std::uint64_t> ids;
@@ -40,7 +55,6 @@ Result<std::vector<Id>> Find(const storage::GraphRoots* g, ElementKind kind, std
 template <typename Id>
 Result<std::optional<Id>> FindOne(const storage::GraphRoots* g, ElementKind kind, std::string_view label,
                                   std::string_view key, const PropertyValue& value) {
-  if (g == nullptr) return NoIndexes();
   QUIVER_ASSIGN_OR_RETURN(const PropertyIndex* p,
                           index::PickIndex(*g, kind, label, key, Need::kUnique, value.type()));
   std::vector<std::uint64_t> ids;
@@ -52,7 +66,6 @@ Result<std::optional<Id>> FindOne(const storage::GraphRoots* g, ElementKind kind
 template <typename Id>
 Result<std::vector<Id>> FindBy(const storage::GraphRoots* g, ElementKind kind, std::string_view name,
                                std::span<const PropertyValue> values) {
-  if (g == nullptr) return NoIndexes();
   QUIVER_ASSIGN_OR_RETURN(const PropertyIndex* p, index::IndexByName(*g, kind, name, Need::kEquality));
   std::vector<std::uint64_t> ids;
   QUIVER_RETURN_IF_ERROR(index::Lookup(*p, values, SIZE_MAX, &ids));
@@ -62,7 +75,6 @@ Result<std::vector<Id>> FindBy(const storage::GraphRoots* g, ElementKind kind, s
 template <typename Id>
 Result<std::optional<Id>> FindOneBy(const storage::GraphRoots* g, ElementKind kind, std::string_view name,
                                     std::span<const PropertyValue> values) {
-  if (g == nullptr) return NoIndexes();
   QUIVER_ASSIGN_OR_RETURN(const PropertyIndex* p, index::IndexByName(*g, kind, name, Need::kUnique));
   std::vector<std::uint64_t> ids;
   QUIVER_RETURN_IF_ERROR(index::Lookup(*p, values, 1, &ids));
@@ -83,7 +95,6 @@ std::optional<ValueType> RangeType(const IndexRange& r) {
 Result<const PropertyIndex*> OrderedIndex(const storage::GraphRoots* g, ElementKind kind,
                                           const std::string_view* label, std::string_view key_or_name,
                                           const IndexRange& range) {
-  if (g == nullptr) return NoIndexes();
   if (label == nullptr) return index::IndexByName(*g, kind, key_or_name, Need::kOrdered);
   return index::PickIndex(*g, kind, *label, key_or_name, Need::kOrdered, RangeType(range));
 }
@@ -105,7 +116,6 @@ Result<std::uint64_t> CountInRange(const storage::GraphRoots* g, ElementKind kin
 }
 
 std::uint64_t SetCount(const storage::GraphRoots* g, ElementKind kind, std::uint32_t label) {
-  if (g == nullptr) return 0;
   const index::IndexRoot* set = g->catalog->Set(kind, label);
   return set == nullptr ? 0 : set->count;
 }
@@ -122,7 +132,6 @@ std::uint64_t Snapshot::CountEdges(EdgeTypeId type) const {
 std::vector<LabelCount> Snapshot::Labels() const {
   std::vector<LabelCount> out;
   const storage::GraphRoots* g = RootsOf(v_);
-  if (g == nullptr) return out;
   for (std::uint32_t i = 0; i < g->catalog->SetCount(ElementKind::kVertex); ++i)
     if (std::uint64_t n = SetCount(g, ElementKind::kVertex, i); n > 0)
       out.push_back(LabelCount{LabelId(i), g->labels->Name(i), n});
@@ -132,7 +141,6 @@ std::vector<LabelCount> Snapshot::Labels() const {
 std::vector<EdgeTypeCount> Snapshot::EdgeTypes() const {
   std::vector<EdgeTypeCount> out;
   const storage::GraphRoots* g = RootsOf(v_);
-  if (g == nullptr) return out;
   for (std::uint32_t i = 0; i < g->catalog->SetCount(ElementKind::kEdge); ++i)
     if (std::uint64_t n = SetCount(g, ElementKind::kEdge, i); n > 0)
       out.push_back(EdgeTypeCount{EdgeTypeId(i), g->types->Name(i), n});
@@ -142,7 +150,6 @@ std::vector<EdgeTypeCount> Snapshot::EdgeTypes() const {
 std::vector<PropertyKeyCount> Snapshot::PropertyKeys() const {
   std::vector<PropertyKeyCount> out;
   const storage::GraphRoots* g = RootsOf(v_);
-  if (g == nullptr) return out;
   const index::Catalog& c = *g->catalog;
   const std::size_t n = std::max(c.KeyCountSize(ElementKind::kVertex), c.KeyCountSize(ElementKind::kEdge));
   for (std::uint32_t k = 0; k < n; ++k) {
@@ -155,7 +162,6 @@ std::vector<PropertyKeyCount> Snapshot::PropertyKeys() const {
 std::vector<IndexInfo> Snapshot::Indexes() const {
   std::vector<IndexInfo> out;
   const storage::GraphRoots* g = RootsOf(v_);
-  if (g == nullptr) return out;
   for (const PropertyIndex& p : g->catalog->indexes()) {
     const bool ready = p.state == IndexState::kReady && p.built;
     out.push_back(IndexInfo{p.def->Spec(), ready ? IndexState::kReady : IndexState::kBuilding,

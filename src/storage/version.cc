@@ -58,7 +58,7 @@ void VersionChain::Publish(Version* v) {
   retired_bytes_.fetch_add(v->retired_.bytes(), std::memory_order_relaxed);
   live_versions_.fetch_add(1, std::memory_order_relaxed);
   {
-    base::MutexLock lock(&mu_);
+    ChainLock lock(this);
     newest_->newer_ = v;
     newest_ = v;
   }
@@ -89,14 +89,14 @@ void VersionChain::RollBack(Version* v, MutationContext& ctx) {
 }
 
 void VersionChain::Abandon(Version* v) {
-  base::MutexLock lock(&mu_);
+  ChainLock lock(this);
   assert(abandoned_ == nullptr);
   abandoned_ = v;
 }
 
 void VersionChain::Shutdown() {
   {
-    base::MutexLock lock(&mu_);
+    ChainLock lock(this);
     shut_down_ = true;
   }
   // Drop the owner's reference on the head; once snapshots still holding
@@ -107,7 +107,7 @@ void VersionChain::Shutdown() {
 void VersionChain::OnDead(Version* v) {
   Version* garbage;
   {
-    base::MutexLock lock(&mu_);
+    ChainLock lock(this);
     v->dead_ = true;  // version.2
     live_versions_.fetch_sub(1, std::memory_order_relaxed);
     garbage = DetachDead();
@@ -117,7 +117,7 @@ void VersionChain::OnDead(Version* v) {
   FreeDetached(garbage);  // outside the mutex: the writer's Publish never waits for it
   bool last;
   {
-    base::MutexLock lock(&mu_);
+    ChainLock lock(this);
     last = --sweeping_ == 0 && oldest_ == nullptr && shut_down_;
   }
   if (last) delete this;

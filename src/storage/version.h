@@ -45,7 +45,9 @@
 // sweeping_, and the chain is deleted only by the thread that finds every
 // version unlinked after Shutdown and no sweep in progress, so no thread is
 // still freeing through account_ when it goes. Statistics are counters kept
-// at Publish and at free, read without the mutex.
+// at Publish and at free, read without the mutex. Both are checked by
+// structure: the mutex records its holder and how often it was taken
+// (TEST_ hooks), and a test counts the frees made while it is held.
 //
 // Thread safety: Acquire/Release/Stats from any thread; Publish, NewVersion,
 // Discard, RollBack and head() from the writer thread only; Shutdown once,
@@ -55,6 +57,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "base/memory.h"
@@ -142,7 +145,35 @@ class VersionChain {
   // Counters: lock-free, never waits.
   ChainStats Stats() const;
 
+  // Test hooks. Whether the calling thread holds the chain's mutex (so a
+  // test can count blocks freed under it), and how many times the mutex
+  // has been taken (so a test can check that a call takes it not at all).
+  bool TEST_HeldByThisThread() const {
+    return holder_.load(std::memory_order_relaxed) == std::this_thread::get_id();
+  }
+  std::uint64_t TEST_lock_count() const { return lock_count_.load(std::memory_order_relaxed); }
+
  private:
+  // Takes mu_ and records the holder for the test hooks above: two relaxed
+  // stores, next to a lock taken once per publication and per dead version.
+  class ABSL_SCOPED_LOCKABLE ChainLock {
+   public:
+    explicit ChainLock(VersionChain* chain) ABSL_EXCLUSIVE_LOCK_FUNCTION(chain->mu_) : chain_(chain) {
+      chain_->mu_.Lock();
+      chain_->holder_.store(std::this_thread::get_id(), std::memory_order_relaxed);
+      chain_->lock_count_.fetch_add(1, std::memory_order_relaxed);
+    }
+    ~ChainLock() ABSL_UNLOCK_FUNCTION() {
+      chain_->holder_.store(std::thread::id(), std::memory_order_relaxed);
+      chain_->mu_.Unlock();
+    }
+    ChainLock(const ChainLock&) = delete;
+    ChainLock& operator=(const ChainLock&) = delete;
+
+   private:
+    VersionChain* const chain_;
+  };
+
   ~VersionChain() = default;
   static constexpr int kCountShift = 48;
   static constexpr std::uint64_t kPointerMask = (std::uint64_t{1} << kCountShift) - 1;
@@ -167,6 +198,8 @@ class VersionChain {
   std::atomic<std::uint64_t> live_versions_{1};
 
   base::Mutex mu_;
+  std::atomic<std::thread::id> holder_{};     // test hook: who holds mu_
+  std::atomic<std::uint64_t> lock_count_{0};  // test hook: times mu_ was taken
   Version* oldest_ ABSL_GUARDED_BY(mu_);
   Version* newest_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;

@@ -29,18 +29,11 @@ using index::ElementKind;
 
 namespace {
 
-
 std::string Describe(VertexRef r) {
   return r.is_new() ? base::StrCat("new vertex #", r.raw()) : base::StrCat("vertex ", r.raw());
 }
 std::string Describe(EdgeRef r) {
   return r.is_new() ? base::StrCat("new edge #", r.raw()) : base::StrCat("edge ", r.raw());
-}
-
-// Prefixes a failure with the operation it came from.
-Status AtOp(std::size_t index, const Status& s) {
-  if (s.ok()) return s;
-  return Status(s.code(), base::StrCat("operation ", index, ": ", s.message()));
 }
 
 // The bytes of a property block whose entries take `entry_bytes`.

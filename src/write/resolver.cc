@@ -13,12 +13,13 @@ using internal::WriteBatchInternal;
 using storage::GraphRoots;
 using Op = internal::WriteBatchInternal::Op;
 
-namespace {
-
+// Batch validation and the resolver report failures the same way.
 Status AtOp(std::size_t index, const Status& s) {
   if (s.ok()) return s;
   return Status(s.code(), base::StrCat("operation ", index, ": ", s.message()));
 }
+
+namespace {
 
 std::string KeyNames(std::span<const Property> keys) {
   std::string out;

@@ -24,6 +24,7 @@
 #ifndef QUIVER_WRITE_RESOLVER_H_
 #define QUIVER_WRITE_RESOLVER_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -39,6 +40,10 @@
 #include "write/write_batch_internal.h"
 
 namespace quiver {
+
+// Prefixes a failure with the operation it came from: "operation <index>: ...".
+// OK stays OK.
+Status AtOp(std::size_t index, const Status& s);
 
 class Resolver {
  public:

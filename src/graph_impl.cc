@@ -854,25 +854,32 @@ Status GraphImpl::CheckpointFailed(Status s) {
     checkpoint_stats_.last_checkpoint_error = s;
     last_checkpoint_failed_ = true;
   }
-  LogEvent(
-      LogLevel::kError, "checkpoint_failed",
-      base::StrCat("checkpoint of ", durable_->dir, " failed (the WAL keeps everything): ", s.ToString()));
+  LogEvent(LogLevel::kError, "checkpoint_failed", [&] {
+    return base::StrCat("checkpoint of ", durable_->dir,
+                        " failed (the WAL keeps everything): ", s.ToString());
+  });
   return s;
 }
 
 void GraphImpl::Poison(const char* what, const Status& why) {
   if (poisoned_.exchange(true)) return;
-  try {
-    LogEvent(LogLevel::kError, "poisoned",
-             base::StrCat(durable_->dir, ": ", what, ", so every later write is refused until reopened: ",
-                          why.ok() ? std::string("out of memory in the WAL writer") : why.ToString()));
-  } catch (const std::bad_alloc&) {
-    if (options_.logger != nullptr) options_.logger->Log(LogLevel::kError, "poisoned", what);
-  }
+  LogEvent(
+      LogLevel::kError, "poisoned",
+      [&] {
+        return base::StrCat(durable_->dir, ": ", what, ", so every later write is refused until reopened: ",
+                            why.ok() ? std::string("out of memory in the WAL writer") : why.ToString());
+      },
+      what);
 }
 
-void GraphImpl::LogEvent(LogLevel level, std::string_view event, const std::string& message) const {
-  if (options_.logger != nullptr) options_.logger->Log(level, event, message);
+void GraphImpl::DeliverEvent(LogLevel level, std::string_view event,
+                             std::string_view message) const noexcept {
+  try {
+    options_.logger->Log(level, event, message);
+  } catch (...) {
+    // Log must not throw (quiver/logger.h); if it does, the event is lost
+    // and nothing else: the graph and the calling thread carry on.
+  }
 }
 
 void GraphImpl::LogOpenFindings() const {
@@ -880,27 +887,31 @@ void GraphImpl::LogOpenFindings() const {
   const OpenStats& o = durable_->open_stats;
   const std::string& dir = durable_->dir;
   if (o.used_previous_checkpoint)
-    LogEvent(LogLevel::kWarning, "checkpoint_fallback",
-             base::StrCat(dir, ": the newest checkpoint is damaged; loaded the one at sequence ",
-                          o.checkpoint_sequence, " and replayed the log after it"));
+    LogEvent(LogLevel::kWarning, "checkpoint_fallback", [&] {
+      return base::StrCat(dir, ": the newest checkpoint is damaged; loaded the one at sequence ",
+                          o.checkpoint_sequence, " and replayed the log after it");
+    });
   if (o.wal_covered_damage_bytes > 0)
-    LogEvent(LogLevel::kWarning, "covered_damage",
-             base::StrCat(dir, ": skipped ", o.wal_covered_damage_bytes,
+    LogEvent(LogLevel::kWarning, "covered_damage", [&] {
+      return base::StrCat(dir, ": skipped ", o.wal_covered_damage_bytes,
                           " bytes of damaged WAL records that the checkpoint at sequence ",
-                          o.checkpoint_sequence, " holds"));
+                          o.checkpoint_sequence, " holds");
+    });
   if (o.tail_bytes_truncated > 0)
-    LogEvent(LogLevel::kWarning, "torn_tail",
-             base::StrCat(dir, ": ", read_only_ ? "ignored " : "cut ", o.tail_bytes_truncated,
+    LogEvent(LogLevel::kWarning, "torn_tail", [&] {
+      return base::StrCat(dir, ": ", read_only_ ? "ignored " : "cut ", o.tail_bytes_truncated,
                           " bytes of torn WAL tail (a write a crash interrupted; never acknowledged); "
                           "recovered to sequence ",
-                          o.recovered_sequence));
+                          o.recovered_sequence);
+    });
   if (o.salvaged)
-    LogEvent(
-        LogLevel::kError, "salvage",
-        base::StrCat(dir, ": the WAL is damaged; salvage_wal_prefix kept its valid prefix, up to sequence ",
-                     o.recovered_sequence, read_only_ ? ", in memory only" : "",
-                     "; committed data after the damage is given up",
-                     read_only_ ? "" : " (the damaged segments are kept as *.salvaged)"));
+    LogEvent(LogLevel::kError, "salvage", [&] {
+      return base::StrCat(dir,
+                          ": the WAL is damaged; salvage_wal_prefix kept its valid prefix, up to sequence ",
+                          o.recovered_sequence, read_only_ ? ", in memory only" : "",
+                          "; committed data after the damage is given up",
+                          read_only_ ? "" : " (the damaged segments are kept as *.salvaged)");
+    });
 }
 
 void GraphImpl::RecordSync(std::uint64_t micros) {
@@ -909,9 +920,10 @@ void GraphImpl::RecordSync(std::uint64_t micros) {
   sync_histogram_[bucket].fetch_add(1, std::memory_order_relaxed);
   const std::uint32_t slow = options_.durable.slow_sync_microseconds;
   if (slow != 0 && micros >= slow)
-    LogEvent(LogLevel::kWarning, "slow_sync",
-             base::StrCat(durable_->dir, ": a WAL fdatasync took ", micros, " us (threshold ", slow,
-                          " us): the device is slow or overloaded"));
+    LogEvent(LogLevel::kWarning, "slow_sync", [&] {
+      return base::StrCat(durable_->dir, ": a WAL fdatasync took ", micros, " us (threshold ", slow,
+                          " us): the device is slow or overloaded");
+    });
 }
 
 Status GraphImpl::RunCheckpointLocked() {

@@ -521,23 +521,40 @@ Result<VerifyReport> GraphImpl::Verify(const VerifyOptions& options) const {
 
 namespace {
 
-// `dir` with repeated and trailing slashes and "." components removed, so
-// that two spellings of one path compare equal (symbolic links are not
-// resolved: the emptiness check refuses a graph's directory anyway).
+// `dir` with repeated and trailing slashes and "." components removed and
+// "x/.." pairs folded, lexically, so that two spellings of one path compare
+// equal. Symbolic links are not resolved, nor a relative path against an
+// absolute one: the emptiness check still refuses the graph's own
+// directory reached that way, not a new directory under it.
 std::string NormalizeDir(std::string_view dir) {
-  std::string out;
+  std::vector<std::string_view> parts;
   std::size_t i = 0;
   while (i <= dir.size()) {
     std::size_t j = dir.find('/', i);
     if (j == std::string_view::npos) j = dir.size();
     std::string_view part = dir.substr(i, j - i);
-    if (!part.empty() && part != ".") {
-      if (!out.empty() || dir.front() == '/') out += '/';
-      out += part;
+    if (part == ".." && !parts.empty() && parts.back() != "..") {
+      parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
     }
     i = j + 1;
   }
-  return out.empty() && !dir.empty() && dir.front() == '/' ? "/" : out;
+  const bool absolute = !dir.empty() && dir.front() == '/';
+  std::string out;
+  for (std::string_view part : parts) {
+    if (!out.empty() || absolute) out += '/';
+    out += part;
+  }
+  return out.empty() && absolute ? "/" : out;
+}
+
+// Whether normalized path `inner` is `outer` or lies under it.
+bool SameOrUnder(const std::string& inner, const std::string& outer) {
+  if (inner == outer) return true;
+  if (outer == "/") return !inner.empty() && inner.front() == '/';
+  return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
+         inner[outer.size()] == '/';
 }
 
 }  // namespace
@@ -550,8 +567,12 @@ Result<BackupInfo> GraphImpl::Backup(std::string_view dir, const BackupProgress&
 Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& dir,
                                        const BackupProgress& progress) {
   if (dir.empty()) return InvalidArgumentError("Backup: the directory path is empty");
-  if (durable_ != nullptr && NormalizeDir(dir) == NormalizeDir(durable_->dir))
-    return InvalidArgumentError(base::StrCat("Backup: ", dir, " is this graph's own directory"));
+  // Not the graph's directory nor anything under it: a new subdirectory
+  // among the graph's files could take the name of its next WAL segment
+  // (the rotation would fail and poison the graph) or be listed by Open.
+  if (durable_ != nullptr && SameOrUnder(NormalizeDir(dir), NormalizeDir(durable_->dir)))
+    return InvalidArgumentError(base::StrCat(
+        "Backup: ", dir, " is this graph's own directory or lies inside it (", durable_->dir, ")"));
   auto failed = [&dir](const Status& s) {
     return Status(s.code(), base::StrCat("Backup into ", dir, ": ", s.message()));
   };

@@ -289,8 +289,8 @@ class Graph {
   // directory. The graph's own files are only read, never changed: a
   // failure anywhere in `dir` (its status is returned; what Backup wrote
   // there is removed, best effort) leaves the graph as it was, writable
-  // and not poisoned. Errors: InvalidArgument for an empty path or this
-  // graph's own directory, FailedPrecondition if `dir` is not empty or not
+  // and not poisoned. Errors: InvalidArgument for an empty path, this
+  // graph's own directory or a path under it, FailedPrecondition if `dir` is not empty or not
   // a directory, the I/O status otherwise (ResourceExhausted when the file
   // system holding `dir` has less than one WAL segment free). Works on
   // read-only, in-memory and closed graphs (the copy of an in-memory graph

@@ -294,9 +294,11 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenReadOnly(const Options& options,
   Result<graphdir::DirState> state = graphdir::Inspect(d->fs, dir);
   if (!state.ok()) return InDirectory(dir, state.status());
   // Nothing is created: a directory without a graph is NotFound whatever
-  // create_if_missing says.
+  // create_if_missing says. A valid identity file alone (a graph whose
+  // creation stopped before its first segment, or the backup of an empty
+  // graph) is the empty graph: no commit was ever acknowledged there.
   Options check = options;
-  check.create_if_missing = false;
+  check.create_if_missing = state->kind == graphdir::DirKind::kEmpty && state->identity;
   check.error_if_exists = false;
   QUIVER_RETURN_IF_ERROR(CheckDirectory(check, dir, *state, d->fs));
   // LOCK, if the file exists, for the length of the recovery: a writable

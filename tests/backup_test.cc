@@ -225,6 +225,18 @@ TEST(BackupTest, ReadOnlyEmptyAndInMemoryGraphs) {
   // The identity file alone: a graph that never committed (so NotFound with
   // create_if_missing = false, as for the original before its first commit).
   EXPECT_EQ(fs.ListDir("/emptycopy").value(), std::vector<std::string>{"QUIVER"});
+  // Read-only too, writing nothing: an operator checking the copy of an
+  // empty graph gets the empty graph, not NotFound.
+  {
+    auto empty_ro = GraphImpl::OpenDurable(ro, "/emptycopy", &fs);
+    ASSERT_TRUE(empty_ro.ok()) << empty_ro.status().ToString();
+    EXPECT_EQ((*empty_ro)->GetSnapshot().sequence(), 0u);
+    EXPECT_EQ(fs.ListDir("/emptycopy").value(), std::vector<std::string>{"QUIVER"});
+  }
+  // A damaged identity file alone is still refused.
+  ASSERT_TRUE(fs.CreateDir("/badcopy").ok());
+  ASSERT_TRUE(fs.WriteFileForTest("/badcopy/QUIVER", "QUIVERDBxxxxxxxx").ok());
+  EXPECT_EQ(GraphImpl::OpenDurable(ro, "/badcopy", &fs).status().code(), StatusCode::kCorruption);
   auto empty_copy = GraphImpl::OpenDurable(TestOptions(), "/emptycopy", &fs);
   ASSERT_TRUE(empty_copy.ok()) << empty_copy.status().ToString();
   EXPECT_EQ((*empty_copy)->GetSnapshot().sequence(), 0u);

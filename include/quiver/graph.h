@@ -273,7 +273,9 @@ class Graph {
   // runs: the writer keeps committing meanwhile (the last segment's tail
   // may show a record being appended); checkpoints wait until it is done,
   // so no file is removed under it. Changes nothing. FailedPrecondition for
-  // an in-memory graph and after Close().
+  // an in-memory graph and after Close(). options.progress runs under the
+  // checkpoint lock: it must not call Checkpoint, Verify or Close
+  // on this graph (a self-deadlock; see VerifyOptions::progress).
   //
   // Example:
   //   quiver::VerifyReport r = graph->Verify().value();

@@ -93,6 +93,14 @@ struct VerifyOptions {
   // Called once per file, in report order, as soon as the file is checked
   // (the chain checks, which need every file, may still change its status
   // in the final report). Default: none.
+  //
+  // Under Graph::Verify the callback runs while that graph's checkpoint
+  // lock is held (so no checkpoint removes a file being read): it must not
+  // call Checkpoint, Verify or Close on the same graph (they wait
+  // for that lock: the call never returns), and while it runs the graph's
+  // checkpoints, background ones included, wait. Keep it short; collect
+  // what you need and act after Verify returns. Under VerifyDirectory no
+  // lock is held.
   std::function<void(const VerifiedFile&)> progress;
 };
 

@@ -294,9 +294,11 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenReadOnly(const Options& options,
   Result<graphdir::DirState> state = graphdir::Inspect(d->fs, dir);
   if (!state.ok()) return InDirectory(dir, state.status());
   // Nothing is created: a directory without a graph is NotFound whatever
-  // create_if_missing says.
+  // create_if_missing says. A valid identity file alone (a graph whose
+  // creation stopped before its first segment, or the backup of an empty
+  // graph) is the empty graph: no commit was ever acknowledged there.
   Options check = options;
-  check.create_if_missing = false;
+  check.create_if_missing = state->kind == graphdir::DirKind::kEmpty && state->identity;
   check.error_if_exists = false;
   QUIVER_RETURN_IF_ERROR(CheckDirectory(check, dir, *state, d->fs));
   // LOCK, if the file exists, for the length of the recovery: a writable
@@ -554,23 +556,40 @@ Result<VerifyReport> GraphImpl::Verify(const VerifyOptions& options) const {
 
 namespace {
 
-// `dir` with repeated and trailing slashes and "." components removed, so
-// that two spellings of one path compare equal (symbolic links are not
-// resolved: the emptiness check refuses a graph's directory anyway).
+// `dir` with repeated and trailing slashes and "." components removed and
+// "x/.." pairs folded, lexically, so that two spellings of one path compare
+// equal. Symbolic links are not resolved, nor a relative path against an
+// absolute one: the emptiness check still refuses the graph's own
+// directory reached that way, not a new directory under it.
 std::string NormalizeDir(std::string_view dir) {
-  std::string out;
+  std::vector<std::string_view> parts;
   std::size_t i = 0;
   while (i <= dir.size()) {
     std::size_t j = dir.find('/', i);
     if (j == std::string_view::npos) j = dir.size();
     std::string_view part = dir.substr(i, j - i);
-    if (!part.empty() && part != ".") {
-      if (!out.empty() || dir.front() == '/') out += '/';
-      out += part;
+    if (part == ".." && !parts.empty() && parts.back() != "..") {
+      parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
     }
     i = j + 1;
   }
-  return out.empty() && !dir.empty() && dir.front() == '/' ? "/" : out;
+  const bool absolute = !dir.empty() && dir.front() == '/';
+  std::string out;
+  for (std::string_view part : parts) {
+    if (!out.empty() || absolute) out += '/';
+    out += part;
+  }
+  return out.empty() && absolute ? "/" : out;
+}
+
+// Whether normalized path `inner` is `outer` or lies under it.
+bool SameOrUnder(const std::string& inner, const std::string& outer) {
+  if (inner == outer) return true;
+  if (outer == "/") return !inner.empty() && inner.front() == '/';
+  return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
+         inner[outer.size()] == '/';
 }
 
 }  // namespace
@@ -583,8 +602,12 @@ Result<BackupInfo> GraphImpl::Backup(std::string_view dir, const BackupProgress&
 Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& dir,
                                        const BackupProgress& progress) {
   if (dir.empty()) return InvalidArgumentError("Backup: the directory path is empty");
-  if (durable_ != nullptr && NormalizeDir(dir) == NormalizeDir(durable_->dir))
-    return InvalidArgumentError(base::StrCat("Backup: ", dir, " is this graph's own directory"));
+  // Not the graph's directory nor anything under it: a new subdirectory
+  // among the graph's files could take the name of its next WAL segment
+  // (the rotation would fail and poison the graph) or be listed by Open.
+  if (durable_ != nullptr && SameOrUnder(NormalizeDir(dir), NormalizeDir(durable_->dir)))
+    return InvalidArgumentError(base::StrCat(
+        "Backup: ", dir, " is this graph's own directory or lies inside it (", durable_->dir, ")"));
   auto failed = [&dir](const Status& s) {
     return Status(s.code(), base::StrCat("Backup into ", dir, ": ", s.message()));
   };
@@ -909,25 +932,32 @@ Status GraphImpl::CheckpointFailed(Status s) {
     checkpoint_stats_.last_checkpoint_error = s;
     last_checkpoint_failed_ = true;
   }
-  LogEvent(
-      LogLevel::kError, "checkpoint_failed",
-      base::StrCat("checkpoint of ", durable_->dir, " failed (the WAL keeps everything): ", s.ToString()));
+  LogEvent(LogLevel::kError, "checkpoint_failed", [&] {
+    return base::StrCat("checkpoint of ", durable_->dir,
+                        " failed (the WAL keeps everything): ", s.ToString());
+  });
   return s;
 }
 
 void GraphImpl::Poison(const char* what, const Status& why) {
   if (poisoned_.exchange(true)) return;
-  try {
-    LogEvent(LogLevel::kError, "poisoned",
-             base::StrCat(durable_->dir, ": ", what, ", so every later write is refused until reopened: ",
-                          why.ok() ? std::string("out of memory in the WAL writer") : why.ToString()));
-  } catch (const std::bad_alloc&) {
-    if (options_.logger != nullptr) options_.logger->Log(LogLevel::kError, "poisoned", what);
-  }
+  LogEvent(
+      LogLevel::kError, "poisoned",
+      [&] {
+        return base::StrCat(durable_->dir, ": ", what, ", so every later write is refused until reopened: ",
+                            why.ok() ? std::string("out of memory in the WAL writer") : why.ToString());
+      },
+      what);
 }
 
-void GraphImpl::LogEvent(LogLevel level, std::string_view event, const std::string& message) const {
-  if (options_.logger != nullptr) options_.logger->Log(level, event, message);
+void GraphImpl::DeliverEvent(LogLevel level, std::string_view event,
+                             std::string_view message) const noexcept {
+  try {
+    options_.logger->Log(level, event, message);
+  } catch (...) {
+    // Log must not throw (quiver/logger.h); if it does, the event is lost
+    // and nothing else: the graph and the calling thread carry on.
+  }
 }
 
 void GraphImpl::LogOpenFindings() const {
@@ -935,27 +965,31 @@ void GraphImpl::LogOpenFindings() const {
   const OpenStats& o = durable_->open_stats;
   const std::string& dir = durable_->dir;
   if (o.used_previous_checkpoint)
-    LogEvent(LogLevel::kWarning, "checkpoint_fallback",
-             base::StrCat(dir, ": the newest checkpoint is damaged; loaded the one at sequence ",
-                          o.checkpoint_sequence, " and replayed the log after it"));
+    LogEvent(LogLevel::kWarning, "checkpoint_fallback", [&] {
+      return base::StrCat(dir, ": the newest checkpoint is damaged; loaded the one at sequence ",
+                          o.checkpoint_sequence, " and replayed the log after it");
+    });
   if (o.wal_covered_damage_bytes > 0)
-    LogEvent(LogLevel::kWarning, "covered_damage",
-             base::StrCat(dir, ": skipped ", o.wal_covered_damage_bytes,
+    LogEvent(LogLevel::kWarning, "covered_damage", [&] {
+      return base::StrCat(dir, ": skipped ", o.wal_covered_damage_bytes,
                           " bytes of damaged WAL records that the checkpoint at sequence ",
-                          o.checkpoint_sequence, " holds"));
+                          o.checkpoint_sequence, " holds");
+    });
   if (o.tail_bytes_truncated > 0)
-    LogEvent(LogLevel::kWarning, "torn_tail",
-             base::StrCat(dir, ": ", read_only_ ? "ignored " : "cut ", o.tail_bytes_truncated,
+    LogEvent(LogLevel::kWarning, "torn_tail", [&] {
+      return base::StrCat(dir, ": ", read_only_ ? "ignored " : "cut ", o.tail_bytes_truncated,
                           " bytes of torn WAL tail (a write a crash interrupted; never acknowledged); "
                           "recovered to sequence ",
-                          o.recovered_sequence));
+                          o.recovered_sequence);
+    });
   if (o.salvaged)
-    LogEvent(
-        LogLevel::kError, "salvage",
-        base::StrCat(dir, ": the WAL is damaged; salvage_wal_prefix kept its valid prefix, up to sequence ",
-                     o.recovered_sequence, read_only_ ? ", in memory only" : "",
-                     "; committed data after the damage is given up",
-                     read_only_ ? "" : " (the damaged segments are kept as *.salvaged)"));
+    LogEvent(LogLevel::kError, "salvage", [&] {
+      return base::StrCat(dir,
+                          ": the WAL is damaged; salvage_wal_prefix kept its valid prefix, up to sequence ",
+                          o.recovered_sequence, read_only_ ? ", in memory only" : "",
+                          "; committed data after the damage is given up",
+                          read_only_ ? "" : " (the damaged segments are kept as *.salvaged)");
+    });
 }
 
 void GraphImpl::RecordSync(std::uint64_t micros) {
@@ -964,9 +998,10 @@ void GraphImpl::RecordSync(std::uint64_t micros) {
   sync_histogram_[bucket].fetch_add(1, std::memory_order_relaxed);
   const std::uint32_t slow = options_.durable.slow_sync_microseconds;
   if (slow != 0 && micros >= slow)
-    LogEvent(LogLevel::kWarning, "slow_sync",
-             base::StrCat(durable_->dir, ": a WAL fdatasync took ", micros, " us (threshold ", slow,
-                          " us): the device is slow or overloaded"));
+    LogEvent(LogLevel::kWarning, "slow_sync", [&] {
+      return base::StrCat(durable_->dir, ": a WAL fdatasync took ", micros, " us (threshold ", slow,
+                          " us): the device is slow or overloaded");
+    });
 }
 
 Status GraphImpl::RunCheckpointLocked() {

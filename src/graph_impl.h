@@ -158,10 +158,30 @@ class GraphImpl final : public Graph {
   // Records a checkpoint failure in the stats, logs it and returns it.
   Status CheckpointFailed(Status s);
   // Sets poisoned_ and, the first time, logs `why` (built only then; no
-  // memory for it: logged without the detail). Never throws.
+  // memory for it: logged with `what` alone). Never throws.
   void Poison(const char* what, const Status& why);
-  // Passes an event to options_.logger, if set (quiver/logger.h).
-  void LogEvent(LogLevel level, std::string_view event, const std::string& message) const;
+  // Passes an event to options_.logger, if set (quiver/logger.h);
+  // make_message() builds its text, only when there is a logger. Never
+  // throws, whatever the message building or the logger's Log throws:
+  // callers are the writer and checkpoint threads, where an exception would
+  // end the process, and the WAL path, where a bad_alloc would be taken for
+  // a failed write and poison a healthy graph. Out of memory building the
+  // message, the event is logged with `fallback` instead; an exception from
+  // Log loses the event.
+  template <class MakeMessage>
+  void LogEvent(LogLevel level, std::string_view event, MakeMessage&& make_message,
+                std::string_view fallback = "(no memory to describe this event)") const noexcept {
+    if (options_.logger == nullptr) return;
+    std::string message;
+    bool built = false;
+    try {
+      message = make_message();
+      built = true;
+    } catch (...) {
+    }
+    DeliverEvent(level, event, built ? std::string_view(message) : fallback);
+  }
+  void DeliverEvent(LogLevel level, std::string_view event, std::string_view message) const noexcept;
   // The events Open's findings call for (torn tail, fallback, salvage).
   void LogOpenFindings() const;
   // Counts one WAL sync of `micros` in the histogram; logs it if slow.

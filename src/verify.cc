@@ -150,6 +150,17 @@ class Verifier {
   Result<VerifyReport> Run() {
     if (dir_.empty()) return InvalidArgumentError("VerifyDirectory: the directory path is empty");
     QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_->ListDir(dir_));
+    QUIVER_ASSIGN_OR_RETURN(graphdir::DirState state, graphdir::Inspect(fs_, dir_));
+    VerifyReport report;
+    if (state.kind == graphdir::DirKind::kForeign ||
+        (state.kind == graphdir::DirKind::kEmpty && !state.identity)) {
+      report.status = NotFoundError(
+          state.kind == graphdir::DirKind::kForeign
+              ? base::StrCat(dir_, " holds no graph: ", state.foreign_name, " is not a file Quiver writes")
+              : base::StrCat(dir_, " holds no graph: no identity file, WAL segment or checkpoint"));
+      return report;
+    }
+    if (state.identity) CheckRecord(graphdir::kIdentityFileName, graphdir::CheckIdentity(fs_, dir_), &report);
     std::map<std::uint64_t, std::string> checkpoint_names, segment_names;
     for (const std::string& name : names) {
       if (auto seq = checkpoint::ParseCheckpointFileName(name)) checkpoint_names[*seq] = name;
@@ -170,8 +181,7 @@ class Verifier {
       Report(*f);
       segments_.emplace(number, std::make_pair(std::move(*f), facts));
     }
-    QUIVER_RETURN_IF_ERROR(CheckChain(names));
-    VerifyReport report;
+    QUIVER_RETURN_IF_ERROR(CheckChain(names, &report));
     for (auto& [f, facts] : checkpoints_) report.files.push_back(std::move(f));
     for (auto& [number, entry] : segments_) report.files.push_back(std::move(entry.first));
     for (const VerifiedFile& f : report.files) {
@@ -188,7 +198,20 @@ class Verifier {
     if (options_.progress) options_.progress(f);
   }
 
-  Status CheckChain(const std::vector<std::string>& names) {
+  // Adds QUIVER or SEGMENTS to the report if `s`, its check, failed.
+  void CheckRecord(const char* name, Status s, VerifyReport* report) const {
+    if (s.ok()) return;
+    VerifiedFile f;
+    f.name = name;
+    f.kind = VerifiedFileKind::kDirectoryRecord;
+    f.status = std::move(s);
+    if (auto file = fs_->OpenReadable(env::JoinPath(dir_, name)); file.ok())
+      if (Result<std::uint64_t> size = (*file)->Size(); size.ok()) f.bytes = *size;
+    Report(f);
+    report->files.push_back(std::move(f));
+  }
+
+  Status CheckChain(const std::vector<std::string>& names, VerifyReport* report) {
     // The graph's identity: the newest valid checkpoint's UUID, else the
     // first valid segment's.
     const CheckpointFacts* newest = nullptr;
@@ -211,7 +234,7 @@ class Verifier {
     const SequenceNumber base = newest != nullptr && newest->valid ? newest->header.sequence : 0;
     CheckSegmentChain(base);
     CheckCheckpointPositions();
-    return CheckRecordedNewest(names);
+    return CheckRecordedNewest(names, report);
   }
 
   // Numbering without gaps, each segment continuing the one before, the
@@ -270,9 +293,19 @@ class Verifier {
 
   // SEGMENTS names the newest segment ever started: it must still be there
   // (or a later one, or a copy salvage set aside).
-  Status CheckRecordedNewest(const std::vector<std::string>& names) {
+  Status CheckRecordedNewest(const std::vector<std::string>& names, VerifyReport* report) {
     QUIVER_ASSIGN_OR_RETURN(std::optional<std::uint64_t> recorded, graphdir::ReadNewestSegment(fs_, dir_));
-    if (!recorded) return Status::Ok();
+    if (!recorded) {
+      // Missing is fine (a graph that never rotated); present but unreadable
+      // (a wrong magic or CRC) leaves a removed newest segment undetectable.
+      // Open takes it for a write a crash tore and goes on; Verify says so.
+      if (std::find(names.begin(), names.end(), graphdir::kSegmentsFileName) != names.end())
+        CheckRecord(graphdir::kSegmentsFileName,
+                    CorruptionError("damaged (wrong magic, size or CRC): whether the newest WAL segment "
+                                    "is present cannot be checked; Open ignores it as torn by a crash"),
+                    report);
+      return Status::Ok();
+    }
     auto highest_in = [](const std::vector<std::string>& listing) {
       std::uint64_t highest = 0;
       for (const std::string& name : listing) {

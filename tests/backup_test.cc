@@ -3,6 +3,7 @@
 // graph as it was.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -19,6 +20,7 @@
 #include "quiver/quiver.h"
 #include "test_util.h"
 #include "verify.h"
+#include "wal/wal_format.h"
 
 namespace quiver {
 namespace {
@@ -132,6 +134,35 @@ TEST(BackupTest, BadTargetsAreRefusedAndLeftAlone) {
   EXPECT_TRUE(g->Backup("/empty").ok());
 }
 
+// A target under the graph's own directory would put a subdirectory among
+// its files: one named like the next WAL segment makes the next rotation
+// fail (the graph poisoned), and Open would list it as a segment.
+TEST(BackupTest, TargetInsideTheGraphDirectoryIsRefused) {
+  env::SimFileSystem fs;
+  Options o = TestOptions();
+  o.durable.wal_segment_bytes = 512;
+  auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE(g->Write(Batch(k)).ok());
+  const std::vector<std::string> before = fs.ListDir(kDir).value();
+  std::uint64_t newest = 0;
+  for (const std::string& name : before)
+    if (auto n = wal::ParseSegmentFileName(name)) newest = std::max(newest, *n);
+  const std::string next_segment = wal::SegmentFileName(newest + 1);
+  for (const std::string& inside : {kDir + "/" + next_segment, kDir + "/sub/deeper", std::string("//db/./x/"),
+                                    std::string("/other/../db/y")}) {
+    Result<BackupInfo> r = g->Backup(inside);
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << inside << ": " << r.status().ToString();
+  }
+  EXPECT_EQ(fs.ListDir(kDir).value(), before);
+  EXPECT_FALSE(fs.Exists("/other").value());
+  for (int k = 3; k < 40; ++k) ASSERT_TRUE(g->Write(Batch(k)).ok());  // rotates past next_segment
+  EXPECT_FALSE(g->GetDurabilityStats().poisoned);
+  ASSERT_TRUE(g->Close().ok());
+  ASSERT_TRUE(GraphImpl::OpenDurable(TestOptions(), kDir, &fs).ok());
+  // A sibling whose name starts like the graph's is no subdirectory.
+  EXPECT_TRUE(GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value()->Backup(kDir + "x").ok());
+}
+
 TEST(BackupTest, FaultInTheTargetLeavesTheGraphUntouched) {
   env::SimFileSystem sim;
   Options o = TestOptions();
@@ -194,6 +225,18 @@ TEST(BackupTest, ReadOnlyEmptyAndInMemoryGraphs) {
   // The identity file alone: a graph that never committed (so NotFound with
   // create_if_missing = false, as for the original before its first commit).
   EXPECT_EQ(fs.ListDir("/emptycopy").value(), std::vector<std::string>{"QUIVER"});
+  // Read-only too, writing nothing: an operator checking the copy of an
+  // empty graph gets the empty graph, not NotFound.
+  {
+    auto empty_ro = GraphImpl::OpenDurable(ro, "/emptycopy", &fs);
+    ASSERT_TRUE(empty_ro.ok()) << empty_ro.status().ToString();
+    EXPECT_EQ((*empty_ro)->GetSnapshot().sequence(), 0u);
+    EXPECT_EQ(fs.ListDir("/emptycopy").value(), std::vector<std::string>{"QUIVER"});
+  }
+  // A damaged identity file alone is still refused.
+  ASSERT_TRUE(fs.CreateDir("/badcopy").ok());
+  ASSERT_TRUE(fs.WriteFileForTest("/badcopy/QUIVER", "QUIVERDBxxxxxxxx").ok());
+  EXPECT_EQ(GraphImpl::OpenDurable(ro, "/badcopy", &fs).status().code(), StatusCode::kCorruption);
   auto empty_copy = GraphImpl::OpenDurable(TestOptions(), "/emptycopy", &fs);
   ASSERT_TRUE(empty_copy.ok()) << empty_copy.status().ToString();
   EXPECT_EQ((*empty_copy)->GetSnapshot().sequence(), 0u);

@@ -4,11 +4,14 @@
 // delivered once with its facts.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <numeric>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -112,6 +115,59 @@ TEST(OperatorStatsTest, SlowSyncsLandInTheirBucketAndAreLogged) {
   ASSERT_EQ(events.size(), 3u);
   EXPECT_EQ(events[0].level, LogLevel::kWarning);
   EXPECT_TRUE(Contains(events[0].message, "threshold 4000 us")) << events[0].message;
+}
+
+// A logger that throws from Log, as a careless one might (quiver/logger.h
+// says it must not): the event is lost, the graph is not.
+template <class E>
+class ThrowingLogger : public Logger {
+ public:
+  void Log(LogLevel, std::string_view, std::string_view) override {
+    calls_.fetch_add(1);
+    throw E("logger failed");
+  }
+  int calls() const { return calls_.load(); }
+
+ private:
+  std::atomic<int> calls_{0};
+};
+
+struct BadAllocWithMessage : std::bad_alloc {
+  explicit BadAllocWithMessage(const char*) {}
+};
+
+template <class Thrower>
+void ExpectAThrowingLoggerLeavesTheGraphHealthy() {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  auto logger = std::make_shared<Thrower>();
+  Options o = TestOptions();
+  o.logger = logger;
+  o.durable.slow_sync_microseconds = 1;
+  auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
+  fs.SetSyncDelay(std::chrono::microseconds(100));  // every sync is "slow": slow_sync is logged
+  WriteGroups(*g, 0, 3);
+  EXPECT_GE(logger->calls(), 3);
+  const DurabilityStats d = g->GetDurabilityStats();
+  EXPECT_FALSE(d.poisoned);
+  EXPECT_EQ(d.health, HealthState::kOk) << d.health_reason;
+  fs.SetSyncDelay(std::chrono::microseconds(0));
+  // A failed checkpoint logs too (on the caller's thread here).
+  fs.SetFault({.ops = env::FaultOp::kWrite, .kind = env::FaultKind::kEnospc, .path_contains = ".qck"});
+  EXPECT_FALSE(g->Checkpoint().ok());
+  fs.ClearFault();
+  ASSERT_TRUE(g->Close().ok());
+  auto reopened = GraphImpl::OpenDurable(TestOptions(), kDir, &fs);
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_EQ((*reopened)->GetOpenStats().recovered_sequence, 3u);
+}
+
+TEST(OperatorStatsTest, LoggerThrowingBadAllocNeitherPoisonsNorLosesWrites) {
+  ExpectAThrowingLoggerLeavesTheGraphHealthy<ThrowingLogger<BadAllocWithMessage>>();
+}
+
+TEST(OperatorStatsTest, LoggerThrowingAnyExceptionDoesNotEscapeTheWriter) {
+  ExpectAThrowingLoggerLeavesTheGraphHealthy<ThrowingLogger<std::runtime_error>>();
 }
 
 TEST(OperatorStatsTest, WalBytesSinceCheckpoint) {

@@ -18,6 +18,7 @@
 #include "counting_file_system.h"
 #include "env/sim_file_system.h"
 #include "env_test_util.h"
+#include "graph_dir.h"
 #include "graph_impl.h"
 #include "quiver/quiver.h"
 #include "wal/wal_format.h"
@@ -279,6 +280,50 @@ TEST(VerifyTest, FileOfAnotherGraphIsReported) {
   const VerifyReport report = VerifyOn(fs);
   const VerifiedFile& f = OnlyBad(report, name);
   EXPECT_NE(f.status.message().find("another graph"), std::string::npos) << f.status.ToString();
+}
+
+// Verify must not pass a directory Open refuses: the identity file is
+// checked as Open checks it, SEGMENTS' CRC too, and a directory without a
+// graph in it is no healthy graph.
+TEST(VerifyTest, DamagedOrNewerIdentityFileIsReported) {
+  env::SimFileSystem fs;
+  MakeGraph(fs);
+  ASSERT_TRUE(fs.WriteFileForTest(kDir + "/QUIVER", "QUIVERDBxxxxxxxx").ok());
+  const VerifyReport damaged = VerifyOn(fs);
+  EXPECT_EQ(damaged.status.code(), StatusCode::kCorruption) << damaged.status.ToString();
+  EXPECT_EQ(OnlyBad(damaged, "QUIVER").kind, VerifiedFileKind::kDirectoryRecord);
+  ASSERT_TRUE(
+      fs.WriteFileForTest(kDir + "/QUIVER", graphdir::EncodeIdentity(graphdir::kDirFormatVersion + 1)).ok());
+  const VerifyReport newer = VerifyOn(fs);
+  EXPECT_EQ(newer.status.code(), StatusCode::kUnimplemented) << newer.status.ToString();
+  OnlyBad(newer, "QUIVER");
+}
+
+TEST(VerifyTest, DamagedSegmentsRecordIsReported) {
+  env::SimFileSystem fs;
+  MakeGraph(fs);
+  ASSERT_TRUE(fs.WriteFileForTest(kDir + "/SEGMENTS", "junk junk junk junk!").ok());
+  const VerifyReport r = VerifyOn(fs);
+  EXPECT_EQ(r.status.code(), StatusCode::kCorruption) << r.status.ToString();
+  EXPECT_EQ(OnlyBad(r, "SEGMENTS").kind, VerifiedFileKind::kDirectoryRecord);
+}
+
+TEST(VerifyTest, DirectoryWithoutAGraphIsNotOk) {
+  env::SimFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir("/emptydir").ok());
+  Result<VerifyReport> empty = VerifyGraphDirectory(&fs, "/emptydir");
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_FALSE(empty->ok());
+  ASSERT_TRUE(fs.CreateDir("/other").ok());
+  ASSERT_TRUE(fs.WriteFileForTest("/other/notes.txt", "hello").ok());
+  Result<VerifyReport> foreign = VerifyGraphDirectory(&fs, "/other");
+  ASSERT_TRUE(foreign.ok()) << foreign.status().ToString();
+  EXPECT_FALSE(foreign->ok());
+  // A graph created and never written (its identity file alone) is a graph.
+  { auto g = GraphImpl::OpenDurable(SmallSegments(), "/fresh", &fs).value(); }
+  Result<VerifyReport> fresh = VerifyGraphDirectory(&fs, "/fresh");
+  ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
+  EXPECT_TRUE(fresh->ok()) << fresh->status.ToString();
 }
 
 TEST(VerifyTest, DirectoryErrors) {

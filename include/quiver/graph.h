@@ -278,7 +278,9 @@ class Graph {
   // runs: the writer keeps committing meanwhile (the last segment's tail
   // may show a record being appended); checkpoints wait until it is done,
   // so no file is removed under it. Changes nothing. FailedPrecondition for
-  // an in-memory graph and after Close().
+  // an in-memory graph and after Close(). options.progress runs under the
+  // checkpoint lock: it must not call Checkpoint, Verify or Close
+  // on this graph (a self-deadlock; see VerifyOptions::progress).
   //
   // Example:
   //   quiver::VerifyReport r = graph->Verify().value();
@@ -294,8 +296,8 @@ class Graph {
   // directory. The graph's own files are only read, never changed: a
   // failure anywhere in `dir` (its status is returned; what Backup wrote
   // there is removed, best effort) leaves the graph as it was, writable
-  // and not poisoned. Errors: InvalidArgument for an empty path or this
-  // graph's own directory, FailedPrecondition if `dir` is not empty or not
+  // and not poisoned. Errors: InvalidArgument for an empty path, this
+  // graph's own directory or a path under it, FailedPrecondition if `dir` is not empty or not
   // a directory, the I/O status otherwise (ResourceExhausted when the file
   // system holding `dir` has less than one WAL segment free). Works on
   // read-only, in-memory and closed graphs (the copy of an in-memory graph

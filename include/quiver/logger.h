@@ -30,7 +30,10 @@
 // thread and the checkpoint thread, possibly at once: it must be
 // thread-safe. It must not call back into the graph (a write from inside
 // Log would wait for the writer that is calling it) and should return
-// quickly (the writer waits for it).
+// quickly (the writer waits for it). Log must not throw: an exception from
+// it is caught and discarded with the event it was reporting (the graph
+// carries on), so a logger that can fail should catch and count its own
+// failures.
 #ifndef QUIVER_LOGGER_H_
 #define QUIVER_LOGGER_H_
 

@@ -175,7 +175,9 @@ struct Options {
   // salvage_wal_prefix a damaged log is salvaged in memory only) and serves
   // that state. Write, WriteAsync, CreateIndex, DropIndex and Checkpoint
   // return FailedPrecondition ("opened read-only"); Verify works.
-  // NotFound if `dir` holds no graph (create_if_missing is ignored), and
+  // NotFound if `dir` holds no graph (create_if_missing is ignored; a
+  // valid identity file alone, as in the backup of an empty graph, opens
+  // as the empty graph), and
   // FailedPrecondition if a writable handle has the graph open (in this
   // process or another): its checkpoints remove and rename files while a
   // reader lists them, so reading beside it is refused rather than risk a

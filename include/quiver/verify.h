@@ -44,6 +44,11 @@ namespace quiver {
 enum class VerifiedFileKind : std::uint8_t {
   kCheckpoint = 0,  // checkpoint-<sequence>.qck
   kWalSegment = 1,  // wal-<number>.log
+  // QUIVER (the identity file) or SEGMENTS (the newest segment started),
+  // listed only when damaged or of a newer format: Open refuses the first,
+  // and without the second the check that the newest segment is present
+  // cannot be made.
+  kDirectoryRecord = 2,
 };
 
 // One file of a graph directory, as Verify found it.
@@ -75,8 +80,8 @@ struct VerifiedFile {
 
 // What Verify found.
 struct VerifyReport {
-  // The checkpoints by sequence, then the segments by number (a missing
-  // one in its place).
+  // QUIVER and SEGMENTS if found wrong, the checkpoints by sequence, then
+  // the segments by number (a missing one in its place).
   std::vector<VerifiedFile> files;
   // OK if every file is OK and together they form one graph's replay chain;
   // else the first problem, prefixed with its file's name.
@@ -88,6 +93,14 @@ struct VerifyOptions {
   // Called once per file, in report order, as soon as the file is checked
   // (the chain checks, which need every file, may still change its status
   // in the final report). Default: none.
+  //
+  // Under Graph::Verify the callback runs while that graph's checkpoint
+  // lock is held (so no checkpoint removes a file being read): it must not
+  // call Checkpoint, Verify or Close on the same graph (they wait
+  // for that lock: the call never returns), and while it runs the graph's
+  // checkpoints, background ones included, wait. Keep it short; collect
+  // what you need and act after Verify returns. Under VerifyDirectory no
+  // lock is held.
   std::function<void(const VerifiedFile&)> progress = {};
 };
 
@@ -98,8 +111,11 @@ struct VerifyOptions {
 // cleanup) is left out; if a checkpoint's cleanup removes files meanwhile
 // the chain may look broken: run it again. It does not load the graph, so
 // it checks what the files say, not that every reference inside a
-// checkpoint resolves (Open does that). Files of other names (QUIVER, LOCK,
-// SEGMENTS, *.tmp, *.salvaged) are not listed. Returns the report (its
+// checkpoint resolves (Open does that). QUIVER and SEGMENTS are checked
+// (their magic, version and CRC) and listed only if found wrong; other
+// names (LOCK, *.tmp, *.salvaged) are not listed. A directory holding no
+// graph (empty, or only files Quiver did not write) gives a report with
+// status NotFound: there is nothing to vouch for. Returns the report (its
 // status says whether all is well), or the error listing `dir` gave
 // (NotFound if it does not exist), InvalidArgument for an empty path.
 //

@@ -175,7 +175,9 @@ void BM_IndexLookup(benchmark::State& state) {
   state.counters["bytes_per_entry"] =
       static_cast<double>(IndexTree::MemoryBytes(f.root)) / static_cast<double>(n);
 }
-BENCHMARK(BM_IndexLookup)->Arg(static_cast<std::int64_t>(Scaled(1'000'000)))->Arg(static_cast<std::int64_t>(kLarge));
+BENCHMARK(BM_IndexLookup)
+    ->Arg(static_cast<std::int64_t>(Scaled(1'000'000)))
+    ->Arg(static_cast<std::int64_t>(kLarge));
 
 void BM_HashMapLookup(benchmark::State& state) {
   const auto n = static_cast<std::uint64_t>(state.range(0));
@@ -185,7 +187,9 @@ void BM_HashMapLookup(benchmark::State& state) {
   state.SetItemsProcessed(state.iterations());
   state.counters["p50_ns"] = MedianNs(n, 200'000, [&](std::int64_t k) { return MapLookup(f.map, k); });
 }
-BENCHMARK(BM_HashMapLookup)->Arg(static_cast<std::int64_t>(Scaled(1'000'000)))->Arg(static_cast<std::int64_t>(kLarge));
+BENCHMARK(BM_HashMapLookup)
+    ->Arg(static_cast<std::int64_t>(Scaled(1'000'000)))
+    ->Arg(static_cast<std::int64_t>(kLarge));
 
 void BM_IndexScan(benchmark::State& state) {
   const LookupFixture& f = Lookup(kLarge);

@@ -24,7 +24,6 @@ using analytics::ThreadsFor;
 
 namespace {
 
-
 // Out-degrees, counted from the in adjacency when the out one was not built.
 std::vector<std::uint64_t> OutDegrees(const Projection& p) {
   std::vector<std::uint64_t> deg(p.vertex_count(), 0);

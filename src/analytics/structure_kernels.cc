@@ -62,7 +62,6 @@ bool BuildSimpleGraph(const Projection& p, const RunOptions& run, unsigned threa
                         });
 }
 
-
 }  // namespace
 
 Result<std::uint64_t> TriangleCount(const Projection& p, const RunOptions& run) {

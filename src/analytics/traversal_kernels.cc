@@ -35,7 +35,6 @@ Status NotInProjection(const char* kernel, VertexId v) {
                        " is not in the projection (removed, or outside its labels)");
 }
 
-
 }  // namespace
 
 Result<std::vector<std::int64_t>> Bfs(const Projection& p, VertexId source, const RunOptions& run) {

@@ -23,7 +23,6 @@ using tree::UpEntry;
 
 Kind KindOf(int level) { return level == 0 ? kLeaf : kInner; }
 
-
 void FreeNode(void* n, storage::MutationContext& ctx) {
   if (ctx.blocks != nullptr) ctx.blocks->Remove(n);
   ctx.account->Free(n);

@@ -30,9 +30,9 @@ using tree::Entry;
 using tree::Kind;
 using tree::kInner;
 using tree::kLeaf;
-using tree::UpEntry;
 using tree::Load;
 using tree::Shape;
+using tree::UpEntry;
 
 // A root-to-leaf path: nodes[0] the root, nodes[height] the leaf; index[l]
 // is the child taken in nodes[l], index[height] the entry position.
@@ -271,7 +271,6 @@ void Redistribute(const Shape& s, Kind k, void* a, void* b, std::uint32_t q, con
   tree::CopyNode(s, k, a, tree::Scratch(0));
   tree::CopyNode(s, k, b, tree::Scratch(1));
 }
-
 
 // Fixed-width leaves: a full leaf hands entries to a sibling with room.
 void InsertRedistributing(const Shape& s, Path& p, const Entry& e, bool to_left,

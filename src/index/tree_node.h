@@ -194,7 +194,9 @@ std::uint64_t Total(const Shape& s, Kind k, const void* n);
 
 // The entry a parent keeps for child `n`: its first entry (a leaf) or
 // separator 0 (an inner node), its address and its total.
-inline Entry UpEntry(const Shape& s, Kind k, void* n) { return {Key(s, k, n, 0), Id(s, k, n, 0), n, Total(s, k, n)}; }
+inline Entry UpEntry(const Shape& s, Kind k, void* n) {
+  return {Key(s, k, n, 0), Id(s, k, n, 0), n, Total(s, k, n)};
+}
 
 // ---- Order
 

@@ -15,7 +15,6 @@ using Op = WriteBatchInternal::Op;
 
 namespace {
 
-
 std::uint64_t KeyOf(ElementKind kind, bool is_new, std::uint64_t ref) {
   return (kind == ElementKind::kEdge ? kEdgeBit : 0) | (is_new ? kNewBit : 0) | ref;
 }

@@ -20,21 +20,13 @@
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
 #include "quiver/quiver.h"
+#include "test_util.h"
 #include "wal/wal_format.h"
 
 namespace quiver {
 namespace {
 
 const std::string kDir = "/db";
-
-Options TestOptions() {
-  Options o;
-  o.writer.spin_microseconds = 0;
-  o.durable.checkpoint_wal_bytes = 0;
-  o.durable.checkpoint_on_close = false;
-  o.durable.wal_segment_bytes = 512;
-  return o;
-}
 
 void WriteGroups(Graph& g, int from, int to) {
   for (int k = from; k < to; ++k) {
@@ -87,7 +79,7 @@ bool Contains(const std::string& s, const std::string& part) { return s.find(par
 
 TEST(OperatorStatsTest, SyncHistogramCountsEveryWalSync) {
   env::SimFileSystem fs;
-  auto g = GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value();
+  auto g = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs).value();
   WriteGroups(*g, 0, 25);
   const DurabilityStats d = g->GetDurabilityStats();
   EXPECT_EQ(d.wal_syncs, 25u);
@@ -100,7 +92,7 @@ TEST(OperatorStatsTest, SlowSyncsLandInTheirBucketAndAreLogged) {
   env::SimFileSystem sim;
   env::FaultFileSystem fs(&sim);
   auto logger = std::make_shared<RecordingLogger>();
-  Options o = TestOptions();
+  Options o = test_util::SmallSegmentOptions();
   o.logger = logger;
   o.durable.slow_sync_microseconds = 4000;
   auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
@@ -141,7 +133,7 @@ void ExpectAThrowingLoggerLeavesTheGraphHealthy() {
   env::SimFileSystem sim;
   env::FaultFileSystem fs(&sim);
   auto logger = std::make_shared<Thrower>();
-  Options o = TestOptions();
+  Options o = test_util::SmallSegmentOptions();
   o.logger = logger;
   o.durable.slow_sync_microseconds = 1;
   auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
@@ -157,7 +149,7 @@ void ExpectAThrowingLoggerLeavesTheGraphHealthy() {
   EXPECT_FALSE(g->Checkpoint().ok());
   fs.ClearFault();
   ASSERT_TRUE(g->Close().ok());
-  auto reopened = GraphImpl::OpenDurable(TestOptions(), kDir, &fs);
+  auto reopened = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs);
   ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
   EXPECT_EQ((*reopened)->GetOpenStats().recovered_sequence, 3u);
 }
@@ -172,7 +164,7 @@ TEST(OperatorStatsTest, LoggerThrowingAnyExceptionDoesNotEscapeTheWriter) {
 
 TEST(OperatorStatsTest, WalBytesSinceCheckpoint) {
   env::SimFileSystem fs;
-  auto g = GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value();
+  auto g = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs).value();
   EXPECT_EQ(g->GetDurabilityStats().wal_bytes_since_checkpoint, 0u);
   WriteGroups(*g, 0, 10);
   DurabilityStats d = g->GetDurabilityStats();
@@ -188,7 +180,7 @@ TEST(OperatorStatsTest, WalBytesSinceCheckpoint) {
 
 TEST(OperatorStatsTest, FreeSpaceComesFromTheFileSystemAndLowSpaceDegrades) {
   env::SimFileSystem fs;
-  auto g = GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value();
+  auto g = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs).value();
   DurabilityStats d = g->GetDurabilityStats();
   EXPECT_EQ(d.free_space_bytes, std::uint64_t{1} << 40);
   EXPECT_EQ(d.health, HealthState::kOk) << d.health_reason;
@@ -209,7 +201,7 @@ TEST(OperatorStatsTest, FailedCheckpointDegradesAndIsLoggedOnceUntilOneSucceeds)
   env::SimFileSystem sim;
   env::FaultFileSystem fs(&sim);
   auto logger = std::make_shared<RecordingLogger>();
-  Options o = TestOptions();
+  Options o = test_util::SmallSegmentOptions();
   o.logger = logger;
   auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
   WriteGroups(*g, 0, 5);
@@ -234,7 +226,7 @@ TEST(OperatorStatsTest, PoisoningIsHealthPoisonedAndLoggedOnce) {
   env::SimFileSystem sim;
   env::FaultFileSystem fs(&sim);
   auto logger = std::make_shared<RecordingLogger>();
-  Options o = TestOptions();
+  Options o = test_util::SmallSegmentOptions();
   o.logger = logger;
   auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
   WriteGroups(*g, 0, 3);
@@ -259,7 +251,7 @@ TEST(OperatorStatsTest, PoisoningIsHealthPoisonedAndLoggedOnce) {
 TEST(OperatorEventsTest, CleanOpenLogsNothing) {
   env::SimFileSystem fs;
   auto logger = std::make_shared<RecordingLogger>();
-  Options o = TestOptions();
+  Options o = test_util::SmallSegmentOptions();
   o.logger = logger;
   {
     auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
@@ -275,14 +267,14 @@ TEST(OperatorEventsTest, CleanOpenLogsNothing) {
 TEST(OperatorEventsTest, TornTailIsLoggedOnceWithItsSize) {
   env::SimFileSystem fs;
   {
-    auto g = GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value();
+    auto g = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs).value();
     WriteGroups(*g, 0, 10);
   }
   const std::string path = kDir + "/" + LastSegment(fs);
   const std::string bytes = fs.ReadFileForTest(path).value();
   ASSERT_TRUE(fs.WriteFileForTest(path, bytes.substr(0, bytes.size() - 5)).ok());
   auto logger = std::make_shared<RecordingLogger>();
-  Options o = TestOptions();
+  Options o = test_util::SmallSegmentOptions();
   o.logger = logger;
   auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
   const std::uint64_t cut = g->GetOpenStats().tail_bytes_truncated;
@@ -298,7 +290,7 @@ TEST(OperatorEventsTest, TornTailIsLoggedOnceWithItsSize) {
 TEST(OperatorEventsTest, CheckpointFallbackIsLoggedOnce) {
   env::SimFileSystem fs;
   {
-    auto g = GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value();
+    auto g = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs).value();
     WriteGroups(*g, 0, 5);
     ASSERT_TRUE(g->Checkpoint().ok());
     WriteGroups(*g, 5, 10);
@@ -307,7 +299,7 @@ TEST(OperatorEventsTest, CheckpointFallbackIsLoggedOnce) {
   const std::string newest = kDir + "/" + checkpoint::CheckpointFileName(10);
   ASSERT_TRUE(fs.FlipBit(newest, (checkpoint::kHeaderBytes + checkpoint::kBlockHeaderBytes + 2) * 8).ok());
   auto logger = std::make_shared<RecordingLogger>();
-  Options o = TestOptions();
+  Options o = test_util::SmallSegmentOptions();
   o.logger = logger;
   auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
   ASSERT_TRUE(g->GetOpenStats().used_previous_checkpoint);
@@ -321,7 +313,7 @@ TEST(OperatorEventsTest, CheckpointFallbackIsLoggedOnce) {
 TEST(OperatorEventsTest, SalvageIsLoggedOnce) {
   env::SimFileSystem fs;
   {
-    auto g = GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value();
+    auto g = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs).value();
     WriteGroups(*g, 0, 30);
   }
   std::vector<std::string> segments;
@@ -333,7 +325,7 @@ TEST(OperatorEventsTest, SalvageIsLoggedOnce) {
       fs.FlipBit(kDir + "/" + segments[1], (wal::kSegmentHeaderBytes + wal::kRecordHeaderBytes + 3) * 8)
           .ok());
   auto logger = std::make_shared<RecordingLogger>();
-  Options o = TestOptions();
+  Options o = test_util::SmallSegmentOptions();
   o.logger = logger;
   o.durable.salvage_wal_prefix = true;
   auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();

@@ -26,17 +26,8 @@ namespace {
 
 const std::string kDir = "/db";
 
-Options Writable() {
-  Options o;
-  o.writer.spin_microseconds = 0;
-  o.durable.checkpoint_wal_bytes = 0;
-  o.durable.checkpoint_on_close = false;  // the log keeps a tail to replay
-  o.durable.wal_segment_bytes = 512;
-  return o;
-}
-
 Options ReadOnly() {
-  Options o = Writable();
+  Options o = test_util::SmallSegmentOptions();
   o.read_only = true;
   return o;
 }
@@ -53,7 +44,7 @@ void WriteGroups(Graph& g, int from, int to) {
 
 // 30 groups, a checkpoint after 12: the log holds 18 groups to replay.
 void MakeGraph(env::SimFileSystem& fs) {
-  auto g = GraphImpl::OpenDurable(Writable(), kDir, &fs).value();
+  auto g = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs).value();
   WriteGroups(*g, 0, 12);
   ASSERT_TRUE(g->Checkpoint().ok());
   WriteGroups(*g, 12, 30);
@@ -76,7 +67,7 @@ std::string LastSegment(env::SimFileSystem& fs) {
 }
 
 // What a writable Open recovers from the same bytes (on a copy).
-std::string WritableDump(env::SimFileSystem& fs, Options o = Writable()) {
+std::string WritableDump(env::SimFileSystem& fs, Options o = test_util::SmallSegmentOptions()) {
   std::unique_ptr<env::SimFileSystem> copy = fs.Clone();
   auto g = GraphImpl::OpenDurable(o, kDir, copy.get());
   EXPECT_TRUE(g.ok()) << g.status().ToString();
@@ -197,7 +188,7 @@ TEST(ReadOnlyTest, DamageIsSalvagedInMemoryOnly) {
   EXPECT_EQ(OpenReadOnlyChecked(fs).status().code(), StatusCode::kCorruption);
   Options o = ReadOnly();
   o.durable.salvage_wal_prefix = true;
-  Options w = Writable();
+  Options w = test_util::SmallSegmentOptions();
   w.durable.salvage_wal_prefix = true;
   const std::string expected = WritableDump(fs, w);
   Result<std::unique_ptr<Graph>> g = OpenReadOnlyChecked(fs, o);
@@ -229,7 +220,7 @@ TEST(ReadOnlyTest, AGraphAWriterHoldsIsRefused) {
   // The simulator's locks are not files; posix creates LOCK at the first
   // Open, so give the directory one as posix would have.
   ASSERT_TRUE(fs.WriteFileForTest(kDir + "/LOCK", "").ok());
-  auto writer = GraphImpl::OpenDurable(Writable(), kDir, &fs).value();
+  auto writer = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs).value();
   Result<std::unique_ptr<Graph>> g = GraphImpl::OpenDurable(ReadOnly(), kDir, &fs);
   EXPECT_EQ(g.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(g.status().message().find("read-only"), std::string::npos) << g.status().ToString();
@@ -237,14 +228,14 @@ TEST(ReadOnlyTest, AGraphAWriterHoldsIsRefused) {
   g = GraphImpl::OpenDurable(ReadOnly(), kDir, &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   // The read-only graph released LOCK when Open returned: a writer may open.
-  auto again = GraphImpl::OpenDurable(Writable(), kDir, &fs);
+  auto again = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs);
   EXPECT_TRUE(again.ok()) << again.status().ToString();
 }
 
 TEST(ReadOnlyTest, PosixDirectoryHeldRefusedThenReadWithoutCreatingLock) {
   env::test::TempDir tmp;
   const std::string dir = tmp.File("g");
-  auto writer = Graph::Open(Writable(), dir).value();
+  auto writer = Graph::Open(test_util::SmallSegmentOptions(), dir).value();
   WriteGroups(*writer, 0, 5);
   EXPECT_EQ(Graph::Open(ReadOnly(), dir).status().code(), StatusCode::kFailedPrecondition);
   ASSERT_TRUE(writer->Close().ok());

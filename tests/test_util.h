@@ -25,6 +25,18 @@
 
 namespace quiver::test_util {
 
+// Durable options for the operator-tool tests: no spinning, no automatic or
+// closing checkpoint (so the log keeps a tail to replay), and 512-byte WAL
+// segments, so a few groups make a rotation.
+inline Options SmallSegmentOptions() {
+  Options o;
+  o.writer.spin_microseconds = 0;
+  o.durable.checkpoint_wal_bytes = 0;
+  o.durable.checkpoint_on_close = false;
+  o.durable.wal_segment_bytes = 512;
+  return o;
+}
+
 std::string Hex(const void* data, std::size_t n);
 
 // Renders a stored value exactly: doubles and floats by their bit patterns,

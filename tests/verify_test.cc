@@ -21,21 +21,13 @@
 #include "graph_dir.h"
 #include "graph_impl.h"
 #include "quiver/quiver.h"
+#include "test_util.h"
 #include "wal/wal_format.h"
 
 namespace quiver {
 namespace {
 
 const std::string kDir = "/db";
-
-Options SmallSegments() {
-  Options o;
-  o.writer.spin_microseconds = 0;
-  o.durable.checkpoint_wal_bytes = 0;
-  o.durable.checkpoint_on_close = false;
-  o.durable.wal_segment_bytes = 512;  // a rotation every few groups
-  return o;
-}
 
 void WriteGroups(Graph& g, int from, int to) {
   for (int k = from; k < to; ++k) {
@@ -64,7 +56,7 @@ std::vector<std::uint64_t> Checkpoints(env::SimFileSystem& fs) {
 // A closed graph: 40 groups over several segments, a checkpoint after 25
 // (so the log holds segments before and after it).
 void MakeGraph(env::SimFileSystem& fs) {
-  auto g = GraphImpl::OpenDurable(SmallSegments(), kDir, &fs).value();
+  auto g = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs).value();
   WriteGroups(*g, 0, 25);
   ASSERT_TRUE(g->Checkpoint().ok());
   WriteGroups(*g, 25, 40);
@@ -134,7 +126,7 @@ TEST(VerifyTest, HealthyDirectoryReportsEveryFileOk) {
 
 TEST(VerifyTest, VerifyOfARunningGraphWhileWritesContinue) {
   env::SimFileSystem fs;
-  Options o = SmallSegments();
+  Options o = test_util::SmallSegmentOptions();
   o.durable.checkpoint_wal_bytes = 2048;  // background checkpoints and cleanup meanwhile
   auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
   WriteGroups(*g, 0, 20);
@@ -320,7 +312,7 @@ TEST(VerifyTest, DirectoryWithoutAGraphIsNotOk) {
   ASSERT_TRUE(foreign.ok()) << foreign.status().ToString();
   EXPECT_FALSE(foreign->ok());
   // A graph created and never written (its identity file alone) is a graph.
-  { auto g = GraphImpl::OpenDurable(SmallSegments(), "/fresh", &fs).value(); }
+  { auto g = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), "/fresh", &fs).value(); }
   Result<VerifyReport> fresh = VerifyGraphDirectory(&fs, "/fresh");
   ASSERT_TRUE(fresh.ok()) << fresh.status().ToString();
   EXPECT_TRUE(fresh->ok()) << fresh->status.ToString();
@@ -332,7 +324,7 @@ TEST(VerifyTest, DirectoryErrors) {
   EXPECT_EQ(VerifyDirectory("").status().code(), StatusCode::kInvalidArgument);
   env::test::TempDir tmp;
   {
-    auto g = Graph::Open(SmallSegments(), tmp.path()).value();
+    auto g = Graph::Open(test_util::SmallSegmentOptions(), tmp.path()).value();
     WriteGroups(*g, 0, 10);
   }
   Result<VerifyReport> r = VerifyDirectory(tmp.path());

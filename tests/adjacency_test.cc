@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <deque>
 #include <utility>
 #include <vector>
 
@@ -34,7 +35,7 @@ class Heads {
   base::MemoryAccount account_;
   RetireList retired_;
   GroupBlocks blocks_;
-  std::vector<std::uintptr_t> heads_;
+  std::deque<std::uintptr_t> heads_;  // New() hands out references that must stay valid
 };
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> Entries(std::span<const EdgeEntry> entries) {

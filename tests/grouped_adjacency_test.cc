@@ -230,8 +230,9 @@ TEST(GroupedAdjacencyTest, AddsAndRemovesInOneBatchAndOneGroup) {
   Writer w;
   Model m;
   WriteBatch first;
-  for (int i = 0; i < 6; ++i) first.AddVertex("V");
-  for (int i = 0; i < 5; ++i) first.AddEdge("A", VertexId(i), VertexId(i + 1));
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < 6; ++i) vs.push_back(first.AddVertex("V"));
+  for (int i = 0; i < 5; ++i) first.AddEdge("A", vs[i], vs[i + 1]);
   const CommitInfo base = w.Group({first})[0];
   for (int i = 0; i < 5; ++i) m.Add(base.edges[i].value(), i, i + 1, 0);
   const Adjacency before = m.adjacency();

@@ -571,6 +571,14 @@ void BatchProcessor::FlushAdds(GraphRoots& g, MutationContext& ctx) {
     }
   }
   adds_.clear();
+  // The buffers stay for the next batch up to 8 MiB each (32 B per entry:
+  // a 100,000-edge batch fits); a huge batch's are given back.
+  constexpr std::size_t kKeptEntries = std::size_t{1} << 18;
+  if (adds_.capacity() > kKeptEntries || adds_scratch_.capacity() > kKeptEntries) {
+    std::vector<storage::EntryAdd>().swap(adds_);
+    std::vector<storage::EntryAdd>().swap(adds_scratch_);
+    std::vector<std::size_t>().swap(run_starts_);
+  }
 }
 
 void BatchProcessor::ChangeProperty(ElementKind kind, std::uint64_t id, std::uint32_t label,

@@ -263,7 +263,10 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     return s;
   }
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(durable));
-  g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
+  {
+    base::MutexLock lock(&g->stats_mu_);
+    g->wal_bytes_since_checkpoint_ += rs.wal_bytes_read;  // the log Open found
+  }
   std::unique_ptr<Graph> graph(g);
   g->LogOpenFindings();
   // Indexes the log declared and their data violates: dropped by a logged
@@ -340,7 +343,10 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenReadOnly(const Options& options,
   // Indexes the log declared whose data violates them stay declared and
   // unbuilt (queries ignore them): dropping them would be a write.
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(d));
-  g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
+  {
+    base::MutexLock lock(&g->stats_mu_);
+    g->wal_bytes_since_checkpoint_ += rs.wal_bytes_read;  // the log Open found
+  }
   std::unique_ptr<Graph> graph(g);
   g->LogOpenFindings();
   return graph;
@@ -661,27 +667,24 @@ OpenStats GraphImpl::GetOpenStats() const { return durable_ ? durable_->open_sta
 
 DurabilityStats GraphImpl::GetDurabilityStats() const {
   DurabilityStats d;
-  {
-    base::MutexLock lock(&stats_mu_);
-    d = checkpoint_stats_;
-  }
-  d.commit_groups = commit_groups_.load();
-  d.wal_syncs = wal_syncs_.load();
-  d.wal_bytes = wal_bytes_.load();
-  d.wal_segments_started = wal_segments_started_.load();
-  d.poisoned = poisoned_.load();
-  for (std::size_t i = 0; i < kSyncLatencyBuckets; ++i)
-    d.wal_sync_latency_histogram[i] = sync_histogram_[i].load(std::memory_order_relaxed);
-  if (durable_ == nullptr) return d;
-  d.wal_preallocation_failures = durable_->wal_preallocation_failures.load();
-  d.wal_bytes_since_checkpoint = wal_bytes_since_checkpoint_.load();
-  Result<std::uint64_t> free_space = durable_->fs->FreeSpace(durable_->dir);
-  d.free_space_bytes = free_space.ok() ? *free_space : 0;
   bool last_failed;
   {
+    // One critical section: the counters below are one consistent snapshot.
     base::MutexLock lock(&stats_mu_);
+    d = checkpoint_stats_;
     last_failed = last_checkpoint_failed_;
+    d.wal_syncs = wal_syncs_;
+    d.wal_bytes = wal_bytes_;
+    d.wal_bytes_since_checkpoint = wal_bytes_since_checkpoint_;
+    d.wal_sync_latency_histogram = sync_histogram_;
   }
+  d.commit_groups = commit_groups_.load();
+  d.wal_segments_started = wal_segments_started_.load();
+  d.poisoned = poisoned_.load();
+  if (durable_ == nullptr) return d;
+  d.wal_preallocation_failures = durable_->wal_preallocation_failures.load();
+  Result<std::uint64_t> free_space = durable_->fs->FreeSpace(durable_->dir);
+  d.free_space_bytes = free_space.ok() ? *free_space : 0;
   // The rule HealthState states, in its order.
   const OpenStats& o = durable_->open_stats;
   if (d.poisoned) {
@@ -881,11 +884,8 @@ Status GraphImpl::AppendAndSync(SequenceNumber first, SequenceNumber last) {
   QUIVER_RETURN_IF_ERROR(wal.AppendGroup(first, last, wal_payload_));
   const auto sync_start = std::chrono::steady_clock::now();
   QUIVER_RETURN_IF_ERROR(wal.Sync());
-  RecordSync(MicrosSince(sync_start));
-  std::uint64_t bytes = wal.segment_size() - before;
-  wal_syncs_.fetch_add(1, std::memory_order_relaxed);
-  wal_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-  std::uint64_t pending = wal_bytes_since_checkpoint_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  const std::uint64_t bytes = wal.segment_size() - before;
+  const std::uint64_t pending = RecordSync(MicrosSince(sync_start), bytes);
   std::uint64_t threshold = options_.durable.checkpoint_wal_bytes;
   // Ask at every multiple of the threshold, so a failed checkpoint is
   // retried once another threshold's worth of log has accumulated.
@@ -992,16 +992,26 @@ void GraphImpl::LogOpenFindings() const {
     });
 }
 
-void GraphImpl::RecordSync(std::uint64_t micros) {
+std::uint64_t GraphImpl::RecordSync(std::uint64_t micros, std::uint64_t bytes) {
   const std::size_t bucket =
       micros < 2 ? 0 : std::min<std::size_t>(kSyncLatencyBuckets - 1, std::bit_width(micros) - 1);
-  sync_histogram_[bucket].fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t pending;
+  {
+    base::MutexLock lock(&stats_mu_);
+    ++sync_histogram_[bucket];
+    ++wal_syncs_;
+    wal_bytes_ += bytes;
+    pending = wal_bytes_since_checkpoint_ += bytes;
+  }
+  // Logged after the counters: a logger that reads the statistics (or
+  // blocks) sees this sync counted whole.
   const std::uint32_t slow = options_.durable.slow_sync_microseconds;
   if (slow != 0 && micros >= slow)
     LogEvent(LogLevel::kWarning, "slow_sync", [&] {
       return base::StrCat(durable_->dir, ": a WAL fdatasync took ", micros, " us (threshold ", slow,
                           " us): the device is slow or overloaded");
     });
+  return pending;
 }
 
 Status GraphImpl::RunCheckpointLocked() {
@@ -1011,7 +1021,11 @@ Status GraphImpl::RunCheckpointLocked() {
   PinnedVersion pin(chain_);  // the writer's only cost: one reference
   const storage::GraphRoots& roots = pin.roots();
   if (roots.sequence == last_checkpoint_ || roots.sequence == 0) return Status::Ok();
-  std::uint64_t pending = wal_bytes_since_checkpoint_.load();
+  std::uint64_t pending;
+  {
+    base::MutexLock lock(&stats_mu_);
+    pending = wal_bytes_since_checkpoint_;
+  }
   auto start = std::chrono::steady_clock::now();
   checkpoint::WriteStats ws;
   Status s = checkpoint::WriteCheckpoint(durable_->fs, durable_->dir, durable_->uuid, roots, &ws,
@@ -1022,11 +1036,12 @@ Status GraphImpl::RunCheckpointLocked() {
     if (ws.renamed) Poison("a directory fsync failed after a checkpoint was renamed into place", s);
     return CheckpointFailed(std::move(s));
   }
-  wal_bytes_since_checkpoint_.fetch_sub(std::min(pending, wal_bytes_since_checkpoint_.load()));
   previous_checkpoint_ = last_checkpoint_;
   last_checkpoint_ = roots.sequence;
   {
     base::MutexLock stats_lock(&stats_mu_);
+    // Only this thread lowers it (under checkpoint_mu_): it is >= pending.
+    wal_bytes_since_checkpoint_ -= std::min(pending, wal_bytes_since_checkpoint_);
     ++checkpoint_stats_.checkpoints_written;
     checkpoint_stats_.last_checkpoint_sequence = roots.sequence;
     checkpoint_stats_.last_checkpoint_bytes = ws.bytes;

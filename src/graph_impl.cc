@@ -129,6 +129,21 @@ Status InDirectory(const std::string& dir, const Status& s) {
   return Status(s.code(), base::StrCat("cannot open graph directory ", dir, ": ", s.message()));
 }
 
+// Why a writable Open could not take LOCK (`refused`, FailedPrecondition):
+// another writable handle holds it, or read-only Opens recovering (they
+// hold it shared, only while they recover): told apart by whether a shared
+// lock can be had now (taken and dropped at once).
+Status WriterLockRefusal(env::FileSystem* fs, const std::string& dir, const std::string& lock_path,
+                         const Status& refused) {
+  const bool readers = fs->LockFile(lock_path, env::LockMode::kShared).ok();
+  return FailedPreconditionError(base::StrCat(
+      "cannot open graph directory ", dir, ": ",
+      readers ? "a read-only Open is reading it (it holds LOCK shared while it recovers); retry once it has "
+                "opened"
+              : "another writable handle has it open; close it first",
+      " (", refused.message(), ")"));
+}
+
 }  // namespace
 
 Status GraphImpl::CheckDirectory(const Options& options, const std::string& dir,
@@ -180,7 +195,9 @@ Result<graphdir::DirKind> GraphImpl::PrepareDirectory(const Options& options, Op
   const std::string lock_path = env::JoinPath(dir, graphdir::kLockFileName);
   Result<bool> lock_existed = d.fs->Exists(lock_path);
   if (!lock_existed.ok()) return InDirectory(dir, lock_existed.status());
-  Result<std::unique_ptr<env::FileLock>> lock = d.fs->LockFile(lock_path);
+  Result<std::unique_ptr<env::FileLock>> lock = d.fs->LockFile(lock_path, env::LockMode::kExclusive);
+  if (!lock.ok() && lock.status().code() == StatusCode::kFailedPrecondition)
+    return WriterLockRefusal(d.fs, dir, lock_path, lock.status());
   if (!lock.ok()) return InDirectory(dir, lock.status());
   d.lock = std::move(*lock);
   // Again under the lock: another process may have created or changed the
@@ -294,47 +311,75 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenReadOnly(const Options& options,
                                                        std::chrono::steady_clock::time_point start) {
   const std::string& dir = d->dir;
   if (dir.empty()) return InvalidArgumentError("Graph::Open: the directory path is empty");
-  Result<graphdir::DirState> state = graphdir::Inspect(d->fs, dir);
-  if (!state.ok()) return InDirectory(dir, state.status());
-  // Nothing is created: a directory without a graph is NotFound whatever
-  // create_if_missing says. A valid identity file alone (a graph whose
-  // creation stopped before its first segment, or the backup of an empty
-  // graph) is the empty graph: no commit was ever acknowledged there.
-  Options check = options;
-  check.create_if_missing = state->kind == graphdir::DirKind::kEmpty && state->identity;
-  check.error_if_exists = false;
-  QUIVER_RETURN_IF_ERROR(CheckDirectory(check, dir, *state, d->fs));
-  // LOCK, if the file exists, for the length of the recovery: a writable
-  // handle holding it could remove or rename files under the reader. A
-  // missing LOCK is not created (that would write to the directory); then
-  // no writer has ever had this directory open where LOCK is a file, and
-  // one that opens it meanwhile is detected below.
   const std::string lock_path = env::JoinPath(dir, graphdir::kLockFileName);
-  Result<bool> lock_existed = d->fs->Exists(lock_path);
-  if (!lock_existed.ok()) return InDirectory(dir, lock_existed.status());
-  std::unique_ptr<env::FileLock> lock;
-  if (*lock_existed) {
-    Result<std::unique_ptr<env::FileLock>> l = d->fs->LockFile(lock_path);
-    if (!l.ok() && l.status().code() == StatusCode::kFailedPrecondition)
-      return FailedPreconditionError(base::StrCat(
-          "cannot open graph directory ", dir, " read-only: a writable handle has it open (",
-          l.status().message(),
-          "); its checkpoints remove and rename files under a reader. Close it first, or use Verify"));
-    if (!l.ok()) return InDirectory(dir, l.status());
-    lock = std::move(*l);
-  }
-  QUIVER_ASSIGN_OR_RETURN(RecoveredState rs, Recover(d->fs, dir, options));
-  if (!*lock_existed) {
-    Result<bool> appeared = d->fs->Exists(lock_path);
-    if (!appeared.ok() || *appeared) {
-      rs.chain->Shutdown();
-      return appeared.ok() ? FailedPreconditionError(base::StrCat(
-                                 "cannot open graph directory ", dir,
-                                 " read-only: a writable handle opened it while it was being read; retry"))
-                           : InDirectory(dir, appeared.status());
+  // One reading of the directory: the recovered state, or nullopt if a
+  // writer started while a directory without LOCK was read (whatever that
+  // reading found, error or not, is void: files may have changed under it).
+  auto attempt = [&]() -> Result<std::optional<RecoveredState>> {
+    Result<graphdir::DirState> state = graphdir::Inspect(d->fs, dir);
+    if (!state.ok()) return InDirectory(dir, state.status());
+    // Nothing is created: a directory without a graph is NotFound whatever
+    // create_if_missing says. A valid identity file alone (a graph whose
+    // creation stopped before its first segment, or the backup of an empty
+    // graph) is the empty graph: no commit was ever acknowledged there.
+    Options check = options;
+    check.create_if_missing = state->kind == graphdir::DirKind::kEmpty && state->identity;
+    check.error_if_exists = false;
+    QUIVER_RETURN_IF_ERROR(CheckDirectory(check, dir, *state, d->fs));
+    // LOCK, if the file exists, shared for the length of the recovery: a
+    // writable handle (which holds it exclusively) could remove or rename
+    // files under the reader; other readers hold it shared too. A shared
+    // lock opens LOCK read-only and never creates it, so a read-only file
+    // system will do. A missing LOCK means no writer is running: every
+    // writable Open creates LOCK before it changes anything and never
+    // removes it afterwards; one that starts meanwhile is detected below.
+    Result<bool> lock_existed = d->fs->Exists(lock_path);
+    if (!lock_existed.ok()) return InDirectory(dir, lock_existed.status());
+    std::unique_ptr<env::FileLock> lock;
+    if (*lock_existed) {
+      Result<std::unique_ptr<env::FileLock>> l = d->fs->LockFile(lock_path, env::LockMode::kShared);
+      if (!l.ok() && l.status().code() == StatusCode::kFailedPrecondition)
+        return FailedPreconditionError(base::StrCat(
+            "cannot open graph directory ", dir, " read-only: a writable handle has it open (",
+            l.status().message(),
+            "); its checkpoints remove and rename files under a reader. Close it first, or use Verify"));
+      // Gone since Exists: a writable Open refused at its second look took
+      // back the LOCK it had created. Read as a directory without LOCK.
+      if (!l.ok() && l.status().code() == StatusCode::kNotFound) {
+        *lock_existed = false;
+      } else if (!l.ok()) {
+        return InDirectory(dir, l.status());
+      } else {
+        lock = std::move(*l);
+      }
     }
+    Result<RecoveredState> rs = Recover(d->fs, dir, options);
+    if (!*lock_existed) {
+      Result<bool> appeared = d->fs->Exists(lock_path);
+      if (!appeared.ok() || *appeared) {
+        if (rs.ok()) rs->chain->Shutdown();
+        if (!appeared.ok()) return InDirectory(dir, appeared.status());
+        return std::optional<RecoveredState>();
+      }
+    }
+    QUIVER_RETURN_IF_ERROR(rs.status());
+    return std::optional<RecoveredState>(std::move(*rs));
+  };
+  // A writer that started meanwhile left LOCK behind, so the next attempt
+  // takes it shared: refused while that writer runs, a consistent reading
+  // once it has closed. LOCK disappears again only when a writable Open is
+  // refused at its second look, so a third attempt is needed only when
+  // Opens keep racing this one.
+  constexpr int kReadOnlyAttempts = 3;
+  std::optional<RecoveredState> recovered;
+  for (int i = 0; i < kReadOnlyAttempts && !recovered; ++i) {
+    QUIVER_ASSIGN_OR_RETURN(recovered, attempt());
   }
-  lock.reset();
+  if (!recovered)
+    return FailedPreconditionError(base::StrCat("cannot open graph directory ", dir,
+                                                " read-only: writable Opens kept starting while it was "
+                                                "being read; retry"));
+  RecoveredState& rs = *recovered;
   d->uuid = rs.uuid;
   d->last_checkpoint = rs.last_checkpoint;
   d->previous_checkpoint = rs.last_checkpoint;

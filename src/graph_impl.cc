@@ -609,9 +609,7 @@ namespace {
 
 // `dir` with repeated and trailing slashes and "." components removed and
 // "x/.." pairs folded, lexically, so that two spellings of one path compare
-// equal. Symbolic links are not resolved, nor a relative path against an
-// absolute one: the emptiness check still refuses the graph's own
-// directory reached that way, not a new directory under it.
+// equal. Symbolic links are not resolved here (ResolveTargetPath does).
 std::string NormalizeDir(std::string_view dir) {
   std::vector<std::string_view> parts;
   std::size_t i = 0;
@@ -635,6 +633,28 @@ std::string NormalizeDir(std::string_view dir) {
   return out.empty() && absolute ? "/" : out;
 }
 
+// `path` with its symbolic links resolved as far as it exists (fs's
+// RealPath of its longest existing ancestor), the part that does not exist
+// yet appended and normalized by name.
+Result<std::string> ResolveTargetPath(env::FileSystem* fs, const std::string& path) {
+  std::string existing = NormalizeDir(path);
+  std::vector<std::string> missing;  // innermost first
+  while (true) {
+    Result<std::string> real = fs->RealPath(existing.empty() ? "." : existing);
+    if (real.ok()) {
+      std::string out = *real;
+      for (auto it = missing.rbegin(); it != missing.rend(); ++it) out = env::JoinPath(out, *it);
+      return NormalizeDir(out);
+    }
+    if (real.status().code() != StatusCode::kNotFound) return real.status();
+    const std::string parent = graphdir::ParentDir(existing);
+    if (parent.empty() || parent == existing) return real.status();
+    const std::size_t slash = existing.rfind('/');
+    missing.push_back(slash == std::string::npos ? existing : existing.substr(slash + 1));
+    existing = parent;
+  }
+}
+
 // Whether normalized path `inner` is `outer` or lies under it.
 bool SameOrUnder(const std::string& inner, const std::string& outer) {
   if (inner == outer) return true;
@@ -656,12 +676,25 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
   // Not the graph's directory nor anything under it: a new subdirectory
   // among the graph's files could take the name of its next WAL segment
   // (the rotation would fail and poison the graph) or be listed by Open.
-  if (durable_ != nullptr && SameOrUnder(NormalizeDir(dir), NormalizeDir(durable_->dir)))
-    return InvalidArgumentError(base::StrCat(
-        "Backup: ", dir, " is this graph's own directory or lies inside it (", durable_->dir, ")"));
   auto failed = [&dir](const Status& s) {
     return Status(s.code(), base::StrCat("Backup into ", dir, ": ", s.message()));
   };
+  if (durable_ != nullptr) {
+    // By spelling, then by where the path leads (a symbolic link into the
+    // graph's directory is that directory).
+    bool inside = SameOrUnder(NormalizeDir(dir), NormalizeDir(durable_->dir));
+    if (!inside) {
+      Result<std::string> target = ResolveTargetPath(fs, dir);
+      if (!target.ok()) return failed(target.status());
+      Result<std::string> source = fs->RealPath(durable_->dir);
+      if (!source.ok()) return failed(source.status());
+      inside = SameOrUnder(*target, NormalizeDir(*source));
+    }
+    if (inside)
+      return InvalidArgumentError(base::StrCat("Backup: ", dir,
+                                               " is this graph's own directory or lies inside it (",
+                                               durable_->dir, "), by name or through a symbolic link"));
+  }
   // Only an empty or new directory: a backup never mixes with other files
   // (another graph's log would be replayed onto it).
   Result<bool> exists = fs->Exists(dir);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -161,6 +162,28 @@ TEST(BackupTest, TargetInsideTheGraphDirectoryIsRefused) {
   ASSERT_TRUE(GraphImpl::OpenDurable(TestOptions(), kDir, &fs).ok());
   // A sibling whose name starts like the graph's is no subdirectory.
   EXPECT_TRUE(GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value()->Backup(kDir + "x").ok());
+}
+
+// The target is judged by where it leads, not how it is spelled: a
+// symbolic link into the graph's directory is refused like the directory.
+TEST(BackupTest, TargetThroughASymlinkIntoTheGraphDirectoryIsRefused) {
+  env::test::TempDir tmp;
+  const std::string dir = tmp.File("g");
+  auto g = Graph::Open(TestOptions(), dir).value();
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE(g->Write(Batch(k)).ok());
+  std::filesystem::create_directory_symlink(dir, tmp.File("link"));
+  const std::vector<std::string> before = env::PosixFileSystem()->ListDir(dir).value();
+  for (const std::string& target : {tmp.File("link/sub"), tmp.File("link/sub/deeper"), tmp.File("link")}) {
+    Result<BackupInfo> r = g->Backup(target);
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << target << ": " << r.status().ToString();
+  }
+  EXPECT_EQ(env::PosixFileSystem()->ListDir(dir).value(), before);
+  // A link to elsewhere is followed to a legitimate target.
+  std::filesystem::create_directory(tmp.File("elsewhere"));
+  std::filesystem::create_directory_symlink(tmp.File("elsewhere"), tmp.File("out"));
+  Result<BackupInfo> r = g->Backup(tmp.File("out/copy"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(tmp.File("elsewhere")) / "copy" / "QUIVER"));
 }
 
 TEST(BackupTest, FaultInTheTargetLeavesTheGraphUntouched) {

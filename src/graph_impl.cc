@@ -717,9 +717,10 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
   checkpoint::WriteStats ws;
   Status s;
   // An empty graph needs no checkpoint: the identity file alone opens as one.
-  if (roots.sequence != 0)
-    s = checkpoint::WriteCheckpoint(fs, dir, durable_ != nullptr ? durable_->uuid : NewGraphUuid(), roots,
-                                    &ws, w);
+  // The copy is a new graph with a UUID of its own: restored beside the
+  // original and written to, its files must never pass for the original's
+  // (Verify reports them, recovery refuses them) nor the original's for its.
+  if (roots.sequence != 0) s = checkpoint::WriteCheckpoint(fs, dir, NewGraphUuid(), roots, &ws, w);
   // The identity file last: until it is there, a copy cut short is no graph.
   if (s.ok()) s = graphdir::WriteIdentity(fs, dir);
   if (s.ok()) s = graphdir::SyncAncestors(fs, dir);

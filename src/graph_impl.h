@@ -184,8 +184,10 @@ class GraphImpl final : public Graph {
   void DeliverEvent(LogLevel level, std::string_view event, std::string_view message) const noexcept;
   // The events Open's findings call for (torn tail, fallback, salvage).
   void LogOpenFindings() const;
-  // Counts one WAL sync of `micros` in the histogram; logs it if slow.
-  void RecordSync(std::uint64_t micros);
+  // Counts one WAL sync of `bytes` that took `micros` (histogram, syncs,
+  // bytes, bytes since the checkpoint) in one step under stats_mu_, then
+  // logs it if slow; returns the WAL bytes since the last checkpoint.
+  std::uint64_t RecordSync(std::uint64_t micros, std::uint64_t bytes);
   // What a checkpoint makes redundant: checkpoint files (names) and WAL
   // segments (numbers).
   struct CoveredFiles {
@@ -222,14 +224,10 @@ class GraphImpl final : public Graph {
   CommitQueue queue_;
   std::once_flag close_once_;
   Status close_status_;
-  std::atomic<std::uint64_t> wal_bytes_since_checkpoint_{0};
   std::atomic<std::uint64_t> current_segment_{0};
   std::atomic<bool> poisoned_{false};
   std::atomic<std::uint64_t> commit_groups_{0};
-  std::atomic<std::uint64_t> wal_syncs_{0};
-  std::atomic<std::uint64_t> wal_bytes_{0};
   std::atomic<std::uint64_t> wal_segments_started_{0};
-  std::array<std::atomic<std::uint64_t>, kSyncLatencyBuckets> sync_histogram_{};
 
   // Writer thread only.
   BatchProcessor processor_;
@@ -243,12 +241,20 @@ class GraphImpl final : public Graph {
   // Set by Close once its final checkpoint is done (or skipped); the WAL
   // file and LOCK are released then.
   bool closed_ ABSL_GUARDED_BY(checkpoint_mu_) = false;
-  // Held only briefly, never across I/O: stats readers must not wait for a
-  // checkpoint to finish.
+  // Held only briefly, never across I/O or a logger call: stats readers
+  // must not wait for a checkpoint to finish. Everything a DurabilityStats
+  // snapshot reports together is written and read under it, so a snapshot
+  // sees a WAL sync or a checkpoint whole or not at all: the histogram sums
+  // to wal_syncs, wal_bytes_since_checkpoint <= wal_bytes + what Open
+  // found, and last_checkpoint_error agrees with the health state.
   mutable base::Mutex stats_mu_;
   DurabilityStats checkpoint_stats_ ABSL_GUARDED_BY(stats_mu_);
   // The most recent checkpoint attempt failed (health: degraded).
   bool last_checkpoint_failed_ ABSL_GUARDED_BY(stats_mu_) = false;
+  std::uint64_t wal_syncs_ ABSL_GUARDED_BY(stats_mu_) = 0;
+  std::uint64_t wal_bytes_ ABSL_GUARDED_BY(stats_mu_) = 0;
+  std::uint64_t wal_bytes_since_checkpoint_ ABSL_GUARDED_BY(stats_mu_) = 0;
+  std::array<std::uint64_t, kSyncLatencyBuckets> sync_histogram_ ABSL_GUARDED_BY(stats_mu_){};
 
   // Wakes the checkpoint thread.
   mutable base::Mutex trigger_mu_;

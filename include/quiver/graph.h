@@ -296,12 +296,14 @@ class Graph {
   // directory. The graph's own files are only read, never changed: a
   // failure anywhere in `dir` (its status is returned; what Backup wrote
   // there is removed, best effort) leaves the graph as it was, writable
-  // and not poisoned. Errors: InvalidArgument for an empty path, this
-  // graph's own directory or a path under it, FailedPrecondition if `dir` is not empty or not
-  // a directory, the I/O status otherwise (ResourceExhausted when the file
-  // system holding `dir` has less than one WAL segment free). Works on
-  // read-only, in-memory and closed graphs (the copy of an in-memory graph
-  // gets a new graph id).
+  // and not poisoned. The copy is a new graph with a graph id (UUID) of
+  // its own, so that its files and the original's are never taken for each
+  // other's once both are written to. Errors: InvalidArgument for an empty
+  // path, this graph's own directory or a path under it (also reached
+  // through a symbolic link), FailedPrecondition if `dir` is not empty or
+  // not a directory, the I/O status otherwise (ResourceExhausted when the
+  // file system holding `dir` has less than one WAL segment free). Works
+  // on read-only, in-memory and closed graphs.
   //
   // Example:
   //   quiver::BackupInfo b = graph->Backup("/backups/graph-2026-12-01").value();

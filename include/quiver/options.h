@@ -181,12 +181,14 @@ struct Options {
   // FailedPrecondition if a writable handle has the graph open (in this
   // process or another): its checkpoints remove and rename files while a
   // reader lists them, so reading beside it is refused rather than risk a
-  // torn view. The lock is held only while Open reads (a writable Open then
-  // waits for nothing: it fails as when any handle holds the graph) and
-  // released before it returns, so a writer may open the graph afterwards;
-  // the read-only graph keeps serving what it loaded. Needs write
-  // permission on LOCK when the file exists (taking the lock opens it for
-  // writing). Default false.
+  // torn view. LOCK is taken shared (opened read-only, never created, so
+  // neither write permission nor a writable file system is needed) and
+  // only while Open reads: read-only Opens never refuse each other, a
+  // writable Open meanwhile fails ("a read-only Open is reading it"), and
+  // a writer may open the graph once Open has returned; the read-only
+  // graph keeps serving what it loaded. Without LOCK no writer is running;
+  // one that starts while Open reads makes it start over under the lock.
+  // Default false.
   bool read_only = false;
   // Durable mode: receives the events quiver/logger.h lists. Shared, so the
   // application may keep using it; it must outlive nothing (the graph holds

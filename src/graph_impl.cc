@@ -78,6 +78,7 @@ Status CheckOptions(const Options& o) {
     QUIVER_RETURN_IF_ERROR(
         CheckRange("checkpoint_wal_bytes", d.checkpoint_wal_bytes, kMinCheckpointWalBytes, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("io_threads", d.io_threads, 0, kMaxIoThreads));
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_unsynced_bytes", d.max_unsynced_bytes, 0, kMaxUnsyncedBytesCeiling));
   return Status::Ok();
 }
 
@@ -88,6 +89,8 @@ constexpr unsigned kIndexBuildThreads = 2;
 class PinnedVersion {
  public:
   explicit PinnedVersion(storage::VersionChain* chain) : chain_(chain), v_(chain->Acquire()) {}
+  // Takes over the reference `v` (from chain->Acquire()).
+  PinnedVersion(storage::VersionChain* chain, const storage::Version* v) : chain_(chain), v_(v) {}
   ~PinnedVersion() { chain_->Release(v_); }
   PinnedVersion(const PinnedVersion&) = delete;
   PinnedVersion& operator=(const PinnedVersion&) = delete;
@@ -435,9 +438,9 @@ GraphImpl::~GraphImpl() {
 
 Snapshot GraphImpl::GetSnapshot() const { return SnapshotInternal::Make(chain_->Acquire()); }
 
-Result<CommitInfo> GraphImpl::Write(WriteBatch batch) {
+Result<CommitInfo> GraphImpl::Write(WriteBatch batch, const WriteOptions& options) {
   if (read_only_) return ReadOnlyError("Write");
-  auto* r = new WriteRequest(std::move(batch), /*async=*/false);
+  auto* r = new WriteRequest(std::move(batch), /*async=*/false, options.sync);
   Status s = queue_.Push(r);
   if (!s.ok()) {
     delete r;
@@ -446,8 +449,20 @@ Result<CommitInfo> GraphImpl::Write(WriteBatch batch) {
   return queue_.Wait(r);
 }
 
-std::future<Result<CommitInfo>> GraphImpl::WriteAsync(WriteBatch batch) {
-  auto* r = new WriteRequest(std::move(batch), /*async=*/true);
+Status GraphImpl::Sync() {
+  // Nothing is ever held back there: nothing to make durable.
+  if (durable_ == nullptr || read_only_) return Status::Ok();
+  // An empty synced request: its group writes and syncs what is held back.
+  auto* r = new WriteRequest(WriteBatch(), /*async=*/false, /*sync=*/true);
+  if (Status s = queue_.Push(r); !s.ok()) {
+    delete r;
+    return s;
+  }
+  return queue_.Wait(r).status();
+}
+
+std::future<Result<CommitInfo>> GraphImpl::WriteAsync(WriteBatch batch, const WriteOptions& options) {
+  auto* r = new WriteRequest(std::move(batch), /*async=*/true, options.sync);
   std::future<Result<CommitInfo>> f = r->future();
   if (read_only_) {
     r->Complete(ReadOnlyError("WriteAsync"));
@@ -463,7 +478,9 @@ Status GraphImpl::Close() {
   std::call_once(close_once_, [this, &first] {
     first = true;
     queue_.Close();
-    if (writer_.joinable()) writer_.join();  // the writer drains what was queued before Close
+    // The writer drains what was queued before Close and writes what
+    // unsynced writes held back.
+    if (writer_.joinable()) writer_.join();
     if (durable_ == nullptr) return;
     if (read_only_) {
       base::MutexLock lock(&checkpoint_mu_);
@@ -481,7 +498,7 @@ Status GraphImpl::Close() {
       close_status_ =
           Status(StatusCode::kPoisoned, "closed after a WAL failure; no final checkpoint was written");
     } else if (options_.durable.checkpoint_on_close) {
-      close_status_ = RunCheckpointLocked();
+      close_status_ = RunCheckpointLocked(/*writer_stopped=*/true);
     }
     closed_ = true;
     // Release the directory now, not when the object is destroyed: another
@@ -797,6 +814,17 @@ void GraphImpl::WriterLoop() {
     queue_.FinishGroup();
     group.clear();
   }
+  // Closing: what unsynced writes held back goes to the WAL now. A failure
+  // poisons, so Close reports it (Poisoned); those writes may be lost.
+  if (held_batches_ == 0 || poisoned_.load()) return;
+  Status error;
+  bool written = false;
+  try {
+    BuildHeldRecord();
+    written = LogHeld(&error);
+  } catch (const std::bad_alloc&) {
+  }
+  if (!written) Poison("writing the log records unsynced writes held back failed at Close", error);
 }
 
 void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
@@ -814,7 +842,15 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   std::vector<std::uint64_t> first_vertex, first_edge;
   std::vector<std::optional<WriteBatch>> resolved;  // by group index, when needed
   bool changed = false;
-  SequenceNumber first = 0, last = 0;
+  // Durable mode: whether the group is synced (one synced request makes it
+  // so) and whether the held-back log, this group's entries included, goes
+  // to the WAL now.
+  bool sync = false;
+  if (durable_)
+    for (const WriteRequest* r : group) sync = sync || r->sync();
+  bool write = false, trap = false;
+  const std::size_t held_mark = held_.size(), held_batches_mark = held_batches_;
+  const SequenceNumber held_first_mark = held_first_, held_last_mark = held_last_;
   try {
     v = chain_->NewVersion(&ctx);
     results.reserve(group.size());
@@ -850,28 +886,39 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
       changed = true;
     }
     // Encoding allocates too; it writes nothing, so it is still undoable.
-    if (changed && durable_) EncodeGroup(group, resolved, results, first_vertex, first_edge, &first, &last);
+    if (changed && durable_) EncodeGroup(group, resolved, results, first_vertex, first_edge);
+    // A held-back log that reached its bound is written like a synced group.
+    write = held_batches_ > 0 && (sync || held_.size() >= options_.durable.max_unsynced_bytes);
+    // Negative control only: an unsynced group appended unsynced, alone.
+    trap = !write && held_batches_ > 0 &&
+           base::DurabilityFaultOn(&base::DurabilityFaults::append_unsynced_groups);
+    if (write || trap) BuildHeldRecord();
   } catch (const std::bad_alloc&) {
     // Nothing of the group is visible or logged: undo it whole (its private
     // blocks, never a published one) and go on; the graph stays writable.
-    // Answering allocates nothing.
+    // What was held back before stays held back. Answering allocates nothing.
+    held_.resize(held_mark);
+    held_batches_ = held_batches_mark;
+    held_first_ = held_first_mark;
+    held_last_ = held_last_mark;
     if (v != nullptr) chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
     for (WriteRequest* r : group) r->CompleteOutOfMemory();
     return;
   }
   Status log_error;
-  if (!changed) {
-    chain_->RollBack(v, ctx);  // nothing was allocated; frees nothing
-    processor_.EndGroup(/*published=*/false);
-  } else if (durable_ && !LogGroup(first, last, &log_error)) {
+  if ((write || trap) && !LogHeld(&log_error, /*sync=*/write)) {
     // Invariant 4: not on disk for sure, so never published. The bytes may
     // still be on disk and come back after a restart: DurabilityUnknown.
+    // The held-back groups written with it stay published (they were
+    // acknowledged) and share that fate; so does the promise of a Sync (an
+    // empty synced request) in the group.
     Poison("a WAL write or sync failed", log_error);
     chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
     for (std::size_t i = 0; i < group.size(); ++i) {
-      if (!Logs(group, resolved, results, i)) {  // failed alone, or logged nothing
+      const bool sync_request = group[i]->batch().empty() && group[i]->sync();
+      if (!Logs(group, resolved, results, i) && !sync_request) {  // failed alone, or logged nothing
         group[i]->Complete(std::move(results[i]));
         continue;
       }
@@ -886,17 +933,28 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
       group[i]->Complete(std::move(unknown));
     }
     return;
+  }
+  if (!changed) {
+    chain_->RollBack(v, ctx);  // nothing was allocated; frees nothing
+    processor_.EndGroup(/*published=*/false);
   } else {
-    if (durable_) {
-      // Where the next group's record starts: a checkpoint of this version
-      // records it, so recovery can resume there after damage it covers.
+    if (write) {
+      // Where the next group's record starts (for a version of held-back
+      // groups it stays that of the last written one; checkpoints take
+      // their position from the writer, RunCheckpointLocked).
       v->roots.log_segment = durable_->wal->segment_number();
       v->roots.log_offset = durable_->wal->segment_size();
     }
-    chain_->Publish(v);  // invariants 2 and 3: the whole group, in order
+    // Invariants 2 and 3: the whole group, in order. A group held back is
+    // published unsynced (WriteOptions::sync = false; docs/durability.md).
+    chain_->Publish(v);
     processor_.EndGroup(/*published=*/true);
     commit_groups_.fetch_add(1, std::memory_order_relaxed);
   }
+  // Barriers (a checkpoint's): every published group is in the WAL now.
+  if (held_batches_ == 0)
+    for (WriteRequest* r : group)
+      if (r->after_sync()) r->after_sync()();
   for (std::size_t i = 0; i < group.size(); ++i) group[i]->Complete(std::move(results[i]));
 }
 
@@ -911,41 +969,46 @@ void GraphImpl::EncodeGroup(const std::vector<WriteRequest*>& group,
                             const std::vector<std::optional<WriteBatch>>& resolved,
                             const std::vector<Result<CommitInfo>>& results,
                             const std::vector<std::uint64_t>& first_vertex,
-                            const std::vector<std::uint64_t>& first_edge, SequenceNumber* first,
-                            SequenceNumber* last) {
-  std::size_t applied = 0;
-  *first = 0;
-  *last = 0;
-  auto logged = [&](std::size_t i) { return Logs(group, resolved, results, i); };
+                            const std::vector<std::uint64_t>& first_edge) {
+  // A group record's payload is a count and then one entry per batch
+  // (wal/batch_codec.h), so the entries of consecutive groups concatenate
+  // into one record's: only the count is written when the record is built.
+  wal::GroupEncoder encoder(&held_);
   for (std::size_t i = 0; i < group.size(); ++i) {
-    if (!logged(i)) continue;
-    const Result<CommitInfo>& r = results[i];
-    ++applied;
-    if (*first == 0) *first = r->sequence;
-    *last = r->sequence;
+    if (!Logs(group, resolved, results, i)) continue;
+    const SequenceNumber sequence = results[i]->sequence;
+    encoder.Add(sequence, first_vertex[i], first_edge[i],
+                !resolved.empty() && resolved[i] ? *resolved[i] : group[i]->batch());
+    if (held_batches_++ == 0) held_first_ = sequence;
+    held_last_ = sequence;
   }
-  wal_payload_.clear();
-  wal::GroupEncoder encoder(&wal_payload_);
-  encoder.Begin(applied);
-  for (std::size_t i = 0; i < group.size(); ++i)
-    if (logged(i))
-      encoder.Add(results[i]->sequence, first_vertex[i], first_edge[i],
-                  !resolved.empty() && resolved[i] ? *resolved[i] : group[i]->batch());
 }
 
-bool GraphImpl::LogGroup(SequenceNumber first, SequenceNumber last, Status* error) {
+void GraphImpl::BuildHeldRecord() {
+  wal_payload_.clear();
+  wal_payload_.reserve(held_.size() + 10);
+  wal::GroupEncoder(&wal_payload_).Begin(held_batches_);
+  wal_payload_.insert(wal_payload_.end(), held_.begin(), held_.end());
+}
+
+bool GraphImpl::LogHeld(Status* error, bool sync) {
+  bool ok = false;
   try {
-    *error = AppendAndSync(first, last);
-    return error->ok();
+    *error = AppendAndSync(held_first_, held_last_, sync);
+    ok = error->ok();
   } catch (const std::bad_alloc&) {
     // Inside the WAL writer: how much reached the file is unknown, so this
     // is a failed write like any other. *error stays OK: building a status
     // would allocate.
-    return false;
   }
+  // Written or not, never again: a failed write is not retried.
+  held_.clear();
+  held_batches_ = 0;
+  held_first_ = held_last_ = 0;
+  return ok;
 }
 
-Status GraphImpl::AppendAndSync(SequenceNumber first, SequenceNumber last) {
+Status GraphImpl::AppendAndSync(SequenceNumber first, SequenceNumber last, bool sync) {
   wal::WalWriter& wal = *durable_->wal;
   if (wal.ShouldRotate()) {
     QUIVER_RETURN_IF_ERROR(wal.StartSegment(wal.segment_number() + 1, first));
@@ -962,9 +1025,9 @@ Status GraphImpl::AppendAndSync(SequenceNumber first, SequenceNumber last) {
   std::uint64_t before = wal.segment_size();
   QUIVER_RETURN_IF_ERROR(wal.AppendGroup(first, last, wal_payload_));
   const auto sync_start = std::chrono::steady_clock::now();
-  QUIVER_RETURN_IF_ERROR(wal.Sync());
+  if (sync) QUIVER_RETURN_IF_ERROR(wal.Sync());  // false only for DurabilityFaults::append_unsynced_groups
   const std::uint64_t bytes = wal.segment_size() - before;
-  const std::uint64_t pending = RecordSync(MicrosSince(sync_start), bytes);
+  const std::uint64_t pending = RecordSync(sync, MicrosSince(sync_start), bytes);
   std::uint64_t threshold = options_.durable.checkpoint_wal_bytes;
   // Ask at every multiple of the threshold, so a failed checkpoint is
   // retried once another threshold's worth of log has accumulated.
@@ -1071,21 +1134,23 @@ void GraphImpl::LogOpenFindings() const {
     });
 }
 
-std::uint64_t GraphImpl::RecordSync(std::uint64_t micros, std::uint64_t bytes) {
+std::uint64_t GraphImpl::RecordSync(bool synced, std::uint64_t micros, std::uint64_t bytes) {
   const std::size_t bucket =
       micros < 2 ? 0 : std::min<std::size_t>(kSyncLatencyBuckets - 1, std::bit_width(micros) - 1);
   std::uint64_t pending;
   {
     base::MutexLock lock(&stats_mu_);
-    ++sync_histogram_[bucket];
-    ++wal_syncs_;
+    if (synced) {
+      ++sync_histogram_[bucket];
+      ++wal_syncs_;
+    }
     wal_bytes_ += bytes;
     pending = wal_bytes_since_checkpoint_ += bytes;
   }
   // Logged after the counters: a logger that reads the statistics (or
   // blocks) sees this sync counted whole.
   const std::uint32_t slow = options_.durable.slow_sync_microseconds;
-  if (slow != 0 && micros >= slow)
+  if (synced && slow != 0 && micros >= slow)
     LogEvent(LogLevel::kWarning, "slow_sync", [&] {
       return base::StrCat(durable_->dir, ": a WAL fdatasync took ", micros, " us (threshold ", slow,
                           " us): the device is slow or overloaded");
@@ -1093,12 +1158,45 @@ std::uint64_t GraphImpl::RecordSync(std::uint64_t micros, std::uint64_t bytes) {
   return pending;
 }
 
-Status GraphImpl::RunCheckpointLocked() {
+Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
   // RELIABILITY 2.7: after a WAL failure nothing more is written or removed.
   if (poisoned_.load())
     return Status(StatusCode::kPoisoned, "a WAL failure stopped this graph: no checkpoint is written");
-  PinnedVersion pin(chain_);  // the writer's only cost: one reference
-  const storage::GraphRoots& roots = pin.roots();
+  // The version to write and where the log continues after it, taken with
+  // nothing held back, so the checkpoint covers only groups in the WAL and
+  // records exactly where the next record starts (recovery resumes there
+  // after damage it covers; a record never straddles its sequence). The
+  // writer takes them at a barrier after writing what unsynced writes held
+  // back; after the writer stopped (Close) it held nothing back.
+  const storage::Version* pinned = nullptr;
+  std::uint64_t log_segment = 0, log_offset = 0;
+  auto take = [&] {
+    pinned = chain_->Acquire();
+    log_segment = durable_->wal->segment_number();
+    log_offset = durable_->wal->segment_size();
+  };
+  if (writer_stopped) {
+    take();
+  } else {
+    auto* barrier = new WriteRequest(WriteBatch(), /*async=*/false, /*sync=*/true);
+    barrier->set_after_sync(take);
+    if (Status s = queue_.Push(barrier); !s.ok()) {
+      delete barrier;
+      return s;  // closing: Close writes the final checkpoint
+    }
+    Result<CommitInfo> r = queue_.Wait(barrier);
+    if (!r.ok())
+      return poisoned_.load()
+                 ? Status(StatusCode::kPoisoned,
+                          base::StrCat("a WAL failure stopped this graph: no checkpoint is written (",
+                                       r.status().message(), ")"))
+                 : r.status();
+    if (pinned == nullptr) return InternalError("checkpoint barrier completed without a version");
+  }
+  PinnedVersion pin(chain_, pinned);  // the writer's only cost: one reference
+  storage::GraphRoots roots = pin.roots();
+  roots.log_segment = log_segment;
+  roots.log_offset = log_offset;
   if (roots.sequence == last_checkpoint_ || roots.sequence == 0) return Status::Ok();
   std::uint64_t pending;
   {

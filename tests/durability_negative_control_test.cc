@@ -34,12 +34,13 @@ test_util::EnumerationConfig ControlConfig() {
 }
 
 // The figures with the switches given on must show the loss.
-void ExpectSeen(std::vector<std::atomic<bool> DurabilityFaults::*> faults, const char* name) {
+void ExpectSeen(std::vector<std::atomic<bool> DurabilityFaults::*> faults, const char* name,
+                const test_util::EnumerationConfig& config = ControlConfig()) {
   test_util::EnumerationFigures broken;
   {
     std::vector<std::unique_ptr<ScopedDurabilityFault>> on;
     for (auto f : faults) on.push_back(std::make_unique<ScopedDurabilityFault>(f));
-    broken = test_util::CrashEnumerator(ControlConfig()).Run();
+    broken = test_util::CrashEnumerator(config).Run();
   }
   std::cout << name << " on: " << broken << "\n";
   EXPECT_GT(broken.acked_lost + broken.recovery_failures + broken.fallback_failures, 0u)
@@ -76,6 +77,21 @@ TEST(DurabilityNegativeControlTest, NoCheckpointSyncBeforeRenameIsSeen) {
 // fallback left.
 TEST(DurabilityNegativeControlTest, DeletingFilesBeforeTheDirectorySyncIsSeen) {
   ExpectSeen({&DurabilityFaults::remove_before_dir_sync}, "delete before the directory fsync");
+}
+
+// Unsynced writes (WriteOptions::sync = false) appended each as its own
+// record without a sync, instead of held back and written as one record with
+// the next synced group. The writer then has nothing held back when Sync()
+// comes, so Sync() syncs nothing, and a crash takes back writes it said were
+// durable (seen as acknowledged commits lost, and as checkpoints with no
+// fallback). The same workload with the switch off
+// (DurabilityEnumerationTest.UnsyncedWritesLoseOnlyASuffix) sees nothing.
+TEST(DurabilityNegativeControlTest, AppendingUnsyncedGroupsUnsyncedIsSeen) {
+  test_util::EnumerationConfig c = ControlConfig();
+  c.unsynced_one_in = 2;
+  c.sync_one_in = 3;
+  c.max_in_flight = 1;  // one batch a group: several unsynced records in a row
+  ExpectSeen({&DurabilityFaults::append_unsynced_groups}, "unsynced groups appended unsynced", c);
 }
 
 }  // namespace

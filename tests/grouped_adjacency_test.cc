@@ -249,7 +249,7 @@ TEST(GroupedAdjacencyTest, AddsAndRemovesInOneBatchAndOneGroup) {
   group[0].RemoveVertex(VertexId(3));
   group[0].AddEdge("A", VertexId(0), VertexId(2));  // 6
   std::vector<CommitInfo> infos = w.Group({group[0]});
-  const auto& e0 = infos[0].edges;
+  const std::vector<EdgeId> e0 = infos[0].edges;  // a copy: infos is assigned again below
   ASSERT_EQ(e0.size(), 7u);
   for (auto [i, s, t, type] : std::vector<std::tuple<int, int, int, std::uint32_t>>{
            {0, 0, 1, 0}, {1, 0, 1, 0}, {2, 3, 2, 1}, {3, 2, 3, 0}, {4, 3, 3, 0}, {5, 4, 0, 1}, {6, 0, 2, 0}})

@@ -52,12 +52,16 @@ inline std::string RenderValue(const PropertyView& v) {
     case ValueType::kInt64: out += std::to_string(*v.as_int64()); break;
     case ValueType::kDouble: out += std::to_string(std::bit_cast<std::uint64_t>(*v.as_double())); break;
     case ValueType::kString: out += '"' + std::string(*v.as_string()) + '"'; break;
-    case ValueType::kBytes:
-      for (std::byte b : *v.as_bytes()) out += std::to_string(std::to_integer<int>(b)) + ".";
+    case ValueType::kBytes: {
+      const auto bytes = v.as_bytes();  // named: the optional must outlive the loop
+      for (std::byte b : *bytes) out += std::to_string(std::to_integer<int>(b)) + ".";
       break;
-    case ValueType::kFloatVector:
-      for (float f : *v.as_float_vector()) out += std::to_string(std::bit_cast<std::uint32_t>(f)) + ";";
+    }
+    case ValueType::kFloatVector: {
+      const auto floats = v.as_float_vector();
+      for (float f : *floats) out += std::to_string(std::bit_cast<std::uint32_t>(f)) + ";";
       break;
+    }
   }
   return out;
 }

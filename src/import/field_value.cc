@@ -129,7 +129,10 @@ FieldType FormatFieldValue(const PropertyView& value, std::string* out) {
     case ValueType::kDouble: AppendNumber(out, *value.as_double()); return FieldType::kDouble;
     case ValueType::kBytes: {
       static constexpr char kHex[] = "0123456789abcdef";
-      for (std::byte b : *value.as_bytes()) {
+      // A named copy: a range-for over *value.as_bytes() would iterate a
+      // span inside a temporary optional that is already destroyed.
+      const auto bytes = value.as_bytes();
+      for (std::byte b : *bytes) {
         out->push_back(kHex[std::to_integer<int>(b) >> 4]);
         out->push_back(kHex[std::to_integer<int>(b) & 15]);
       }
@@ -137,7 +140,8 @@ FieldType FormatFieldValue(const PropertyView& value, std::string* out) {
     }
     case ValueType::kFloatVector: {
       bool first = true;
-      for (float f : *value.as_float_vector()) {
+      const auto floats = value.as_float_vector();  // named: see kBytes
+      for (float f : *floats) {
         if (!first) out->push_back(kArrayDelimiter);
         first = false;
         AppendNumber(out, f);

@@ -382,7 +382,7 @@ GraphImpl::~GraphImpl() {
   chain_->Shutdown();
 }
 
-Snapshot GraphImpl::GetSnapshot() const { return SnapshotInternal::Make(chain_->Acquire()); }
+Snapshot GraphImpl::GetSnapshot() const { return SnapshotInternal::Make(chain_->AcquirePin()); }
 
 Result<CommitInfo> GraphImpl::Write(WriteBatch batch) {
   if (read_only_) return ReadOnlyError("Write");

@@ -44,16 +44,21 @@ const Version* VersionChain::Acquire() {
   std::uint64_t word = head_word_.fetch_add(std::uint64_t{1} << kCountShift, std::memory_order_acquire);
   auto* v = reinterpret_cast<Version*>(word & kPointerMask);
   v->refs_.fetch_add(1, std::memory_order_relaxed);
-  // Hand the in-flight count back, or, if the head moved, the unit the
-  // writer folded into v's count for us.
-  std::uint64_t cur = head_word_.load(std::memory_order_relaxed);
+  // Hand the in-flight count back, or, if the head moved, our own unit: the
+  // writer counts us in its fold instead. The fold may not have happened
+  // yet, but the writer's bias (added before the head moved, which the
+  // acquire load orders before this) keeps v's count above zero until it
+  // has (version.7).
+  std::uint64_t cur = head_word_.load(std::memory_order_acquire);
   while (true) {
     if ((cur & kPointerMask) != (word & kPointerMask)) {
-      v->refs_.fetch_sub(1, std::memory_order_relaxed);  // cannot reach zero: we hold one
+      v->refs_.fetch_sub(1, std::memory_order_relaxed);  // cannot reach zero: the bias
       break;
     }
+    // Release: our unit is counted before the writer can read the in-flight
+    // count without us.
     if (head_word_.compare_exchange_weak(cur, cur - (std::uint64_t{1} << kCountShift),
-                                         std::memory_order_relaxed)) {
+                                         std::memory_order_acq_rel, std::memory_order_acquire)) {
       break;
     }
   }
@@ -62,7 +67,9 @@ const Version* VersionChain::Acquire() {
 
 void VersionChain::Release(const Version* v) {
   auto* mv = const_cast<Version*>(v);
-  if (mv->refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) OnDead(mv);
+  const std::int64_t before = mv->refs_.fetch_sub(1, std::memory_order_acq_rel);
+  assert(before > 0);  // zero units is final (version.2)
+  if (before == 1) OnDead(mv);
 }
 
 ReaderPin VersionChain::AcquirePin() {
@@ -179,15 +186,26 @@ void VersionChain::Publish(Version* v) {
     newest_->newer_ = v;
     newest_ = v;
   }
-  // Release: every block of v was written before this store (invariant 1).
+  // The bias goes on before the head moves: from then until the fold below,
+  // readers that saw the move give back units the fold has not added yet,
+  // and the bias keeps prev's count from reaching zero meanwhile (version.7).
+  auto* prev = const_cast<Version*>(writer_head_);
+  prev->refs_.fetch_add(kFoldBias, std::memory_order_relaxed);
+  // Release: every block of v, and the bias, were written before this store
+  // (invariant 1).
   std::uint64_t old = head_word_.exchange(reinterpret_cast<std::uint64_t>(v), std::memory_order_acq_rel);
-  auto* prev = reinterpret_cast<Version*>(old & kPointerMask);
+  assert(reinterpret_cast<Version*>(old & kPointerMask) == prev);
   writer_head_ = v;
   head_.store(v, std::memory_order_seq_cst);  // then scan the slots (version.6)
   RetireSlots(v);
   std::int64_t in_flight = static_cast<std::int64_t>(old >> kCountShift);
-  // Fold in the in-flight acquisitions and drop the owner's reference.
-  if (prev->refs_.fetch_add(in_flight - 1, std::memory_order_acq_rel) + in_flight - 1 == 0) OnDead(prev);
+  // Fold in the in-flight acquisitions, take the bias off and drop the
+  // owner's reference: the first moment prev's count can reach zero.
+  const std::int64_t delta = in_flight - 1 - kFoldBias;
+  const std::int64_t before = prev->refs_.fetch_add(delta, std::memory_order_acq_rel);
+  assert(before > kFoldBias - (std::int64_t{1} << (64 - kCountShift)));  // the bias was never spent
+  assert(before + delta >= 0);
+  if (before + delta == 0) OnDead(prev);
 }
 
 void VersionChain::Discard(Version* v) {
@@ -231,6 +249,7 @@ void VersionChain::OnDead(Version* v) {
   Version* garbage;
   {
     ChainLock lock(this);
+    assert(!v->dead_);
     v->dead_ = true;  // version.2
     live_versions_.fetch_sub(1, std::memory_order_relaxed);
     garbage = DetachDead();

@@ -21,9 +21,39 @@
 // version's pointer (low 48 bits) with a count of acquisitions in flight
 // (high 16 bits). A reader bumps the packed count (which pins the pointer it
 // read), takes a unit on the version, then hands the in-flight count back;
-// if the head moved meanwhile, the writer has already folded the in-flight
-// count into the old version's count and the reader gives that unit back
-// there instead. So nobody takes a unit on a version with zero units.
+// if the head moved meanwhile, the writer counts the reader in the
+// in-flight count it folds into the old version's count, and the reader
+// gives back its own unit instead. So nobody takes a unit on a version with
+// zero units.
+//  version.7 Between Publish's exchange of the head word and its fold, the
+//      old head's count carries a bias (kFoldBias, more than the in-flight
+//      count can hold), added before the exchange and taken off by the fold.
+// The interleaving version.7 closes: the exchange and the fold are two steps; a
+// reader that sees the head moved cannot tell whether the fold is done.
+// Without the bias, with v the head holding only the owner's unit:
+//   reader: bumps the in-flight count (v, 1); v.refs 1 -> 2
+//   writer: exchanges the head word to v' (reads in-flight 1); then works
+//           on (head pointer, RetireSlots) before folding
+//   reader: sees the head moved, gives back its own unit: v.refs 2 -> 1,
+//           and returns v, owning a unit the fold has not added yet
+//   reader: releases that unit (directly, or as the last unpin of a stale
+//           slot it installed v in; likewise if a slot's unit of v is
+//           dropped by RetireSlots): v.refs 1 -> 0, v marked dead and freed
+//   writer: folds in-flight 1 and drops the owner's unit: v.refs 0 + 1 - 1
+//           = 0 again, so v is marked dead a second time (live_versions one
+//           too low) through freed memory.
+// (The window predates reader slots, as two adjacent statements; the head
+// pointer store and the slot scan now between them made it wide enough for
+// the storm test to hit it at 500 iterations.)
+// With the bias the reader's release cannot take the count to zero: between
+// the exchange and the fold the count is the units granted so far plus the
+// bias, and at most in-flight of them are spent before being granted. The
+// reader that sees the moved head has the bias ordered before its own
+// writes to the count (the writer adds it before its release exchange; the
+// reader's load is acquire), and anyone it hands the unit to is ordered
+// after it. The fold grants exactly the in-flight units and removes the
+// bias and the owner's unit in one step, so the count is exact again from
+// then on, and zero only when every unit is given back.
 //
 // Reader slots (AcquirePin/ReleasePin; snapshots). A shared count makes
 // every acquire and release a write to one cache line, so two threads
@@ -269,6 +299,10 @@ class VersionChain {
   ~VersionChain() = default;
   static constexpr int kCountShift = 48;
   static constexpr std::uint64_t kPointerMask = (std::uint64_t{1} << kCountShift) - 1;
+  // Added to the old head's count for the span of a publication, more than
+  // the in-flight count can hold (16 bits), so that count stays positive
+  // (version.7).
+  static constexpr std::int64_t kFoldBias = std::int64_t{1} << 32;
 
   // Reader slots. Word: Version* (bits 0-47) | stale (bit 48) | pins << 49.
   static constexpr std::size_t kReaderLine = 128;

@@ -465,6 +465,65 @@ def utilisation_sample():
     return r
 
 
+def layout_sample():
+    """The sample with schema minor 3's traversalLayout rows: its 1M-edge traversal rows, once per
+    layout, each pointing at the same CSR ceiling."""
+    r = sample()
+    r["schemaMinor"] = 3
+    r["traversalLayout"] = []
+    for layout, ratio in (("randomInserts", 0.125), ("checkpointLoad", 0.375)):
+        for t in r["traversal"]:
+            if t["shape"]["edges"] != 1_000_000:
+                continue
+            row = copy.deepcopy(t)
+            row["layout"] = layout
+            row["efficiency"]["ratio"] = ratio
+            r["traversalLayout"].append(row)
+    return r
+
+
+class TraversalLayoutTest(unittest.TestCase):
+
+    def test_layout_rows_validate_and_render(self):
+        ws = Workspace(self)
+        ws.write_report(layout_sample())
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        page = ws.read_page()
+        self.assertIn("Sweep right after load vs after random inserts", page)
+        self.assertIn("| after random inserts |", page)
+        self.assertIn("| right after load (Close + Open) |", page)
+        self.assertIn("| 0.375", page)
+
+    def test_layout_row_without_layout_refused(self):
+        r = layout_sample()
+        del r["traversalLayout"][0]["layout"]
+        with self.assertRaisesRegex(rcd.RenderError, "/traversalLayout/0"):
+            rcd.validate(r, os.path.join(REPO, "schemas", "capacity-report.schema.json"), "report")
+
+    def test_unknown_layout_refused(self):
+        r = layout_sample()
+        r["traversalLayout"][1]["layout"] = "packed"
+        with self.assertRaisesRegex(rcd.RenderError, "/traversalLayout/1"):
+            rcd.validate(r, os.path.join(REPO, "schemas", "capacity-report.schema.json"), "report")
+
+    def test_not_measured_layout_says_why(self):
+        ws = Workspace(self)
+        r = sample()
+        r["traversalLayout"] = {"value": None, "reason": "not selected (--only writes)"}
+        ws.write_report(r)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertIn("Sweep right after load vs after random inserts: not measured (not selected (--only writes))",
+                      ws.read_page())
+
+    def test_report_without_layout_rows_renders_none(self):
+        ws = Workspace(self)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("Sweep right after load", ws.read_page())
+
+
 class UtilisationTest(unittest.TestCase):
 
     def validate(self, report):

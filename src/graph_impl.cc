@@ -78,6 +78,7 @@ Status CheckOptions(const Options& o) {
     QUIVER_RETURN_IF_ERROR(
         CheckRange("checkpoint_wal_bytes", d.checkpoint_wal_bytes, kMinCheckpointWalBytes, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("io_threads", d.io_threads, 0, kMaxIoThreads));
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_unsynced_bytes", d.max_unsynced_bytes, 0, kMaxUnsyncedBytesCeiling));
   return Status::Ok();
 }
 
@@ -88,6 +89,8 @@ constexpr unsigned kIndexBuildThreads = 2;
 class PinnedVersion {
  public:
   explicit PinnedVersion(storage::VersionChain* chain) : chain_(chain), v_(chain->Acquire()) {}
+  // Takes over the reference `v` (from chain->Acquire()).
+  PinnedVersion(storage::VersionChain* chain, const storage::Version* v) : chain_(chain), v_(v) {}
   ~PinnedVersion() { chain_->Release(v_); }
   PinnedVersion(const PinnedVersion&) = delete;
   PinnedVersion& operator=(const PinnedVersion&) = delete;
@@ -127,6 +130,21 @@ namespace {
 // "cannot open graph directory <dir>: <what went wrong>", same code.
 Status InDirectory(const std::string& dir, const Status& s) {
   return Status(s.code(), base::StrCat("cannot open graph directory ", dir, ": ", s.message()));
+}
+
+// Why a writable Open could not take LOCK (`refused`, FailedPrecondition):
+// another writable handle holds it, or read-only Opens recovering (they
+// hold it shared, only while they recover): told apart by whether a shared
+// lock can be had now (taken and dropped at once).
+Status WriterLockRefusal(env::FileSystem* fs, const std::string& dir, const std::string& lock_path,
+                         const Status& refused) {
+  const bool readers = fs->LockFile(lock_path, env::LockMode::kShared).ok();
+  return FailedPreconditionError(base::StrCat(
+      "cannot open graph directory ", dir, ": ",
+      readers ? "a read-only Open is reading it (it holds LOCK shared while it recovers); retry once it has "
+                "opened"
+              : "another writable handle has it open; close it first",
+      " (", refused.message(), ")"));
 }
 
 }  // namespace
@@ -180,7 +198,9 @@ Result<graphdir::DirKind> GraphImpl::PrepareDirectory(const Options& options, Op
   const std::string lock_path = env::JoinPath(dir, graphdir::kLockFileName);
   Result<bool> lock_existed = d.fs->Exists(lock_path);
   if (!lock_existed.ok()) return InDirectory(dir, lock_existed.status());
-  Result<std::unique_ptr<env::FileLock>> lock = d.fs->LockFile(lock_path);
+  Result<std::unique_ptr<env::FileLock>> lock = d.fs->LockFile(lock_path, env::LockMode::kExclusive);
+  if (!lock.ok() && lock.status().code() == StatusCode::kFailedPrecondition)
+    return WriterLockRefusal(d.fs, dir, lock_path, lock.status());
   if (!lock.ok()) return InDirectory(dir, lock.status());
   d.lock = std::move(*lock);
   // Again under the lock: another process may have created or changed the
@@ -263,7 +283,10 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     return s;
   }
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(durable));
-  g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
+  {
+    base::MutexLock lock(&g->stats_mu_);
+    g->wal_bytes_since_checkpoint_ += rs.wal_bytes_read;  // the log Open found
+  }
   std::unique_ptr<Graph> graph(g);
   g->LogOpenFindings();
   // Indexes the log declared and their data violates: dropped by a logged
@@ -291,47 +314,75 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenReadOnly(const Options& options,
                                                        std::chrono::steady_clock::time_point start) {
   const std::string& dir = d->dir;
   if (dir.empty()) return InvalidArgumentError("Graph::Open: the directory path is empty");
-  Result<graphdir::DirState> state = graphdir::Inspect(d->fs, dir);
-  if (!state.ok()) return InDirectory(dir, state.status());
-  // Nothing is created: a directory without a graph is NotFound whatever
-  // create_if_missing says. A valid identity file alone (a graph whose
-  // creation stopped before its first segment, or the backup of an empty
-  // graph) is the empty graph: no commit was ever acknowledged there.
-  Options check = options;
-  check.create_if_missing = state->kind == graphdir::DirKind::kEmpty && state->identity;
-  check.error_if_exists = false;
-  QUIVER_RETURN_IF_ERROR(CheckDirectory(check, dir, *state, d->fs));
-  // LOCK, if the file exists, for the length of the recovery: a writable
-  // handle holding it could remove or rename files under the reader. A
-  // missing LOCK is not created (that would write to the directory); then
-  // no writer has ever had this directory open where LOCK is a file, and
-  // one that opens it meanwhile is detected below.
   const std::string lock_path = env::JoinPath(dir, graphdir::kLockFileName);
-  Result<bool> lock_existed = d->fs->Exists(lock_path);
-  if (!lock_existed.ok()) return InDirectory(dir, lock_existed.status());
-  std::unique_ptr<env::FileLock> lock;
-  if (*lock_existed) {
-    Result<std::unique_ptr<env::FileLock>> l = d->fs->LockFile(lock_path);
-    if (!l.ok() && l.status().code() == StatusCode::kFailedPrecondition)
-      return FailedPreconditionError(base::StrCat(
-          "cannot open graph directory ", dir, " read-only: a writable handle has it open (",
-          l.status().message(),
-          "); its checkpoints remove and rename files under a reader. Close it first, or use Verify"));
-    if (!l.ok()) return InDirectory(dir, l.status());
-    lock = std::move(*l);
-  }
-  QUIVER_ASSIGN_OR_RETURN(RecoveredState rs, Recover(d->fs, dir, options));
-  if (!*lock_existed) {
-    Result<bool> appeared = d->fs->Exists(lock_path);
-    if (!appeared.ok() || *appeared) {
-      rs.chain->Shutdown();
-      return appeared.ok() ? FailedPreconditionError(base::StrCat(
-                                 "cannot open graph directory ", dir,
-                                 " read-only: a writable handle opened it while it was being read; retry"))
-                           : InDirectory(dir, appeared.status());
+  // One reading of the directory: the recovered state, or nullopt if a
+  // writer started while a directory without LOCK was read (whatever that
+  // reading found, error or not, is void: files may have changed under it).
+  auto attempt = [&]() -> Result<std::optional<RecoveredState>> {
+    Result<graphdir::DirState> state = graphdir::Inspect(d->fs, dir);
+    if (!state.ok()) return InDirectory(dir, state.status());
+    // Nothing is created: a directory without a graph is NotFound whatever
+    // create_if_missing says. A valid identity file alone (a graph whose
+    // creation stopped before its first segment, or the backup of an empty
+    // graph) is the empty graph: no commit was ever acknowledged there.
+    Options check = options;
+    check.create_if_missing = state->kind == graphdir::DirKind::kEmpty && state->identity;
+    check.error_if_exists = false;
+    QUIVER_RETURN_IF_ERROR(CheckDirectory(check, dir, *state, d->fs));
+    // LOCK, if the file exists, shared for the length of the recovery: a
+    // writable handle (which holds it exclusively) could remove or rename
+    // files under the reader; other readers hold it shared too. A shared
+    // lock opens LOCK read-only and never creates it, so a read-only file
+    // system will do. A missing LOCK means no writer is running: every
+    // writable Open creates LOCK before it changes anything and never
+    // removes it afterwards; one that starts meanwhile is detected below.
+    Result<bool> lock_existed = d->fs->Exists(lock_path);
+    if (!lock_existed.ok()) return InDirectory(dir, lock_existed.status());
+    std::unique_ptr<env::FileLock> lock;
+    if (*lock_existed) {
+      Result<std::unique_ptr<env::FileLock>> l = d->fs->LockFile(lock_path, env::LockMode::kShared);
+      if (!l.ok() && l.status().code() == StatusCode::kFailedPrecondition)
+        return FailedPreconditionError(base::StrCat(
+            "cannot open graph directory ", dir, " read-only: a writable handle has it open (",
+            l.status().message(),
+            "); its checkpoints remove and rename files under a reader. Close it first, or use Verify"));
+      // Gone since Exists: a writable Open refused at its second look took
+      // back the LOCK it had created. Read as a directory without LOCK.
+      if (!l.ok() && l.status().code() == StatusCode::kNotFound) {
+        *lock_existed = false;
+      } else if (!l.ok()) {
+        return InDirectory(dir, l.status());
+      } else {
+        lock = std::move(*l);
+      }
     }
+    Result<RecoveredState> rs = Recover(d->fs, dir, options);
+    if (!*lock_existed) {
+      Result<bool> appeared = d->fs->Exists(lock_path);
+      if (!appeared.ok() || *appeared) {
+        if (rs.ok()) rs->chain->Shutdown();
+        if (!appeared.ok()) return InDirectory(dir, appeared.status());
+        return std::optional<RecoveredState>();
+      }
+    }
+    QUIVER_RETURN_IF_ERROR(rs.status());
+    return std::optional<RecoveredState>(std::move(*rs));
+  };
+  // A writer that started meanwhile left LOCK behind, so the next attempt
+  // takes it shared: refused while that writer runs, a consistent reading
+  // once it has closed. LOCK disappears again only when a writable Open is
+  // refused at its second look, so a third attempt is needed only when
+  // Opens keep racing this one.
+  constexpr int kReadOnlyAttempts = 3;
+  std::optional<RecoveredState> recovered;
+  for (int i = 0; i < kReadOnlyAttempts && !recovered; ++i) {
+    QUIVER_ASSIGN_OR_RETURN(recovered, attempt());
   }
-  lock.reset();
+  if (!recovered)
+    return FailedPreconditionError(base::StrCat("cannot open graph directory ", dir,
+                                                " read-only: writable Opens kept starting while it was "
+                                                "being read; retry"));
+  RecoveredState& rs = *recovered;
   d->uuid = rs.uuid;
   d->last_checkpoint = rs.last_checkpoint;
   d->previous_checkpoint = rs.last_checkpoint;
@@ -340,7 +391,10 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenReadOnly(const Options& options,
   // Indexes the log declared whose data violates them stay declared and
   // unbuilt (queries ignore them): dropping them would be a write.
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(d));
-  g->wal_bytes_since_checkpoint_.store(rs.wal_bytes_read);
+  {
+    base::MutexLock lock(&g->stats_mu_);
+    g->wal_bytes_since_checkpoint_ += rs.wal_bytes_read;  // the log Open found
+  }
   std::unique_ptr<Graph> graph(g);
   g->LogOpenFindings();
   return graph;
@@ -384,9 +438,9 @@ GraphImpl::~GraphImpl() {
 
 Snapshot GraphImpl::GetSnapshot() const { return SnapshotInternal::Make(chain_->AcquirePin()); }
 
-Result<CommitInfo> GraphImpl::Write(WriteBatch batch) {
+Result<CommitInfo> GraphImpl::Write(WriteBatch batch, const WriteOptions& options) {
   if (read_only_) return ReadOnlyError("Write");
-  auto* r = new WriteRequest(std::move(batch), /*async=*/false);
+  auto* r = new WriteRequest(std::move(batch), /*async=*/false, options.sync);
   Status s = queue_.Push(r);
   if (!s.ok()) {
     delete r;
@@ -395,8 +449,20 @@ Result<CommitInfo> GraphImpl::Write(WriteBatch batch) {
   return queue_.Wait(r);
 }
 
-std::future<Result<CommitInfo>> GraphImpl::WriteAsync(WriteBatch batch) {
-  auto* r = new WriteRequest(std::move(batch), /*async=*/true);
+Status GraphImpl::Sync() {
+  // Nothing is ever held back there: nothing to make durable.
+  if (durable_ == nullptr || read_only_) return Status::Ok();
+  // An empty synced request: its group writes and syncs what is held back.
+  auto* r = new WriteRequest(WriteBatch(), /*async=*/false, /*sync=*/true);
+  if (Status s = queue_.Push(r); !s.ok()) {
+    delete r;
+    return s;
+  }
+  return queue_.Wait(r).status();
+}
+
+std::future<Result<CommitInfo>> GraphImpl::WriteAsync(WriteBatch batch, const WriteOptions& options) {
+  auto* r = new WriteRequest(std::move(batch), /*async=*/true, options.sync);
   std::future<Result<CommitInfo>> f = r->future();
   if (read_only_) {
     r->Complete(ReadOnlyError("WriteAsync"));
@@ -412,7 +478,9 @@ Status GraphImpl::Close() {
   std::call_once(close_once_, [this, &first] {
     first = true;
     queue_.Close();
-    if (writer_.joinable()) writer_.join();  // the writer drains what was queued before Close
+    // The writer drains what was queued before Close and writes what
+    // unsynced writes held back.
+    if (writer_.joinable()) writer_.join();
     if (durable_ == nullptr) return;
     if (read_only_) {
       base::MutexLock lock(&checkpoint_mu_);
@@ -430,7 +498,7 @@ Status GraphImpl::Close() {
       close_status_ =
           Status(StatusCode::kPoisoned, "closed after a WAL failure; no final checkpoint was written");
     } else if (options_.durable.checkpoint_on_close) {
-      close_status_ = RunCheckpointLocked();
+      close_status_ = RunCheckpointLocked(/*writer_stopped=*/true);
     }
     closed_ = true;
     // Release the directory now, not when the object is destroyed: another
@@ -558,9 +626,7 @@ namespace {
 
 // `dir` with repeated and trailing slashes and "." components removed and
 // "x/.." pairs folded, lexically, so that two spellings of one path compare
-// equal. Symbolic links are not resolved, nor a relative path against an
-// absolute one: the emptiness check still refuses the graph's own
-// directory reached that way, not a new directory under it.
+// equal. Symbolic links are not resolved here (ResolveTargetPath does).
 std::string NormalizeDir(std::string_view dir) {
   std::vector<std::string_view> parts;
   std::size_t i = 0;
@@ -584,6 +650,28 @@ std::string NormalizeDir(std::string_view dir) {
   return out.empty() && absolute ? "/" : out;
 }
 
+// `path` with its symbolic links resolved as far as it exists (fs's
+// RealPath of its longest existing ancestor), the part that does not exist
+// yet appended and normalized by name.
+Result<std::string> ResolveTargetPath(env::FileSystem* fs, const std::string& path) {
+  std::string existing = NormalizeDir(path);
+  std::vector<std::string> missing;  // innermost first
+  while (true) {
+    Result<std::string> real = fs->RealPath(existing.empty() ? "." : existing);
+    if (real.ok()) {
+      std::string out = *real;
+      for (auto it = missing.rbegin(); it != missing.rend(); ++it) out = env::JoinPath(out, *it);
+      return NormalizeDir(out);
+    }
+    if (real.status().code() != StatusCode::kNotFound) return real.status();
+    const std::string parent = graphdir::ParentDir(existing);
+    if (parent.empty() || parent == existing) return real.status();
+    const std::size_t slash = existing.rfind('/');
+    missing.push_back(slash == std::string::npos ? existing : existing.substr(slash + 1));
+    existing = parent;
+  }
+}
+
 // Whether normalized path `inner` is `outer` or lies under it.
 bool SameOrUnder(const std::string& inner, const std::string& outer) {
   if (inner == outer) return true;
@@ -605,12 +693,25 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
   // Not the graph's directory nor anything under it: a new subdirectory
   // among the graph's files could take the name of its next WAL segment
   // (the rotation would fail and poison the graph) or be listed by Open.
-  if (durable_ != nullptr && SameOrUnder(NormalizeDir(dir), NormalizeDir(durable_->dir)))
-    return InvalidArgumentError(base::StrCat(
-        "Backup: ", dir, " is this graph's own directory or lies inside it (", durable_->dir, ")"));
   auto failed = [&dir](const Status& s) {
     return Status(s.code(), base::StrCat("Backup into ", dir, ": ", s.message()));
   };
+  if (durable_ != nullptr) {
+    // By spelling, then by where the path leads (a symbolic link into the
+    // graph's directory is that directory).
+    bool inside = SameOrUnder(NormalizeDir(dir), NormalizeDir(durable_->dir));
+    if (!inside) {
+      Result<std::string> target = ResolveTargetPath(fs, dir);
+      if (!target.ok()) return failed(target.status());
+      Result<std::string> source = fs->RealPath(durable_->dir);
+      if (!source.ok()) return failed(source.status());
+      inside = SameOrUnder(*target, NormalizeDir(*source));
+    }
+    if (inside)
+      return InvalidArgumentError(base::StrCat("Backup: ", dir,
+                                               " is this graph's own directory or lies inside it (",
+                                               durable_->dir, "), by name or through a symbolic link"));
+  }
   // Only an empty or new directory: a backup never mixes with other files
   // (another graph's log would be replayed onto it).
   Result<bool> exists = fs->Exists(dir);
@@ -633,9 +734,10 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
   checkpoint::WriteStats ws;
   Status s;
   // An empty graph needs no checkpoint: the identity file alone opens as one.
-  if (roots.sequence != 0)
-    s = checkpoint::WriteCheckpoint(fs, dir, durable_ != nullptr ? durable_->uuid : NewGraphUuid(), roots,
-                                    &ws, w);
+  // The copy is a new graph with a UUID of its own: restored beside the
+  // original and written to, its files must never pass for the original's
+  // (Verify reports them, recovery refuses them) nor the original's for its.
+  if (roots.sequence != 0) s = checkpoint::WriteCheckpoint(fs, dir, NewGraphUuid(), roots, &ws, w);
   // The identity file last: until it is there, a copy cut short is no graph.
   if (s.ok()) s = graphdir::WriteIdentity(fs, dir);
   if (s.ok()) s = graphdir::SyncAncestors(fs, dir);
@@ -661,27 +763,24 @@ OpenStats GraphImpl::GetOpenStats() const { return durable_ ? durable_->open_sta
 
 DurabilityStats GraphImpl::GetDurabilityStats() const {
   DurabilityStats d;
-  {
-    base::MutexLock lock(&stats_mu_);
-    d = checkpoint_stats_;
-  }
-  d.commit_groups = commit_groups_.load();
-  d.wal_syncs = wal_syncs_.load();
-  d.wal_bytes = wal_bytes_.load();
-  d.wal_segments_started = wal_segments_started_.load();
-  d.poisoned = poisoned_.load();
-  for (std::size_t i = 0; i < kSyncLatencyBuckets; ++i)
-    d.wal_sync_latency_histogram[i] = sync_histogram_[i].load(std::memory_order_relaxed);
-  if (durable_ == nullptr) return d;
-  d.wal_preallocation_failures = durable_->wal_preallocation_failures.load();
-  d.wal_bytes_since_checkpoint = wal_bytes_since_checkpoint_.load();
-  Result<std::uint64_t> free_space = durable_->fs->FreeSpace(durable_->dir);
-  d.free_space_bytes = free_space.ok() ? *free_space : 0;
   bool last_failed;
   {
+    // One critical section: the counters below are one consistent snapshot.
     base::MutexLock lock(&stats_mu_);
+    d = checkpoint_stats_;
     last_failed = last_checkpoint_failed_;
+    d.wal_syncs = wal_syncs_;
+    d.wal_bytes = wal_bytes_;
+    d.wal_bytes_since_checkpoint = wal_bytes_since_checkpoint_;
+    d.wal_sync_latency_histogram = sync_histogram_;
   }
+  d.commit_groups = commit_groups_.load();
+  d.wal_segments_started = wal_segments_started_.load();
+  d.poisoned = poisoned_.load();
+  if (durable_ == nullptr) return d;
+  d.wal_preallocation_failures = durable_->wal_preallocation_failures.load();
+  Result<std::uint64_t> free_space = durable_->fs->FreeSpace(durable_->dir);
+  d.free_space_bytes = free_space.ok() ? *free_space : 0;
   // The rule HealthState states, in its order.
   const OpenStats& o = durable_->open_stats;
   if (d.poisoned) {
@@ -715,6 +814,17 @@ void GraphImpl::WriterLoop() {
     queue_.FinishGroup();
     group.clear();
   }
+  // Closing: what unsynced writes held back goes to the WAL now. A failure
+  // poisons, so Close reports it (Poisoned); those writes may be lost.
+  if (held_batches_ == 0 || poisoned_.load()) return;
+  Status error;
+  bool written = false;
+  try {
+    BuildHeldRecord();
+    written = LogHeld(&error);
+  } catch (const std::bad_alloc&) {
+  }
+  if (!written) Poison("writing the log records unsynced writes held back failed at Close", error);
 }
 
 void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
@@ -732,7 +842,15 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
   std::vector<std::uint64_t> first_vertex, first_edge;
   std::vector<std::optional<WriteBatch>> resolved;  // by group index, when needed
   bool changed = false;
-  SequenceNumber first = 0, last = 0;
+  // Durable mode: whether the group is synced (one synced request makes it
+  // so) and whether the held-back log, this group's entries included, goes
+  // to the WAL now.
+  bool sync = false;
+  if (durable_)
+    for (const WriteRequest* r : group) sync = sync || r->sync();
+  bool write = false, trap = false;
+  const std::size_t held_mark = held_.size(), held_batches_mark = held_batches_;
+  const SequenceNumber held_first_mark = held_first_, held_last_mark = held_last_;
   try {
     v = chain_->NewVersion(&ctx);
     results.reserve(group.size());
@@ -768,28 +886,39 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
       changed = true;
     }
     // Encoding allocates too; it writes nothing, so it is still undoable.
-    if (changed && durable_) EncodeGroup(group, resolved, results, first_vertex, first_edge, &first, &last);
+    if (changed && durable_) EncodeGroup(group, resolved, results, first_vertex, first_edge);
+    // A held-back log that reached its bound is written like a synced group.
+    write = held_batches_ > 0 && (sync || held_.size() >= options_.durable.max_unsynced_bytes);
+    // Negative control only: an unsynced group appended unsynced, alone.
+    trap = !write && held_batches_ > 0 &&
+           base::DurabilityFaultOn(&base::DurabilityFaults::append_unsynced_groups);
+    if (write || trap) BuildHeldRecord();
   } catch (const std::bad_alloc&) {
     // Nothing of the group is visible or logged: undo it whole (its private
     // blocks, never a published one) and go on; the graph stays writable.
-    // Answering allocates nothing.
+    // What was held back before stays held back. Answering allocates nothing.
+    held_.resize(held_mark);
+    held_batches_ = held_batches_mark;
+    held_first_ = held_first_mark;
+    held_last_ = held_last_mark;
     if (v != nullptr) chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
     for (WriteRequest* r : group) r->CompleteOutOfMemory();
     return;
   }
   Status log_error;
-  if (!changed) {
-    chain_->RollBack(v, ctx);  // nothing was allocated; frees nothing
-    processor_.EndGroup(/*published=*/false);
-  } else if (durable_ && !LogGroup(first, last, &log_error)) {
+  if ((write || trap) && !LogHeld(&log_error, /*sync=*/write)) {
     // Invariant 4: not on disk for sure, so never published. The bytes may
     // still be on disk and come back after a restart: DurabilityUnknown.
+    // The held-back groups written with it stay published (they were
+    // acknowledged) and share that fate; so does the promise of a Sync (an
+    // empty synced request) in the group.
     Poison("a WAL write or sync failed", log_error);
     chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
     for (std::size_t i = 0; i < group.size(); ++i) {
-      if (!Logs(group, resolved, results, i)) {  // failed alone, or logged nothing
+      const bool sync_request = group[i]->batch().empty() && group[i]->sync();
+      if (!Logs(group, resolved, results, i) && !sync_request) {  // failed alone, or logged nothing
         group[i]->Complete(std::move(results[i]));
         continue;
       }
@@ -804,17 +933,28 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
       group[i]->Complete(std::move(unknown));
     }
     return;
+  }
+  if (!changed) {
+    chain_->RollBack(v, ctx);  // nothing was allocated; frees nothing
+    processor_.EndGroup(/*published=*/false);
   } else {
-    if (durable_) {
-      // Where the next group's record starts: a checkpoint of this version
-      // records it, so recovery can resume there after damage it covers.
+    if (write) {
+      // Where the next group's record starts (for a version of held-back
+      // groups it stays that of the last written one; checkpoints take
+      // their position from the writer, RunCheckpointLocked).
       v->roots.log_segment = durable_->wal->segment_number();
       v->roots.log_offset = durable_->wal->segment_size();
     }
-    chain_->Publish(v);  // invariants 2 and 3: the whole group, in order
+    // Invariants 2 and 3: the whole group, in order. A group held back is
+    // published unsynced (WriteOptions::sync = false; docs/durability.md).
+    chain_->Publish(v);
     processor_.EndGroup(/*published=*/true);
     commit_groups_.fetch_add(1, std::memory_order_relaxed);
   }
+  // Barriers (a checkpoint's): every published group is in the WAL now.
+  if (held_batches_ == 0)
+    for (WriteRequest* r : group)
+      if (r->after_sync()) r->after_sync()();
   for (std::size_t i = 0; i < group.size(); ++i) group[i]->Complete(std::move(results[i]));
 }
 
@@ -829,41 +969,46 @@ void GraphImpl::EncodeGroup(const std::vector<WriteRequest*>& group,
                             const std::vector<std::optional<WriteBatch>>& resolved,
                             const std::vector<Result<CommitInfo>>& results,
                             const std::vector<std::uint64_t>& first_vertex,
-                            const std::vector<std::uint64_t>& first_edge, SequenceNumber* first,
-                            SequenceNumber* last) {
-  std::size_t applied = 0;
-  *first = 0;
-  *last = 0;
-  auto logged = [&](std::size_t i) { return Logs(group, resolved, results, i); };
+                            const std::vector<std::uint64_t>& first_edge) {
+  // A group record's payload is a count and then one entry per batch
+  // (wal/batch_codec.h), so the entries of consecutive groups concatenate
+  // into one record's: only the count is written when the record is built.
+  wal::GroupEncoder encoder(&held_);
   for (std::size_t i = 0; i < group.size(); ++i) {
-    if (!logged(i)) continue;
-    const Result<CommitInfo>& r = results[i];
-    ++applied;
-    if (*first == 0) *first = r->sequence;
-    *last = r->sequence;
+    if (!Logs(group, resolved, results, i)) continue;
+    const SequenceNumber sequence = results[i]->sequence;
+    encoder.Add(sequence, first_vertex[i], first_edge[i],
+                !resolved.empty() && resolved[i] ? *resolved[i] : group[i]->batch());
+    if (held_batches_++ == 0) held_first_ = sequence;
+    held_last_ = sequence;
   }
-  wal_payload_.clear();
-  wal::GroupEncoder encoder(&wal_payload_);
-  encoder.Begin(applied);
-  for (std::size_t i = 0; i < group.size(); ++i)
-    if (logged(i))
-      encoder.Add(results[i]->sequence, first_vertex[i], first_edge[i],
-                  !resolved.empty() && resolved[i] ? *resolved[i] : group[i]->batch());
 }
 
-bool GraphImpl::LogGroup(SequenceNumber first, SequenceNumber last, Status* error) {
+void GraphImpl::BuildHeldRecord() {
+  wal_payload_.clear();
+  wal_payload_.reserve(held_.size() + 10);
+  wal::GroupEncoder(&wal_payload_).Begin(held_batches_);
+  wal_payload_.insert(wal_payload_.end(), held_.begin(), held_.end());
+}
+
+bool GraphImpl::LogHeld(Status* error, bool sync) {
+  bool ok = false;
   try {
-    *error = AppendAndSync(first, last);
-    return error->ok();
+    *error = AppendAndSync(held_first_, held_last_, sync);
+    ok = error->ok();
   } catch (const std::bad_alloc&) {
     // Inside the WAL writer: how much reached the file is unknown, so this
     // is a failed write like any other. *error stays OK: building a status
     // would allocate.
-    return false;
   }
+  // Written or not, never again: a failed write is not retried.
+  held_.clear();
+  held_batches_ = 0;
+  held_first_ = held_last_ = 0;
+  return ok;
 }
 
-Status GraphImpl::AppendAndSync(SequenceNumber first, SequenceNumber last) {
+Status GraphImpl::AppendAndSync(SequenceNumber first, SequenceNumber last, bool sync) {
   wal::WalWriter& wal = *durable_->wal;
   if (wal.ShouldRotate()) {
     QUIVER_RETURN_IF_ERROR(wal.StartSegment(wal.segment_number() + 1, first));
@@ -880,12 +1025,9 @@ Status GraphImpl::AppendAndSync(SequenceNumber first, SequenceNumber last) {
   std::uint64_t before = wal.segment_size();
   QUIVER_RETURN_IF_ERROR(wal.AppendGroup(first, last, wal_payload_));
   const auto sync_start = std::chrono::steady_clock::now();
-  QUIVER_RETURN_IF_ERROR(wal.Sync());
-  RecordSync(MicrosSince(sync_start));
-  std::uint64_t bytes = wal.segment_size() - before;
-  wal_syncs_.fetch_add(1, std::memory_order_relaxed);
-  wal_bytes_.fetch_add(bytes, std::memory_order_relaxed);
-  std::uint64_t pending = wal_bytes_since_checkpoint_.fetch_add(bytes, std::memory_order_relaxed) + bytes;
+  if (sync) QUIVER_RETURN_IF_ERROR(wal.Sync());  // false only for DurabilityFaults::append_unsynced_groups
+  const std::uint64_t bytes = wal.segment_size() - before;
+  const std::uint64_t pending = RecordSync(sync, MicrosSince(sync_start), bytes);
   std::uint64_t threshold = options_.durable.checkpoint_wal_bytes;
   // Ask at every multiple of the threshold, so a failed checkpoint is
   // retried once another threshold's worth of log has accumulated.
@@ -992,26 +1134,75 @@ void GraphImpl::LogOpenFindings() const {
     });
 }
 
-void GraphImpl::RecordSync(std::uint64_t micros) {
+std::uint64_t GraphImpl::RecordSync(bool synced, std::uint64_t micros, std::uint64_t bytes) {
   const std::size_t bucket =
       micros < 2 ? 0 : std::min<std::size_t>(kSyncLatencyBuckets - 1, std::bit_width(micros) - 1);
-  sync_histogram_[bucket].fetch_add(1, std::memory_order_relaxed);
+  std::uint64_t pending;
+  {
+    base::MutexLock lock(&stats_mu_);
+    if (synced) {
+      ++sync_histogram_[bucket];
+      ++wal_syncs_;
+    }
+    wal_bytes_ += bytes;
+    pending = wal_bytes_since_checkpoint_ += bytes;
+  }
+  // Logged after the counters: a logger that reads the statistics (or
+  // blocks) sees this sync counted whole.
   const std::uint32_t slow = options_.durable.slow_sync_microseconds;
-  if (slow != 0 && micros >= slow)
+  if (synced && slow != 0 && micros >= slow)
     LogEvent(LogLevel::kWarning, "slow_sync", [&] {
       return base::StrCat(durable_->dir, ": a WAL fdatasync took ", micros, " us (threshold ", slow,
                           " us): the device is slow or overloaded");
     });
+  return pending;
 }
 
-Status GraphImpl::RunCheckpointLocked() {
+Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
   // RELIABILITY 2.7: after a WAL failure nothing more is written or removed.
   if (poisoned_.load())
     return Status(StatusCode::kPoisoned, "a WAL failure stopped this graph: no checkpoint is written");
-  PinnedVersion pin(chain_);  // the writer's only cost: one reference
-  const storage::GraphRoots& roots = pin.roots();
+  // The version to write and where the log continues after it, taken with
+  // nothing held back, so the checkpoint covers only groups in the WAL and
+  // records exactly where the next record starts (recovery resumes there
+  // after damage it covers; a record never straddles its sequence). The
+  // writer takes them at a barrier after writing what unsynced writes held
+  // back; after the writer stopped (Close) it held nothing back.
+  const storage::Version* pinned = nullptr;
+  std::uint64_t log_segment = 0, log_offset = 0;
+  auto take = [&] {
+    pinned = chain_->Acquire();
+    log_segment = durable_->wal->segment_number();
+    log_offset = durable_->wal->segment_size();
+  };
+  if (writer_stopped) {
+    take();
+  } else {
+    auto* barrier = new WriteRequest(WriteBatch(), /*async=*/false, /*sync=*/true);
+    barrier->set_after_sync(take);
+    if (Status s = queue_.Push(barrier); !s.ok()) {
+      delete barrier;
+      return s;  // closing: Close writes the final checkpoint
+    }
+    Result<CommitInfo> r = queue_.Wait(barrier);
+    if (!r.ok())
+      return poisoned_.load()
+                 ? Status(StatusCode::kPoisoned,
+                          base::StrCat("a WAL failure stopped this graph: no checkpoint is written (",
+                                       r.status().message(), ")"))
+                 : r.status();
+    if (pinned == nullptr) return InternalError("checkpoint barrier completed without a version");
+  }
+  PinnedVersion pin(chain_, pinned);  // the writer's only cost: one reference
+  storage::GraphRoots roots = pin.roots();
+  roots.log_segment = log_segment;
+  roots.log_offset = log_offset;
   if (roots.sequence == last_checkpoint_ || roots.sequence == 0) return Status::Ok();
-  std::uint64_t pending = wal_bytes_since_checkpoint_.load();
+  std::uint64_t pending;
+  {
+    base::MutexLock lock(&stats_mu_);
+    pending = wal_bytes_since_checkpoint_;
+  }
   auto start = std::chrono::steady_clock::now();
   checkpoint::WriteStats ws;
   Status s = checkpoint::WriteCheckpoint(durable_->fs, durable_->dir, durable_->uuid, roots, &ws,
@@ -1022,11 +1213,12 @@ Status GraphImpl::RunCheckpointLocked() {
     if (ws.renamed) Poison("a directory fsync failed after a checkpoint was renamed into place", s);
     return CheckpointFailed(std::move(s));
   }
-  wal_bytes_since_checkpoint_.fetch_sub(std::min(pending, wal_bytes_since_checkpoint_.load()));
   previous_checkpoint_ = last_checkpoint_;
   last_checkpoint_ = roots.sequence;
   {
     base::MutexLock stats_lock(&stats_mu_);
+    // Only this thread lowers it (under checkpoint_mu_): it is >= pending.
+    wal_bytes_since_checkpoint_ -= std::min(pending, wal_bytes_since_checkpoint_);
     ++checkpoint_stats_.checkpoints_written;
     checkpoint_stats_.last_checkpoint_sequence = roots.sequence;
     checkpoint_stats_.last_checkpoint_bytes = ws.bytes;

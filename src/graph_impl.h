@@ -82,8 +82,11 @@ class GraphImpl final : public Graph {
                                                     std::unique_ptr<env::FileSystem> owned_fs = nullptr);
 
   Snapshot GetSnapshot() const override;
-  Result<CommitInfo> Write(WriteBatch batch) override;
-  std::future<Result<CommitInfo>> WriteAsync(WriteBatch batch) override;
+  using Graph::Write;
+  using Graph::WriteAsync;
+  Result<CommitInfo> Write(WriteBatch batch, const WriteOptions& options) override;
+  std::future<Result<CommitInfo>> WriteAsync(WriteBatch batch, const WriteOptions& options) override;
+  Status Sync() override;
   Status Close() override;
   Status Checkpoint() override;
   Status CreateIndex(const IndexSpec& spec) override;
@@ -113,9 +116,10 @@ class GraphImpl final : public Graph {
   Status CheckDataForNewNames(const IndexSpec& spec);
   void WriterLoop();
   void CommitGroup(const std::vector<WriteRequest*>& group);
-  // Encodes the applied batches of the group into wal_payload_ and sets
-  // their first and last sequence numbers. Writes nothing; may throw
-  // std::bad_alloc.
+  // Appends the entries of the group's applied batches to the held-back
+  // log (held_), and extends held_first_ / held_last_ / held_batches_ over
+  // them. Writes nothing; may throw std::bad_alloc (the caller restores
+  // the held-back log to its mark).
   // True if the group's batch `i` committed something, so the log records it
   // (an empty batch, or one whose upserts and expectations changed nothing,
   // takes no sequence number and no record).
@@ -128,12 +132,18 @@ class GraphImpl final : public Graph {
                    const std::vector<std::optional<WriteBatch>>& resolved,
                    const std::vector<Result<CommitInfo>>& results,
                    const std::vector<std::uint64_t>& first_vertex,
-                   const std::vector<std::uint64_t>& first_edge, SequenceNumber* first, SequenceNumber* last);
-  // Appends and syncs wal_payload_ as the group's record; false on failure
-  // (the caller poisons), with the I/O error in *error, or *error OK if
-  // the WAL writer ran out of memory (a failed write too). Never throws.
-  bool LogGroup(SequenceNumber first, SequenceNumber last, Status* error);
-  Status AppendAndSync(SequenceNumber first, SequenceNumber last);
+                   const std::vector<std::uint64_t>& first_edge);
+  // wal_payload_ = one group record's payload holding every held-back
+  // batch. May throw std::bad_alloc; writes nothing.
+  void BuildHeldRecord();
+  // Appends and syncs wal_payload_ (BuildHeldRecord) as one record of
+  // held_first_..held_last_, then forgets the held-back log, written or
+  // not (a failed write is never retried); false on failure (the caller
+  // poisons), with the I/O error in *error, or *error OK if the WAL writer
+  // ran out of memory (a failed write too). Never throws.
+  // `sync` false only for the negative control append_unsynced_groups.
+  bool LogHeld(Status* error, bool sync = true);
+  Status AppendAndSync(SequenceNumber first, SequenceNumber last, bool sync);
   // Checks and prepares the directory before recovery: refuses what is not
   // a graph (before taking LOCK, and again under it), creates it if
   // missing, takes LOCK. Returns what it found under the lock. A refused
@@ -154,7 +164,10 @@ class GraphImpl final : public Graph {
                                const graphdir::DirState& state, env::FileSystem* fs);
   void CheckpointLoop();
   Status RunCheckpoint();
-  Status RunCheckpointLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_);
+  // `writer_stopped`: called by Close after the writer thread ended (and
+  // wrote what was held back); else the version and its WAL position are
+  // taken by the writer with nothing held back (a barrier request).
+  Status RunCheckpointLocked(bool writer_stopped = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_);
   // Records a checkpoint failure in the stats, logs it and returns it.
   Status CheckpointFailed(Status s);
   // Sets poisoned_ and, the first time, logs `why` (built only then; no
@@ -184,8 +197,11 @@ class GraphImpl final : public Graph {
   void DeliverEvent(LogLevel level, std::string_view event, std::string_view message) const noexcept;
   // The events Open's findings call for (torn tail, fallback, salvage).
   void LogOpenFindings() const;
-  // Counts one WAL sync of `micros` in the histogram; logs it if slow.
-  void RecordSync(std::uint64_t micros);
+  // Counts `bytes` appended to the WAL and, when `synced`, the fdatasync
+  // that took `micros` (histogram, syncs) in one step under stats_mu_, then
+  // logs the sync if slow; returns the WAL bytes since the last checkpoint.
+  // `synced` is false only under DurabilityFaults::append_unsynced_groups.
+  std::uint64_t RecordSync(bool synced, std::uint64_t micros, std::uint64_t bytes);
   // What a checkpoint makes redundant: checkpoint files (names) and WAL
   // segments (numbers).
   struct CoveredFiles {
@@ -222,19 +238,27 @@ class GraphImpl final : public Graph {
   CommitQueue queue_;
   std::once_flag close_once_;
   Status close_status_;
-  std::atomic<std::uint64_t> wal_bytes_since_checkpoint_{0};
   std::atomic<std::uint64_t> current_segment_{0};
   std::atomic<bool> poisoned_{false};
   std::atomic<std::uint64_t> commit_groups_{0};
-  std::atomic<std::uint64_t> wal_syncs_{0};
-  std::atomic<std::uint64_t> wal_bytes_{0};
   std::atomic<std::uint64_t> wal_segments_started_{0};
-  std::array<std::atomic<std::uint64_t>, kSyncLatencyBuckets> sync_histogram_{};
 
   // Writer thread only.
   BatchProcessor processor_;
   std::uint64_t epoch_;
   std::vector<std::byte> wal_payload_;
+  // The held-back log (durable mode): the encoded entries of batches that
+  // are published and acknowledged but not yet in the WAL (unsynced
+  // writes), sequences held_first_..held_last_, held_batches_ of them. They
+  // are written as one record with the next group that is written (a
+  // synced write, Sync, a checkpoint's barrier, the bound
+  // max_unsynced_bytes, Close), so the WAL never holds more than one
+  // record not yet synced: the reader's rule (damage followed by a valid
+  // record is Corruption) stays sound.
+  std::vector<std::byte> held_;
+  std::size_t held_batches_ = 0;
+  SequenceNumber held_first_ = 0;
+  SequenceNumber held_last_ = 0;
 
   // Checkpoints: one at a time (the background thread, Checkpoint(), Close()).
   mutable base::Mutex checkpoint_mu_;
@@ -243,12 +267,20 @@ class GraphImpl final : public Graph {
   // Set by Close once its final checkpoint is done (or skipped); the WAL
   // file and LOCK are released then.
   bool closed_ ABSL_GUARDED_BY(checkpoint_mu_) = false;
-  // Held only briefly, never across I/O: stats readers must not wait for a
-  // checkpoint to finish.
+  // Held only briefly, never across I/O or a logger call: stats readers
+  // must not wait for a checkpoint to finish. Everything a DurabilityStats
+  // snapshot reports together is written and read under it, so a snapshot
+  // sees a WAL sync or a checkpoint whole or not at all: the histogram sums
+  // to wal_syncs, wal_bytes_since_checkpoint <= wal_bytes + what Open
+  // found, and last_checkpoint_error agrees with the health state.
   mutable base::Mutex stats_mu_;
   DurabilityStats checkpoint_stats_ ABSL_GUARDED_BY(stats_mu_);
   // The most recent checkpoint attempt failed (health: degraded).
   bool last_checkpoint_failed_ ABSL_GUARDED_BY(stats_mu_) = false;
+  std::uint64_t wal_syncs_ ABSL_GUARDED_BY(stats_mu_) = 0;
+  std::uint64_t wal_bytes_ ABSL_GUARDED_BY(stats_mu_) = 0;
+  std::uint64_t wal_bytes_since_checkpoint_ ABSL_GUARDED_BY(stats_mu_) = 0;
+  std::array<std::uint64_t, kSyncLatencyBuckets> sync_histogram_ ABSL_GUARDED_BY(stats_mu_){};
 
   // Wakes the checkpoint thread.
   mutable base::Mutex trigger_mu_;

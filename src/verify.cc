@@ -212,15 +212,26 @@ class Verifier {
   }
 
   Status CheckChain(const std::vector<std::string>& names, VerifyReport* report) {
-    // The graph's identity: the newest valid checkpoint's UUID, else the
-    // first valid segment's.
-    const CheckpointFacts* newest = nullptr;
+    // The graph's identity: the UUID most of its valid files carry, so that
+    // a stray file of another graph (a backup's checkpoint copied in, newer
+    // than the graph's own) is the one reported, whatever its sequence. A
+    // tie goes to the newest valid segment's UUID (the log the writer
+    // appends to), else to the newest valid checkpoint's.
+    std::map<wal::Uuid, std::size_t> votes;
+    std::optional<wal::Uuid> tie_break;
     for (auto& [f, facts] : checkpoints_)
-      if (facts.valid) newest = &facts;
-    std::optional<wal::Uuid> uuid;
-    if (newest != nullptr) uuid = newest->header.uuid;
+      if (facts.valid) {
+        ++votes[facts.header.uuid];
+        tie_break = facts.header.uuid;
+      }
     for (auto& [number, entry] : segments_)
-      if (!uuid && entry.second.valid) uuid = entry.second.uuid;
+      if (entry.second.valid) {
+        ++votes[entry.second.uuid];
+        tie_break = entry.second.uuid;
+      }
+    std::optional<wal::Uuid> uuid = tie_break;
+    for (const auto& [candidate, count] : votes)
+      if (count > votes.at(*uuid)) uuid = candidate;
     for (auto& [f, facts] : checkpoints_)
       if (facts.valid && facts.header.uuid != *uuid) {
         Fail(f, CorruptionError("checkpoint belongs to another graph (its UUID differs)"));
@@ -231,7 +242,11 @@ class Verifier {
         Fail(entry.first, CorruptionError("WAL segment belongs to another graph (its UUID differs)"));
         entry.second.valid = false;
       }
-    const SequenceNumber base = newest != nullptr && newest->valid ? newest->header.sequence : 0;
+    // The newest checkpoint left valid (of this graph).
+    const CheckpointFacts* newest = nullptr;
+    for (auto& [f, facts] : checkpoints_)
+      if (facts.valid) newest = &facts;
+    const SequenceNumber base = newest != nullptr ? newest->header.sequence : 0;
     CheckSegmentChain(base);
     CheckCheckpointPositions();
     return CheckRecordedNewest(names, report);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <deque>
 #include <utility>
 #include <vector>
 
@@ -24,12 +25,17 @@ class Heads {
   MutationContext ctx() { return {1, &account_, &retired_, &blocks_}; }
   std::uintptr_t& New() { return heads_.emplace_back(0); }
   base::MemoryAccount& account() { return account_; }
+  // Blocks made with this context count as published: never edited in
+  // place, retired (not freed) when replaced.
+  MutationContext published() { return {0, &account_, &retired_, nullptr}; }
+  const RetireList& retired() const { return retired_; }
+  const GroupBlocks& blocks() const { return blocks_; }
 
  private:
   base::MemoryAccount account_;
   RetireList retired_;
   GroupBlocks blocks_;
-  std::vector<std::uintptr_t> heads_;
+  std::deque<std::uintptr_t> heads_;  // New() hands out references that must stay valid
 };
 
 std::vector<std::pair<std::uint64_t, std::uint64_t>> Entries(std::span<const EdgeEntry> entries) {
@@ -97,6 +103,59 @@ TEST(AdjacencyTest, HeadBlockIsTheArrayOrDirectory) {
   EXPECT_EQ(static_cast<const void*>(AsArray(head)->entries()), GroupAt(head, degree, 0).entries.data());
   AppendEntry(head, degree, 6, 3, 4, ctx);
   EXPECT_EQ(HeadBlock(head), static_cast<const void*>(AsDir(head)));
+}
+
+// AppendEntries of k entries leaves every head shape as k calls of
+// AppendEntry would (entries in order, degrees, groups), and replaces a
+// published full array once: one new block, one retired.
+TEST(AdjacencyTest, AppendEntriesEqualsOneAppendEachAndCopiesOnce) {
+  using List = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+  for (int shape = 0; shape < 5; ++shape) {
+    for (std::uint32_t k : {1u, 3u, 200u}) {
+      Heads heads;
+      MutationContext old = heads.published();
+      std::uintptr_t& bulk = heads.New();
+      std::uintptr_t& each = heads.New();
+      std::uint32_t bulk_degree = 0, each_degree = 0;
+      // The published start, the same on both heads.
+      for (auto [head, degree] : {std::pair{&bulk, &bulk_degree}, std::pair{&each, &each_degree}}) {
+        std::uint64_t e = 1;
+        if (shape == 1) {
+          for (int i = 0; i < 3; ++i, ++e) AppendEntry(*head, *degree, 7, e, 1000 + e, old);
+        } else if (shape == 2) {
+          AppendEntry(*head, *degree, 7, e, 1000 + e, old);
+          while (*degree < AsArray(*head)->capacity) ++e, AppendEntry(*head, *degree, 7, e, 1000 + e, old);
+        } else if (shape == 3) {
+          AppendEntry(*head, *degree, 5, e, 1000 + e, old);
+        } else if (shape == 4) {
+          AppendEntry(*head, *degree, 5, e, 1000 + e, old);
+          ++e, AppendEntry(*head, *degree, 7, e, 1000 + e, old);
+        }
+      }
+      std::vector<EntryAdd> adds;
+      for (std::uint32_t i = 0; i < k; ++i) adds.push_back(EntryAdd{0, 500 + i, 2000 + i, 7});
+      MutationContext ctx = heads.ctx();
+      const std::size_t retired_before = heads.retired().size(), blocks_before = heads.blocks().size();
+      AppendEntries(bulk, bulk_degree, 7, adds, ctx);
+      if (shape == 2) {  // full and published: copied once
+        EXPECT_EQ(heads.retired().size(), retired_before + 1) << "k " << k;
+        EXPECT_EQ(heads.blocks().size(), blocks_before + 1) << "k " << k;
+        EXPECT_GE(AsArray(bulk)->capacity, bulk_degree);
+      }
+      for (const EntryAdd& a : adds) AppendEntry(each, each_degree, 7, a.edge, a.neighbor, ctx);
+      EXPECT_EQ(bulk_degree, each_degree) << "shape " << shape << " k " << k;
+      ASSERT_EQ(GroupCount(bulk), GroupCount(each)) << "shape " << shape << " k " << k;
+      for (std::uint32_t type : {5u, 7u})
+        EXPECT_EQ(Entries(FindGroup(bulk, bulk_degree, type)), Entries(FindGroup(each, each_degree, type)))
+            << "shape " << shape << " k " << k << " type " << type;
+      List tail;
+      for (const auto& p : Entries(FindGroup(bulk, bulk_degree, 7)))
+        if (p.first >= 500) tail.push_back(p);
+      ASSERT_EQ(tail.size(), k);
+      for (std::uint32_t i = 0; i < k; ++i)
+        EXPECT_EQ(tail[i], (std::pair<std::uint64_t, std::uint64_t>{500 + i, 2000 + i}));
+    }
+  }
 }
 
 }  // namespace

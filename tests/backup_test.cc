@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "checkpoint/checkpoint_format.h"
+#include "checkpoint/checkpoint_reader.h"
 #include "env/fault_file_system.h"
 #include "env/sim_file_system.h"
 #include "env_test_util.h"
@@ -161,6 +163,69 @@ TEST(BackupTest, TargetInsideTheGraphDirectoryIsRefused) {
   ASSERT_TRUE(GraphImpl::OpenDurable(TestOptions(), kDir, &fs).ok());
   // A sibling whose name starts like the graph's is no subdirectory.
   EXPECT_TRUE(GraphImpl::OpenDurable(TestOptions(), kDir, &fs).value()->Backup(kDir + "x").ok());
+}
+
+// The graph UUID in the header of `dir`'s checkpoint at `sequence`.
+wal::Uuid CheckpointUuid(env::FileSystem& fs, const std::string& dir, SequenceNumber sequence) {
+  auto file = fs.OpenReadable(dir + "/" + checkpoint::CheckpointFileName(sequence)).value();
+  checkpoint::Header h;
+  EXPECT_TRUE(checkpoint::VerifyCheckpointFile(*file, &h).ok());
+  return h.uuid;
+}
+
+// A backup is a new graph: it gets its own UUID. Restored next to the
+// original and written to, its files must not pass for the original's: a
+// checkpoint of the copy placed among the original's files is reported by
+// Verify and refused by Open, never replayed as if it were the original's.
+TEST(BackupTest, ABackupIsANewGraphWithItsOwnUuid) {
+  env::SimFileSystem fs;
+  Options o = TestOptions();
+  o.durable.checkpoint_wal_bytes = 0;  // only the checkpoints this test asks for
+  auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
+  for (int k = 0; k < 20; ++k) ASSERT_TRUE(g->Write(Batch(k)).ok());
+  ASSERT_TRUE(g->Checkpoint().ok());
+  ASSERT_TRUE(g->Backup("/copy").ok());
+  for (int k = 20; k < 25; ++k) ASSERT_TRUE(g->Write(Batch(k)).ok());
+  ASSERT_TRUE(g->Close().ok());
+  EXPECT_NE(CheckpointUuid(fs, "/copy", 20), CheckpointUuid(fs, kDir, 20));
+  // The copy goes its own way.
+  {
+    auto copy = GraphImpl::OpenDurable(o, "/copy", &fs).value();
+    for (int k = 20; k < 40; ++k) ASSERT_TRUE(copy->Write(Batch(k)).ok());
+    ASSERT_TRUE(copy->Checkpoint().ok());
+    ASSERT_TRUE(copy->Close().ok());
+  }
+  EXPECT_EQ(CheckpointUuid(fs, "/copy", 40), CheckpointUuid(fs, "/copy", 20));
+  const std::string name = checkpoint::CheckpointFileName(40);
+  ASSERT_TRUE(fs.WriteFileForTest(kDir + "/" + name, fs.ReadFileForTest("/copy/" + name).value()).ok());
+  Result<VerifyReport> report = VerifyGraphDirectory(&fs, kDir);
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  EXPECT_FALSE(report->ok());
+  for (const VerifiedFile& f : report->files)
+    EXPECT_EQ(f.status.ok(), f.name != name) << f.name << ": " << f.status.ToString();
+  EXPECT_FALSE(GraphImpl::OpenDurable(o, kDir, &fs).ok());
+}
+
+// The target is judged by where it leads, not how it is spelled: a
+// symbolic link into the graph's directory is refused like the directory.
+TEST(BackupTest, TargetThroughASymlinkIntoTheGraphDirectoryIsRefused) {
+  env::test::TempDir tmp;
+  const std::string dir = tmp.File("g");
+  auto g = Graph::Open(TestOptions(), dir).value();
+  for (int k = 0; k < 3; ++k) ASSERT_TRUE(g->Write(Batch(k)).ok());
+  std::filesystem::create_directory_symlink(dir, tmp.File("link"));
+  const std::vector<std::string> before = env::PosixFileSystem()->ListDir(dir).value();
+  for (const std::string& target : {tmp.File("link/sub"), tmp.File("link/sub/deeper"), tmp.File("link")}) {
+    Result<BackupInfo> r = g->Backup(target);
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << target << ": " << r.status().ToString();
+  }
+  EXPECT_EQ(env::PosixFileSystem()->ListDir(dir).value(), before);
+  // A link to elsewhere is followed to a legitimate target.
+  std::filesystem::create_directory(tmp.File("elsewhere"));
+  std::filesystem::create_directory_symlink(tmp.File("elsewhere"), tmp.File("out"));
+  Result<BackupInfo> r = g->Backup(tmp.File("out/copy"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(tmp.File("elsewhere")) / "copy" / "QUIVER"));
 }
 
 TEST(BackupTest, FaultInTheTargetLeavesTheGraphUntouched) {

@@ -100,9 +100,10 @@ TEST_F(BufferedFileSystemTest, DirectoryOperationsPassThrough) {
   Open(fs_, dir_.File("a"));
   EXPECT_EQ(*fs_.ListDir(dir_.path()), (std::vector<std::string>{"a", "b", "sub"}));
   EXPECT_EQ(*PosixFileSystem()->ListDir(dir_.path()), (std::vector<std::string>{"a", "b", "sub"}));
-  auto lock = fs_.LockFile(dir_.File("LOCK"));
+  auto lock = fs_.LockFile(dir_.File("LOCK"), LockMode::kExclusive);
   QUIVER_ASSERT_OK(lock);
-  EXPECT_EQ(fs_.LockFile(dir_.File("LOCK")).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(fs_.LockFile(dir_.File("LOCK"), LockMode::kExclusive).status().code(),
+            StatusCode::kFailedPrecondition);
   QUIVER_EXPECT_OK(fs_.FreeSpace(dir_.path()));
 }
 

@@ -1,6 +1,6 @@
 // CountingFileSystem: a ForwardingFileSystem that records every call that
 // could change a directory (OpenWritable in any mode, Rename, Remove,
-// SyncDir, CreateDir, LockFile) and passes it on, so a test can assert that
+// SyncDir, CreateDir, an exclusive LockFile) and passes it on, so a test can assert that
 // a path promised to change nothing called none of them.
 #ifndef QUIVER_TESTS_COUNTING_FILE_SYSTEM_H_
 #define QUIVER_TESTS_COUNTING_FILE_SYSTEM_H_
@@ -38,9 +38,11 @@ class CountingFileSystem : public env::ForwardingFileSystem {
     Note("CreateDir " + dir);
     return ForwardingFileSystem::CreateDir(dir);
   }
-  Result<std::unique_ptr<env::FileLock>> LockFile(const std::string& path) override {
-    Note("LockFile " + path);
-    return ForwardingFileSystem::LockFile(path);
+  // A shared lock is not noted: it never creates the file (posix opens it
+  // read-only); an exclusive one may create it.
+  Result<std::unique_ptr<env::FileLock>> LockFile(const std::string& path, env::LockMode mode) override {
+    if (mode == env::LockMode::kExclusive) Note("LockFile " + path);
+    return ForwardingFileSystem::LockFile(path, mode);
   }
 
   // The calls recorded so far, one "<call> <path>" each, in order.

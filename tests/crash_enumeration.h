@@ -78,6 +78,14 @@ struct EnumerationConfig {
   // policy per crash point: the negative controls need it to see a lost
   // second generation, which only some policies produce.
   bool fallback_every_policy = false;
+  // Unsynced writes (WriteOptions::sync = false): one batch in this many is
+  // written unsynced (0: none), and a producer calls Graph::Sync() after one
+  // burst in `sync_one_in` (0: never). Then only synced batches, and
+  // unsynced ones a successful Sync() covered, must survive; of the other
+  // unsynced ones a crash may lose a suffix (the prefix and replay checks
+  // see anything else).
+  int unsynced_one_in = 0;
+  int sync_one_in = 0;
 };
 
 struct EnumerationFigures {
@@ -85,7 +93,9 @@ struct EnumerationFigures {
   std::uint64_t crash_points = 0;
   std::uint64_t recoveries = 0;
   std::uint64_t acked_verified = 0;        // acknowledged batches found in recovered states
-  std::uint64_t acked_lost = 0;            // acknowledged batches missing
+  std::uint64_t acked_lost = 0;            // acknowledged-durable batches missing
+  std::uint64_t unsynced_lost = 0;         // acknowledged unsynced batches missing (allowed: a suffix)
+  std::uint64_t unsynced_kept = 0;         // ... found, without a Sync() covering them
   std::uint64_t recovery_failures = 0;     // Open failed on a crashed state
   std::uint64_t state_mismatches = 0;      // not the replay of a prefix; phantoms
   std::uint64_t second_crash_diffs = 0;    // the state after a crash during recovery differs
@@ -96,6 +106,8 @@ struct EnumerationFigures {
   std::uint64_t groups = 0;                // ... in this many commit groups
   std::uint64_t checkpoints = 0;           // ... and this many checkpoints written
   std::uint64_t big_groups = 0;            // ... and batches carrying a value over one fragment
+  std::uint64_t unsynced_batches = 0;      // ... and batches acknowledged unsynced
+  std::uint64_t syncs = 0;                 // ... and successful Graph::Sync() calls
   std::vector<std::string> first_failures;
 
   std::uint64_t violations() const {
@@ -113,6 +125,21 @@ struct WorkloadTrace {
   std::map<std::uint64_t, WriteBatch> batches;    // marker -> the batch submitted
   std::map<SequenceNumber, std::uint64_t> acked;  // sequence -> marker
   std::set<std::uint64_t> big;                    // markers of batches with a value over one fragment
+  std::set<SequenceNumber> unsynced;              // acknowledged with sync = false
+  SequenceNumber synced_through = 0;              // a successful Sync() made 1..this durable
+  std::uint64_t syncs = 0;                        // successful Sync() calls
+
+  // The highest sequence a crash must not take back: the last acknowledged
+  // synced batch, or what a Sync() covered.
+  SequenceNumber MustSurvive() const {
+    SequenceNumber m = synced_through;
+    for (auto it = acked.rbegin(); it != acked.rend(); ++it) {
+      if (unsynced.contains(it->first)) continue;
+      m = std::max(m, it->first);
+      break;
+    }
+    return m;
+  }
 };
 
 inline void RunProducer(Graph& g, const EnumerationConfig& c, int p, WorkloadTrace* trace) {
@@ -120,6 +147,7 @@ inline void RunProducer(Graph& g, const EnumerationConfig& c, int p, WorkloadTra
   std::uint64_t next = 0;
   for (int burst = 0; burst < c.bursts_per_producer; ++burst) {
     std::vector<std::pair<std::uint64_t, std::future<Result<CommitInfo>>>> pending;
+    std::set<std::uint64_t> unsynced_markers;
     {
       const Snapshot s = g.GetSnapshot();
       const int n = 1 + static_cast<int>(rng() % static_cast<std::uint64_t>(c.max_in_flight));
@@ -135,7 +163,10 @@ inline void RunProducer(Graph& g, const EnumerationConfig& c, int p, WorkloadTra
           trace->batches.emplace(o.marker, b);
           if (big) trace->big.insert(o.marker);
         }
-        pending.emplace_back(o.marker, g.WriteAsync(std::move(b)));
+        const bool unsynced =
+            c.unsynced_one_in > 0 && rng() % static_cast<std::uint64_t>(c.unsynced_one_in) == 0;
+        pending.emplace_back(o.marker, g.WriteAsync(std::move(b), WriteOptions{.sync = !unsynced}));
+        if (unsynced) unsynced_markers.insert(o.marker);
       }
     }
     bool stop = false;
@@ -144,11 +175,21 @@ inline void RunProducer(Graph& g, const EnumerationConfig& c, int p, WorkloadTra
       if (r.ok()) {
         std::lock_guard<std::mutex> lock(trace->mu);
         trace->acked[r->sequence] = marker;
+        if (unsynced_markers.contains(marker)) trace->unsynced.insert(r->sequence);
       } else if (r.status().code() != StatusCode::kNotFound) {
         stop = true;  // the crash point: DurabilityUnknown, Poisoned, IOError
       }
     }
     if (stop) return;
+    if (c.sync_one_in > 0 && rng() % static_cast<std::uint64_t>(c.sync_one_in) == 0) {
+      // Every version published before the call holds only synced or
+      // held-back groups, so Sync() makes all of it durable.
+      const SequenceNumber published = g.GetSnapshot().sequence();
+      if (!g.Sync().ok()) return;  // the crash point
+      std::lock_guard<std::mutex> lock(trace->mu);
+      trace->synced_through = std::max(trace->synced_through, published);
+      ++trace->syncs;
+    }
     if (p == 0 && c.checkpoint_one_in > 0 && rng() % static_cast<std::uint64_t>(c.checkpoint_one_in) == 0)
       g.Checkpoint().IgnoreError();  // a failed checkpoint loses nothing
   }
@@ -239,6 +280,8 @@ class CrashEnumerator {
       RunEnumerationWorkload(&fs, c_, &trace, &f_);
       f_.total_ops = fs.operation_count();
       f_.batches = trace.acked.size();
+      f_.unsynced_batches = trace.unsynced.size();
+      f_.syncs = trace.syncs;
       for (const auto& [seq, marker] : trace.acked) f_.big_groups += trace.big.contains(marker);
     }
     const std::uint64_t stride =
@@ -274,7 +317,7 @@ class CrashEnumerator {
   void Recover(env::SimFileSystem& disk, env::CrashPolicy policy, std::uint64_t n, const WorkloadTrace& trace,
                const std::string& where) {
     ++f_.recoveries;
-    const SequenceNumber acked = trace.acked.empty() ? 0 : trace.acked.rbegin()->first;
+    const SequenceNumber acked = trace.MustSurvive();
     test::DirectoryFiles files;
     if (Result<std::vector<std::string>> names = disk.ListDir("/db"); names.ok())
       files.names = std::move(*names);
@@ -362,6 +405,14 @@ class CrashEnumerator {
       Note(where + ": recovered sequence " + std::to_string(m) + " < acknowledged " + std::to_string(acked));
     }
     f_.acked_verified += std::min(m, acked);
+    for (SequenceNumber u : trace.unsynced) {
+      if (u <= trace.synced_through) continue;
+      if (u > m) {
+        ++f_.unsynced_lost;
+      } else {
+        ++f_.unsynced_kept;
+      }
+    }
     const std::vector<std::uint64_t> markers = Markers(s);
     if (markers.size() != m) {
       ++f_.state_mismatches;
@@ -407,6 +458,10 @@ inline void EnumerationFigures::Add(const EnumerationFigures& o) {
   recoveries += o.recoveries;
   acked_verified += o.acked_verified;
   acked_lost += o.acked_lost;
+  unsynced_lost += o.unsynced_lost;
+  unsynced_kept += o.unsynced_kept;
+  unsynced_batches += o.unsynced_batches;
+  syncs += o.syncs;
   recovery_failures += o.recovery_failures;
   state_mismatches += o.state_mismatches;
   second_crash_diffs += o.second_crash_diffs;

@@ -213,9 +213,14 @@ class AuditFileSystem final : public env::FileSystem {
     Record(r.status(), "exists", path);
     return r;
   }
-  Result<std::unique_ptr<env::FileLock>> LockFile(const std::string& path) override {
-    auto r = base_->LockFile(path);
+  Result<std::unique_ptr<env::FileLock>> LockFile(const std::string& path, env::LockMode mode) override {
+    auto r = base_->LockFile(path, mode);
     Record(r.status(), "lock", path);
+    return r;
+  }
+  Result<std::string> RealPath(const std::string& path) override {
+    auto r = base_->RealPath(path);
+    Record(r.status(), "realpath", path);
     return r;
   }
   Result<std::uint64_t> FreeSpace(const std::string& dir) override {

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -13,6 +14,7 @@
 #include <numeric>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "checkpoint/checkpoint_format.h"
@@ -176,6 +178,61 @@ TEST(OperatorStatsTest, WalBytesSinceCheckpoint) {
   d = g->GetDurabilityStats();
   EXPECT_GT(d.wal_bytes_since_checkpoint, 0u);
   EXPECT_LT(d.wal_bytes_since_checkpoint, d.wal_bytes);
+}
+
+// A logger that holds the writer thread inside its slow_sync event until
+// the test has taken a statistics snapshot: the snapshot must see the sync
+// whole (counted in wal_syncs, wal_bytes and the histogram alike) or not at
+// all, never half.
+class BlockingLogger : public Logger {
+ public:
+  void Log(LogLevel, std::string_view event, std::string_view) override {
+    if (event != "slow_sync") return;
+    std::unique_lock<std::mutex> lock(mu_);
+    inside_ = true;
+    cv_.notify_all();
+    cv_.wait(lock, [&] { return released_; });
+  }
+  void WaitInside() {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait(lock, [&] { return inside_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool inside_ = false;
+  bool released_ = false;
+};
+
+TEST(OperatorStatsTest, SnapshotSeesASyncWholeOrNotAtAll) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  auto logger = std::make_shared<BlockingLogger>();
+  Options o = test_util::SmallSegmentOptions();
+  o.logger = logger;
+  o.durable.slow_sync_microseconds = 1;
+  auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
+  fs.SetSyncDelay(std::chrono::microseconds(100));  // the next sync is "slow"
+  std::thread writer([&] { WriteGroups(*g, 0, 1); });
+  logger->WaitInside();  // the writer thread is logging the slow sync
+  const DurabilityStats d = g->GetDurabilityStats();
+  logger->Release();
+  writer.join();
+  const std::uint64_t histogram = std::accumulate(d.wal_sync_latency_histogram.begin(),
+                                                  d.wal_sync_latency_histogram.end(), std::uint64_t{0});
+  EXPECT_EQ(histogram, d.wal_syncs);
+  EXPECT_EQ(d.wal_syncs, 1u);
+  EXPECT_GT(d.wal_bytes, 0u);
+  EXPECT_EQ(d.wal_bytes_since_checkpoint, d.wal_bytes);
+  const DurabilityStats after = g->GetDurabilityStats();
+  EXPECT_EQ(after.wal_syncs, 1u);
+  EXPECT_EQ(after.wal_bytes, d.wal_bytes);
 }
 
 TEST(OperatorStatsTest, FreeSpaceComesFromTheFileSystemAndLowSpaceDegrades) {

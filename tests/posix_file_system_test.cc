@@ -172,23 +172,61 @@ TEST_F(PosixFileSystemTest, DirectoriesListSortedAndCreateIsIdempotent) {
 
 TEST_F(PosixFileSystemTest, LockIsExclusiveUntilReleased) {
   const std::string path = dir_.File("LOCK");
-  auto first = fs_.LockFile(path);
+  auto first = fs_.LockFile(path, LockMode::kExclusive);
   QUIVER_ASSERT_OK(first);
   // flock conflicts between open file descriptions, even in one process.
-  EXPECT_EQ(fs_.LockFile(path).status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(fs_.LockFile(path, LockMode::kExclusive).status().code(), StatusCode::kFailedPrecondition);
   first->reset();
-  auto again = fs_.LockFile(path);
+  auto again = fs_.LockFile(path, LockMode::kExclusive);
   QUIVER_EXPECT_OK(again);
 }
 
 TEST_F(PosixFileSystemTest, LockHeldInThisProcessSaysSo) {
   const std::string path = dir_.File("LOCK");
-  auto first = fs_.LockFile(path);
+  auto first = fs_.LockFile(path, LockMode::kExclusive);
   QUIVER_ASSERT_OK(first);
-  Status second = fs_.LockFile(path).status();
+  Status second = fs_.LockFile(path, LockMode::kExclusive).status();
   EXPECT_EQ(second.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(second.message().find("held by this process"), std::string::npos) << second.ToString();
   EXPECT_NE(second.message().find(path), std::string::npos) << second.ToString();
+}
+
+// Shared locks coexist, in one process as across processes, and exclude an
+// exclusive one (and it them); the refusal says which kind holds it. A
+// shared lock never creates the file and needs no write permission.
+TEST_F(PosixFileSystemTest, SharedLocksCoexistAndExcludeAnExclusiveOne) {
+  const std::string path = dir_.File("LOCK");
+  EXPECT_EQ(fs_.LockFile(path, LockMode::kShared).status().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(fs_.Exists(path).value());
+  QUIVER_ASSERT_OK(WriteAll(fs_, path, ""));
+  ASSERT_EQ(::chmod(path.c_str(), 0444), 0) << std::strerror(errno);
+  auto a = fs_.LockFile(path, LockMode::kShared);
+  QUIVER_ASSERT_OK(a);
+  auto b = fs_.LockFile(path, LockMode::kShared);
+  QUIVER_ASSERT_OK(b);
+  Status ex = fs_.LockFile(path, LockMode::kExclusive).status();
+  EXPECT_EQ(ex.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(ex.message().find("shared"), std::string::npos) << ex.ToString();
+  a->reset();
+  EXPECT_EQ(fs_.LockFile(path, LockMode::kExclusive).status().code(), StatusCode::kFailedPrecondition);
+  b->reset();
+  ASSERT_EQ(::chmod(path.c_str(), 0644), 0) << std::strerror(errno);
+  auto c = fs_.LockFile(path, LockMode::kExclusive);
+  QUIVER_ASSERT_OK(c);
+  Status sh = fs_.LockFile(path, LockMode::kShared).status();
+  EXPECT_EQ(sh.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(sh.message().find("exclusive"), std::string::npos) << sh.ToString();
+}
+
+TEST_F(PosixFileSystemTest, RealPathResolvesLinksDotsAndDotDots) {
+  const std::string sub = dir_.File("sub");
+  QUIVER_ASSERT_OK(fs_.CreateDir(sub));
+  const std::string link = dir_.File("link");
+  ASSERT_EQ(::symlink(sub.c_str(), link.c_str()), 0) << std::strerror(errno);
+  const std::string real = fs_.RealPath(sub).value();
+  EXPECT_EQ(fs_.RealPath(link).value(), real);
+  EXPECT_EQ(fs_.RealPath(link + "/./../sub/").value(), real);
+  EXPECT_EQ(fs_.RealPath(dir_.File("none")).status().code(), StatusCode::kNotFound);
 }
 
 // A symbolic link where a file should be is refused (O_NOFOLLOW), so a
@@ -201,7 +239,7 @@ TEST_F(PosixFileSystemTest, FileOpensDoNotFollowSymbolicLinks) {
   EXPECT_FALSE(fs_.OpenWritable(link, OpenMode::kTruncate).ok());
   EXPECT_FALSE(fs_.OpenWritable(link, OpenMode::kCreateOrOpen).ok());
   EXPECT_FALSE(fs_.OpenReadable(link).ok());
-  EXPECT_FALSE(fs_.LockFile(link).ok());
+  EXPECT_FALSE(fs_.LockFile(link, LockMode::kExclusive).ok());
   EXPECT_EQ(ReadAll(fs_, target), "untouched");
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include "base/crc32c.h"
 #include "counting_file_system.h"
+#include "env/forwarding_file_system.h"
 #include "env/sim_file_system.h"
 #include "env_test_util.h"
 #include "graph_impl.h"
@@ -244,6 +246,132 @@ TEST(ReadOnlyTest, PosixDirectoryHeldRefusedThenReadWithoutCreatingLock) {
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_EQ((*g)->GetSnapshot().sequence(), 5u);
   EXPECT_FALSE(std::filesystem::exists(std::filesystem::path(dir) / "LOCK"));
+}
+
+// Runs `hook` once, in the middle of an Open's recovery: at the first
+// OpenReadable of a WAL segment after the Open looked for LOCK (what
+// another process could do at that moment).
+class MidRecoveryHook : public env::ForwardingFileSystem {
+ public:
+  MidRecoveryHook(env::FileSystem* base, std::function<void()> hook)
+      : ForwardingFileSystem(base), hook_(std::move(hook)) {}
+  Result<bool> Exists(const std::string& path) override {
+    if (path.size() >= 4 && path.compare(path.size() - 4, 4, "LOCK") == 0) armed_ = true;
+    return ForwardingFileSystem::Exists(path);
+  }
+  Result<std::unique_ptr<env::ReadableFile>> OpenReadable(const std::string& path) override {
+    if (armed_ && !fired_ && path.find("wal-") != std::string::npos) {
+      fired_ = true;
+      hook_();
+    }
+    return ForwardingFileSystem::OpenReadable(path);
+  }
+  bool fired() const { return fired_; }
+
+ private:
+  std::function<void()> hook_;
+  bool armed_ = false;
+  bool fired_ = false;
+};
+
+// Two read-only handles on one directory: each takes LOCK shared while it
+// recovers, so they never refuse each other.
+TEST(ReadOnlyTest, TwoReadOnlyOpensAtOnceBothOpen) {
+  env::SimFileSystem fs;
+  MakeGraph(fs);
+  ASSERT_TRUE(fs.WriteFileForTest(kDir + "/LOCK", "").ok());  // as posix leaves it
+  Status inner = InternalError("not run");
+  MidRecoveryHook hook(&fs, [&] { inner = GraphImpl::OpenDurable(ReadOnly(), kDir, &fs).status(); });
+  Result<std::unique_ptr<Graph>> outer = GraphImpl::OpenDurable(ReadOnly(), kDir, &hook);
+  ASSERT_TRUE(hook.fired());
+  EXPECT_TRUE(inner.ok()) << inner.ToString();
+  ASSERT_TRUE(outer.ok()) << outer.status().ToString();
+  EXPECT_EQ((*outer)->GetSnapshot().sequence(), 30u);
+}
+
+// The same on the real file system, where LOCK is an flock.
+TEST(ReadOnlyTest, PosixTwoReadOnlyOpensAtOnceBothOpen) {
+  env::test::TempDir tmp;
+  const std::string dir = tmp.File("g");
+  {
+    auto writer = Graph::Open(test_util::SmallSegmentOptions(), dir).value();
+    WriteGroups(*writer, 0, 5);
+    ASSERT_TRUE(writer->Close().ok());
+  }
+  Status inner = InternalError("not run");
+  MidRecoveryHook hook(env::PosixFileSystem(), [&] { inner = Graph::Open(ReadOnly(), dir).status(); });
+  Result<std::unique_ptr<Graph>> outer = GraphImpl::OpenDurable(ReadOnly(), dir, &hook);
+  ASSERT_TRUE(hook.fired());
+  EXPECT_TRUE(inner.ok()) << inner.ToString();
+  ASSERT_TRUE(outer.ok()) << outer.status().ToString();
+  // A writer is refused while a reader recovers, and told why.
+  Status writer = InternalError("not run");
+  MidRecoveryHook hook2(env::PosixFileSystem(),
+                        [&] { writer = Graph::Open(test_util::SmallSegmentOptions(), dir).status(); });
+  ASSERT_TRUE(GraphImpl::OpenDurable(ReadOnly(), dir, &hook2).ok());
+  EXPECT_EQ(writer.code(), StatusCode::kFailedPrecondition) << writer.ToString();
+  EXPECT_NE(writer.message().find("read-only"), std::string::npos) << writer.ToString();
+  // And a reader while a writer runs is told a writable handle holds it.
+  auto running = Graph::Open(test_util::SmallSegmentOptions(), dir).value();
+  Status refused = Graph::Open(ReadOnly(), dir).status();
+  EXPECT_EQ(refused.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(refused.message().find("writable handle"), std::string::npos) << refused.ToString();
+}
+
+// LOCK present: the read-only Open takes it shared, which never creates or
+// writes the file (posix opens it read-only), so no mutating call at all.
+TEST(ReadOnlyTest, LockIsTakenSharedWithNoMutatingCall) {
+  env::SimFileSystem fs;
+  MakeGraph(fs);
+  ASSERT_TRUE(fs.WriteFileForTest(kDir + "/LOCK", "").ok());
+  Result<std::unique_ptr<Graph>> g = OpenReadOnlyChecked(fs);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ((*g)->GetSnapshot().sequence(), 30u);
+}
+
+// No LOCK: no writer is running (every writable Open creates LOCK before
+// it changes anything, and never removes it after). A writer that starts
+// during the read-only Open's recovery and changes files under it makes
+// that recovery's outcome void, error or not: Open starts over with LOCK
+// present, and either recovers what the writer left (it has closed) or is
+// refused because a writable handle holds LOCK; never a spurious error.
+void WriterDuringRecovery(bool writer_stays_open) {
+  env::SimFileSystem fs;
+  MakeGraph(fs);
+  ASSERT_FALSE(fs.Exists(kDir + "/LOCK").value());
+  std::unique_ptr<Graph> writer;
+  MidRecoveryHook hook(&fs, [&] {
+    ASSERT_TRUE(fs.WriteFileForTest(kDir + "/LOCK", "").ok());  // what a posix writer creates
+    Options o = test_util::SmallSegmentOptions();
+    writer = GraphImpl::OpenDurable(o, kDir, &fs).value();
+    WriteGroups(*writer, 30, 60);
+    ASSERT_TRUE(writer->Checkpoint().ok());
+    WriteGroups(*writer, 60, 70);
+    ASSERT_TRUE(writer->Checkpoint().ok());  // the older segments and checkpoints go
+    if (!writer_stays_open) {
+      ASSERT_TRUE(writer->Close().ok());
+      writer.reset();
+    }
+  });
+  Result<std::unique_ptr<Graph>> g = GraphImpl::OpenDurable(ReadOnly(), kDir, &hook);
+  ASSERT_TRUE(hook.fired());
+  if (writer_stays_open) {
+    EXPECT_EQ(g.status().code(), StatusCode::kFailedPrecondition) << g.status().ToString();
+    EXPECT_NE(g.status().message().find("writable handle"), std::string::npos) << g.status().ToString();
+    ASSERT_TRUE(writer->Close().ok());
+    return;
+  }
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ((*g)->GetSnapshot().sequence(), 70u);
+  EXPECT_EQ(test_util::Dump((*g)->GetSnapshot()), WritableDump(fs));
+}
+
+TEST(ReadOnlyTest, WriterStartingDuringALocklessRecoveryThenClosingIsRecoveredAfter) {
+  WriterDuringRecovery(/*writer_stays_open=*/false);
+}
+
+TEST(ReadOnlyTest, WriterStartingDuringALocklessRecoveryAndStillOpenIsReported) {
+  WriterDuringRecovery(/*writer_stays_open=*/true);
 }
 
 }  // namespace

@@ -134,7 +134,7 @@ TEST_F(SimFileSystemTest, OperationCountCountsOnlyMutatingCalls) {
   QUIVER_ASSERT_OK((*r)->ReadAt(0, buf));
   QUIVER_ASSERT_OK(fs_.ListDir("/db"));
   QUIVER_ASSERT_OK(fs_.Exists("/db/b"));
-  QUIVER_ASSERT_OK(fs_.LockFile("/db/LOCK"));
+  QUIVER_ASSERT_OK(fs_.LockFile("/db/LOCK", LockMode::kExclusive));
   EXPECT_EQ(f->Size(), 1u);
   QUIVER_ASSERT_OK(f->Close());
   EXPECT_EQ(fs_.operation_count(), 9u);
@@ -541,18 +541,43 @@ TEST_F(SimFileSystemTest, WriteFileForTestIsDurable) {
 }
 
 TEST_F(SimFileSystemTest, LockTableIsExclusiveAndClearedByCrash) {
-  auto first = fs_.LockFile("/db/LOCK");
+  auto first = fs_.LockFile("/db/LOCK", LockMode::kExclusive);
   QUIVER_ASSERT_OK(first);
-  EXPECT_EQ(fs_.LockFile("/db/LOCK").status().code(), StatusCode::kFailedPrecondition);
-  QUIVER_EXPECT_OK(fs_.LockFile("/db/OTHER"));  // released at once (temporary)
+  EXPECT_EQ(fs_.LockFile("/db/LOCK", LockMode::kExclusive).status().code(), StatusCode::kFailedPrecondition);
+  QUIVER_EXPECT_OK(fs_.LockFile("/db/OTHER", LockMode::kExclusive));  // released at once (temporary)
   first->reset();
-  auto second = fs_.LockFile("/db/LOCK");
+  auto second = fs_.LockFile("/db/LOCK", LockMode::kExclusive);
   QUIVER_ASSERT_OK(second);
   fs_.Crash(CrashPolicy::kDropUnsynced, 0);  // the holder died
-  auto third = fs_.LockFile("/db/LOCK");
+  auto third = fs_.LockFile("/db/LOCK", LockMode::kExclusive);
   QUIVER_ASSERT_OK(third);
   second->reset();  // the dead holder's release does not free the new lock
-  EXPECT_EQ(fs_.LockFile("/db/LOCK").status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(fs_.LockFile("/db/LOCK", LockMode::kExclusive).status().code(), StatusCode::kFailedPrecondition);
+}
+
+TEST_F(SimFileSystemTest, SharedLocksCoexistAndExcludeAnExclusiveOne) {
+  EXPECT_EQ(fs_.LockFile("/db/LOCK", LockMode::kShared).status().code(), StatusCode::kNotFound);
+  QUIVER_ASSERT_OK(fs_.WriteFileForTest("/db/LOCK", ""));
+  auto a = fs_.LockFile("/db/LOCK", LockMode::kShared);
+  QUIVER_ASSERT_OK(a);
+  auto b = fs_.LockFile("/db/LOCK", LockMode::kShared);
+  QUIVER_ASSERT_OK(b);
+  Status ex = fs_.LockFile("/db/LOCK", LockMode::kExclusive).status();
+  EXPECT_EQ(ex.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(ex.message().find("shared"), std::string::npos) << ex.ToString();
+  a->reset();
+  EXPECT_EQ(fs_.LockFile("/db/LOCK", LockMode::kExclusive).status().code(), StatusCode::kFailedPrecondition);
+  b->reset();
+  auto c = fs_.LockFile("/db/LOCK", LockMode::kExclusive);
+  QUIVER_ASSERT_OK(c);
+  Status sh = fs_.LockFile("/db/LOCK", LockMode::kShared).status();
+  EXPECT_EQ(sh.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(sh.message().find("exclusive"), std::string::npos) << sh.ToString();
+}
+
+TEST_F(SimFileSystemTest, RealPathFoldsDotsAndNeedsThePath) {
+  EXPECT_EQ(fs_.RealPath("//db/./x/../").value(), "/db");
+  EXPECT_EQ(fs_.RealPath("/db/none").status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(SimFileSystemTest, FreeSpaceReportsTheConfiguredValue) {

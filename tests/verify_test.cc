@@ -274,6 +274,28 @@ TEST(VerifyTest, FileOfAnotherGraphIsReported) {
   EXPECT_NE(f.status.message().find("another graph"), std::string::npos) << f.status.ToString();
 }
 
+// A checkpoint of another graph, newer than any of the graph's own (a
+// backup's copied in by mistake), is the one file reported: the graph's
+// identity is what most of its files carry, not whatever the newest
+// checkpoint says.
+TEST(VerifyTest, ForeignNewestCheckpointIsTheFileReported) {
+  env::SimFileSystem fs, other;
+  MakeGraph(fs);
+  {
+    auto g = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &other).value();
+    WriteGroups(*g, 0, 60);
+    ASSERT_TRUE(g->Checkpoint().ok());
+    ASSERT_TRUE(g->Close().ok());
+  }
+  const std::uint64_t foreign = Checkpoints(other).back();
+  ASSERT_GT(foreign, Checkpoints(fs).back());
+  const std::string name = checkpoint::CheckpointFileName(foreign);
+  ASSERT_TRUE(fs.WriteFileForTest(kDir + "/" + name, other.ReadFileForTest(kDir + "/" + name).value()).ok());
+  const VerifyReport report = VerifyOn(fs);
+  const VerifiedFile& f = OnlyBad(report, name);
+  EXPECT_NE(f.status.message().find("another graph"), std::string::npos) << f.status.ToString();
+}
+
 // Verify must not pass a directory Open refuses: the identity file is
 // checked as Open checks it, SEGMENTS' CRC too, and a directory without a
 // graph in it is no healthy graph.

@@ -53,6 +53,8 @@ void PlanCheckpointAndLoad(Context& ctx);
 void RunCheckpointAndLoad(Context& ctx, Json* checkpoint, Json* load);
 void PlanTraversal(Context& ctx);
 Json RunTraversal(Context& ctx);
+// The traversal family's layout rows (the report's "traversalLayout"): planned by PlanTraversal.
+Json RunTraversalLayout(Context& ctx);
 void PlanLatency(Context& ctx);
 Json RunLatency(Context& ctx);
 void PlanOnline(Context& ctx);

@@ -25,7 +25,8 @@
 //   writes      durable/volatile batches of 1,000 and 10,000 vertices, one producer (1 s | 8 s per row)
 //   checkpoint  max commit latency during Checkpoint() vs median outside, MB/s: 300K 1M | 1M 4M 20M elements
 //   load        reopen (checkpoint + WAL tail replay) time and elements/s of the checkpoint graphs
-//   traversal   out-edge sweep, 1 and all threads, vs raw CSR: 1M 5M | 5M 20M 100M edges, + power-law shape
+//   traversal   out-edge sweep, 1 and all threads, vs raw CSR: 1M 5M | 5M 20M 100M edges, + power-law shape;
+//               and (traversalLayout) 1M | 5M edges swept after random-order inserts and after Close + Open
 //   latency     vertex lookup, 100 out-edges, 2-hop over 800 edges, p50/p95/p99: 10K, 100K, 1M vertices
 //   online      2-/3-hop expansion vs CSR, shortest path, top-20 by weight, p50/p95: 200K | 1M x 10
 //               (+ 2K x 100 hubs)
@@ -179,6 +180,7 @@ int Run(const Args& args) {
     if (ctx.Selected("load")) load = ld;
   }
   Json traversal = ctx.Selected("traversal") ? RunTraversal(ctx) : NotMeasured(skipped);
+  Json traversal_layout = ctx.Selected("traversal") ? RunTraversalLayout(ctx) : NotMeasured(skipped);
   Json latency = ctx.Selected("latency") ? RunLatency(ctx) : NotMeasured(skipped);
   Json online = ctx.Selected("online") ? RunOnline(ctx) : NotMeasured(skipped);
   Json analytics = ctx.Selected("analytics") ? RunAnalytics(ctx) : NotMeasured(skipped);
@@ -192,6 +194,7 @@ int Run(const Args& args) {
   report["checkpoint"] = checkpoint;
   report["load"] = load;
   report["traversal"] = traversal;
+  report["traversalLayout"] = traversal_layout;
   report["latency"] = latency;
   report["online"] = online;
   report["analytics"] = analytics;

@@ -54,7 +54,7 @@ void CheckPartition(const std::vector<Label>& labels, const std::vector<std::uin
   }
 }
 
-PeerTime Missing(const char* library, const char* function, const char* why) {
+[[maybe_unused]] PeerTime Missing(const char* library, const char* function, const char* why) {
   return PeerTime{library, function, std::nullopt, why, ""};
 }
 
@@ -129,10 +129,10 @@ Peers::~Peers() = default;
 std::vector<PeerTime> Peers::Run(PeerKernel kernel, int iterations, std::uint32_t source, int repeats) {
   std::vector<PeerTime> out;
   const RawGraph& g = g_;
-  static constexpr const char* kNoBoost =
+  [[maybe_unused]] static constexpr const char* kNoBoost =
       "not measured (Boost.Graph headers were not found when quiver-bench was built; "
       "scripts/install-deps.sh installs libboost-graph-dev)";
-  static constexpr const char* kNoIgraph =
+  [[maybe_unused]] static constexpr const char* kNoIgraph =
       "not measured (igraph was not found when quiver-bench was built; "
       "scripts/install-deps.sh installs libigraph-dev)";
   (void)g;

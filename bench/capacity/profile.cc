@@ -18,6 +18,7 @@ Profile QuickProfile() {
   p.stall_outside_seconds = 0.5;
   p.traversal = {Uniform(100'000, 10), Uniform(500'000, 10), PowerLaw(200'000, 10)};
   p.traversal_passes = 10;
+  p.traversal_layout = Uniform(100'000, 10);
   p.latency_vertices = {10'000, 100'000, 1'000'000};
   p.latency_samples = 20'000;
   // The 1M x 10 shape is the full profile's; the quick one is a
@@ -48,6 +49,7 @@ Profile FullProfile() {
   p.traversal = {Uniform(500'000, 10), Uniform(2'000'000, 10), PowerLaw(2'000'000, 10),
                  Uniform(10'000'000, 10)};
   p.traversal_passes = 5;
+  p.traversal_layout = Uniform(500'000, 10);
   p.latency_vertices = {10'000, 100'000, 1'000'000};
   p.latency_samples = 100'000;
   p.online_vertices = 1'000'000;

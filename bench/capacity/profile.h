@@ -30,6 +30,8 @@ struct Profile {
   // traversal: out-degree-10 shapes plus the power-law shape of `memory`; timed passes per row.
   std::vector<Shape> traversal;
   int traversal_passes = 0;
+  // traversal layout: one uniform shape swept after random-order inserts and after Close + Open.
+  Shape traversal_layout;
   // latency: vertex counts and timed operations per operation kind.
   std::vector<std::uint64_t> latency_vertices;
   std::uint64_t latency_samples = 0;

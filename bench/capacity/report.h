@@ -13,8 +13,8 @@ namespace quiver::capacity {
 // The schema's major version; a consumer refuses a report whose major it does not know.
 inline constexpr int kSchemaVersion = 1;
 // Compatible revisions within the major (schemaMinor): 1 adds the utilisation objects; 2 the analytics
-// family.
-inline constexpr int kSchemaMinor = 2;
+// family; 3 the traversalLayout rows.
+inline constexpr int kSchemaMinor = 3;
 
 // Files of the source tree the bench uses at run time.
 std::string SchemaPath();

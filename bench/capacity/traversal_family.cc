@@ -17,9 +17,20 @@
 // Ceiling: a raw CSR (8-byte offsets, 8-byte neighbour ids) copied from the same snapshot, swept
 // the same way with the same threads (ceilings.csrSweep). The two sweeps must produce the same
 // sum, or the bench stops: a fast wrong answer is not a figure.
+//
+// Layout rows (the report's "traversalLayout"): how much the sweep depends on where the edge
+// arrays lie. One uniform shape (profile.traversal_layout) is built in a durable graph with its
+// edges added in a random order, in batches of 100,000, so every out-array grows by appends
+// scattered over the whole build and in- and out-arrays interleave in memory ("randomInserts");
+// the graph is then closed (a checkpoint) and opened again, so its adjacency is the checkpoint
+// loader's: arrays allocated in vertex id order, exactly sized ("checkpointLoad"). Each layout is
+// swept as above with 1 and all threads, each row beside a raw CSR sweep of the same graph with
+// the same threads timed right after it.
 #include <algorithm>
 #include <functional>
+#include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "families.h"
@@ -115,6 +126,87 @@ bool Shared(const Context& ctx, const Shape& shape) {
   return false;
 }
 
+// The sweep rows of one snapshot, each beside its CSR row (pushed to ceilings.csrSweep):
+// `layout` names the adjacency layout in the rows ("" for the traversal family's own rows).
+void SweepRows(Context& ctx, const Shape& shape, const Snapshot& snapshot, VertexId first,
+               const std::string& layout, Json& rows) {
+  const std::uint64_t n = shape.vertices;
+  Csr csr = BuildCsr(snapshot, first, n);
+  if (csr.neighbours.size() != shape.edges())
+    Die("traversal", InternalError("edge count differs from the shape"));
+  const std::uint64_t expected = SweepCsr(csr, 1);
+  std::vector<int> thread_counts = {1};
+  if (ctx.Cores() > 1) thread_counts.push_back(ctx.Cores());
+  for (int threads : thread_counts) {
+    ctx.progress.Note("sweeping with " + std::to_string(threads) + " thread(s)" +
+                      (layout.empty() ? "" : " (" + layout + ")"));
+    std::vector<std::uint64_t> cpu_ns;
+    bool counting = false;
+    std::uint64_t process_cpu = 0;
+    HardwareCounters counters;
+    const Passes engine = Time(
+        ctx.profile.traversal_passes, shape.edges(), expected,
+        [&] { return SweepQuiver(snapshot, first, n, threads, counting ? &cpu_ns : nullptr); },
+        "traversal sweep",
+        [&](bool start) {
+          counting = start;
+          if (start) {
+            process_cpu = ProcessCpuNs();
+            counters.Start();
+          } else {
+            counters.Stop();
+            process_cpu = ProcessCpuNs() - process_cpu;
+          }
+        });
+    const Passes raw = Time(
+        ctx.profile.traversal_passes, shape.edges(), expected, [&] { return SweepCsr(csr, threads); },
+        "CSR sweep");
+    Json c;
+    c["shape"] = shape.ToJson();
+    c["threads"] = threads;
+    c["passes"] = ctx.profile.traversal_passes;
+    c["bestEdgesPerSecond"] = Positive(raw.best, "no time elapsed");
+    c["medianEdgesPerSecond"] = Positive(raw.median, "no time elapsed");
+    const std::string pointer = "/ceilings/csrSweep/" + std::to_string(ctx.ceilings["csrSweep"].size());
+    ctx.ceilings["csrSweep"].push_back(c);
+    Json row;
+    row["shape"] = shape.ToJson();
+    if (!layout.empty()) row["layout"] = layout;
+    row["threads"] = threads;
+    row["passes"] = ctx.profile.traversal_passes;
+    row["bestEdgesPerSecond"] = Positive(engine.best, "no time elapsed");
+    row["medianEdgesPerSecond"] = Positive(engine.median, "no time elapsed");
+    row["efficiency"] =
+        Efficiency(row["bestEdgesPerSecond"], c["bestEdgesPerSecond"], pointer + "/bestEdgesPerSecond",
+                   "bestEdgesPerSecond / csrSweep.bestEdgesPerSecond");
+    row["utilisation"] = SweepUtilisation(ctx, shape, threads, engine, cpu_ns, process_cpu, counters);
+    rows.push_back(row);
+    ctx.progress.Note(row["bestEdgesPerSecond"].dump() + " edges/s, " + row["efficiency"]["ratio"].dump() +
+                      " of the CSR sweep");
+  }
+}
+
+// Durable, no background checkpoints while building, one at Close.
+Options LayoutOptions() {
+  Options o;
+  o.durability = Durability::kDurable;
+  o.durable.checkpoint_wal_bytes = 0;
+  o.durable.checkpoint_on_close = true;
+  return o;
+}
+
+// The shape's edges in a random order (the same graph as AddShapeEdges would build for a uniform
+// shape: source i / out_degree, a seeded random target; then a seeded shuffle).
+void AddShuffledEdges(Graph& graph, const Shape& shape, VertexId first) {
+  const std::uint64_t base = first.value(), d = shape.out_degree;
+  Rng rng(kSeed ^ (shape.vertices * 131 + d));
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> edges(shape.edges());
+  for (std::uint64_t i = 0; i < edges.size(); ++i)
+    edges[i] = {base + i / d, base + rng.Uniform(shape.vertices)};
+  for (std::uint64_t i = edges.size(); i > 1; --i) std::swap(edges[i - 1], edges[rng.Uniform(i)]);
+  AddEdges(graph, edges.size(), [&](std::uint64_t i) { return edges[i]; });
+}
+
 }  // namespace
 
 void PlanTraversal(Context& ctx) {
@@ -126,67 +218,49 @@ void PlanTraversal(Context& ctx) {
         thread_counts * (ctx.profile.traversal_passes + 1) * static_cast<double>(s.edges()) * (12e-9 + 2e-9);
     ctx.progress.Plan("traversal", s.label(), estimate);
   }
+  // The layout rows: a durable build, a checkpoint at Close, a load, and two layouts' sweeps.
+  const Shape& s = ctx.profile.traversal_layout;
+  double estimate = 1.5 * EstimateBuildSeconds(s.vertices, s.edges());
+  estimate += 2 * static_cast<double>(s.edges()) * 20e-9;
+  estimate += 2 * thread_counts * (ctx.profile.traversal_passes + 1) * static_cast<double>(s.edges()) *
+              (12e-9 + 2e-9);
+  ctx.progress.Plan("traversal", s.label() + " layouts", estimate);
 }
 
 Json RunTraversal(Context& ctx) {
   Json rows = Json::array();
-  std::vector<int> thread_counts = {1};
-  if (ctx.Cores() > 1) thread_counts.push_back(ctx.Cores());
   for (const Shape& shape : ctx.profile.traversal) {
     ctx.progress.Start("traversal", shape.label());
     BuiltGraph built = TakeOrBuild(ctx, shape);
     const Snapshot snapshot = built.graph->GetSnapshot();
-    const std::uint64_t n = shape.vertices;
-    Csr csr = BuildCsr(snapshot, built.first, n);
-    if (csr.neighbours.size() != shape.edges())
-      Die("traversal", InternalError("edge count differs from the shape"));
-    const std::uint64_t expected = SweepCsr(csr, 1);
-    for (int threads : thread_counts) {
-      ctx.progress.Note("sweeping with " + std::to_string(threads) + " thread(s)");
-      std::vector<std::uint64_t> cpu_ns;
-      bool counting = false;
-      std::uint64_t process_cpu = 0;
-      HardwareCounters counters;
-      const Passes engine = Time(
-          ctx.profile.traversal_passes, shape.edges(), expected,
-          [&] { return SweepQuiver(snapshot, built.first, n, threads, counting ? &cpu_ns : nullptr); },
-          "traversal sweep",
-          [&](bool start) {
-            counting = start;
-            if (start) {
-              process_cpu = ProcessCpuNs();
-              counters.Start();
-            } else {
-              counters.Stop();
-              process_cpu = ProcessCpuNs() - process_cpu;
-            }
-          });
-      const Passes raw = Time(
-          ctx.profile.traversal_passes, shape.edges(), expected, [&] { return SweepCsr(csr, threads); },
-          "CSR sweep");
-      Json c;
-      c["shape"] = shape.ToJson();
-      c["threads"] = threads;
-      c["passes"] = ctx.profile.traversal_passes;
-      c["bestEdgesPerSecond"] = Positive(raw.best, "no time elapsed");
-      c["medianEdgesPerSecond"] = Positive(raw.median, "no time elapsed");
-      const std::string pointer = "/ceilings/csrSweep/" + std::to_string(ctx.ceilings["csrSweep"].size());
-      ctx.ceilings["csrSweep"].push_back(c);
-      Json row;
-      row["shape"] = shape.ToJson();
-      row["threads"] = threads;
-      row["passes"] = ctx.profile.traversal_passes;
-      row["bestEdgesPerSecond"] = Positive(engine.best, "no time elapsed");
-      row["medianEdgesPerSecond"] = Positive(engine.median, "no time elapsed");
-      row["efficiency"] =
-          Efficiency(row["bestEdgesPerSecond"], c["bestEdgesPerSecond"], pointer + "/bestEdgesPerSecond",
-                     "bestEdgesPerSecond / csrSweep.bestEdgesPerSecond");
-      row["utilisation"] = SweepUtilisation(ctx, shape, threads, engine, cpu_ns, process_cpu, counters);
-      rows.push_back(row);
-      ctx.progress.Note(row["bestEdgesPerSecond"].dump() + " edges/s, " + row["efficiency"]["ratio"].dump() +
-                        " of the CSR sweep");
-    }
+    SweepRows(ctx, shape, snapshot, built.first, "", rows);
   }
+  ctx.progress.Done();
+  return rows;
+}
+
+Json RunTraversalLayout(Context& ctx) {
+  Json rows = Json::array();
+  const Shape& shape = ctx.profile.traversal_layout;
+  ctx.progress.Start("traversal", shape.label() + " layouts");
+  const std::string dir = ctx.FreshDir("traversal-layout-" + shape.label());
+  {
+    std::unique_ptr<Graph> graph = ValueOrDie(Graph::Open(LayoutOptions(), dir), "Graph::Open (layout)");
+    const VertexId first = AddVertices(*graph, shape.vertices);
+    AddShuffledEdges(*graph, shape, first);
+    {
+      const Snapshot snapshot = graph->GetSnapshot();
+      SweepRows(ctx, shape, snapshot, first, "randomInserts", rows);
+    }
+    if (Status s = graph->Close(); !s.ok()) Die("Close (layout)", s);
+    graph.reset();
+    graph = ValueOrDie(Graph::Open(LayoutOptions(), dir), "Graph::Open (layout, reopen)");
+    const Snapshot snapshot = graph->GetSnapshot();
+    if (snapshot.edge_count() != shape.edges())
+      Die("traversal layout", InternalError("the reopened graph's edge count differs"));
+    SweepRows(ctx, shape, snapshot, first, "checkpointLoad", rows);
+  }
+  ctx.RemoveDir(dir);
   ctx.progress.Done();
   return rows;
 }

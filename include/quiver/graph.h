@@ -222,17 +222,48 @@ class Graph {
   // after such a failure. An empty batch is ordered like any other (it
   // completes after every batch queued before it) but writes no log record,
   // publishes no version and consumes no sequence number.
-  virtual Result<CommitInfo> Write(WriteBatch batch) = 0;
+  //
+  // With options.sync = false (durable mode), the batch is acknowledged once
+  // applied and published, before it is on disk; see WriteOptions::sync
+  // for what a crash may then lose and what makes it durable.
+  //
+  // Example:
+  //   graph->Write(std::move(batch), quiver::WriteOptions{.sync = false}).value();
+  virtual Result<CommitInfo> Write(WriteBatch batch, const WriteOptions& options) = 0;
+  Result<CommitInfo> Write(WriteBatch batch) { return Write(std::move(batch), WriteOptions{}); }
 
   // Queues `batch` and returns at once (after waiting for queue space);
   // the future completes like Write.
-  virtual std::future<Result<CommitInfo>> WriteAsync(WriteBatch batch) = 0;
+  virtual std::future<Result<CommitInfo>> WriteAsync(WriteBatch batch, const WriteOptions& options) = 0;
+  std::future<Result<CommitInfo>> WriteAsync(WriteBatch batch) {
+    return WriteAsync(std::move(batch), WriteOptions{});
+  }
 
-  // Finishes queued batches, stops the writer, refuses later writes and, in
+  // Makes every write acknowledged before the call durable: writes the
+  // log records that unsynced writes (WriteOptions::sync = false) hold
+  // back, in commit order, as one record, and fdatasyncs it; returns once
+  // they are on disk. OK at once when nothing is held back. Ordered like a
+  // write: it completes after every batch queued before it.
+  // Errors: FailedPrecondition after Close() (Close wrote what was held);
+  // DurabilityUnknown if writing or syncing the held-back records failed:
+  // the graph is poisoned, the writes stay visible in this process and
+  // may or may not be there after a restart; Poisoned once an earlier
+  // failure stopped writes (held-back writes not written by then never
+  // will be: a restart loses them). OK for an in-memory or read-only
+  // graph (nothing to make durable).
+  //
+  // Example:
+  //   for (auto& b : batches) graph->Write(std::move(b), {.sync = false}).value();
+  //   quiver::Status s = graph->Sync();  // all of them on disk, or an error
+  virtual Status Sync() = 0;
+
+  // Finishes queued batches, writes and syncs what unsynced writes hold
+  // back (as Sync), stops the writer, refuses later writes and, in
   // durable mode with checkpoint_on_close, writes a final checkpoint; then
   // releases the directory (its LOCK), so it may be opened again while this
   // object lives. Returns that checkpoint's status (the WAL keeps everything
-  // either way), or Poisoned if a WAL failure stopped writes earlier.
+  // either way), or Poisoned if a WAL failure stopped writes (earlier, or
+  // writing the held-back records: those writes may then be lost).
   // Idempotent: later calls return OK.
   virtual Status Close() = 0;
 
@@ -296,12 +327,14 @@ class Graph {
   // directory. The graph's own files are only read, never changed: a
   // failure anywhere in `dir` (its status is returned; what Backup wrote
   // there is removed, best effort) leaves the graph as it was, writable
-  // and not poisoned. Errors: InvalidArgument for an empty path, this
-  // graph's own directory or a path under it, FailedPrecondition if `dir` is not empty or not
-  // a directory, the I/O status otherwise (ResourceExhausted when the file
-  // system holding `dir` has less than one WAL segment free). Works on
-  // read-only, in-memory and closed graphs (the copy of an in-memory graph
-  // gets a new graph id).
+  // and not poisoned. The copy is a new graph with a graph id (UUID) of
+  // its own, so that its files and the original's are never taken for each
+  // other's once both are written to. Errors: InvalidArgument for an empty
+  // path, this graph's own directory or a path under it (also reached
+  // through a symbolic link), FailedPrecondition if `dir` is not empty or
+  // not a directory, the I/O status otherwise (ResourceExhausted when the
+  // file system holding `dir` has less than one WAL segment free). Works
+  // on read-only, in-memory and closed graphs.
   //
   // Example:
   //   quiver::BackupInfo b = graph->Backup("/backups/graph-2026-12-01").value();

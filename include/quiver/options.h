@@ -54,6 +54,8 @@ inline constexpr std::uint64_t kMaxWalSegmentBytes = std::uint64_t{1} << 30;
 inline constexpr std::uint64_t kMinCheckpointWalBytes = 1024;
 // DurableOptions::io_threads: at most 64.
 inline constexpr std::uint32_t kMaxIoThreads = 64;
+// DurableOptions::max_unsynced_bytes: at most 1 GiB.
+inline constexpr std::uint64_t kMaxUnsyncedBytesCeiling = std::uint64_t{1} << 30;
 
 // Bounds on untrusted input. A batch that exceeds one is rejected whole with
 // OutOfRange before anything is allocated for it in the graph.
@@ -151,6 +153,35 @@ struct DurableOptions {
   // DurabilityStats::wal_sync_latency_histogram either way); 0 reports
   // none. Default 100,000 (100 ms: far beyond a healthy device's p99).
   std::uint32_t slow_sync_microseconds = 100'000;
+  // Most bytes of log record that writes with WriteOptions::sync = false
+  // may hold back in memory (acknowledged, not yet written to the WAL).
+  // The group that takes the held-back bytes to this bound is written and
+  // synced with them, as a synced write is. A larger bound lets more
+  // unsynced writes share one fdatasync and lets a crash lose more of them.
+  // 0 holds nothing back (every write is synced). At most
+  // kMaxUnsyncedBytesCeiling. Default 1 MiB.
+  std::uint64_t max_unsynced_bytes = std::uint64_t{1} << 20;
+};
+
+// How one Graph::Write or WriteAsync is committed.
+//
+// Example:
+//   quiver::WriteOptions fast{.sync = false};
+//   graph->Write(std::move(batch), fast).value();  // visible now, durable later
+//   graph->Sync();                                 // durable now
+struct WriteOptions {
+  // Durable mode: true (the default) acknowledges the batch only once its
+  // WAL record is written and fdatasynced. False acknowledges it as soon as
+  // it is applied and published (every snapshot taken afterwards shows it);
+  // its log record is held back in memory and written, in commit order,
+  // together with the next synced write's, by Graph::Sync(), by Close(),
+  // before a checkpoint, or once DurableOptions::max_unsynced_bytes are
+  // held. A crash may lose a suffix of the unsynced writes (in commit
+  // order), never a prefix, never part of a batch, never a write
+  // acknowledged as synced nor one a successful Sync() covered. A batch
+  // drained into one commit group with a synced one is synced with it.
+  // Ignored by an in-memory graph (nothing is ever on disk there).
+  bool sync = true;
 };
 
 // Graph::Open and OpenInMemory check every field against the bounds stated
@@ -181,12 +212,14 @@ struct Options {
   // FailedPrecondition if a writable handle has the graph open (in this
   // process or another): its checkpoints remove and rename files while a
   // reader lists them, so reading beside it is refused rather than risk a
-  // torn view. The lock is held only while Open reads (a writable Open then
-  // waits for nothing: it fails as when any handle holds the graph) and
-  // released before it returns, so a writer may open the graph afterwards;
-  // the read-only graph keeps serving what it loaded. Needs write
-  // permission on LOCK when the file exists (taking the lock opens it for
-  // writing). Default false.
+  // torn view. LOCK is taken shared (opened read-only, never created, so
+  // neither write permission nor a writable file system is needed) and
+  // only while Open reads: read-only Opens never refuse each other, a
+  // writable Open meanwhile fails ("a read-only Open is reading it"), and
+  // a writer may open the graph once Open has returned; the read-only
+  // graph keeps serving what it loaded. Without LOCK no writer is running;
+  // one that starts while Open reads makes it start over under the lock.
+  // Default false.
   bool read_only = false;
   // Durable mode: receives the events quiver/logger.h lists. Shared, so the
   // application may keep using it; it must outlive nothing (the graph holds

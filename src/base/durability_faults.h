@@ -33,6 +33,12 @@ struct DurabilityFaults {
   // and no log before it, which the enumeration sees by also damaging the
   // newest checkpoint (crash_enumeration.h, check 5).
   std::atomic<bool> remove_before_dir_sync{false};
+  // A group held back by WriteOptions::sync = false is appended at once as
+  // a record of its own, without fdatasync (the design docs/durability.md
+  // explains is unsound): the page cache may write a later group's page
+  // before an earlier one's, and the WAL reader then takes the damage
+  // before a valid record for lost acknowledged data (Corruption).
+  std::atomic<bool> append_unsynced_groups{false};
 };
 
 // The process's switches.

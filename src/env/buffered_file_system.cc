@@ -162,9 +162,10 @@ Result<std::vector<std::string>> BufferedFileSystem::ListDir(const std::string& 
   return base_->ListDir(dir);
 }
 Result<bool> BufferedFileSystem::Exists(const std::string& path) { return base_->Exists(path); }
-Result<std::unique_ptr<FileLock>> BufferedFileSystem::LockFile(const std::string& path) {
-  return base_->LockFile(path);
+Result<std::unique_ptr<FileLock>> BufferedFileSystem::LockFile(const std::string& path, LockMode mode) {
+  return base_->LockFile(path, mode);
 }
+Result<std::string> BufferedFileSystem::RealPath(const std::string& path) { return base_->RealPath(path); }
 Result<std::uint64_t> BufferedFileSystem::FreeSpace(const std::string& dir) { return base_->FreeSpace(dir); }
 
 }  // namespace quiver::env

@@ -257,9 +257,14 @@ Result<bool> FaultFileSystem::Exists(const std::string& path) {
   return base_->Exists(path);
 }
 
-Result<std::unique_ptr<FileLock>> FaultFileSystem::LockFile(const std::string& path) {
+Result<std::unique_ptr<FileLock>> FaultFileSystem::LockFile(const std::string& path, LockMode mode) {
   Decide(FaultOp::kNone, path);  // counted in total_ops, never failed
-  return base_->LockFile(path);
+  return base_->LockFile(path, mode);
+}
+
+Result<std::string> FaultFileSystem::RealPath(const std::string& path) {
+  if (auto fault = Decide(FaultOp::kList, path)) return InjectedError(*fault, "realpath", path);
+  return base_->RealPath(path);
 }
 
 Result<std::uint64_t> FaultFileSystem::FreeSpace(const std::string& dir) {

@@ -145,7 +145,8 @@ class FaultFileSystem final : public FileSystem {
   Status CreateDir(const std::string& dir) override;
   Result<std::vector<std::string>> ListDir(const std::string& dir) override;
   Result<bool> Exists(const std::string& path) override;
-  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override;
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode) override;
+  Result<std::string> RealPath(const std::string& path) override;
   Result<std::uint64_t> FreeSpace(const std::string& dir) override;
 
  private:

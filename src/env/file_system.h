@@ -20,7 +20,8 @@
 // Lifetime: a FileSystem must outlive every file and lock it returned.
 //
 // Locks: LockFile's FailedPrecondition says whether the holder is this
-// process ("held by this process") or another one.
+// process ("held by this process") or another one, and whether it holds
+// the lock exclusively or shared.
 //
 // Example:
 //   env::FileSystem* fs = env::PosixFileSystem();
@@ -103,11 +104,21 @@ class ReadableFile {
   virtual Result<std::uint64_t> Size() const = 0;
 };
 
-// An exclusive lock on a path, held for the lifetime of the object and
-// released on destruction.
+// A lock on a path (exclusive or shared, LockMode), held for the lifetime
+// of the object and released on destruction.
 class FileLock {
  public:
   virtual ~FileLock() = default;
+};
+
+// How LockFile locks a path. An exclusive lock excludes every other lock
+// on the path; shared locks exclude only an exclusive one.
+enum class LockMode {
+  // Creates the file if missing (posix: opened read-write, O_CREAT).
+  kExclusive,
+  // Never creates the file (NotFound if it is missing) and opens it
+  // read-only, so it works on a read-only file or file system.
+  kShared,
 };
 
 // How OpenWritable treats the path.
@@ -146,11 +157,17 @@ class FileSystem {
   virtual Result<std::vector<std::string>> ListDir(const std::string& dir) = 0;
   // Whether a file or directory exists at `path`.
   virtual Result<bool> Exists(const std::string& path) = 0;
-  // Takes an exclusive lock on `path` (creating the file if the
-  // implementation needs one). FailedPrecondition if the lock is held: by
-  // another process for the posix implementation, by another live FileLock
-  // for the in-memory one.
-  virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) = 0;
+  // Takes a lock on `path` as `mode` says (kExclusive creates the file if
+  // the implementation needs one; kShared never creates it). Never waits:
+  // FailedPrecondition if a conflicting lock is held, by another process
+  // or by another live FileLock of this one (the message says which, and
+  // whether the holder's lock is exclusive or shared).
+  virtual Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode) = 0;
+  // `path` with every symbolic link, "." and ".." resolved, absolute (posix
+  // realpath(3)); NotFound if `path` or a directory on the way does not
+  // exist. The in-memory file system has no links: it returns the path
+  // normalized.
+  virtual Result<std::string> RealPath(const std::string& path) = 0;
   // Bytes available to an unprivileged writer on the file system holding
   // `dir` (statvfs f_bavail * f_frsize). A hint for deciding whether to
   // start a checkpoint; ENOSPC can still happen.

@@ -64,9 +64,10 @@ class ForwardingFileSystem : public FileSystem {
   Status CreateDir(const std::string& dir) override { return base_->CreateDir(dir); }
   Result<std::vector<std::string>> ListDir(const std::string& dir) override { return base_->ListDir(dir); }
   Result<bool> Exists(const std::string& path) override { return base_->Exists(path); }
-  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
-    return base_->LockFile(path);
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode) override {
+    return base_->LockFile(path, mode);
   }
+  Result<std::string> RealPath(const std::string& path) override { return base_->RealPath(path); }
   Result<std::uint64_t> FreeSpace(const std::string& dir) override { return base_->FreeSpace(dir); }
 
  protected:

@@ -19,10 +19,11 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -194,25 +195,40 @@ class PosixReadableFile final : public ReadableFile {
   const std::string path_;
 };
 
-// The lock files (device, inode) this process holds a PosixFileLock on, so
-// that a second lock attempt can say the holder is this process rather than
-// another one (flock cannot tell).
+// The lock files (device, inode) this process holds a PosixFileLock on, and
+// how, so that a conflicting attempt can say the holder is this process
+// rather than another one (flock cannot tell).
 class HeldLocks {
  public:
   using Key = std::pair<dev_t, ino_t>;
-  // False if `key` is already held.
-  bool Add(Key key) {
+  // Records a lock of `mode` on `key`; false if this process holds a
+  // conflicting one (*shared_holder says whether that one is shared).
+  bool Add(Key key, LockMode mode, bool* shared_holder) {
     std::lock_guard<std::mutex> lock(mu_);
-    return held_.insert(key).second;
+    auto it = held_.find(key);
+    if (it != held_.end()) {
+      *shared_holder = it->second > 0;
+      if (mode == LockMode::kExclusive || it->second == 0) return false;
+      ++it->second;
+      return true;
+    }
+    held_[key] = mode == LockMode::kShared ? 1 : 0;
+    return true;
   }
   void Remove(Key key) {
     std::lock_guard<std::mutex> lock(mu_);
-    held_.erase(key);
+    auto it = held_.find(key);
+    if (it == held_.end()) return;
+    if (it->second > 1) {
+      --it->second;
+    } else {
+      held_.erase(it);
+    }
   }
 
  private:
   std::mutex mu_;
-  std::set<Key> held_;
+  std::map<Key, int> held_;  // number of shared holders; 0 for the exclusive one
 };
 
 HeldLocks& Held() {
@@ -220,7 +236,8 @@ HeldLocks& Held() {
   return *held;
 }
 
-// Holds an flock(LOCK_EX) for its lifetime; closing the fd releases it.
+// Holds an flock (LOCK_EX or LOCK_SH) for its lifetime; closing the fd
+// releases it.
 class PosixFileLock final : public FileLock {
  public:
   PosixFileLock(int fd, HeldLocks::Key key) : fd_(fd), key_(key) {}
@@ -325,8 +342,12 @@ class PosixFs final : public FileSystem {
     return PosixError("stat", path, errno);
   }
 
-  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override {
-    QUIVER_ASSIGN_OR_RETURN(int fd, OpenFd(path, O_RDWR | O_CREAT | O_NOFOLLOW, file_mode_));
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode) override {
+    const bool shared = mode == LockMode::kShared;
+    // A shared lock opens the file read-only and never creates it: flock
+    // needs no write access, so it works on a read-only file system.
+    QUIVER_ASSIGN_OR_RETURN(int fd, shared ? OpenFd(path, O_RDONLY | O_NOFOLLOW)
+                                           : OpenFd(path, O_RDWR | O_CREAT | O_NOFOLLOW, file_mode_));
     struct stat st;
     if (::fstat(fd, &st) != 0) {
       Status s = PosixError("fstat", path, errno);
@@ -334,22 +355,40 @@ class PosixFs final : public FileSystem {
       return s;
     }
     const HeldLocks::Key key{st.st_dev, st.st_ino};
-    if (!Held().Add(key)) {
+    bool shared_holder = false;
+    if (!Held().Add(key, mode, &shared_holder)) {
       ::close(fd);
-      return FailedPreconditionError(
-          base::StrCat("lock is held by this process (another open handle on the same directory): ", path));
+      return FailedPreconditionError(base::StrCat("lock is held by this process, ",
+                                                  shared_holder ? "shared" : "exclusively",
+                                                  " (another open handle on the same directory): ", path));
     }
     // flock locks belong to the open file description, so a second open of
     // the same file conflicts even within one process.
-    if (RetryOnEintr([&] { return ::flock(fd, LOCK_EX | LOCK_NB); }) != 0) {
+    if (RetryOnEintr([&] { return ::flock(fd, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB); }) != 0) {
       int err = errno;
       Held().Remove(key);
+      if (err != EWOULDBLOCK) {
+        ::close(fd);
+        return PosixError("flock", path, err);
+      }
+      // Which kind holds it: a refused shared lock means an exclusive
+      // holder; a refused exclusive one, shared holders if a shared lock
+      // can be had now (taken and dropped at once).
+      bool holders_shared = false;
+      if (!shared && RetryOnEintr([&] { return ::flock(fd, LOCK_SH | LOCK_NB); }) == 0) holders_shared = true;
       ::close(fd);
-      if (err == EWOULDBLOCK)
-        return FailedPreconditionError(base::StrCat("lock is held by another process: ", path));
-      return PosixError("flock", path, err);
+      return FailedPreconditionError(base::StrCat("lock is held by another process, ",
+                                                  holders_shared ? "shared" : "exclusively", ": ", path));
     }
     return std::unique_ptr<FileLock>(std::make_unique<PosixFileLock>(fd, key));
+  }
+
+  Result<std::string> RealPath(const std::string& path) override {
+    char* resolved = ::realpath(path.c_str(), nullptr);
+    if (resolved == nullptr) return PosixError("realpath", path, errno);
+    std::string out(resolved);
+    std::free(resolved);
+    return out;
   }
 
   Result<std::uint64_t> FreeSpace(const std::string& dir) override {

@@ -128,22 +128,33 @@ class SimFileSystem::ReadableHandle final : public ReadableFile {
   const std::uint64_t generation_;
 };
 
+// The lock table maps a path to its exclusive holder's token, or to
+// kSharedHolders plus the number of shared holders.
+constexpr std::uint64_t kSharedHolders = std::uint64_t{1} << 63;
+
 // An entry in the lock table; releases it on destruction unless a Crash()
-// already cleared the table (the token then no longer matches).
+// already cleared the table (the token then no longer matches, or, for a
+// shared holder, the generation has moved on).
 class SimFileSystem::Lock final : public FileLock {
  public:
-  Lock(SimFileSystem* fs, std::string path, std::uint64_t token)
-      : fs_(fs), path_(std::move(path)), token_(token) {}
+  Lock(SimFileSystem* fs, std::string path, std::uint64_t token, std::uint64_t generation)
+      : fs_(fs), path_(std::move(path)), token_(token), generation_(generation) {}
   ~Lock() override {
     base::MutexLock lock(&fs_->mu_);
     auto it = fs_->locks_.find(path_);
-    if (it != fs_->locks_.end() && it->second == token_) fs_->locks_.erase(it);
+    if (it == fs_->locks_.end()) return;
+    if (token_ != kSharedHolders) {
+      if (it->second == token_) fs_->locks_.erase(it);
+    } else if (fs_->generation_ == generation_ && (it->second & kSharedHolders) != 0) {
+      if (--it->second == kSharedHolders) fs_->locks_.erase(it);
+    }
   }
 
  private:
   SimFileSystem* const fs_;
   const std::string path_;
-  const std::uint64_t token_;
+  const std::uint64_t token_;  // kSharedHolders for a shared holder
+  const std::uint64_t generation_;
 };
 
 Status SimFileSystem::BeginOp(bool mutating) {
@@ -314,14 +325,62 @@ Result<bool> SimFileSystem::Exists(const std::string& path) {
   return d != nullptr && d->entries.count(name) != 0;
 }
 
-Result<std::unique_ptr<FileLock>> SimFileSystem::LockFile(const std::string& path) {
+Result<std::string> SimFileSystem::RealPath(const std::string& path) {
+  // No links here: "." and ".." are folded by name; ".." of a root stays
+  // at the root.
+  std::vector<std::string> parts;
+  std::size_t i = 0;
+  while (i <= path.size()) {
+    std::size_t j = path.find('/', i);
+    if (j == std::string::npos) j = path.size();
+    std::string part = path.substr(i, j - i);
+    if (part == "..") {
+      if (!parts.empty()) parts.pop_back();
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(std::move(part));
+    }
+    i = j + 1;
+  }
+  const bool absolute = !path.empty() && path.front() == '/';
+  std::string out = absolute ? "/" : "";
+  for (const std::string& part : parts) {
+    if (!out.empty() && out.back() != '/') out += '/';
+    out += part;
+  }
+  if (out.empty()) out = ".";
+  QUIVER_ASSIGN_OR_RETURN(bool exists, Exists(out));
+  if (!exists) return NotFoundError(base::StrCat("realpath ", path, ": no such file or directory"));
+  return out;
+}
+
+Result<std::unique_ptr<FileLock>> SimFileSystem::LockFile(const std::string& path, LockMode mode) {
   base::MutexLock lock(&mu_);
   QUIVER_RETURN_IF_ERROR(BeginOp(/*mutating=*/false));
   const std::string p = NormalizePath(path);
-  if (locks_.count(p) != 0) return FailedPreconditionError(base::StrCat("lock is held by this process: ", p));
+  const bool shared = mode == LockMode::kShared;
+  if (shared) {
+    // As posix: a shared lock opens the file, and never creates it.
+    const auto [dir, name] = SplitPath(p);
+    Dir* d = FindDir(dir);
+    if (d == nullptr || d->entries.count(name) == 0)
+      return NotFoundError(base::StrCat("lock ", p, ": no such file"));
+  }
+  auto it = locks_.find(p);
+  if (it != locks_.end()) {
+    const bool holders_shared = (it->second & kSharedHolders) != 0;
+    if (!shared || !holders_shared)
+      return FailedPreconditionError(
+          base::StrCat("lock is held by this process, ", holders_shared ? "shared" : "exclusively", ": ", p));
+    ++it->second;
+    return std::unique_ptr<FileLock>(std::make_unique<Lock>(this, p, kSharedHolders, generation_));
+  }
+  if (shared) {
+    locks_[p] = kSharedHolders | 1;
+    return std::unique_ptr<FileLock>(std::make_unique<Lock>(this, p, kSharedHolders, generation_));
+  }
   const std::uint64_t token = next_lock_token_++;
   locks_[p] = token;
-  return std::unique_ptr<FileLock>(std::make_unique<Lock>(this, p, token));
+  return std::unique_ptr<FileLock>(std::make_unique<Lock>(this, p, token, generation_));
 }
 
 Result<std::uint64_t> SimFileSystem::FreeSpace(const std::string& /*dir*/) {

@@ -27,7 +27,8 @@
 // missing fails with NotFound (mkdir, not mkdir -p). "/" and "." always
 // exist; SyncDir of a directory outside the simulation is a no-op.
 //
-// Differences from posix, by design: LockFile creates no file; renaming or
+// Differences from posix, by design: LockFile creates no file (a shared
+// lock, as on posix, needs one: NotFound without it); renaming or
 // removing directories is not supported (IOError); a file may not grow past
 // 1 GiB (ResourceExhausted); FreeSpace reports SetFreeSpace's value and
 // writes never run out of space (FaultFileSystem injects ENOSPC).
@@ -73,7 +74,8 @@ class SimFileSystem final : public FileSystem {
   Status CreateDir(const std::string& dir) override;
   Result<std::vector<std::string>> ListDir(const std::string& dir) override;
   Result<bool> Exists(const std::string& path) override;
-  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path) override;
+  Result<std::unique_ptr<FileLock>> LockFile(const std::string& path, LockMode mode) override;
+  Result<std::string> RealPath(const std::string& path) override;
   Result<std::uint64_t> FreeSpace(const std::string& dir) override;
 
   // ---- Power loss ----
@@ -192,9 +194,11 @@ class SimFileSystem final : public FileSystem {
   void CrashFiles(CrashPolicy policy, std::uint64_t seed) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable base::Mutex mu_;
-  std::map<std::string, Dir> dirs_ ABSL_GUARDED_BY(mu_);             // by normalized path
-  std::vector<DirChange> dir_log_ ABSL_GUARDED_BY(mu_);              // unsynced, issue order
-  std::map<std::string, std::uint64_t> locks_ ABSL_GUARDED_BY(mu_);  // path -> holder token
+  std::map<std::string, Dir> dirs_ ABSL_GUARDED_BY(mu_);  // by normalized path
+  std::vector<DirChange> dir_log_ ABSL_GUARDED_BY(mu_);   // unsynced, issue order
+  // path -> the exclusive holder's token, or kSharedHolders (top bit) plus
+  // the number of shared holders (sim_file_system.cc).
+  std::map<std::string, std::uint64_t> locks_ ABSL_GUARDED_BY(mu_);
   // Removed files' durable bytes at removal, by path (the latest removal of
   // a path): the stale space LandStaleBytes can draw from.
   std::map<std::string, std::vector<std::byte>> removed_ ABSL_GUARDED_BY(mu_);

@@ -17,7 +17,7 @@ namespace {
 // The roots of an empty graph: no elements, no names, no indexes. Built
 // once and never freed (like a static), so a default snapshot's questions
 // take the same path, and get the same answers, as an empty graph's.
-const storage::GraphRoots& EmptyRoots() {
+const storage::GraphRoots& EmptyIndexRoots() {
   static const storage::GraphRoots* const roots = [] {
     auto* r = new storage::GraphRoots();
     r->labels = new storage::InternTable(0);
@@ -31,7 +31,7 @@ const storage::GraphRoots& EmptyRoots() {
 
 // Never null: a default snapshot reads as an empty graph.
 const storage::GraphRoots* RootsOf(const internal::Version* v) {
-  return v == nullptr ? &EmptyRoots() : &v->roots;
+  return v == nullptr ? &EmptyIndexRoots() : &v->roots;
 }
 
 template <typename Id>

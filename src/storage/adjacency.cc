@@ -23,18 +23,29 @@ std::uint32_t CapacityFor(std::uint32_t n) {
   return static_cast<std::uint32_t>((bytes - sizeof(EdgeArray)) / sizeof(EdgeEntry));
 }
 
-// Appends to one group given its array and count; may replace the array.
-void AppendToGroup(EdgeArray*& array, std::uint32_t count, std::uint64_t edge, std::uint64_t neighbor,
+// Appends `adds` to one group given its array and count; may replace the
+// array, once.
+void AppendToGroup(EdgeArray*& array, std::uint32_t count, std::span<const EntryAdd> adds,
                    MutationContext& ctx) {
-  if (count == array->capacity) {
-    // Next size class up: amortised O(1) copies per append with slack
-    // bounded by one allocator bin.
-    EdgeArray* grown = NewEdgeArray(array->type, count + 1 + count / 8, ctx);
+  const auto n = static_cast<std::uint32_t>(adds.size());
+  if (array->capacity - count < n) {
+    // Room for all of them and at least the next size class up: amortised
+    // O(1) copies per append with slack bounded by one allocator bin.
+    EdgeArray* grown = NewEdgeArray(array->type, std::max(count + n, count + 1 + count / 8), ctx);
     std::memcpy(grown->entries(), array->entries(), std::size_t{count} * sizeof(EdgeEntry));
     ctx.Retire(array);  // freed now if this group allocated it
     array = grown;
   }
-  StoreEntry(array->entries() + count, edge, neighbor);
+  EdgeEntry* out = array->entries() + count;
+  for (std::uint32_t i = 0; i < n; ++i) StoreEntry(out + i, adds[i].edge, adds[i].neighbor);
+}
+
+// A new array holding exactly `adds` (filled to the allocator's bin).
+EdgeArray* ArrayOf(std::uint32_t type, std::span<const EntryAdd> adds, MutationContext& ctx) {
+  const auto n = static_cast<std::uint32_t>(adds.size());
+  EdgeArray* a = NewEdgeArray(type, n, ctx);
+  for (std::uint32_t i = 0; i < n; ++i) StoreEntry(a->entries() + i, adds[i].edge, adds[i].neighbor);
+  return a;
 }
 
 GroupDir* NewDir(std::uint32_t capacity, MutationContext& ctx) {
@@ -107,24 +118,31 @@ void StoreEntry(EdgeEntry* e, std::uint64_t edge, std::uint64_t neighbor) {
 
 void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type, std::uint64_t edge,
                  std::uint64_t neighbor, MutationContext& ctx) {
+  const EntryAdd one{0, edge, neighbor, type};
+  AppendEntries(head, degree, type, {&one, 1}, ctx);
+}
+
+void AppendEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type,
+                   std::span<const EntryAdd> adds, MutationContext& ctx) {
+  if (adds.empty()) return;
+  const auto n = static_cast<std::uint32_t>(adds.size());
   if (head == 0) {
-    EdgeArray* a = NewEdgeArray(type, 1, ctx);
-    StoreEntry(a->entries(), edge, neighbor);
-    head = ArrayHead(a);
-    degree = 1;
+    head = ArrayHead(ArrayOf(type, adds, ctx));
+    degree = n;
     return;
   }
   if (!IsDir(head)) {
     EdgeArray* a = AsMutableArray(head);
-    if (ArrayType(head) == type) {
-      AppendToGroup(a, degree, edge, neighbor, ctx);
+    const std::uint32_t had = ArrayType(head);
+    if (had == type) {
+      AppendToGroup(a, degree, adds, ctx);
       head = ArrayHead(a);
-      ++degree;
+      degree += n;
       return;
     }
     // A second edge type: the vertex gets a directory.
     GroupDir* d = NewDir(4, ctx);
-    d->groups()[0] = GroupEntry{a, degree, a->type};
+    d->groups()[0] = GroupEntry{a, degree, had};
     d->size = 1;
     head = reinterpret_cast<std::uintptr_t>(d) | 1;
   }
@@ -132,15 +150,14 @@ void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type
   GroupEntry* g = d->groups();
   for (std::uint32_t i = 0; i < d->size; ++i) {
     if (g[i].type != type) continue;
-    AppendToGroup(g[i].array, g[i].count, edge, neighbor, ctx);
-    ++g[i].count;
-    ++degree;
+    AppendToGroup(g[i].array, g[i].count, adds, ctx);
+    g[i].count += n;
+    degree += n;
     return;
   }
-  EdgeArray* a = NewEdgeArray(type, 1, ctx);
-  StoreEntry(a->entries(), edge, neighbor);
-  g[d->size++] = GroupEntry{a, 1, type};
-  ++degree;
+  EdgeArray* a = ArrayOf(type, adds, ctx);
+  g[d->size++] = GroupEntry{a, n, type};
+  degree += n;
 }
 
 std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type,

@@ -130,9 +130,27 @@ inline EdgeGroup GroupAt(std::uintptr_t head, std::uint32_t degree, std::size_t 
 
 // --- Writes (writer thread, heads of a slot in a version being built)
 
+// One adjacency entry to add: `edge` with `neighbor`, to group `type` of
+// one direction of one vertex. `key` names that vertex and direction for the
+// writer's sort (BatchProcessor: vertex * 2 + 1 for in-edges); the functions
+// here ignore it.
+struct EntryAdd {
+  std::uint64_t key;
+  std::uint64_t edge;
+  std::uint64_t neighbor;
+  std::uint32_t type;
+};
+
 // Appends (edge, neighbor) to group `type`, creating the group if needed.
 void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type, std::uint64_t edge,
                  std::uint64_t neighbor, MutationContext& ctx);
+// Appends every entry of `adds` (all of group `type`), in their order, to
+// that group, creating it if needed. The group's array is replaced at most
+// once, by one that holds them all (at least 1/8 spare beyond its old count,
+// as a single append would leave): k appends cost O(count + k), where k calls
+// of AppendEntry could copy a growing array O(log k) times.
+void AppendEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type,
+                   std::span<const EntryAdd> adds, MutationContext& ctx);
 // Removes from group `type` every entry whose edge is in `sorted_edges`
 // (ascending, distinct), keeping the order of the rest; returns how many it
 // removed. One pass over the group whatever the number of edges: an array

@@ -465,6 +465,122 @@ void BatchProcessor::FlushRemovals(GraphRoots& g, MutationContext& ctx) {
   removals_.clear();
 }
 
+namespace {
+
+// Sorts `adds` by key, stably (entries of one key keep their order), with
+// `scratch` as the second buffer: a least-significant-digit radix sort over
+// the bits in which the keys differ, 11 bits a pass (two passes for a million
+// vertices), in place of a comparison sort's log n passes.
+void SortByKey(std::vector<storage::EntryAdd>& adds, std::vector<storage::EntryAdd>& scratch) {
+  const std::size_t n = adds.size();
+  if (n < 64) {
+    std::stable_sort(adds.begin(), adds.end(),
+                     [](const storage::EntryAdd& a, const storage::EntryAdd& b) { return a.key < b.key; });
+    return;
+  }
+  std::uint64_t lo = adds[0].key, hi = adds[0].key;
+  for (const storage::EntryAdd& a : adds) {
+    lo = std::min(lo, a.key);
+    hi = std::max(hi, a.key);
+  }
+  const std::uint64_t range = hi - lo;
+  if (range == 0) return;
+  constexpr int kBits = 11;
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  scratch.resize(n);
+  std::vector<std::uint32_t> count(kBuckets);
+  storage::EntryAdd* from = adds.data();
+  storage::EntryAdd* to = scratch.data();
+  int passes = 0;
+  for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += kBits, ++passes) {
+    std::fill(count.begin(), count.end(), 0);
+    for (std::size_t i = 0; i < n; ++i) ++count[((from[i].key - lo) >> shift) & (kBuckets - 1)];
+    std::uint32_t sum = 0;
+    for (std::uint32_t& c : count) sum += std::exchange(c, sum);
+    for (std::size_t i = 0; i < n; ++i) to[count[((from[i].key - lo) >> shift) & (kBuckets - 1)]++] = from[i];
+    std::swap(from, to);
+  }
+  if (passes % 2 != 0) adds.swap(scratch);
+}
+
+}  // namespace
+
+void BatchProcessor::FlushAdds(GraphRoots& g, MutationContext& ctx) {
+  if (adds_.empty()) return;
+  SortByKey(adds_, adds_scratch_);
+  // Where each (vertex, direction) run starts, so the loop can look ahead.
+  run_starts_.clear();
+  for (std::size_t i = 0; i < adds_.size(); ++i)
+    if (i == 0 || adds_[i].key != adds_[i - 1].key) run_starts_.push_back(i);
+  const std::size_t runs = run_starts_.size();
+  run_starts_.push_back(adds_.size());
+  // The entries go to random places: prefetch ahead, in two steps, the slot
+  // of the run kSlotAhead further on, then (its slot now cached) the array
+  // header and the append position of the run kArrayAhead further on, so
+  // the misses of several runs overlap instead of following each other.
+  constexpr std::size_t kSlotAhead = 16, kArrayAhead = 8;
+  auto slot_of = [&g](std::uint64_t key) { return VertexTable::Find(g.vertices, key >> 1); };
+  for (std::size_t r = 0; r < std::min(runs, kSlotAhead); ++r)
+    __builtin_prefetch(slot_of(adds_[run_starts_[r]].key));
+  VertexSlot* s = nullptr;
+  std::uint64_t slot_vertex = ~std::uint64_t{0};
+  for (std::size_t r = 0; r < runs; ++r) {
+    if (r + kSlotAhead < runs) __builtin_prefetch(slot_of(adds_[run_starts_[r + kSlotAhead]].key));
+    if (r + kArrayAhead < runs) {
+      const std::uint64_t key = adds_[run_starts_[r + kArrayAhead]].key;
+      const VertexSlot* ahead = slot_of(key);
+      const std::uintptr_t head = ahead == nullptr ? 0 : (key & 1) != 0 ? ahead->in_head : ahead->out_head;
+      if (head != 0) {
+        __builtin_prefetch(storage::HeadBlock(head), 1);
+        if (!storage::IsDir(head)) {
+          const std::uint32_t degree = (key & 1) != 0 ? ahead->in_degree : ahead->out_degree;
+          __builtin_prefetch(storage::AsArray(head)->entries() + degree, 1);
+        }
+      }
+    }
+    std::size_t i = run_starts_[r];
+    const std::size_t end = run_starts_[r + 1];
+    const std::uint64_t key = adds_[i].key;
+    bool one_type = true;
+    for (std::size_t j = i + 1; j < end; ++j) one_type &= adds_[j].type == adds_[i].type;
+    const std::uint64_t v = key >> 1;
+    if (v != slot_vertex) {  // out- and in-entries of a vertex are neighbours in the order
+      s = VertexTable::Mutable(g.vertices, v, ctx);
+      slot_vertex = v;
+    }
+    std::uintptr_t& head = (key & 1) != 0 ? s->in_head : s->out_head;
+    std::uint32_t& degree = (key & 1) != 0 ? s->in_degree : s->out_degree;
+    if (one_type) {
+      storage::AppendEntries(head, degree, adds_[i].type,
+                             std::span<const storage::EntryAdd>(adds_.data() + i, end - i), ctx);
+      continue;
+    }
+    // Several edge types at one vertex: a group each, each in edge order,
+    // the groups taken in order of first appearance (so a vertex's new
+    // groups join its directory in the order one append per edge made them).
+    // The sort's scratch buffer is free again.
+    // O(entries x types of the vertex).
+    std::vector<std::uint32_t> types;
+    for (std::size_t j = i; j < end; ++j)
+      if (std::find(types.begin(), types.end(), adds_[j].type) == types.end()) types.push_back(adds_[j].type);
+    for (std::uint32_t type : types) {
+      adds_scratch_.clear();
+      for (std::size_t j = i; j < end; ++j)
+        if (adds_[j].type == type) adds_scratch_.push_back(adds_[j]);
+      storage::AppendEntries(head, degree, type, adds_scratch_, ctx);
+    }
+  }
+  adds_.clear();
+  // The buffers stay for the next batch up to 8 MiB each (32 B per entry:
+  // a 100,000-edge batch fits); a huge batch's are given back.
+  constexpr std::size_t kKeptEntries = std::size_t{1} << 18;
+  if (adds_.capacity() > kKeptEntries || adds_scratch_.capacity() > kKeptEntries) {
+    std::vector<storage::EntryAdd>().swap(adds_);
+    std::vector<storage::EntryAdd>().swap(adds_scratch_);
+    std::vector<std::size_t>().swap(run_starts_);
+  }
+}
+
 void BatchProcessor::ChangeProperty(ElementKind kind, std::uint64_t id, std::uint32_t label,
                                     PropBlock*& block, std::uint32_t key, const PropertyView* value,
                                     GraphRoots& g, MutationContext& ctx) {
@@ -500,6 +616,7 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
   new_vertex_ids_.clear();
   new_edge_ids_.clear();
   removals_.clear();
+  adds_.clear();
   if (WriteBatchInternal::IsIndexBatch(batch)) {
     const Op& op = WriteBatchInternal::Ops(batch)[0];
     ApplyIndexOp(*op.index, op.kind, g, ctx);
@@ -532,10 +649,9 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
         if (block != nullptr) *EdgePropTable::MutableSparse(g.edge_props, id, ctx) = block;
         maintainer_.OnChange(index::ElementChange{ElementKind::kEdge, id, type, nullptr, block, true}, g,
                              ctx);
-        VertexSlot* s = VertexTable::Mutable(g.vertices, src, ctx);
-        storage::AppendEntry(s->out_head, s->out_degree, type, id, dst, ctx);
-        VertexSlot* t = VertexTable::Mutable(g.vertices, dst, ctx);
-        storage::AppendEntry(t->in_head, t->in_degree, type, id, src, ctx);
+        // The adjacency entries go at the end of the batch (FlushAdds).
+        adds_.push_back(storage::EntryAdd{src * 2, id, dst, type});
+        adds_.push_back(storage::EntryAdd{dst * 2 + 1, id, src, type});
         new_edge_ids_.push_back(id);
         ++g.live_edges;
         break;
@@ -575,7 +691,12 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
         break;
       }
       case OpKind::kRemoveEdge: RemoveEdgeInternal(ResolveEdge(op.e), ~std::uint64_t{0}, g, ctx); break;
-      case OpKind::kRemoveVertex: RemoveVertexInternal(ResolveVertex(op.v1), g, ctx); break;
+      case OpKind::kRemoveVertex:
+        // It walks the adjacency of the vertex: the entries queued so far
+        // must be in it.
+        FlushAdds(g, ctx);
+        RemoveVertexInternal(ResolveVertex(op.v1), g, ctx);
+        break;
       case OpKind::kDefineIndex:
       case OpKind::kIndexReady:
       case OpKind::kDropIndex: break;  // only in index batches (IsIndexBatch)
@@ -587,6 +708,7 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
       case OpKind::kExpectKeyFree: break;  // resolved away (resolver.h)
     }
   }
+  FlushAdds(g, ctx);
   FlushRemovals(g, ctx);
   info->vertices.reserve(new_vertex_ids_.size());
   for (std::uint64_t id : new_vertex_ids_) info->vertices.emplace_back(id);

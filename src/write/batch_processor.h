@@ -27,6 +27,7 @@
 #include "quiver/options.h"
 #include "quiver/status.h"
 #include "quiver/write_batch.h"
+#include "storage/adjacency.h"
 #include "storage/elements.h"
 #include "storage/retire_list.h"
 #include "write/index_checks.h"
@@ -116,6 +117,11 @@ class BatchProcessor {
   // Removes the adjacency entries queued by RemoveEdgeInternal: per vertex
   // and group, one pass over its array.
   void FlushRemovals(storage::GraphRoots& g, storage::MutationContext& ctx);
+  // Appends the adjacency entries queued by AddEdge: sorted by vertex and
+  // direction (stable, so each array gets its entries in edge id order, as
+  // one append per edge would), then per vertex, direction and type one
+  // AppendEntries, which replaces the array at most once.
+  void FlushAdds(storage::GraphRoots& g, storage::MutationContext& ctx);
   // Sets or removes one property of the element whose block is `block`:
   // in place if the group allocated the block and the value fits, else a
   // new block (the old one freed if private, retired if published).
@@ -178,6 +184,11 @@ class BatchProcessor {
   };
   std::vector<Removal> removals_;
   std::vector<std::uint64_t> edges_;  // FlushRemovals scratch
+  // Adjacency entries to add at the end of the batch (or before a vertex
+  // removal, which walks adjacency): key = vertex * 2 + (1 for in-edges).
+  std::vector<storage::EntryAdd> adds_;
+  std::vector<storage::EntryAdd> adds_scratch_;  // FlushAdds' sort
+  std::vector<std::size_t> run_starts_;          // FlushAdds: where each vertex's run starts
 };
 
 }  // namespace quiver

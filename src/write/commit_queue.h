@@ -42,6 +42,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <future>
 #include <vector>
 
@@ -66,9 +67,18 @@ const Status& DurabilityUnknownStatus();  // DurabilityUnknown: the WAL write fa
 
 class WriteRequest {
  public:
-  WriteRequest(WriteBatch batch, bool async) : batch_(std::move(batch)), async_(async) {}
+  // `sync`: WriteOptions::sync (an empty batch with it is a Graph::Sync).
+  WriteRequest(WriteBatch batch, bool async, bool sync = true)
+      : batch_(std::move(batch)), async_(async), sync_(sync) {}
 
   const WriteBatch& batch() const { return batch_; }
+  bool sync() const { return sync_; }
+  // Set before Push: the writer calls `f` on its thread once this request's
+  // group succeeded with nothing held back (every published group written
+  // and synced), before completing it. Checkpoints take their version and
+  // WAL position there.
+  void set_after_sync(std::function<void()> f) { after_sync_ = std::move(f); }
+  const std::function<void()>& after_sync() const { return after_sync_; }
   std::size_t cost() const;  // operations counted for group bounds
   std::future<Result<CommitInfo>> future() { return promise_.get_future(); }
 
@@ -88,6 +98,8 @@ class WriteRequest {
 
   WriteBatch batch_;
   bool async_;
+  bool sync_;
+  std::function<void()> after_sync_;
   std::uint64_t group_ = 0;  // the group expected at Push (invariant 1)
   std::atomic<int> refs_{2};
   std::atomic<std::uint32_t> done_{0};

@@ -1,0 +1,196 @@
+// Bulk import and export: loading a graph from files and writing one out.
+//
+// Two formats (docs/import-export.md has the grammar and examples):
+//  - CSV with typed headers in the convention of Neo4j's admin import.
+//    Vertex files: an id column (`id:ID`, or `id:ID(Group)` for a separate
+//    id space; a named id column is also stored as a string property of
+//    that name, `:ID` is not stored), a `:LABEL` column, and typed
+//    properties `name` (string), `age:int`, `score:double`,
+//    `active:boolean`, `embedding:float[]` (`;`-separated), `blob:bytes`
+//    (hex; a Quiver extension). Edge files: `:START_ID`, `:END_ID` (with the
+//    same `(Group)` as the id they name), `:TYPE` and typed properties.
+//    `:IGNORE` skips a column. Fields may be quoted ("..."), with doubled
+//    quotes and embedded newlines; the delimiter is chosen. An unquoted
+//    empty field leaves the property unset; a quoted empty field is an
+//    empty string (or an empty vector / bytes value).
+//  - LDBC Graphalytics EVLP: a `.v` file with one integer vertex id per
+//    line and a `.e` file of `source target [weight]` lines, separated by
+//    single spaces. Ids are kept as an int64 property (ImportOptions::
+//    evlp_id_key), weights as a double property (evlp_weight_key).
+//
+// Import is all-or-nothing against bad input: every file is parsed and
+// every row validated (column counts, value types, UTF-8, duplicate ids,
+// endpoints that name no imported vertex, ids already held by a vertex of
+// the same label in the graph) before the first write, so a bad input
+// changes nothing. The data is then written through large WriteBatches,
+// several in flight so the writer groups them into few commits. What this
+// does NOT promise: if a write itself fails midway (an I/O error, a
+// poisoned graph, a concurrent writer taking an id first), the batches
+// committed before it stay; the error says how many were. Building a new
+// graph atomically in one checkpoint is not implemented yet.
+//
+// Vertices of an import can be referenced by edges of the same import
+// only (through an in-memory map from external id to vertex id, built
+// while importing), not by edges of a later import.
+//
+// Example:
+//   quiver::ImportSpec spec;
+//   spec.vertices = {{.path = "people.csv", .label = "Person"}};
+//   spec.edges = {{.path = "knows.csv", .label = "KNOWS"}};
+//   quiver::Result<quiver::ImportStats> r = quiver::Import(*graph, spec, {.create_id_indexes = true});
+//   if (!r.ok()) std::fprintf(stderr, "%s\n", r.status().ToString().c_str());
+//   // "InvalidArgument: people.csv:7:12: 'abc' is not an int (column age)"
+//   auto ada = graph->GetSnapshot().FindVertex("Person", "id", "p1");  // through the id index
+//
+//   quiver::Result<quiver::ExportStats> e = quiver::Export(graph->GetSnapshot(), "out/");
+//
+// Thread safety: Import may run while other threads read and write the
+// graph (its writes are ordinary batches); Export reads one snapshot, so
+// writes may continue while it runs.
+#ifndef QUIVER_IMPORT_H_
+#define QUIVER_IMPORT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "quiver/ids.h"
+#include "quiver/status.h"
+
+namespace quiver {
+
+class Graph;
+class Snapshot;
+
+enum class DataFormat : std::uint8_t {
+  kCsv = 0,   // Neo4j-style typed CSV
+  kEvlp = 1,  // LDBC Graphalytics .v / .e
+};
+
+// One input file. `label` is the default label (vertex files) or edge type
+// (edge files) of rows that have no `:LABEL` / `:TYPE` column or leave it
+// empty; EVLP files have no such column, so it names them all.
+//   quiver::ImportFile f{.path = "data/example-directed.v", .label = "V"};
+struct ImportFile {
+  std::string path{};
+  std::string label{};
+};
+
+// What to import: vertex files first (in order), then edge files.
+struct ImportSpec {
+  std::vector<ImportFile> vertices{};
+  std::vector<ImportFile> edges{};
+};
+
+struct ImportOptions {
+  DataFormat format = DataFormat::kCsv;
+  // CSV field delimiter (not '"', '\n' or '\r'). Default ','.
+  char delimiter = ',';
+  // EVLP: the int64 property that keeps each vertex's id (empty: not kept),
+  // and the double property that keeps an edge's weight. Defaults "id",
+  // "weight".
+  std::string evlp_id_key = "id";
+  std::string evlp_weight_key = "weight";
+  // Create a unique index on (label, id key) for every label whose vertex
+  // file has a named id column (EVLP: evlp_id_key), before writing, unless a
+  // ready unique index on exactly that key exists; it is named
+  // "<label>.<key>". Then Snapshot::FindVertex(label, key, id) resolves
+  // external ids. Default false.
+  bool create_id_indexes = false;
+  // Rows that may be rejected: 0 (default) fails the import on the first
+  // bad row; N imports the rest as long as at most N rows are bad
+  // (ImportStats::rejected lists them). Errors of a whole file (missing,
+  // empty, bad header, broken quoting) are never skipped.
+  std::size_t skip_bad_rows = 0;
+  // With skip_bad_rows: a file to write the rejected rows to, as CSV with
+  // columns file,line,column,reason,row (empty: not written). Written
+  // after validation, before the first write; an existing file is replaced.
+  std::string reject_report{};
+  // Operations per WriteBatch (an element with k properties counts 1 + k).
+  // Larger batches commit faster; each holds its rows in memory. Default
+  // 200,000; at least 1.
+  std::size_t batch_ops = 200'000;
+  // Batches in flight at once (the writer groups them into one commit).
+  // Default 4; at least 1.
+  std::size_t batches_in_flight = 4;
+};
+
+// One bad row (or file): where and why. line and column count from 1 (the
+// column in bytes); both are 0 for an error of a whole file (missing).
+struct ImportRowError {
+  std::string file{};
+  std::uint64_t line = 0;
+  std::uint64_t column = 0;
+  std::string reason{};
+};
+
+// What an import did.
+struct ImportStats {
+  std::uint64_t vertices = 0;  // vertices written
+  std::uint64_t edges = 0;     // edges written
+  std::uint64_t batches = 0;   // WriteBatches committed
+  // The rows skipped under ImportOptions::skip_bad_rows, in input order.
+  std::vector<ImportRowError> rejected{};
+  // Indexes the import created (create_id_indexes).
+  std::vector<std::string> indexes_created{};
+};
+
+// Imports `spec` into `graph` (which may already hold data). Errors, all
+// with nothing written, their message starting "<file>:<line>:<column>: ":
+// NotFound for a missing file (line and column 0); InvalidArgument for
+// malformed input (an empty file, a bad header, an unterminated quote, a
+// wrong column count, a value that is not of its column's type, invalid
+// UTF-8, a duplicate id, an edge endpoint no imported vertex has, a vertex
+// with more than one label); Unimplemented for a header type Quiver has no
+// value for (`string[]`, `int[]`, `date`, `point`, ...); more than
+// skip_bad_rows bad rows. InvalidArgument without a position for bad
+// options. A failed CreateIndex (existing vertices violate it) is returned
+// as is, with the indexes this import created dropped again. A failed
+// write returns that write's status, its message prefixed with how many
+// batches had committed before it (those stay; see the header comment).
+//
+// Example:
+//   quiver::ImportSpec spec{.vertices = {{"g.v", "V"}}, .edges = {{"g.e", "E"}}};
+//   auto stats = quiver::Import(*graph, spec, {.format = quiver::DataFormat::kEvlp}).value();
+Result<ImportStats> Import(Graph& graph, const ImportSpec& spec, const ImportOptions& options = {});
+
+struct ExportOptions {
+  DataFormat format = DataFormat::kCsv;
+  // CSV field delimiter. Default ','.
+  char delimiter = ',';
+  // EVLP: if every vertex holds an int64 `evlp_id_key` property and no two
+  // hold the same, those are the ids written; else the Quiver vertex ids
+  // are. An edge's weight is written if every edge holds a number under
+  // `evlp_weight_key`.
+  std::string evlp_id_key = "id";
+  std::string evlp_weight_key = "weight";
+};
+
+// What an export wrote.
+struct ExportStats {
+  std::uint64_t vertices = 0;
+  std::uint64_t edges = 0;
+  std::vector<std::string> files{};  // the paths written
+};
+
+// Writes the graph as `snapshot` sees it into directory `dir` (created if
+// missing): CSV as vertices.csv and edges.csv, whose `:ID` / `:START_ID` /
+// `:END_ID` columns hold Quiver vertex ids and whose other columns are
+// every (property key, type) pair in use, so importing them into an empty
+// graph gives an identical graph (null-valued properties are written as
+// unset). EVLP as graph.v and graph.e (ids as ExportOptions says; labels,
+// types and other properties are not kept). Writes may continue while it
+// runs: it reads only the snapshot. AlreadyExists if an output file
+// exists (nothing is overwritten); the I/O status otherwise (files written
+// so far are removed, best effort).
+//
+// Example:
+//   quiver::Snapshot snap = graph->GetSnapshot();
+//   quiver::ExportStats s = quiver::Export(snap, "backup-csv").value();  // s.files[0]: ".../vertices.csv"
+Result<ExportStats> Export(const Snapshot& snapshot, std::string_view dir, const ExportOptions& options = {});
+
+}  // namespace quiver
+
+#endif  // QUIVER_IMPORT_H_

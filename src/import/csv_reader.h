@@ -1,0 +1,123 @@
+// CsvReader: splits a delimited text file into records and fields, reading
+// it in chunks through the FileSystem seam, and knows where each field
+// starts (line and byte column, both from 1) so every error can say so.
+//
+// Dialect: RFC 4180 with a chosen delimiter. A field that starts with '"'
+// is quoted: it ends at the next lone '"', a doubled '""' stands for one
+// quote, and delimiters and newlines inside it are data. Records end at
+// '\n' or "\r\n". Empty lines are skipped. With quoting off (EVLP), '"' is
+// an ordinary character. Every field must be valid UTF-8.
+//
+// Errors: a broken quote (unterminated, or text after the closing quote, or
+// a quote inside an unquoted field) and invalid UTF-8 end the reading with
+// InvalidArgument "<path>:<line>:<column>: <reason>". The reader is then
+// unusable.
+//
+// Example:
+//   QUIVER_ASSIGN_OR_RETURN(auto r, CsvReader::Open(fs, "people.csv", {}));
+//   while (true) {
+//     QUIVER_ASSIGN_OR_RETURN(bool more, r->Next());
+//     if (!more) break;
+//     for (const CsvField& f : r->fields()) Use(f.text, f.line, f.column);
+//   }
+#ifndef QUIVER_IMPORT_CSV_READER_H_
+#define QUIVER_IMPORT_CSV_READER_H_
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "env/file_system.h"
+#include "quiver/status.h"
+
+namespace quiver::import {
+
+struct CsvDialect {
+  char delimiter = ',';
+  bool quoting = true;
+};
+
+struct CsvField {
+  std::string_view text;  // unescaped; valid until the next Next()
+  bool quoted = false;
+  std::uint64_t line = 0;
+  std::uint64_t column = 0;
+};
+
+// "<path>:<line>:<column>: <reason>" as an error of `code`.
+Status PositionError(StatusCode code, std::string_view path, std::uint64_t line, std::uint64_t column,
+                     std::string_view reason);
+
+class CsvReader {
+ public:
+  // NotFound "<path>:0:0: no such file" if `path` does not exist.
+  static Result<std::unique_ptr<CsvReader>> Open(env::FileSystem* fs, const std::string& path,
+                                                 CsvDialect dialect);
+
+  // Reads the next record: true if there is one (fields(), line(), raw()
+  // describe it), false at the end of the file.
+  Result<bool> Next();
+
+  std::span<const CsvField> fields() const { return fields_; }
+  // The line the record starts on, and the end of the record: the line and
+  // column just past its last field (for "too few columns").
+  std::uint64_t line() const { return record_line_; }
+  std::uint64_t end_line() const { return end_line_; }
+  std::uint64_t end_column() const { return end_column_; }
+  // The record's bytes as they are in the file, without the line break.
+  std::string_view raw() const { return raw_; }
+  const std::string& path() const { return path_; }
+  // Bytes consumed so far.
+  std::uint64_t bytes_read() const { return consumed_; }
+
+ private:
+  CsvReader(std::unique_ptr<env::ReadableFile> file, std::string path, CsvDialect dialect,
+            std::uint64_t size);
+
+  enum class Step { kRecord, kNeedMore, kEnd };
+  // Parses one record at pos_ from the buffered bytes. kNeedMore: the
+  // buffer ends inside it and the file has more.
+  Result<Step> Parse();
+  Result<Step> ParseQuoted(std::size_t* p, std::uint64_t* line, std::size_t* line_start);
+  // Appends the next chunk to the buffer, first dropping consumed bytes.
+  Status Fill();
+  Status ErrorAt(std::size_t pos, std::uint64_t line, std::size_t line_start, std::string_view reason) const;
+  Status CheckUtf8();
+
+  struct FieldSpan {
+    bool in_arena;
+    std::size_t offset;
+    std::size_t size;
+    bool quoted;
+    std::uint64_t line;
+    std::uint64_t column;
+  };
+
+  std::unique_ptr<env::ReadableFile> file_;
+  std::string path_;
+  CsvDialect dialect_;
+  std::uint64_t file_size_;
+  std::uint64_t file_offset_ = 0;  // next byte of the file to read
+  std::string buf_;                // bytes from the file, from buf_base_ on
+  std::uint64_t buf_base_ = 0;     // file offset of buf_[0]
+  std::size_t pos_ = 0;            // start of the next record in buf_
+  std::uint64_t line_ = 1;         // line of buf_[pos_]
+  std::uint64_t line_start_ = 0;   // file offset where line_ starts
+  std::uint64_t consumed_ = 0;
+  std::size_t chunk_ = std::size_t{1} << 20;
+
+  std::string arena_;  // unescaped quoted fields
+  std::vector<FieldSpan> spans_;
+  std::vector<CsvField> fields_;
+  std::uint64_t record_line_ = 0;
+  std::uint64_t end_line_ = 0;
+  std::uint64_t end_column_ = 0;
+  std::string_view raw_;
+};
+
+}  // namespace quiver::import
+
+#endif  // QUIVER_IMPORT_CSV_READER_H_

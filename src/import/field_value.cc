@@ -1,0 +1,155 @@
+// Field parsing and formatting: see field_value.h. std::from_chars and
+// std::to_chars give locale-free, exact round trips (to_chars without a
+// precision writes the shortest text that reads back to the same bits).
+#include "import/field_value.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+
+#include "base/strings.h"
+
+namespace quiver::import {
+namespace {
+
+std::string_view TrimSpaces(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+template <typename T>
+bool ParseNumber(std::string_view s, T* out) {
+  s = TrimSpaces(s);
+  if (!s.empty() && s.front() == '+') s.remove_prefix(1);
+  if (s.empty()) return false;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), *out);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+bool EqualsLower(std::string_view s, std::string_view lower) {
+  if (s.size() != lower.size()) return false;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    if (c != lower[i]) return false;
+  }
+  return true;
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+std::optional<PropertyValue> ParseFloats(std::string_view text, std::string* why) {
+  FloatVector v;
+  if (text.empty()) return PropertyValue(std::move(v));
+  std::size_t from = 0;
+  while (true) {
+    const std::size_t to = text.find(kArrayDelimiter, from);
+    const std::string_view item = text.substr(from, to == std::string_view::npos ? to : to - from);
+    float f = 0;
+    if (!ParseNumber(item, &f) || !std::isfinite(f)) {
+      *why = base::StrCat("'", item, "' is not a finite float (in a float[])");
+      return std::nullopt;
+    }
+    v.push_back(f);
+    if (to == std::string_view::npos) break;
+    from = to + 1;
+  }
+  return PropertyValue(std::move(v));
+}
+
+std::optional<PropertyValue> ParseHex(std::string_view text, std::string* why) {
+  if (text.size() % 2 != 0) {
+    *why = "bytes need an even number of hex digits";
+    return std::nullopt;
+  }
+  Bytes b(text.size() / 2);
+  for (std::size_t i = 0; i < b.size(); ++i) {
+    const int hi = HexDigit(text[2 * i]);
+    const int lo = HexDigit(text[2 * i + 1]);
+    if (hi < 0 || lo < 0) {
+      *why = base::StrCat("'", text, "' is not hex bytes");
+      return std::nullopt;
+    }
+    b[i] = static_cast<std::byte>(hi * 16 + lo);
+  }
+  return PropertyValue(std::move(b));
+}
+
+template <typename T>
+void AppendNumber(std::string* out, T v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, r.ptr);
+}
+
+}  // namespace
+
+std::optional<PropertyValue> ParseFieldValue(FieldType type, std::string_view text, std::string* why) {
+  switch (type) {
+    case FieldType::kString: return PropertyValue(text);
+    case FieldType::kInt: {
+      std::int64_t v = 0;
+      if (ParseNumber(text, &v)) return PropertyValue(v);
+      *why = base::StrCat("'", text, "' is not an int");
+      return std::nullopt;
+    }
+    case FieldType::kDouble: {
+      double v = 0;
+      if (ParseNumber(text, &v) && std::isfinite(v)) return PropertyValue(v);
+      *why = base::StrCat("'", text, "' is not a finite double");
+      return std::nullopt;
+    }
+    case FieldType::kBool: {
+      const std::string_view t = TrimSpaces(text);
+      if (EqualsLower(t, "true")) return PropertyValue(true);
+      if (EqualsLower(t, "false")) return PropertyValue(false);
+      *why = base::StrCat("'", text, "' is not a boolean (true or false)");
+      return std::nullopt;
+    }
+    case FieldType::kFloatArray: return ParseFloats(text, why);
+    case FieldType::kBytes: return ParseHex(text, why);
+  }
+  *why = "unknown type";
+  return std::nullopt;
+}
+
+FieldType FormatFieldValue(const PropertyView& value, std::string* out) {
+  out->clear();
+  switch (value.type()) {
+    case ValueType::kNull:
+    case ValueType::kString: out->append(value.as_string().value_or("")); return FieldType::kString;
+    case ValueType::kBool: out->append(*value.as_bool() ? "true" : "false"); return FieldType::kBool;
+    case ValueType::kInt64: AppendNumber(out, *value.as_int64()); return FieldType::kInt;
+    case ValueType::kDouble: AppendNumber(out, *value.as_double()); return FieldType::kDouble;
+    case ValueType::kBytes: {
+      static constexpr char kHex[] = "0123456789abcdef";
+      // A named copy: a range-for over *value.as_bytes() would iterate a
+      // span inside a temporary optional that is already destroyed.
+      const auto bytes = value.as_bytes();
+      for (std::byte b : *bytes) {
+        out->push_back(kHex[std::to_integer<int>(b) >> 4]);
+        out->push_back(kHex[std::to_integer<int>(b) & 15]);
+      }
+      return FieldType::kBytes;
+    }
+    case ValueType::kFloatVector: {
+      bool first = true;
+      const auto floats = value.as_float_vector();  // named: see kBytes
+      for (float f : *floats) {
+        if (!first) out->push_back(kArrayDelimiter);
+        first = false;
+        AppendNumber(out, f);
+      }
+      return FieldType::kFloatArray;
+    }
+  }
+  return FieldType::kString;
+}
+
+}  // namespace quiver::import

@@ -1,0 +1,18 @@
+// quiver::Import and quiver::Export (include/quiver/import.h) on the
+// operating system's file system.
+#include "import/exporter.h"
+#include "import/importer.h"
+#include "quiver/import.h"
+
+namespace quiver {
+
+Result<ImportStats> Import(Graph& graph, const ImportSpec& spec, const ImportOptions& options) {
+  import::Importer importer(env::PosixFileSystem(), graph, spec, options);
+  return importer.Run();
+}
+
+Result<ExportStats> Export(const Snapshot& snapshot, std::string_view dir, const ExportOptions& options) {
+  return import::RunExport(env::PosixFileSystem(), snapshot, std::string(dir), options);
+}
+
+}  // namespace quiver

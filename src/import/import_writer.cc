@@ -1,0 +1,151 @@
+// Importer, pass 2 (indexes and writes): see importer.h. Runs only after
+// pass 1 accepted the input, so a row that fails to build here means the
+// file changed between the passes.
+#include <algorithm>
+#include <utility>
+
+#include "base/strings.h"
+#include "import/importer.h"
+
+namespace quiver::import {
+namespace {
+
+bool IsIdIndex(const IndexInfo& info, std::string_view label, std::string_view key) {
+  const IndexSpec& s = info.spec;
+  return info.state == IndexState::kReady && s.element == ElementKind::kVertex && s.label == label &&
+         s.kind == IndexKind::kUnique && s.keys.size() == 1 && s.keys[0] == key;
+}
+
+}  // namespace
+
+Status Importer::CreateIndexes() {
+  if (!options_.create_id_indexes) return Status::Ok();
+  for (const IdSpace& space : spaces_) {
+    if (space.key.empty()) continue;
+    const std::vector<IndexInfo> existing = graph_.GetSnapshot().Indexes();
+    if (std::any_of(existing.begin(), existing.end(),
+                    [&](const IndexInfo& i) { return IsIdIndex(i, space.label, space.key); })) {
+      continue;
+    }
+    IndexSpec spec;
+    spec.name = base::StrCat(space.label, ".", space.key);
+    spec.label = space.label;
+    spec.keys = {space.key};
+    spec.kind = IndexKind::kUnique;
+    spec.type = space.type == FieldType::kInt ? ValueType::kInt64 : ValueType::kString;
+    Status s = graph_.CreateIndex(spec);
+    if (!s.ok()) {
+      DropCreatedIndexes().IgnoreError();  // best effort; `s` says what failed
+      return s;
+    }
+    stats_.indexes_created.push_back(spec.name);
+  }
+  return Status::Ok();
+}
+
+Status Importer::DropCreatedIndexes() {
+  Status first;
+  for (const std::string& name : stats_.indexes_created) {
+    Status s = graph_.DropIndex(name);
+    if (first.ok()) first = std::move(s);
+  }
+  stats_.indexes_created.clear();
+  return first;
+}
+
+Status Importer::WaitOldest() {
+  Pending p = std::move(in_flight_.front());
+  in_flight_.pop_front();
+  Result<CommitInfo> r = p.result.get();
+  if (!r.ok()) {
+    if (write_error_.ok()) write_error_ = r.status();
+    return r.status();
+  }
+  for (std::size_t i = 0; i < p.entries.size(); ++i) {
+    if (p.entries[i] != kNoEntry) entries_[p.entries[i]].vertex = r->vertices[i];
+  }
+  stats_.vertices += r->vertices.size();
+  stats_.edges += r->edges.size();
+  ++stats_.batches;
+  return Status::Ok();
+}
+
+Status Importer::Submit() {
+  if (batch_.empty()) return Status::Ok();
+  in_flight_.push_back({graph_.WriteAsync(std::move(batch_)), std::move(batch_entries_)});
+  batch_ = WriteBatch();
+  batch_entries_.clear();
+  batch_ops_ = 0;
+  if (in_flight_.size() >= options_.batches_in_flight) return WaitOldest();
+  return Status::Ok();
+}
+
+// Waits for every batch in flight, even after a failure, so that the
+// counts say exactly what committed.
+Status Importer::DrainAll() {
+  Status first;
+  while (!in_flight_.empty()) {
+    Status s = WaitOldest();
+    if (first.ok()) first = std::move(s);
+  }
+  return first;
+}
+
+Status Importer::WriteFile(std::size_t index) {
+  QUIVER_ASSIGN_OR_RETURN(Input in, OpenInput(index));
+  RowBuilder builder(in.schema, FileAt(index).label);
+  const std::vector<std::uint64_t>& rejected = rejected_lines_[index];
+  std::size_t next_rejected = 0;
+  const bool vertices = KindAt(index) == FileKind::kVertices;
+  Row row;
+  RowIssue issue;
+  while (true) {
+    QUIVER_ASSIGN_OR_RETURN(bool more, NextRow(&in));
+    if (!more) break;
+    const CsvReader& r = *in.reader;
+    if (next_rejected < rejected.size() && rejected[next_rejected] == r.line()) {
+      ++next_rejected;
+      continue;
+    }
+    if (!builder.Build(r, &row, &issue)) {
+      return InternalError(base::StrCat(FileAt(index).path, ":", issue.line, ":", issue.column,
+                                        ": the file changed during the import: ", issue.reason));
+    }
+    if (vertices) {
+      batch_.AddVertex(row.label, row.properties);
+      batch_entries_.push_back(row.has_id ? Find(row.id) : kNoEntry);
+    } else {
+      const std::uint32_t s = Find(row.start);
+      const std::uint32_t e = Find(row.end);
+      if (s == kNoEntry || e == kNoEntry) {
+        return InternalError(
+            base::StrCat(FileAt(index).path, ":", r.line(), ": the file changed during the import"));
+      }
+      batch_.AddEdge(row.label, entries_[s].vertex, entries_[e].vertex, row.properties);
+    }
+    batch_ops_ += 1 + row.properties.size();
+    if (batch_ops_ >= options_.batch_ops) QUIVER_RETURN_IF_ERROR(Submit());
+  }
+  return Status::Ok();
+}
+
+Status Importer::WriteAll() {
+  Status s;
+  for (std::size_t i = 0; i < FileCount() && s.ok(); ++i) {
+    // Edges need the committed ids of every vertex.
+    if (i == spec_.vertices.size()) {
+      s = Submit();
+      if (s.ok()) s = DrainAll();
+    }
+    if (s.ok()) s = WriteFile(i);
+  }
+  if (s.ok()) s = Submit();
+  Status drained = DrainAll();
+  if (s.ok()) s = std::move(drained);
+  if (s.ok()) return s;
+  return Status(s.code(),
+                base::StrCat("import stopped after ", stats_.batches, " batches committed (", stats_.vertices,
+                             " vertices, ", stats_.edges, " edges; they stay): ", s.message()));
+}
+
+}  // namespace quiver::import

@@ -1,0 +1,274 @@
+// Importer, pass 1 (validation) and the driver: see importer.h.
+#include "import/importer.h"
+
+#include <algorithm>
+#include <tuple>
+#include <utility>
+
+#include "base/strings.h"
+#include "import/csv_writer.h"
+
+namespace quiver::import {
+
+Importer::Importer(env::FileSystem* fs, Graph& graph, const ImportSpec& spec, const ImportOptions& options)
+    : fs_(fs), graph_(graph), spec_(spec), options_(options) {}
+
+const ImportFile& Importer::FileAt(std::size_t index) const {
+  return index < spec_.vertices.size() ? spec_.vertices[index] : spec_.edges[index - spec_.vertices.size()];
+}
+
+FileKind Importer::KindAt(std::size_t index) const {
+  return index < spec_.vertices.size() ? FileKind::kVertices : FileKind::kEdges;
+}
+
+Result<ImportStats> Importer::Run() {
+  const char d = options_.delimiter;
+  if (options_.format == DataFormat::kCsv && (d == '"' || d == '\n' || d == '\r')) {
+    return InvalidArgumentError("ImportOptions::delimiter may not be a quote or a line break");
+  }
+  if (options_.batch_ops == 0 || options_.batches_in_flight == 0) {
+    return InvalidArgumentError("ImportOptions::batch_ops and batches_in_flight must be at least 1");
+  }
+  rejected_lines_.assign(FileCount(), {});
+  QUIVER_RETURN_IF_ERROR(Validate());
+  QUIVER_RETURN_IF_ERROR(WriteReport());
+  QUIVER_RETURN_IF_ERROR(CreateIndexes());
+  QUIVER_RETURN_IF_ERROR(WriteAll());
+  return std::move(stats_);
+}
+
+Result<Importer::Input> Importer::OpenInput(std::size_t index) {
+  const ImportFile& file = FileAt(index);
+  const FileKind kind = KindAt(index);
+  const bool evlp = options_.format == DataFormat::kEvlp;
+  Input in;
+  CsvDialect dialect{evlp ? ' ' : options_.delimiter, !evlp};
+  QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, dialect));
+  QUIVER_ASSIGN_OR_RETURN(bool any, in.reader->Next());
+  if (!any) {
+    return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
+                         evlp ? "empty file" : "empty file (no header)");
+  }
+  if (evlp) {
+    in.schema = EvlpSchema(kind, in.reader->fields().size(), options_.evlp_id_key, options_.evlp_weight_key);
+    in.first_is_data = true;
+  } else {
+    QUIVER_ASSIGN_OR_RETURN(in.schema, ParseCsvHeader(in.reader->fields(), kind, file.path));
+  }
+  const bool has_name_column = kind == FileKind::kVertices ? in.schema.label >= 0 : in.schema.type >= 0;
+  if (!has_name_column && file.label.empty()) {
+    return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
+                         kind == FileKind::kVertices
+                             ? "no :LABEL column and no label for the file (ImportFile::label)"
+                             : "no :TYPE column and no type for the file (ImportFile::label)");
+  }
+  return in;
+}
+
+Result<bool> Importer::NextRow(Input* in) {
+  if (in->first_is_data && !in->first_taken) {
+    in->first_taken = true;
+    return true;
+  }
+  return in->reader->Next();
+}
+
+Status Importer::Reject(std::size_t file, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,
+                        std::string reason, std::string_view raw) {
+  const std::string& path = FileAt(file).path;
+  if (stats_.rejected.size() >= options_.skip_bad_rows) {
+    if (options_.skip_bad_rows > 0) {
+      reason.append(base::StrCat(" (more than ", options_.skip_bad_rows, " bad rows)"));
+    }
+    return PositionError(StatusCode::kInvalidArgument, path, line, column, reason);
+  }
+  stats_.rejected.push_back({path, line, column, std::move(reason)});
+  rejected_raw_.emplace_back(raw);
+  rejected_lines_[file].push_back(record_line);
+  return Status::Ok();
+}
+
+std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema) {
+  const Column& col = schema.columns[schema.id];
+  for (std::uint32_t i = 0; i < spaces_.size(); ++i) {
+    const IdSpace& s = spaces_[i];
+    if (s.label == row.label && s.key == col.name && s.group == col.group) return i;
+  }
+  spaces_.push_back({std::string(row.label), col.name, col.group, col.type});
+  return static_cast<std::uint32_t>(spaces_.size() - 1);
+}
+
+std::uint32_t Importer::Find(const ExternalId& id) const {
+  auto space = ids_.find(id.group);
+  if (space == ids_.end()) return kNoEntry;
+  auto it = space->second.find(id.key);
+  return it == space->second.end() ? kNoEntry : it->second;
+}
+
+Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row) {
+  if (!row->has_id) return Status::Ok();
+  IdMap& space = ids_[std::string(row->id.group)];
+  const CsvField& f = *row->id.field;
+  auto [it, inserted] =
+      space.try_emplace(std::move(row->id.key), static_cast<std::uint32_t>(entries_.size()));
+  if (!inserted) {
+    const IdEntry& first = entries_[it->second];
+    return Reject(index, r.line(), f.line, f.column,
+                  base::StrCat("duplicate id '", it->first, "' (first at ", FileAt(first.file).path, ":",
+                               first.line, ")"),
+                  r.raw());
+  }
+  IdEntry e;
+  e.record_line = r.line();
+  e.line = f.line;
+  e.column = f.column;
+  e.file = static_cast<std::uint32_t>(index);
+  e.space = SpaceOf(*row, schema);
+  entries_.push_back(e);
+  return Status::Ok();
+}
+
+Status Importer::ValidateEdge(std::size_t index, const CsvReader& r, const Row& row) {
+  for (const ExternalId* id : {&row.start, &row.end}) {
+    const std::uint32_t e = Find(*id);
+    if (e == kNoEntry || entries_[e].rejected) {
+      const char* which = id == &row.start ? ":START_ID" : ":END_ID";
+      std::string reason = base::StrCat("unknown ", which, " '", id->key, "'");
+      if (!id->group.empty()) reason.append(base::StrCat(" in id space '", id->group, "'"));
+      if (e != kNoEntry) reason.append(" (its vertex row was rejected)");
+      return Reject(index, r.line(), id->field->line, id->field->column, std::move(reason), r.raw());
+    }
+  }
+  return Status::Ok();
+}
+
+Status Importer::ValidateFile(std::size_t index) {
+  QUIVER_ASSIGN_OR_RETURN(Input in, OpenInput(index));
+  RowBuilder builder(in.schema, FileAt(index).label);
+  Row row;
+  RowIssue issue;
+  while (true) {
+    QUIVER_ASSIGN_OR_RETURN(bool more, NextRow(&in));
+    if (!more) break;
+    const CsvReader& r = *in.reader;
+    if (!builder.Build(r, &row, &issue)) {
+      QUIVER_RETURN_IF_ERROR(
+          Reject(index, r.line(), issue.line, issue.column, std::move(issue.reason), r.raw()));
+      continue;
+    }
+    if (KindAt(index) == FileKind::kVertices) {
+      QUIVER_RETURN_IF_ERROR(ValidateVertex(index, r, in.schema, &row));
+    } else {
+      QUIVER_RETURN_IF_ERROR(ValidateEdge(index, r, row));
+    }
+  }
+  return Status::Ok();
+}
+
+// An id this import brings that a vertex of the same label already holds
+// under the same key: rejected, so that the id stays unique per label (and
+// a unique index on it can be built).
+Status Importer::CheckExistingIds() {
+  const Snapshot snap = graph_.GetSnapshot();
+  for (std::uint32_t s = 0; s < spaces_.size(); ++s) {
+    const IdSpace& space = spaces_[s];
+    if (space.key.empty()) continue;
+    const std::optional<LabelId> label = snap.FindLabel(space.label);
+    const std::optional<PropertyKeyId> key = snap.FindPropertyKey(space.key);
+    auto group = ids_.find(space.group);
+    if (!label || !key || group == ids_.end()) continue;
+    for (VertexId v : snap.Vertices(*label)) {
+      std::optional<PropertyView> value = snap.GetProperty(v, *key);
+      if (!value) continue;
+      std::string text;
+      if (space.type == FieldType::kInt && value->as_int64()) {
+        text = base::StrCat(*value->as_int64());
+      } else if (space.type == FieldType::kString && value->as_string()) {
+        text = std::string(*value->as_string());
+      } else {
+        continue;
+      }
+      auto it = group->second.find(text);
+      if (it == group->second.end()) continue;
+      IdEntry& e = entries_[it->second];
+      if (e.space != s || e.rejected) continue;
+      e.rejected = true;
+      QUIVER_RETURN_IF_ERROR(Reject(e.file, e.record_line, e.line, e.column,
+                                    base::StrCat("id '", text, "' is already held by vertex ", v.value(),
+                                                 " (", space.label, ".", space.key, ")"),
+                                    ""));
+    }
+  }
+  return Status::Ok();
+}
+
+// Ids kept under one key of one label but imported in several id spaces
+// must still differ (a unique index on the key would refuse a batch midway
+// otherwise): the later of two equal ones, in input order, is rejected.
+Status Importer::CheckIdsAcrossSpaces() {
+  struct Seen {
+    std::string_view id;
+    std::uint32_t entry;
+  };
+  for (std::uint32_t s = 0; s < spaces_.size(); ++s) {
+    const IdSpace& space = spaces_[s];
+    std::vector<std::uint32_t> shared;  // spaces of the same label and key, s first
+    for (std::uint32_t t = s; t < spaces_.size(); ++t) {
+      if (spaces_[t].label == space.label && spaces_[t].key == space.key) shared.push_back(t);
+    }
+    if (space.key.empty() || shared.size() < 2 || shared.front() != s) continue;
+    std::vector<Seen> seen;
+    for (std::uint32_t t : shared) {
+      for (const auto& [id, entry] : ids_[spaces_[t].group]) {
+        if (entries_[entry].space == t) seen.push_back({id, entry});
+      }
+    }
+    std::sort(seen.begin(), seen.end(), [&](const Seen& a, const Seen& b) {
+      const IdEntry& x = entries_[a.entry];
+      const IdEntry& y = entries_[b.entry];
+      return std::tie(a.id, x.file, x.line) < std::tie(b.id, y.file, y.line);
+    });
+    for (std::size_t i = 1; i < seen.size(); ++i) {
+      if (seen[i].id != seen[i - 1].id) continue;
+      IdEntry& e = entries_[seen[i].entry];
+      const IdEntry& first = entries_[seen[i - 1].entry];
+      e.rejected = true;
+      QUIVER_RETURN_IF_ERROR(
+          Reject(e.file, e.record_line, e.line, e.column,
+                 base::StrCat("id '", seen[i].id, "' is also the ", space.key, " of a ", space.label, " at ",
+                              FileAt(first.file).path, ":", first.line, " (another id space)"),
+                 ""));
+    }
+  }
+  return Status::Ok();
+}
+
+Status Importer::Validate() {
+  for (std::size_t i = 0; i < spec_.vertices.size(); ++i) QUIVER_RETURN_IF_ERROR(ValidateFile(i));
+  QUIVER_RETURN_IF_ERROR(CheckIdsAcrossSpaces());
+  QUIVER_RETURN_IF_ERROR(CheckExistingIds());
+  for (std::size_t i = spec_.vertices.size(); i < FileCount(); ++i) QUIVER_RETURN_IF_ERROR(ValidateFile(i));
+  for (std::vector<std::uint64_t>& lines : rejected_lines_) std::sort(lines.begin(), lines.end());
+  return Status::Ok();
+}
+
+Status Importer::WriteReport() {
+  if (options_.reject_report.empty()) return Status::Ok();
+  QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<CsvWriter> w,
+                          CsvWriter::Create(fs_, options_.reject_report, env::OpenMode::kTruncate));
+  std::string* out = w->buffer();
+  out->append("file,line,column,reason,row\n");
+  for (std::size_t i = 0; i < stats_.rejected.size(); ++i) {
+    const ImportRowError& e = stats_.rejected[i];
+    AppendCsvField(out, e.file, ',', true);
+    out->append(base::StrCat(",", e.line, ",", e.column, ","));
+    AppendCsvField(out, e.reason, ',', true);
+    out->push_back(',');
+    AppendCsvField(out, rejected_raw_[i], ',', true);
+    out->push_back('\n');
+    QUIVER_RETURN_IF_ERROR(w->MaybeFlush());
+  }
+  return w->Finish();
+}
+
+}  // namespace quiver::import

@@ -1,0 +1,132 @@
+// Importer: runs one quiver::Import (include/quiver/import.h) against a
+// FileSystem, in two passes over the input files.
+//
+//  1. Validate: parse every file and build every row (RowBuilder), fill the
+//     id map (external id -> entry, per id space), resolve every edge
+//     endpoint through it, and check the ids against vertices already in
+//     the graph. Bad rows are rejected (and remembered by line) up to
+//     ImportOptions::skip_bad_rows; one more fails the import. Nothing has
+//     been written yet.
+//  2. Write: create the id indexes asked for, then parse the files again,
+//     skip the rejected rows and add the others to WriteBatches of about
+//     batch_ops operations, several in flight (WriteAsync) so the writer
+//     groups them. Vertex batches commit before the first edge batch; each
+//     vertex's committed id goes into its id-map entry, where edges find it.
+//
+// Memory: the id map (one entry, about 100 bytes, more for ids longer than
+// 15 bytes, per vertex with an id), the batches in flight, and one 1 MiB read buffer;
+// the input is never held whole. Parsing twice trades CPU for that bound.
+//
+// Example:
+//   Importer importer(env::PosixFileSystem(), *graph, spec, options);
+//   Result<ImportStats> stats = importer.Run();
+#ifndef QUIVER_IMPORT_IMPORTER_H_
+#define QUIVER_IMPORT_IMPORTER_H_
+
+#include <cstdint>
+#include <deque>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "base/strings.h"
+#include "env/file_system.h"
+#include "import/csv_reader.h"
+#include "import/csv_schema.h"
+#include "import/row_builder.h"
+#include "quiver/graph.h"
+#include "quiver/import.h"
+
+namespace quiver::import {
+
+class Importer {
+ public:
+  Importer(env::FileSystem* fs, Graph& graph, const ImportSpec& spec, const ImportOptions& options);
+  Result<ImportStats> Run();
+
+ private:
+  // One input file, open for a pass.
+  struct Input {
+    std::unique_ptr<CsvReader> reader;
+    Schema schema;
+    bool first_is_data = false;  // EVLP: the record read to learn the schema is a row
+    bool first_taken = false;
+  };
+  // The vertices of one label whose ids share an id space and a key.
+  struct IdSpace {
+    std::string label;
+    std::string key;  // the id property, "" if the id is not kept
+    std::string group;
+    FieldType type = FieldType::kString;
+  };
+  struct IdEntry {
+    std::uint64_t record_line = 0;  // where the record starts (to skip it in pass 2)
+    std::uint64_t line = 0;         // where the id field is
+    std::uint64_t column = 0;
+    std::uint32_t file = 0;
+    std::uint32_t space = 0;
+    bool rejected = false;
+    VertexId vertex;  // set when its batch commits
+  };
+  static constexpr std::uint32_t kNoEntry = ~std::uint32_t{0};
+
+  const ImportFile& FileAt(std::size_t index) const;
+  FileKind KindAt(std::size_t index) const;
+  std::size_t FileCount() const { return spec_.vertices.size() + spec_.edges.size(); }
+  Result<Input> OpenInput(std::size_t index);
+  // Reads the next row of `in`; false at the end.
+  Result<bool> NextRow(Input* in);
+
+  // Pass 1.
+  Status Validate();
+  Status ValidateFile(std::size_t index);
+  Status ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row);
+  Status ValidateEdge(std::size_t index, const CsvReader& r, const Row& row);
+  Status CheckIdsAcrossSpaces();
+  Status CheckExistingIds();
+  Status Reject(std::size_t file, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,
+                std::string reason, std::string_view raw);
+  std::uint32_t SpaceOf(const Row& row, const Schema& schema);
+  // The id-map entry of an id, kNoEntry if unknown.
+  std::uint32_t Find(const ExternalId& id) const;
+  Status WriteReport();
+
+  // Pass 2 (import_writer.cc).
+  Status CreateIndexes();
+  Status DropCreatedIndexes();
+  Status WriteAll();
+  Status WriteFile(std::size_t index);
+  Status Submit();
+  Status WaitOldest();
+  Status DrainAll();
+
+  env::FileSystem* fs_;
+  Graph& graph_;
+  const ImportSpec& spec_;
+  const ImportOptions& options_;
+  ImportStats stats_;
+
+  using IdMap = absl::flat_hash_map<std::string, std::uint32_t, base::StringHash, base::StringEq>;
+  absl::flat_hash_map<std::string, IdMap, base::StringHash, base::StringEq> ids_;  // group -> id -> entry
+  std::vector<IdEntry> entries_;
+  std::vector<IdSpace> spaces_;
+  std::vector<std::vector<std::uint64_t>> rejected_lines_;  // per file, record start lines, sorted
+  std::vector<std::string> rejected_raw_;                   // per stats_.rejected entry
+
+  // Pass 2 state.
+  struct Pending {
+    std::future<Result<CommitInfo>> result;
+    std::vector<std::uint32_t> entries;  // per vertex of the batch
+  };
+  WriteBatch batch_;
+  std::vector<std::uint32_t> batch_entries_;
+  std::size_t batch_ops_ = 0;
+  std::deque<Pending> in_flight_;
+  Status write_error_;
+};
+
+}  // namespace quiver::import
+
+#endif  // QUIVER_IMPORT_IMPORTER_H_

@@ -1,0 +1,262 @@
+// Per-write durability (WriteOptions::sync = false, Graph::Sync): an unsynced
+// write is acknowledged once applied and published; its log record is held
+// back in memory and written, with every other held-back record and the next
+// synced group's, as one record (docs/durability.md, "Unsynced writes").
+// These tests run on the power-loss simulator, so "durable" means "survives
+// SimFileSystem::Crash under every policy".
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "checkpoint/checkpoint_format.h"
+#include "checkpoint/checkpoint_reader.h"
+#include "env/fault_file_system.h"
+#include "env/sim_file_system.h"
+#include "graph_impl.h"
+#include "quiver/quiver.h"
+#include "test_util.h"
+#include "wal/wal_format.h"
+
+namespace quiver {
+namespace {
+
+using test_util::Dump;
+
+constexpr WriteOptions kNoSync{.sync = false};
+
+Options TestOptions() {
+  Options o;
+  o.durable.checkpoint_wal_bytes = 0;  // checkpoints only when the test asks
+  o.durable.checkpoint_on_close = false;
+  o.writer.spin_microseconds = 0;
+  return o;
+}
+
+WriteBatch OneVertex(int k, std::size_t value_bytes = 0) {
+  WriteBatch b;
+  b.AddVertex("Item", {{"k", k}, {"pad", std::string(value_bytes, 'p')}});
+  return b;
+}
+
+// The recovered sequence of a copy of `fs` crashed under `policy` (-1 if
+// Open fails), with its dump in *dump.
+std::int64_t RecoveredSequence(const env::SimFileSystem& fs, env::CrashPolicy policy,
+                               std::string* dump = nullptr) {
+  std::unique_ptr<env::SimFileSystem> disk = fs.Clone();
+  disk->Crash(policy, 7);
+  auto g = GraphImpl::OpenDurable(TestOptions(), "/db", disk.get());
+  if (!g.ok()) {
+    ADD_FAILURE() << "open after a crash under policy " << static_cast<int>(policy) << ": "
+                  << g.status().ToString();
+    return -1;
+  }
+  if (dump != nullptr) *dump = Dump((*g)->GetSnapshot());
+  return static_cast<std::int64_t>((*g)->GetSnapshot().sequence());
+}
+
+TEST(UnsyncedWriteTest, VisibleAtOnceAndHeldBackUntilSync) {
+  env::SimFileSystem fs;
+  auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+  ASSERT_TRUE(g->Write(OneVertex(1)).ok());
+  const DurabilityStats before = g->GetDurabilityStats();
+  for (int k = 2; k <= 4; ++k) {
+    Result<CommitInfo> r = g->Write(OneVertex(k), kNoSync);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->sequence, static_cast<SequenceNumber>(k));
+    // Read-your-writes: a snapshot taken after the call returns shows it.
+    const Snapshot s = g->GetSnapshot();
+    EXPECT_EQ(s.sequence(), static_cast<SequenceNumber>(k));
+    EXPECT_TRUE(s.HasVertex(r->vertices[0]));
+  }
+  // Nothing written or synced for them yet: a power cut loses all three.
+  EXPECT_EQ(g->GetDurabilityStats().wal_bytes, before.wal_bytes);
+  EXPECT_EQ(g->GetDurabilityStats().wal_syncs, before.wal_syncs);
+  for (env::CrashPolicy p : env::kAllCrashPolicies) EXPECT_EQ(RecoveredSequence(fs, p), 1);
+
+  const std::string expected = Dump(g->GetSnapshot());
+  ASSERT_TRUE(g->Sync().ok());
+  // One record, one fdatasync for the three.
+  EXPECT_EQ(g->GetDurabilityStats().wal_syncs, before.wal_syncs + 1);
+  EXPECT_GT(g->GetDurabilityStats().wal_bytes, before.wal_bytes);
+  for (env::CrashPolicy p : env::kAllCrashPolicies) {
+    std::string dump;
+    EXPECT_EQ(RecoveredSequence(fs, p, &dump), 4);
+    EXPECT_EQ(dump, expected);
+  }
+  // Nothing held: Sync writes nothing more.
+  ASSERT_TRUE(g->Sync().ok());
+  EXPECT_EQ(g->GetDurabilityStats().wal_syncs, before.wal_syncs + 1);
+}
+
+TEST(UnsyncedWriteTest, ASyncedWriteCarriesTheHeldBackOnesInOneRecord) {
+  env::SimFileSystem fs;
+  auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+  for (int k = 1; k <= 3; ++k) ASSERT_TRUE(g->Write(OneVertex(k), kNoSync).ok());
+  EXPECT_EQ(g->GetDurabilityStats().wal_syncs, 0u);
+  ASSERT_TRUE(g->Write(OneVertex(4)).ok());
+  EXPECT_EQ(g->GetDurabilityStats().wal_syncs, 1u);
+  for (env::CrashPolicy p : env::kAllCrashPolicies) EXPECT_EQ(RecoveredSequence(fs, p), 4);
+}
+
+TEST(UnsyncedWriteTest, CloseWritesWhatIsHeldBack) {
+  env::SimFileSystem fs;
+  std::string expected;
+  {
+    auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+    for (int k = 1; k <= 5; ++k) ASSERT_TRUE(g->Write(OneVertex(k), kNoSync).ok());
+    EXPECT_EQ(g->GetDurabilityStats().wal_bytes, 0u);
+    expected = Dump(g->GetSnapshot());
+    ASSERT_TRUE(g->Close().ok());  // no checkpoint on close: the WAL must hold them
+    EXPECT_EQ(g->GetDurabilityStats().wal_syncs, 1u);
+    EXPECT_EQ(g->Sync().code(), StatusCode::kFailedPrecondition);
+  }
+  for (env::CrashPolicy p : env::kAllCrashPolicies) {
+    std::string dump;
+    EXPECT_EQ(RecoveredSequence(fs, p, &dump), 5);
+    EXPECT_EQ(dump, expected);
+  }
+}
+
+TEST(UnsyncedWriteTest, TheBoundWritesAndSyncsLikeASyncedWrite) {
+  env::SimFileSystem fs;
+  Options o = TestOptions();
+  o.durable.max_unsynced_bytes = 4096;
+  auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+  // About 1 KiB of record each: the first three stay held back.
+  for (int k = 1; k <= 3; ++k) ASSERT_TRUE(g->Write(OneVertex(k, 1000), kNoSync).ok());
+  EXPECT_EQ(g->GetDurabilityStats().wal_syncs, 0u);
+  int k = 3;
+  while (g->GetDurabilityStats().wal_syncs == 0 && k < 10)
+    ASSERT_TRUE(g->Write(OneVertex(++k, 1000), kNoSync).ok());
+  EXPECT_EQ(g->GetDurabilityStats().wal_syncs, 1u);
+  EXPECT_LE(k, 5) << "the bound of 4096 bytes was passed long before the write";
+  // Everything up to the write that reached the bound is durable.
+  for (env::CrashPolicy p : env::kAllCrashPolicies) EXPECT_EQ(RecoveredSequence(fs, p), k);
+}
+
+TEST(UnsyncedWriteTest, ZeroBoundHoldsNothingBack) {
+  env::SimFileSystem fs;
+  Options o = TestOptions();
+  o.durable.max_unsynced_bytes = 0;
+  auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+  ASSERT_TRUE(g->Write(OneVertex(1), kNoSync).ok());
+  EXPECT_EQ(g->GetDurabilityStats().wal_syncs, 1u);
+}
+
+TEST(UnsyncedWriteTest, TheBoundIsValidatedAtOpen) {
+  env::SimFileSystem fs;
+  Options o = TestOptions();
+  o.durable.max_unsynced_bytes = kMaxUnsyncedBytesCeiling + 1;
+  auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(g.status().message().find("max_unsynced_bytes"), std::string::npos) << g.status().ToString();
+  EXPECT_FALSE(fs.Exists("/db").value()) << "a refused Open created the directory";
+}
+
+TEST(UnsyncedWriteTest, InMemoryAndReadOnlyGraphsIgnoreIt) {
+  auto g = Graph::OpenInMemory().value();
+  Result<CommitInfo> r = g->Write(OneVertex(1), kNoSync);
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(g->GetSnapshot().HasVertex(r->vertices[0]));
+  EXPECT_TRUE(g->Sync().ok());
+  EXPECT_TRUE(g->WriteAsync(OneVertex(2), kNoSync).get().ok());
+  EXPECT_EQ(g->GetSnapshot().sequence(), 2u);
+
+  env::SimFileSystem fs;
+  { ASSERT_TRUE(GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value()->Write(OneVertex(1)).ok()); }
+  Options ro = TestOptions();
+  ro.read_only = true;
+  auto reader = GraphImpl::OpenDurable(ro, "/db", &fs).value();
+  EXPECT_TRUE(reader->Sync().ok());
+  EXPECT_EQ(reader->Write(OneVertex(2), kNoSync).status().code(), StatusCode::kFailedPrecondition);
+}
+
+// A checkpoint first writes what is held back, then records the WAL
+// position after it: the checkpoint never covers a group that is not in
+// the log, and the position it records is exactly the log's end.
+TEST(UnsyncedWriteTest, CheckpointWritesHeldGroupsFirstAndRecordsTheExactPosition) {
+  env::SimFileSystem fs;
+  auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+  ASSERT_TRUE(g->Write(OneVertex(1)).ok());
+  for (int k = 2; k <= 4; ++k) ASSERT_TRUE(g->Write(OneVertex(k), kNoSync).ok());
+  ASSERT_TRUE(g->Checkpoint().ok());
+  EXPECT_EQ(g->GetDurabilityStats().wal_syncs, 2u) << "the held-back groups were not written first";
+  EXPECT_EQ(g->GetDurabilityStats().last_checkpoint_sequence, 4u);
+  const std::string segment = "/db/" + wal::SegmentFileName(1);
+  const std::string log = fs.ReadFileForTest(segment).value();
+  auto file = fs.OpenReadable("/db/" + checkpoint::CheckpointFileName(4)).value();
+  checkpoint::Header header;
+  ASSERT_TRUE(checkpoint::VerifyCheckpointFile(*file, &header).ok());
+  EXPECT_EQ(header.wal_segment, 1u);
+  EXPECT_EQ(header.wal_offset, log.size()) << "the checkpoint's WAL position is not the log's end";
+
+  // Recovery from it is exact: more writes after it, the log's damage
+  // before its position skipped as covered, every write back.
+  ASSERT_TRUE(g->Write(OneVertex(5), kNoSync).ok());
+  ASSERT_TRUE(g->Write(OneVertex(6)).ok());
+  const std::string expected = Dump(g->GetSnapshot());
+  g.reset();
+  ASSERT_TRUE(fs.FlipBit(segment, 8 * (header.wal_offset - 3)).ok());  // inside the record of 2..4
+  auto again = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+  EXPECT_EQ(Dump(again->GetSnapshot()), expected);
+  EXPECT_GT(again->GetOpenStats().wal_covered_damage_bytes, 0u);
+  EXPECT_EQ(again->GetOpenStats().wal_batches_replayed, 2u);
+}
+
+// A WAL failure while groups are held back: the graph is poisoned; the
+// Sync that tried to write them says DurabilityUnknown (they may or may not
+// be on disk), everything after says Poisoned; the writes stay visible in
+// this process; after a restart they are there whole or not at all.
+TEST(UnsyncedWriteTest, AWalErrorWhileGroupsAreHeldPoisonsAndReports) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+  ASSERT_TRUE(g->Write(OneVertex(1)).ok());
+  fs.SetFault(
+      {.ops = env::FaultOp::kSync, .at = 1, .path_contains = "wal-", .fsync_failure_drops_unsynced = true});
+  for (int k = 2; k <= 4; ++k) ASSERT_TRUE(g->Write(OneVertex(k), kNoSync).ok());
+  const std::string visible = Dump(g->GetSnapshot());
+  const Status sync = g->Sync();
+  EXPECT_EQ(sync.code(), StatusCode::kDurabilityUnknown) << sync.ToString();
+  EXPECT_EQ(fs.faults_injected(), 1u);
+  const DurabilityStats d = g->GetDurabilityStats();
+  EXPECT_TRUE(d.poisoned);
+  EXPECT_EQ(d.health, HealthState::kPoisoned);
+  EXPECT_EQ(Dump(g->GetSnapshot()), visible) << "acknowledged writes vanished from memory";
+  EXPECT_EQ(g->Write(OneVertex(5), kNoSync).status().code(), StatusCode::kPoisoned);
+  EXPECT_EQ(g->Write(OneVertex(5)).status().code(), StatusCode::kPoisoned);
+  EXPECT_EQ(g->Sync().code(), StatusCode::kPoisoned);
+  EXPECT_EQ(g->Checkpoint().code(), StatusCode::kPoisoned);
+  EXPECT_EQ(g->Close().code(), StatusCode::kPoisoned);
+  EXPECT_EQ(fs.TotalSyncsAfterFailedSync(), 0u) << "a failed fsync was retried";
+  g.reset();
+  for (env::CrashPolicy p : env::kAllCrashPolicies) {
+    const std::int64_t s = RecoveredSequence(sim, p);
+    EXPECT_TRUE(s == 1 || s == 4) << "policy " << static_cast<int>(p) << " recovered " << s;
+  }
+}
+
+// The same when a synced write carries the held-back groups: it and they
+// get DurabilityUnknown / stay visible, as above.
+TEST(UnsyncedWriteTest, AFailedSyncedWriteCarryingHeldGroupsPoisons) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+  for (int k = 1; k <= 2; ++k) ASSERT_TRUE(g->Write(OneVertex(k), kNoSync).ok());
+  fs.SetFault(
+      {.ops = env::FaultOp::kWrite, .kind = env::FaultKind::kShortWrite, .at = 1, .path_contains = "wal-"});
+  EXPECT_EQ(g->Write(OneVertex(3)).status().code(), StatusCode::kDurabilityUnknown);
+  EXPECT_EQ(g->GetSnapshot().sequence(), 2u) << "the failed synced write was published";
+  EXPECT_TRUE(g->GetDurabilityStats().poisoned);
+  EXPECT_EQ(g->Sync().code(), StatusCode::kPoisoned);
+  g.reset();
+  for (env::CrashPolicy p : env::kAllCrashPolicies) {
+    const std::int64_t s = RecoveredSequence(sim, p);
+    EXPECT_TRUE(s == 0 || s == 3) << "policy " << static_cast<int>(p) << " recovered " << s;
+  }
+}
+
+}  // namespace
+}  // namespace quiver

@@ -44,6 +44,7 @@ const Version* VersionChain::Acquire() {
   std::uint64_t word = head_word_.fetch_add(std::uint64_t{1} << kCountShift, std::memory_order_acquire);
   auto* v = reinterpret_cast<Version*>(word & kPointerMask);
   v->refs_.fetch_add(1, std::memory_order_relaxed);
+  if (test_acquire_hook_) test_acquire_hook_();
   // Hand the in-flight count back, or, if the head moved, our own unit: the
   // writer counts us in its fold instead. The fold may not have happened
   // yet, but the writer's bias (added before the head moved, which the
@@ -198,6 +199,7 @@ void VersionChain::Publish(Version* v) {
   writer_head_ = v;
   head_.store(v, std::memory_order_seq_cst);  // then scan the slots (version.6)
   RetireSlots(v);
+  if (test_fold_hook_) test_fold_hook_();
   std::int64_t in_flight = static_cast<std::int64_t>(old >> kCountShift);
   // Fold in the in-flight acquisitions, take the bias off and drop the
   // owner's reference: the first moment prev's count can reach zero.

@@ -44,7 +44,9 @@
 //           too low) through freed memory.
 // (The window predates reader slots, as two adjacent statements; the head
 // pointer store and the slot scan now between them made it wide enough for
-// the storm test to hit it at 500 iterations.)
+// the storm test to hit it at 500 iterations. The test hooks below park a
+// reader and the writer at exactly these steps, so a unit test replays the
+// interleaving deterministically.)
 // With the bias the reader's release cannot take the count to zero: between
 // the exchange and the fold the count is the units granted so far plus the
 // bias, and at most in-flight of them are spent before being granted. The
@@ -146,7 +148,9 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -264,6 +268,9 @@ class VersionChain {
   // The reader slot the calling thread pins, and the number of slots.
   std::uint32_t TEST_ThisThreadSlot() const;
   std::uint32_t TEST_slot_count() const { return slot_mask_ + 1; }
+  // The most pins one slot word counts; more snapshots on it take direct
+  // references.
+  static std::uint64_t TEST_max_pins() { return kMaxPins; }
   // Address ranges of the fields readers write on the fast path (the
   // slots), of the head pointer they read, and of the fields the writer
   // writes, so a test can check they share no cache line.
@@ -274,6 +281,14 @@ class VersionChain {
   std::vector<FieldSpan> TEST_ReaderWrittenFields() const;
   FieldSpan TEST_HeadPointerField() const { return {&head_, sizeof(head_)}; }
   std::vector<FieldSpan> TEST_WriterWrittenFields() const;
+  // Called, if set, inside the two steps version.7 is about: in Acquire
+  // after the reader has taken its unit and before it checks whether the
+  // head moved, and in Publish after the head word's exchange (and the slot
+  // scan) and before the fold. A test parks a reader and the writer there
+  // to replay the interleaving deterministically. Set before any thread
+  // uses the chain; never in production (one well-predicted branch each).
+  void TEST_SetAcquireHook(std::function<void()> hook) { test_acquire_hook_ = std::move(hook); }
+  void TEST_SetFoldHook(std::function<void()> hook) { test_fold_hook_ = std::move(hook); }
 
  private:
   // Takes mu_ and records the holder for the test hooks above: two relaxed
@@ -348,6 +363,8 @@ class VersionChain {
   const Version* writer_head_;                                 // writer thread only
   base::MemoryAccount account_;
   std::atomic<std::uint64_t> slow_pins_{0};  // test hook: AcquirePin calls that took the slow path
+  std::function<void()> test_acquire_hook_;  // test hooks (TEST_SetAcquireHook, TEST_SetFoldHook)
+  std::function<void()> test_fold_hook_;
 
   // Statistics: bytes on published retire lists not yet freed, versions
   // not yet marked dead.

@@ -436,7 +436,7 @@ GraphImpl::~GraphImpl() {
   chain_->Shutdown();
 }
 
-Snapshot GraphImpl::GetSnapshot() const { return SnapshotInternal::Make(chain_->Acquire()); }
+Snapshot GraphImpl::GetSnapshot() const { return SnapshotInternal::Make(chain_->AcquirePin()); }
 
 Result<CommitInfo> GraphImpl::Write(WriteBatch batch, const WriteOptions& options) {
   if (read_only_) return ReadOnlyError("Write");

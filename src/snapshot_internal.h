@@ -14,8 +14,8 @@ namespace quiver {
 
 class SnapshotInternal {
  public:
-  // A handle pinning `v`; the caller hands over one reference on it.
-  static Snapshot Make(const internal::Version* v) { return Snapshot(v); }
+  // A handle holding `pin` (from VersionChain::AcquirePin), handed over.
+  static Snapshot Make(storage::ReaderPin pin) { return Snapshot(pin.version, pin.slot); }
   // The version `snap` pins; requires snap.valid().
   static const internal::Version* VersionOf(const Snapshot& snap) { return snap.v_; }
   // The storage roots `snap` reads; requires snap.valid().

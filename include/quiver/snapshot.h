@@ -279,7 +279,7 @@ class Snapshot {
   // Pins no version: reads as an empty graph at sequence 0 (no elements, no
   // names), and valid() is false. So is a moved-from snapshot.
   Snapshot() = default;
-  Snapshot(Snapshot&& other) noexcept : v_(std::exchange(other.v_, nullptr)) {}
+  Snapshot(Snapshot&& other) noexcept : v_(std::exchange(other.v_, nullptr)), slot_(other.slot_) {}
   Snapshot& operator=(Snapshot&& other) noexcept;
   Snapshot(const Snapshot&) = delete;
   Snapshot& operator=(const Snapshot&) = delete;
@@ -471,8 +471,9 @@ class Snapshot {
   std::size_t ScanBatch(ScanCursor* cursor, std::uint64_t end, Direction d, ScannedGroup* out,
                         std::size_t max) const;
 
-  explicit Snapshot(const internal::Version* v) : v_(v) {}
+  Snapshot(const internal::Version* v, std::uint32_t slot) : v_(v), slot_(slot) {}
   const internal::Version* v_ = nullptr;
+  std::uint32_t slot_ = 0;  // the engine's reader slot holding the pin (storage/version.h)
 };
 
 }  // namespace quiver

@@ -142,14 +142,15 @@ std::size_t FillFromSet(const void* set, std::uint64_t from, std::uint64_t* out,
 
 Snapshot& Snapshot::operator=(Snapshot&& other) noexcept {
   if (this != &other) {
-    if (v_ != nullptr) v_->chain()->Release(v_);
+    if (v_ != nullptr) v_->chain()->ReleasePin({v_, slot_});
     v_ = std::exchange(other.v_, nullptr);
+    slot_ = other.slot_;
   }
   return *this;
 }
 
 Snapshot::~Snapshot() {
-  if (v_ != nullptr) v_->chain()->Release(v_);
+  if (v_ != nullptr) v_->chain()->ReleasePin({v_, slot_});
 }
 
 SequenceNumber Snapshot::sequence() const { return Roots(v_).sequence; }

@@ -10,15 +10,104 @@
 //     group: Publish is called by the writer thread alone, with increasing
 //     sequence numbers.
 //
-// Acquisition (Acquire) is lock-free with a split reference count: the head
-// word packs the current version's pointer (low 48 bits) with a count of
-// acquisitions in flight (high 16 bits). A reader bumps the packed count
-// (which pins the pointer it read), takes a real reference on the version,
-// then hands the in-flight count back; if the head moved meanwhile, the
-// writer has already folded the in-flight count into the old version's
-// reference count and the reader gives that unit back there instead. So a
-// version's count reaches zero only when no snapshot holds it and nobody can
-// acquire it; zero is final.
+// Acquisition. A version's reference count (refs_) counts *units*: the
+// owner's on the head, one per direct reference, one per reader slot that
+// holds the version. Snapshots take no unit of their own on the fast path:
+// they pin a reader slot (below). Zero units is final, and a version is
+// reclaimed only then (version.2).
+//
+// Direct references (Acquire/Release; internal callers, and the slow path
+// of AcquirePin) use a split count: the head word packs the current
+// version's pointer (low 48 bits) with a count of acquisitions in flight
+// (high 16 bits). A reader bumps the packed count (which pins the pointer it
+// read), takes a unit on the version, then hands the in-flight count back;
+// if the head moved meanwhile, the writer counts the reader in the
+// in-flight count it folds into the old version's count, and the reader
+// gives back its own unit instead. So nobody takes a unit on a version with
+// zero units.
+//  version.7 Between Publish's exchange of the head word and its fold, the
+//      old head's count carries a bias (kFoldBias, more than the in-flight
+//      count can hold), added before the exchange and taken off by the fold.
+// The interleaving version.7 closes: the exchange and the fold are two steps; a
+// reader that sees the head moved cannot tell whether the fold is done.
+// Without the bias, with v the head holding only the owner's unit:
+//   reader: bumps the in-flight count (v, 1); v.refs 1 -> 2
+//   writer: exchanges the head word to v' (reads in-flight 1); then works
+//           on (head pointer, RetireSlots) before folding
+//   reader: sees the head moved, gives back its own unit: v.refs 2 -> 1,
+//           and returns v, owning a unit the fold has not added yet
+//   reader: releases that unit (directly, or as the last unpin of a stale
+//           slot it installed v in; likewise if a slot's unit of v is
+//           dropped by RetireSlots): v.refs 1 -> 0, v marked dead and freed
+//   writer: folds in-flight 1 and drops the owner's unit: v.refs 0 + 1 - 1
+//           = 0 again, so v is marked dead a second time (live_versions one
+//           too low) through freed memory.
+// (The window predates reader slots, as two adjacent statements; the head
+// pointer store and the slot scan now between them made it wide enough for
+// the storm test to hit it at 500 iterations. The test hooks below park a
+// reader and the writer at exactly these steps, so a unit test replays the
+// interleaving deterministically.)
+// With the bias the reader's release cannot take the count to zero: between
+// the exchange and the fold the count is the units granted so far plus the
+// bias, and at most in-flight of them are spent before being granted. The
+// reader that sees the moved head has the bias ordered before its own
+// writes to the count (the writer adds it before its release exchange; the
+// reader's load is acquire), and anyone it hands the unit to is ordered
+// after it. The fold grants exactly the in-flight units and removes the
+// bias and the owner's unit in one step, so the count is exact again from
+// then on, and zero only when every unit is given back.
+//
+// Reader slots (AcquirePin/ReleasePin; snapshots). A shared count makes
+// every acquire and release a write to one cache line, so two threads
+// taking snapshots at once slowed each other ~10x. Instead the chain keeps
+// a small array of reader slots, each on its own cache lines; a thread
+// always uses the same slot (a per-thread ticket modulo the slot count), so
+// threads up to the slot count share nothing on the fast path. A slot is
+// one atomic word: a version pointer (48 bits), a stale bit, and a pin
+// count (15 bits). Acquiring reads the published head pointer (a line only
+// Publish writes) and, if the thread's slot holds that version, adds a pin
+// with one CAS on the slot word; releasing removes the pin with one CAS on
+// the same word. Everything else (the slot holds another version, the pin
+// count is full) takes a direct reference and then tries to install it in
+// the slot; if the slot is pinned on an older version, the snapshot keeps
+// the direct reference (ReaderPin::slot == kNoSlot). Local invariants:
+//  version.4 A slot word holding version v owns exactly one unit of v. Only
+//      the thread whose CAS takes the word away from v (emptying it, or
+//      installing another version) gets that unit, and drops it.
+//  version.5 A slot's version changes only while its pin count is zero.
+//      Hence while a snapshot's pin on slot s is counted, s holds the
+//      snapshot's version and its unit keeps that version alive.
+//  version.6 No superseded version stays in a slot unless pinned: after
+//      Publish(v) returns, every slot holding a version other than v has
+//      pins > 0 and the stale bit set, or is installed by an acquire still
+//      in progress, which marks it stale itself before returning if v is
+//      already published. The last unpin of a stale slot empties it and
+//      drops its unit (version.4). So a slot delays no reclamation beyond
+//      the snapshots pinning it.
+// Proof of version.6. Publish stores the new head pointer, then scans every
+// slot: a slot holding an older version with no pins is emptied (CAS), one
+// with pins is marked stale (CAS). An install is a CAS on the slot word
+// followed by a load of the head pointer. Store/CAS and the loads after
+// them are sequentially consistent, so either the scan sees the install
+// (and empties or marks the slot), or the installer sees the new head (and
+// marks the slot stale while its own pin keeps the word's version fixed,
+// version.5). A stale word never loses its bit except by being emptied: a
+// pin or unpin CAS copies the bit, the scan and installs skip or never see
+// a stale word with zero pins, because the CAS that would take the last pin
+// from a stale word empties it instead. The fast path needs no check: its
+// CAS succeeds only if the word still holds the head it read, so the
+// snapshot is of a version that was the head during the call, and the
+// scan that follows any later publication sees the pin. Shutdown runs the
+// same scan with no head, so every slot is emptied or left stale, and the
+// last unpin of each drops the unit that lets the chain delete itself.
+// Lifetime: a thread touches a slot only while it holds a pin there or is
+// the writer; both keep a version, and so the chain, alive (the chain is
+// deleted only when every version is dead, see below).
+//
+// Layout: the head pointer readers load is alone on its lines; each slot is
+// alone on its lines; the writer's own fields (head word, statistics,
+// mutex, account) follow on lines of their own. kReaderLine is 128 bytes
+// because x86 prefetches lines in adjacent pairs.
 //
 // Reclamation. Local invariants (cited in version.cc):
 //  version.1 Version N+1's retire list holds exactly the published blocks
@@ -35,7 +124,8 @@
 // is reachable only from versions <= k (version.1, and published versions
 // never change). When the list is detached, k is the oldest listed and dead,
 // and every version older than k was unlinked earlier under the same rule,
-// so all of them are dead (version.2: dead is final). The detaching thread
+// so all of them are dead (version.2: dead is final; a slot holds a unit,
+// version.4, so no version held by a slot is dead). The detaching thread
 // owns the list from then on and frees it after dropping the mutex: nobody
 // else can reach it, so freeing needs no lock.
 //
@@ -49,7 +139,8 @@
 // structure: the mutex records its holder and how often it was taken
 // (TEST_ hooks), and a test counts the frees made while it is held.
 //
-// Thread safety: Acquire/Release/Stats from any thread; Publish, NewVersion,
+// Thread safety: Acquire/Release/AcquirePin/ReleasePin/Stats from any
+// thread (a pin may be released on another thread than took it); Publish, NewVersion,
 // Discard, RollBack and head() from the writer thread only; Shutdown once,
 // after the writer has stopped.
 #ifndef QUIVER_STORAGE_VERSION_H_
@@ -57,7 +148,10 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "base/memory.h"
@@ -96,6 +190,14 @@ namespace quiver::storage {
 
 using internal::Version;
 
+// A snapshot's claim on a version: a pin on reader slot `slot`, or a direct
+// reference (slot == kNoSlot). Give it back with ReleasePin, on any thread.
+struct ReaderPin {
+  static constexpr std::uint32_t kNoSlot = UINT32_MAX;
+  const Version* version = nullptr;
+  std::uint32_t slot = kNoSlot;
+};
+
 struct ChainStats {
   std::uint64_t live_versions = 0;
   std::uint64_t retired_bytes = 0;
@@ -111,10 +213,18 @@ class VersionChain {
 
   base::MemoryAccount* account() { return &account_; }
 
-  // A new reference on the current version. Lock-free.
+  // A new direct reference on the current version. Lock-free; writes the
+  // shared head word, so for rare, internal use (snapshots use AcquirePin).
   const Version* Acquire();
   // Drops a reference from Acquire.
   void Release(const Version* v);
+
+  // A claim on the current version through the calling thread's reader
+  // slot: lock-free, and on the fast path one CAS on a line no other thread
+  // of the first slot-count threads writes.
+  ReaderPin AcquirePin();
+  // Gives back a claim from AcquirePin, on any thread.
+  void ReleasePin(ReaderPin pin);
 
   // Writer: the current version (the owner's reference keeps it alive).
   const Version* head() const { return writer_head_; }
@@ -152,6 +262,33 @@ class VersionChain {
     return holder_.load(std::memory_order_relaxed) == std::this_thread::get_id();
   }
   std::uint64_t TEST_lock_count() const { return lock_count_.load(std::memory_order_relaxed); }
+  // How many AcquirePin calls took a direct reference (the slow path), so a
+  // test can check that repeated pins of an unchanged head take none.
+  std::uint64_t TEST_slow_pins() const { return slow_pins_.load(std::memory_order_relaxed); }
+  // The reader slot the calling thread pins, and the number of slots.
+  std::uint32_t TEST_ThisThreadSlot() const;
+  std::uint32_t TEST_slot_count() const { return slot_mask_ + 1; }
+  // The most pins one slot word counts; more snapshots on it take direct
+  // references.
+  static std::uint64_t TEST_max_pins() { return kMaxPins; }
+  // Address ranges of the fields readers write on the fast path (the
+  // slots), of the head pointer they read, and of the fields the writer
+  // writes, so a test can check they share no cache line.
+  struct FieldSpan {
+    const void* begin;
+    std::size_t bytes;
+  };
+  std::vector<FieldSpan> TEST_ReaderWrittenFields() const;
+  FieldSpan TEST_HeadPointerField() const { return {&head_, sizeof(head_)}; }
+  std::vector<FieldSpan> TEST_WriterWrittenFields() const;
+  // Called, if set, inside the two steps version.7 is about: in Acquire
+  // after the reader has taken its unit and before it checks whether the
+  // head moved, and in Publish after the head word's exchange (and the slot
+  // scan) and before the fold. A test parks a reader and the writer there
+  // to replay the interleaving deterministically. Set before any thread
+  // uses the chain; never in production (one well-predicted branch each).
+  void TEST_SetAcquireHook(std::function<void()> hook) { test_acquire_hook_ = std::move(hook); }
+  void TEST_SetFoldHook(std::function<void()> hook) { test_fold_hook_ = std::move(hook); }
 
  private:
   // Takes mu_ and records the holder for the test hooks above: two relaxed
@@ -177,6 +314,31 @@ class VersionChain {
   ~VersionChain() = default;
   static constexpr int kCountShift = 48;
   static constexpr std::uint64_t kPointerMask = (std::uint64_t{1} << kCountShift) - 1;
+  // Added to the old head's count for the span of a publication, more than
+  // the in-flight count can hold (16 bits), so that count stays positive
+  // (version.7).
+  static constexpr std::int64_t kFoldBias = std::int64_t{1} << 32;
+
+  // Reader slots. Word: Version* (bits 0-47) | stale (bit 48) | pins << 49.
+  static constexpr std::size_t kReaderLine = 128;
+  static constexpr std::uint32_t kMaxSlots = 64;
+  static constexpr std::uint64_t kStaleBit = std::uint64_t{1} << 48;
+  static constexpr int kPinShift = 49;
+  static constexpr std::uint64_t kPinUnit = std::uint64_t{1} << kPinShift;
+  static constexpr std::uint64_t kMaxPins = (std::uint64_t{1} << (64 - kPinShift)) - 1;
+  struct alignas(kReaderLine) ReaderSlot {
+    std::atomic<std::uint64_t> word{0};
+  };
+  static const Version* SlotVersion(std::uint64_t w) {
+    return reinterpret_cast<const Version*>(w & kPointerMask);
+  }
+  static std::uint64_t Pins(std::uint64_t w) { return w >> kPinShift; }
+
+  // AcquirePin when the fast path does not apply.
+  ReaderPin AcquirePinSlow(std::uint32_t s);
+  // Writer (Publish, Shutdown): empties every slot holding a version other
+  // than `head` with no pins and marks the pinned ones stale (version.6).
+  void RetireSlots(const Version* head);
 
   // Marks `v` dead, detaches what no live version can reach and frees it
   // outside the mutex; may delete the chain, so callers touch nothing of it
@@ -188,9 +350,21 @@ class VersionChain {
   // Frees what DetachDead returned. No lock held.
   void FreeDetached(Version* garbage);
 
+  // Read by every AcquirePin: head_ is written only by Publish and
+  // Shutdown, slot_mask_ (slot count - 1) only at construction.
+  alignas(kReaderLine) std::atomic<const Version*> head_;
+  const std::uint32_t slot_mask_;
+  // Written by readers on the fast path: slot s by the threads whose ticket
+  // is s modulo the slot count.
+  alignas(kReaderLine) ReaderSlot slots_[kMaxSlots];
+
+  // Written by the writer (and, for head_word_, by slow-path acquires).
+  alignas(kReaderLine) std::atomic<std::uint64_t> head_word_;  // Version* | in-flight acquisitions << 48
+  const Version* writer_head_;                                 // writer thread only
   base::MemoryAccount account_;
-  std::atomic<std::uint64_t> head_word_;  // Version* | in-flight acquisitions << 48
-  const Version* writer_head_;            // writer thread only
+  std::atomic<std::uint64_t> slow_pins_{0};  // test hook: AcquirePin calls that took the slow path
+  std::function<void()> test_acquire_hook_;  // test hooks (TEST_SetAcquireHook, TEST_SetFoldHook)
+  std::function<void()> test_fold_hook_;
 
   // Statistics: bytes on published retire lists not yet freed, versions
   // not yet marked dead.

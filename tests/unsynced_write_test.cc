@@ -447,5 +447,36 @@ TEST(UnsyncedWriteTest, StatsShowWhatIsHeldBack) {
   EXPECT_EQ(memory->GetDurabilityStats().durable_sequence, 0u);
 }
 
+// Review F7: the bound counts log entry bytes (DurabilityStats::
+// unsynced_bytes) and is exact: the write that takes the held bytes to it
+// is written with them, so what stays held is below it.
+TEST(UnsyncedWriteTest, TheBoundIsExact) {
+  std::uint64_t entry = 0;
+  {
+    env::SimFileSystem fs;
+    auto probe = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+    ASSERT_TRUE(probe->Write(OneVertex(1, 100), kNoSync).ok());
+    entry = probe->GetDurabilityStats().unsynced_bytes;
+    ASSERT_GT(entry, 0u);
+  }
+  env::SimFileSystem fs;
+  Options o = TestOptions();
+  o.durable.max_unsynced_bytes = 3 * entry;
+  auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+  for (int k = 1; k <= 2; ++k) {
+    const Result<CommitInfo> r = g->Write(OneVertex(1, 100), kNoSync);
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->synced);
+  }
+  EXPECT_EQ(g->GetDurabilityStats().unsynced_bytes, 2 * entry);
+  EXPECT_EQ(g->GetDurabilityStats().wal_syncs, 0u);
+  const Result<CommitInfo> third = g->Write(OneVertex(1, 100), kNoSync);
+  ASSERT_TRUE(third.ok());
+  EXPECT_TRUE(third->synced) << "the write that reached the bound exactly was held back";
+  EXPECT_EQ(g->GetDurabilityStats().wal_syncs, 1u);
+  EXPECT_EQ(g->GetDurabilityStats().unsynced_bytes, 0u);
+  for (env::CrashPolicy p : env::kAllCrashPolicies) EXPECT_EQ(RecoveredSequence(fs, p), 3);
+}
+
 }  // namespace
 }  // namespace quiver

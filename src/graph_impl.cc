@@ -413,6 +413,13 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
   OutOfMemoryStatus().IgnoreError();
   PoisonedStatus().IgnoreError();
   DurabilityUnknownStatus().IgnoreError();
+  if (durable_ != nullptr) {
+    // What Open recovered is on disk (a writable Open syncs the tail it
+    // replayed).
+    const storage::Version* head = chain_->Acquire();
+    durable_sequence_.store(head->roots.sequence);
+    chain_->Release(head);
+  }
   if (read_only_) {
     // Nothing to write: no writer thread, no checkpoint thread.
     base::MutexLock lock(&checkpoint_mu_);
@@ -432,7 +439,16 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
 }
 
 GraphImpl::~GraphImpl() {
-  Close().IgnoreError();
+  bool ran = false;
+  Status closed = CloseOnce(&ran);
+  // Nobody else can be told: a failed Close run by the destructor (its
+  // final flush of held-back writes, or its checkpoint) is logged.
+  if (ran && !closed.ok() && durable_ != nullptr)
+    LogEvent(LogLevel::kError, "close_failed", [&] {
+      return base::StrCat(durable_->dir, ": closing the graph (in its destructor) failed",
+                          poisoned_.load() ? "; unsynced writes acknowledged before may be lost: " : ": ",
+                          closed.ToString());
+    });
   chain_->Shutdown();
 }
 
@@ -456,7 +472,14 @@ Status GraphImpl::Sync() {
   auto* r = new WriteRequest(WriteBatch(), /*async=*/false, /*sync=*/true);
   if (Status s = queue_.Push(r); !s.ok()) {
     delete r;
-    return s;
+    // The queue refuses only once Close began: Close waits (call_once) for
+    // the Close that runs, whose writer wrote what was held back, and says
+    // how that went.
+    Close().IgnoreError();
+    if (poisoned_.load())
+      return Status(StatusCode::kPoisoned,
+                    "Sync: the graph is closed after a WAL failure; unsynced writes may be lost");
+    return FailedPreconditionError("Sync: the graph is closed (Close wrote what was held back)");
   }
   return queue_.Wait(r).status();
 }
@@ -473,10 +496,11 @@ std::future<Result<CommitInfo>> GraphImpl::WriteAsync(WriteBatch batch, const Wr
   return f;
 }
 
-Status GraphImpl::Close() {
-  bool first = false;
-  std::call_once(close_once_, [this, &first] {
-    first = true;
+Status GraphImpl::Close() { return CloseOnce(nullptr); }
+
+Status GraphImpl::CloseOnce(bool* ran) {
+  std::call_once(close_once_, [this, ran] {
+    if (ran != nullptr) *ran = true;
     queue_.Close();
     // The writer drains what was queued before Close and writes what
     // unsynced writes held back.
@@ -507,7 +531,9 @@ Status GraphImpl::Close() {
     durable_->wal.reset();
     durable_->lock.reset();
   });
-  return first ? close_status_ : Status::Ok();
+  // Every call, also one that waited for another thread's Close, returns
+  // the outcome of the Close that ran (call_once orders its write first).
+  return close_status_;
 }
 
 Status GraphImpl::Checkpoint() {
@@ -778,6 +804,9 @@ DurabilityStats GraphImpl::GetDurabilityStats() const {
   d.wal_segments_started = wal_segments_started_.load();
   d.poisoned = poisoned_.load();
   if (durable_ == nullptr) return d;
+  d.unsynced_batches = unsynced_batches_.load();
+  d.unsynced_bytes = unsynced_bytes_.load();
+  d.durable_sequence = durable_sequence_.load();
   d.wal_preallocation_failures = durable_->wal_preallocation_failures.load();
   Result<std::uint64_t> free_space = durable_->fs->FreeSpace(durable_->dir);
   d.free_space_bytes = free_space.ok() ? *free_space : 0;
@@ -825,6 +854,7 @@ void GraphImpl::WriterLoop() {
   } catch (const std::bad_alloc&) {
   }
   if (!written) Poison("writing the log records unsynced writes held back failed at Close", error);
+  StoreHeldStats();
 }
 
 void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
@@ -901,6 +931,7 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
     held_batches_ = held_batches_mark;
     held_first_ = held_first_mark;
     held_last_ = held_last_mark;
+    StoreHeldStats();
     if (v != nullptr) chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
     for (WriteRequest* r : group) r->CompleteOutOfMemory();
@@ -914,11 +945,16 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
     // acknowledged) and share that fate; so does the promise of a Sync (an
     // empty synced request) in the group.
     Poison("a WAL write or sync failed", log_error);
+    StoreHeldStats();
     chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
     for (std::size_t i = 0; i < group.size(); ++i) {
-      const bool sync_request = group[i]->batch().empty() && group[i]->sync();
-      if (!Logs(group, resolved, results, i) && !sync_request) {  // failed alone, or logged nothing
+      // A synced batch that committed nothing (empty: a Sync; or resolved
+      // to nothing) still promised that the state it saw is durable, and
+      // that state includes the held-back writes: it shares their fate.
+      const bool synced_no_op = group[i]->sync() && results[i].ok();
+      if (!Logs(group, resolved, results, i) &&
+          !synced_no_op) {  // failed alone, or unsynced and logged nothing
         group[i]->Complete(std::move(results[i]));
         continue;
       }
@@ -951,11 +987,21 @@ void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
     processor_.EndGroup(/*published=*/true);
     commit_groups_.fetch_add(1, std::memory_order_relaxed);
   }
+  StoreHeldStats();
+  // Each batch is synced if it and every one before it are in a synced record.
+  const SequenceNumber durable = durable_ ? durable_sequence_.load(std::memory_order_relaxed) : 0;
+  for (Result<CommitInfo>& r : results)
+    if (r.ok()) r->synced = durable_ != nullptr && durable >= r->sequence;
   // Barriers (a checkpoint's): every published group is in the WAL now.
   if (held_batches_ == 0)
     for (WriteRequest* r : group)
       if (r->after_sync()) r->after_sync()();
   for (std::size_t i = 0; i < group.size(); ++i) group[i]->Complete(std::move(results[i]));
+}
+
+void GraphImpl::StoreHeldStats() {
+  unsynced_batches_.store(held_batches_, std::memory_order_relaxed);
+  unsynced_bytes_.store(held_.size(), std::memory_order_relaxed);
 }
 
 bool GraphImpl::Logs(const std::vector<WriteRequest*>& group,
@@ -985,17 +1031,21 @@ void GraphImpl::EncodeGroup(const std::vector<WriteRequest*>& group,
 }
 
 void GraphImpl::BuildHeldRecord() {
-  wal_payload_.clear();
-  wal_payload_.reserve(held_.size() + 10);
-  wal::GroupEncoder(&wal_payload_).Begin(held_batches_);
-  wal_payload_.insert(wal_payload_.end(), held_.begin(), held_.end());
+  // The payload is the batch count, then the held-back entries: the WAL
+  // writer copies both into the record's fragments, so held_ is not copied
+  // twice. Every allocation of the record happens here, before any byte
+  // goes to the file.
+  held_prefix_.clear();
+  wal::GroupEncoder(&held_prefix_).Begin(held_batches_);
+  durable_->wal->PrepareGroup(held_first_, held_last_, held_prefix_, held_);
 }
 
 bool GraphImpl::LogHeld(Status* error, bool sync) {
   bool ok = false;
   try {
-    *error = AppendAndSync(held_first_, held_last_, sync);
+    *error = AppendAndSync(held_first_, sync);
     ok = error->ok();
+    if (ok && sync) durable_sequence_.store(held_last_);
   } catch (const std::bad_alloc&) {
     // Inside the WAL writer: how much reached the file is unknown, so this
     // is a failed write like any other. *error stays OK: building a status
@@ -1008,7 +1058,7 @@ bool GraphImpl::LogHeld(Status* error, bool sync) {
   return ok;
 }
 
-Status GraphImpl::AppendAndSync(SequenceNumber first, SequenceNumber last, bool sync) {
+Status GraphImpl::AppendAndSync(SequenceNumber first, bool sync) {
   wal::WalWriter& wal = *durable_->wal;
   if (wal.ShouldRotate()) {
     QUIVER_RETURN_IF_ERROR(wal.StartSegment(wal.segment_number() + 1, first));
@@ -1023,7 +1073,7 @@ Status GraphImpl::AppendAndSync(SequenceNumber first, SequenceNumber last, bool 
     QUIVER_RETURN_IF_ERROR(graphdir::RecordNewestSegment(durable_->fs, durable_->dir, wal.segment_number()));
   }
   std::uint64_t before = wal.segment_size();
-  QUIVER_RETURN_IF_ERROR(wal.AppendGroup(first, last, wal_payload_));
+  QUIVER_RETURN_IF_ERROR(wal.AppendPrepared());
   const auto sync_start = std::chrono::steady_clock::now();
   if (sync) QUIVER_RETURN_IF_ERROR(wal.Sync());  // false only for DurabilityFaults::append_unsynced_groups
   const std::uint64_t bytes = wal.segment_size() - before;
@@ -1075,8 +1125,9 @@ Status GraphImpl::CheckpointFailed(Status s) {
     last_checkpoint_failed_ = true;
   }
   LogEvent(LogLevel::kError, "checkpoint_failed", [&] {
-    return base::StrCat("checkpoint of ", durable_->dir,
-                        " failed (the WAL keeps everything): ", s.ToString());
+    return base::StrCat(
+        "checkpoint of ", durable_->dir, " failed",
+        poisoned_.load() ? " and the graph is poisoned: " : " (the WAL keeps everything): ", s.ToString());
   });
   return s;
 }
@@ -1168,12 +1219,17 @@ Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
   // after damage it covers; a record never straddles its sequence). The
   // writer takes them at a barrier after writing what unsynced writes held
   // back; after the writer stopped (Close) it held nothing back.
+  // The WAL bytes counted up to that position are read with it: groups
+  // the writer logs after the barrier, while this thread wakes up and
+  // writes, stay counted after the checkpoint (they would be replayed).
   const storage::Version* pinned = nullptr;
-  std::uint64_t log_segment = 0, log_offset = 0;
+  std::uint64_t log_segment = 0, log_offset = 0, pending = 0;
   auto take = [&] {
     pinned = chain_->Acquire();
     log_segment = durable_->wal->segment_number();
     log_offset = durable_->wal->segment_size();
+    base::MutexLock lock(&stats_mu_);
+    pending = wal_bytes_since_checkpoint_;
   };
   if (writer_stopped) {
     take();
@@ -1185,24 +1241,24 @@ Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
       return s;  // closing: Close writes the final checkpoint
     }
     Result<CommitInfo> r = queue_.Wait(barrier);
-    if (!r.ok())
-      return poisoned_.load()
-                 ? Status(StatusCode::kPoisoned,
-                          base::StrCat("a WAL failure stopped this graph: no checkpoint is written (",
-                                       r.status().message(), ")"))
-                 : r.status();
+    // Poisoned before the barrier ran: nothing was attempted, as above.
+    if (r.status().code() == StatusCode::kPoisoned)
+      return Status(StatusCode::kPoisoned,
+                    base::StrCat("a WAL failure stopped this graph: no checkpoint is written (",
+                                 r.status().message(), ")"));
+    // The barrier itself failed: out of memory (nothing written, what was
+    // held back is kept) or writing what was held back failed
+    // (DurabilityUnknown, as for every call that carried held-back writes;
+    // the graph is poisoned). A failed checkpoint either way.
+    if (!r.ok()) return CheckpointFailed(r.status());
     if (pinned == nullptr) return InternalError("checkpoint barrier completed without a version");
+    if (after_checkpoint_barrier_for_test_) after_checkpoint_barrier_for_test_();
   }
   PinnedVersion pin(chain_, pinned);  // the writer's only cost: one reference
   storage::GraphRoots roots = pin.roots();
   roots.log_segment = log_segment;
   roots.log_offset = log_offset;
   if (roots.sequence == last_checkpoint_ || roots.sequence == 0) return Status::Ok();
-  std::uint64_t pending;
-  {
-    base::MutexLock lock(&stats_mu_);
-    pending = wal_bytes_since_checkpoint_;
-  }
   auto start = std::chrono::steady_clock::now();
   checkpoint::WriteStats ws;
   Status s = checkpoint::WriteCheckpoint(durable_->fs, durable_->dir, durable_->uuid, roots, &ws,

@@ -20,6 +20,7 @@
 #include <array>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -105,6 +106,12 @@ class GraphImpl final : public Graph {
   std::thread::id TEST_writer_thread_id() const { return writer_.get_id(); }
   // Test hook: the version chain (its lock hooks, version.h).
   const storage::VersionChain* TEST_chain() const { return chain_; }
+  // Test hook: `f` runs on the checkpointing thread after each checkpoint
+  // barrier completed, before the checkpoint is written. Set it before any
+  // checkpoint can run (not synchronised).
+  void TEST_SetAfterCheckpointBarrier(std::function<void()> f) {
+    after_checkpoint_barrier_for_test_ = std::move(f);
+  }
 
  private:
   // CreateIndex after its declaration committed at `declared`: builds the
@@ -114,8 +121,12 @@ class GraphImpl final : public Graph {
   // over a label it knows: the type errors of the head's data, which the
   // build would find only after the declaration interned the name.
   Status CheckDataForNewNames(const IndexSpec& spec);
+  // Close; sets *ran (if given) when this call is the one that closed.
+  Status CloseOnce(bool* ran);
   void WriterLoop();
   void CommitGroup(const std::vector<WriteRequest*>& group);
+  // Publishes held_batches_ and held_.size() to the statistics.
+  void StoreHeldStats();
   // Appends the entries of the group's applied batches to the held-back
   // log (held_), and extends held_first_ / held_last_ / held_batches_ over
   // them. Writes nothing; may throw std::bad_alloc (the caller restores
@@ -133,17 +144,23 @@ class GraphImpl final : public Graph {
                    const std::vector<Result<CommitInfo>>& results,
                    const std::vector<std::uint64_t>& first_vertex,
                    const std::vector<std::uint64_t>& first_edge);
-  // wal_payload_ = one group record's payload holding every held-back
-  // batch. May throw std::bad_alloc; writes nothing.
+  // Prepares (WalWriter::PrepareGroup) one group record of
+  // held_first_..held_last_ whose payload holds every held-back batch. May
+  // throw std::bad_alloc; writes nothing, so the caller can undo the group
+  // and keep what was held back.
   void BuildHeldRecord();
-  // Appends and syncs wal_payload_ (BuildHeldRecord) as one record of
+  // Appends and syncs the record BuildHeldRecord prepared, as one record of
   // held_first_..held_last_, then forgets the held-back log, written or
   // not (a failed write is never retried); false on failure (the caller
   // poisons), with the I/O error in *error, or *error OK if the WAL writer
   // ran out of memory (a failed write too). Never throws.
   // `sync` false only for the negative control append_unsynced_groups.
   bool LogHeld(Status* error, bool sync = true);
-  Status AppendAndSync(SequenceNumber first, SequenceNumber last, bool sync);
+  // Appends the prepared record (starting a new segment whose first
+  // sequence is `first` if the current one is full) and, if `sync`,
+  // fdatasyncs it; counts the bytes and asks for a checkpoint at each
+  // multiple of checkpoint_wal_bytes.
+  Status AppendAndSync(SequenceNumber first, bool sync);
   // Checks and prepares the directory before recovery: refuses what is not
   // a graph (before taking LOCK, and again under it), creates it if
   // missing, takes LOCK. Returns what it found under the lock. A refused
@@ -237,16 +254,22 @@ class GraphImpl final : public Graph {
   // Any thread.
   CommitQueue queue_;
   std::once_flag close_once_;
-  Status close_status_;
+  Status close_status_;  // written once, inside close_once_
+
   std::atomic<std::uint64_t> current_segment_{0};
   std::atomic<bool> poisoned_{false};
   std::atomic<std::uint64_t> commit_groups_{0};
   std::atomic<std::uint64_t> wal_segments_started_{0};
+  // Written by the writer, read by GetDurabilityStats: what is held back
+  // (held_batches_, held_.size()), and the newest sequence in a synced record.
+  std::atomic<std::uint64_t> unsynced_batches_{0};
+  std::atomic<std::uint64_t> unsynced_bytes_{0};
+  std::atomic<SequenceNumber> durable_sequence_{0};
 
   // Writer thread only.
   BatchProcessor processor_;
   std::uint64_t epoch_;
-  std::vector<std::byte> wal_payload_;
+  std::vector<std::byte> held_prefix_;  // a held-back record's batch count (BuildHeldRecord)
   // The held-back log (durable mode): the encoded entries of batches that
   // are published and acknowledged but not yet in the WAL (unsynced
   // writes), sequences held_first_..held_last_, held_batches_ of them. They
@@ -259,6 +282,8 @@ class GraphImpl final : public Graph {
   std::size_t held_batches_ = 0;
   SequenceNumber held_first_ = 0;
   SequenceNumber held_last_ = 0;
+
+  std::function<void()> after_checkpoint_barrier_for_test_;  // TEST_SetAfterCheckpointBarrier
 
   // Checkpoints: one at a time (the background thread, Checkpoint(), Close()).
   mutable base::Mutex checkpoint_mu_;

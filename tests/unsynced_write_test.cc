@@ -6,9 +6,18 @@
 // SimFileSystem::Crash under every policy".
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
 
+#include "alloc_hook.h"
+#include "base/memory.h"
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_reader.h"
 #include "env/fault_file_system.h"
@@ -256,6 +265,217 @@ TEST(UnsyncedWriteTest, AFailedSyncedWriteCarryingHeldGroupsPoisons) {
     const std::int64_t s = RecoveredSequence(sim, p);
     EXPECT_TRUE(s == 0 || s == 3) << "policy " << static_cast<int>(p) << " recovered " << s;
   }
+}
+
+// Regression (review F1): a synced batch that commits nothing (its
+// expectation holds, so it takes no sequence number) still asserts, as
+// synced, the state the held-back writes made. When writing them fails it
+// must not be acknowledged OK: a restart may take that state back.
+TEST(UnsyncedWriteTest, ASyncedNoOpBatchOverHeldWritesIsNotAckedWhenTheirWriteFails) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+  const VertexId v = g->Write(OneVertex(1), kNoSync)->vertices[0];
+  fs.SetFault(
+      {.ops = env::FaultOp::kSync, .at = 1, .path_contains = "wal-", .fsync_failure_drops_unsynced = true});
+  WriteBatch b;
+  b.ExpectProperty(v, "k", 1);
+  const Result<CommitInfo> r = g->Write(std::move(b));
+  EXPECT_EQ(r.status().code(), StatusCode::kDurabilityUnknown) << r.status().ToString();
+  EXPECT_EQ(fs.faults_injected(), 1u);
+  EXPECT_TRUE(g->GetDurabilityStats().poisoned);
+  g.reset();
+  for (env::CrashPolicy p : env::kAllCrashPolicies) EXPECT_EQ(RecoveredSequence(sim, p), 0);
+}
+
+// Regression (review F2): the final flush of Close fails. Whoever asks
+// afterwards (Sync, a second Close) learns that held-back writes may be
+// lost, instead of FailedPrecondition ("Close wrote what was held") or OK.
+TEST(UnsyncedWriteTest, SyncAndSecondCloseReportAFailedFinalFlush) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+  ASSERT_TRUE(g->Write(OneVertex(1), kNoSync).ok());
+  fs.SetFault({.ops = env::FaultOp::kSync, .at = 1, .path_contains = "wal-"});
+  EXPECT_EQ(g->Close().code(), StatusCode::kPoisoned);
+  EXPECT_EQ(fs.faults_injected(), 1u);
+  EXPECT_EQ(g->Sync().code(), StatusCode::kPoisoned);
+  EXPECT_EQ(g->Close().code(), StatusCode::kPoisoned);
+}
+
+// The same when Sync and a second Close race the first Close while its
+// final flush is in flight: they wait for it and report its outcome.
+TEST(UnsyncedWriteTest, SyncRacingCloseWaitsForItsOutcome) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+  ASSERT_TRUE(g->Write(OneVertex(1), kNoSync).ok());
+  fs.SetFault({.ops = env::FaultOp::kSync, .at = 1, .path_contains = "wal-"});
+  fs.SetSyncDelay(std::chrono::milliseconds(100));  // widens the race; asserts no timing
+  Status closed;
+  std::thread closer([&] { closed = g->Close(); });
+  // An empty unsynced write commits nothing and writes nothing; it is
+  // refused once Close has closed the queue.
+  while (g->Write(WriteBatch(), kNoSync).ok()) std::this_thread::yield();
+  const Status synced = g->Sync();
+  const Status closed_again = g->Close();
+  closer.join();
+  EXPECT_EQ(closed.code(), StatusCode::kPoisoned) << closed.ToString();
+  EXPECT_EQ(synced.code(), StatusCode::kPoisoned) << synced.ToString();
+  EXPECT_EQ(closed_again.code(), StatusCode::kPoisoned) << closed_again.ToString();
+}
+
+class EventLog : public Logger {
+ public:
+  void Log(LogLevel level, std::string_view event, std::string_view) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (level == LogLevel::kError) errors_.emplace_back(event);
+  }
+  std::vector<std::string> errors() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return errors_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::string> errors_;
+};
+
+// A graph destroyed without Close whose final flush fails: nobody can be
+// told by a return value, so the destructor logs that Close failed.
+TEST(UnsyncedWriteTest, TheDestructorLogsAFailedFinalFlush) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  auto log = std::make_shared<EventLog>();
+  Options o = TestOptions();
+  o.logger = log;
+  auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+  ASSERT_TRUE(g->Write(OneVertex(1), kNoSync).ok());
+  fs.SetFault({.ops = env::FaultOp::kSync, .at = 1, .path_contains = "wal-"});
+  g.reset();
+  const std::vector<std::string> errors = log->errors();
+  EXPECT_NE(std::find(errors.begin(), errors.end(), "close_failed"), errors.end());
+}
+
+// Regression (review F6): a checkpoint whose barrier carried held-back
+// writes and failed to write them says DurabilityUnknown (as every call
+// that carried them does), and counts as a failed checkpoint.
+TEST(UnsyncedWriteTest, ACheckpointWhoseFlushFailsSaysDurabilityUnknown) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+  ASSERT_TRUE(g->Write(OneVertex(1), kNoSync).ok());
+  fs.SetFault({.ops = env::FaultOp::kSync, .at = 1, .path_contains = "wal-"});
+  const Status s = g->Checkpoint();
+  EXPECT_EQ(s.code(), StatusCode::kDurabilityUnknown) << s.ToString();
+  const DurabilityStats d = g->GetDurabilityStats();
+  EXPECT_EQ(d.checkpoint_failures, 1u);
+  EXPECT_EQ(d.last_checkpoint_error.code(), StatusCode::kDurabilityUnknown);
+  EXPECT_EQ(d.health, HealthState::kPoisoned);
+}
+
+// Out of memory at a checkpoint's barrier: the checkpoint fails with
+// ResourceExhausted, is counted, and the graph goes on (health degraded).
+TEST(UnsyncedWriteTest, ACheckpointWhoseBarrierRunsOutOfMemoryIsCounted) {
+  env::SimFileSystem fs;
+  auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+  auto& impl = static_cast<GraphImpl&>(*g);
+  ASSERT_TRUE(g->Write(OneVertex(1)).ok());
+  ASSERT_TRUE(g->Write(OneVertex(2), kNoSync).ok());
+  Status s;
+  {
+    test_util::ScopedOperatorNewFaults hook;  // the barrier's version is a standard allocation
+    base::ArmAllocationFaults(impl.TEST_writer_thread_id(), 1, base::AllocationFaultMode::kFromThenOn);
+    s = g->Checkpoint();
+    base::DisarmAllocationFaults();
+  }
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << s.ToString();
+  const DurabilityStats d = g->GetDurabilityStats();
+  EXPECT_FALSE(d.poisoned);
+  EXPECT_EQ(d.checkpoint_failures, 1u);
+  EXPECT_EQ(d.last_checkpoint_error.code(), StatusCode::kResourceExhausted);
+  EXPECT_EQ(d.health, HealthState::kDegraded);
+  ASSERT_TRUE(g->Checkpoint().ok());  // and the next one works
+  EXPECT_EQ(g->GetDurabilityStats().last_checkpoint_sequence, 2u);
+}
+
+// Review F4: what is held back, and how far the log is durable, can be
+// seen: in DurabilityStats and in each write's CommitInfo::synced.
+TEST(UnsyncedWriteTest, StatsShowWhatIsHeldBack) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  {
+    auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+    const Result<CommitInfo> first = g->Write(OneVertex(1));
+    ASSERT_TRUE(first.ok());
+    EXPECT_TRUE(first->synced);
+    for (int k = 2; k <= 4; ++k) {
+      const Result<CommitInfo> r = g->Write(OneVertex(k), kNoSync);
+      ASSERT_TRUE(r.ok());
+      EXPECT_FALSE(r->synced);
+    }
+    DurabilityStats d = g->GetDurabilityStats();
+    EXPECT_EQ(d.unsynced_batches, 3u);
+    EXPECT_GT(d.unsynced_bytes, 0u);
+    EXPECT_LT(d.unsynced_bytes, TestOptions().durable.max_unsynced_bytes);
+    EXPECT_EQ(d.durable_sequence, 1u);
+    ASSERT_TRUE(g->Sync().ok());
+    d = g->GetDurabilityStats();
+    EXPECT_EQ(d.unsynced_batches, 0u);
+    EXPECT_EQ(d.unsynced_bytes, 0u);
+    EXPECT_EQ(d.durable_sequence, 4u);
+    // An empty synced write over nothing held: everything before it is durable.
+    const Result<CommitInfo> empty = g->Write(WriteBatch());
+    ASSERT_TRUE(empty.ok());
+    EXPECT_TRUE(empty->synced);
+    // A WAL failure drops what was held: durable_sequence stays behind.
+    ASSERT_TRUE(g->Write(OneVertex(5), kNoSync).ok());
+    fs.SetFault({.ops = env::FaultOp::kSync, .at = 1, .path_contains = "wal-"});
+    EXPECT_EQ(g->Sync().code(), StatusCode::kDurabilityUnknown);
+    d = g->GetDurabilityStats();
+    EXPECT_EQ(d.unsynced_batches, 0u);
+    EXPECT_EQ(d.durable_sequence, 4u);
+    EXPECT_EQ(g->GetSnapshot().sequence(), 5u);
+  }
+  fs.ClearFault();
+  auto again = GraphImpl::OpenDurable(TestOptions(), "/db", &sim).value();
+  EXPECT_EQ(again->GetDurabilityStats().durable_sequence, again->GetSnapshot().sequence());
+  auto memory = Graph::OpenInMemory().value();
+  const Result<CommitInfo> r = memory->Write(OneVertex(1));
+  ASSERT_TRUE(r.ok());
+  EXPECT_FALSE(r->synced);
+  EXPECT_EQ(memory->GetDurabilityStats().durable_sequence, 0u);
+}
+
+// Review F7: the bound counts log entry bytes (DurabilityStats::
+// unsynced_bytes) and is exact: the write that takes the held bytes to it
+// is written with them, so what stays held is below it.
+TEST(UnsyncedWriteTest, TheBoundIsExact) {
+  std::uint64_t entry = 0;
+  {
+    env::SimFileSystem fs;
+    auto probe = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+    ASSERT_TRUE(probe->Write(OneVertex(1, 100), kNoSync).ok());
+    entry = probe->GetDurabilityStats().unsynced_bytes;
+    ASSERT_GT(entry, 0u);
+  }
+  env::SimFileSystem fs;
+  Options o = TestOptions();
+  o.durable.max_unsynced_bytes = 3 * entry;
+  auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+  for (int k = 1; k <= 2; ++k) {
+    const Result<CommitInfo> r = g->Write(OneVertex(1, 100), kNoSync);
+    ASSERT_TRUE(r.ok());
+    EXPECT_FALSE(r->synced);
+  }
+  EXPECT_EQ(g->GetDurabilityStats().unsynced_bytes, 2 * entry);
+  EXPECT_EQ(g->GetDurabilityStats().wal_syncs, 0u);
+  const Result<CommitInfo> third = g->Write(OneVertex(1, 100), kNoSync);
+  ASSERT_TRUE(third.ok());
+  EXPECT_TRUE(third->synced) << "the write that reached the bound exactly was held back";
+  EXPECT_EQ(g->GetDurabilityStats().wal_syncs, 1u);
+  EXPECT_EQ(g->GetDurabilityStats().unsynced_bytes, 0u);
+  for (env::CrashPolicy p : env::kAllCrashPolicies) EXPECT_EQ(RecoveredSequence(fs, p), 3);
 }
 
 }  // namespace

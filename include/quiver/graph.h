@@ -51,6 +51,16 @@ struct CommitInfo {
   // Per entry of `vertices`: true if it is an upsert that found a vertex
   // that existed before the batch (false for adds and upserts that added).
   std::vector<bool> vertex_found;
+  // Durable mode: true if, when the call returned, this batch and every
+  // batch committed before it were in an fdatasynced WAL record (always
+  // for a synced write; for an unsynced one only if it was written with a
+  // synced group, or reached DurableOptions::max_unsynced_bytes). False
+  // for an in-memory graph.
+  //
+  // Example:
+  //   auto r = graph->Write(std::move(batch), {.sync = false}).value();
+  //   if (!r.synced) graph->Sync();
+  bool synced = false;
 };
 
 // Memory the graph's structures hold, from the allocator's own block sizes.
@@ -163,6 +173,18 @@ struct DurabilityStats {
   // plus the log Open replayed, if none was): what the next Open would
   // replay, and what checkpoint_wal_bytes is compared with.
   std::uint64_t wal_bytes_since_checkpoint = 0;
+  // Unsynced writes (WriteOptions::sync = false) acknowledged and held back
+  // in memory, not yet in the WAL: how many batches and their log entries'
+  // bytes (what DurableOptions::max_unsynced_bytes bounds). A crash loses
+  // them; so does a WAL failure (they are then dropped from these counts
+  // and durable_sequence stays below the graph's sequence).
+  std::uint64_t unsynced_batches = 0;
+  std::uint64_t unsynced_bytes = 0;
+  // Durable mode: the newest sequence number in an fdatasynced WAL record
+  // (or recovered at Open): every commit up to it survives a crash. Below
+  // the current snapshot's sequence while unsynced writes are held back,
+  // and for good after a WAL failure lost them. 0 for an in-memory graph.
+  SequenceNumber durable_sequence = 0;
   // Bytes available to the process on the file system holding the graph
   // directory, asked when the stats are read (0 if it could not say, or
   // for an in-memory graph).
@@ -220,8 +242,12 @@ class Graph {
   // after Close(), DurabilityUnknown if the WAL write or sync of its group
   // failed (it may reappear after a restart), Poisoned for every write
   // after such a failure. An empty batch is ordered like any other (it
-  // completes after every batch queued before it) but writes no log record,
-  // publishes no version and consumes no sequence number.
+  // completes after every batch queued before it) but publishes no version
+  // and consumes no sequence number; it writes no log record of its own,
+  // but a synced one writes what unsynced writes hold back, as Sync() does
+  // (and can fail as Sync does). So can a synced batch whose upserts and
+  // expectations change nothing: it answers DurabilityUnknown, not OK, when
+  // writing the held-back records it confirmed fails.
   //
   // With options.sync = false (durable mode), the batch is acknowledged once
   // applied and published, before it is on disk; see WriteOptions::sync
@@ -242,9 +268,12 @@ class Graph {
   // Makes every write acknowledged before the call durable: writes the
   // log records that unsynced writes (WriteOptions::sync = false) hold
   // back, in commit order, as one record, and fdatasyncs it; returns once
-  // they are on disk. OK at once when nothing is held back. Ordered like a
-  // write: it completes after every batch queued before it.
-  // Errors: FailedPrecondition after Close() (Close wrote what was held);
+  // they are on disk. Ordered like a write: it goes through the commit
+  // queue and completes after every batch queued before it (with nothing
+  // held back it writes nothing, but still waits for those).
+  // Errors, durable graphs: FailedPrecondition after a Close() that wrote
+  // what was held; Poisoned after a Close() whose writing of it failed (a
+  // Sync racing Close waits for Close and answers the same way);
   // DurabilityUnknown if writing or syncing the held-back records failed:
   // the graph is poisoned, the writes stay visible in this process and
   // may or may not be there after a restart; Poisoned once an earlier
@@ -264,15 +293,26 @@ class Graph {
   // object lives. Returns that checkpoint's status (the WAL keeps everything
   // either way), or Poisoned if a WAL failure stopped writes (earlier, or
   // writing the held-back records: those writes may then be lost).
-  // Idempotent: later calls return OK.
+  // Idempotent: every later call, and one that waited for a Close running
+  // on another thread, returns the status of the Close that ran. A graph
+  // destroyed without Close closes itself and reports a failure only to
+  // Options::logger (event close_failed).
   virtual Status Close() = 0;
 
-  // Writes a checkpoint of the current version now and waits for it; the
-  // writer keeps committing meanwhile. FailedPrecondition for an in-memory
-  // graph and after Close(); Poisoned after a WAL failure (nothing is
-  // written then); the I/O status if it failed (the WAL is kept either
-  // way). A failed directory fsync after the checkpoint was renamed into
-  // place poisons the graph, as a failed WAL fsync does.
+  // Writes a checkpoint now and waits for it. It first sends a barrier
+  // through the commit queue, so it waits behind every batch queued before
+  // it: the writer writes and syncs what unsynced writes hold back, then
+  // hands over the version after everything queued before the call; the
+  // writer keeps committing while the checkpoint is written.
+  // Errors: FailedPrecondition for an in-memory graph and after Close();
+  // Poisoned after a WAL failure (nothing is written then);
+  // DurabilityUnknown if writing the held-back records failed (the graph
+  // is poisoned, as for Sync); ResourceExhausted if the writer ran out of
+  // memory at the barrier (nothing held back is lost); the I/O status if
+  // writing the checkpoint failed (the WAL is kept either way). Every one
+  // of these but Poisoned counts in DurabilityStats::checkpoint_failures.
+  // A failed directory fsync after the checkpoint was renamed into place
+  // poisons the graph, as a failed WAL fsync does.
   virtual Status Checkpoint() = 0;
 
   // Creates a property index and waits until it is complete. Two commits:

@@ -1,7 +1,7 @@
 // Logger: the hook through which a durable graph tells an operator what it
 // found and did that needs no answer but deserves a look: a torn log tail
 // cut, a damaged checkpoint passed over, a salvage, a failed checkpoint, a
-// graph poisoned by a WAL failure, a slow fdatasync. Set one in
+// graph poisoned by a WAL failure, a slow fdatasync, a failed close. Set one in
 // Options::logger; without one nothing is reported (the same facts are in
 // OpenStats and DurabilityStats).
 //
@@ -10,9 +10,10 @@
 //   checkpoint_fallback  kWarning  Open passed over a damaged newest checkpoint
 //   covered_damage       kWarning  Open skipped damaged WAL records a checkpoint holds
 //   salvage              kError    Open gave up committed data after damage (salvage_wal_prefix)
-//   checkpoint_failed    kError    a checkpoint failed; the WAL keeps everything
+//   checkpoint_failed    kError    a checkpoint failed; the WAL keeps everything (unless poisoned)
 //   poisoned             kError    a WAL write or sync failed: writes are refused from now on
 //   slow_sync            kWarning  a WAL fdatasync took longer than DurableOptions::slow_sync_microseconds
+//   close_failed         kError    the Close a graph's destructor ran failed (no caller to tell)
 // The message is one line of text with the facts (file, sizes, sequence
 // numbers, the status); its wording may change, the event names do not.
 //

@@ -153,10 +153,15 @@ struct DurableOptions {
   // DurabilityStats::wal_sync_latency_histogram either way); 0 reports
   // none. Default 100,000 (100 ms: far beyond a healthy device's p99).
   std::uint32_t slow_sync_microseconds = 100'000;
-  // Most bytes of log record that writes with WriteOptions::sync = false
-  // may hold back in memory (acknowledged, not yet written to the WAL).
-  // The group that takes the held-back bytes to this bound is written and
-  // synced with them, as a synced write is. A larger bound lets more
+  // Most bytes of log entries that writes with WriteOptions::sync = false
+  // may hold back in memory (acknowledged, not yet written to the WAL):
+  // the encoded batches only, without the record's count, fragment headers
+  // and padding (DurabilityStats::unsynced_bytes). The group that takes the
+  // held-back bytes to this bound or past it is written and synced with
+  // them, as a synced write is, so what stays held is always below it. The
+  // writer needs up to about three times the held bytes of memory while
+  // writing them (the held-back log grows by doubling; the record is built
+  // in a buffer of its own). A larger bound lets more
   // unsynced writes share one fdatasync and lets a crash lose more of them.
   // 0 holds nothing back (every write is synced). At most
   // kMaxUnsyncedBytesCeiling. Default 1 MiB.
@@ -178,8 +183,11 @@ struct WriteOptions {
   // before a checkpoint, or once DurableOptions::max_unsynced_bytes are
   // held. A crash may lose a suffix of the unsynced writes (in commit
   // order), never a prefix, never part of a batch, never a write
-  // acknowledged as synced nor one a successful Sync() covered. A batch
-  // drained into one commit group with a synced one is synced with it.
+  // acknowledged as synced nor one a successful Sync() covered.
+  // CommitInfo::synced tells whether an unsynced batch was in fact synced
+  // before the call returned (drained into one commit group with a synced
+  // batch, or it reached the bound). Held-back writes have no time bound:
+  // with no synced write, Sync, checkpoint or Close they stay in memory.
   // Ignored by an in-memory graph (nothing is ever on disk there).
   bool sync = true;
 };

@@ -56,30 +56,53 @@ Status WalWriter::Reserve(std::uint64_t end) {
   return Status::Ok();
 }
 
-Status WalWriter::AppendGroup(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload) {
+void WalWriter::PrepareGroup(SequenceNumber first, SequenceNumber last, std::span<const std::byte> prefix,
+                             std::span<const std::byte> payload) {
+  prepared_ = false;
   buffer_.clear();
+  const std::size_t total = prefix.size() + payload.size();
+  // Copies bytes [from, from + n) of prefix + payload to `out`.
+  auto copy = [&](std::size_t from, std::size_t n, std::byte* out) {
+    if (from < prefix.size()) {
+      const std::size_t k = std::min(n, prefix.size() - from);
+      std::memcpy(out, prefix.data() + from, k);
+      from += k, out += k, n -= k;
+    }
+    if (n > 0) std::memcpy(out, payload.data() + (from - prefix.size()), n);
+  };
   std::size_t offset = 0;
   bool first_fragment = true;
   do {
-    std::size_t n = std::min<std::size_t>(kMaxFragment, payload.size() - offset);
-    bool last_fragment = offset + n == payload.size();
+    std::size_t n = std::min<std::size_t>(kMaxFragment, total - offset);
+    bool last_fragment = offset + n == total;
     RecordType type = first_fragment && last_fragment ? RecordType::kFull
                       : first_fragment                ? RecordType::kFirst
                       : last_fragment                 ? RecordType::kLast
                                                       : RecordType::kMiddle;
-    auto fragment = payload.subspan(offset, n);
     std::size_t at = buffer_.size();
     buffer_.resize(at + kRecordHeaderBytes + PaddedLength(static_cast<std::uint32_t>(n)), std::byte{0});
-    EncodeRecordHeader(RecordHeader{0, 0, type, first, last}, fragment,
+    std::byte* body = buffer_.data() + at + kRecordHeaderBytes;
+    if (n > 0) copy(offset, n, body);
+    EncodeRecordHeader(RecordHeader{0, 0, type, first, last}, std::span<const std::byte>(body, n),
                        std::span<std::byte, kRecordHeaderBytes>(buffer_.data() + at, kRecordHeaderBytes));
-    if (n > 0) std::memcpy(buffer_.data() + at + kRecordHeaderBytes, fragment.data(), n);
     offset += n;
     first_fragment = false;
-  } while (offset < payload.size());
+  } while (offset < total);
+  prepared_ = true;
+}
+
+Status WalWriter::AppendPrepared() {
+  if (!prepared_) return FailedPreconditionError("WalWriter::AppendPrepared without a prepared record");
+  prepared_ = false;
   QUIVER_RETURN_IF_ERROR(Reserve(segment_size_ + buffer_.size()));
   QUIVER_RETURN_IF_ERROR(file_->Append(buffer_));
   segment_size_ += buffer_.size();
   return Status::Ok();
+}
+
+Status WalWriter::AppendGroup(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload) {
+  PrepareGroup(first, last, {}, payload);
+  return AppendPrepared();
 }
 
 Status WalWriter::Sync() { return file_->Sync(); }

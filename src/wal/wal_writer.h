@@ -60,7 +60,21 @@ class WalWriter {
   // valid end, after recovery truncated any torn tail).
   Status ReopenSegment(std::uint64_t segment_number, std::uint64_t size);
 
-  // Appends one commit group (fragmented above kMaxFragment). Not synced.
+  // Encodes one commit group record of sequences first..last, whose payload
+  // is `prefix` followed by `payload` (fragmented above kMaxFragment), into
+  // the writer's buffer for AppendPrepared. Touches no file, so running out
+  // of memory here (std::bad_alloc, which it may throw) leaves the segment
+  // as it was and the writer usable: the caller can fail the group without
+  // poisoning. A record's bytes do not depend on where it lands, so a
+  // segment may be started between the two calls.
+  void PrepareGroup(SequenceNumber first, SequenceNumber last, std::span<const std::byte> prefix,
+                    std::span<const std::byte> payload);
+
+  // Appends the record PrepareGroup encoded (once) to the current segment.
+  // Not synced. FailedPrecondition if nothing is prepared.
+  Status AppendPrepared();
+
+  // PrepareGroup(first, last, {}, payload), then AppendPrepared.
   Status AppendGroup(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload);
 
   // fdatasync of the current segment.
@@ -87,7 +101,8 @@ class WalWriter {
   std::uint64_t segment_size_ = 0;
   std::uint64_t reserved_ = 0;  // bytes of the current segment preallocated
   std::atomic<std::uint64_t>* const preallocation_failures_;
-  std::vector<std::byte> buffer_;
+  std::vector<std::byte> buffer_;  // the prepared record
+  bool prepared_ = false;
 };
 
 }  // namespace quiver::wal

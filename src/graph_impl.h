@@ -105,6 +105,10 @@ class GraphImpl final : public Graph {
   std::thread::id TEST_writer_thread_id() const { return writer_.get_id(); }
   // Test hook: the version chain (its lock hooks, version.h).
   const storage::VersionChain* TEST_chain() const { return chain_; }
+  // Bytes the writer holds in its adjacency sort buffers between groups
+  // (BatchProcessor::TEST_sort_buffer_bytes). Read it only while no write
+  // is in flight.
+  std::size_t TEST_sort_buffer_bytes() const { return processor_.TEST_sort_buffer_bytes(); }
 
  private:
   // CreateIndex after its declaration committed at `declared`: builds the

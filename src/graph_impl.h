@@ -112,6 +112,10 @@ class GraphImpl final : public Graph {
   void TEST_SetAfterCheckpointBarrier(std::function<void()> f) {
     after_checkpoint_barrier_for_test_ = std::move(f);
   }
+  // Bytes the writer holds in its adjacency sort buffers between groups
+  // (BatchProcessor::TEST_sort_buffer_bytes). Read it only while no write
+  // is in flight.
+  std::size_t TEST_sort_buffer_bytes() const { return processor_.TEST_sort_buffer_bytes(); }
 
  private:
   // CreateIndex after its declaration committed at `declared`: builds the

@@ -72,7 +72,14 @@ WriteBatch GroupBatch() {
   }
   for (int i = 0; i < 20; ++i) b.AddEdge("Y", VertexId(0), VertexId(i + 1));
   for (int i = 1; i < 40; i += 3) b.RemoveEdge(EdgeId(i));
-  b.RemoveVertex(VertexId(9));   // out and in edges of two types
+  b.RemoveVertex(VertexId(9));  // out and in edges of two types
+  // A second adjacency flush in the batch appends to arrays the first one
+  // allocated, gives the hub a new type ("W") beside an old one, and adds a
+  // self-loop. Its 26 entries are insertion-sorted; the first flush's 320
+  // were radix-sorted through the second buffer, which this one reuses to
+  // split the hub's two types.
+  for (int i = 0; i < 12; ++i) b.AddEdge(i % 2 ? "Y" : "W", VertexId(0), fresh[i]);
+  b.AddEdge("X", fresh[1], fresh[1]);
   b.RemoveVertex(VertexId(42));  // on the hub's array
   for (int i = 0; i < 30; ++i) {
     b.SetProperty(VertexId(3), "name", "vertex-x" + std::to_string(i % 10));  // same length: in place
@@ -91,7 +98,8 @@ struct Expected {
   std::int64_t allocated_after = 0;  // settled, no snapshot held
 };
 
-const std::vector<std::string> kProbes = {"A", "B", "Fresh", "X", "Y", "Z", "born", "z", "grow0", "late"};
+const std::vector<std::string> kProbes = {"A", "B",    "Fresh", "W",     "X",   "Y",
+                                          "Z", "born", "z",     "grow0", "late"};
 
 Expected Reference() {
   auto g = Graph::OpenInMemory();
@@ -156,6 +164,72 @@ TEST(AllocFailureTest, VolatileGroupRollsBackAtEveryAllocation) {
               << " failing allocations enumerated, each rolled back\n";
     EXPECT_GT(n, 100u);  // the group allocates; the hook saw it
   }
+}
+
+// A batch of `edges` edges of one type among the vertices 0 .. kHubVertices-1.
+constexpr int kHubVertices = 1000;
+WriteBatch ManyEdges(int edges) {
+  WriteBatch b;
+  for (int i = 0; i < edges; ++i)
+    b.AddEdge("E", VertexId(std::uint64_t(i) * 7919 % kHubVertices),
+              VertexId((std::uint64_t(i) * 104729 + 1) % kHubVertices));
+  return b;
+}
+
+// The buffers in which a batch sorts its adjacency entries (2 x 32 B per
+// edge) are given back when the batch fails, not kept by the writer until
+// some later batch with edges completes: after an out-of-memory failure in
+// the flush of a 150,000-edge batch, the writer holds none of them, and the
+// graph's memory is what it was before.
+TEST(AllocFailureTest, FailedEdgeBatchGivesBackItsSortBuffers) {
+  constexpr int kEdges = 150'000;
+  Options o;
+  o.writer.spin_microseconds = 0;
+  auto open = [&o] {
+    auto g = Graph::OpenInMemory(o);
+    EXPECT_TRUE(g.ok());
+    WriteBatch b;
+    for (int i = 0; i < kHubVertices; ++i) b.AddVertex("V");
+    EXPECT_TRUE((*g)->Write(std::move(b)).ok());
+    return std::move(*g);
+  };
+  // The batch's last allocation is in its adjacency flush (the last array).
+  std::uint64_t total = 0;
+  {
+    auto g = open();
+    auto& impl = static_cast<GraphImpl&>(*g);
+    base::ArmAllocationFaults(impl.TEST_writer_thread_id(), ~std::uint64_t{0}, AllocationFaultMode::kOnce);
+    ASSERT_TRUE(g->Write(ManyEdges(kEdges)).ok());
+    total = base::DisarmAllocationFaults();
+  }
+  auto g = open();
+  auto& impl = static_cast<GraphImpl&>(*g);
+  const std::string before = Dump(g->GetSnapshot(), {"V", "E"});
+  const std::uint64_t bytes_before = test_util::SettledMemoryStats(*g).allocated_bytes;
+  base::ArmAllocationFaults(impl.TEST_writer_thread_id(), total, AllocationFaultMode::kOnce);
+  Result<CommitInfo> r = g->Write(ManyEdges(kEdges));
+  base::DisarmAllocationFaults();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().ToString();
+  EXPECT_EQ(impl.TEST_sort_buffer_bytes(), 0u);
+  EXPECT_EQ(Dump(g->GetSnapshot(), {"V", "E"}), before);
+  EXPECT_EQ(test_util::SettledMemoryStats(*g).allocated_bytes, bytes_before);
+  // A later batch without edges does not bring them back either.
+  WriteBatch props;
+  props.SetProperty(VertexId(1), "p", 1);
+  ASSERT_TRUE(g->Write(std::move(props)).ok());
+  EXPECT_EQ(impl.TEST_sort_buffer_bytes(), 0u);
+  // The batch itself goes in whole at the next try.
+  Result<CommitInfo> retry = g->Write(ManyEdges(kEdges));
+  ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+  Snapshot now = g->GetSnapshot();
+  std::size_t out = 0, in = 0;
+  for (int v = 0; v < kHubVertices; ++v) {
+    out += now.OutDegree(VertexId(v));
+    in += now.InDegree(VertexId(v));
+  }
+  EXPECT_EQ(out, std::size_t{kEdges});
+  EXPECT_EQ(in, std::size_t{kEdges});
 }
 
 // Durable mode: the group is applied, then encoded, then logged. A failure

@@ -9,12 +9,16 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iostream>
 #include <map>
+#include <new>
 #include <string>
+#include <thread>
 #include <tuple>
 #include <utility>
 #include <vector>
 
+#include "base/memory.h"
 #include "storage/adjacency.h"
 #include "storage/version.h"
 #include "write/batch_processor.h"
@@ -53,6 +57,39 @@ class Writer {
     processor_.EndGroup(true);
     return infos;
   }
+
+  // Group() with allocation `n` of this thread (the account's blocks)
+  // failing, once or from then on: a std::bad_alloc rolls the group back as
+  // the writer does (GraphImpl::CommitGroup) and returns false. `*counted`
+  // is the number of allocations seen.
+  bool TryGroup(const std::vector<WriteBatch>& batches, std::uint64_t n, base::AllocationFaultMode mode,
+                std::uint64_t* counted) {
+    storage::GroupBlocks blocks;
+    storage::MutationContext ctx{++epoch_, nullptr, nullptr, &blocks};
+    storage::Version* v = nullptr;
+    base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
+    try {
+      v = chain_->NewVersion(&ctx);
+      for (const WriteBatch& b : batches) {
+        Status s = processor_.Validate(b, v->roots);
+        EXPECT_TRUE(s.ok()) << s.ToString();
+        CommitInfo info;
+        processor_.Apply(b, v->roots, ctx, &info);
+        ++v->roots.sequence;
+      }
+    } catch (const std::bad_alloc&) {
+      *counted = base::DisarmAllocationFaults();
+      if (v != nullptr) chain_->RollBack(v, ctx);
+      processor_.EndGroup(false);
+      return false;
+    }
+    *counted = base::DisarmAllocationFaults();
+    chain_->Publish(v);
+    processor_.EndGroup(true);
+    return true;
+  }
+
+  std::int64_t allocated_bytes() { return chain_->account()->allocated_bytes(); }
 
   // Pins the head version until the writer goes.
   const storage::GraphRoots& Hold() {
@@ -282,6 +319,63 @@ TEST(GroupedAdjacencyTest, AddsAndRemovesInOneBatchAndOneGroup) {
   m.Add(infos[1].edges[1].value(), 0, 1, 0);
   EXPECT_EQ(Read(w.head()), m.adjacency());
   EXPECT_EQ(Read(held), before);
+}
+
+// Every account allocation of a group of three batches fails, once and from
+// then on: each batch flushes twice (a vertex removal in its middle), and
+// the later flushes and batches append in place to arrays the earlier ones
+// allocated, or replace them (freeing them). The group rolls back to exactly
+// the arrays and the bytes before it, the version published before it reads
+// as it did, and the same group then builds what it builds without faults.
+TEST(GroupedAdjacencyTest, GroupRollsBackAtEveryAllocation) {
+  constexpr int kVertices = 30;
+  WriteBatch first;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < kVertices; ++i) vs.push_back(first.AddVertex("V"));
+  for (int i = 0; i < 60; ++i) first.AddEdge("A", vs[i % kVertices], vs[(i * 7 + 3) % kVertices]);
+  std::vector<WriteBatch> group(3);
+  std::uint64_t rng = 11;
+  for (int b = 0; b < 3; ++b) {
+    for (int half = 0; half < 2; ++half) {
+      for (int i = 0; i < 45; ++i) {
+        // Vertices kVertices - 3 .. kVertices - 1 are removed in the group.
+        const std::uint64_t s = Next(rng) % 6, t = i % 9 == 0 ? s : Next(rng) % (kVertices - 3);
+        group[b].AddEdge(kTypes[Next(rng) % 3], VertexId(s), VertexId(t));
+      }
+      if (half == 0) group[b].RemoveVertex(VertexId(kVertices - 1 - b));
+    }
+  }
+  Adjacency expected;
+  {
+    Writer w;
+    w.Group({first});
+    w.Group(group);
+    expected = Read(w.head());
+  }
+  for (auto mode : {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
+    std::uint64_t n = 1;
+    for (;; ++n) {
+      Writer w;
+      w.Group({first});
+      const Adjacency before = Read(w.head());
+      const storage::GraphRoots& held = w.Hold();
+      const std::int64_t bytes = w.allocated_bytes();
+      std::uint64_t counted = 0;
+      if (w.TryGroup(group, n, mode, &counted)) {
+        ASSERT_LT(counted, n);
+        ASSERT_EQ(Read(w.head()), expected);
+        break;
+      }
+      ASSERT_EQ(Read(w.head()), before) << "allocation " << n;
+      ASSERT_EQ(Read(held), before) << "allocation " << n;
+      ASSERT_EQ(w.allocated_bytes(), bytes) << "allocation " << n << ": the rolled-back group leaked";
+      w.Group(group);
+      ASSERT_EQ(Read(w.head()), expected) << "allocation " << n << ": the retry";
+    }
+    std::cout << "[          ] fail " << (mode == base::AllocationFaultMode::kOnce ? "once" : "from N on")
+              << ": " << n - 1 << " failing allocations enumerated, each rolled back\n";
+    EXPECT_GT(n, 50u);
+  }
 }
 
 }  // namespace

@@ -728,9 +728,60 @@ TEST(MemoryTest, HubEdgeRemovalsInOneBatchRetireLinearBytes) {
 // degree and entries; retired bytes are O(d): the hub's old array once and
 // the vertex leaves (every leaf gains in-edges) and the type set's leaves.
 std::atomic<std::uint64_t> g_large_frees{0};
+// Blocks of at least this size are a batch's adjacency sort buffers
+// (BatchProcessor::FlushAdds), not adjacency.
+std::atomic<std::size_t> g_sort_buffer_bytes{~std::size_t{0}};
 
 void CountLargeFree(void* block) {
-  if (base::UsableSize(block) >= 65536) g_large_frees.fetch_add(1, std::memory_order_relaxed);
+  const std::size_t size = base::UsableSize(block);
+  if (size >= 65536 && size < g_sort_buffer_bytes.load())
+    g_large_frees.fetch_add(1, std::memory_order_relaxed);
+}
+
+std::atomic<std::uint64_t> g_sort_buffer_frees{0};
+std::atomic<std::size_t> g_largest_sort_buffer{0};
+
+void CountSortBufferFree(void* block) {
+  const std::size_t size = base::UsableSize(block);
+  if (size < g_sort_buffer_bytes.load()) return;
+  g_sort_buffer_frees.fetch_add(1);
+  g_largest_sort_buffer.store(std::max(g_largest_sort_buffer.load(), size));
+}
+
+// The buffers a batch sorts its adjacency entries in (two entries of 32 B
+// per edge, twice) are blocks of the graph's memory account, sized to the
+// batch, not the standard library's, grown by doubling: they count in
+// MemoryStats while the batch holds them, fail like every engine block when
+// memory runs out, and are freed through the account when the batch ends.
+TEST(MemoryTest, EdgeBatchSortBuffersCountInTheAccount) {
+  constexpr int kEdges = 200'000;
+  constexpr int kEnds = 1000;
+  auto graph = NewGraph();
+  ASSERT_NE(graph, nullptr);
+  {
+    WriteBatch b;
+    for (int i = 0; i < kEnds; ++i) b.AddVertex("V");
+    MustWrite(*graph, std::move(b));
+  }
+  WriteBatch b;
+  for (int i = 0; i < kEdges; ++i)
+    b.AddEdge(i % 3 == 0 ? "F" : "E", VertexId(std::uint64_t(i) * 7919 % kEnds),
+              VertexId((std::uint64_t(i) * 104729 + 1) % kEnds));
+  const std::size_t needed = 2 * std::size_t{kEdges} * sizeof(storage::EntryAdd);
+  g_sort_buffer_bytes.store(needed);
+  g_sort_buffer_frees.store(0);
+  g_largest_sort_buffer.store(0);
+  base::SetFreeObserver(&CountSortBufferFree);
+  MustWrite(*graph, std::move(b));
+  base::SetFreeObserver(nullptr);
+  g_sort_buffer_bytes.store(~std::size_t{0});
+  EXPECT_EQ(g_sort_buffer_frees.load(), 2u) << "the sort buffers did not come from the account";
+  EXPECT_LT(g_largest_sort_buffer.load(), needed + needed / 8) << "a sort buffer was not sized to the batch";
+  EXPECT_EQ(static_cast<GraphImpl&>(*graph).TEST_sort_buffer_bytes(), 0u) << "kept after the batch";
+  std::size_t out = 0;
+  Snapshot now = graph->GetSnapshot();
+  for (int v = 0; v < kEnds; ++v) out += now.OutDegree(VertexId(v));
+  EXPECT_EQ(out, std::size_t{kEdges});
 }
 
 TEST(MemoryTest, HubAppendsInOneBatchBuildItsArrayOnce) {
@@ -751,9 +802,11 @@ TEST(MemoryTest, HubAppendsInOneBatchBuildItsArrayOnce) {
   WriteBatch b;
   for (int i = 0; i < kLeaves; ++i) b.AddEdge("E", VertexId(0), VertexId(1 + std::uint64_t(i)));
   g_large_frees.store(0);
+  g_sort_buffer_bytes.store(2 * std::size_t{kLeaves} * sizeof(storage::EntryAdd));
   base::SetFreeObserver(&CountLargeFree);
   MustWrite(*graph, std::move(b));
   base::SetFreeObserver(nullptr);
+  g_sort_buffer_bytes.store(~std::size_t{0});
   const MemoryStats m = graph->GetMemoryStats();
   EXPECT_EQ(g_large_frees.load(), 0u) << "the hub's array was grown and freed on the way";
 

@@ -18,7 +18,11 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <new>
 #include <thread>
+#include <type_traits>
+#include <utility>
 
 namespace quiver::base {
 
@@ -40,6 +44,56 @@ class MemoryAccount {
 
  private:
   std::atomic<std::int64_t> allocated_{0};
+};
+
+// Room for `capacity()` values of a trivially copyable `T` in one block of a
+// MemoryAccount: working memory that counts in the account (and so in
+// MemoryStats) while held and fails like any engine block. The values are
+// left unwritten (no value-initialisation). Give it back with Release while
+// the account is alive (the destructor releases too).
+//
+//   AccountBuffer<Entry> buf;
+//   buf.Reserve(account, n);  // throws std::bad_alloc
+//   Entry* p = buf.data();    // p[0 .. n) are the caller's to write
+//   buf.Release();
+template <typename T>
+class AccountBuffer {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+  static_assert(alignof(T) <= 16);
+
+ public:
+  AccountBuffer() = default;
+  ~AccountBuffer() { Release(); }
+  AccountBuffer(const AccountBuffer&) = delete;
+  AccountBuffer& operator=(const AccountBuffer&) = delete;
+
+  // Room for at least `n` values from `account`; the values held are
+  // dropped. On std::bad_alloc the buffer holds nothing.
+  void Reserve(MemoryAccount* account, std::size_t n) {
+    if (n <= capacity_ && account == account_) return;
+    Release();
+    if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) throw std::bad_alloc();
+    data_ = static_cast<T*>(account->Allocate(n * sizeof(T)));
+    account_ = account;
+    capacity_ = n;
+  }
+  void Release() {
+    if (data_ != nullptr) account_->Free(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
+  void swap(AccountBuffer& other) noexcept {
+    std::swap(account_, other.account_);
+    std::swap(data_, other.data_);
+    std::swap(capacity_, other.capacity_);
+  }
+  T* data() const { return data_; }
+  std::size_t capacity() const { return capacity_; }
+
+ private:
+  MemoryAccount* account_ = nullptr;
+  T* data_ = nullptr;
+  std::size_t capacity_ = 0;
 };
 
 // --- Allocation failure injection (tests)

@@ -1,8 +1,10 @@
 #include "write/batch_processor.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <tuple>
+#include <utility>
 
 #include "base/strings.h"
 #include "base/utf8.h"
@@ -467,67 +469,90 @@ void BatchProcessor::FlushRemovals(GraphRoots& g, MutationContext& ctx) {
 
 namespace {
 
-// Sorts `adds` by key, stably (entries of one key keep their order), with
-// `scratch` as the second buffer: a least-significant-digit radix sort over
-// the bits in which the keys differ, 11 bits a pass (two passes for a million
-// vertices), in place of a comparison sort's log n passes.
-void SortByKey(std::vector<storage::EntryAdd>& adds, std::vector<storage::EntryAdd>& scratch) {
-  const std::size_t n = adds.size();
+// Sorts `adds[0 .. n)` by key, stably (entries of one key keep their order):
+// a least-significant-digit radix sort over the bits in which the keys
+// differ, 11 bits a pass (two passes for a million vertices), in place of a
+// comparison sort's log n passes; an insertion sort below 64 entries.
+// `scratch()` gives the second buffer (n entries). Returns where the sorted
+// entries are: `adds` or that buffer. Allocates nothing itself.
+template <typename Scratch>
+storage::EntryAdd* SortByKey(storage::EntryAdd* adds, std::size_t n, Scratch&& scratch) {
   if (n < 64) {
-    std::stable_sort(adds.begin(), adds.end(),
-                     [](const storage::EntryAdd& a, const storage::EntryAdd& b) { return a.key < b.key; });
-    return;
+    for (std::size_t i = 1; i < n; ++i) {
+      const storage::EntryAdd a = adds[i];
+      std::size_t j = i;
+      for (; j > 0 && adds[j - 1].key > a.key; --j) adds[j] = adds[j - 1];
+      adds[j] = a;
+    }
+    return adds;
   }
   std::uint64_t lo = adds[0].key, hi = adds[0].key;
-  for (const storage::EntryAdd& a : adds) {
-    lo = std::min(lo, a.key);
-    hi = std::max(hi, a.key);
+  for (std::size_t i = 0; i < n; ++i) {
+    lo = std::min(lo, adds[i].key);
+    hi = std::max(hi, adds[i].key);
   }
   const std::uint64_t range = hi - lo;
-  if (range == 0) return;
+  if (range == 0) return adds;
   constexpr int kBits = 11;
   constexpr std::size_t kBuckets = std::size_t{1} << kBits;
-  scratch.resize(n);
-  std::vector<std::uint32_t> count(kBuckets);
-  storage::EntryAdd* from = adds.data();
-  storage::EntryAdd* to = scratch.data();
-  int passes = 0;
-  for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += kBits, ++passes) {
-    std::fill(count.begin(), count.end(), 0);
+  // size_t: a batch may hold 2^32 entries and more (kMaxBatchOpsCeiling).
+  std::array<std::size_t, kBuckets> count;
+  storage::EntryAdd* from = adds;
+  storage::EntryAdd* to = scratch();
+  for (int shift = 0; shift < 64 && (range >> shift) != 0; shift += kBits) {
+    count.fill(0);
     for (std::size_t i = 0; i < n; ++i) ++count[((from[i].key - lo) >> shift) & (kBuckets - 1)];
-    std::uint32_t sum = 0;
-    for (std::uint32_t& c : count) sum += std::exchange(c, sum);
+    std::size_t sum = 0;
+    for (std::size_t& c : count) sum += std::exchange(c, sum);
     for (std::size_t i = 0; i < n; ++i) to[count[((from[i].key - lo) >> shift) & (kBuckets - 1)]++] = from[i];
     std::swap(from, to);
   }
-  if (passes % 2 != 0) adds.swap(scratch);
+  return from;
 }
 
 }  // namespace
 
 void BatchProcessor::FlushAdds(GraphRoots& g, MutationContext& ctx) {
-  if (adds_.empty()) return;
-  SortByKey(adds_, adds_scratch_);
-  // Where each (vertex, direction) run starts, so the loop can look ahead.
-  run_starts_.clear();
-  for (std::size_t i = 0; i < adds_.size(); ++i)
-    if (i == 0 || adds_[i].key != adds_[i - 1].key) run_starts_.push_back(i);
-  const std::size_t runs = run_starts_.size();
-  run_starts_.push_back(adds_.size());
+  const std::size_t n = adds_count_;
+  if (n == 0) return;
+  adds_count_ = 0;
+  // The second buffer, the size of the first, allocated at most once per
+  // batch (several flushes reuse it).
+  auto scratch = [this, &ctx] {
+    adds_scratch_.Reserve(ctx.account, adds_.capacity());
+    return adds_scratch_.data();
+  };
+  if (SortByKey(adds_.data(), n, scratch) != adds_.data()) adds_.swap(adds_scratch_);
+  storage::EntryAdd* const adds = adds_.data();
+  // Where the run of (vertex, direction) entries starting at `i` ends.
+  auto run_end = [adds, n](std::size_t i) {
+    const std::uint64_t key = adds[i].key;
+    while (++i < n && adds[i].key == key) {
+    }
+    return i;
+  };
   // The entries go to random places: prefetch ahead, in two steps, the slot
   // of the run kSlotAhead further on, then (its slot now cached) the array
   // header and the append position of the run kArrayAhead further on, so
   // the misses of several runs overlap instead of following each other.
+  // `slot_at` and `array_at` are the starts of those runs (n past the end).
   constexpr std::size_t kSlotAhead = 16, kArrayAhead = 8;
   auto slot_of = [&g](std::uint64_t key) { return VertexTable::Find(g.vertices, key >> 1); };
-  for (std::size_t r = 0; r < std::min(runs, kSlotAhead); ++r)
-    __builtin_prefetch(slot_of(adds_[run_starts_[r]].key));
+  std::size_t slot_at = 0, array_at = 0;
+  for (std::size_t r = 0; r < kSlotAhead && slot_at < n; ++r) {
+    __builtin_prefetch(slot_of(adds[slot_at].key));
+    slot_at = run_end(slot_at);
+  }
+  for (std::size_t r = 0; r < kArrayAhead && array_at < n; ++r) array_at = run_end(array_at);
   VertexSlot* s = nullptr;
   std::uint64_t slot_vertex = ~std::uint64_t{0};
-  for (std::size_t r = 0; r < runs; ++r) {
-    if (r + kSlotAhead < runs) __builtin_prefetch(slot_of(adds_[run_starts_[r + kSlotAhead]].key));
-    if (r + kArrayAhead < runs) {
-      const std::uint64_t key = adds_[run_starts_[r + kArrayAhead]].key;
+  for (std::size_t i = 0; i < n;) {
+    if (slot_at < n) {
+      __builtin_prefetch(slot_of(adds[slot_at].key));
+      slot_at = run_end(slot_at);
+    }
+    if (array_at < n) {
+      const std::uint64_t key = adds[array_at].key;
       const VertexSlot* ahead = slot_of(key);
       const std::uintptr_t head = ahead == nullptr ? 0 : (key & 1) != 0 ? ahead->in_head : ahead->out_head;
       if (head != 0) {
@@ -537,12 +562,13 @@ void BatchProcessor::FlushAdds(GraphRoots& g, MutationContext& ctx) {
           __builtin_prefetch(storage::AsArray(head)->entries() + degree, 1);
         }
       }
+      array_at = run_end(array_at);
     }
-    std::size_t i = run_starts_[r];
-    const std::size_t end = run_starts_[r + 1];
-    const std::uint64_t key = adds_[i].key;
+    const std::uint64_t key = adds[i].key;
+    const std::uint32_t first_type = adds[i].type;
     bool one_type = true;
-    for (std::size_t j = i + 1; j < end; ++j) one_type &= adds_[j].type == adds_[i].type;
+    std::size_t end = i + 1;
+    for (; end < n && adds[end].key == key; ++end) one_type &= adds[end].type == first_type;
     const std::uint64_t v = key >> 1;
     if (v != slot_vertex) {  // out- and in-entries of a vertex are neighbours in the order
       s = VertexTable::Mutable(g.vertices, v, ctx);
@@ -551,33 +577,34 @@ void BatchProcessor::FlushAdds(GraphRoots& g, MutationContext& ctx) {
     std::uintptr_t& head = (key & 1) != 0 ? s->in_head : s->out_head;
     std::uint32_t& degree = (key & 1) != 0 ? s->in_degree : s->out_degree;
     if (one_type) {
-      storage::AppendEntries(head, degree, adds_[i].type,
-                             std::span<const storage::EntryAdd>(adds_.data() + i, end - i), ctx);
+      storage::AppendEntries(head, degree, first_type, std::span<const storage::EntryAdd>(adds + i, end - i),
+                             ctx);
+      i = end;
       continue;
     }
     // Several edge types at one vertex: a group each, each in edge order,
     // the groups taken in order of first appearance (so a vertex's new
     // groups join its directory in the order one append per edge made them).
-    // The sort's scratch buffer is free again.
-    // O(entries x types of the vertex).
-    std::vector<std::uint32_t> types;
-    for (std::size_t j = i; j < end; ++j)
-      if (std::find(types.begin(), types.end(), adds_[j].type) == types.end()) types.push_back(adds_[j].type);
-    for (std::uint32_t type : types) {
-      adds_scratch_.clear();
-      for (std::size_t j = i; j < end; ++j)
-        if (adds_[j].type == type) adds_scratch_.push_back(adds_[j]);
-      storage::AppendEntries(head, degree, type, adds_scratch_, ctx);
+    // The run's entries not appended yet wait in the scratch buffer (free
+    // again after the sort); each type's are gathered back into the run's
+    // own place, which is read no more. O(entries x types of the vertex).
+    storage::EntryAdd* rest = scratch() + i;
+    std::copy(adds + i, adds + end, rest);
+    std::size_t left = end - i;
+    while (left > 0) {
+      const std::uint32_t type = rest[0].type;
+      std::size_t taken = 0, kept = 0;
+      for (std::size_t j = 0; j < left; ++j) {
+        if (rest[j].type == type) {
+          adds[i + taken++] = rest[j];
+        } else {
+          rest[kept++] = rest[j];
+        }
+      }
+      left = kept;
+      storage::AppendEntries(head, degree, type, std::span<const storage::EntryAdd>(adds + i, taken), ctx);
     }
-  }
-  adds_.clear();
-  // The buffers stay for the next batch up to 8 MiB each (32 B per entry:
-  // a 100,000-edge batch fits); a huge batch's are given back.
-  constexpr std::size_t kKeptEntries = std::size_t{1} << 18;
-  if (adds_.capacity() > kKeptEntries || adds_scratch_.capacity() > kKeptEntries) {
-    std::vector<storage::EntryAdd>().swap(adds_);
-    std::vector<storage::EntryAdd>().swap(adds_scratch_);
-    std::vector<std::size_t>().swap(run_starts_);
+    i = end;
   }
 }
 
@@ -616,12 +643,25 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
   new_vertex_ids_.clear();
   new_edge_ids_.clear();
   removals_.clear();
-  adds_.clear();
+  adds_count_ = 0;
   if (WriteBatchInternal::IsIndexBatch(batch)) {
     const Op& op = WriteBatchInternal::Ops(batch)[0];
     ApplyIndexOp(*op.index, op.kind, g, ctx);
     return;
   }
+  // The sort buffers live as long as this call, however it ends (a failed
+  // batch keeps none), and hold exactly two entries per AddEdge.
+  struct ReleaseSortBuffers {
+    BatchProcessor* p;
+    ~ReleaseSortBuffers() {
+      p->adds_.Release();
+      p->adds_scratch_.Release();
+      p->adds_count_ = 0;
+    }
+  } release_sort_buffers{this};
+  std::size_t added_edges = 0;
+  for (const Op& op : WriteBatchInternal::Ops(batch)) added_edges += op.kind == OpKind::kAddEdge;
+  if (added_edges != 0) adds_.Reserve(ctx.account, 2 * added_edges);
   for (const Op& op : WriteBatchInternal::Ops(batch)) {
     auto props = WriteBatchInternal::Props(batch, op);
     switch (op.kind) {
@@ -650,8 +690,8 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
         maintainer_.OnChange(index::ElementChange{ElementKind::kEdge, id, type, nullptr, block, true}, g,
                              ctx);
         // The adjacency entries go at the end of the batch (FlushAdds).
-        adds_.push_back(storage::EntryAdd{src * 2, id, dst, type});
-        adds_.push_back(storage::EntryAdd{dst * 2 + 1, id, src, type});
+        adds_.data()[adds_count_++] = storage::EntryAdd{src * 2, id, dst, type};
+        adds_.data()[adds_count_++] = storage::EntryAdd{dst * 2 + 1, id, src, type};
         new_edge_ids_.push_back(id);
         ++g.live_edges;
         break;

@@ -21,6 +21,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/flat_hash_set.h"
+#include "base/memory.h"
 #include "base/strings.h"
 #include "index/maintainer.h"
 #include "quiver/graph.h"
@@ -72,6 +73,11 @@ class BatchProcessor {
   // forgotten, or kept, and those the group recorded are kept, or forgotten.
   void EndGroup(bool published);
 
+  // Bytes held by the adjacency sort buffers (FlushAdds) now.
+  std::size_t TEST_sort_buffer_bytes() const {
+    return (adds_.capacity() + adds_scratch_.capacity()) * sizeof(storage::EntryAdd);
+  }
+
  private:
   // A key naming an element during validation: kind, new-in-batch, id/index.
   using ElemKey = std::uint64_t;
@@ -120,7 +126,8 @@ class BatchProcessor {
   // Appends the adjacency entries queued by AddEdge: sorted by vertex and
   // direction (stable, so each array gets its entries in edge id order, as
   // one append per edge would), then per vertex, direction and type one
-  // AppendEntries, which replaces the array at most once.
+  // AppendEntries, which replaces the array at most once. Allocates nothing
+  // but account blocks (the scratch half of the sort buffers, arrays).
   void FlushAdds(storage::GraphRoots& g, storage::MutationContext& ctx);
   // Sets or removes one property of the element whose block is `block`:
   // in place if the group allocated the block and the value fits, else a
@@ -186,9 +193,13 @@ class BatchProcessor {
   std::vector<std::uint64_t> edges_;  // FlushRemovals scratch
   // Adjacency entries to add at the end of the batch (or before a vertex
   // removal, which walks adjacency): key = vertex * 2 + (1 for in-edges).
-  std::vector<storage::EntryAdd> adds_;
-  std::vector<storage::EntryAdd> adds_scratch_;  // FlushAdds' sort
-  std::vector<std::size_t> run_starts_;          // FlushAdds: where each vertex's run starts
+  // The buffers are blocks of the graph's memory account, sized to the
+  // batch (two entries per AddEdge) and given back when ApplyPlain ends or
+  // throws: a batch's 64 B per edge count in MemoryStats while it is
+  // applied, and a failed batch keeps none of them.
+  base::AccountBuffer<storage::EntryAdd> adds_;
+  std::size_t adds_count_ = 0;
+  base::AccountBuffer<storage::EntryAdd> adds_scratch_;  // FlushAdds' sort and type split
 };
 
 }  // namespace quiver

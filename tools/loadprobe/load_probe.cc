@@ -34,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_args.h"
 #include "common/bench_common.h"
 #include "quiver/quiver.h"
 
@@ -60,28 +61,27 @@ struct Args {
 }
 
 Args Parse(int argc, char** argv) {
+  cli::CliArgs flags;
+  for (const char* name : {"--vertices", "--degree", "--batch", "--runs", "--order", "--dir"})
+    flags.AddOption(name);
+  std::string error;
+  if (!flags.Parse(argc - 1, argv + 1, &error)) Usage(error.c_str());
+  if (!flags.positional().empty()) Usage("unexpected argument");
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (i + 1 >= argc) Usage("a flag lacks its value");
-    const char* v = argv[++i];
-    if (k == "--vertices")
-      a.vertices = std::strtoull(v, nullptr, 10);
-    else if (k == "--degree")
-      a.degree = std::strtoull(v, nullptr, 10);
-    else if (k == "--batch")
-      a.batch = std::strtoull(v, nullptr, 10);
-    else if (k == "--runs")
-      a.runs = std::atoi(v);
-    else if (k == "--order")
-      a.order = v;
-    else if (k == "--dir")
-      a.dir = v;
-    else
-      Usage("unknown flag");
-  }
+  std::uint64_t runs = static_cast<std::uint64_t>(a.runs);
+  const auto number = [&](const char* name, std::uint64_t* out) {
+    if (flags.Has(name) && !flags.GetU64(name, out)) Usage("sizes must be whole numbers");
+  };
+  number("--vertices", &a.vertices);
+  number("--degree", &a.degree);
+  number("--batch", &a.batch);
+  number("--runs", &runs);
+  if (flags.Has("--order")) a.order = flags.Get("--order");
+  a.dir = flags.Get("--dir");
   if (a.order != "source" && a.order != "shuffled") Usage("bad --order");
-  if (a.vertices == 0 || a.degree == 0 || a.batch == 0 || a.runs <= 0) Usage("sizes must be positive");
+  if (a.vertices == 0 || a.degree == 0 || a.batch == 0 || runs == 0 || runs > 1000)
+    Usage("sizes must be positive (and --runs at most 1000)");
+  a.runs = static_cast<int>(runs);
   return a;
 }
 

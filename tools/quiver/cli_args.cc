@@ -1,6 +1,8 @@
 // CliArgs: see cli_args.h.
 #include "cli_args.h"
 
+#include <charconv>
+
 namespace quiver::cli {
 
 void CliArgs::AddOption(const std::string& name, const std::string& fallback) {
@@ -71,5 +73,14 @@ const std::vector<std::string>& CliArgs::GetAll(const std::string& name) const {
 }
 
 bool CliArgs::Has(const std::string& name) const { return values_.count(name) > 0; }
+
+bool CliArgs::GetU64(const std::string& name, std::uint64_t* out) const {
+  const std::string& s = Get(name);
+  std::uint64_t v = 0;
+  const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || r.ec != std::errc() || r.ptr != s.data() + s.size()) return false;
+  *out = v;
+  return true;
+}
 
 }  // namespace quiver::cli

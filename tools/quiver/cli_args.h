@@ -1,4 +1,4 @@
-// A small command-line parser for the quiver tool: `--name value`,
+// A small command-line parser for the quiver tool and the probes in tools/: `--name value`,
 // `--name=value`, boolean `--flag`, repeated options and positional
 // arguments. (CLI11 is packaged by Debian but not among the dependencies
 // scripts/install-deps.sh installs; this keeps the tool dependency-free.)
@@ -9,9 +9,11 @@
 //   a.AddFlag("--quiet");
 //   if (!a.Parse(argc - 2, argv + 2, &error)) Usage(error);
 //   a.Get("--format"); a.GetAll("--vertices"); a.positional();
+//   std::uint64_t n; if (!a.GetU64("--skip-bad-rows", &n)) Usage("needs a number");
 #ifndef QUIVER_TOOLS_QUIVER_CLI_ARGS_H_
 #define QUIVER_TOOLS_QUIVER_CLI_ARGS_H_
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,6 +31,9 @@ class CliArgs {
   const std::string& Get(const std::string& name) const;
   const std::vector<std::string>& GetAll(const std::string& name) const;
   bool Has(const std::string& name) const;
+  // Get(name) as a whole decimal number: false (and *out unchanged) when
+  // it is empty, signed, has anything after the digits, or overflows.
+  bool GetU64(const std::string& name, std::uint64_t* out) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:

@@ -141,11 +141,9 @@ int Import(int argc, const char* const* argv) {
   if (!ParseDelimiter(args.Get("--delimiter"), &options.delimiter)) {
     return Usage(kImportHelp, "--delimiter must be one character (or 'tab')");
   }
-  char* end = nullptr;
-  const std::string& skip = args.Get("--skip-bad-rows");
-  options.skip_bad_rows = std::strtoull(skip.c_str(), &end, 10);
-  if (skip.empty() || *end != '\0' || skip[0] == '-')
-    return Usage(kImportHelp, "--skip-bad-rows needs a number");
+  std::uint64_t skip = 0;
+  if (!args.GetU64("--skip-bad-rows", &skip)) return Usage(kImportHelp, "--skip-bad-rows needs a number");
+  options.skip_bad_rows = static_cast<std::size_t>(skip);
   options.reject_report = args.Get("--report");
   options.create_id_indexes = args.Has("--id-index");
   const bool evlp = options.format == DataFormat::kEvlp;

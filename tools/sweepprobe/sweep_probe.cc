@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_args.h"
 #include "common/bench_common.h"
 #include "quiver/quiver.h"
 
@@ -55,29 +56,29 @@ struct Args {
 }
 
 Args Parse(int argc, char** argv) {
+  cli::CliArgs flags;
+  for (const char* name : {"--layout", "--dir", "--sweep", "--vertices", "--degree", "--passes"})
+    flags.AddOption(name);
+  std::string error;
+  if (!flags.Parse(argc - 1, argv + 1, &error)) Usage(error.c_str());
+  if (!flags.positional().empty()) Usage("unexpected argument");
   Args a;
-  for (int i = 1; i < argc; ++i) {
-    const std::string k = argv[i];
-    if (i + 1 >= argc) Usage("a flag lacks its value");
-    const char* v = argv[++i];
-    if (k == "--layout")
-      a.layout = v;
-    else if (k == "--dir")
-      a.dir = v;
-    else if (k == "--sweep")
-      a.sweep = v;
-    else if (k == "--vertices")
-      a.vertices = std::strtoull(v, nullptr, 10);
-    else if (k == "--degree")
-      a.degree = std::strtoull(v, nullptr, 10);
-    else if (k == "--passes")
-      a.passes = std::atoi(v);
-    else
-      Usage("unknown flag");
-  }
+  std::uint64_t passes = static_cast<std::uint64_t>(a.passes);
+  const auto number = [&](const char* name, std::uint64_t* out) {
+    if (flags.Has(name) && !flags.GetU64(name, out)) Usage("sizes must be whole numbers");
+  };
+  number("--vertices", &a.vertices);
+  number("--degree", &a.degree);
+  number("--passes", &passes);
+  if (flags.Has("--layout")) a.layout = flags.Get("--layout");
+  if (flags.Has("--sweep")) a.sweep = flags.Get("--sweep");
+  a.dir = flags.Get("--dir");
   if (a.layout != "inserted" && a.layout != "shuffled" && a.layout != "loaded") Usage("bad --layout");
   if (a.layout == "loaded" && a.dir.empty()) Usage("--layout loaded needs --dir");
-  if (a.vertices == 0 || a.degree == 0 || a.passes <= 0) Usage("sizes must be positive");
+  if (a.sweep != "quiver" && a.sweep != "csr" && a.sweep != "both") Usage("bad --sweep");
+  if (a.vertices == 0 || a.degree == 0 || passes == 0 || passes > 1000)
+    Usage("sizes must be positive (and --passes at most 1000)");
+  a.passes = static_cast<int>(passes);
   return a;
 }
 

@@ -12,6 +12,7 @@
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_reader.h"
 #include "checkpoint/checkpoint_writer.h"
+#include "env/path.h"
 #include "index/index_build.h"
 #include "index/index_keys.h"
 #include "index/online_build.h"
@@ -650,31 +651,9 @@ Result<VerifyReport> GraphImpl::Verify(const VerifyOptions& options) const {
 
 namespace {
 
-// `dir` with repeated and trailing slashes and "." components removed and
-// "x/.." pairs folded, lexically, so that two spellings of one path compare
-// equal. Symbolic links are not resolved here (ResolveTargetPath does).
-std::string NormalizeDir(std::string_view dir) {
-  std::vector<std::string_view> parts;
-  std::size_t i = 0;
-  while (i <= dir.size()) {
-    std::size_t j = dir.find('/', i);
-    if (j == std::string_view::npos) j = dir.size();
-    std::string_view part = dir.substr(i, j - i);
-    if (part == ".." && !parts.empty() && parts.back() != "..") {
-      parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(part);
-    }
-    i = j + 1;
-  }
-  const bool absolute = !dir.empty() && dir.front() == '/';
-  std::string out;
-  for (std::string_view part : parts) {
-    if (!out.empty() || absolute) out += '/';
-    out += part;
-  }
-  return out.empty() && absolute ? "/" : out;
-}
+// `dir` folded by name (env::FoldPath), so that two spellings of one path
+// compare equal. Symbolic links are not resolved here (ResolveTargetPath does).
+std::string NormalizeDir(std::string_view dir) { return env::FoldPath(dir, /*keep_leading_dotdot=*/true); }
 
 // `path` with its symbolic links resolved as far as it exists (fs's
 // RealPath of its longest existing ancestor), the part that does not exist

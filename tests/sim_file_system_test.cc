@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "env/path.h"
 #include "env_test_util.h"
 
 namespace quiver::env {
@@ -578,6 +579,23 @@ TEST_F(SimFileSystemTest, SharedLocksCoexistAndExcludeAnExclusiveOne) {
 TEST_F(SimFileSystemTest, RealPathFoldsDotsAndNeedsThePath) {
   EXPECT_EQ(fs_.RealPath("//db/./x/../").value(), "/db");
   EXPECT_EQ(fs_.RealPath("/db/none").status().code(), StatusCode::kNotFound);
+}
+
+// The lexical folding RealPath (keep_leading_dotdot = false) and the
+// engine's directory comparison (true) share.
+TEST(FoldPathTest, FoldsByNameAndStopsAtTheRoot) {
+  for (bool keep : {false, true}) {
+    EXPECT_EQ(FoldPath("//db/./x/../", keep), "/db");
+    EXPECT_EQ(FoldPath("/", keep), "/");
+    EXPECT_EQ(FoldPath("/../a", keep), "/a") << "above an absolute root stays at the root";
+    EXPECT_EQ(FoldPath("/a/b/../../..", keep), "/");
+    EXPECT_EQ(FoldPath("a/./b//", keep), "a/b");
+    EXPECT_EQ(FoldPath("a/..", keep), "");
+    EXPECT_EQ(FoldPath("", keep), "");
+  }
+  EXPECT_EQ(FoldPath("../a/../b", true), "../b");
+  EXPECT_EQ(FoldPath("../../a", true), "../../a");
+  EXPECT_EQ(FoldPath("../a/../b", false), "b");
 }
 
 TEST_F(SimFileSystemTest, FreeSpaceReportsTheConfiguredValue) {

@@ -3,6 +3,9 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
+
+#include "env/path.h"
 
 namespace quiver::env {
 
@@ -15,6 +18,33 @@ std::string JoinPath(std::string_view dir, std::string_view name) {
   while (!name.empty() && name.front() == '/') name.remove_prefix(1);
   out.append(name);
   return out;
+}
+
+std::string FoldPath(std::string_view path, bool keep_leading_dotdot) {
+  const bool absolute = !path.empty() && path.front() == '/';
+  std::vector<std::string_view> parts;
+  std::size_t i = 0;
+  while (i <= path.size()) {
+    std::size_t j = path.find('/', i);
+    if (j == std::string_view::npos) j = path.size();
+    const std::string_view part = path.substr(i, j - i);
+    if (part == "..") {
+      if (!parts.empty() && parts.back() != "..") {
+        parts.pop_back();
+      } else if (!absolute && keep_leading_dotdot) {
+        parts.push_back(part);
+      }
+    } else if (!part.empty() && part != ".") {
+      parts.push_back(part);
+    }
+    i = j + 1;
+  }
+  std::string out;
+  for (std::string_view part : parts) {
+    if (!out.empty() || absolute) out += '/';
+    out += part;
+  }
+  return out.empty() && absolute ? "/" : out;
 }
 
 }  // namespace quiver::env

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "env/path.h"
 #include "env/sim_path.h"
 
 namespace quiver::env {
@@ -328,25 +329,7 @@ Result<bool> SimFileSystem::Exists(const std::string& path) {
 Result<std::string> SimFileSystem::RealPath(const std::string& path) {
   // No links here: "." and ".." are folded by name; ".." of a root stays
   // at the root.
-  std::vector<std::string> parts;
-  std::size_t i = 0;
-  while (i <= path.size()) {
-    std::size_t j = path.find('/', i);
-    if (j == std::string::npos) j = path.size();
-    std::string part = path.substr(i, j - i);
-    if (part == "..") {
-      if (!parts.empty()) parts.pop_back();
-    } else if (!part.empty() && part != ".") {
-      parts.push_back(std::move(part));
-    }
-    i = j + 1;
-  }
-  const bool absolute = !path.empty() && path.front() == '/';
-  std::string out = absolute ? "/" : "";
-  for (const std::string& part : parts) {
-    if (!out.empty() && out.back() != '/') out += '/';
-    out += part;
-  }
+  std::string out = FoldPath(path, /*keep_leading_dotdot=*/false);
   if (out.empty()) out = ".";
   QUIVER_ASSIGN_OR_RETURN(bool exists, Exists(out));
   if (!exists) return NotFoundError(base::StrCat("realpath ", path, ": no such file or directory"));

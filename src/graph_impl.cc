@@ -728,11 +728,21 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
       return FailedPreconditionError(base::StrCat("Backup: ", dir, " is not empty (it holds \"",
                                                   names->front(),
                                                   "\"); a backup goes into a new or empty directory"));
-  } else if (Status s = graphdir::CreateDirDurably(fs, dir); !s.ok()) {
-    return failed(s);
   }
   PinnedVersion pin(chain_);  // the writer goes on; this version stays as it is
   const storage::GraphRoots& roots = pin.roots();
+  // Writes of this version still held back (WriteOptions::sync = false) are
+  // made durable first: a copy must never hold a write that a crash of this
+  // graph could still take back, or the two would disagree about history.
+  // A Sync covers every write published before it, the pinned ones included.
+  if (durable_ != nullptr && roots.sequence > durable_sequence_.load()) {
+    if (Status s = Sync(); !s.ok())
+      return Status(s.code(),
+                    base::StrCat("Backup: making this graph's unsynced writes durable first: ", s.message()));
+  }
+  if (!*exists) {
+    if (Status s = graphdir::CreateDirDurably(fs, dir); !s.ok()) return failed(s);
+  }
   checkpoint::WriteOptions w = CheckpointWriteOptions(options_);
   w.record_wal_position = false;  // the copy has none of this graph's log
   w.progress = progress;

@@ -478,5 +478,45 @@ TEST(UnsyncedWriteTest, TheBoundIsExact) {
   for (env::CrashPolicy p : env::kAllCrashPolicies) EXPECT_EQ(RecoveredSequence(fs, p), 3);
 }
 
+// Review F9: a backup never holds a write the source could still lose. The
+// pinned version's held-back writes are made durable (as Sync does) before
+// the copy is written, so after a crash the source is never behind its
+// backup; when that flush fails the backup fails and writes nothing.
+TEST(UnsyncedWriteTest, BackupMakesTheHeldWritesItCopiesDurableFirst) {
+  env::SimFileSystem fs;
+  auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+  ASSERT_TRUE(g->Write(OneVertex(1)).ok());
+  for (int k = 2; k <= 4; ++k) ASSERT_TRUE(g->Write(OneVertex(k), kNoSync).ok());
+  const std::string expected = Dump(g->GetSnapshot());
+  const Result<BackupInfo> b = g->Backup("/bk");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->sequence, 4u);
+  EXPECT_EQ(g->GetDurabilityStats().unsynced_batches, 0u);
+  EXPECT_EQ(g->GetDurabilityStats().durable_sequence, 4u);
+  for (env::CrashPolicy p : env::kAllCrashPolicies) {
+    std::string dump;
+    EXPECT_EQ(RecoveredSequence(fs, p, &dump), 4) << "policy " << static_cast<int>(p);
+    EXPECT_EQ(dump, expected);
+  }
+  auto copy = GraphImpl::OpenDurable(TestOptions(), "/bk", &fs).value();
+  EXPECT_EQ(Dump(copy->GetSnapshot()), expected);
+}
+
+TEST(UnsyncedWriteTest, BackupFailsWhenTheHeldWritesCannotBeMadeDurable) {
+  env::SimFileSystem sim;
+  env::FaultFileSystem fs(&sim);
+  auto g = GraphImpl::OpenDurable(TestOptions(), "/db", &fs).value();
+  ASSERT_TRUE(g->Write(OneVertex(1)).ok());
+  ASSERT_TRUE(g->Write(OneVertex(2), kNoSync).ok());
+  fs.SetFault({.ops = env::FaultOp::kSync, .at = 1, .path_contains = "wal-"});
+  const Result<BackupInfo> b = g->Backup("/bk");
+  EXPECT_FALSE(b.ok());
+  EXPECT_EQ(b.status().code(), StatusCode::kDurabilityUnknown) << b.status().ToString();
+  fs.ClearFault();
+  const Result<bool> exists = sim.Exists("/bk/QUIVER");
+  ASSERT_TRUE(exists.ok());
+  EXPECT_FALSE(*exists) << "a backup holding writes the source may lose was written";
+}
+
 }  // namespace
 }  // namespace quiver

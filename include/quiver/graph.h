@@ -363,6 +363,10 @@ class Graph {
   // written there as a checkpoint, then the identity file; every file is
   // synced, then `dir` and its ancestors. `Open` on `dir` then gives
   // exactly the graph as of BackupInfo::sequence (a new WAL starts there).
+  // Writes of that version still held back (WriteOptions::sync = false) are
+  // first made durable here, as Sync() does, so a copy never holds a write a
+  // crash of this graph could still take back; if that fails, so does
+  // Backup (with Sync's status), before anything is written to `dir`.
   // `dir` must be absent (it is created, with missing parents) or an empty
   // directory. The graph's own files are only read, never changed: a
   // failure anywhere in `dir` (its status is returned; what Backup wrote

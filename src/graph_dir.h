@@ -4,8 +4,9 @@
 //
 // A graph directory holds only the files docs/directory.md lists: the
 // identity file QUIVER, LOCK, WAL segments wal-<n>.log, checkpoints
-// checkpoint-<seq>.qck, and transient names derived from those (*.tmp while
-// written, *.salvaged after a salvage). The identity file is written and
+// checkpoint-<seq>.qck, SEGMENTS, and names derived from those (QUIVER.tmp,
+// checkpoint-<seq>.qck.tmp and wal-<n>.log.tmp while written; salvage's
+// wal-<n>.log.prefix copy; wal-<n>.log.salvaged[.<k>] after a salvage). The identity file is written and
 // synced when the graph is created, before its first WAL segment, so a
 // directory that holds anything else and no identity file is not a graph
 // and Open refuses it rather than adopting or cleaning it.

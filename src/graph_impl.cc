@@ -112,7 +112,7 @@ Result<std::unique_ptr<Graph>> Graph::Open(const Options& options, std::string_v
     return GraphImpl::OpenDurable(options, std::string(dir), env::PosixFileSystem());
   std::unique_ptr<env::FileSystem> fs = env::NewPosixFileSystem(options.durable.file_mode);
   env::FileSystem* raw = fs.get();
-  return GraphImpl::OpenDurable(options, std::string(dir), raw, OpenHooks{}, std::move(fs));
+  return GraphImpl::OpenDurable(options, std::string(dir), raw, std::move(fs));
 }
 
 Result<VerifyReport> VerifyDirectory(std::string_view dir, const VerifyOptions& options) {
@@ -182,8 +182,7 @@ Status GraphImpl::CheckDirectory(const Options& options, const std::string& dir,
   return graphdir::CheckFormatVersions(fs, dir, names);
 }
 
-Result<graphdir::DirKind> GraphImpl::PrepareDirectory(const Options& options, OpenHooks hooks,
-                                                      DurableState& d) {
+Result<graphdir::DirKind> GraphImpl::PrepareDirectory(const Options& options, DurableState& d) {
   using graphdir::DirKind;
   const std::string& dir = d.dir;
   if (dir.empty()) return InvalidArgumentError("Graph::Open: the directory path is empty");
@@ -193,7 +192,8 @@ Result<graphdir::DirKind> GraphImpl::PrepareDirectory(const Options& options, Op
   if (!state.ok()) return InDirectory(dir, state.status());
   QUIVER_RETURN_IF_ERROR(CheckDirectory(options, dir, *state, d.fs));
   if (state->kind == DirKind::kMissing) {
-    Status s = graphdir::CreateDirDurably(d.fs, dir, !hooks.skip_parent_sync);
+    Status s = graphdir::CreateDirDurably(
+        d.fs, dir, !base::DurabilityFaultOn(&base::DurabilityFaults::skip_parent_sync));
     if (!s.ok()) return InDirectory(dir, s);
   }
   const std::string lock_path = env::JoinPath(dir, graphdir::kLockFileName);
@@ -219,7 +219,7 @@ Result<graphdir::DirKind> GraphImpl::PrepareDirectory(const Options& options, Op
 }
 
 Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, const std::string& dir,
-                                                      env::FileSystem* fs, OpenHooks hooks,
+                                                      env::FileSystem* fs,
                                                       std::unique_ptr<env::FileSystem> owned_fs) {
   auto start = std::chrono::steady_clock::now();
   QUIVER_RETURN_IF_ERROR(CheckOptions(options));
@@ -228,7 +228,7 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
   durable->fs = fs;
   durable->dir = dir;
   if (options.read_only) return OpenReadOnly(options, std::move(durable), start);
-  QUIVER_ASSIGN_OR_RETURN(graphdir::DirKind kind, PrepareDirectory(options, hooks, *durable));
+  QUIVER_ASSIGN_OR_RETURN(graphdir::DirKind kind, PrepareDirectory(options, *durable));
   QUIVER_ASSIGN_OR_RETURN(RecoveredState rs, Recover(fs, dir, options));
   durable->uuid = rs.uuid;
   durable->last_checkpoint = rs.last_checkpoint;
@@ -242,7 +242,8 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     // parents, and this one found them present (CreateDirDurably syncs only
     // what it creates).
     s = graphdir::WriteIdentity(fs, dir);
-    if (s.ok() && !hooks.skip_parent_sync) s = graphdir::SyncAncestors(fs, dir);
+    if (s.ok() && !base::DurabilityFaultOn(&base::DurabilityFaults::skip_parent_sync))
+      s = graphdir::SyncAncestors(fs, dir);
   }
   // Recovery already made the replayed groups durable (it wrote their
   // segments again, docs/durability.md), so Open costs O(WAL tail) and

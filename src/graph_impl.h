@@ -41,14 +41,6 @@
 
 namespace quiver {
 
-// Switches that break a durability rule on purpose, for negative-control
-// tests only (a test that sets one must see the loss it causes).
-struct OpenHooks {
-  // Skip the fsync of the parent after creating the graph directory (and
-  // its ancestors), so the new directory's name may not survive power loss.
-  bool skip_parent_sync = false;
-};
-
 // What a durable graph needs besides the engine; absent for in-memory graphs.
 struct DurableState {
   // Set when Open made the file system (a non-default file mode); declared
@@ -76,10 +68,10 @@ class GraphImpl final : public Graph {
             std::unique_ptr<DurableState> durable);
   ~GraphImpl() override;
 
-  // Opens a durable graph on `fs` (tests pass a simulated or faulty one, and
-  // may pass hooks). `owned_fs`, if set, is `fs` and lives as long as the graph.
+  // Opens a durable graph on `fs` (tests pass a simulated or faulty one).
+  // `owned_fs`, if set, is `fs` and lives as long as the graph.
   static Result<std::unique_ptr<Graph>> OpenDurable(const Options& options, const std::string& dir,
-                                                    env::FileSystem* fs, OpenHooks hooks = {},
+                                                    env::FileSystem* fs,
                                                     std::unique_ptr<env::FileSystem> owned_fs = nullptr);
 
   Snapshot GetSnapshot() const override;
@@ -169,7 +161,7 @@ class GraphImpl final : public Graph {
   // a graph (before taking LOCK, and again under it), creates it if
   // missing, takes LOCK. Returns what it found under the lock. A refused
   // Open leaves the directory as it found it.
-  static Result<graphdir::DirKind> PrepareDirectory(const Options& options, OpenHooks hooks, DurableState& d);
+  static Result<graphdir::DirKind> PrepareDirectory(const Options& options, DurableState& d);
   // Open with options.read_only: checks the directory, takes LOCK for the
   // length of the recovery if the file exists (refused if held), recovers
   // in memory; calls no FileSystem method that changes anything.

@@ -34,9 +34,9 @@ TEST(CheckpointBlockSizeTest, AnElementLargerThanTheBlockLimitStillReopens) {
     ASSERT_TRUE(g->Write(std::move(b)).ok());
     ASSERT_TRUE(g->Checkpoint().ok());
   }
-  // Known failure (reported): the checkpoint's vertex block is over 64 MiB,
-  // LoadCheckpoint rejects it as Corruption, and with no older checkpoint
-  // the graph cannot be opened although its WAL is intact.
+  // Regression: the checkpoint's vertex block was over 64 MiB, LoadCheckpoint
+  // rejected it as Corruption, and with no older checkpoint the graph could
+  // not be opened although its WAL was intact.
   auto g = GraphImpl::OpenDurable(o, "/db", &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   Snapshot s = (*g)->GetSnapshot();

@@ -404,11 +404,10 @@ TEST(CorruptionTest, WalEveryBitFlip) {
   r.Print();
   std::cout << "[wal bit flips] undetected in the header's reserved bytes 60..63: "
             << undetected_header_reserved << ", in record padding: " << undetected_padding << "\n";
-  // Known failures, reported to the lead: neither the segment header's
-  // trailing reserved u32 (bytes 60..63, outside the header CRC) nor the
-  // zero padding after each record payload (outside the record CRC) is
-  // checked, so flips there are accepted as if intact (decoded content is
-  // unchanged). Left failing until the reader checks those bytes are zero.
+  // The segment header's trailing reserved u32 (bytes 60..63, outside the
+  // header CRC) and the zero padding after each record payload (outside the
+  // record CRC) must be zero (docs/wal_format.md): a flip there is caught
+  // like any other. The two counts above stay 0; they once were not.
   r.ExpectClean();
 }
 
@@ -431,7 +430,7 @@ TEST(CorruptionTest, WalHeaderOnlySegmentEveryBitFlip) {
     }
   }
   r.Print();
-  // Known failure (reported): bytes 60..63 are not checked (see above).
+  // Bytes 60..63 are checked too (see above).
   r.ExpectClean();
 }
 
@@ -494,9 +493,10 @@ TEST(CorruptionTest, WalAppendAfterTruncatedPaddingKeepsCommits) {
   }
   auto g = GraphImpl::OpenDurable(o, "/db", &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
-  // Known failure (reported): the first open resumes appending at the
-  // unaligned valid end; the reader looks for the next record at the next
-  // multiple of 8, so the acknowledged group is dropped as a torn tail.
+  // Regression: the first open resumed appending at the unaligned valid
+  // end while the reader looks for the next record at the next multiple of
+  // 8, so the acknowledged group was dropped as a torn tail. Recovery now
+  // zero-fills up to the multiple of 8 first.
   EXPECT_EQ((*g)->GetSnapshot().sequence(), acked)
       << "tail_bytes_truncated " << (*g)->GetOpenStats().tail_bytes_truncated;
 }
@@ -695,9 +695,9 @@ TEST(CorruptionTest, WalSegmentsAcrossFiles) {
     env::SimFileSystem fs;
     OpenOutcome salvaged =
         OpenFiles({{wal::SegmentFileName(1), damaged}, {wal::SegmentFileName(2), s2}}, /*salvage=*/true, &fs);
-    // Known failure (reported): ScanSegment reports this damage as a torn
-    // tail (OK), and recovery's "damage before the next segment" check
-    // returns Corruption without consulting salvage_wal_prefix.
+    // Regression: ScanSegment reports this damage as a torn tail (OK), and
+    // recovery's "damage before the next segment" check returned Corruption
+    // without consulting salvage_wal_prefix; it salvages now.
     ASSERT_TRUE(salvaged.status.ok()) << salvaged.status.ToString();
     EXPECT_TRUE(salvaged.stats.salvaged);
     SequenceNumber kept = groups[half - 2].last;
@@ -1019,9 +1019,9 @@ TEST(CorruptionTest, CheckpointEveryBitFlip) {
   r.Print();
   std::cout << "[checkpoint bit flips] undetected in block headers' reserved bytes 12..15: "
             << undetected_block_reserved << "\n";
-  // Known failure (reported): the reserved u32 at bytes 12..15 of each block
-  // header is outside the block CRC and never checked, so flips there load
-  // as if intact (content unchanged). Left failing until the reader checks it.
+  // The reserved u32 at bytes 12..15 of each block header lies outside the
+  // block CRC; the reader requires it to be zero, so a flip there is caught
+  // (the count above stays 0; it once was not).
   r.ExpectClean();
 }
 

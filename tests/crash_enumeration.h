@@ -37,6 +37,11 @@
 //      newer checkpoint breaks: a power cut can then keep the removals and
 //      lose the new name, leaving one checkpoint and no log before it.
 //
+// The graph lives in kEnumerationDir, below the simulator's mount point
+// kEnumerationMount: the graph directory is then an entry of a simulated
+// parent that a crash can lose like any file's name (a mount point never
+// disappears), so the parent fsyncs of Open are checked too.
+//
 // Thread safety: RunCrashEnumeration is single-threaded apart from the
 // producers it starts.
 #ifndef QUIVER_TESTS_CRASH_ENUMERATION_H_
@@ -64,6 +69,17 @@
 #include "test_util.h"
 
 namespace quiver::test_util {
+
+inline constexpr char kEnumerationMount[] = "/vol";
+inline constexpr char kEnumerationDir[] = "/vol/db";
+
+// A file system holding only the mount point; the enumeration numbers its
+// crash points from the operation after the mount's creation.
+inline std::unique_ptr<env::SimFileSystem> NewEnumerationDisk() {
+  auto fs = std::make_unique<env::SimFileSystem>();
+  if (!fs->CreateDir(kEnumerationMount).ok()) std::abort();
+  return fs;
+}
 
 struct EnumerationConfig {
   Options options;
@@ -198,7 +214,7 @@ inline void RunProducer(Graph& g, const EnumerationConfig& c, int p, WorkloadTra
 // Runs the workload on `fs` (dying at its crash point, if armed).
 inline void RunEnumerationWorkload(env::SimFileSystem* fs, const EnumerationConfig& c, WorkloadTrace* trace,
                                    EnumerationFigures* reference = nullptr) {
-  auto g = GraphImpl::OpenDurable(c.options, "/db", fs);
+  auto g = GraphImpl::OpenDurable(c.options, kEnumerationDir, fs);
   if (!g.ok()) return;  // the crash came during the first open
   std::vector<std::thread> producers;
   for (int p = 0; p < c.producers; ++p)
@@ -275,10 +291,11 @@ class CrashEnumerator {
 
   EnumerationFigures Run() {
     {
-      env::SimFileSystem fs;
+      std::unique_ptr<env::SimFileSystem> fs = NewEnumerationDisk();
+      const std::uint64_t mount_ops = fs->operation_count();
       WorkloadTrace trace;
-      RunEnumerationWorkload(&fs, c_, &trace, &f_);
-      f_.total_ops = fs.operation_count();
+      RunEnumerationWorkload(fs.get(), c_, &trace, &f_);
+      f_.total_ops = fs->operation_count() - mount_ops;
       f_.batches = trace.acked.size();
       f_.unsynced_batches = trace.unsynced.size();
       f_.syncs = trace.syncs;
@@ -301,8 +318,9 @@ class CrashEnumerator {
 
   void CrashAt(std::uint64_t n) {
     ++f_.crash_points;
-    env::SimFileSystem fs;
-    fs.SetCrashAtOperation(n);
+    std::unique_ptr<env::SimFileSystem> fs_owner = NewEnumerationDisk();
+    env::SimFileSystem& fs = *fs_owner;
+    fs.SetCrashAtOperation(fs.operation_count() + n);
     WorkloadTrace trace;
     RunEnumerationWorkload(&fs, c_, &trace);
     for (env::CrashPolicy policy : env::kAllCrashPolicies) {
@@ -319,13 +337,15 @@ class CrashEnumerator {
     ++f_.recoveries;
     const SequenceNumber acked = trace.MustSurvive();
     test::DirectoryFiles files;
-    if (Result<std::vector<std::string>> names = disk.ListDir("/db"); names.ok())
+    if (Result<std::vector<std::string>> names = disk.ListDir(kEnumerationDir); names.ok())
       files.names = std::move(*names);
-    files.read = [&disk](const std::string& name) { return disk.ReadFileForTest("/db/" + name); };
+    files.read = [&disk](const std::string& name) {
+      return disk.ReadFileForTest(std::string(kEnumerationDir) + "/" + name);
+    };
     Result<test::ReaderState> independent = test::ReadGraphFiles(files);
     std::unique_ptr<env::SimFileSystem> before_recovery = disk.Clone();
     const std::uint64_t ops_before = disk.operation_count();
-    auto g = GraphImpl::OpenDurable(c_.options, "/db", &disk);
+    auto g = GraphImpl::OpenDurable(c_.options, kEnumerationDir, &disk);
     if (!g.ok()) {
       ++f_.recovery_failures;
       f_.acked_lost += trace.acked.size();
@@ -350,9 +370,9 @@ class CrashEnumerator {
     if (recovery_ops == 0) return;
     // A second crash, inside that recovery, then a third open.
     before_recovery->SetCrashAtOperation(before_recovery->operation_count() + 1 + n % recovery_ops);
-    { auto cut = GraphImpl::OpenDurable(c_.options, "/db", before_recovery.get()); }
+    { auto cut = GraphImpl::OpenDurable(c_.options, kEnumerationDir, before_recovery.get()); }
     before_recovery->Crash(policy, n + 17);
-    auto again = GraphImpl::OpenDurable(c_.options, "/db", before_recovery.get());
+    auto again = GraphImpl::OpenDurable(c_.options, kEnumerationDir, before_recovery.get());
     if (!again.ok()) {
       ++f_.recovery_failures;
       Note(where + ": open after a crash during recovery failed: " + again.status().ToString());
@@ -368,17 +388,17 @@ class CrashEnumerator {
   void CheckFallback(const env::SimFileSystem& crashed, std::uint64_t state, const std::string& where) {
     std::unique_ptr<env::SimFileSystem> disk = crashed.Clone();
     std::string newest;
-    if (Result<std::vector<std::string>> names = disk->ListDir("/db"); names.ok()) {
+    if (Result<std::vector<std::string>> names = disk->ListDir(kEnumerationDir); names.ok()) {
       for (const std::string& name : *names)
         if (name.starts_with("checkpoint-") && name.ends_with(".qck")) newest = name;  // sorted names
     }
     if (newest.empty()) return;
-    const std::string path = "/db/" + newest;
+    const std::string path = std::string(kEnumerationDir) + "/" + newest;
     const Result<std::string> bytes = disk->ReadDurableForTest(path);
     if (!bytes.ok() || bytes->empty()) return;
     if (!disk->FlipBit(path, 8 * (bytes->size() / 2)).ok()) return;
     ++f_.fallback_checks;
-    auto g = GraphImpl::OpenDurable(c_.options, "/db", disk.get());
+    auto g = GraphImpl::OpenDurable(c_.options, kEnumerationDir, disk.get());
     if (!g.ok()) {
       ++f_.fallback_failures;
       Note(where + ": with " + newest + " damaged, open failed: " + g.status().ToString());

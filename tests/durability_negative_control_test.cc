@@ -99,5 +99,14 @@ TEST(DurabilityNegativeControlTest, AppendingUnsyncedGroupsUnsyncedIsSeen) {
   ExpectSeen({&DurabilityFaults::append_unsynced_groups}, "unsynced groups appended unsynced", c);
 }
 
+// No fsync of the parent after Open creates the graph directory (nor of the
+// ancestors before a new graph's first segment). The enumeration's graph
+// lives below a mount point of the simulator (crash_enumeration.h), so a
+// power cut that loses unsynced directory entries can take the graph
+// directory's own name, and with it every acknowledged commit.
+TEST(DurabilityNegativeControlTest, NoParentSyncAfterCreatingTheDirectoryIsSeen) {
+  ExpectSeen({&DurabilityFaults::skip_parent_sync}, "no parent fsync");
+}
+
 }  // namespace
 }  // namespace quiver

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "base/durability_faults.h"
 #include "durable_workload.h"
 #include "env/fault_file_system.h"
 #include "env/file_system.h"
@@ -205,8 +206,8 @@ TEST(DurabilityTest, NewGraphDirectoryIsDurableInItsParents) {
 TEST(DurabilityTest, WithoutTheParentSyncANewGraphIsLost) {
   env::SimFileSystem fs;
   ASSERT_TRUE(fs.CreateDir("/vol").ok());
-  auto g =
-      GraphImpl::OpenDurable(DurableOptions(), "/vol/db", &fs, OpenHooks{.skip_parent_sync = true}).value();
+  const base::ScopedDurabilityFault no_parent_sync(&base::DurabilityFaults::skip_parent_sync);
+  auto g = GraphImpl::OpenDurable(DurableOptions(), "/vol/db", &fs).value();
   for (int k = 1; k <= 5; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
   auto disk = fs.Clone();
   disk->Crash(env::CrashPolicy::kLoseUnsyncedDirEntries, 7);
@@ -409,7 +410,7 @@ struct EnumerationResult {
 // point, so the graph directory's own entry can be lost like any file's.
 // With `expect_no_loss`, every recovery is also checked with gtest
 // expectations (negative controls count losses instead).
-EnumerationResult Enumerate(const Workload& w, std::uint64_t stride, OpenHooks hooks, bool expect_no_loss) {
+EnumerationResult Enumerate(const Workload& w, std::uint64_t stride, bool expect_no_loss) {
   const std::string dir = "/vol/db";
   Options o = DurableOptions();
   EnumerationResult res;
@@ -430,7 +431,7 @@ EnumerationResult Enumerate(const Workload& w, std::uint64_t stride, OpenHooks h
     env::SimFileSystem fs;
     EXPECT_TRUE(fs.CreateDir("/vol").ok());
     first_op = fs.operation_count() + 1;
-    auto g = GraphImpl::OpenDurable(o, dir, &fs, hooks).value();
+    auto g = GraphImpl::OpenDurable(o, dir, &fs).value();
     EXPECT_EQ(RunWorkload(*g, w), static_cast<SequenceNumber>(w.groups));
     EXPECT_TRUE(g->Close().ok());
     res.total_ops = fs.operation_count();
@@ -442,7 +443,7 @@ EnumerationResult Enumerate(const Workload& w, std::uint64_t stride, OpenHooks h
     fs.SetCrashAtOperation(n);
     SequenceNumber acked;
     {
-      auto g = GraphImpl::OpenDurable(o, dir, &fs, hooks);
+      auto g = GraphImpl::OpenDurable(o, dir, &fs);
       if (!g.ok()) {
         acked = 0;  // the crash came during the first open
       } else {
@@ -460,7 +461,7 @@ EnumerationResult Enumerate(const Workload& w, std::uint64_t stride, OpenHooks h
       std::uint64_t recovery_ops = 0;
       {
         std::uint64_t ops_before = disk->operation_count();
-        auto g = GraphImpl::OpenDurable(o, dir, disk.get(), hooks);
+        auto g = GraphImpl::OpenDurable(o, dir, disk.get());
         if (!g.ok()) {
           ADD_FAILURE() << g.status().ToString();
           continue;
@@ -481,9 +482,9 @@ EnumerationResult Enumerate(const Workload& w, std::uint64_t stride, OpenHooks h
       // A second crash during recovery recovers the same state.
       if (recovery_ops > 0) {
         before_recovery->SetCrashAtOperation(before_recovery->operation_count() + 1 + n % recovery_ops);
-        { auto g = GraphImpl::OpenDurable(o, dir, before_recovery.get(), hooks); }
+        { auto g = GraphImpl::OpenDurable(o, dir, before_recovery.get()); }
         before_recovery->Crash(policy, n);
-        auto g = GraphImpl::OpenDurable(o, dir, before_recovery.get(), hooks);
+        auto g = GraphImpl::OpenDurable(o, dir, before_recovery.get());
         if (!g.ok()) {
           ADD_FAILURE() << g.status().ToString();
           continue;
@@ -513,7 +514,7 @@ void Print(const char* what, const EnumerationResult& r) {
 TEST(CrashEnumerationTest, EveryCrashPointUnderEveryPolicyRecoversAPrefix) {
   const int groups = static_cast<int>(EnvOr("QUIVER_CRASH_GROUPS", 120));
   const Workload w{groups, {groups * 3 / 10, groups * 13 / 20, groups * 19 / 20}};
-  EnumerationResult r = Enumerate(w, EnvOr("QUIVER_CRASH_STRIDE", 1), OpenHooks{}, /*expect_no_loss=*/true);
+  EnumerationResult r = Enumerate(w, EnvOr("QUIVER_CRASH_STRIDE", 1), /*expect_no_loss=*/true);
   Print("enumeration", r);
   EXPECT_EQ(r.lost, 0u);
   EXPECT_EQ(r.mismatched, 0u);
@@ -524,7 +525,8 @@ TEST(CrashEnumerationTest, EveryCrashPointUnderEveryPolicyRecoversAPrefix) {
 // directory, the enumeration must see acknowledged commits lost.
 TEST(CrashEnumerationTest, NegativeControlNoParentSyncLosesCommits) {
   const Workload w{20, {10}};
-  EnumerationResult r = Enumerate(w, 1, OpenHooks{.skip_parent_sync = true}, /*expect_no_loss=*/false);
+  const base::ScopedDurabilityFault no_parent_sync(&base::DurabilityFaults::skip_parent_sync);
+  EnumerationResult r = Enumerate(w, 1, /*expect_no_loss=*/false);
   Print("negative control (no parent sync)", r);
   EXPECT_GT(r.lost, 0u);
 }

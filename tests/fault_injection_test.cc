@@ -1115,6 +1115,73 @@ TEST(FaultInjectionTest, EnospcOnEveryCheckpointWriteDuringReopenWithATail) {
   EXPECT_EQ(ReopenAndCheck(sim, o, 25, 25), 25u);
 }
 
+// ENOSPC in the middle of a checkpoint, not only at its up-front room
+// check: the N-th write (or allocation) of the checkpoint file fails, for
+// every N in turn, and from then on every one does (the disk is full for
+// checkpoints; the WAL's own writes still succeed). Each time Checkpoint()
+// must return ResourceExhausted, leave no *.tmp and no new checkpoint, leave
+// every WAL byte as it was, not poison, and the graph must go on: writes
+// are acknowledged, the next checkpoint (with room again) succeeds, and a
+// reopen after a power cut gives the full state.
+TEST(FaultInjectionTest, EnospcAtEachCheckpointWriteAbandonsCleanly) {
+  const Options o = SmallSegments(1024);
+  std::uint64_t n = 1;
+  for (;; ++n) {
+    SCOPED_TRACE("ENOSPC from checkpoint write " + std::to_string(n));
+    SimFileSystem sim;
+    FaultFileSystem fault(&sim);
+    {
+      auto g = OpenOrDie(o, &fault);
+      ASSERT_NE(g, nullptr);
+      ASSERT_EQ(WriteGroups(*g, 1, 10), 10);
+      ASSERT_TRUE(g->Checkpoint().ok());
+      ASSERT_EQ(WriteGroups(*g, 11, 20), 10);
+      const std::vector<std::string> checkpoints_before = Names(sim, "checkpoint-");
+      const std::vector<std::string> wal_before = Names(sim, "wal-");
+      std::vector<std::string> wal_bytes_before;
+      for (const std::string& name : wal_before)
+        wal_bytes_before.push_back(sim.ReadFileForTest(std::string(kDir) + "/" + name).value());
+
+      fault.SetFault(FaultSpec{.ops = FaultOp::kWrite | FaultOp::kAllocate,
+                               .mode = FaultMode::kPersistent,
+                               .kind = FaultKind::kEnospc,
+                               .at = n,
+                               .path_contains = "checkpoint-"});
+      const Status c = g->Checkpoint();
+      if (fault.faults_injected() == 0) {
+        // Past the checkpoint's last write: it succeeded, and the loop is done.
+        EXPECT_TRUE(c.ok()) << c.ToString();
+        break;
+      }
+      EXPECT_EQ(c.code(), StatusCode::kResourceExhausted) << c.ToString();
+      EXPECT_TRUE(Names(sim, "checkpoint-", ".tmp").empty()) << "a .tmp was left";
+      EXPECT_EQ(Names(sim, "checkpoint-"), checkpoints_before);
+      ASSERT_EQ(Names(sim, "wal-"), wal_before);
+      for (std::size_t i = 0; i < wal_before.size(); ++i)
+        EXPECT_EQ(sim.ReadFileForTest(std::string(kDir) + "/" + wal_before[i]).value(), wal_bytes_before[i])
+            << wal_before[i] << " changed";
+      DurabilityStats d = g->GetDurabilityStats();
+      EXPECT_FALSE(d.poisoned);
+      EXPECT_EQ(d.last_checkpoint_error.code(), StatusCode::kResourceExhausted);
+      EXPECT_EQ(d.last_checkpoint_sequence, 10u);
+
+      // The graph stays writable while the disk is full for checkpoints...
+      EXPECT_EQ(WriteGroups(*g, 21, 25), 5);
+      EXPECT_TRUE(MatchesReference(g->GetSnapshot()));
+      // ...and checkpoints again once there is room.
+      fault.ClearFault();
+      EXPECT_TRUE(g->Checkpoint().ok());
+      EXPECT_EQ(g->GetDurabilityStats().last_checkpoint_sequence, 25u);
+      EXPECT_EQ(WriteGroups(*g, 26, 30), 5);
+    }
+    sim.Crash(env::CrashPolicy::kDropUnsynced, n);
+    EXPECT_EQ(ReopenAndCheck(sim, o, 30, 30), 30u);
+    if (HasFailure()) break;
+  }
+  std::cout << "checkpoint ENOSPC at each of " << n - 1 << " writes: abandoned cleanly\n";
+  EXPECT_GT(n, 3u) << "the checkpoint made too few writes to fail midway";
+}
+
 // A checkpoint never takes the space the WAL needs for its next segment: with
 // less than one segment free it is abandoned with ResourceExhausted, and
 // writes go on.

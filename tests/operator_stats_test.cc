@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "checkpoint/checkpoint_format.h"
+#include "checkpoint/checkpoint_reader.h"
 #include "env/fault_file_system.h"
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
@@ -415,6 +416,57 @@ TEST(OperatorEventsTest, SalvageIsLoggedOnce) {
       Contains(events[0].message, "up to sequence " + std::to_string(g->GetOpenStats().recovered_sequence)))
       << events[0].message;
   EXPECT_EQ(g->GetDurabilityStats().health, HealthState::kDegraded);
+}
+
+// Damage in a WAL record the loaded checkpoint already holds is skipped
+// (docs/wal_format.md), and said once: the event names the directory, the
+// bytes skipped (OpenStats::wal_covered_damage_bytes) and the checkpoint
+// that holds them.
+TEST(OperatorEventsTest, CoveredDamageIsLoggedOnceWithItsFacts) {
+  env::SimFileSystem fs;
+  Options setup = test_util::SmallSegmentOptions();
+  setup.durable.wal_segment_bytes = std::uint64_t{64} << 10;  // one segment: the damage is read
+  std::string expected;
+  {
+    auto g = GraphImpl::OpenDurable(setup, kDir, &fs).value();
+    WriteGroups(*g, 0, 10);
+    ASSERT_TRUE(g->Checkpoint().ok());
+    WriteGroups(*g, 10, 15);
+    expected = test_util::Dump(g->GetSnapshot());
+  }
+  // A bit of the last record the checkpoint holds (group 10), just before
+  // the WAL position the checkpoint records.
+  checkpoint::Header header;
+  {
+    auto file = fs.OpenReadable(kDir + "/" + checkpoint::CheckpointFileName(10)).value();
+    ASSERT_TRUE(checkpoint::VerifyCheckpointFile(*file, &header).ok());
+  }
+  ASSERT_GT(header.wal_offset, wal::kSegmentHeaderBytes);
+  ASSERT_TRUE(
+      fs.FlipBit(kDir + "/" + wal::SegmentFileName(header.wal_segment), 8 * (header.wal_offset - 3)).ok());
+  auto logger = std::make_shared<RecordingLogger>();
+  Options o = setup;
+  o.logger = logger;
+  auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
+  const OpenStats stats = g->GetOpenStats();
+  ASSERT_GT(stats.wal_covered_damage_bytes, 0u);
+  EXPECT_EQ(stats.checkpoint_sequence, 10u);
+  EXPECT_EQ(stats.recovered_sequence, 15u);
+  EXPECT_EQ(test_util::Dump(g->GetSnapshot()), expected);
+  const std::vector<Event> events = logger->Named("covered_damage");
+  ASSERT_EQ(events.size(), 1u);
+  EXPECT_EQ(events[0].level, LogLevel::kWarning);
+  EXPECT_TRUE(Contains(events[0].message, kDir + ": ")) << events[0].message;
+  EXPECT_TRUE(
+      Contains(events[0].message, "skipped " + std::to_string(stats.wal_covered_damage_bytes) + " bytes"))
+      << events[0].message;
+  EXPECT_TRUE(Contains(events[0].message, "checkpoint at sequence 10")) << events[0].message;
+  EXPECT_EQ(logger->events().size(), 1u) << "another event: " << logger->events().back().event;
+  EXPECT_EQ(g->GetDurabilityStats().health, HealthState::kDegraded);
+  // Once per Open, not per later event: writes and a checkpoint say nothing.
+  WriteGroups(*g, 15, 20);
+  ASSERT_TRUE(g->Checkpoint().ok());
+  EXPECT_EQ(logger->events().size(), 1u) << "another event: " << logger->events().back().event;
 }
 
 }  // namespace

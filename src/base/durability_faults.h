@@ -39,6 +39,13 @@ struct DurabilityFaults {
   // before an earlier one's, and the WAL reader then takes the damage
   // before a valid record for lost acknowledged data (Corruption).
   std::atomic<bool> append_unsynced_groups{false};
+  // Graph::Open does not fsync the parent after creating the graph
+  // directory (and each ancestor it creates), nor every ancestor before
+  // the first segment of a new graph, so the directory's own name may
+  // vanish in a crash, taking every acknowledged commit with it (seen only
+  // when the graph directory is an entry of a simulated parent, not a
+  // mount point of SimFileSystem).
+  std::atomic<bool> skip_parent_sync{false};
 };
 
 // The process's switches.

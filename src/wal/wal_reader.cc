@@ -133,6 +133,16 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
       break;
     }
     bool starts = h->type == RecordType::kFull || h->type == RecordType::kFirst;
+    // A whole, CRC-valid record that does not continue the log (a stale
+    // record of a removed segment where the disk lost a write, a misdirected
+    // one) is damage like any other where the checkpoint covers the group
+    // expected here: skipped the same way (resume), or the groups proved
+    // after it would be refused, and salvage would give them up. Anywhere
+    // else no crash explains it: Corruption.
+    const bool continues =
+        starts ? !in_group && h->first_sequence == next
+               : in_group && h->first_sequence == group_first && h->last_sequence == group_last;
+    if (!continues && resume()) continue;
     if (starts) {
       if (in_group || h->first_sequence != next) {
         scan->bad_offset = pos;

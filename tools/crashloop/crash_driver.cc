@@ -97,17 +97,21 @@ RunTotals CrashDriver::Run() {
 
 void CrashDriver::RunIteration(std::uint64_t iteration, ModeState& state) {
   ++totals_.iterations;
-  ++(state.mode == FsMode::kPosix ? totals_.posix : totals_.buffered);
+  ModeTotals& mode = state.mode == FsMode::kPosix ? totals_.posix : totals_.buffered;
+  ++mode.iterations;
   ChildRun run = RunChild(iteration, state);
   totals_.begun += run.log.begun.size();
   totals_.failed_writes += run.log.failed.size();
   totals_.explicit_checkpoints += run.log.checkpoints_done;
   if (run.log.open_done) state.last_open_us = run.log.child_open_us;
   const std::uint64_t violations_before = totals_.total_violations();
+  const std::uint64_t lost_before = totals_.violations.acked_lost;
   ClassifyKill(iteration, state, run);
   // Verify even after a child failure: what the directory holds still counts.
   const bool model_valid = OpenAndVerify(iteration, state, run.log);
   const bool violated = totals_.total_violations() > violations_before;
+  mode.violations += totals_.total_violations() - violations_before;
+  mode.acked_lost += totals_.violations.acked_lost - lost_before;
   if (config_.verbose)
     std::fprintf(stderr,
                  "iteration %" PRIu64 " %s: window %.1f ms, begun %zu, acked %zu, open %s, recovered %" PRIu64

@@ -19,17 +19,20 @@ double Percentile(std::vector<std::uint64_t> v, double p) {
 void PrintSummary(const RunTotals& t, std::FILE* out) {
   const Violations& v = t.violations;
   std::fprintf(out,
-               "crash iterations: %" PRIu64 ", acknowledged commits lost: %" PRIu64
-               ", partial groups visible: %" PRIu64 ", sequence gaps: %" PRIu64 "\n",
-               t.iterations, v.acked_lost, v.partial_groups, v.sequence_gaps);
+               "crash iterations: %" PRIu64 " (posix %" PRIu64 " / buffered %" PRIu64
+               "), acknowledged commits lost: %" PRIu64 " (posix %" PRIu64 " / buffered %" PRIu64
+               "), partial groups visible: %" PRIu64 ", sequence gaps: %" PRIu64 "\n",
+               t.iterations, t.posix.iterations, t.buffered.iterations, v.acked_lost, t.posix.acked_lost,
+               t.buffered.acked_lost, v.partial_groups, v.sequence_gaps);
   std::fprintf(out,
-               "(posix %" PRIu64 " / buffered %" PRIu64 "), acked commits verified: %" PRIu64
-               ", phantom commits: %" PRIu64 ", recovery failures: %" PRIu64
+               "violations: %" PRIu64 " (posix %" PRIu64 " / buffered %" PRIu64
+               "), acked commits verified: %" PRIu64 ", phantom commits: %" PRIu64
+               ", recovery failures: %" PRIu64
                ", recovery ms p50/max: %.1f/%.1f, kills during checkpoint: %" PRIu64
                ", during recovery: %" PRIu64 "\n",
-               t.posix, t.buffered, t.acked_verified, v.phantoms, t.recovery_failures,
-               Percentile(t.recovery_us, 0.5) / 1000.0, Percentile(t.recovery_us, 1.0) / 1000.0,
-               t.kills_checkpoint, t.kills_recovery);
+               t.total_violations(), t.posix.violations, t.buffered.violations, t.acked_verified, v.phantoms,
+               t.recovery_failures, Percentile(t.recovery_us, 0.5) / 1000.0,
+               Percentile(t.recovery_us, 1.0) / 1000.0, t.kills_checkpoint, t.kills_recovery);
   std::fflush(out);
 }
 

@@ -2,10 +2,14 @@
 // that report them (RELIABILITY.md 3.3's wording).
 //
 // stdout gets exactly two lines:
-//   crash iterations: N, acknowledged commits lost: 0, partial groups visible: 0, sequence gaps: 0
-//   (posix a / buffered b), acked commits verified: X, phantom commits: 0, recovery failures: 0,
-//   recovery ms p50/max: p/m, kills during checkpoint: k, during recovery: r
-// (the second on one line); stderr gets a third with the remaining figures.
+//   crash iterations: N (posix a / buffered b), acknowledged commits lost: 0 (posix 0 / buffered 0),
+//   partial groups visible: 0, sequence gaps: 0
+//   violations: 0 (posix 0 / buffered 0), acked commits verified: X, phantom commits: 0,
+//   recovery failures: 0, recovery ms p50/max: p/m, kills during checkpoint: k, during recovery: r
+// (each on one line); stderr gets a third with the remaining figures. The
+// contract holds in each mode on its own, so each mode's losses and
+// violations are printed beside the total: a total of 0 is the sum of two
+// zeros, never a figure in which one mode's losses hide.
 //
 // Thread safety: plain values.
 #ifndef QUIVER_TOOLS_CRASHLOOP_CRASH_REPORT_H_
@@ -19,11 +23,18 @@
 
 namespace quiver::crashloop {
 
+// One file system mode's share of the figures.
+struct ModeTotals {
+  std::uint64_t iterations = 0;
+  std::uint64_t acked_lost = 0;  // Violations::acked_lost in this mode's iterations
+  std::uint64_t violations = 0;  // RunTotals::total_violations() in this mode's iterations
+};
+
 struct RunTotals {
   std::uint64_t iterations = 0;
-  std::uint64_t posix = 0;
-  std::uint64_t buffered = 0;
-  Violations violations;
+  ModeTotals posix;
+  ModeTotals buffered;
+  Violations violations;  // both modes
   // Violations outside the verifier's:
   std::uint64_t recovery_failures = 0;  // a parent or child open failed, or hung
   std::uint64_t child_failures = 0;     // a child died on its own after opening, or spoke nonsense

@@ -350,7 +350,7 @@ class Graph {
   // may show a record being appended); checkpoints wait until it is done,
   // so no file is removed under it. Changes nothing. FailedPrecondition for
   // an in-memory graph and after Close(). options.progress runs under the
-  // checkpoint lock: it must not call Checkpoint, Verify or Close
+  // checkpoint lock: it must not call Checkpoint, Verify, Backup or Close
   // on this graph (a self-deadlock; see VerifyOptions::progress).
   //
   // Example:
@@ -366,7 +366,10 @@ class Graph {
   // Writes of that version still held back (WriteOptions::sync = false) are
   // first made durable here, as Sync() does, so a copy never holds a write a
   // crash of this graph could still take back; if that fails, so does
-  // Backup (with Sync's status), before anything is written to `dir`.
+  // Backup (with Sync's status), before anything is written to `dir`: a
+  // graph poisoned while writes were held back cannot be backed up with
+  // them (they may be lost on its restart). Like Checkpoint, Backup must
+  // not be called from a Verify progress callback.
   // `dir` must be absent (it is created, with missing parents) or an empty
   // directory. The graph's own files are only read, never changed: a
   // failure anywhere in `dir` (its status is returned; what Backup wrote

@@ -136,13 +136,16 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
     // A whole, CRC-valid record that does not continue the log (a stale
     // record of a removed segment where the disk lost a write, a misdirected
     // one) is damage like any other where the checkpoint covers the group
-    // expected here: skipped the same way (resume), or the groups proved
-    // after it would be refused, and salvage would give them up. Anywhere
-    // else no crash explains it: Corruption.
+    // expected here and the record's own groups too: skipped the same way
+    // (resume), or the groups proved after it would be refused, and salvage
+    // would give them up. A record above the checkpoint is never skipped: it
+    // proves an acknowledged group, misplaced. Anything else: Corruption (a
+    // stale record in the tail too, though a crash that kept an append's
+    // size but not its data can leave one: salvage then keeps every group).
     const bool continues =
         starts ? !in_group && h->first_sequence == next
                : in_group && h->first_sequence == group_first && h->last_sequence == group_last;
-    if (!continues && resume()) continue;
+    if (!continues && h->last_sequence <= covered && resume()) continue;
     if (starts) {
       if (in_group || h->first_sequence != next) {
         scan->bad_offset = pos;

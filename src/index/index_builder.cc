@@ -8,6 +8,7 @@
 // them, so a throwing allocation leaves every built node reachable from the
 // open nodes, which the destructor frees.
 #include <cassert>
+#include <cstring>
 
 #include "index/index_tree.h"
 #include "index/tree_node.h"
@@ -71,6 +72,25 @@ void IndexTree::Builder::Add(std::string_view key, std::uint64_t id) {
   [[maybe_unused]] const std::uint32_t count = tree::Count(leaf);
   assert(count == 0 || tree::CompareEntries(tree::Key(shape_, kLeaf, leaf, count - 1),
                                             tree::Id(shape_, kLeaf, leaf, count - 1), key, id) < 0);
+  if (shape_.fixed()) {
+    // Fixed-width keys (label and type sets, numeric keys): the entry goes
+    // at the end of the leaf, so write it in place; InsertAt's general
+    // shift and writer, out of line, were most of a label set's build.
+    std::uint32_t at = tree::Count(leaf);
+    if (at >= shape_.max_count[kLeaf]) {
+      Close(0);
+      leaf = open_[0];
+      at = 0;
+    }
+    unsigned char* b = tree::Base(leaf);
+    if (shape_.width > 0)
+      std::memcpy(b + shape_.keys_off[kLeaf] + at * static_cast<std::uint32_t>(shape_.width), key.data(),
+                  key.size());
+    base::Store48(b + shape_.ids_off[kLeaf] + at * 6, id);
+    tree::Hdr(leaf)->count = static_cast<std::uint16_t>(at + 1);
+    ++root_.count;
+    return;
+  }
   if (!HasRoomFor(shape_, kLeaf, leaf, key.size())) {
     Close(0);
     leaf = open_[0];

@@ -114,21 +114,42 @@ class RadixTable {
   }
 
   // Creates, in an empty table, every node for ids [0, count), born in
-  // ctx.epoch. Slots below `count` are left unwritten (the tail of the last
-  // leaf is zeroed): the caller must write each of them, through BornSlot,
-  // before the table is read or destroyed. Used by the checkpoint loader,
-  // whose workers then fill disjoint id ranges concurrently.
-  static void Reserve(TableRoot& root, std::uint64_t count, MutationContext& ctx) {
+  // ctx.epoch, in two steps, so the leaves (nearly all of the memory, and
+  // its first touch) can be made on several threads: ReserveInner creates
+  // the inner nodes, with no leaf under them (null links); ReserveLeaves
+  // then creates leaves [from, to) of the LeafCount(count) and links them.
+  // Calls for disjoint leaf ranges may run concurrently, each with its own
+  // ctx (each writes only its own leaves' links). Slots below `count` are
+  // left unwritten (the tail of the last leaf is zeroed): the caller must
+  // write each of them, through BornSlot, before the table is read or
+  // destroyed. Used by the checkpoint loader, whose workers then fill
+  // disjoint id ranges concurrently.
+  static std::uint64_t LeafCount(std::uint64_t count) { return (count + kLeafSize - 1) >> kLeafBits; }
+  static void ReserveInner(TableRoot& root, std::uint64_t count, MutationContext& ctx) {
     if (count == 0) return;
     std::uint32_t height = 0;
     while (((count - 1) >> (kLeafBits + kInnerBits * height)) != 0) ++height;
-    root.node = ReserveNode(height, 0, count, ctx);
+    root.node = height == 0 ? nullptr : ReserveInnerNode(height, 0, count, ctx);
     root.height = height;
     root.birth = ctx.epoch;
   }
+  static void ReserveLeaves(TableRoot& root, std::uint64_t count, std::uint64_t from, std::uint64_t to,
+                            MutationContext& ctx) {
+    for (std::uint64_t leaf = from; leaf < to; ++leaf) {
+      const std::uint64_t first = leaf << kLeafBits;
+      auto* n = static_cast<Leaf*>(ctx.Allocate(sizeof(Leaf)));
+      if (count - first < kLeafSize) {
+        std::memset(static_cast<void*>(&n->slots[count - first]), 0,
+                    (kLeafSize - (count - first)) * sizeof(Slot));
+      }
+      Link link{&root.node, &root.birth};
+      for (std::uint32_t h = root.height; h > 0; --h) link = Child(static_cast<Inner*>(*link.node), first, h);
+      link.Set(n, ctx.epoch);
+    }
+  }
 
   // The writable slot of `id` in a table whose path to it was born in the
-  // current epoch (after Reserve): no copying, so any number of threads may
+  // current epoch (after ReserveLeaves): no copying, so any number of threads may
   // write distinct slots at once.
   static Slot* BornSlot(TableRoot& root, std::uint64_t id) { return const_cast<Slot*>(Find(root, id)); }
 
@@ -207,20 +228,13 @@ class RadixTable {
     return copy;
   }
 
-  static void* ReserveNode(std::uint32_t height, std::uint64_t first, std::uint64_t count,
-                           MutationContext& ctx) {
-    if (height == 0) {
-      auto* leaf = static_cast<Leaf*>(ctx.Allocate(sizeof(Leaf)));
-      if (count - first < kLeafSize) {
-        std::memset(static_cast<void*>(&leaf->slots[count - first]), 0,
-                    (kLeafSize - (count - first)) * sizeof(Slot));
-      }
-      return leaf;
-    }
-    Inner* inner = NewInner(ctx);
+  static void* ReserveInnerNode(std::uint32_t height, std::uint64_t first, std::uint64_t count,
+                                MutationContext& ctx) {
+    Inner* inner = NewInner(ctx);  // links zeroed: the leaves come from ReserveLeaves
+    if (height == 1) return inner;
     const std::uint64_t span = std::uint64_t{1} << (kLeafBits + kInnerBits * (height - 1));
     for (std::uint64_t i = 0; i < kInnerSize && first + i * span < count; ++i) {
-      inner->children[i] = ReserveNode(height - 1, first + i * span, count, ctx);
+      inner->children[i] = ReserveInnerNode(height - 1, first + i * span, count, ctx);
       inner->births[i] = ctx.epoch;
     }
     return inner;

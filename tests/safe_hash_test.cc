@@ -94,6 +94,7 @@ TEST(SafeHashTest, InsertionsAreAllOrNothingAtEveryAllocation) {
 TEST(SafeHashTest, ReservedRoomTakesItsInsertionsWithoutAllocating) {
   for (int present : {0, 1, 2, 6, 7, 13, 14, 100, 1000}) {
     for (int erased : {0, 1, present / 2, present}) {
+      if (erased > present) continue;
       for (int k : {1, 2, 3, 7, 8, 50, 300}) {
         base::SafeFlatHashSet<std::uint64_t> s;
         std::uint64_t next = 0;

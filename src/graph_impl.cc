@@ -829,7 +829,12 @@ DurabilityStats GraphImpl::GetDurabilityStats() const {
 // --- Writer thread
 
 void GraphImpl::WriterLoop() {
+  // Room for the largest group up front (it cannot hold more than the queue
+  // does): PopGroup then never allocates, so running out of memory there
+  // cannot take the writer thread down.
   std::vector<WriteRequest*> group;
+  group.reserve(std::max<std::size_t>(
+      1, std::min(options_.writer.max_group_batches, options_.writer.max_queued_batches)));
   while (queue_.PopGroup(&group, options_.writer.max_group_batches, options_.writer.max_group_ops)) {
     CommitGroup(group);
     queue_.FinishGroup();

@@ -2,8 +2,8 @@
 // allocations: while switched on, the test binary's operator new (defined
 // once per binary; in quiver_tests it is in traversal_alloc_test.cc) asks
 // base::ShouldFailAllocation and throws std::bad_alloc when told to. Off by
-// default, because Abseil's hash maps are not yet safe against an
-// allocation that throws while they grow (alloc_failure_test.cc).
+// default, so a test that arms faults for the engine's blocks alone
+// (MemoryAccount::Allocate) counts only those.
 #ifndef QUIVER_TESTS_ALLOC_HOOK_H_
 #define QUIVER_TESTS_ALLOC_HOOK_H_
 

@@ -1,5 +1,7 @@
 #include "index/catalog.h"
 
+#include <memory>
+
 namespace quiver::index {
 
 IndexSpec IndexDef::Spec() const {
@@ -74,7 +76,8 @@ void Catalog::IndexesChanged() {
 }
 
 Catalog* Catalog::Clone(std::uint64_t birth) const {
-  auto* c = new Catalog(birth);
+  // Owned until whole: a copy that runs out of memory frees the clone.
+  auto c = std::make_unique<Catalog>(birth);
   c->label_sets_ = label_sets_;
   c->type_sets_ = type_sets_;
   c->vertex_key_counts_ = vertex_key_counts_;
@@ -82,7 +85,7 @@ Catalog* Catalog::Clone(std::uint64_t birth) const {
   c->indexes_ = indexes_;
   c->vertex_indexes_on_ = vertex_indexes_on_;
   c->edge_indexes_on_ = edge_indexes_on_;
-  return c;
+  return c.release();
 }
 
 void Catalog::Destroy(Catalog* c, base::MemoryAccount* account) {

@@ -32,8 +32,7 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
+#include "base/safe_hash.h"
 #include "index/catalog.h"
 #include "storage/elements.h"
 #include "storage/retire_list.h"
@@ -51,7 +50,7 @@ struct ElementChange {
   bool removed = false;                        // does not exist after
 };
 
-using TrackedIds = absl::flat_hash_set<std::uint64_t>;
+using TrackedIds = base::SafeFlatHashSet<std::uint64_t>;
 
 class IndexMaintainer {
  public:
@@ -90,7 +89,9 @@ class IndexMaintainer {
   void Track(SequenceNumber declared, std::uint64_t id);
 
   bool tracking_ = true;
-  absl::flat_hash_map<SequenceNumber, TrackedIds> tracked_;
+  // Kept across groups; base::Safe*, so a group that runs out of memory
+  // while it records leaves them usable (and EndGroup forgets its ids).
+  base::SafeFlatHashMap<SequenceNumber, TrackedIds> tracked_;
   // (index, id) pairs the open group added to tracked_.
   std::vector<std::pair<SequenceNumber, std::uint64_t>> recorded_;
   std::string old_key_, new_key_;  // scratch

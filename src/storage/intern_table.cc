@@ -1,5 +1,8 @@
 #include "storage/intern_table.h"
 
+#include <algorithm>
+#include <utility>
+
 namespace quiver::storage {
 
 std::optional<std::uint32_t> InternTable::Find(std::string_view name) const {
@@ -8,21 +11,34 @@ std::optional<std::uint32_t> InternTable::Find(std::string_view name) const {
   return it->second;
 }
 
+void InternTable::ReserveOne() {
+  if (names_.size() == names_.capacity()) names_.reserve(std::max<std::size_t>(4, 2 * names_.size()));
+  ids_.Reserve(1);
+}
+
 std::uint32_t InternTable::Intern(std::string_view name) {
-  auto [it, inserted] = ids_.try_emplace(std::string(name), size());
-  if (inserted) names_.push_back(&it->first);
-  return it->second;
+  if (auto it = ids_.find(name); it != ids_.end()) return it->second;
+  // Everything that allocates first; then two steps that cannot throw.
+  auto owned = std::make_unique<const std::string>(name);
+  ReserveOne();
+  const std::uint32_t id = size();
+  names_.push_back(std::move(owned));
+  ids_.try_emplace(std::string_view(*names_.back()), id);
+  return id;
 }
 
 InternTable* InternTable::Clone(std::uint64_t birth) const {
-  auto* copy = new InternTable(birth);
-  copy->ids_.reserve(ids_.size() + 1);
-  copy->names_.resize(names_.size());
-  for (const auto& [name, id] : ids_) {
-    auto [it, inserted] = copy->ids_.try_emplace(name, id);
-    copy->names_[id] = &it->first;
+  auto copy = std::make_unique<InternTable>(birth);
+  // Room for every name and the one the group is about to add.
+  copy->names_.reserve(names_.size() + 1);
+  copy->ids_.Reserve(names_.size() + 1);
+  for (const auto& name : names_) {
+    auto owned = std::make_unique<const std::string>(*name);
+    const std::uint32_t id = copy->size();
+    copy->names_.push_back(std::move(owned));
+    copy->ids_.try_emplace(std::string_view(*copy->names_.back()), id);
   }
-  return copy;
+  return copy.release();
 }
 
 InternTable* OwnInternTable(InternTable*& table, MutationContext& ctx) {

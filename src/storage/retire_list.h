@@ -21,8 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
 #include "base/memory.h"
+#include "base/safe_hash.h"
 
 namespace quiver::storage {
 
@@ -80,7 +80,8 @@ class RetireList {
 // group until its version is published.
 class GroupBlocks {
  public:
-  // May throw std::bad_alloc; `block` is then not recorded.
+  // May throw std::bad_alloc; `block` is then not recorded, and the record
+  // is as it was (base::SafeFlatHashSet), so a rollback can still free it.
   void Add(void* block) { blocks_.insert(block); }
   // Records that `link`, a child pointer inside a published node past what
   // any published version reads, was set to a private block (RadixTable::
@@ -104,7 +105,7 @@ class GroupBlocks {
   }
 
  private:
-  absl::flat_hash_set<void*> blocks_;
+  base::SafeFlatHashSet<void*> blocks_;
   std::vector<void**> links_;
 };
 

@@ -119,8 +119,8 @@ Status BatchProcessor::CheckProperties(std::span<const Property> props) const {
     QUIVER_RETURN_IF_ERROR(CheckValue(p.key, p.value));
   }
   if (props.size() > 1) {
-    absl::flat_hash_set<std::string_view, base::StringHash, base::StringEq> seen;
-    seen.reserve(props.size());
+    base::SafeFlatHashSet<std::string_view, base::StringHash, base::StringEq> seen;
+    seen.Reserve(props.size());
     for (const Property& p : props)
       if (!seen.insert(p.key).second)
         return InvalidArgumentError(base::StrCat("duplicate property key '", p.key, "'"));
@@ -211,7 +211,8 @@ void BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, 
                      static_cast<std::int64_t>(base == nullptr ? 0 : storage::kPropBlockHeaderBytes);
   }
   std::int64_t was = -1;  // entry bytes of the value before this operation
-  if (auto k = st.keys.find(key); k != st.keys.end()) {
+  auto k = st.keys.find(key);
+  if (k != st.keys.end()) {
     was = k->second;
   } else if (is_new) {
     for (const Property& p : WriteBatchInternal::Props(batch, *add))
@@ -222,9 +223,13 @@ void BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, 
   }
   const std::int64_t now =
       value == nullptr ? -1 : static_cast<std::int64_t>(storage::PropEntryBytes(storage::ViewOf(*value)));
+  if (k != st.keys.end()) {
+    k->second = now;
+  } else {
+    st.keys.try_emplace(std::string(key), now);  // the name is built before the table is touched
+  }
   st.count += (now >= 0 ? 1 : 0) - (was >= 0 ? 1 : 0);
   st.entry_bytes += std::max<std::int64_t>(now, 0) - std::max<std::int64_t>(was, 0);
-  st.keys[key] = now;
 }
 
 Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
@@ -793,12 +798,14 @@ Status BatchProcessor::ValidateReady(const IndexOp& op, const index::PropertyInd
   // holders that were not recorded (their keys have not changed).
   const index::TrackedIds* ids = maintainer_.Tracked(def.declared);
   if (ids == nullptr) return Status::Ok();
-  absl::flat_hash_map<std::string, std::uint64_t> now;
+  base::SafeFlatHashMap<std::string, std::uint64_t> now;
   std::string key;
   for (std::uint64_t id : *ids) {
     const storage::PropBlock* props = index::PropsOf(g, def.element, id);
     if (props == nullptr || index::ElementKey(def, props, &key) != index::KeyStatus::kIndexed) continue;
-    auto [it, inserted] = now.emplace(key, id);
+    auto it = now.find(key);
+    const bool inserted = it == now.end();
+    if (inserted) it = now.try_emplace(std::string(key), id).first;
     std::uint64_t other = it->second;
     if (inserted) {
       std::uint64_t holder;

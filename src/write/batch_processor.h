@@ -19,9 +19,8 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
 #include "base/memory.h"
+#include "base/safe_hash.h"
 #include "base/strings.h"
 #include "index/maintainer.h"
 #include "quiver/graph.h"
@@ -84,7 +83,7 @@ class BatchProcessor {
   struct ElemProps {
     std::int64_t count = 0;
     std::int64_t entry_bytes = 0;  // storage::PropEntryBytes summed
-    absl::flat_hash_map<std::string, std::int64_t, base::StringHash, base::StringEq>
+    base::SafeFlatHashMap<std::string, std::int64_t, base::StringHash, base::StringEq>
         keys;  // touched keys: the entry bytes of the value now, -1 if absent
   };
 
@@ -161,22 +160,24 @@ class BatchProcessor {
   std::vector<std::shared_ptr<index::BuiltIndex>> installed_;
   std::vector<SequenceNumber> dropped_;
 
-  // Validation scratch, reset per batch.
+  // Validation scratch, reset per batch. The hash tables are base::Safe*:
+  // out of memory they throw and stay as they were, so the next batch can
+  // reset them (Abseil's own are left unusable).
   std::uint32_t new_vertices_ = 0;
   std::uint32_t new_edges_ = 0;
-  absl::flat_hash_set<std::uint64_t> removed_vertices_;
-  absl::flat_hash_set<std::uint64_t> removed_edges_;
+  base::SafeFlatHashSet<std::uint64_t> removed_vertices_;
+  base::SafeFlatHashSet<std::uint64_t> removed_edges_;
   std::vector<bool> new_vertex_removed_;
   std::vector<bool> new_edge_removed_;
   std::vector<std::uint32_t> new_vertex_op_;  // op index of each AddVertex
   std::vector<std::uint32_t> new_edge_op_;    // op index of each AddEdge
-  absl::flat_hash_map<ElemKey, ElemProps> elem_props_;
+  base::SafeFlatHashMap<ElemKey, ElemProps> elem_props_;
   // New elements whose adds alone pass max_property_bytes_per_element: the
   // batch fails unless later operations bring them back under it.
   std::vector<std::pair<ElemKey, std::uint64_t>> heavy_new_elems_;
   // Edges the batch adds per vertex and direction; kept only once the batch
   // could pass Limits::max_degree at some vertex.
-  absl::flat_hash_map<ElemKey, std::array<std::uint64_t, 2>> degree_added_;
+  base::SafeFlatHashMap<ElemKey, std::array<std::uint64_t, 2>> degree_added_;
 
   // Apply scratch.
   std::vector<std::uint64_t> new_vertex_ids_;

@@ -48,7 +48,7 @@ IndexChecker::Elem* IndexChecker::Touch(ElementKind kind, bool is_new, std::uint
   }
   if (!g.catalog->HasIndexOn(kind, e.label)) return nullptr;
   order_.push_back(k);
-  return &elems_.emplace(k, std::move(e)).first->second;
+  return &elems_.try_emplace(k, std::move(e)).first->second;
 }
 
 void IndexChecker::Collect(const WriteBatch& batch, const GraphRoots& g) {
@@ -186,7 +186,7 @@ Status IndexChecker::Check(const WriteBatch& batch, const GraphRoots& g) {
                                                    index::DescribeIndex(def), " would be ", key_.size(),
                                                    " bytes encoded; the limit is ", index::kMaxKeyBytes));
         case index::KeyStatus::kIndexed:
-          if (def.kind == IndexKind::kUnique && indexes[i].built) e.keys.emplace(i, key_);
+          if (def.kind == IndexKind::kUnique && indexes[i].built) e.keys.try_emplace(i, std::string(key_));
           break;
       }
     }
@@ -197,7 +197,7 @@ Status IndexChecker::Check(const WriteBatch& batch, const GraphRoots& g) {
 Status IndexChecker::CheckUniqueness(const GraphRoots& g) {
   const std::vector<index::PropertyIndex>& indexes = g.catalog->indexes();
   // (index position, key) -> the first element of the batch to hold it.
-  absl::flat_hash_map<std::pair<std::uint32_t, std::string_view>, const Elem*> in_batch;
+  base::SafeFlatHashMap<std::pair<std::uint32_t, std::string_view>, const Elem*> in_batch;
   for (ElemKey k : order_) {
     const Elem& e = elems_.at(k);
     if (e.removed) continue;
@@ -207,7 +207,7 @@ Status IndexChecker::CheckUniqueness(const GraphRoots& g) {
       const index::IndexDef& def = *indexes[i].def;
       auto key = e.keys.find(i);
       if (key == e.keys.end()) continue;
-      auto [it, inserted] = in_batch.emplace(std::make_pair(i, std::string_view(key->second)), &e);
+      auto [it, inserted] = in_batch.try_emplace(std::make_pair(i, std::string_view(key->second)), &e);
       if (!inserted) {
         return AlreadyExistsError(base::StrCat(index::DescribeIndex(def), ": key ", FinalKeyText(e, def, g),
                                                " would be held by both ", Describe(*it->second, g), " and ",

@@ -22,8 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
+#include "base/safe_hash.h"
 #include "index/catalog.h"
 #include "quiver/status.h"
 #include "quiver/write_batch.h"
@@ -59,10 +58,10 @@ class IndexChecker {
     std::uint32_t add_op = 0;                  // new elements: the AddVertex/AddEdge op
     bool removed = false;
     // Keys the batch set (value) or removed (null) after the add, last wins.
-    absl::flat_hash_map<std::uint32_t, const PropertyValue*> overrides;
+    base::SafeFlatHashMap<std::uint32_t, const PropertyValue*> overrides;
     // Per index of the label (by position in the catalog): the final key,
     // if indexed.
-    absl::flat_hash_map<std::size_t, std::string> keys;
+    base::SafeFlatHashMap<std::size_t, std::string> keys;
   };
   using ElemKey = std::uint64_t;
 
@@ -82,10 +81,12 @@ class IndexChecker {
   Status CheckUniqueness(const storage::GraphRoots& g);
 
   const WriteBatch* batch_ = nullptr;  // during Check
-  absl::flat_hash_map<ElemKey, Elem> elems_;
+  // The hash tables are base::Safe*: out of memory they throw and stay as
+  // they were, so the next Check can reset them.
+  base::SafeFlatHashMap<ElemKey, Elem> elems_;
   std::vector<ElemKey> order_;  // elems_ keys in first-touch order (deterministic messages)
-  absl::flat_hash_set<std::uint64_t> removed_vertices_;  // committed
-  absl::flat_hash_set<std::uint64_t> removed_new_vertices_;
+  base::SafeFlatHashSet<std::uint64_t> removed_vertices_;  // committed
+  base::SafeFlatHashSet<std::uint64_t> removed_new_vertices_;
   std::vector<std::uint32_t> vertex_adds_, edge_adds_;  // op index of each AddVertex / AddEdge
   std::string key_;
   std::uint64_t work_ = 0;

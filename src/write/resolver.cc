@@ -70,12 +70,12 @@ void Resolver::EmitSet(std::uint32_t origin, const Target& t, const Property& p)
   op.kind = OpKind::kSetVertexProperty;
   op.v1 = RefOf(t, WriteBatchInternal::Tag(plain_));
   Emit(origin, std::move(op), std::span<const Property>(&p, 1));
-  touched_[KeyOf(t)].insert(p.key);
+  AddKey(touched_[KeyOf(t)], p.key);
 }
 
 void Resolver::Touch(VertexRef mapped, std::string_view key) {
   if (mapped.is_new() && mapped.batch_tag() != WriteBatchInternal::Tag(plain_)) return;
-  touched_[mapped.is_new() ? (kNew | mapped.raw()) : mapped.raw()].emplace(key);
+  AddKey(touched_[mapped.is_new() ? (kNew | mapped.raw()) : mapped.raw()], key);
 }
 
 Status Resolver::Resolve(const WriteBatch& batch, const GraphRoots& g) {
@@ -106,7 +106,7 @@ Status Resolver::Resolve(const WriteBatch& batch, const GraphRoots& g) {
         return AtOp(i, InvalidArgumentError("an index operation must be alone in its batch"));
       case OpKind::kAddVertex:
         targets_.push_back(Target{false, plain_new_vertices_++, false});
-        for (const Property& p : props) touched_[kNew | targets_.back().id].insert(p.key);
+        for (const Property& p : props) AddKey(touched_[kNew | targets_.back().id], p.key);
         break;
       case OpKind::kAddEdge: {
         Result<VertexRef> s = MapVertex(op.v1);
@@ -187,11 +187,12 @@ Status Resolver::Upsert(std::uint32_t i, const Op& op, const WriteBatch& batch, 
             i, InvalidArgumentError(base::StrCat("upsert: property '", p.key, "' is also one of its keys")));
   const index::PropertyIndex* idx = nullptr;
   QUIVER_RETURN_IF_ERROR(AtOp(i, CoveringIndex(op.name, keys, g, &idx, &key_)));
-  const std::string slot = base::StrCat(idx->def->name, std::string_view("\0", 1), key_);
+  std::string slot = base::StrCat(idx->def->name, std::string_view("\0", 1), key_);
   Target t;
   std::uint64_t holder = 0;
-  if (auto it = upserted_.find(slot); it != upserted_.end()) {
-    t = it->second;  // a repeat names the first upsert's vertex (found if that one was)
+  const auto repeat = upserted_.find(slot);
+  if (repeat != upserted_.end()) {
+    t = repeat->second;  // a repeat names the first upsert's vertex (found if that one was)
   } else if (index::IndexTree::Contains(idx->root, key_, &holder)) {
     t = Target{true, holder, true};
   } else {
@@ -202,8 +203,8 @@ Status Resolver::Upsert(std::uint32_t i, const Op& op, const WriteBatch& batch, 
     std::vector<Property> both(all.begin(), all.end());
     Emit(i, std::move(add), both);
     t = Target{false, plain_new_vertices_++, false};
-    for (const Property& p : all) touched_[KeyOf(t)].insert(p.key);
-    upserted_.emplace(slot, t);
+    for (const Property& p : all) AddKey(touched_[KeyOf(t)], p.key);
+    upserted_.try_emplace(std::move(slot), t);
     targets_.push_back(t);
     return Status::Ok();
   }
@@ -213,7 +214,7 @@ Status Resolver::Upsert(std::uint32_t i, const Op& op, const WriteBatch& batch, 
                     "upsert: the key (", KeyValues(keys), ") of label '", op.name, "' is held by ",
                     t.committed ? base::StrCat("vertex ", t.id) : std::string("a vertex added by this batch"),
                     ", which this batch removed earlier")));
-  upserted_.emplace(slot, t);
+  if (repeat == upserted_.end()) upserted_.try_emplace(std::move(slot), t);
   targets_.push_back(t);
   const auto& set = touched_[KeyOf(t)];
   if (op.flag == static_cast<std::uint8_t>(UpsertMode::kReplace)) {

@@ -30,8 +30,8 @@
 #include <string>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/flat_hash_set.h"
+#include "base/safe_hash.h"
+#include "base/strings.h"
 #include "index/catalog.h"
 #include "quiver/graph.h"
 #include "quiver/status.h"
@@ -97,11 +97,18 @@ class Resolver {
   std::vector<std::uint32_t> origin_;
   std::vector<Target> targets_;  // per vertex handle of the original
   std::uint32_t plain_new_vertices_ = 0;
+  // The hash tables are base::Safe*: out of memory they throw and stay as
+  // they were, so the next Resolve can reset them.
+  using Keys = base::SafeFlatHashSet<std::string, base::StringHash, base::StringEq>;
+  // Adds `key` to `keys` (built first, so a failure leaves `keys` as it was).
+  static void AddKey(Keys& keys, std::string_view key) {
+    if (!keys.contains(key)) keys.insert(std::string(key));
+  }
   // (index name, encoded key) of each upsert so far -> its handle's target.
-  absl::flat_hash_map<std::string, Target> upserted_;
+  base::SafeFlatHashMap<std::string, Target> upserted_;
   // Keys the batch set on each vertex so far (for replace and key re-sets).
-  absl::flat_hash_map<TargetKey, absl::flat_hash_set<std::string>> touched_;
-  absl::flat_hash_set<TargetKey> removed_;
+  base::SafeFlatHashMap<TargetKey, Keys> touched_;
+  base::SafeFlatHashSet<TargetKey> removed_;
   std::vector<std::uint32_t> expectations_;  // op indexes in the original
   std::string key_;
 };

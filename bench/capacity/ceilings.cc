@@ -84,6 +84,8 @@ Json MeasureAppendFdatasync(const std::string& data_dir, double seconds) {
   j["latencyP50Ns"] = Positive(static_cast<double>(Quantile(latencies, 0.5)), "below the clock's resolution");
   j["latencyP99Ns"] =
       Positive(static_cast<double>(Quantile(latencies, 0.99)), "below the clock's resolution");
+  j["latencyMaxNs"] = Positive(static_cast<double>(*std::max_element(latencies.begin(), latencies.end())),
+                               "below the clock's resolution");
   return j;
 }
 

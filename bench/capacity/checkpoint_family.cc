@@ -12,6 +12,10 @@
 //               writerStall.stallRatio                 max during / median outside (1 = no stall)
 //               writerStall.p99/maxCommitLatencyOutsideNs  the noise floor: fdatasync latency
 //                                                      varies by itself, checkpoint or not
+//               writerStall.p99CommitLatencyDuringNs   beside ceilings.appendFdatasync.latencyP99Ns:
+//                                                      the tail a checkpoint adds, read against the
+//                                                      device's own (whose longest sync is
+//                                                      ceilings.appendFdatasync.latencyMaxNs)
 //             durationMicroseconds and checkpointBytes come from GetDurabilityStats
 //             (last_checkpoint_*); megabytesPerSecond = bytes / duration, compared with
 //             ceilings.sequentialWrite.
@@ -120,6 +124,8 @@ Json MeasureCheckpoint(Context& ctx, Graph& graph, const Shape& shape) {
       during.empty() ? NotMeasured("no commit overlapped the checkpoint") : Json(max_during);
   stall["p50CommitLatencyDuringNs"] =
       during.empty() ? NotMeasured("no commit overlapped the checkpoint") : Json(Quantile(during, 0.5));
+  stall["p99CommitLatencyDuringNs"] =
+      during.empty() ? NotMeasured("no commit overlapped the checkpoint") : Json(Quantile(during, 0.99));
   const double median_out = out.empty() ? 0 : static_cast<double>(Quantile(out, 0.5));
   stall["medianCommitLatencyOutsideNs"] = Positive(median_out, "no commit ran outside the checkpoint");
   stall["p99CommitLatencyOutsideNs"] =

@@ -14,7 +14,7 @@ namespace quiver::capacity {
 inline constexpr int kSchemaVersion = 1;
 // Compatible revisions within the major (schemaMinor): 1 adds the utilisation objects; 2 the analytics
 // family; 3 the traversalLayout rows.
-inline constexpr int kSchemaMinor = 3;
+inline constexpr int kSchemaMinor = 4;
 
 // Files of the source tree the bench uses at run time.
 std::string SchemaPath();

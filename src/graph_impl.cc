@@ -458,12 +458,23 @@ Snapshot GraphImpl::GetSnapshot() const { return SnapshotInternal::Make(chain_->
 Result<CommitInfo> GraphImpl::Write(WriteBatch batch, const WriteOptions& options) {
   if (read_only_) return ReadOnlyError("Write");
   auto* r = new WriteRequest(std::move(batch), /*async=*/false, options.sync);
+  // Nobody else is committing: commit on this thread (CommitQueue, "Caller
+  // commits"); Wait then returns at once.
+  if (options_.writer.caller_commits && queue_.TryLead(r)) {
+    LeadGroup(r);
+    return queue_.Wait(r);
+  }
   Status s = queue_.Push(r);
   if (!s.ok()) {
     delete r;
     return s;
   }
   return queue_.Wait(r);
+}
+
+void GraphImpl::LeadGroup(WriteRequest* r) noexcept {
+  CommitGroup(std::span<WriteRequest* const>(&r, 1));
+  queue_.FinishGroup();
 }
 
 Status GraphImpl::Sync() {
@@ -836,7 +847,7 @@ void GraphImpl::WriterLoop() {
   StoreHeldStats();
 }
 
-void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
+void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
   if (poisoned_.load(std::memory_order_relaxed)) {
     // A copy of an immortal status: right even with no memory left.
     for (WriteRequest* r : group) r->Complete(PoisonedStatus());
@@ -983,14 +994,14 @@ void GraphImpl::StoreHeldStats() {
   unsynced_bytes_.store(held_.size(), std::memory_order_relaxed);
 }
 
-bool GraphImpl::Logs(const std::vector<WriteRequest*>& group,
+bool GraphImpl::Logs(std::span<WriteRequest* const> group,
                      const std::vector<std::optional<WriteBatch>>& resolved,
                      const std::vector<Result<CommitInfo>>& results, std::size_t i) {
   if (!results[i].ok() || group[i]->batch().empty()) return false;
   return resolved.empty() || !resolved[i] || !resolved[i]->empty();
 }
 
-void GraphImpl::EncodeGroup(const std::vector<WriteRequest*>& group,
+void GraphImpl::EncodeGroup(std::span<WriteRequest* const> group,
                             const std::vector<std::optional<WriteBatch>>& resolved,
                             const std::vector<Result<CommitInfo>>& results,
                             const std::vector<std::uint64_t>& first_vertex,

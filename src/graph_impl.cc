@@ -435,7 +435,14 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
     base::MutexLock stats_lock(&stats_mu_);
     checkpoint_stats_.last_checkpoint_sequence = last_checkpoint_;
   }
-  writer_ = std::thread([this] { WriterLoop(); });
+  // Reserved here, before the writer thread runs: PopGroup fills it outside
+  // any group's out-of-memory handling, and the writer thread's first group
+  // may come long after Open (a producer alone commits on its own thread),
+  // when memory is short. Groups past this size grow it as they come.
+  std::vector<WriteRequest*> group;
+  group.reserve(std::min<std::size_t>(
+      {options_.writer.max_group_batches, options_.writer.max_queued_batches, std::size_t{1024}}));
+  writer_ = std::thread([this, group = std::move(group)]() mutable { WriterLoop(std::move(group)); });
   if (durable_ != nullptr) checkpointer_ = std::thread([this] { CheckpointLoop(); });
 }
 
@@ -826,8 +833,7 @@ DurabilityStats GraphImpl::GetDurabilityStats() const {
 
 // --- Writer thread
 
-void GraphImpl::WriterLoop() {
-  std::vector<WriteRequest*> group;
+void GraphImpl::WriterLoop(std::vector<WriteRequest*> group) {
   while (queue_.PopGroup(&group, options_.writer.max_group_batches, options_.writer.max_group_ops)) {
     CommitGroup(group);
     queue_.FinishGroup();

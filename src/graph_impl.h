@@ -128,7 +128,8 @@ class GraphImpl final : public Graph {
   Status CheckDataForNewNames(const IndexSpec& spec);
   // Close; sets *ran (if given) when this call is the one that closed.
   Status CloseOnce(bool* ran);
-  void WriterLoop();
+  // `group`: an empty vector with room for a usual group.
+  void WriterLoop(std::vector<WriteRequest*> group);
   // Whoever holds the writer's role (CommitQueue invariant 3): the writer
   // thread, or a producer that took it (TryLead).
   void CommitGroup(std::span<WriteRequest* const> group);

@@ -124,12 +124,17 @@ Status CommitQueue::Push(WriteRequest* r) {
 }
 
 bool CommitQueue::TryLead(WriteRequest* r) {
+  // Most tries that fail, fail here, without the lock (many producers:
+  // the lock is what they would contend on).
+  if (approx_size_.load(std::memory_order_relaxed) != 0 || busy_hint_.load(std::memory_order_relaxed))
+    return false;
   base::MutexLock lock(&mu_);
   // Only a producer that commits alone leads: once groups hold several
   // requests, producers arrive together, and one leading a group of one
   // would split what the writer thread would commit with a single sync.
   if (closed_ || busy_ || !queue_.empty() || last_group_size_ > 1) return false;
   busy_ = true;  // invariant 3
+  busy_hint_.store(true, std::memory_order_relaxed);
   r->group_ = groups_popped_++;
   group_start_ = std::chrono::steady_clock::now();
   return true;
@@ -199,6 +204,7 @@ bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batc
   approx_size_.store(queue_.size(), std::memory_order_release);
   if (out->empty()) return false;
   busy_ = true;
+  busy_hint_.store(true, std::memory_order_relaxed);
   last_group_size_ = out->size();
   ++groups_popped_;
   not_full_.SignalAll();
@@ -222,6 +228,7 @@ void CommitQueue::FinishGroup() {
   // when work is queued or the queue closed; it is woken only then.
   base::MutexLock lock(&mu_);
   busy_ = false;
+  busy_hint_.store(last_group_size_ > 1, std::memory_order_relaxed);
   if (!queue_.empty() || closed_) not_empty_.Signal();
 }
 

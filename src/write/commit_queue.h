@@ -171,7 +171,10 @@ class CommitQueue {
   const std::uint32_t spin_slots_;           // producers that may spin at once
   std::atomic<std::size_t> approx_size_{0};  // for spinning without the lock
   std::atomic<bool> approx_closed_{false};   // ends the writer's spin on Close
-  std::atomic<std::uint32_t> waiting_{0};    // producers inside Wait
+  // Set under mu_ while nobody may lead (busy_, or last_group_size_ > 1):
+  // TryLead reads it without the lock and, if set, gives up at once.
+  std::atomic<bool> busy_hint_{false};
+  std::atomic<std::uint32_t> waiting_{0};  // producers inside Wait
   // Commits left without lone spinning since a spinner lost its core.
   std::atomic<std::uint32_t> lone_spin_holdoff_{0};
   // Moving average of PopGroup-to-FinishGroup time; written by the writer.

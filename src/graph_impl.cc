@@ -436,7 +436,15 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
     base::MutexLock stats_lock(&stats_mu_);
     checkpoint_stats_.last_checkpoint_sequence = last_checkpoint_;
   }
-  writer_ = std::thread([this] { WriterLoop(); });
+  // Room for the largest group (it cannot hold more than the queue does),
+  // reserved here, before the writer thread runs: PopGroup then never
+  // allocates, so running out of memory there cannot take the writer thread
+  // down, even when its first group comes long after Open (a producer alone
+  // commits on its own thread, WriterOptions::caller_commits).
+  std::vector<WriteRequest*> group;
+  group.reserve(std::max<std::size_t>(
+      1, std::min(options_.writer.max_group_batches, options_.writer.max_queued_batches)));
+  writer_ = std::thread([this, group = std::move(group)]() mutable { WriterLoop(std::move(group)); });
   if (durable_ != nullptr) checkpointer_ = std::thread([this] { CheckpointLoop(); });
 }
 
@@ -459,12 +467,23 @@ Snapshot GraphImpl::GetSnapshot() const { return SnapshotInternal::Make(chain_->
 Result<CommitInfo> GraphImpl::Write(WriteBatch batch, const WriteOptions& options) {
   if (read_only_) return ReadOnlyError("Write");
   auto* r = new WriteRequest(std::move(batch), /*async=*/false, options.sync);
+  // Nobody else is committing: commit on this thread (CommitQueue, "Caller
+  // commits"); Wait then returns at once.
+  if (options_.writer.caller_commits && queue_.TryLead(r)) {
+    LeadGroup(r);
+    return queue_.Wait(r);
+  }
   Status s = queue_.Push(r);
   if (!s.ok()) {
     delete r;
     return s;
   }
   return queue_.Wait(r);
+}
+
+void GraphImpl::LeadGroup(WriteRequest* r) noexcept {
+  CommitGroup(std::span<WriteRequest* const>(&r, 1));
+  queue_.FinishGroup();
 }
 
 Status GraphImpl::Sync() {
@@ -828,13 +847,7 @@ DurabilityStats GraphImpl::GetDurabilityStats() const {
 
 // --- Writer thread
 
-void GraphImpl::WriterLoop() {
-  // Room for the largest group up front (it cannot hold more than the queue
-  // does): PopGroup then never allocates, so running out of memory there
-  // cannot take the writer thread down.
-  std::vector<WriteRequest*> group;
-  group.reserve(std::max<std::size_t>(
-      1, std::min(options_.writer.max_group_batches, options_.writer.max_queued_batches)));
+void GraphImpl::WriterLoop(std::vector<WriteRequest*> group) {
   while (queue_.PopGroup(&group, options_.writer.max_group_batches, options_.writer.max_group_ops)) {
     CommitGroup(group);
     queue_.FinishGroup();
@@ -854,7 +867,7 @@ void GraphImpl::WriterLoop() {
   StoreHeldStats();
 }
 
-void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
+void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
   if (poisoned_.load(std::memory_order_relaxed)) {
     // A copy of an immortal status: right even with no memory left.
     for (WriteRequest* r : group) r->Complete(PoisonedStatus());
@@ -1001,14 +1014,14 @@ void GraphImpl::StoreHeldStats() {
   unsynced_bytes_.store(held_.size(), std::memory_order_relaxed);
 }
 
-bool GraphImpl::Logs(const std::vector<WriteRequest*>& group,
+bool GraphImpl::Logs(std::span<WriteRequest* const> group,
                      const std::vector<std::optional<WriteBatch>>& resolved,
                      const std::vector<Result<CommitInfo>>& results, std::size_t i) {
   if (!results[i].ok() || group[i]->batch().empty()) return false;
   return resolved.empty() || !resolved[i] || !resolved[i]->empty();
 }
 
-void GraphImpl::EncodeGroup(const std::vector<WriteRequest*>& group,
+void GraphImpl::EncodeGroup(std::span<WriteRequest* const> group,
                             const std::vector<std::optional<WriteBatch>>& resolved,
                             const std::vector<Result<CommitInfo>>& results,
                             const std::vector<std::uint64_t>& first_vertex,

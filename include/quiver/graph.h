@@ -1,9 +1,11 @@
 // Graph: the handle an application holds on one property graph.
 //
 // Reads go through snapshots (GetSnapshot); writes go through batches
-// (Write / WriteAsync), which one writer thread validates and applies
+// (Write / WriteAsync), which one writer at a time validates and applies
 // all-or-nothing, in arrival order, publishing the batches it drains
-// together as one new version. A failing batch fails alone.
+// together as one new version: the writer thread, or a Write that finds
+// nothing else to commit, on its own thread (WriterOptions::caller_commits).
+// A failing batch fails alone.
 //
 // Example:
 //   auto graph = quiver::Graph::OpenInMemory().value();

@@ -28,7 +28,9 @@
 //   o.logger = std::make_shared<StderrLogger>();
 //
 // Thread safety: Log is called from the thread that runs Open, the writer
-// thread and the checkpoint thread, possibly at once: it must be
+// thread (or a thread in Write that commits its own batch:
+// WriterOptions::caller_commits) and the checkpoint thread, possibly at
+// once: it must be
 // thread-safe. It must not call back into the graph (a write from inside
 // Log would wait for the writer that is calling it) and should return
 // quickly (the writer waits for it). Log must not throw: an exception from

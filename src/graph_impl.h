@@ -97,6 +97,8 @@ class GraphImpl final : public Graph {
 
   // Test hook: the writer thread's id (for base::ArmAllocationFaults).
   std::thread::id TEST_writer_thread_id() const { return writer_.get_id(); }
+  // Groups committed by a producer on its own thread (caller commits).
+  std::uint64_t TEST_caller_groups() const { return caller_groups_.load(); }
   // Test hook: the version chain (its lock hooks, version.h).
   const storage::VersionChain* TEST_chain() const { return chain_; }
   // Test hook: `f` runs on the checkpointing thread after each checkpoint
@@ -263,6 +265,7 @@ class GraphImpl final : public Graph {
   std::atomic<std::uint64_t> current_segment_{0};
   std::atomic<bool> poisoned_{false};
   std::atomic<std::uint64_t> commit_groups_{0};
+  std::atomic<std::uint64_t> caller_groups_{0};  // for tests: LeadGroup's count
   std::atomic<std::uint64_t> wal_segments_started_{0};
   // Written by the writer, read by GetDurabilityStats: what is held back
   // (held_batches_, held_.size()), and the newest sequence in a synced record.

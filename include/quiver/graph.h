@@ -240,8 +240,10 @@ class Graph {
 
   // Commits `batch` and waits for it. On success the batch is in every
   // snapshot acquired afterwards and, in durable mode, on disk. Errors: the
-  // validation codes of the batch (nothing applied), FailedPrecondition
-  // after Close(), DurabilityUnknown if the WAL write or sync of its group
+  // validation codes of the batch (nothing applied), ResourceExhausted when
+  // memory ran out (nothing applied), FailedPrecondition after Close() or
+  // when called from a Logger on the thread committing to this graph (it
+  // would wait for itself), DurabilityUnknown if the WAL write or sync of its group
   // failed (it may reappear after a restart), Poisoned for every write
   // after such a failure. An empty batch is ordered like any other (it
   // completes after every batch queued before it) but publishes no version
@@ -250,6 +252,9 @@ class Graph {
   // (and can fail as Sync does). So can a synced batch whose upserts and
   // expectations change nothing: it answers DurabilityUnknown, not OK, when
   // writing the held-back records it confirmed fails.
+  //
+  // A Write that finds nothing else to commit commits on the calling
+  // thread, WAL append and sync included (WriterOptions::caller_commits).
   //
   // With options.sync = false (durable mode), the batch is acknowledged once
   // applied and published, before it is on disk; see WriteOptions::sync

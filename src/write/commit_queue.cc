@@ -84,7 +84,7 @@ std::size_t WriteRequest::cost() const { return internal::WriteBatchInternal::Co
 
 void WriteRequest::Complete(Result<CommitInfo> result) {
   if (async_) {
-    promise_.set_value(std::move(result));
+    promise_->set_value(std::move(result));
     delete this;
     return;
   }
@@ -95,7 +95,7 @@ void WriteRequest::Complete(Result<CommitInfo> result) {
 
 void WriteRequest::CompleteOutOfMemory() {
   if (async_) {
-    promise_.set_value(std::move(result_));
+    promise_->set_value(std::move(result_));
     delete this;
     return;
   }

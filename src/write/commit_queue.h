@@ -62,6 +62,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <optional>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -87,7 +88,9 @@ class WriteRequest {
  public:
   // `sync`: WriteOptions::sync (an empty batch with it is a Graph::Sync).
   WriteRequest(WriteBatch batch, bool async, bool sync = true)
-      : batch_(std::move(batch)), async_(async), sync_(sync) {}
+      : batch_(std::move(batch)), async_(async), sync_(sync) {
+    if (async) promise_.emplace();  // a synchronous request answers through result_: no shared state
+  }
 
   const WriteBatch& batch() const { return batch_; }
   bool sync() const { return sync_; }
@@ -98,7 +101,8 @@ class WriteRequest {
   void set_after_sync(std::function<void()> f) { after_sync_ = std::move(f); }
   const std::function<void()>& after_sync() const { return after_sync_; }
   std::size_t cost() const;  // operations counted for group bounds
-  std::future<Result<CommitInfo>> future() { return promise_.get_future(); }
+  // Async requests only.
+  std::future<Result<CommitInfo>> future() { return promise_->get_future(); }
 
   // Writer: delivers the outcome and drops the writer's reference. Wakes
   // nobody: CommitQueue::FinishGroup wakes the whole group at once.
@@ -124,7 +128,7 @@ class WriteRequest {
   // Until completed: the answer CompleteOutOfMemory gives (a copy of an
   // immortal status: building a request allocates no message for it).
   Result<CommitInfo> result_{OutOfMemoryStatus()};
-  std::promise<Result<CommitInfo>> promise_;
+  std::optional<std::promise<Result<CommitInfo>>> promise_;  // async requests only
 };
 
 class CommitQueue {

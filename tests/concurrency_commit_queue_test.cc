@@ -1,10 +1,8 @@
-// CommitQueue (src/write/commit_queue.h): closing the queue ends the
-// writer's spin for work at once, so destroying a graph never waits out a
-// spin, however long the configured one; a producer that takes the
-// writer's role (TryLead) holds it alone until FinishGroup, the writer
-// thread included.
-#include "write/commit_queue.h"
-
+// CommitQueue (src/write/commit_queue.h; in the concurrency binary, so the
+// tsan preset runs it): closing the queue ends the writer's spin for work
+// at once, so destroying a graph never waits out a spin, however long the
+// configured one; a producer that takes the writer's role (TryLead) holds
+// it alone until FinishGroup, the writer thread included.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -13,6 +11,8 @@
 #include <limits>
 #include <thread>
 #include <vector>
+
+#include "write/commit_queue.h"
 
 namespace quiver {
 namespace {

@@ -125,8 +125,13 @@ Status CommitQueue::Push(WriteRequest* r) {
 
 bool CommitQueue::TryLead(WriteRequest* r) {
   // Most tries that fail, fail here, without the lock (many producers:
-  // the lock is what they would contend on).
-  if (approx_size_.load(std::memory_order_relaxed) != 0 || busy_hint_.load(std::memory_order_relaxed))
+  // the lock is what they would contend on). Several producers still
+  // inside Wait (woken by the last group, not yet gone) come back at once:
+  // the writer thread groups them, where a leader that loses its core
+  // among them would hold them all up (32 producers on 2 cores: a third
+  // fewer commits). One may be: two producers taking turns still lead.
+  if (approx_size_.load(std::memory_order_relaxed) != 0 || busy_hint_.load(std::memory_order_relaxed) ||
+      waiting_.load(std::memory_order_relaxed) > 1)
     return false;
   base::MutexLock lock(&mu_);
   // Only a producer that commits alone leads: once groups hold several

@@ -140,9 +140,9 @@ class CommitQueue {
   Status Push(WriteRequest* r);
 
   // Caller commits: if the queue is open and empty, nobody holds the
-  // writer's role and the writer thread's last group held one request,
-  // takes it for `r` alone (a group of one) and returns
-  // true; the caller then commits the group, calls FinishGroup, and Wait
+  // writer's role, the writer thread's last group held one request and at
+  // most one other producer is still inside Wait, takes it for `r` alone
+  // (a group of one) and returns true; the caller then commits the group, calls FinishGroup, and Wait
   // (which returns at once). Else returns false and changes nothing: the
   // caller Pushes.
   bool TryLead(WriteRequest* r);

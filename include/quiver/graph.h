@@ -243,9 +243,9 @@ class Graph {
   // validation codes of the batch (nothing applied), ResourceExhausted when
   // memory ran out (nothing applied), FailedPrecondition after Close() or
   // when called from a Logger on the thread committing to this graph (it
-  // would wait for itself), DurabilityUnknown if the WAL write or sync of its group
-  // failed (it may reappear after a restart), Poisoned for every write
-  // after such a failure. An empty batch is ordered like any other (it
+  // would wait for itself), DurabilityUnknown if the WAL write or sync of
+  // its group failed (it may reappear after a restart), Poisoned for every
+  // write after such a failure. An empty batch is ordered like any other (it
   // completes after every batch queued before it) but publishes no version
   // and consumes no sequence number; it writes no log record of its own,
   // but a synced one writes what unsynced writes hold back, as Sync() does

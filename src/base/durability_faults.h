@@ -39,6 +39,12 @@ struct DurabilityFaults {
   // before an earlier one's, and the WAL reader then takes the damage
   // before a valid record for lost acknowledged data (Corruption).
   std::atomic<bool> append_unsynced_groups{false};
+  // WalWriter writes version 2 segments: records only 8-byte aligned, no
+  // padding to a page boundary (the page rule of wal_format.h off), so the
+  // next group's append rewrites the page holding the end of the previous,
+  // acknowledged group, and a torn write-back of that page
+  // (CrashPolicy::kTearPartialPage) destroys acknowledged bytes.
+  std::atomic<bool> unpadded_wal{false};
 };
 
 // The process's switches.

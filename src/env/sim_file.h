@@ -84,6 +84,7 @@ inline constexpr CrashPolicy kAllCrashPolicies[] = {
     CrashPolicy::kReorderSectors,         CrashPolicy::kTornLastWrite,
     CrashPolicy::kExtendWithGarbage,      CrashPolicy::kExtendWithZeros,
     CrashPolicy::kLoseUnsyncedDirEntries, CrashPolicy::kKeepRemovalsLoseAdditions,
+    CrashPolicy::kTearPartialPage,
 };
 
 // The policy's name, e.g. "DropUnsynced", for test output.

@@ -110,7 +110,9 @@ Status BuildLog(format_test::LogBuilder& log, int groups) {
   return Status::Ok();
 }
 
-// 24 groups make a ~4 KiB segment. The checkpoint's size is a trade: every
+// 24 groups make a 100 KiB segment in WAL format 3 (a page per group; the
+// exhaustive loops skip the inside of padding payloads, InsidePaddingPayload,
+// which leaves about 5.5 KiB of bytes to flip). The checkpoint's size is a trade: every
 // flip reloads everything before the damaged block, so the cost grows with
 // the square of the size. 56 groups (~4.5 KiB) keep the file's tests near
 // 5 s of CPU in a Debug build; QUIVER_CORRUPTION_CKPT_GROUPS=130 gives the

@@ -1073,8 +1073,13 @@ Status GraphImpl::AppendAndSync(SequenceNumber first, bool sync) {
   QUIVER_RETURN_IF_ERROR(wal.AppendPrepared());
   const auto sync_start = std::chrono::steady_clock::now();
   if (sync) QUIVER_RETURN_IF_ERROR(wal.Sync());  // false only for DurabilityFaults::append_unsynced_groups
-  const std::uint64_t bytes = wal.segment_size() - before;
-  const std::uint64_t pending = RecordSync(sync, MicrosSince(sync_start), bytes);
+  const std::uint64_t written = wal.segment_size() - before;
+  // The padding to the page boundary (the page rule, wal/wal_format.h) is
+  // written but is not log content: checkpoint_wal_bytes and
+  // wal_bytes_since_checkpoint count the records only, so tiny commits do
+  // not checkpoint more often for it.
+  const std::uint64_t bytes = written - wal.last_padding_bytes();
+  const std::uint64_t pending = RecordSync(sync, MicrosSince(sync_start), written, bytes);
   std::uint64_t threshold = options_.durable.checkpoint_wal_bytes;
   // Ask at every multiple of the threshold, so a failed checkpoint is
   // retried once another threshold's worth of log has accumulated.
@@ -1182,7 +1187,8 @@ void GraphImpl::LogOpenFindings() const {
     });
 }
 
-std::uint64_t GraphImpl::RecordSync(bool synced, std::uint64_t micros, std::uint64_t bytes) {
+std::uint64_t GraphImpl::RecordSync(bool synced, std::uint64_t micros, std::uint64_t written,
+                                    std::uint64_t bytes) {
   const std::size_t bucket =
       micros < 2 ? 0 : std::min<std::size_t>(kSyncLatencyBuckets - 1, std::bit_width(micros) - 1);
   std::uint64_t pending;
@@ -1192,7 +1198,7 @@ std::uint64_t GraphImpl::RecordSync(bool synced, std::uint64_t micros, std::uint
       ++sync_histogram_[bucket];
       ++wal_syncs_;
     }
-    wal_bytes_ += bytes;
+    wal_bytes_ += written;
     pending = wal_bytes_since_checkpoint_ += bytes;
   }
   // Logged after the counters: a logger that reads the statistics (or

@@ -158,7 +158,7 @@ class Rebuilder {
     // last segment, or a new segment starts after the recovered sequence.
     version_->roots.log_segment = state_->last_segment != 0 ? state_->last_segment : state_->next_segment;
     version_->roots.log_offset =
-        state_->last_segment != 0 ? state_->last_segment_size : std::uint64_t{wal::kSegmentHeaderBytes};
+        state_->last_segment != 0 ? state_->last_segment_size : wal::FirstRecordOffset(wal::kFormatVersion);
     state_->replay_end_allocated_bytes = state_->chain->account()->allocated_bytes();
     replay_blocks_.Clear();  // the blocks belong to the version from now on
     ctx_.blocks = nullptr;
@@ -360,11 +360,19 @@ class Rebuilder {
       }
       QUIVER_RETURN_IF_ERROR(CheckSegmentHeader(scan, &expected_header_first));
       state_->segment_first[number] = scan.header.first_sequence;
-      state_->wal_bytes_read += scan.valid_end;
+      // The log's content: padding (format version 3) is not counted, as
+      // the writer does not count it (checkpoint_wal_bytes).
+      state_->wal_bytes_read += scan.valid_end - scan.padding_bytes;
       if (last) {
         // Appends continue in the last segment only if it is of this
-        // build's format version; an older one is closed as it is.
-        state_->last_segment = scan.header.format_version == wal::kFormatVersion ? number : 0;
+        // build's format version, an older one is closed as it is, and only
+        // at a page boundary (the page rule, wal/wal_format.h): a segment
+        // whose header's padding was torn (valid end 64) is closed too, so
+        // no group is ever written into the header's page.
+        state_->last_segment =
+            scan.header.format_version == wal::kFormatVersion && scan.valid_end % wal::kWalPageBytes == 0
+                ? number
+                : 0;
         state_->last_segment_size = scan.valid_end;
         wal_end = scan.next_sequence - 1;
         // The checkpoint says the group after it starts in a later segment:

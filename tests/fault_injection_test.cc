@@ -335,9 +335,14 @@ class AuditFileSystem final : public env::FileSystem {
 // ---------------------------------------------------------------------------
 // Helpers for the named cases.
 
+// `segment_bytes` is the size of a format version 2 segment, whose records
+// of this file's workloads took about 128 bytes each: a version 3 segment
+// (the header's page, then a 4 KiB page per group) of as many groups is
+// used, so that rotations come after as many groups as they were written
+// for.
 Options SmallSegments(std::uint64_t segment_bytes = 4096) {
   Options o;
-  o.durable.wal_segment_bytes = segment_bytes;
+  o.durable.wal_segment_bytes = wal::kWalPageBytes * (1 + segment_bytes / 128);
   o.durable.checkpoint_wal_bytes = 0;  // checkpoints only when a test asks
   o.writer.spin_microseconds = 0;
   return o;

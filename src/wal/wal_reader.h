@@ -19,6 +19,13 @@
 //
 // A CRC-valid record out of sequence (gap, duplicate, reordered) is
 // Corruption at once: it was written whole, so no crash explains it.
+//
+// Format version 3 (the page rule, wal_format.h): the header's padding
+// record must come first, and a group whose records end off a page boundary
+// counts only once its own padding record follows (else it is the torn
+// tail: its append was never synced); valid_end is then a page boundary
+// whenever a group or the header's padding was read. A padding record
+// anywhere else, or in a version 1 or 2 segment, is Corruption.
 #ifndef QUIVER_WAL_WAL_READER_H_
 #define QUIVER_WAL_WAL_READER_H_
 
@@ -47,6 +54,9 @@ struct SegmentScan {
   // resuming at the checkpoint's boundary with nothing after it.
   SequenceNumber next_sequence = 0;
   std::uint64_t groups = 0;
+  // Bytes of padding records read (format version 3), the header's padding
+  // included: part of valid_end, not of the log's content.
+  std::uint64_t padding_bytes = 0;
   // Bytes of damaged records skipped because every group in them is at or
   // below `covered` (see ScanSegment).
   std::uint64_t covered_damage_bytes = 0;

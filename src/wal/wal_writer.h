@@ -2,9 +2,12 @@
 // them; starts new segments. Used by the writer thread only.
 //
 // Durability order for a new segment: create the file, preallocate, write
-// the header, fdatasync the file, fsync the directory — all before the
-// first record in it can be acknowledged. A group is written with one
-// append; the caller then calls Sync once per commit group.
+// the header and its padding (to kWalPageBytes), fdatasync the file, fsync
+// the directory — all before the first record in it can be acknowledged. A
+// group is written with one append that ends with its padding record (up to
+// the next kWalPageBytes boundary, wal_format.h: the page rule); the caller
+// then calls Sync once per commit group. So no synced write touches a page
+// holding bytes of an earlier, acknowledged group.
 //
 // Disk space is reserved ahead of the appends (fallocate, KEEP_SIZE), in
 // steps: kFirstReservation at segment start (or at reopen, past the valid
@@ -57,7 +60,9 @@ class WalWriter {
   Status StartSegment(std::uint64_t segment_number, SequenceNumber first_sequence);
 
   // Continues appending to existing segment `segment_number` at `size` (its
-  // valid end, after recovery truncated any torn tail).
+  // valid end, after recovery truncated any torn tail). The segment must be
+  // of this build's format version and `size` a page boundary
+  // (FailedPrecondition otherwise: recovery starts a new segment instead).
   Status ReopenSegment(std::uint64_t segment_number, std::uint64_t size);
 
   // Encodes one commit group record of sequences first..last, whose payload
@@ -70,8 +75,10 @@ class WalWriter {
   void PrepareGroup(SequenceNumber first, SequenceNumber last, std::span<const std::byte> prefix,
                     std::span<const std::byte> payload);
 
-  // Appends the record PrepareGroup encoded (once) to the current segment.
-  // Not synced. FailedPrecondition if nothing is prepared.
+  // Appends the record PrepareGroup encoded (once) to the current segment,
+  // followed by its padding record up to the next page boundary. Not synced.
+  // FailedPrecondition if nothing is prepared. Allocates nothing
+  // (PrepareGroup reserved room for the padding).
   Status AppendPrepared();
 
   // PrepareGroup(first, last, {}, payload), then AppendPrepared.
@@ -85,6 +92,9 @@ class WalWriter {
   bool ShouldRotate() const { return file_ == nullptr || segment_size_ >= segment_bytes_; }
   std::uint64_t segment_number() const { return segment_number_; }
   std::uint64_t segment_size() const { return segment_size_; }
+  // Padding bytes (header and payload of the padding record) the last
+  // AppendPrepared wrote after the group's records.
+  std::uint64_t last_padding_bytes() const { return last_padding_bytes_; }
 
  private:
   // Reserves space so that bytes up to `end` are preallocated, growing the
@@ -103,6 +113,11 @@ class WalWriter {
   std::atomic<std::uint64_t>* const preallocation_failures_;
   std::vector<std::byte> buffer_;  // the prepared record
   bool prepared_ = false;
+  SequenceNumber first_ = 0, last_ = 0;  // of the prepared group
+  // The format version of the current segment (kFormatVersion, or 2 under
+  // the test-only DurabilityFaults::unpadded_wal).
+  std::uint32_t version_ = kFormatVersion;
+  std::uint64_t last_padding_bytes_ = 0;
 };
 
 }  // namespace quiver::wal

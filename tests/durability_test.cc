@@ -541,7 +541,7 @@ TEST(CrashEnumerationTest, EveryCrashPointUnderEveryPolicyRecoversAPrefix) {
 TEST(CrashEnumerationTest, NegativeControlUnpaddedWalLosesCommits) {
   base::ScopedDurabilityFault unpadded(&base::DurabilityFaults::unpadded_wal);
   const Workload w{20, {10}};
-  EnumerationResult r = Enumerate(w, 1, OpenHooks{}, /*expect_no_loss=*/false);
+  EnumerationResult r = Enumerate(w, 1, /*expect_no_loss=*/false);
   Print("negative control (no WAL page padding)", r);
   // Seen both ways: acknowledged groups cut as a torn tail, and opens that
   // fail (a torn segment header, or damage before a later group's record).

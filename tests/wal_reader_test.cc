@@ -225,6 +225,19 @@ RawScan ScanRaw(const std::string& bytes) {
   return r;
 }
 
+// Review (WAL format 3, finding 1): the header's padding is synced before
+// any group is written, so damage there followed by a valid group, even the
+// first one the segment expects, hit durable bytes: Corruption, never a torn
+// tail that cuts the acknowledged group away.
+TEST(WalReaderTest, DamageInTheHeaderPageBeforeAGroupIsCorruption) {
+  std::string bytes = RawSegment({40});
+  ASSERT_EQ(ScanRaw(bytes).groups.size(), 1u);
+  bytes[wal::kSegmentHeaderBytes + 200] = static_cast<char>(bytes[wal::kSegmentHeaderBytes + 200] ^ 1);
+  const RawScan r = ScanRaw(bytes);
+  EXPECT_EQ(r.status.code(), StatusCode::kCorruption) << r.status.ToString();
+  EXPECT_TRUE(r.groups.empty());
+}
+
 // Record payload sizes that hit each case of the padding: room left for a
 // padding record, exactly none (a record ending on the boundary: no padding),
 // fewer than 32 bytes left (the padding reaches the boundary after), and a

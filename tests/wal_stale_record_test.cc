@@ -40,7 +40,7 @@ Options StaleOptions() {
   o.writer.spin_microseconds = 0;
   o.durable.checkpoint_wal_bytes = 0;  // checkpoints only where the test takes them
   o.durable.checkpoint_on_close = false;
-  o.durable.wal_segment_bytes = 512;  // four or five groups a segment
+  o.durable.wal_segment_bytes = 16 << 10;  // three groups a segment (each on its own 4 KiB page)
   return o;
 }
 

@@ -245,7 +245,11 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
     }
     QUIVER_RETURN_IF_ERROR(finish_group(payload));
   }
-  if (pos < bytes.size() && ValidRecordAfter(bytes, pos + 1, next + 1)) {
+  // Damage inside the header's page (format 3) lies in bytes synced before
+  // any group was written: any valid piece of a group after it, even of the
+  // group expected next, proves the damage hit durable bytes.
+  const SequenceNumber proof_from = header_padding_due ? next : next + 1;
+  if (pos < bytes.size() && ValidRecordAfter(bytes, pos + 1, proof_from)) {
     scan->bad_offset = pos;
     return CorruptionError(base::StrCat("WAL segment ", header->segment_number, ": damaged record at offset ",
                                         pos, " is followed by committed records"));

@@ -345,9 +345,16 @@ class Rebuilder {
         return Salvage(listing, i, bytes, scan);
       }
       if (!scan.header_valid) {
-        if (!last) {
+        // A segment SEGMENTS names was started durably (header synced, then
+        // the name): its damaged header is damage, never an interrupted
+        // creation, whatever its size. In formats 1 and 2 the first group
+        // shares the header's page, so a file of one page or less may hold
+        // acknowledged groups whose records are damaged with the header.
+        const bool started = recorded.has_value() && *recorded >= number;
+        if (!last || started) {
           if (options_.durable.salvage_wal_prefix) return Salvage(listing, i, bytes, scan);
-          return CorruptionError(base::StrCat("WAL segment ", number, " has a damaged header"));
+          return CorruptionError(base::StrCat("WAL segment ", number, " has a damaged header",
+                                              last ? " (SEGMENTS shows its start completed)" : ""));
         }
         // Created but never made durable before a crash: nothing in it was
         // acknowledged. (Read-only: left as it is.)
@@ -360,9 +367,9 @@ class Rebuilder {
       }
       QUIVER_RETURN_IF_ERROR(CheckSegmentHeader(scan, &expected_header_first));
       state_->segment_first[number] = scan.header.first_sequence;
-      // The log's content: padding (format version 3) is not counted, as
-      // the writer does not count it (checkpoint_wal_bytes).
-      state_->wal_bytes_read += scan.valid_end - scan.padding_bytes;
+      // What the log takes on disk, padding (format version 3) included, as
+      // the writer counts it (checkpoint_wal_bytes); not the zeroed end.
+      state_->wal_bytes_read += scan.valid_end;
       if (last) {
         // Appends continue in the last segment only if it is of this
         // build's format version, an older one is closed as it is, and only
@@ -398,13 +405,17 @@ class Rebuilder {
         // name not yet durable in the directory (synced below), and commits
         // appended to it would be lost with it. With nothing replayed and
         // the start known durable there is nothing to make durable.
-        QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end));
+        // With its zeroed end (format version 3), if it has one: the
+        // segment is written again as it was read, and appends go on over
+        // the zeros.
+        QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end + scan.zeroed_bytes));
         state_->stats.tail_bytes_truncated += scan.tail_bytes;
         ++state_->stats.wal_segments_rewritten;
         rewritten = true;
-      } else if (scan.file_bytes != scan.valid_end) {
+      } else if (scan.tail_bytes > 0 || scan.file_bytes < scan.valid_end) {
         // Cut a torn tail, or zero-fill a cut inside the last record's
-        // padding, so appends continue at the aligned end.
+        // padding, so appends continue at the aligned end. A zeroed end
+        // (format version 3, zeroed_bytes) stays: the writer appends over it.
         QUIVER_RETURN_IF_ERROR(TruncateTail(path, scan.valid_end));
         state_->stats.tail_bytes_truncated += scan.tail_bytes;
       }

@@ -212,8 +212,9 @@ WalExpect Prefix(const Corpus& c, std::size_t groups) {
 std::string Describe(const WalOutcome& o) {
   if (!o.status.ok()) return o.status.ToString();
   return "OK, " + std::to_string(o.scan.groups) + " groups, valid_end " + std::to_string(o.scan.valid_end) +
-         ", tail_bytes " + std::to_string(o.scan.tail_bytes) +
-         (o.scan.header_valid ? "" : ", header invalid") + (o.content_matches ? "" : ", CONTENT DIFFERS");
+         ", tail_bytes " + std::to_string(o.scan.tail_bytes) + ", zeroed_bytes " +
+         std::to_string(o.scan.zeroed_bytes) + (o.scan.header_valid ? "" : ", header invalid") +
+         (o.content_matches ? "" : ", CONTENT DIFFERS");
 }
 std::string Describe(const WalExpect& e) {
   if (e.kind == WalExpect::kCorruption) return "Corruption";
@@ -264,7 +265,8 @@ WalOutcome CheckWal(const Corpus& c, std::span<const std::byte> bytes, const Wal
   } else {
     ok = o.status.ok() && o.scan.groups == e.groups && o.content_matches &&
          (e.groups == 0 || o.scan.valid_end == e.valid_end) &&
-         o.scan.valid_end + o.scan.tail_bytes == std::max<std::uint64_t>(bytes.size(), o.scan.valid_end) &&
+         o.scan.valid_end + o.scan.tail_bytes + o.scan.zeroed_bytes ==
+             std::max<std::uint64_t>(bytes.size(), o.scan.valid_end) &&
          (!o.scan.header_valid || o.scan.valid_end % 8 == 0);
     if (o.status.ok() && o.scan.groups == total && e.groups < total && bytes.size() >= c.segment.size())
       ++r.undetected;

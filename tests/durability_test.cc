@@ -156,6 +156,37 @@ TEST(DurabilityTest, DamagedNewestCheckpointFallsBackToThePreviousOne) {
   EXPECT_EQ(Dump(g->GetSnapshot()), expected);
 }
 
+// Review MEDIUM A: in WAL formats 1 and 2 the first group follows the
+// 64-byte header in the same page, so a segment of 4096 bytes or less can
+// hold acknowledged groups. One whose header and records are all damaged
+// was deleted as an interrupted creation, and Open said OK with the groups
+// gone. SEGMENTS names it, so its start (header synced) completed: its
+// damage is Corruption, whatever its size.
+TEST(DurabilityTest, ADamagedHeaderOfASegmentSegmentsListsIsNeverAnInterruptedCreation) {
+  env::SimFileSystem fs;
+  Options o = DurableOptions();
+  o.durable.checkpoint_on_close = false;
+  {
+    const base::ScopedDurabilityFault format2(&base::DurabilityFaults::unpadded_wal);
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+    for (int k = 1; k <= 3; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+    ASSERT_TRUE(g->Close().ok());
+  }
+  const std::string path = "/db/" + wal::SegmentFileName(1);
+  std::string bytes = fs.ReadFileForTest(path).value();
+  ASSERT_LE(bytes.size(), wal::kWalPageBytes);
+  ASSERT_GT(bytes.size(), wal::kSegmentHeaderBytes);
+  // A byte of every 16 flipped: the header and every record (at least 32
+  // bytes each) fail their CRC.
+  for (std::size_t i = 3; i < bytes.size(); i += 16) bytes[i] = static_cast<char>(bytes[i] ^ 0x5a);
+  ASSERT_TRUE(fs.WriteFileForTest(path, bytes).ok());
+  auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+  ASSERT_FALSE(g.ok()) << "opened at sequence " << (*g)->GetOpenStats().recovered_sequence
+                       << ": the acknowledged groups were deleted with the segment";
+  EXPECT_EQ(g.status().code(), StatusCode::kCorruption) << g.status().ToString();
+  EXPECT_EQ(fs.ReadFileForTest(path).value(), bytes) << "a refused Open changed the segment";
+}
+
 TEST(DurabilityTest, CloseReleasesTheLock) {
   TempDir dir;
   auto g = Graph::Open(DurableOptions(), dir.path()).value();

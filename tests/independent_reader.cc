@@ -436,6 +436,12 @@ Result<Segment> ScanSegment(const std::string& name, std::string_view b) {
   if (ValidRecordAfter(b, pos, seg.next_sequence))
     return Bad(name + ": damage at " + std::to_string(pos) + " followed by committed records");
   seg.tail_bytes = b.size() - end_of_groups;
+  // Version 3, the zeroed end: past groups (or the header's padding) that
+  // end on a page boundary, nothing but zeros to the end of the file is the
+  // segment's unused end, not a torn tail.
+  if (version >= 3 && end_of_groups >= kPageBytes && end_of_groups % kPageBytes == 0 &&
+      AllZero(b.substr(end_of_groups)))
+    seg.tail_bytes = 0;
   return seg;
 }
 

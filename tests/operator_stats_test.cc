@@ -174,10 +174,10 @@ TEST(OperatorStatsTest, WalBytesSinceCheckpoint) {
   DurabilityStats d = g->GetDurabilityStats();
   EXPECT_GT(d.wal_bytes_since_checkpoint, 0u);
   // wal_bytes counts what was written, each group padded to its 4 KiB page
-  // (docs/wal_format.md, the page rule); the bytes since the checkpoint
-  // count the records only.
+  // (docs/wal_format.md, the page rule); so do the bytes since the
+  // checkpoint (what the log takes on disk).
   EXPECT_EQ(d.wal_bytes, 10 * wal::kWalPageBytes);
-  EXPECT_LT(d.wal_bytes_since_checkpoint, d.wal_bytes / 10);
+  EXPECT_EQ(d.wal_bytes_since_checkpoint, d.wal_bytes);
   ASSERT_TRUE(g->Checkpoint().ok());
   EXPECT_EQ(g->GetDurabilityStats().wal_bytes_since_checkpoint, 0u);
   WriteGroups(*g, 10, 13);
@@ -186,26 +186,30 @@ TEST(OperatorStatsTest, WalBytesSinceCheckpoint) {
   EXPECT_LT(d.wal_bytes_since_checkpoint, d.wal_bytes);
 }
 
-// The padding that ends each group on a 4 KiB page (docs/wal_format.md, the
-// page rule) does not count toward checkpoint_wal_bytes: a serial workload of
-// single-element commits writes a page per commit, 30 to 60 times its
-// records, and would otherwise checkpoint that much more often. Here the
-// records of 300 commits stay under the threshold, which the bytes written
-// exceed 18 times over: no checkpoint is asked for.
-TEST(OperatorStatsTest, CheckpointTriggerCountsRecordsNotPadding) {
+// Review MEDIUM B: checkpoint_wal_bytes counts what the log takes on disk,
+// the padding that ends each group on a 4 KiB page (docs/wal_format.md, the
+// page rule) included. Counting the records only, a serial workload of
+// single-element commits (a page each, 30 to 60 times its records) let the
+// WAL grow that many times past the threshold before a checkpoint. Here 300
+// commits take 18 times the threshold on disk: checkpoints must have run.
+TEST(OperatorStatsTest, CheckpointTriggerCountsWhatTheLogTakesOnDisk) {
   env::SimFileSystem fs;
   Options o = test_util::SmallSegmentOptions();
   o.durable.wal_segment_bytes = std::uint64_t{1} << 20;
   o.durable.checkpoint_wal_bytes = 64 << 10;
   auto g = GraphImpl::OpenDurable(o, kDir, &fs).value();
   WriteGroups(*g, 0, 300);
-  const DurabilityStats d = g->GetDurabilityStats();
+  DurabilityStats d = g->GetDurabilityStats();
   EXPECT_EQ(d.wal_bytes, 300 * wal::kWalPageBytes);
-  EXPECT_LT(d.wal_bytes_since_checkpoint, o.durable.checkpoint_wal_bytes);
   EXPECT_GT(d.wal_bytes, 18 * o.durable.checkpoint_wal_bytes);
-  EXPECT_EQ(d.checkpoints_written + d.checkpoint_failures, 0u);
-  std::cout << "[          ] WAL bytes per single-element commit: " << d.wal_bytes / 300
-            << " written, of which records " << d.wal_bytes_since_checkpoint / 300 << "\n";
+  // The background checkpoints were asked for while the groups were
+  // written; the first one may still be running. A bound on the wait only
+  // so that a trigger that never fires fails instead of hanging.
+  for (int i = 0; i < 60000 && d.checkpoints_written + d.checkpoint_failures == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    d = g->GetDurabilityStats();
+  }
+  EXPECT_GT(d.checkpoints_written, 0u) << "no checkpoint after " << d.wal_bytes << " WAL bytes on disk";
 }
 
 // Regression (review F5): a group the writer logs after a checkpoint's

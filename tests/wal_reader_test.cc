@@ -238,6 +238,39 @@ TEST(WalReaderTest, DamageInTheHeaderPageBeforeAGroupIsCorruption) {
   EXPECT_TRUE(r.groups.empty());
 }
 
+// The zeroed end (format 3, docs/wal_format.md): the writer zero-fills a
+// segment ahead of its appends. Zeros after the last group, which ends on a
+// page boundary, are the segment's unused end: no torn tail, nothing to cut.
+// One byte other than zero there makes all of it a torn tail again; and in
+// format 2, which was never zero-filled, zeros stay a torn tail.
+TEST(WalReaderTest, ZerosAfterTheLastGroupAreTheZeroedEndNotATornTail) {
+  const std::string segment = RawSegment({40, 5000});
+  ASSERT_EQ(segment.size() % wal::kWalPageBytes, 0u);
+  RawScan r = ScanRaw(segment + std::string(3 * wal::kWalPageBytes, '\0'));
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.groups.size(), 2u);
+  EXPECT_EQ(r.scan.valid_end, segment.size());
+  EXPECT_EQ(r.scan.tail_bytes, 0u);
+  EXPECT_EQ(r.scan.zeroed_bytes, 3 * wal::kWalPageBytes);
+
+  std::string torn = segment + std::string(3 * wal::kWalPageBytes, '\0');
+  torn[segment.size() + 5000] = '\x01';
+  r = ScanRaw(torn);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.groups.size(), 2u);
+  EXPECT_EQ(r.scan.tail_bytes, 3 * wal::kWalPageBytes);
+  EXPECT_EQ(r.scan.zeroed_bytes, 0u);
+
+  // A header whose padding never made it (valid end 64): zeros after it are
+  // no zeroed end (the fill starts only after the header's page is synced).
+  std::string header_only =
+      segment.substr(0, wal::kSegmentHeaderBytes) + std::string(wal::kWalPageBytes, '\0');
+  r = ScanRaw(header_only);
+  ASSERT_TRUE(r.status.ok()) << r.status.ToString();
+  EXPECT_EQ(r.scan.zeroed_bytes, 0u);
+  EXPECT_EQ(r.scan.tail_bytes, wal::kWalPageBytes);
+}
+
 // Record payload sizes that hit each case of the padding: room left for a
 // padding record, exactly none (a record ending on the boundary: no padding),
 // fewer than 32 bytes left (the padding reaches the boundary after), and a
@@ -391,7 +424,9 @@ TEST(WalReaderTest, ATornHeaderPageIsClosedNotAppendedTo) {
   const std::string seg1 = fs.ReadFileForTest("/db/" + wal::SegmentFileName(1)).value();
   EXPECT_LE(seg1.size(), wal::kWalPageBytes) << "a group was written into the header's page";
   const std::string seg2 = fs.ReadFileForTest("/db/" + wal::SegmentFileName(2)).value();
-  EXPECT_EQ(seg2.size(), 2 * wal::kWalPageBytes);
+  // The header's page, the group's page, then zeros only (the zeroed end).
+  ASSERT_GE(seg2.size(), 2 * wal::kWalPageBytes);
+  EXPECT_EQ(seg2.find_first_not_of('\0', 2 * wal::kWalPageBytes), std::string::npos);
   auto g = GraphImpl::OpenDurable(o, "/db", &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_EQ((*g)->GetSnapshot().sequence(), acked);

@@ -171,12 +171,10 @@ struct DurabilityStats {
   // those of [2^i, 2^(i+1)) us, bucket 23 those of 2^23 us (8.4 s) or more.
   // The buckets sum to wal_syncs.
   std::array<std::uint64_t, kSyncLatencyBuckets> wal_sync_latency_histogram{};
-  // WAL record bytes appended since the last checkpoint was written (since
-  // Open, plus the log Open replayed, if none was): what the next Open would
-  // replay, and what checkpoint_wal_bytes is compared with. The padding to
-  // page boundaries is not counted (a serial workload of tiny commits pads
-  // most of each 4 KiB page, and would otherwise checkpoint up to 60 times
-  // as often); wal_bytes counts it.
+  // WAL bytes appended since the last checkpoint was written (since Open,
+  // plus the log Open found, if none was): what the log the next Open would
+  // read takes on disk, records and the padding that ends each commit group
+  // on a 4 KiB page alike, and what checkpoint_wal_bytes is compared with.
   std::uint64_t wal_bytes_since_checkpoint = 0;
   // Unsynced writes (WriteOptions::sync = false) acknowledged and held back
   // in memory, not yet in the WAL: how many batches and their log entries'

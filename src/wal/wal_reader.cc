@@ -259,6 +259,17 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
   if (guessed && pos < bytes.size() && ValidRecordAfter(bytes, pos + 1, covered + 1)) return cannot_skip();
   scan->next_sequence = next;
   scan->tail_bytes = bytes.size() > scan->valid_end ? bytes.size() - scan->valid_end : 0;
+  // The zeroed end (version 3): the writer zero-fills a segment ahead of its
+  // appends, synced, and each group overwrites whole pages of it. Past a
+  // valid end on a page boundary after the header's page, bytes that are all
+  // zero are that unused end, not a torn tail (any other byte there is one).
+  if (padded && !guessed && scan->tail_bytes > 0 && scan->valid_end >= kWalPageBytes &&
+      scan->valid_end % kWalPageBytes == 0 &&
+      std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(scan->valid_end), bytes.end(),
+                  [](std::byte b) { return b == std::byte{0}; })) {
+    scan->zeroed_bytes = scan->tail_bytes;
+    scan->tail_bytes = 0;
+  }
   return Status::Ok();
 }
 

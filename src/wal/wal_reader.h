@@ -9,7 +9,9 @@
 //    damage is Corruption, never skipped;
 //  - otherwise the bytes from the stop on are a torn tail (or unused
 //    preallocated space): reported as `tail_bytes`, for the caller to
-//    truncate.
+//    truncate; except, in version 3, a tail of zeros only after a valid end
+//    on a page boundary (past the header's page), which is the segment's
+//    zeroed end, reported as `zeroed_bytes` and kept.
 // The documented limit: damage confined to the last record looks exactly
 // like a torn write and is dropped as one (and reported).
 //
@@ -46,8 +48,14 @@ struct SegmentScan {
   bool header_valid = false;
   SegmentHeader header;
   std::uint64_t file_bytes = 0;
-  std::uint64_t valid_end = 0;       // offset just past the last complete group
-  std::uint64_t tail_bytes = 0;      // file_bytes - valid_end
+  std::uint64_t valid_end = 0;  // offset just past the last complete group
+  // file_bytes - valid_end, unless those bytes are the zeroed end (below)
+  std::uint64_t tail_bytes = 0;
+  // Version 3: file_bytes - valid_end when every one of those bytes is zero
+  // and valid_end is a page boundary past the header's page: the zeroed,
+  // never written end the writer fills ahead of its appends (wal_writer.h).
+  // Not damage and not a torn tail; appends may continue over it.
+  std::uint64_t zeroed_bytes = 0;
   SequenceNumber last_sequence = 0;  // of the last complete group; 0 if none
   // The sequence the next group must start at: the last complete group's
   // last + 1, the header's first_sequence if none, or covered + 1 after

@@ -167,6 +167,10 @@ std::string FragmentedSegment(const LogBuilder& log, std::size_t pieces) {
   header.uuid = kFixedUuid;
   header.segment_number = 1;
   header.first_sequence = 1;
+  // Format version 2: records back to back, without the padding records
+  // version 3 puts after the header and each group (which WriteSegmentFile
+  // seeds write).
+  header.format_version = 2;
   wal::EncodeSegmentHeader(header, std::span<std::byte, wal::kSegmentHeaderBytes>(
                                        reinterpret_cast<std::byte*>(out.data()), wal::kSegmentHeaderBytes));
   const std::size_t step = (g.payload.size() + pieces - 1) / pieces;

@@ -220,11 +220,13 @@ class GraphImpl final : public Graph {
   void DeliverEvent(LogLevel level, std::string_view event, std::string_view message) const noexcept;
   // The events Open's findings call for (torn tail, fallback, salvage).
   void LogOpenFindings() const;
-  // Counts `bytes` appended to the WAL and, when `synced`, the fdatasync
-  // that took `micros` (histogram, syncs) in one step under stats_mu_, then
-  // logs the sync if slow; returns the WAL bytes since the last checkpoint.
-  // `synced` is false only under DurabilityFaults::append_unsynced_groups.
-  std::uint64_t RecordSync(bool synced, std::uint64_t micros, std::uint64_t bytes);
+  // Counts `written` bytes appended to the WAL (wal_bytes), of which
+  // `bytes` count toward wal_bytes_since_checkpoint (all of them: records
+  // and padding alike), and, when `synced`, the fdatasync that took `micros`
+  // (histogram, syncs) in one step under stats_mu_, then logs the sync if
+  // slow; returns the WAL bytes since the last checkpoint. `synced` is
+  // false only under DurabilityFaults::append_unsynced_groups.
+  std::uint64_t RecordSync(bool synced, std::uint64_t micros, std::uint64_t written, std::uint64_t bytes);
   // What a checkpoint makes redundant: checkpoint files (names) and WAL
   // segments (numbers).
   struct CoveredFiles {

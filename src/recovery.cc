@@ -158,7 +158,7 @@ class Rebuilder {
     // last segment, or a new segment starts after the recovered sequence.
     version_->roots.log_segment = state_->last_segment != 0 ? state_->last_segment : state_->next_segment;
     version_->roots.log_offset =
-        state_->last_segment != 0 ? state_->last_segment_size : std::uint64_t{wal::kSegmentHeaderBytes};
+        state_->last_segment != 0 ? state_->last_segment_size : wal::FirstRecordOffset(wal::kFormatVersion);
     state_->replay_end_allocated_bytes = state_->chain->account()->allocated_bytes();
     replay_blocks_.Clear();  // the blocks belong to the version from now on
     ctx_.blocks = nullptr;
@@ -345,9 +345,16 @@ class Rebuilder {
         return Salvage(listing, i, bytes, scan);
       }
       if (!scan.header_valid) {
-        if (!last) {
+        // A segment SEGMENTS names was started durably (header synced, then
+        // the name): its damaged header is damage, never an interrupted
+        // creation, whatever its size. In formats 1 and 2 the first group
+        // shares the header's page, so a file of one page or less may hold
+        // acknowledged groups whose records are damaged with the header.
+        const bool started = recorded.has_value() && *recorded >= number;
+        if (!last || started) {
           if (options_.durable.salvage_wal_prefix) return Salvage(listing, i, bytes, scan);
-          return CorruptionError(base::StrCat("WAL segment ", number, " has a damaged header"));
+          return CorruptionError(base::StrCat("WAL segment ", number, " has a damaged header",
+                                              last ? " (SEGMENTS shows its start completed)" : ""));
         }
         // Created but never made durable before a crash: nothing in it was
         // acknowledged. (Read-only: left as it is.)
@@ -360,11 +367,19 @@ class Rebuilder {
       }
       QUIVER_RETURN_IF_ERROR(CheckSegmentHeader(scan, &expected_header_first));
       state_->segment_first[number] = scan.header.first_sequence;
+      // What the log takes on disk, padding (format version 3) included, as
+      // the writer counts it (checkpoint_wal_bytes); not the zeroed end.
       state_->wal_bytes_read += scan.valid_end;
       if (last) {
         // Appends continue in the last segment only if it is of this
-        // build's format version; an older one is closed as it is.
-        state_->last_segment = scan.header.format_version == wal::kFormatVersion ? number : 0;
+        // build's format version, an older one is closed as it is, and only
+        // at a page boundary (the page rule, wal/wal_format.h): a segment
+        // whose header's padding was torn (valid end 64) is closed too, so
+        // no group is ever written into the header's page.
+        state_->last_segment =
+            scan.header.format_version == wal::kFormatVersion && scan.valid_end % wal::kWalPageBytes == 0
+                ? number
+                : 0;
         state_->last_segment_size = scan.valid_end;
         wal_end = scan.next_sequence - 1;
         // The checkpoint says the group after it starts in a later segment:
@@ -390,13 +405,17 @@ class Rebuilder {
         // name not yet durable in the directory (synced below), and commits
         // appended to it would be lost with it. With nothing replayed and
         // the start known durable there is nothing to make durable.
-        QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end));
+        // With its zeroed end (format version 3), if it has one: the
+        // segment is written again as it was read, and appends go on over
+        // the zeros.
+        QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end + scan.zeroed_bytes));
         state_->stats.tail_bytes_truncated += scan.tail_bytes;
         ++state_->stats.wal_segments_rewritten;
         rewritten = true;
-      } else if (scan.file_bytes != scan.valid_end) {
+      } else if (scan.tail_bytes > 0 || scan.file_bytes < scan.valid_end) {
         // Cut a torn tail, or zero-fill a cut inside the last record's
-        // padding, so appends continue at the aligned end.
+        // padding, so appends continue at the aligned end. A zeroed end
+        // (format version 3, zeroed_bytes) stays: the writer appends over it.
         QUIVER_RETURN_IF_ERROR(TruncateTail(path, scan.valid_end));
         state_->stats.tail_bytes_truncated += scan.tail_bytes;
       }

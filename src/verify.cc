@@ -76,8 +76,10 @@ std::optional<VerifiedFile> CheckCheckpoint(env::FileSystem* fs, const std::stri
 
 // Checks one segment file as recovery reads it, with nothing covered: any
 // damage is reported. nullopt if it was removed after the listing.
+// `started`: SEGMENTS named this segment (or a later one) before the
+// listing, so its start completed (header synced).
 std::optional<VerifiedFile> CheckSegment(env::FileSystem* fs, const std::string& dir, const std::string& name,
-                                         std::uint64_t number, bool last, SegmentFacts* facts) {
+                                         std::uint64_t number, bool last, bool started, SegmentFacts* facts) {
   VerifiedFile f;
   f.name = name;
   f.kind = VerifiedFileKind::kWalSegment;
@@ -101,7 +103,10 @@ std::optional<VerifiedFile> CheckSegment(env::FileSystem* fs, const std::string&
     // interrupted, which Open removes if it is the last segment.
     f.tail_bytes = bytes->size();
     f.first_bad_offset = 0;
-    if (!last) f.status = CorruptionError("WAL segment header damaged, and later segments exist");
+    if (!last)
+      f.status = CorruptionError("WAL segment header damaged, and later segments exist");
+    else if (started)
+      f.status = CorruptionError("WAL segment header damaged, and SEGMENTS shows its start completed");
     return f;
   }
   f.format_version = scan.header.format_version;
@@ -149,6 +154,11 @@ class Verifier {
 
   Result<VerifyReport> Run() {
     if (dir_.empty()) return InvalidArgumentError("VerifyDirectory: the directory path is empty");
+    // Read before the listing: a segment it names had completed its start
+    // before the listing saw it (a running writer records a segment only
+    // then). Errors are CheckRecordedNewest's to report.
+    Result<std::optional<std::uint64_t>> recorded = graphdir::ReadNewestSegment(fs_, dir_);
+    const std::uint64_t started_up_to = recorded.ok() && recorded->has_value() ? **recorded : 0;
     QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_->ListDir(dir_));
     QUIVER_ASSIGN_OR_RETURN(graphdir::DirState state, graphdir::Inspect(fs_, dir_));
     VerifyReport report;
@@ -176,7 +186,8 @@ class Verifier {
     const std::uint64_t last_number = segment_names.empty() ? 0 : segment_names.rbegin()->first;
     for (const auto& [number, name] : segment_names) {
       SegmentFacts facts;
-      std::optional<VerifiedFile> f = CheckSegment(fs_, dir_, name, number, number == last_number, &facts);
+      std::optional<VerifiedFile> f =
+          CheckSegment(fs_, dir_, name, number, number == last_number, number <= started_up_to, &facts);
       if (!f) continue;
       Report(*f);
       segments_.emplace(number, std::make_pair(std::move(*f), facts));

@@ -38,7 +38,9 @@ Options TestOptions() {
   o.writer.spin_microseconds = 0;
   o.durable.checkpoint_wal_bytes = 0;  // checkpoints only when the test asks
   o.durable.checkpoint_on_close = false;
-  o.durable.wal_segment_bytes = 512;  // a rotation every few groups
+  // A rotation every few groups: each group takes a 4 KiB page of its own
+  // (WAL format version 3), the header the first.
+  o.durable.wal_segment_bytes = 4 * wal::kWalPageBytes;
   return o;
 }
 
@@ -86,8 +88,9 @@ std::optional<Place> FindGroupStart(env::SimFileSystem& fs, SequenceNumber seque
 
 // Checks checkpoint `sequence`'s recorded position against the record of
 // group sequence + 1, which the caller has written since: the same place, or
-// the end of the segment before the one that group starts (at its header's
-// end) — the two forms docs/checkpoint_format.md allows.
+// the end of the segment before the one that group starts (at its first
+// page boundary, after the header's padding) — the two forms
+// docs/checkpoint_format.md allows.
 void ExpectPositionOfNextGroup(env::SimFileSystem& fs, SequenceNumber sequence) {
   SCOPED_TRACE(sequence);
   const checkpoint::Header h = ReadCheckpointHeader(fs, sequence);
@@ -99,7 +102,7 @@ void ExpectPositionOfNextGroup(env::SimFileSystem& fs, SequenceNumber sequence) 
   }
   // The segment-end form: the recorded segment ends at the recorded offset,
   // and the group starts the very next segment on disk.
-  EXPECT_EQ(next->offset, wal::kSegmentHeaderBytes);
+  EXPECT_EQ(next->offset, wal::FirstRecordOffset(wal::kFormatVersion));
   const std::vector<std::uint64_t> segments = Segments(fs);
   auto it = std::find(segments.begin(), segments.end(), next->segment);
   ASSERT_NE(it, segments.begin());

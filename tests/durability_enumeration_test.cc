@@ -23,7 +23,9 @@ using test_util::EnvOr;
 test_util::EnumerationConfig WideConfig(std::uint64_t seed) {
   test_util::EnumerationConfig c;
   c.seed = seed;
-  c.options.durable.wal_segment_bytes = std::uint64_t{16} << 10;
+  // A rotation about every 30 groups: each group takes a 4 KiB page of its
+  // own (WAL format version 3).
+  c.options.durable.wal_segment_bytes = std::uint64_t{128} << 10;
   c.options.durable.checkpoint_wal_bytes = std::uint64_t{24} << 10;  // background checkpoints
   c.options.writer.spin_microseconds = 0;
   c.producers = 3;

@@ -21,7 +21,9 @@ using base::ScopedDurabilityFault;
 test_util::EnumerationConfig ControlConfig() {
   test_util::EnumerationConfig c;
   c.seed = 7;
-  c.options.durable.wal_segment_bytes = 1024;     // a new segment every group or two
+  // A new segment every group or two: the header's page and two groups'
+  // (each group ends on a 4 KiB page boundary, WAL format version 3).
+  c.options.durable.wal_segment_bytes = 3 * 4096;
   c.options.durable.checkpoint_wal_bytes = 2048;  // a checkpoint every few groups
   c.checkpoint_one_in = 2;
   c.options.writer.spin_microseconds = 0;
@@ -82,6 +84,16 @@ TEST(DurabilityNegativeControlTest, NoCheckpointSyncBeforeRenameIsSeen) {
 // fallback left.
 TEST(DurabilityNegativeControlTest, DeletingFilesBeforeTheDirectorySyncIsSeen) {
   ExpectSeen({&DurabilityFaults::remove_before_dir_sync}, "delete before the directory fsync");
+}
+
+// The WAL's page rule off (version 2 segments: no padding to a 4 KiB page
+// boundary after each group): the next group's append rewrites the page
+// holding the end of the previous, acknowledged group, and a power cut that
+// tears that page's write-back (CrashPolicy::kTearPartialPage) destroys the
+// acknowledged bytes. EverySwitchOffSeesNothing runs the same enumeration
+// with the padding on.
+TEST(DurabilityNegativeControlTest, UnpaddedWalIsSeen) {
+  ExpectSeen({&DurabilityFaults::unpadded_wal}, "no WAL page padding");
 }
 
 // Unsynced writes (WriteOptions::sync = false) appended each as its own

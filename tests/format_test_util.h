@@ -288,20 +288,33 @@ inline Status LoadCheckpointForTest(std::span<const std::byte> file, checkpoint:
 struct RecordSpan {
   std::size_t offset = 0;       // of its header
   std::size_t payload_end = 0;  // offset + header + length
-  std::size_t end = 0;          // payload_end rounded up to 8 (where the next record starts)
+  // Where the next record that is not padding starts: payload_end rounded up
+  // to 8, past the padding record that follows it, if any (format version
+  // 3: a group's padding to the page boundary).
+  std::size_t end = 0;
+  std::size_t padding = 0;  // bytes of that padding record (0 if none)
 };
 
+// The records of a segment, padding records (the header's and each group's)
+// left out: each one's padding is counted in the record before it.
 inline std::vector<RecordSpan> RecordSpans(std::span<const std::byte> segment) {
   std::vector<RecordSpan> out;
   std::size_t pos = wal::kSegmentHeaderBytes;
   while (pos + wal::kRecordHeaderBytes <= segment.size()) {
     auto h = wal::ParseRecordHeader(segment.subspan(pos, wal::kRecordHeaderBytes));
     if (!h) break;
-    RecordSpan r{pos, pos + wal::kRecordHeaderBytes + h->length,
-                 pos + wal::kRecordHeaderBytes + wal::PaddedLength(h->length)};
-    if (r.payload_end > segment.size()) break;
-    out.push_back(r);
-    pos = r.end;
+    const std::size_t end = pos + wal::kRecordHeaderBytes + wal::PaddedLength(h->length);
+    if (pos + wal::kRecordHeaderBytes + h->length > segment.size()) break;
+    if (h->type == wal::RecordType::kPadding) {
+      if (!out.empty()) {
+        out.back().end = end;
+        out.back().padding = end - pos;
+      }
+      pos = end;
+      continue;
+    }
+    out.push_back(RecordSpan{pos, pos + wal::kRecordHeaderBytes + h->length, end, 0});
+    pos = end;
   }
   return out;
 }

@@ -21,6 +21,7 @@ namespace {
 
 constexpr std::uint64_t kMaxId = (std::uint64_t{1} << 48) - 1;
 constexpr std::size_t kWalHeaderBytes = 64;
+constexpr std::size_t kPageBytes = 4096;  // WAL format version 3: groups end on these boundaries
 constexpr std::size_t kRecordHeaderBytes = 32;
 constexpr std::uint32_t kMaxFragment = 1 << 20;
 // Checkpoint formats 1 (64-byte header, CRC at 60) and 2 (80-byte header,
@@ -325,7 +326,7 @@ std::optional<RecordHeader> ValidRecordAt(std::string_view b, std::size_t pos, b
   h.type = static_cast<std::uint8_t>(b[pos + 8]);
   h.first = Le64(b, pos + 16);
   h.last = Le64(b, pos + 24);
-  if (h.type < 1 || h.type > 4 || !AllZero(b.substr(pos + 9, 7)) || h.length > kMaxFragment || h.first < 1 ||
+  if (h.type < 1 || h.type > 5 || !AllZero(b.substr(pos + 9, 7)) || h.length > kMaxFragment || h.first < 1 ||
       h.last < h.first || h.length > b.size() - pos - kRecordHeaderBytes)
     return std::nullopt;
   std::uint32_t crc = Crc32c(0, b.data() + pos + 4, kRecordHeaderBytes - 4);
@@ -339,10 +340,14 @@ std::optional<RecordHeader> ValidRecordAt(std::string_view b, std::size_t pos, b
 
 // Evidence of committed data: a record at a multiple of 8 from `pos` on,
 // well formed, whole and CRC-valid (its padding does not matter), whose
-// first sequence exceeds `above`.
-bool ValidRecordAfter(std::string_view b, std::size_t pos, std::uint64_t above) {
-  for (std::size_t at = Padded(pos); at + kRecordHeaderBytes <= b.size(); at += 8)
-    if (auto h = ValidRecordAt(b, at, false); h && h->first > above) return true;
+// first sequence exceeds `above`; a padding record at `ignored_padding` (the
+// header's padding of a segment whose header is damaged) does not count.
+bool ValidRecordAfter(std::string_view b, std::size_t pos, std::uint64_t above,
+                      std::size_t ignored_padding = 0) {
+  for (std::size_t at = Padded(pos); at + kRecordHeaderBytes <= b.size(); at += 8) {
+    auto h = ValidRecordAt(b, at, false);
+    if (h && h->first > above && !(at == ignored_padding && h->type == 5)) return true;
+  }
   return false;
 }
 
@@ -361,10 +366,14 @@ Result<Segment> ScanSegment(const std::string& name, std::string_view b) {
   seg.name = name;
   const bool magic = b.size() >= kWalHeaderBytes && b.substr(0, 8) == "QVRWAL01";
   const bool crc = magic && Crc32c(0, b.data(), 56) == Le32(b, 56);
-  if (crc && Le32(b, 8) != 1 && Le32(b, 8) != 2)
-    return Bad(name + ": unknown format version " + std::to_string(Le32(b, 8)));
+  const std::uint32_t version = crc ? Le32(b, 8) : 0;
+  if (crc && version != 1 && version != 2 && version != 3)
+    return Bad(name + ": unknown format version " + std::to_string(version));
   if (!crc || Le32(b, 12) != kWalHeaderBytes || !AllZero(b.substr(60, 4))) {
-    if (ValidRecordAfter(b, kWalHeaderBytes, 0)) return Bad(name + ": damaged header before valid records");
+    // A torn creation holds at most the header's page, and no valid record
+    // but the header's padding.
+    if (b.size() > kPageBytes || ValidRecordAfter(b, kWalHeaderBytes, 0, kWalHeaderBytes))
+      return Bad(name + ": damaged header before valid records");
     seg.torn_creation = true;
     seg.tail_bytes = b.size();
     return seg;
@@ -372,8 +381,39 @@ Result<Segment> ScanSegment(const std::string& name, std::string_view b) {
   seg.uuid.assign(b.substr(16, 16));
   seg.first_sequence = seg.next_sequence = Le64(b, 40);
   std::size_t pos = kWalHeaderBytes, end_of_groups = kWalHeaderBytes;
+  // Version 3: the header's padding record (the header's first sequence
+  // twice) reaches to the first page boundary; every group whose last
+  // record ends off a page boundary is followed by a padding record with its
+  // range, ending on one, and counts only with it.
+  if (version >= 3) {
+    auto h = ValidRecordAt(b, pos);
+    if (!h || h->type != 5 || h->first != seg.first_sequence || h->last != seg.first_sequence ||
+        (pos + kRecordHeaderBytes + h->length) % kPageBytes != 0) {
+      if (h) return Bad(name + ": no header padding at 64");
+      if (ValidRecordAfter(b, pos, seg.next_sequence))
+        return Bad(name + ": damage at 64 followed by committed records");
+      seg.tail_bytes = b.size() - pos;
+      return seg;
+    }
+    pos = end_of_groups = pos + kRecordHeaderBytes + h->length;
+  }
   std::optional<Group> open;
+  std::optional<Group> unpadded;  // a whole group waiting for its padding
   while (auto h = ValidRecordAt(b, pos)) {
+    if (h->type == 5) {
+      if (version < 3)
+        return Bad(name + ": padding record in a format version " + std::to_string(version) + " segment");
+      if (!unpadded || h->first != unpadded->first || h->last != unpadded->last ||
+          (pos + kRecordHeaderBytes + h->length) % kPageBytes != 0)
+        return Bad(name + ": padding record at " + std::to_string(pos) + " out of place");
+      pos += kRecordHeaderBytes + h->length;
+      seg.next_sequence = unpadded->last + 1;
+      seg.groups.push_back(std::move(*unpadded));
+      unpadded.reset();
+      end_of_groups = pos;
+      continue;
+    }
+    if (unpadded) return Bad(name + ": record at " + std::to_string(pos) + " where padding must be");
     const bool starts = h->type == 1 || h->type == 2;
     if (starts ? (open.has_value() || h->first != seg.next_sequence)
                : (!open.has_value() || h->first != open->first || h->last != open->last))
@@ -382,6 +422,11 @@ Result<Segment> ScanSegment(const std::string& name, std::string_view b) {
     open->payload.append(b.substr(pos + kRecordHeaderBytes, h->length));
     pos = std::min(b.size(), pos + kRecordHeaderBytes + Padded(h->length));
     if (h->type == 1 || h->type == 4) {
+      if (version >= 3 && pos % kPageBytes != 0) {
+        unpadded = std::move(*open);
+        open.reset();
+        continue;
+      }
       seg.next_sequence = open->last + 1;
       seg.groups.push_back(std::move(*open));
       open.reset();
@@ -391,6 +436,12 @@ Result<Segment> ScanSegment(const std::string& name, std::string_view b) {
   if (ValidRecordAfter(b, pos, seg.next_sequence))
     return Bad(name + ": damage at " + std::to_string(pos) + " followed by committed records");
   seg.tail_bytes = b.size() - end_of_groups;
+  // Version 3, the zeroed end: past groups (or the header's padding) that
+  // end on a page boundary, nothing but zeros to the end of the file is the
+  // segment's unused end, not a torn tail.
+  if (version >= 3 && end_of_groups >= kPageBytes && end_of_groups % kPageBytes == 0 &&
+      AllZero(b.substr(end_of_groups)))
+    seg.tail_bytes = 0;
   return seg;
 }
 
@@ -590,7 +641,7 @@ Result<std::optional<Checkpoint>> LoadNewestCheckpoint(const DirectoryFiles& fil
 
 // The first sequence in an intact segment header, if the header is intact.
 std::optional<std::uint64_t> HeaderFirstSequence(std::string_view b) {
-  if (b.size() < kWalHeaderBytes || b.substr(0, 8) != "QVRWAL01" || (Le32(b, 8) != 1 && Le32(b, 8) != 2) ||
+  if (b.size() < kWalHeaderBytes || b.substr(0, 8) != "QVRWAL01" || Le32(b, 8) < 1 || Le32(b, 8) > 3 ||
       Le32(b, 12) != kWalHeaderBytes || Crc32c(0, b.data(), 56) != Le32(b, 56) || !AllZero(b.substr(60, 4)))
     return std::nullopt;
   return Le64(b, 40);

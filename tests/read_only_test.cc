@@ -185,8 +185,9 @@ TEST(ReadOnlyTest, DamageIsSalvagedInMemoryOnly) {
     if (wal::ParseSegmentFileName(name)) segments.push_back(name);
   ASSERT_GE(segments.size(), 3u);
   const std::string damaged = segments[segments.size() - 2];
-  ASSERT_TRUE(
-      fs.FlipBit(kDir + "/" + damaged, (wal::kSegmentHeaderBytes + wal::kRecordHeaderBytes + 3) * 8).ok());
+  ASSERT_TRUE(fs.FlipBit(kDir + "/" + damaged,
+                         (wal::FirstRecordOffset(wal::kFormatVersion) + wal::kRecordHeaderBytes + 3) * 8)
+                  .ok());
   EXPECT_EQ(OpenReadOnlyChecked(fs).status().code(), StatusCode::kCorruption);
   Options o = ReadOnly();
   o.durable.salvage_wal_prefix = true;

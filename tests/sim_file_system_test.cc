@@ -369,6 +369,63 @@ TEST_F(SimFileSystemTest, TornLastWriteLosesATrailingTruncate) {
   EXPECT_EQ(Read(*Crashed(CrashPolicy::kTornLastWrite), "/db/f"), "helloXY");
 }
 
+// The page holding the durable end, written again by an unsynced append into
+// it, comes back per sector as old, new or garbage bytes: durable bytes
+// before the append can be lost. Nothing outside that page changes.
+TEST_F(SimFileSystemTest, TearPartialPageMayDestroyDurableBytesOfThePage) {
+  const std::string durable = Block('d', kPageSize) + Block('a', 1000);  // ends inside the second page
+  Durable("/db/f", durable);
+  QUIVER_ASSERT_OK(Open("/db/f")->Append(AsBytes(Block('n', 3000))));
+  const std::string applied = durable + Block('n', 3000);
+  std::set<std::string> sector_kinds;
+  bool durable_damaged = false;
+  for (int seed = 0; seed < kSeeds; ++seed) {
+    const std::string got = Read(*Crashed(CrashPolicy::kTearPartialPage, seed), "/db/f");
+    ASSERT_GE(got.size(), kPageSize + 1000) << "seed " << seed;
+    ASSERT_LE(got.size(), applied.size()) << "seed " << seed;
+    ASSERT_EQ(got.substr(0, kPageSize), Block('d', kPageSize)) << "a whole durable page is never torn";
+    if (got.size() > 2 * kPageSize) {
+      ASSERT_EQ(got.substr(2 * kPageSize), applied.substr(2 * kPageSize, got.size() - 2 * kPageSize))
+          << "past the torn page the unsynced bytes are a prefix, as kKeepRandomPrefix keeps them";
+    }
+    const std::size_t page_end = std::min<std::size_t>(got.size(), 2 * kPageSize);
+    for (std::size_t at = kPageSize; at < page_end; at += kSectorSize) {
+      const std::size_t n = std::min<std::size_t>(kSectorSize, page_end - at);
+      const std::string sector = got.substr(at, n);
+      const std::string old_bytes = (durable + std::string(2 * kPageSize, '\0')).substr(at, n);
+      const std::string new_bytes = (applied + std::string(2 * kPageSize, '\0')).substr(at, n);
+      if (sector == old_bytes) {
+        sector_kinds.insert("old");
+      } else if (sector == new_bytes) {
+        sector_kinds.insert("new");
+      } else {
+        sector_kinds.insert("garbage");
+      }
+      if (at < durable.size() && sector.substr(0, std::min(n, durable.size() - at)) !=
+                                     durable.substr(at, std::min(n, durable.size() - at)))
+        durable_damaged = true;
+    }
+  }
+  EXPECT_EQ(sector_kinds, (std::set<std::string>{"old", "new", "garbage"}));
+  EXPECT_TRUE(durable_damaged) << "no seed damaged a synced byte of the partly filled page";
+}
+
+// No partly filled page (the durable end on a page boundary), or unsynced
+// writes only into other pages: the durable bytes always survive.
+TEST_F(SimFileSystemTest, TearPartialPageSparesPagesNotWrittenAgain) {
+  Durable("/db/aligned", Block('d', kPageSize));
+  QUIVER_ASSERT_OK(Open("/db/aligned")->Append(AsBytes(Block('n', 1000))));
+  Durable("/db/elsewhere", Block('d', 1000));
+  QUIVER_ASSERT_OK(Open("/db/elsewhere")->WriteAt(2 * kPageSize, AsBytes(Block('n', 100))));
+  for (int seed = 0; seed < kSeeds; ++seed) {
+    auto crashed = Crashed(CrashPolicy::kTearPartialPage, seed);
+    const std::string aligned = Read(*crashed, "/db/aligned");
+    ASSERT_EQ(aligned.substr(0, kPageSize), Block('d', kPageSize)) << "seed " << seed;
+    const std::string elsewhere = Read(*crashed, "/db/elsewhere");
+    ASSERT_EQ(elsewhere.substr(0, 1000), Block('d', 1000)) << "seed " << seed;
+  }
+}
+
 TEST_F(SimFileSystemTest, ExtendWithGarbageKeepsTheSizeNotTheBytes) {
   Durable("/db/grew", "hello");
   Durable("/db/same", "stay");

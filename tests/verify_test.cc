@@ -166,7 +166,7 @@ TEST(VerifyTest, FlippedBitInASealedSegmentIsReportedOnTheSegment) {
   MakeGraph(fs);
   const std::vector<std::uint64_t> segments = Segments(fs);
   const std::string name = wal::SegmentFileName(segments[1]);
-  const std::uint64_t record = wal::kSegmentHeaderBytes;
+  const std::uint64_t record = wal::FirstRecordOffset(wal::kFormatVersion);
   ASSERT_TRUE(fs.FlipBit(kDir + "/" + name, (record + wal::kRecordHeaderBytes + 5) * 8).ok());
   const VerifyReport r = VerifyOn(fs);
   const VerifiedFile& f = OnlyBad(r, name);

@@ -27,6 +27,12 @@ std::uint64_t DiskBytes(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_blocks) * 512 : 0;
 }
 
+// The size of `path`.
+std::uint64_t FileBytes(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+}
+
 std::string OnlySegment(const std::string& dir) {
   std::string found;
   const std::vector<std::string> names = env::PosixFileSystem()->ListDir(dir).value();
@@ -67,6 +73,36 @@ TEST(WalWriterTest, ATruncatedTailKeepsItsReservation) {
   ASSERT_GT(g->GetOpenStats().tail_bytes_truncated, 0u);
   ASSERT_EQ(OnlySegment(dir.path()), segment);
   EXPECT_GE(DiskBytes(segment), wal::WalWriter::kFirstReservation);
+}
+
+// Zero-filled segments: after a group is acknowledged the writer writes
+// zeros ahead of the write head (synced), so the next groups land inside the
+// file's size, in blocks already written: their fdatasync has no metadata
+// to flush. The reopen keeps that zeroed end (no torn tail to cut) and
+// appends over it.
+TEST(WalWriterTest, GroupsLandInTheZeroedEndAndAReopenKeepsIt) {
+  TempDir dir;
+  Options o;
+  o.writer.spin_microseconds = 0;  // closed with a checkpoint: the reopen replays nothing
+  std::uint64_t size_after_first = 0;
+  {
+    auto g = Graph::Open(o, dir.path()).value();
+    ASSERT_TRUE(ApplyGroup(*g, 1).ok());
+    ASSERT_TRUE(ApplyGroup(*g, 2).ok());  // after the fill the first one set off
+    const std::string segment = OnlySegment(dir.path());
+    size_after_first = FileBytes(segment);
+    EXPECT_GE(size_after_first, wal::WalWriter::kFillStep) << "no zeroed end ahead of the appends";
+    for (int k = 3; k <= 20; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+    EXPECT_EQ(FileBytes(segment), size_after_first) << "groups were written past the zeroed end";
+  }
+  const std::string segment = OnlySegment(dir.path());
+  auto g = Graph::Open(o, dir.path()).value();
+  EXPECT_EQ(g->GetOpenStats().tail_bytes_truncated, 0u);
+  EXPECT_EQ(g->GetOpenStats().recovered_sequence, 20u);
+  EXPECT_EQ(OnlySegment(dir.path()), segment);
+  EXPECT_EQ(FileBytes(segment), size_after_first);
+  ASSERT_TRUE(ApplyGroup(*g, 21).ok());
+  EXPECT_EQ(FileBytes(segment), size_after_first);
 }
 
 }  // namespace

@@ -150,6 +150,8 @@ inline constexpr std::size_t kSyncLatencyBuckets = 24;
 struct DurabilityStats {
   std::uint64_t commit_groups = 0;
   std::uint64_t wal_syncs = 0;
+  // Bytes appended to the WAL, including the padding that ends every group
+  // on a 4 KiB page boundary (docs/wal_format.md, the page rule).
   std::uint64_t wal_bytes = 0;
   std::uint64_t wal_segments_started = 0;
   // Times the file system had no room to reserve WAL space ahead of the
@@ -172,8 +174,9 @@ struct DurabilityStats {
   // The buckets sum to wal_syncs.
   std::array<std::uint64_t, kSyncLatencyBuckets> wal_sync_latency_histogram{};
   // WAL bytes appended since the last checkpoint was written (since Open,
-  // plus the log Open replayed, if none was): what the next Open would
-  // replay, and what checkpoint_wal_bytes is compared with.
+  // plus the log Open found, if none was): what the log the next Open would
+  // read takes on disk, records and the padding that ends each commit group
+  // on a 4 KiB page alike, and what checkpoint_wal_bytes is compared with.
   std::uint64_t wal_bytes_since_checkpoint = 0;
   // Unsynced writes (WriteOptions::sync = false) acknowledged and held back
   // in memory, not yet in the WAL: how many batches and their log entries'

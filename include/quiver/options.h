@@ -123,13 +123,21 @@ struct DurableOptions {
   // Target size of one WAL segment file; the next commit group after a
   // segment reaches it starts a new segment. Smaller segments let
   // checkpoints free WAL space sooner; each segment start costs a directory
-  // fsync. Disk space is reserved ahead of the appends, 1 MiB at first and
+  // fsync. Every commit group takes at least one 4 KiB page of the segment
+  // (a segment's header takes the first), so a segment holds at most
+  // wal_segment_bytes / 4 KiB groups. The segment is zero-filled ahead of
+  // its appends, 1 MiB at a time, so that a commit's fdatasync writes no
+  // file metadata. Disk space is reserved ahead of the appends, 1 MiB at first and
   // doubling up to this size, so a small graph takes about 1 MiB of WAL on
   // disk rather than the whole target. kMinWalSegmentBytes to
   // kMaxWalSegmentBytes. Default 64 MiB.
   std::uint64_t wal_segment_bytes = std::uint64_t{64} << 20;
   // Start a background checkpoint once this many WAL bytes were written
   // since the last one; 0 disables, else at least kMinCheckpointWalBytes.
+  // Counts what the log takes on disk, the padding that ends each commit
+  // group on a 4 KiB page included (DurabilityStats::
+  // wal_bytes_since_checkpoint): a serial workload of tiny commits, a page
+  // each, checkpoints after threshold / 4 KiB commits.
   // Default 256 MiB.
   std::uint64_t checkpoint_wal_bytes = std::uint64_t{256} << 20;
   // Start a background checkpoint this often, in milliseconds, if anything

@@ -46,6 +46,12 @@ struct DurabilityFaults {
   // when the graph directory is an entry of a simulated parent, not a
   // mount point of SimFileSystem).
   std::atomic<bool> skip_parent_sync{false};
+  // WalWriter writes version 2 segments: records only 8-byte aligned, no
+  // padding to a page boundary (the page rule of wal_format.h off), so the
+  // next group's append rewrites the page holding the end of the previous,
+  // acknowledged group, and a torn write-back of that page
+  // (CrashPolicy::kTearPartialPage) destroys acknowledged bytes.
+  std::atomic<bool> unpadded_wal{false};
 };
 
 // The process's switches.

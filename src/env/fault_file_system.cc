@@ -56,6 +56,15 @@ class FaultFileSystem::Writable final : public WritableFile {
     return base_->Allocate(offset, length);
   }
 
+  // A write (FaultOp::kWrite), of zeros.
+  Status ZeroFill(std::uint64_t offset, std::uint64_t length) override {
+    if (auto fault = fs_->Decide(FaultOp::kWrite, path_)) {
+      if (*fault == FaultKind::kShortWrite) QUIVER_RETURN_IF_ERROR(base_->ZeroFill(offset, length / 2));
+      return InjectedError(*fault, "zero-fill", path_);
+    }
+    return base_->ZeroFill(offset, length);
+  }
+
   Status StartWriteback(std::uint64_t offset, std::uint64_t length) override {
     if (auto fault = fs_->Decide(FaultOp::kWriteback, path_))
       return InjectedError(*fault, "writeback", path_);

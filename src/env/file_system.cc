@@ -1,6 +1,8 @@
 // Path helpers shared by every FileSystem implementation.
 #include "env/file_system.h"
 
+#include <algorithm>
+#include <array>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -8,6 +10,18 @@
 #include "env/path.h"
 
 namespace quiver::env {
+
+Status WritableFile::ZeroFill(std::uint64_t offset, std::uint64_t length) {
+  static constexpr std::size_t kPiece = std::size_t{64} << 10;
+  static const std::array<std::byte, kPiece> kZeros{};
+  while (length > 0) {
+    const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(length, kPiece));
+    QUIVER_RETURN_IF_ERROR(WriteAt(offset, std::span<const std::byte>(kZeros.data(), n)));
+    offset += n;
+    length -= n;
+  }
+  return Status::Ok();
+}
 
 std::string JoinPath(std::string_view dir, std::string_view name) {
   if (dir.empty()) return std::string(name);

@@ -69,6 +69,15 @@ class WritableFile {
   // rather than half-way through a later write. A best-effort optimisation:
   // OK where the file system cannot preallocate.
   virtual Status Allocate(std::uint64_t offset, std::uint64_t length) = 0;
+  // Writes zeros over [offset, offset + length), real writes (blocks
+  // allocated and written, never a hole or an unwritten extent), growing the
+  // file like WriteAt. Not synced. ResourceExhausted when the disk is full
+  // (some of the zeros may have landed). The WAL writer fills a segment
+  // ahead of its appends with it (wal/wal_writer.h): a reservation by
+  // writing, so a wrapper that tells a refused reservation from a failed
+  // write (as for Allocate) can tell here too. The default writes through
+  // WriteAt, 64 KiB at a time.
+  virtual Status ZeroFill(std::uint64_t offset, std::uint64_t length);
   // Write-back hints for a file written in bulk (a checkpoint), so that its
   // dirty pages reach the disk steadily while it is written rather than all
   // at once in the final Sync, where they would queue ahead of other files'

@@ -32,6 +32,9 @@ class ForwardingWritableFile : public WritableFile {
   Status Allocate(std::uint64_t offset, std::uint64_t length) override {
     return base_->Allocate(offset, length);
   }
+  Status ZeroFill(std::uint64_t offset, std::uint64_t length) override {
+    return base_->ZeroFill(offset, length);
+  }
   Status StartWriteback(std::uint64_t offset, std::uint64_t length) override {
     return base_->StartWriteback(offset, length);
   }

@@ -56,7 +56,8 @@ std::vector<bool> SimFileSystem::SurvivingDirChanges(CrashPolicy policy, std::ui
   std::vector<bool> keep(dir_log_.size(), false);
   Rng rng = Rng::Derive(seed, 0);
   switch (policy) {
-    case CrashPolicy::kTornLastWrite: keep.assign(keep.size(), true); break;
+    case CrashPolicy::kTornLastWrite:
+    case CrashPolicy::kTearPartialPage: keep.assign(keep.size(), true); break;
     case CrashPolicy::kKeepRandomPrefix:
     case CrashPolicy::kReorderSectors: {
       // The halves of a rename are adjacent in the log and share a group.

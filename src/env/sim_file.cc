@@ -30,6 +30,7 @@ std::string_view CrashPolicyName(CrashPolicy policy) {
     case CrashPolicy::kExtendWithZeros: return "ExtendWithZeros";
     case CrashPolicy::kLoseUnsyncedDirEntries: return "LoseUnsyncedDirEntries";
     case CrashPolicy::kKeepRemovalsLoseAdditions: return "KeepRemovalsLoseAdditions";
+    case CrashPolicy::kTearPartialPage: return "TearPartialPage";
   }
   return "Unknown";
 }
@@ -134,6 +135,40 @@ std::vector<std::byte> SimFile::TornLast(Rng& rng) const {
   return bytes;
 }
 
+std::vector<std::byte> SimFile::RandomPrefix(Rng& rng) const {
+  std::vector<std::byte> bytes = durable_;
+  const std::vector<Piece> pieces = AllPieces();
+  const std::uint64_t keep = rng.Uniform(pieces.size() + 1);
+  for (std::uint64_t i = 0; i < keep; ++i) ApplyPiece(pieces[i], &bytes);
+  return bytes;
+}
+
+void SimFile::TearPartialPage(Rng& rng, std::vector<std::byte>* bytes) const {
+  const std::uint64_t durable_end = durable_.size();
+  if (durable_end % kPageSize == 0) return;  // no partly filled page
+  const std::uint64_t page = durable_end - durable_end % kPageSize;
+  const bool touched = std::any_of(pending_.begin(), pending_.end(), [&](const PendingWrite& w) {
+    return !w.truncate && !w.data.empty() && w.offset < page + kPageSize && w.offset + w.data.size() > page;
+  });
+  if (!touched) return;
+  const std::vector<std::byte> applied = FullyApplied();
+  // The page is written back whole, so the file reaches at least as far
+  // into it as the durable bytes and the kept writes do.
+  const std::uint64_t end = std::min(page + kPageSize, std::max<std::uint64_t>(bytes->size(), durable_end));
+  if (bytes->size() < end) bytes->resize(end);
+  auto at = [](const std::vector<std::byte>& v, std::uint64_t i) {
+    return i < v.size() ? v[i] : std::byte{0};
+  };
+  for (std::uint64_t sector = page; sector < end; sector += kSectorSize) {
+    const std::uint64_t choice = rng.Uniform(3);  // 0 old, 1 new, 2 garbage
+    for (std::uint64_t i = sector; i < std::min(end, sector + kSectorSize); ++i) {
+      (*bytes)[i] = choice == 0   ? at(durable_, i)
+                    : choice == 1 ? at(applied, i)
+                                  : static_cast<std::byte>(rng.Next());
+    }
+  }
+}
+
 std::vector<std::byte> SimFile::CrashImage(CrashPolicy policy, Rng& rng) const {
   switch (policy) {
     case CrashPolicy::kDropUnsynced: return durable_;
@@ -142,11 +177,10 @@ std::vector<std::byte> SimFile::CrashImage(CrashPolicy policy, Rng& rng) const {
     case CrashPolicy::kExtendWithGarbage: return Extended(/*garbage=*/true, rng);
     case CrashPolicy::kExtendWithZeros: return Extended(/*garbage=*/false, rng);
     case CrashPolicy::kTornLastWrite: return TornLast(rng);
-    case CrashPolicy::kKeepRandomPrefix: {
-      std::vector<std::byte> bytes = durable_;
-      const std::vector<Piece> pieces = AllPieces();
-      const std::uint64_t keep = rng.Uniform(pieces.size() + 1);
-      for (std::uint64_t i = 0; i < keep; ++i) ApplyPiece(pieces[i], &bytes);
+    case CrashPolicy::kKeepRandomPrefix: return RandomPrefix(rng);
+    case CrashPolicy::kTearPartialPage: {
+      std::vector<std::byte> bytes = RandomPrefix(rng);
+      TearPartialPage(rng, &bytes);
       return bytes;
     }
     case CrashPolicy::kReorderSectors: {

@@ -27,6 +27,9 @@ namespace quiver::env {
 
 // The granularity at which the simulated disk persists unsynced data.
 inline constexpr std::uint64_t kSectorSize = 512;
+// The unit the page cache writes back: a write into a page makes the whole
+// page be written again (CrashPolicy::kTearPartialPage).
+inline constexpr std::uint64_t kPageSize = 4096;
 
 // What a simulated power loss does to data and directory entries that were
 // not yet made durable (Sync for file data, SyncDir for names). Synced data
@@ -63,6 +66,16 @@ enum class CrashPolicy {
   // choose for unsynced directory changes: it shows a file removed before
   // the new name that made it redundant was made durable.
   kKeepRemovalsLoseAdditions,
+  // The write-back of a partly filled page torn by the power cut. Per file,
+  // a random prefix of the unsynced sector pieces survives (as
+  // kKeepRandomPrefix); in addition, if the durable content ends inside a
+  // kPageSize page and an unsynced write touched that page, the page was
+  // being written again, synced bytes and all: each of its sectors (as far
+  // as the file then reaches) holds the durable bytes, the bytes with every
+  // unsynced change applied, or garbage, chosen per sector at random. So a
+  // write into a page that holds acknowledged data can destroy that data.
+  // Every unsynced directory change survives (a torn file stays reachable).
+  kTearPartialPage,
 };
 
 // Every policy, for tests that loop over them.
@@ -71,6 +84,7 @@ inline constexpr CrashPolicy kAllCrashPolicies[] = {
     CrashPolicy::kReorderSectors,         CrashPolicy::kTornLastWrite,
     CrashPolicy::kExtendWithGarbage,      CrashPolicy::kExtendWithZeros,
     CrashPolicy::kLoseUnsyncedDirEntries, CrashPolicy::kKeepRemovalsLoseAdditions,
+    CrashPolicy::kTearPartialPage,
 };
 
 // The policy's name, e.g. "DropUnsynced", for test output.
@@ -131,6 +145,10 @@ class SimFile {
   void ApplyPiece(const Piece& piece, std::vector<std::byte>* bytes) const;
   std::vector<std::byte> Extended(bool garbage, Rng& rng) const;
   std::vector<std::byte> TornLast(Rng& rng) const;
+  std::vector<std::byte> RandomPrefix(Rng& rng) const;
+  // Tears the page holding the durable end, if an unsynced write touched
+  // it, in `bytes` (an image of the file after the crash).
+  void TearPartialPage(Rng& rng, std::vector<std::byte>* bytes) const;
 
   std::uint64_t id_;
   std::vector<std::byte> durable_;

@@ -25,7 +25,7 @@ void EncodeSegmentHeader(const SegmentHeader& h, std::span<std::byte, kSegmentHe
   std::byte* p = out.data();
   std::memset(p, 0, kSegmentHeaderBytes);
   Put<std::uint64_t>(p, kSegmentMagic);
-  Put<std::uint32_t>(p + 8, kFormatVersion);
+  Put<std::uint32_t>(p + 8, h.format_version);
   Put<std::uint32_t>(p + 12, kSegmentHeaderBytes);
   std::memcpy(p + 16, h.uuid.data(), 16);
   Put<std::uint64_t>(p + 32, h.segment_number);
@@ -95,7 +95,7 @@ std::optional<RecordHeader> ParseRecordHeader(std::span<const std::byte> in) {
   h.crc = Get<std::uint32_t>(p);
   h.length = Get<std::uint32_t>(p + 4);
   auto type = Get<std::uint8_t>(p + 8);
-  if (type < 1 || type > 4) return std::nullopt;
+  if (type < 1 || type > 5) return std::nullopt;
   for (int i = 9; i < 16; ++i)
     if (p[i] != std::byte{0}) return std::nullopt;
   h.type = static_cast<RecordType>(type);
@@ -110,6 +110,13 @@ bool RecordCrcMatches(std::span<const std::byte> header, std::span<const std::by
   std::uint32_t crc = base::Crc32cExtend(0, header.data() + 4, kRecordHeaderBytes - 4);
   crc = base::Crc32cExtend(crc, payload.data(), payload.size());
   return crc == Get<std::uint32_t>(header.data());
+}
+
+std::optional<std::uint32_t> PaddingPayloadFor(std::uint64_t end) {
+  const std::uint64_t left = (kWalPageBytes - end % kWalPageBytes) % kWalPageBytes;
+  if (left == 0) return std::nullopt;
+  const std::uint64_t total = left >= kRecordHeaderBytes ? left : left + kWalPageBytes;
+  return static_cast<std::uint32_t>(total - kRecordHeaderBytes);
 }
 
 std::string SegmentFileName(std::uint64_t segment_number) {

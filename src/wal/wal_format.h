@@ -1,9 +1,11 @@
 // The write-ahead log's byte format (docs/wal_format.md has a worked
 // example). All integers little-endian.
 //
-//   Segment   := SegmentHeader Record* (unused tail: zeros or garbage)
+//   Segment   := SegmentHeader HeaderPadding? Group* (unused tail: zeros or garbage)
+//   Group     := Record+ GroupPadding?                     (version 3)
+//              | Record+                                   (versions 1, 2)
 //   SegmentHeader (64 bytes) :=
-//       magic:u64 = "QVRWAL01"   format_version:u32 = 2   header_bytes:u32 = 64
+//       magic:u64 = "QVRWAL01"   format_version:u32 = 3   header_bytes:u32 = 64
 //       graph_uuid:u8[16]   segment_number:u64   first_sequence:u64
 //       reserved:u8[8] = 0   crc:u32 (CRC-32C of bytes 0..55)   reserved:u32 = 0
 //   Record    := RecordHeader payload:u8[length] zero:u8[pad to 8]
@@ -18,6 +20,19 @@
 // payload of the logical record is a GroupPayload (wal/batch_codec.h).
 // Records start 8-byte aligned. Segment file names: wal-<20-digit segment
 // number>.log. Type numbers are persisted: never renumber.
+//
+// Version 3, the page rule: no synced write goes into a kWalPageBytes page
+// of the file that holds acknowledged bytes (a torn write-back of such a
+// page could destroy them). The header is followed by a kPadding record up
+// to offset kWalPageBytes (HeaderPadding, written and synced with the
+// header); every group is followed by a kPadding record (GroupPadding,
+// written in the same append and synced with it) up to the next page
+// boundary, none if the group ends on one. A padding record carries the
+// sequence range of its group (the header's first_sequence twice after the
+// header), its payload is zeros, and it ends on a page boundary; when less
+// than a record header is left before the boundary it reaches to the one
+// after. Anywhere else a padding record is Corruption, and so is one in a
+// version 1 or 2 segment.
 #ifndef QUIVER_WAL_WAL_FORMAT_H_
 #define QUIVER_WAL_WAL_FORMAT_H_
 
@@ -34,17 +49,27 @@ namespace quiver::wal {
 
 inline constexpr std::uint64_t kSegmentMagic = 0x31304C4157525651ULL;  // "QVRWAL01" as little-endian bytes
 // The version this build writes, and the oldest it reads. Version 2 added
-// the index operations of the group payload (batch_codec.h); a version 1
-// segment is read as before and never appended to (recovery starts a new
-// segment after it).
-inline constexpr std::uint32_t kFormatVersion = 2;
+// the index operations of the group payload (batch_codec.h); version 3 the
+// page rule (padding records, above). A segment of an older version is read
+// as before and never appended to (recovery starts a new segment after it).
+inline constexpr std::uint32_t kFormatVersion = 3;
 inline constexpr std::uint32_t kOldestFormatVersion = 1;
 inline bool IsReadableVersion(std::uint32_t v) { return v >= kOldestFormatVersion && v <= kFormatVersion; }
 inline constexpr std::size_t kSegmentHeaderBytes = 64;
 inline constexpr std::size_t kRecordHeaderBytes = 32;
 inline constexpr std::uint32_t kMaxFragment = 1u << 20;  // 1 MiB payload per record
+// The page of the page rule (version 3): what a write-back rewrites whole.
+inline constexpr std::uint64_t kWalPageBytes = 4096;
+// The first version with the page rule.
+inline constexpr std::uint32_t kFirstPaddedVersion = 3;
+inline bool IsPaddedVersion(std::uint32_t v) { return v >= kFirstPaddedVersion; }
+// Where the first group of a segment of version `v` starts.
+inline std::uint64_t FirstRecordOffset(std::uint32_t v) {
+  return IsPaddedVersion(v) ? kWalPageBytes : kSegmentHeaderBytes;
+}
 
-enum class RecordType : std::uint8_t { kFull = 1, kFirst = 2, kMiddle = 3, kLast = 4 };
+// kPadding: version 3 on (the page rule above).
+enum class RecordType : std::uint8_t { kFull = 1, kFirst = 2, kMiddle = 3, kLast = 4, kPadding = 5 };
 
 using Uuid = std::array<std::uint8_t, 16>;
 
@@ -52,7 +77,7 @@ struct SegmentHeader {
   Uuid uuid{};
   std::uint64_t segment_number = 0;
   std::uint64_t first_sequence = 0;
-  std::uint32_t format_version = kFormatVersion;  // as read; always kFormatVersion when written
+  std::uint32_t format_version = kFormatVersion;  // as read, or to write
 };
 
 struct RecordHeader {
@@ -100,6 +125,11 @@ std::optional<RecordHeader> ParseRecordHeader(std::span<const std::byte> in);
 bool RecordCrcMatches(std::span<const std::byte> header, std::span<const std::byte> payload);
 
 inline std::size_t PaddedLength(std::uint32_t length) { return (std::size_t{length} + 7) & ~std::size_t{7}; }
+
+// The payload length of the padding record that takes a segment whose
+// records end at `end` (a multiple of 8) to a page boundary, or nullopt if
+// `end` is on one (no padding).
+std::optional<std::uint32_t> PaddingPayloadFor(std::uint64_t end);
 
 std::string SegmentFileName(std::uint64_t segment_number);
 // The segment number of a file name, or nullopt if it is not a segment.

@@ -7,17 +7,30 @@
 namespace quiver::wal {
 namespace {
 
+// Whether `b`, the byte at offset 8 of a record header, is a record type.
+bool IsRecordTypeByte(std::byte b) {
+  const auto t = static_cast<std::uint8_t>(b);
+  return t >= static_cast<std::uint8_t>(RecordType::kFull) &&
+         t <= static_cast<std::uint8_t>(RecordType::kPadding);
+}
+
 // True if a CRC-valid record starts somewhere in [from, end) with a first
 // sequence of at least `min_first`: evidence of committed data past damage.
 // (Only the last group can be unsynced when a crash comes, since each group
 // is synced before the next is written; its own fragments may persist in any
 // order, so they are no evidence.)
-bool ValidRecordAfter(std::span<const std::byte> bytes, std::uint64_t from, SequenceNumber min_first) {
+// A padding record at `ignored_padding` (the header's padding of a segment
+// whose header is damaged) is no such evidence.
+bool ValidRecordAfter(std::span<const std::byte> bytes, std::uint64_t from, SequenceNumber min_first,
+                      std::uint64_t ignored_padding = 0) {
   for (std::uint64_t pos = (from + 7) & ~std::uint64_t{7}; pos + kRecordHeaderBytes <= bytes.size();
        pos += 8) {
+    // The type byte first: a cheap skip over a zeroed end or a payload.
+    if (!IsRecordTypeByte(bytes[pos + 8])) continue;
     auto header = bytes.subspan(pos, kRecordHeaderBytes);
     auto h = ParseRecordHeader(header);
     if (!h || h->first_sequence < min_first) continue;
+    if (pos == ignored_padding && h->type == RecordType::kPadding) continue;
     if (pos + kRecordHeaderBytes + h->length > bytes.size()) continue;
     if (RecordCrcMatches(header, bytes.subspan(pos + kRecordHeaderBytes, h->length))) return true;
   }
@@ -42,6 +55,7 @@ std::uint64_t GuessResumePastCoveredDamage(std::span<const std::byte> bytes, std
                                            SequenceNumber from, SequenceNumber covered) {
   if (from == 0 || from > covered) return 0;
   for (std::uint64_t at = pos + 8; at + kRecordHeaderBytes <= bytes.size(); at += 8) {
+    if (!IsRecordTypeByte(bytes[at + 8])) continue;
     auto header = bytes.subspan(at, kRecordHeaderBytes);
     auto h = ParseRecordHeader(header);
     if (!h || (h->type != RecordType::kFull && h->type != RecordType::kFirst)) continue;
@@ -64,9 +78,12 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
   if (!header) {
     // A header that never reached the disk whole: the segment was being
     // created when the process died. Nothing in it was acknowledged. No
-    // record is appended before the header is synced, so a segment longer
-    // than its header had a durable header: its damage is no torn creation.
-    if (bytes.size() > kSegmentHeaderBytes || ValidRecordAfter(bytes, kSegmentHeaderBytes, 1)) {
+    // group is appended before the header (with its padding to the first
+    // page boundary, version 3) is synced, so a segment longer than its
+    // header's page, or holding a valid record other than the header's
+    // padding, had a durable header: its damage is no torn creation.
+    if (bytes.size() > kWalPageBytes ||
+        ValidRecordAfter(bytes, kSegmentHeaderBytes, 1, /*ignored_padding=*/kSegmentHeaderBytes)) {
       scan->bad_offset = 0;
       return CorruptionError("WAL segment header damaged");
     }
@@ -82,6 +99,14 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
   std::vector<std::byte> assembled;
   bool in_group = false;
   SequenceNumber group_first = 0, group_last = 0;
+  // The page rule (version 3, wal_format.h): the header's padding record
+  // comes first; a group whose records end off a page boundary counts only
+  // once its padding record is read (the group's records and padding are
+  // one append and one sync, so a group without it was never acknowledged).
+  const bool padded = IsPaddedVersion(header->format_version);
+  bool header_padding_due = padded;
+  bool padding_due = false;
+  std::span<const std::byte> done_payload;  // of the group whose padding is due
   // Reading resumed past covered damage at a guessed boundary: nothing from
   // there on may be replayed.
   bool guessed = false;
@@ -100,6 +125,7 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
       scan->valid_end = at;
       next = covered + 1;
       in_group = false;
+      header_padding_due = padding_due = false;
       return true;
     }
     if (covered_end != 0 || guessed) return false;  // damage after the known boundary is not covered
@@ -109,6 +135,7 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
     pos = at;
     next = ParseRecordHeader(bytes.subspan(at, kRecordHeaderBytes))->first_sequence;
     in_group = false;
+    header_padding_due = padding_due = false;
     guessed = true;
     return true;
   };
@@ -131,6 +158,55 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
     if (!RecordCrcMatches(hbytes, payload) || !PaddingIsZero(bytes, pos + kRecordHeaderBytes + h->length)) {
       if (resume()) continue;
       break;
+    }
+    // Visits the group whose last record (and padding, if any) ends at pos.
+    auto finish_group = [&](std::span<const std::byte> group_payload) -> Status {
+      if (guessed && group_last > covered) return cannot_skip();
+      QUIVER_RETURN_IF_ERROR(visit(group_first, group_last, group_payload));
+      next = group_last + 1;
+      scan->last_sequence = group_last;
+      // The next record starts 8-aligned even if the file ends inside this
+      // record's padding (a cut there loses nothing): recovery zero-fills up
+      // to valid_end so appends continue where a reader will look.
+      scan->valid_end = pos;
+      ++scan->groups;
+      return Status::Ok();
+    };
+    const std::uint64_t record_end = pos + kRecordHeaderBytes + PaddedLength(h->length);
+    if (h->type == RecordType::kPadding) {
+      if (!padded) {
+        scan->bad_offset = pos;
+        return CorruptionError(base::StrCat(
+            "WAL segment ", header->segment_number, ": padding record at offset ", pos,
+            " in a format version ", header->format_version, " segment (padding came with version 3)"));
+      }
+      const bool in_place =
+          record_end % kWalPageBytes == 0 &&
+          (header_padding_due
+               ? pos == kSegmentHeaderBytes && h->first_sequence == header->first_sequence &&
+                     h->last_sequence == header->first_sequence
+               : padding_due && h->first_sequence == group_first && h->last_sequence == group_last);
+      if (!in_place) {
+        scan->bad_offset = pos;
+        return CorruptionError(base::StrCat("WAL segment ", header->segment_number,
+                                            ": padding record at offset ", pos, " out of place"));
+      }
+      pos = record_end;
+      scan->padding_bytes += kRecordHeaderBytes + h->length;
+      if (header_padding_due) {
+        header_padding_due = false;
+        scan->valid_end = pos;
+        continue;
+      }
+      padding_due = false;
+      in_group = false;
+      QUIVER_RETURN_IF_ERROR(finish_group(done_payload));
+      continue;
+    }
+    if (header_padding_due || padding_due) {
+      scan->bad_offset = pos;
+      return CorruptionError(base::StrCat("WAL segment ", header->segment_number, ": record at offset ", pos,
+                                          " where a padding record must be (format version 3)"));
     }
     bool starts = h->type == RecordType::kFull || h->type == RecordType::kFirst;
     // A whole, CRC-valid record that does not continue the log (a stale
@@ -161,7 +237,7 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
           base::StrCat("WAL segment ", header->segment_number, ": stray fragment at offset ", pos));
     }
     in_group = h->type == RecordType::kFirst || h->type == RecordType::kMiddle;
-    pos += kRecordHeaderBytes + PaddedLength(h->length);
+    pos = record_end;
     if (in_group) {
       assembled.insert(assembled.end(), payload.begin(), payload.end());
       continue;
@@ -170,17 +246,20 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
       assembled.insert(assembled.end(), payload.begin(), payload.end());
       payload = assembled;
     }
-    if (guessed && group_last > covered) return cannot_skip();
-    QUIVER_RETURN_IF_ERROR(visit(group_first, group_last, payload));
-    next = group_last + 1;
-    scan->last_sequence = group_last;
-    // The next record starts 8-aligned even if the file ends inside this
-    // record's padding (a cut there loses nothing): recovery zero-fills up to
-    // valid_end so appends continue where a reader will look.
-    scan->valid_end = pos;
-    ++scan->groups;
+    if (padded && pos % kWalPageBytes != 0) {
+      // Whole, but not yet acknowledged unless its padding follows.
+      padding_due = true;
+      in_group = true;
+      done_payload = payload;
+      continue;
+    }
+    QUIVER_RETURN_IF_ERROR(finish_group(payload));
   }
-  if (pos < bytes.size() && ValidRecordAfter(bytes, pos + 1, next + 1)) {
+  // Damage inside the header's page (format 3) lies in bytes synced before
+  // any group was written: any valid piece of a group after it, even of the
+  // group expected next, proves the damage hit durable bytes.
+  const SequenceNumber proof_from = header_padding_due ? next : next + 1;
+  if (pos < bytes.size() && ValidRecordAfter(bytes, pos + 1, proof_from)) {
     scan->bad_offset = pos;
     return CorruptionError(base::StrCat("WAL segment ", header->segment_number, ": damaged record at offset ",
                                         pos, " is followed by committed records"));
@@ -190,6 +269,17 @@ Status ScanSegment(std::span<const std::byte> bytes, const GroupVisitor& visit, 
   if (guessed && pos < bytes.size() && ValidRecordAfter(bytes, pos + 1, covered + 1)) return cannot_skip();
   scan->next_sequence = next;
   scan->tail_bytes = bytes.size() > scan->valid_end ? bytes.size() - scan->valid_end : 0;
+  // The zeroed end (version 3): the writer zero-fills a segment ahead of its
+  // appends, synced, and each group overwrites whole pages of it. Past a
+  // valid end on a page boundary after the header's page, bytes that are all
+  // zero are that unused end, not a torn tail (any other byte there is one).
+  if (padded && !guessed && scan->tail_bytes > 0 && scan->valid_end >= kWalPageBytes &&
+      scan->valid_end % kWalPageBytes == 0 &&
+      std::all_of(bytes.begin() + static_cast<std::ptrdiff_t>(scan->valid_end), bytes.end(),
+                  [](std::byte b) { return b == std::byte{0}; })) {
+    scan->zeroed_bytes = scan->tail_bytes;
+    scan->tail_bytes = 0;
+  }
   return Status::Ok();
 }
 

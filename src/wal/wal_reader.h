@@ -9,7 +9,9 @@
 //    damage is Corruption, never skipped;
 //  - otherwise the bytes from the stop on are a torn tail (or unused
 //    preallocated space): reported as `tail_bytes`, for the caller to
-//    truncate.
+//    truncate; except, in version 3, a tail of zeros only after a valid end
+//    on a page boundary (past the header's page), which is the segment's
+//    zeroed end, reported as `zeroed_bytes` and kept.
 // The documented limit: damage confined to the last record looks exactly
 // like a torn write and is dropped as one (and reported).
 //
@@ -19,6 +21,13 @@
 //
 // A CRC-valid record out of sequence (gap, duplicate, reordered) is
 // Corruption at once: it was written whole, so no crash explains it.
+//
+// Format version 3 (the page rule, wal_format.h): the header's padding
+// record must come first, and a group whose records end off a page boundary
+// counts only once its own padding record follows (else it is the torn
+// tail: its append was never synced); valid_end is then a page boundary
+// whenever a group or the header's padding was read. A padding record
+// anywhere else, or in a version 1 or 2 segment, is Corruption.
 #ifndef QUIVER_WAL_WAL_READER_H_
 #define QUIVER_WAL_WAL_READER_H_
 
@@ -39,14 +48,23 @@ struct SegmentScan {
   bool header_valid = false;
   SegmentHeader header;
   std::uint64_t file_bytes = 0;
-  std::uint64_t valid_end = 0;       // offset just past the last complete group
-  std::uint64_t tail_bytes = 0;      // file_bytes - valid_end
+  std::uint64_t valid_end = 0;  // offset just past the last complete group
+  // file_bytes - valid_end, unless those bytes are the zeroed end (below)
+  std::uint64_t tail_bytes = 0;
+  // Version 3: file_bytes - valid_end when every one of those bytes is zero
+  // and valid_end is a page boundary past the header's page: the zeroed,
+  // never written end the writer fills ahead of its appends (wal_writer.h).
+  // Not damage and not a torn tail; appends may continue over it.
+  std::uint64_t zeroed_bytes = 0;
   SequenceNumber last_sequence = 0;  // of the last complete group; 0 if none
   // The sequence the next group must start at: the last complete group's
   // last + 1, the header's first_sequence if none, or covered + 1 after
   // resuming at the checkpoint's boundary with nothing after it.
   SequenceNumber next_sequence = 0;
   std::uint64_t groups = 0;
+  // Bytes of padding records read (format version 3), the header's padding
+  // included: part of valid_end, not of the log's content.
+  std::uint64_t padding_bytes = 0;
   // Bytes of damaged records skipped because every group in them is at or
   // below `covered` (see ScanSegment).
   std::uint64_t covered_damage_bytes = 0;

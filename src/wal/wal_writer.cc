@@ -1,11 +1,25 @@
 #include "wal/wal_writer.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <optional>
 
 #include "base/durability_faults.h"
 
 namespace quiver::wal {
+namespace {
+
+// Writes a padding record of `length` zero payload bytes for sequences
+// first..last at `record` (kRecordHeaderBytes + length bytes).
+void EncodePadding(SequenceNumber first, SequenceNumber last, std::uint32_t length, std::byte* record) {
+  std::memset(record + kRecordHeaderBytes, 0, length);
+  EncodeRecordHeader(RecordHeader{0, 0, RecordType::kPadding, first, last},
+                     std::span<const std::byte>(record + kRecordHeaderBytes, length),
+                     std::span<std::byte, kRecordHeaderBytes>(record, kRecordHeaderBytes));
+}
+
+}  // namespace
 
 Status WalWriter::StartSegment(std::uint64_t segment_number, SequenceNumber first_sequence) {
   if (file_ != nullptr) {
@@ -15,28 +29,80 @@ Status WalWriter::StartSegment(std::uint64_t segment_number, SequenceNumber firs
   std::string path = env::JoinPath(dir_, SegmentFileName(segment_number));
   QUIVER_ASSIGN_OR_RETURN(file_, fs_->OpenWritable(path, env::OpenMode::kCreateNew));
   reserved_ = 0;
-  QUIVER_RETURN_IF_ERROR(Reserve(kSegmentHeaderBytes));
-  std::byte header[kSegmentHeaderBytes];
-  EncodeSegmentHeader(SegmentHeader{uuid_, segment_number, first_sequence},
-                      std::span<std::byte, kSegmentHeaderBytes>(header));
-  QUIVER_RETURN_IF_ERROR(file_->Append(header));
+  no_room_ = false;
+  fill_ = false;
+  // Negative control only: the version 2 layout, without the page rule.
+  version_ = base::DurabilityFaultOn(&base::DurabilityFaults::unpadded_wal) ? 2 : kFormatVersion;
+  const std::uint64_t first_record = FirstRecordOffset(version_);
+  QUIVER_RETURN_IF_ERROR(Reserve(first_record));
+  // The header and its padding in one append, synced together: the first
+  // group starts on a page of its own. On the stack: nothing to allocate.
+  std::array<std::byte, kWalPageBytes> page;
+  EncodeSegmentHeader(SegmentHeader{uuid_, segment_number, first_sequence, version_},
+                      std::span<std::byte, kSegmentHeaderBytes>(page.data(), kSegmentHeaderBytes));
+  if (IsPaddedVersion(version_))
+    EncodePadding(first_sequence, first_sequence, *PaddingPayloadFor(kSegmentHeaderBytes),
+                  page.data() + kSegmentHeaderBytes);
+  QUIVER_RETURN_IF_ERROR(file_->Append(std::span<const std::byte>(page.data(), first_record)));
   QUIVER_RETURN_IF_ERROR(file_->Sync());
   if (!base::DurabilityFaultOn(&base::DurabilityFaults::skip_segment_dir_sync))
     QUIVER_RETURN_IF_ERROR(fs_->SyncDir(dir_));
   segment_number_ = segment_number;
-  segment_size_ = kSegmentHeaderBytes;
+  segment_size_ = file_end_ = first_record;
+  fill_ = IsPaddedVersion(version_) && !no_room_;
   return Status::Ok();
 }
 
 Status WalWriter::ReopenSegment(std::uint64_t segment_number, std::uint64_t size) {
   std::string path = env::JoinPath(dir_, SegmentFileName(segment_number));
   QUIVER_ASSIGN_OR_RETURN(file_, fs_->OpenWritable(path, env::OpenMode::kCreateOrOpen));
-  if (file_->Size() != size) return InternalError("WAL segment size changed after recovery");
+  // Longer only by the zeroed end recovery found.
+  if (file_->Size() < size) return InternalError("WAL segment size changed after recovery");
+  if (size % kWalPageBytes != 0)
+    return FailedPreconditionError("a WAL segment is continued only at a page boundary (the page rule)");
+  version_ = kFormatVersion;
   segment_number_ = segment_number;
   segment_size_ = size;
+  file_end_ = file_->Size();
   // Recovery may have cut a torn tail, which frees the reservation past it.
-  reserved_ = size;
-  return Reserve(size + 1);
+  reserved_ = file_end_;
+  no_room_ = false;
+  QUIVER_RETURN_IF_ERROR(Reserve(file_end_ + 1));
+  fill_ = !no_room_;
+  return Status::Ok();
+}
+
+bool WalWriter::WantsFill() const {
+  if (!fill_ || file_ == nullptr) return false;
+  const std::uint64_t limit = (segment_bytes_ + kWalPageBytes - 1) / kWalPageBytes * kWalPageBytes;
+  return file_end_ < limit && file_end_ - segment_size_ < kFillStep / 2;
+}
+
+void WalWriter::CountNoRoom() {
+  if (preallocation_failures_ != nullptr) preallocation_failures_->fetch_add(1, std::memory_order_relaxed);
+  no_room_ = true;
+  fill_ = false;
+}
+
+Status WalWriter::FillAhead() {
+  if (!WantsFill()) return Status::Ok();
+  const std::uint64_t limit = (segment_bytes_ + kWalPageBytes - 1) / kWalPageBytes * kWalPageBytes;
+  // file_end_ is a page boundary: the end of a group (with its padding), of
+  // the header's page or of an earlier step.
+  const std::uint64_t target = std::min(limit, file_end_ + kFillStep);
+  QUIVER_RETURN_IF_ERROR(Reserve(target));
+  if (no_room_) return Status::Ok();
+  Status s = file_->ZeroFill(file_end_, target - file_end_);
+  if (s.code() == StatusCode::kResourceExhausted) {
+    // Some zeros may have landed, unsynced: past the write head, read as
+    // the zeroed end or cut as a torn tail, never damage.
+    CountNoRoom();
+    return Status::Ok();
+  }
+  QUIVER_RETURN_IF_ERROR(s);
+  QUIVER_RETURN_IF_ERROR(file_->Sync());
+  file_end_ = target;
+  return Status::Ok();
 }
 
 Status WalWriter::Reserve(std::uint64_t end) {
@@ -45,9 +111,10 @@ Status WalWriter::Reserve(std::uint64_t end) {
       std::min(segment_bytes_, std::max({end, 2 * reserved_, std::min(segment_bytes_, kFirstReservation)}));
   Status s = file_->Allocate(reserved_, target - reserved_);
   if (s.code() == StatusCode::kResourceExhausted) {
-    // No room to reserve: append without a reservation for the rest of this
-    // segment (a full disk then shows up as ENOSPC on the append itself).
-    if (preallocation_failures_ != nullptr) preallocation_failures_->fetch_add(1, std::memory_order_relaxed);
+    // No room to reserve: append without a reservation (and without
+    // zero-filling) for the rest of this segment (a full disk then shows up
+    // as ENOSPC on the append itself).
+    CountNoRoom();
     reserved_ = segment_bytes_;
     return Status::Ok();
   }
@@ -88,15 +155,34 @@ void WalWriter::PrepareGroup(SequenceNumber first, SequenceNumber last, std::spa
     offset += n;
     first_fragment = false;
   } while (offset < total);
+  // Room for the padding AppendPrepared adds once it knows where the group
+  // lands, so that it allocates nothing.
+  buffer_.reserve(buffer_.size() + kWalPageBytes + kRecordHeaderBytes);
+  first_ = first;
+  last_ = last;
   prepared_ = true;
 }
 
 Status WalWriter::AppendPrepared() {
   if (!prepared_) return FailedPreconditionError("WalWriter::AppendPrepared without a prepared record");
   prepared_ = false;
+  last_padding_bytes_ = 0;
+  if (IsPaddedVersion(version_)) {
+    if (std::optional<std::uint32_t> pad = PaddingPayloadFor(segment_size_ + buffer_.size())) {
+      // Within the capacity PrepareGroup reserved: no allocation.
+      const std::size_t at = buffer_.size();
+      buffer_.resize(at + kRecordHeaderBytes + *pad);
+      EncodePadding(first_, last_, *pad, buffer_.data() + at);
+      last_padding_bytes_ = kRecordHeaderBytes + *pad;
+    }
+  }
   QUIVER_RETURN_IF_ERROR(Reserve(segment_size_ + buffer_.size()));
-  QUIVER_RETURN_IF_ERROR(file_->Append(buffer_));
+  // At the write head, over the zeroed end if there is one: whole pages
+  // (a group starts and ends on a page boundary), inside the file's size
+  // when the zeroed room holds the group.
+  QUIVER_RETURN_IF_ERROR(file_->WriteAt(segment_size_, buffer_));
   segment_size_ += buffer_.size();
+  file_end_ = std::max(file_end_, segment_size_);
   return Status::Ok();
 }
 

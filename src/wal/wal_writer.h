@@ -2,9 +2,12 @@
 // them; starts new segments. Used by the writer thread only.
 //
 // Durability order for a new segment: create the file, preallocate, write
-// the header, fdatasync the file, fsync the directory — all before the
-// first record in it can be acknowledged. A group is written with one
-// append; the caller then calls Sync once per commit group.
+// the header and its padding (to kWalPageBytes), fdatasync the file, fsync
+// the directory — all before the first record in it can be acknowledged. A
+// group is written with one append that ends with its padding record (up to
+// the next kWalPageBytes boundary, wal_format.h: the page rule); the caller
+// then calls Sync once per commit group. So no synced write touches a page
+// holding bytes of an earlier, acknowledged group.
 //
 // Disk space is reserved ahead of the appends (fallocate, KEEP_SIZE), in
 // steps: kFirstReservation at segment start (or at reopen, past the valid
@@ -17,6 +20,22 @@
 // stops reserving in that segment and appends without one; the append
 // itself then fails if the disk is really full. Any other error of a
 // reservation is an error of the file.
+//
+// Zero-filled segments (version 3): a group's fdatasync should flush no
+// metadata, so groups go into blocks already written and synced, inside the
+// file's size. FillAhead writes zeros ahead of the write head, up to
+// kFillStep at a time (within the reservation, never past the segment's
+// target size), and syncs them: one metadata-carrying sync per step. The zeros
+// start on a page boundary, past every acknowledged byte (the page rule
+// holds), and after the header's page was synced (a segment longer than
+// its header's page still had a durable header). The zeros are written
+// with WritableFile::ZeroFill. GraphImpl calls FillAhead just before a
+// group's append when WantsFill: in the latency of one single-page group in
+// 128 or more, so that its failure is that group's, like any WAL failure.
+// A group that finds no
+// zeroed room left (a group larger than the step, a reservation refused)
+// is written past them, as without the fill. The reader takes zeros after
+// the last group for the segment's unused end (wal_reader.h, zeroed_bytes).
 //
 // After any error the writer is unusable (the caller poisons the graph;
 // fsync is never retried).
@@ -57,8 +76,25 @@ class WalWriter {
   Status StartSegment(std::uint64_t segment_number, SequenceNumber first_sequence);
 
   // Continues appending to existing segment `segment_number` at `size` (its
-  // valid end, after recovery truncated any torn tail).
+  // valid end, after recovery truncated any torn tail). The file may be
+  // longer: its zeroed end, which recovery read as zeros only. The segment
+  // must be of this build's format version and `size` a page boundary
+  // (FailedPrecondition otherwise: recovery starts a new segment instead).
   Status ReopenSegment(std::uint64_t segment_number, std::uint64_t size);
+
+  // The zero-fill step (see the top of this file).
+  static constexpr std::uint64_t kFillStep = std::uint64_t{1} << 20;
+  // True when FillAhead has work: the segment zero-fills ahead and less
+  // than half a step of zeroed room is left past the write head.
+  bool WantsFill() const;
+  // Writes zeros from the file's end for up to kFillStep more (not past
+  // the segment's target size rounded up to a page) and syncs them. No room
+  // for them (a refused reservation, ENOSPC on ZeroFill) is no
+  // error: the segment stops zero-filling and is counted as a failed
+  // reservation. Any other error is an error of the file.
+  Status FillAhead();
+  // The file's size: [segment_size(), file_end()) is its zeroed end.
+  std::uint64_t file_end() const { return file_end_; }
 
   // Encodes one commit group record of sequences first..last, whose payload
   // is `prefix` followed by `payload` (fragmented above kMaxFragment), into
@@ -70,8 +106,10 @@ class WalWriter {
   void PrepareGroup(SequenceNumber first, SequenceNumber last, std::span<const std::byte> prefix,
                     std::span<const std::byte> payload);
 
-  // Appends the record PrepareGroup encoded (once) to the current segment.
-  // Not synced. FailedPrecondition if nothing is prepared.
+  // Appends the record PrepareGroup encoded (once) to the current segment,
+  // followed by its padding record up to the next page boundary. Not synced.
+  // FailedPrecondition if nothing is prepared. Allocates nothing
+  // (PrepareGroup reserved room for the padding).
   Status AppendPrepared();
 
   // PrepareGroup(first, last, {}, payload), then AppendPrepared.
@@ -85,12 +123,17 @@ class WalWriter {
   bool ShouldRotate() const { return file_ == nullptr || segment_size_ >= segment_bytes_; }
   std::uint64_t segment_number() const { return segment_number_; }
   std::uint64_t segment_size() const { return segment_size_; }
+  // Padding bytes (header and payload of the padding record) the last
+  // AppendPrepared wrote after the group's records.
+  std::uint64_t last_padding_bytes() const { return last_padding_bytes_; }
 
  private:
   // Reserves space so that bytes up to `end` are preallocated, growing the
   // reservation by doubling, never past segment_bytes_. No room for it is
   // not an error (see the top of this file).
   Status Reserve(std::uint64_t end);
+  // Counts a reservation the file system had no room for.
+  void CountNoRoom();
 
   env::FileSystem* fs_;
   std::string dir_;
@@ -100,9 +143,18 @@ class WalWriter {
   std::uint64_t segment_number_ = 0;
   std::uint64_t segment_size_ = 0;
   std::uint64_t reserved_ = 0;  // bytes of the current segment preallocated
+  bool no_room_ = false;        // a reservation of this segment was refused
+  // The file's size; [segment_size_, file_end_) holds zeros (FillAhead).
+  std::uint64_t file_end_ = 0;
+  bool fill_ = false;  // this segment zero-fills ahead (version 3, room left)
   std::atomic<std::uint64_t>* const preallocation_failures_;
   std::vector<std::byte> buffer_;  // the prepared record
   bool prepared_ = false;
+  SequenceNumber first_ = 0, last_ = 0;  // of the prepared group
+  // The format version of the current segment (kFormatVersion, or 2 under
+  // the test-only DurabilityFaults::unpadded_wal).
+  std::uint32_t version_ = kFormatVersion;
+  std::uint64_t last_padding_bytes_ = 0;
 };
 
 }  // namespace quiver::wal

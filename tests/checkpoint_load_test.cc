@@ -112,6 +112,71 @@ TEST(CheckpointLoadTest, EveryThreadCountReopensTheSameGraph) {
   }
 }
 
+// The label and type sets are derived at load (never stored), on the
+// workers beside the in direction's buckets; Dump does not read them. Each
+// label's set must list exactly the live vertices of that label, each type's
+// the live edges of that type, for every thread count, with edges and
+// without (a graph with no edges has no bucket tasks).
+std::string SetsOf(const Snapshot& s) {
+  std::string out;
+  for (const LabelCount& l : s.Labels()) {
+    std::vector<std::uint64_t> from_set, from_scan;
+    for (VertexId v : s.Vertices(l.label)) from_set.push_back(v.value());
+    for (VertexId v : s.Vertices())
+      if (s.LabelOf(v) == l.label) from_scan.push_back(v.value());
+    EXPECT_EQ(from_set, from_scan) << "label " << l.name;
+    out += std::string(l.name) + "=" + std::to_string(from_set.size()) + ";";
+  }
+  for (const EdgeTypeCount& t : s.EdgeTypes()) {
+    std::vector<std::uint64_t> from_set, from_scan;
+    for (EdgeId e : s.Edges(t.type)) from_set.push_back(e.value());
+    for (EdgeId e : s.Edges())
+      if (s.GetEdge(e)->type == t.type) from_scan.push_back(e.value());
+    EXPECT_EQ(from_set, from_scan) << "type " << t.name;
+    out += std::string(t.name) + "=" + std::to_string(from_set.size()) + ";";
+  }
+  return out;
+}
+
+TEST(CheckpointLoadTest, LabelAndTypeSetsAreRebuiltForEveryThreadCount) {
+  for (bool edges : {true, false}) {
+    SCOPED_TRACE(edges ? "with edges" : "vertices only");
+    env::SimFileSystem fs;
+    std::string expected;
+    {
+      auto g = GraphImpl::OpenDurable(WithThreads(1), "/db", &fs).value();
+      const char* labels[] = {"A", "B", "C"};
+      const char* types[] = {"T0", "T1"};
+      constexpr std::uint64_t kN = 70'000;  // two buckets of 2^14 and more
+      for (std::uint64_t first = 0; first < kN; first += 10'000) {
+        WriteBatch b;
+        for (std::uint64_t v = first; v < first + 10'000; ++v) b.AddVertex(labels[v * 7 % 5 % 3]);
+        ASSERT_TRUE(g->Write(std::move(b)).ok());
+      }
+      if (edges) {
+        WriteBatch b;
+        for (std::uint64_t e = 0; e < kN; ++e)
+          b.AddEdge(types[e % 3 == 0], VertexId(e), VertexId(e * 31 % kN));
+        ASSERT_TRUE(g->Write(std::move(b)).ok());
+      }
+      WriteBatch removals;
+      for (std::uint64_t v = 5; v < kN; v += 1'001) removals.RemoveVertex(VertexId(v));
+      ASSERT_TRUE(g->Write(std::move(removals)).ok());
+      ASSERT_TRUE(g->Checkpoint().ok());
+      expected = SetsOf(g->GetSnapshot());
+      ASSERT_TRUE(g->Close().ok());
+    }
+    for (unsigned threads : {1u, 2u, 3u}) {
+      SCOPED_TRACE("io_threads=" + std::to_string(threads));
+      auto g = GraphImpl::OpenDurable(WithThreads(threads), "/db", &fs);
+      ASSERT_TRUE(g.ok()) << g.status().ToString();
+      ASSERT_NE((*g)->GetOpenStats().checkpoint_sequence, 0u);
+      EXPECT_EQ(SetsOf((*g)->GetSnapshot()), expected);
+      EXPECT_TRUE((*g)->Close().ok());
+    }
+  }
+}
+
 // The (vertex, type, edge, neighbour) of every entry ScanEdges hands out in
 // direction `d`, each checked against the per-vertex read of its group.
 std::vector<std::string> ScannedEntries(const Snapshot& s, Direction d) {

@@ -1,6 +1,7 @@
 #include "base/memory.h"
 
 #include <atomic>
+#include <cassert>
 #include <new>
 
 // QUIVER_USE_MIMALLOC=0 (the sanitizer presets) routes engine blocks through
@@ -67,6 +68,23 @@ void* MemoryAccount::Allocate(std::size_t bytes) {
   if (p == nullptr) throw std::bad_alloc();
   allocated_.fetch_add(static_cast<std::int64_t>(QUIVER_USABLE_SIZE(p)), std::memory_order_relaxed);
   return p;
+}
+
+void* MemoryAccount::AllocateGood(std::size_t bytes) {
+#if !defined(QUIVER_USE_MIMALLOC) || QUIVER_USE_MIMALLOC
+  // A small bin's good size is its block size, and a block's usable size is
+  // its bin's block size (mimalloc 2; the assert checks it in Debug).
+  if (bytes <= MI_SMALL_SIZE_MAX) {
+    assert(mi_good_size(bytes) == bytes);
+    if (ShouldFailAllocation()) throw std::bad_alloc();
+    void* p = mi_malloc_small(bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    assert(mi_usable_size(p) == bytes);
+    allocated_.fetch_add(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+    return p;
+  }
+#endif
+  return Allocate(bytes);
 }
 
 void MemoryAccount::Free(void* p) {

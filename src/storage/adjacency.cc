@@ -12,16 +12,9 @@ namespace {
 
 // Validation keeps every degree within Limits::max_degree, at most
 // kMaxDegreeCeiling, so a group's count, the growth target in AppendToGroup
-// and the capacity CapacityFor returns (rounded up by the allocator by far
+// and the capacity NewEdgeArray gives (rounded up by the allocator by far
 // less than the margin here) all fit their 32 bits.
 static_assert(kMaxDegreeCeiling + 1 + kMaxDegreeCeiling / 8 <= 0xFFFFFFFFu - (1u << 28));
-
-// The capacity of the smallest allocation that holds `n` entries, filled to
-// the allocator's bin so its rounding becomes usable slack, not waste.
-std::uint32_t CapacityFor(std::uint32_t n) {
-  std::size_t bytes = base::GoodAllocationSize(sizeof(EdgeArray) + std::size_t{n} * sizeof(EdgeEntry));
-  return static_cast<std::uint32_t>((bytes - sizeof(EdgeArray)) / sizeof(EdgeEntry));
-}
 
 // Appends `adds` to one group given its array and count; may replace the
 // array, once.
@@ -103,17 +96,15 @@ EdgeArray* FilterGroup(EdgeArray* array, std::uint32_t count, std::span<const st
 }  // namespace
 
 EdgeArray* NewEdgeArray(std::uint32_t type, std::uint32_t min_capacity, MutationContext& ctx) {
-  std::uint32_t cap = CapacityFor(min_capacity);
-  auto* a = static_cast<EdgeArray*>(ctx.Allocate(sizeof(EdgeArray) + std::size_t{cap} * sizeof(EdgeEntry)));
+  // The smallest allocation that holds `min_capacity` entries, filled to the
+  // allocator's bin so its rounding becomes usable slack, not waste. The
+  // whole bin is asked for, so its usable size is known (AllocateGood).
+  const std::size_t bytes =
+      base::GoodAllocationSize(sizeof(EdgeArray) + std::size_t{min_capacity} * sizeof(EdgeEntry));
+  auto* a = static_cast<EdgeArray*>(ctx.AllocateGood(bytes));
   a->type = type;
-  a->capacity = cap;
+  a->capacity = static_cast<std::uint32_t>((bytes - sizeof(EdgeArray)) / sizeof(EdgeEntry));
   return a;
-}
-
-void StoreEntry(EdgeEntry* e, std::uint64_t edge, std::uint64_t neighbor) {
-  auto* p = reinterpret_cast<unsigned char*>(e);
-  base::Store48(p, edge);
-  base::Store48(p + 6, neighbor);
 }
 
 void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type, std::uint64_t edge,

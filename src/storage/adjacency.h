@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <span>
 
+#include "base/packed.h"
 #include "quiver/snapshot.h"
 #include "storage/retire_list.h"
 
@@ -168,8 +169,13 @@ void FreeAdjacency(std::uintptr_t head, base::MemoryAccount* account);
 // entries (filled to the allocator's bin). Its entries are unwritten.
 EdgeArray* NewEdgeArray(std::uint32_t type, std::uint32_t min_capacity, MutationContext& ctx);
 
-// Writes one entry's bytes.
-void StoreEntry(EdgeEntry* e, std::uint64_t edge, std::uint64_t neighbor);
+// Writes one entry's bytes. Inline: the checkpoint loader stores every
+// entry of the graph through it (out of line it was 4 % of a load's CPU).
+inline void StoreEntry(EdgeEntry* e, std::uint64_t edge, std::uint64_t neighbor) {
+  auto* p = reinterpret_cast<unsigned char*>(e);
+  base::Store48(p, edge);
+  base::Store48(p + 6, neighbor);
+}
 
 }  // namespace quiver::storage
 

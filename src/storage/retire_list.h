@@ -122,8 +122,11 @@ struct MutationContext {
 
   // A block of at least `bytes` from `account`, recorded as private. Throws
   // std::bad_alloc, leaking nothing.
-  void* Allocate(std::size_t bytes) {
-    void* p = account->Allocate(bytes);
+  void* Allocate(std::size_t bytes) { return Record(account->Allocate(bytes)); }
+  // Allocate for a size base::GoodAllocationSize returned (AllocateGood).
+  void* AllocateGood(std::size_t bytes) { return Record(account->AllocateGood(bytes)); }
+  // Records a block just allocated as private (freeing it if that throws).
+  void* Record(void* p) {
     if (blocks != nullptr) {
       try {
         blocks->Add(p);

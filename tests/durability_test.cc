@@ -187,6 +187,71 @@ TEST(DurabilityTest, ADamagedHeaderOfASegmentSegmentsListsIsNeverAnInterruptedCr
   EXPECT_EQ(fs.ReadFileForTest(path).value(), bytes) << "a refused Open changed the segment";
 }
 
+// Review of walpage2: zeros in the middle of acknowledged groups (a page the
+// disk returns zeroed) are never taken for the zeroed end, in the last
+// segment (groups follow them) or at the end of an earlier one (the next
+// segment's header shows the gap). Passes on walpage2.
+TEST(DurabilityTest, AZeroedPageAmongAcknowledgedGroupsIsCorruptionNotTheZeroedEnd) {
+  for (const bool last_segment : {true, false}) {
+    SCOPED_TRACE(last_segment ? "a middle group of the last segment"
+                              : "the last group of an earlier segment");
+    env::SimFileSystem fs;
+    Options o = DurableOptions();
+    o.durable.checkpoint_on_close = false;
+    if (last_segment) o.durable.wal_segment_bytes = std::uint64_t{1} << 20;
+    {
+      auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+      for (int k = 1; k <= 40; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+      ASSERT_TRUE(g->Close().ok());
+    }
+    const std::string path = "/db/" + wal::SegmentFileName(1);
+    std::string bytes = fs.ReadFileForTest(path).value();
+    ASSERT_TRUE(fs.ReadFileForTest("/db/" + wal::SegmentFileName(2)).ok() != last_segment);
+    // The last segment: the page of group 20 (page 0 is the header's). An
+    // earlier segment: its last group's page (the segment has no zeroed end
+    // left: it filled up to wal_segment_bytes).
+    const std::size_t at = last_segment ? 20 * wal::kWalPageBytes : bytes.size() - wal::kWalPageBytes;
+    ASSERT_NE(bytes.substr(at, wal::kWalPageBytes), std::string(wal::kWalPageBytes, '\0'));
+    bytes.replace(at, wal::kWalPageBytes, std::string(wal::kWalPageBytes, '\0'));
+    ASSERT_TRUE(fs.WriteFileForTest(path, bytes).ok());
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+    ASSERT_FALSE(g.ok()) << "opened at sequence " << (*g)->GetOpenStats().recovered_sequence;
+    EXPECT_EQ(g.status().code(), StatusCode::kCorruption) << g.status().ToString();
+  }
+}
+
+// Review of walpage2 (LOW): SEGMENTS names the newest segment *started*; a
+// segment SEGMENTS names with a damaged header is Corruption, never an
+// interrupted creation. But Open can start a segment whose number SEGMENTS
+// already names: a salvage sets the later segments aside (wal-2.log.salvaged)
+// and dies before the segment it starts is recorded; the next Open (last
+// segment of format 2, so it starts a new one) numbers it listing.back() + 1
+// = 2, and dies while writing its header. No commit was acknowledged in that
+// file, and before walpage2 the next Open removed it; now it refuses to open
+// (Corruption). A one-line fix: in ReplaySegments, next_segment at least
+// SEGMENTS + 1. Fails on walpage2.
+TEST(DurabilityTest, AStartThatReusesANumberSegmentsNamesIsStillAnInterruptedCreation) {
+  env::SimFileSystem fs;
+  Options o = DurableOptions();
+  o.durable.checkpoint_on_close = false;
+  {
+    const base::ScopedDurabilityFault format2(&base::DurabilityFaults::unpadded_wal);
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+    for (int k = 1; k <= 3; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+    ASSERT_TRUE(g->Close().ok());
+  }
+  ASSERT_EQ(graphdir::ReadNewestSegment(&fs, "/db").value(), std::optional<std::uint64_t>(1));
+  // What the salvage left: segment 2 set aside, SEGMENTS naming it.
+  const std::string one = fs.ReadFileForTest("/db/" + wal::SegmentFileName(1)).value();
+  ASSERT_TRUE(fs.WriteFileForTest("/db/" + wal::SegmentFileName(2) + ".salvaged", one.substr(0, 64)).ok());
+  ASSERT_TRUE(graphdir::RecordNewestSegment(&fs, "/db", 2).ok());
+  // The next Open's start of segment 2, torn: half a header.
+  ASSERT_TRUE(fs.WriteFileForTest("/db/" + wal::SegmentFileName(2), one.substr(0, 40)).ok());
+  auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ((*g)->GetOpenStats().recovered_sequence, 3u);
+}
+
 TEST(DurabilityTest, CloseReleasesTheLock) {
   TempDir dir;
   auto g = Graph::Open(DurableOptions(), dir.path()).value();

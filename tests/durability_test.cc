@@ -222,15 +222,16 @@ TEST(DurabilityTest, AZeroedPageAmongAcknowledgedGroupsIsCorruptionNotTheZeroedE
 }
 
 // Review of walpage2 (LOW): SEGMENTS names the newest segment *started*; a
-// segment SEGMENTS names with a damaged header is Corruption, never an
-// interrupted creation. But Open can start a segment whose number SEGMENTS
-// already names: a salvage sets the later segments aside (wal-2.log.salvaged)
-// and dies before the segment it starts is recorded; the next Open (last
-// segment of format 2, so it starts a new one) numbers it listing.back() + 1
-// = 2, and dies while writing its header. No commit was acknowledged in that
-// file, and before walpage2 the next Open removed it; now it refuses to open
-// (Corruption). A one-line fix: in ReplaySegments, next_segment at least
-// SEGMENTS + 1. Fails on walpage2.
+// segment SEGMENTS names (or a lower one) with a damaged header is
+// Corruption, never an interrupted creation. But Open can start a segment
+// whose number SEGMENTS already names: a salvage set the later segments
+// aside (wal-2.log.salvaged) and died before the segment it starts was
+// recorded; the next Open (last segment of format 2, so it starts a new one)
+// numbers it listing.back() + 1 = 2. A power cut while that Open writes the
+// header (nothing acknowledged in the file) then makes every later Open fail
+// with Corruption; before walpage2 it removed the torn file. Fix: in
+// ReplaySegments, next_segment at least SEGMENTS + 1 (seen to make this
+// pass). Fails on walpage2.
 TEST(DurabilityTest, AStartThatReusesANumberSegmentsNamesIsStillAnInterruptedCreation) {
   env::SimFileSystem fs;
   Options o = DurableOptions();
@@ -246,11 +247,23 @@ TEST(DurabilityTest, AStartThatReusesANumberSegmentsNamesIsStillAnInterruptedCre
   const std::string one = fs.ReadFileForTest("/db/" + wal::SegmentFileName(1)).value();
   ASSERT_TRUE(fs.WriteFileForTest("/db/" + wal::SegmentFileName(2) + ".salvaged", one.substr(0, 64)).ok());
   ASSERT_TRUE(graphdir::RecordNewestSegment(&fs, "/db", 2).ok());
-  // The next Open's start of segment 2, torn: half a header.
-  ASSERT_TRUE(fs.WriteFileForTest("/db/" + wal::SegmentFileName(2), one.substr(0, 40)).ok());
-  auto g = GraphImpl::OpenDurable(o, "/db", &fs);
-  ASSERT_TRUE(g.ok()) << g.status().ToString();
-  EXPECT_EQ((*g)->GetOpenStats().recovered_sequence, 3u);
+  fs.Crash(env::CrashPolicy::kDropUnsynced, 0);  // all of it durable
+  // A power cut at every mutating operation of the next Open.
+  const std::uint64_t base = fs.operation_count();
+  for (std::uint64_t n = 1; n <= 60; ++n) {
+    for (const env::CrashPolicy policy :
+         {env::CrashPolicy::kTornLastWrite, env::CrashPolicy::kKeepRandomPrefix}) {
+      SCOPED_TRACE(testing::Message()
+                   << "crash at operation " << n << ", policy " << static_cast<int>(policy));
+      auto run = fs.Clone();
+      run->SetCrashAtOperation(base + n);
+      (void)GraphImpl::OpenDurable(o, "/db", run.get());
+      run->Crash(policy, n);
+      auto g = GraphImpl::OpenDurable(o, "/db", run.get());
+      ASSERT_TRUE(g.ok()) << g.status().ToString();
+      EXPECT_EQ((*g)->GetOpenStats().recovered_sequence, 3u);
+    }
+  }
 }
 
 // A disk with `budget` bytes left: a write that would take more fails with

@@ -7,6 +7,13 @@
 namespace quiver::wal {
 namespace {
 
+// Whether `b`, the byte at offset 8 of a record header, is a record type.
+bool IsRecordTypeByte(std::byte b) {
+  const auto t = static_cast<std::uint8_t>(b);
+  return t >= static_cast<std::uint8_t>(RecordType::kFull) &&
+         t <= static_cast<std::uint8_t>(RecordType::kPadding);
+}
+
 // True if a CRC-valid record starts somewhere in [from, end) with a first
 // sequence of at least `min_first`: evidence of committed data past damage.
 // (Only the last group can be unsynced when a crash comes, since each group
@@ -18,6 +25,8 @@ bool ValidRecordAfter(std::span<const std::byte> bytes, std::uint64_t from, Sequ
                       std::uint64_t ignored_padding = 0) {
   for (std::uint64_t pos = (from + 7) & ~std::uint64_t{7}; pos + kRecordHeaderBytes <= bytes.size();
        pos += 8) {
+    // The type byte first: a cheap skip over a zeroed end or a payload.
+    if (!IsRecordTypeByte(bytes[pos + 8])) continue;
     auto header = bytes.subspan(pos, kRecordHeaderBytes);
     auto h = ParseRecordHeader(header);
     if (!h || h->first_sequence < min_first) continue;
@@ -46,6 +55,7 @@ std::uint64_t GuessResumePastCoveredDamage(std::span<const std::byte> bytes, std
                                            SequenceNumber from, SequenceNumber covered) {
   if (from == 0 || from > covered) return 0;
   for (std::uint64_t at = pos + 8; at + kRecordHeaderBytes <= bytes.size(); at += 8) {
+    if (!IsRecordTypeByte(bytes[at + 8])) continue;
     auto header = bytes.subspan(at, kRecordHeaderBytes);
     auto h = ParseRecordHeader(header);
     if (!h || (h->type != RecordType::kFull && h->type != RecordType::kFirst)) continue;

@@ -315,19 +315,20 @@ TEST(DurabilityTest, APowerCutWhileZeroFillingLosesNothingAcknowledged) {
 // ResourceExhausted and writes nothing (space is not given back).
 class NearlyFullFileSystem final : public env::ForwardingFileSystem {
  public:
-  NearlyFullFileSystem(env::FileSystem* base, std::uint64_t budget)
-      : ForwardingFileSystem(base), left_(budget) {}
+  NearlyFullFileSystem(env::FileSystem* base, std::uint64_t budget, bool allocate_fails = true)
+      : ForwardingFileSystem(base), left_(budget), allocate_fails_(allocate_fails) {}
   Result<std::unique_ptr<env::WritableFile>> OpenWritable(const std::string& path,
                                                           env::OpenMode mode) override {
     QUIVER_ASSIGN_OR_RETURN(auto file, target()->OpenWritable(path, mode));
-    return std::unique_ptr<env::WritableFile>(std::make_unique<File>(std::move(file), &left_));
+    return std::unique_ptr<env::WritableFile>(
+        std::make_unique<File>(std::move(file), &left_, allocate_fails_));
   }
 
  private:
   class File final : public env::ForwardingWritableFile {
    public:
-    File(std::unique_ptr<env::WritableFile> base, std::uint64_t* left)
-        : ForwardingWritableFile(std::move(base)), left_(left) {}
+    File(std::unique_ptr<env::WritableFile> base, std::uint64_t* left, bool allocate_fails)
+        : ForwardingWritableFile(std::move(base)), left_(left), allocate_fails_(allocate_fails) {}
     Status Append(std::span<const std::byte> data) override {
       QUIVER_RETURN_IF_ERROR(Take(data.size()));
       return ForwardingWritableFile::Append(data);
@@ -342,7 +343,10 @@ class NearlyFullFileSystem final : public env::ForwardingFileSystem {
       QUIVER_RETURN_IF_ERROR(Take(end > Size() ? end - Size() : 0));
       return ForwardingWritableFile::ZeroFill(offset, length);
     }
-    Status Allocate(std::uint64_t, std::uint64_t) override {
+    // A refused reservation, or (allocate_fails false) one that takes no
+    // space, so that the zeros are what runs out of room.
+    Status Allocate(std::uint64_t offset, std::uint64_t length) override {
+      if (!allocate_fails_) return ForwardingWritableFile::Allocate(offset, length);
       return Status(StatusCode::kResourceExhausted, "no space left on device (test)");
     }
 
@@ -353,9 +357,48 @@ class NearlyFullFileSystem final : public env::ForwardingFileSystem {
       return Status::Ok();
     }
     std::uint64_t* const left_;
+    const bool allocate_fails_;
   };
   std::uint64_t left_;
+  const bool allocate_fails_;
 };
+
+// Review of walpage2: a disk that fills up. ENOSPC on the zeros is no
+// error (counted as a failed reservation), the commits go on until an
+// append itself finds no room: that group fails (DurabilityUnknown), the
+// graph is poisoned (later writes Poisoned), snapshots still read, and a
+// reopen holds every acknowledged group. Passes on walpage2.
+TEST(DurabilityTest, ADiskFillingUpWhileZeroFillingFailsOneGroupAndPoisons) {
+  env::SimFileSystem sim;
+  Options o = DurableOptions();
+  o.durable.checkpoint_on_close = false;
+  o.durable.wal_segment_bytes = std::uint64_t{4} << 20;
+  NearlyFullFileSystem full(&sim, 64 << 10, /*allocate_fails=*/false);
+  int acked = 0;
+  Status failed;
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &full).value();
+    for (int k = 1; k <= 40; ++k) {
+      Result<CommitInfo> c = ApplyGroup(*g, k);
+      if (!c.ok()) {
+        failed = c.status();
+        break;
+      }
+      acked = k;
+    }
+    EXPECT_GT(acked, 5);
+    EXPECT_LT(acked, 40);
+    EXPECT_EQ(failed.code(), StatusCode::kDurabilityUnknown) << failed.ToString();
+    const DurabilityStats d = g->GetDurabilityStats();
+    EXPECT_TRUE(d.poisoned);
+    EXPECT_GT(d.wal_preallocation_failures, 0u);
+    EXPECT_EQ(g->GetSnapshot().sequence(), static_cast<SequenceNumber>(acked));
+    EXPECT_EQ(ApplyGroup(*g, acked + 1).status().code(), StatusCode::kPoisoned);
+  }
+  auto g = GraphImpl::OpenDurable(o, "/db", &sim);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ((*g)->GetOpenStats().recovered_sequence, static_cast<SequenceNumber>(acked));
+}
 
 // Review of walpage2 (MEDIUM): zeros are optional (ENOSPC on them is no
 // error for the writer), but the open-time rewrite of a segment whose groups

@@ -6,17 +6,23 @@
 // and a damaged file the same error.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <new>
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "base/memory.h"
 #include "checkpoint/checkpoint_format.h"
+#include "checkpoint/checkpoint_reader.h"
 #include "env/sim_file_system.h"
 #include "format_test_util.h"
 #include "graph_impl.h"
 #include "quiver/quiver.h"
+#include "storage/version.h"
 #include "test_util.h"
 #include "wal/wal_reader.h"
 
@@ -254,6 +260,125 @@ TEST(CheckpointLoadTest, DamageGetsTheSameErrorWhateverTheThreadCount) {
       const Status many =
           format_test::LoadCheckpointForTest(format_test::AsBytes(damaged), &h, nullptr, threads);
       EXPECT_EQ(many.ToString(), one.ToString()) << threads << " threads";
+    }
+  }
+}
+
+// --- The loader's memory: every block it allocates is counted in the
+// chain's account exactly as Free will subtract it, and every allocation on
+// the calling thread can fail and still leave a graph freed whole.
+
+// A small graph whose limits are not multiples of 64 (the radix leaf), with
+// removed vertices and edges at leaf boundaries (ids 63, 64, 127, 128 and
+// the last), elements with and without properties mixed in each leaf, a
+// vertex of degree 100 of one type (an array past mimalloc's small size,
+// 1,024 bytes), vertices of several types and arrays of every small bin.
+std::string SmallCheckpoint(std::string* dump) {
+  env::SimFileSystem fs;
+  constexpr std::uint64_t kV = 203, kE = 451;
+  auto g = GraphImpl::OpenDurable(WithThreads(1), "/db", &fs).value();
+  WriteBatch b;
+  for (std::uint64_t v = 0; v < kV; ++v) {
+    if (v % 3 == 0) {
+      b.AddVertex(v % 2 == 0 ? "A" : "B", {{"w", static_cast<std::int64_t>(v)}});
+    } else {
+      b.AddVertex(v % 2 == 0 ? "A" : "B");
+    }
+  }
+  EXPECT_TRUE(g->Write(std::move(b)).ok());
+  WriteBatch e;
+  for (std::uint64_t i = 0; i < kE; ++i) {
+    // Vertex 0: 100 out-edges of T0; vertex i % 90 for the rest, so degrees
+    // spread over many bins; sources divisible by 5 get two types.
+    const std::uint64_t src = i < 100 ? 0 : 1 + i % 90, dst = (i * 37 + 11) % kV;
+    const char* type = src % 5 == 0 && i % 2 == 1 ? "T1" : "T0";
+    if (i % 4 == 0) {
+      e.AddEdge(type, VertexId(src), VertexId(dst), {{"k", static_cast<double>(i)}});
+    } else {
+      e.AddEdge(type, VertexId(src), VertexId(dst));
+    }
+  }
+  EXPECT_TRUE(g->Write(std::move(e)).ok());
+  WriteBatch r;
+  for (std::uint64_t v : {63u, 64u, 127u, 128u, 202u}) r.RemoveVertex(VertexId(v));
+  for (std::uint64_t id : {150u, 191u, 192u, 255u, 256u, 450u}) r.RemoveEdge(EdgeId(id));
+  EXPECT_TRUE(g->Write(std::move(r)).ok());
+  EXPECT_TRUE(g->Checkpoint().ok());
+  *dump = test_util::Dump(g->GetSnapshot());
+  EXPECT_TRUE(g->Close().ok());
+  return CheckpointBytes(fs);
+}
+
+std::atomic<std::int64_t> freed_bytes{0};
+void CountFree(void* block) {
+  freed_bytes.fetch_add(static_cast<std::int64_t>(base::UsableSize(block)), std::memory_order_relaxed);
+}
+
+// Shuts `chain` down and returns its account before minus the usable bytes
+// of the blocks it freed: 0 when the account counted exactly the blocks it
+// held.
+std::int64_t ShutdownAndCompare(storage::VersionChain* chain) {
+  const std::int64_t counted = chain->account()->allocated_bytes();
+  freed_bytes.store(0);
+  base::SetFreeObserver(&CountFree);
+  chain->Shutdown();
+  base::SetFreeObserver(nullptr);
+  return counted - freed_bytes.load();
+}
+
+TEST(CheckpointLoadTest, TheAccountCountsExactlyTheBlocksALoadLeaves) {
+  std::string dump;
+  const std::string bytes = SmallCheckpoint(&dump);
+  for (unsigned threads : {1u, 3u}) {
+    SCOPED_TRACE("threads=" + std::to_string(threads));
+    auto* chain = new storage::VersionChain();
+    storage::MutationContext ctx{1, nullptr, nullptr};
+    storage::Version* v = chain->NewVersion(&ctx);
+    storage::OwnInternTable(v->roots.labels, ctx);
+    storage::OwnInternTable(v->roots.types, ctx);
+    storage::OwnInternTable(v->roots.keys, ctx);
+    checkpoint::Header h;
+    const Status s = checkpoint::LoadCheckpoint(format_test::AsBytes(bytes), v->roots, ctx, &h, threads);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    chain->Abandon(v);
+    EXPECT_EQ(ShutdownAndCompare(chain), 0) << "account minus the bytes freed";
+  }
+}
+
+// Every allocation the loader makes on the calling thread (worker 0) fails
+// in turn: the load throws std::bad_alloc, and the half-built graph is
+// still freed whole with the account back to exactly what it held.
+TEST(CheckpointLoadTest, EveryLoaderAllocationCanFailAndTheGraphIsFreedWhole) {
+  std::string dump;
+  const std::string bytes = SmallCheckpoint(&dump);
+  for (unsigned threads : {1u, 3u}) {
+    SCOPED_TRACE("threads=" + std::to_string(threads));
+    for (std::uint64_t n = 1;; ++n) {
+      SCOPED_TRACE("failing allocation " + std::to_string(n));
+      auto* chain = new storage::VersionChain();
+      storage::MutationContext ctx{1, nullptr, nullptr};
+      storage::Version* v = chain->NewVersion(&ctx);
+      storage::OwnInternTable(v->roots.labels, ctx);
+      storage::OwnInternTable(v->roots.types, ctx);
+      storage::OwnInternTable(v->roots.keys, ctx);
+      checkpoint::Header h;
+      bool threw = false;
+      Status s;
+      base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kOnce);
+      try {
+        s = checkpoint::LoadCheckpoint(format_test::AsBytes(bytes), v->roots, ctx, &h, threads);
+      } catch (const std::bad_alloc&) {
+        threw = true;
+      }
+      const std::uint64_t counted = base::DisarmAllocationFaults();
+      chain->Abandon(v);
+      ASSERT_EQ(ShutdownAndCompare(chain), 0) << "account minus the bytes freed";
+      if (!threw && counted < n) {
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        EXPECT_GT(n, 10u) << "the load should allocate on the calling thread";
+        break;
+      }
+      ASSERT_TRUE(threw) << "the failed allocation was not reported: " << s.ToString();
     }
   }
 }

@@ -273,8 +273,7 @@ TEST(CheckpointLoadTest, DamageGetsTheSameErrorWhateverTheThreadCount) {
 // the last), elements with and without properties mixed in each leaf, a
 // vertex of degree 100 of one type (an array past mimalloc's small size,
 // 1,024 bytes), vertices of several types and arrays of every small bin.
-std::string SmallCheckpoint(std::string* dump) {
-  env::SimFileSystem fs;
+std::string SmallCheckpoint(env::SimFileSystem& fs, std::string* dump, std::string* sets = nullptr) {
   constexpr std::uint64_t kV = 203, kE = 451;
   auto g = GraphImpl::OpenDurable(WithThreads(1), "/db", &fs).value();
   WriteBatch b;
@@ -305,8 +304,27 @@ std::string SmallCheckpoint(std::string* dump) {
   EXPECT_TRUE(g->Write(std::move(r)).ok());
   EXPECT_TRUE(g->Checkpoint().ok());
   *dump = test_util::Dump(g->GetSnapshot());
+  if (sets != nullptr) *sets = SetsOf(g->GetSnapshot());
   EXPECT_TRUE(g->Close().ok());
   return CheckpointBytes(fs);
+}
+
+// Decode walks each radix leaf once: limits that are not multiples of 64,
+// removed elements on both sides of leaf boundaries, the first and last
+// leaf, elements with and without properties in one leaf, 1-3 threads.
+TEST(CheckpointLoadTest, LeafBoundariesAndRemovedSlotsReopenTheSame) {
+  env::SimFileSystem fs;
+  std::string before, sets;
+  SmallCheckpoint(fs, &before, &sets);
+  for (unsigned threads : {1u, 2u, 3u}) {
+    SCOPED_TRACE("io_threads=" + std::to_string(threads));
+    auto g = GraphImpl::OpenDurable(WithThreads(threads), "/db", &fs);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    ASSERT_NE((*g)->GetOpenStats().checkpoint_sequence, 0u);
+    EXPECT_EQ(test_util::Dump((*g)->GetSnapshot()), before);
+    EXPECT_EQ(SetsOf((*g)->GetSnapshot()), sets);
+    EXPECT_TRUE((*g)->Close().ok());
+  }
 }
 
 std::atomic<std::int64_t> freed_bytes{0};
@@ -327,8 +345,9 @@ std::int64_t ShutdownAndCompare(storage::VersionChain* chain) {
 }
 
 TEST(CheckpointLoadTest, TheAccountCountsExactlyTheBlocksALoadLeaves) {
+  env::SimFileSystem fs;
   std::string dump;
-  const std::string bytes = SmallCheckpoint(&dump);
+  const std::string bytes = SmallCheckpoint(fs, &dump);
   for (unsigned threads : {1u, 3u}) {
     SCOPED_TRACE("threads=" + std::to_string(threads));
     auto* chain = new storage::VersionChain();
@@ -349,8 +368,9 @@ TEST(CheckpointLoadTest, TheAccountCountsExactlyTheBlocksALoadLeaves) {
 // in turn: the load throws std::bad_alloc, and the half-built graph is
 // still freed whole with the account back to exactly what it held.
 TEST(CheckpointLoadTest, EveryLoaderAllocationCanFailAndTheGraphIsFreedWhole) {
+  env::SimFileSystem fs;
   std::string dump;
-  const std::string bytes = SmallCheckpoint(&dump);
+  const std::string bytes = SmallCheckpoint(fs, &dump);
   for (unsigned threads : {1u, 3u}) {
     SCOPED_TRACE("threads=" + std::to_string(threads));
     for (std::uint64_t n = 1;; ++n) {

@@ -364,6 +364,42 @@ TEST(CheckpointLoadTest, TheAccountCountsExactlyTheBlocksALoadLeaves) {
   }
 }
 
+// After a load, then writes that grow and replace loaded arrays and removals
+// that shrink them, the graph's account (GetMemoryStats) equals the usable
+// bytes it frees when it is destroyed.
+TEST(CheckpointLoadTest, MemoryStatsMatchTheBlocksFreedAfterLoadWritesAndRemovals) {
+  for (unsigned threads : {1u, 3u}) {
+    SCOPED_TRACE("io_threads=" + std::to_string(threads));
+    env::SimFileSystem fs;
+    std::string dump;
+    SmallCheckpoint(fs, &dump);
+    auto g = GraphImpl::OpenDurable(WithThreads(threads), "/db", &fs).value();
+    ASSERT_NE(g->GetOpenStats().checkpoint_sequence, 0u);
+    WriteBatch b;
+    for (std::uint64_t i = 0; i < 300; ++i)
+      b.AddEdge(i % 3 == 0 ? "T1" : "T0", VertexId(i % 7), VertexId(1 + i % 60));
+    ASSERT_TRUE(g->Write(std::move(b)).ok());
+    WriteBatch r;
+    {
+      const Snapshot s = g->GetSnapshot();
+      for (std::uint64_t e = 0; e < s.edge_id_limit(); e += 5)
+        if (s.GetEdge(EdgeId(e))) r.RemoveEdge(EdgeId(e));
+    }
+    ASSERT_TRUE(g->Write(std::move(r)).ok());
+    WriteBatch rv;
+    rv.RemoveVertex(VertexId(0));
+    ASSERT_TRUE(g->Write(std::move(rv)).ok());
+    const std::int64_t counted = static_cast<std::int64_t>(test_util::SettledMemoryStats(*g).allocated_bytes);
+    ASSERT_TRUE(g->Close().ok());
+    EXPECT_EQ(static_cast<std::int64_t>(g->GetMemoryStats().allocated_bytes), counted);
+    freed_bytes.store(0);
+    base::SetFreeObserver(&CountFree);
+    g.reset();
+    base::SetFreeObserver(nullptr);
+    EXPECT_EQ(counted - freed_bytes.load(), 0) << "account minus the bytes freed";
+  }
+}
+
 // Every allocation the loader makes on the calling thread (worker 0) fails
 // in turn: the load throws std::bad_alloc, and the half-built graph is
 // still freed whole with the account back to exactly what it held.

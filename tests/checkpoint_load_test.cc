@@ -6,17 +6,23 @@
 // and a damaged file the same error.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
+#include <new>
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "base/memory.h"
 #include "checkpoint/checkpoint_format.h"
+#include "checkpoint/checkpoint_reader.h"
 #include "env/sim_file_system.h"
 #include "format_test_util.h"
 #include "graph_impl.h"
 #include "quiver/quiver.h"
+#include "storage/version.h"
 #include "test_util.h"
 #include "wal/wal_reader.h"
 
@@ -254,6 +260,181 @@ TEST(CheckpointLoadTest, DamageGetsTheSameErrorWhateverTheThreadCount) {
       const Status many =
           format_test::LoadCheckpointForTest(format_test::AsBytes(damaged), &h, nullptr, threads);
       EXPECT_EQ(many.ToString(), one.ToString()) << threads << " threads";
+    }
+  }
+}
+
+// --- The loader's memory: every block it allocates is counted in the
+// chain's account exactly as Free will subtract it, and every allocation on
+// the calling thread can fail and still leave a graph freed whole.
+
+// A small graph whose limits are not multiples of 64 (the radix leaf), with
+// removed vertices and edges at leaf boundaries (ids 63, 64, 127, 128 and
+// the last), elements with and without properties mixed in each leaf, a
+// vertex of degree 100 of one type (an array past mimalloc's small size,
+// 1,024 bytes), vertices of several types and arrays of every small bin.
+std::string SmallCheckpoint(env::SimFileSystem& fs, std::string* dump, std::string* sets = nullptr) {
+  constexpr std::uint64_t kV = 203, kE = 451;
+  auto g = GraphImpl::OpenDurable(WithThreads(1), "/db", &fs).value();
+  WriteBatch b;
+  for (std::uint64_t v = 0; v < kV; ++v) {
+    if (v % 3 == 0) {
+      b.AddVertex(v % 2 == 0 ? "A" : "B", {{"w", static_cast<std::int64_t>(v)}});
+    } else {
+      b.AddVertex(v % 2 == 0 ? "A" : "B");
+    }
+  }
+  EXPECT_TRUE(g->Write(std::move(b)).ok());
+  WriteBatch e;
+  for (std::uint64_t i = 0; i < kE; ++i) {
+    // Vertex 0: 100 out-edges of T0; vertex i % 90 for the rest, so degrees
+    // spread over many bins; sources divisible by 5 get two types.
+    const std::uint64_t src = i < 100 ? 0 : 1 + i % 90, dst = (i * 37 + 11) % kV;
+    const char* type = src % 5 == 0 && i % 2 == 1 ? "T1" : "T0";
+    if (i % 4 == 0) {
+      e.AddEdge(type, VertexId(src), VertexId(dst), {{"k", static_cast<double>(i)}});
+    } else {
+      e.AddEdge(type, VertexId(src), VertexId(dst));
+    }
+  }
+  EXPECT_TRUE(g->Write(std::move(e)).ok());
+  WriteBatch r;
+  for (std::uint64_t v : {63u, 64u, 127u, 128u, 202u}) r.RemoveVertex(VertexId(v));
+  for (std::uint64_t id : {150u, 191u, 192u, 255u, 256u, 450u}) r.RemoveEdge(EdgeId(id));
+  EXPECT_TRUE(g->Write(std::move(r)).ok());
+  EXPECT_TRUE(g->Checkpoint().ok());
+  *dump = test_util::Dump(g->GetSnapshot());
+  if (sets != nullptr) *sets = SetsOf(g->GetSnapshot());
+  EXPECT_TRUE(g->Close().ok());
+  return CheckpointBytes(fs);
+}
+
+// Decode walks each radix leaf once: limits that are not multiples of 64,
+// removed elements on both sides of leaf boundaries, the first and last
+// leaf, elements with and without properties in one leaf, 1-3 threads.
+TEST(CheckpointLoadTest, LeafBoundariesAndRemovedSlotsReopenTheSame) {
+  env::SimFileSystem fs;
+  std::string before, sets;
+  SmallCheckpoint(fs, &before, &sets);
+  for (unsigned threads : {1u, 2u, 3u}) {
+    SCOPED_TRACE("io_threads=" + std::to_string(threads));
+    auto g = GraphImpl::OpenDurable(WithThreads(threads), "/db", &fs);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    ASSERT_NE((*g)->GetOpenStats().checkpoint_sequence, 0u);
+    EXPECT_EQ(test_util::Dump((*g)->GetSnapshot()), before);
+    EXPECT_EQ(SetsOf((*g)->GetSnapshot()), sets);
+    EXPECT_TRUE((*g)->Close().ok());
+  }
+}
+
+std::atomic<std::int64_t> freed_bytes{0};
+void CountFree(void* block) {
+  freed_bytes.fetch_add(static_cast<std::int64_t>(base::UsableSize(block)), std::memory_order_relaxed);
+}
+
+// Shuts `chain` down and returns its account before minus the usable bytes
+// of the blocks it freed: 0 when the account counted exactly the blocks it
+// held.
+std::int64_t ShutdownAndCompare(storage::VersionChain* chain) {
+  const std::int64_t counted = chain->account()->allocated_bytes();
+  freed_bytes.store(0);
+  base::SetFreeObserver(&CountFree);
+  chain->Shutdown();
+  base::SetFreeObserver(nullptr);
+  return counted - freed_bytes.load();
+}
+
+TEST(CheckpointLoadTest, TheAccountCountsExactlyTheBlocksALoadLeaves) {
+  env::SimFileSystem fs;
+  std::string dump;
+  const std::string bytes = SmallCheckpoint(fs, &dump);
+  for (unsigned threads : {1u, 3u}) {
+    SCOPED_TRACE("threads=" + std::to_string(threads));
+    auto* chain = new storage::VersionChain();
+    storage::MutationContext ctx{1, nullptr, nullptr};
+    storage::Version* v = chain->NewVersion(&ctx);
+    storage::OwnInternTable(v->roots.labels, ctx);
+    storage::OwnInternTable(v->roots.types, ctx);
+    storage::OwnInternTable(v->roots.keys, ctx);
+    checkpoint::Header h;
+    const Status s = checkpoint::LoadCheckpoint(format_test::AsBytes(bytes), v->roots, ctx, &h, threads);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    chain->Abandon(v);
+    EXPECT_EQ(ShutdownAndCompare(chain), 0) << "account minus the bytes freed";
+  }
+}
+
+// After a load, then writes that grow and replace loaded arrays and removals
+// that shrink them, the graph's account (GetMemoryStats) equals the usable
+// bytes it frees when it is destroyed.
+TEST(CheckpointLoadTest, MemoryStatsMatchTheBlocksFreedAfterLoadWritesAndRemovals) {
+  for (unsigned threads : {1u, 3u}) {
+    SCOPED_TRACE("io_threads=" + std::to_string(threads));
+    env::SimFileSystem fs;
+    std::string dump;
+    SmallCheckpoint(fs, &dump);
+    auto g = GraphImpl::OpenDurable(WithThreads(threads), "/db", &fs).value();
+    ASSERT_NE(g->GetOpenStats().checkpoint_sequence, 0u);
+    WriteBatch b;
+    for (std::uint64_t i = 0; i < 300; ++i)
+      b.AddEdge(i % 3 == 0 ? "T1" : "T0", VertexId(i % 7), VertexId(1 + i % 60));
+    ASSERT_TRUE(g->Write(std::move(b)).ok());
+    WriteBatch r;
+    {
+      const Snapshot s = g->GetSnapshot();
+      for (std::uint64_t e = 0; e < s.edge_id_limit(); e += 5)
+        if (s.GetEdge(EdgeId(e))) r.RemoveEdge(EdgeId(e));
+    }
+    ASSERT_TRUE(g->Write(std::move(r)).ok());
+    WriteBatch rv;
+    rv.RemoveVertex(VertexId(0));
+    ASSERT_TRUE(g->Write(std::move(rv)).ok());
+    const std::int64_t counted = static_cast<std::int64_t>(test_util::SettledMemoryStats(*g).allocated_bytes);
+    ASSERT_TRUE(g->Close().ok());
+    EXPECT_EQ(static_cast<std::int64_t>(g->GetMemoryStats().allocated_bytes), counted);
+    freed_bytes.store(0);
+    base::SetFreeObserver(&CountFree);
+    g.reset();
+    base::SetFreeObserver(nullptr);
+    EXPECT_EQ(counted - freed_bytes.load(), 0) << "account minus the bytes freed";
+  }
+}
+
+// Every allocation the loader makes on the calling thread (worker 0) fails
+// in turn: the load throws std::bad_alloc, and the half-built graph is
+// still freed whole with the account back to exactly what it held.
+TEST(CheckpointLoadTest, EveryLoaderAllocationCanFailAndTheGraphIsFreedWhole) {
+  env::SimFileSystem fs;
+  std::string dump;
+  const std::string bytes = SmallCheckpoint(fs, &dump);
+  for (unsigned threads : {1u, 3u}) {
+    SCOPED_TRACE("threads=" + std::to_string(threads));
+    for (std::uint64_t n = 1;; ++n) {
+      SCOPED_TRACE("failing allocation " + std::to_string(n));
+      auto* chain = new storage::VersionChain();
+      storage::MutationContext ctx{1, nullptr, nullptr};
+      storage::Version* v = chain->NewVersion(&ctx);
+      storage::OwnInternTable(v->roots.labels, ctx);
+      storage::OwnInternTable(v->roots.types, ctx);
+      storage::OwnInternTable(v->roots.keys, ctx);
+      checkpoint::Header h;
+      bool threw = false;
+      Status s;
+      base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kOnce);
+      try {
+        s = checkpoint::LoadCheckpoint(format_test::AsBytes(bytes), v->roots, ctx, &h, threads);
+      } catch (const std::bad_alloc&) {
+        threw = true;
+      }
+      const std::uint64_t counted = base::DisarmAllocationFaults();
+      chain->Abandon(v);
+      ASSERT_EQ(ShutdownAndCompare(chain), 0) << "account minus the bytes freed";
+      if (!threw && counted < n) {
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        EXPECT_GT(n, 10u) << "the load should allocate on the calling thread";
+        break;
+      }
+      ASSERT_TRUE(threw) << "the failed allocation was not reported: " << s.ToString();
     }
   }
 }

@@ -284,10 +284,13 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     rs.chain->Shutdown();
     return s;
   }
+  // A segment this Open started holds its header page, which the next Open
+  // counts too (as AppendAndSync counts the header of a segment it starts).
+  const std::uint64_t started = rs.last_segment == 0 ? durable->wal->segment_size() : 0;
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(durable));
   {
     base::MutexLock lock(&g->stats_mu_);
-    g->wal_bytes_since_checkpoint_ += rs.wal_bytes_read;  // the log Open found
+    g->wal_bytes_since_checkpoint_ += rs.wal_bytes_read + started;  // the log Open found, and started
   }
   std::unique_ptr<Graph> graph(g);
   g->LogOpenFindings();
@@ -1120,8 +1123,10 @@ bool GraphImpl::LogHeld(Status* error, bool sync) {
 
 Status GraphImpl::AppendAndSync(SequenceNumber first, bool sync) {
   wal::WalWriter& wal = *durable_->wal;
+  std::uint64_t header = 0;  // a new segment's header page, counted with this group
   if (wal.ShouldRotate()) {
     QUIVER_RETURN_IF_ERROR(wal.StartSegment(wal.segment_number() + 1, first));
+    header = wal.segment_size();
     {
       base::MutexLock lock(&durable_->segments_mu);
       durable_->segment_first[wal.segment_number()] = first;
@@ -1145,10 +1150,12 @@ Status GraphImpl::AppendAndSync(SequenceNumber first, bool sync) {
   const std::uint64_t written = wal.segment_size() - before;
   // checkpoint_wal_bytes and wal_bytes_since_checkpoint count what the log
   // takes on disk, the padding to the page boundary (the page rule,
-  // wal/wal_format.h) included: a serial workload of tiny commits takes a
-  // page per commit, and counting its records only let the WAL grow to
-  // dozens of times the threshold between checkpoints.
-  const std::uint64_t bytes = written;
+  // wal/wal_format.h) and each segment's header page included (as recovery
+  // counts a segment's valid end, so the figure is the same after a
+  // reopen): a serial workload of tiny commits takes a page per commit, and
+  // counting its records only let the WAL grow to dozens of times the
+  // threshold between checkpoints.
+  const std::uint64_t bytes = written + header;
   const std::uint64_t pending = RecordSync(sync, MicrosSince(sync_start), written, bytes);
   std::uint64_t threshold = options_.durable.checkpoint_wal_bytes;
   // Ask at every multiple of the threshold, so a failed checkpoint is

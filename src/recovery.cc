@@ -322,6 +322,11 @@ class Rebuilder {
     // Segments up to this one were started durably: header synced, name
     // synced (SEGMENTS is written only after both).
     QUIVER_ASSIGN_OR_RETURN(std::optional<std::uint64_t> recorded, graphdir::ReadNewestSegment(fs_, dir_));
+    // Never start a segment under a number SEGMENTS already names (a
+    // salvage may have set that segment aside): SEGMENTS would vouch for a
+    // header whose start never completed, and a torn start would then be
+    // refused as Corruption instead of removed as an interrupted creation.
+    if (recorded) state_->next_segment = std::max(state_->next_segment, *recorded + 1);
     for (std::size_t i = first_needed; i < listing.segments.size(); ++i) {
       std::uint64_t number = listing.segments[i];
       bool last = i + 1 == listing.segments.size();
@@ -405,10 +410,12 @@ class Rebuilder {
         // name not yet durable in the directory (synced below), and commits
         // appended to it would be lost with it. With nothing replayed and
         // the start known durable there is nothing to make durable.
-        // With its zeroed end (format version 3), if it has one: the
-        // segment is written again as it was read, and appends go on over
-        // the zeros.
-        QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end + scan.zeroed_bytes));
+        // With its zeroed end (format version 3) only if there is room for
+        // it: the copy is written while the old file still exists, so it
+        // must not need more room than the log itself (a nearly full disk
+        // must still open); without it, the writer zero-fills again ahead
+        // of the next group.
+        QUIVER_RETURN_IF_ERROR(RewriteSegment(path, bytes, scan.valid_end, scan.zeroed_bytes));
         state_->stats.tail_bytes_truncated += scan.tail_bytes;
         ++state_->stats.wal_segments_rewritten;
         rewritten = true;
@@ -539,11 +546,22 @@ class Rebuilder {
   // Reserves nothing ahead: the copy needs only its own size on disk (the
   // writer reserves room for appends when it reopens the segment, and goes
   // on without a reservation if there is none).
-  Status WriteCopy(const std::string& to, std::span<const std::byte> bytes, std::uint64_t size) {
+  // `zeros` more zero bytes follow [0, size) if the file system has room for
+  // them: a segment's zeroed end (format 3) is copied when it fits, so a
+  // copy is normally the file it replaces, byte for byte, and is dropped
+  // when it does not (the writer fills again), so a nearly full disk still
+  // opens.
+  Status WriteCopy(const std::string& to, std::span<const std::byte> bytes, std::uint64_t size,
+                   std::uint64_t zeros = 0) {
     QUIVER_ASSIGN_OR_RETURN(auto file, fs_->OpenWritable(to, env::OpenMode::kTruncate));
     std::uint64_t n = std::min<std::uint64_t>(size, bytes.size());
     QUIVER_RETURN_IF_ERROR(file->Append(bytes.first(n)));
     if (n < size) QUIVER_RETURN_IF_ERROR(file->Append(std::vector<std::byte>(size - n)));
+    if (zeros != 0) {
+      Status z = file->Append(std::vector<std::byte>(zeros));
+      if (z.code() == StatusCode::kResourceExhausted) z = file->Truncate(size);
+      QUIVER_RETURN_IF_ERROR(z);
+    }
     QUIVER_RETURN_IF_ERROR(file->Sync());
     return file->Close();
   }
@@ -556,9 +574,10 @@ class Rebuilder {
   // that replaces the segment by rename (never an overwrite in place, which
   // a torn write could turn into damage of acknowledged records). A crash
   // leaves the old file or the new one, both holding what was read.
-  Status RewriteSegment(const std::string& path, std::span<const std::byte> bytes, std::uint64_t size) {
+  Status RewriteSegment(const std::string& path, std::span<const std::byte> bytes, std::uint64_t size,
+                        std::uint64_t zeros = 0) {
     std::string tmp = path + ".tmp";
-    QUIVER_RETURN_IF_ERROR(WriteCopy(tmp, bytes, size));
+    QUIVER_RETURN_IF_ERROR(WriteCopy(tmp, bytes, size, zeros));
     return fs_->Rename(tmp, path);
   }
 

@@ -175,8 +175,9 @@ struct DurabilityStats {
   std::array<std::uint64_t, kSyncLatencyBuckets> wal_sync_latency_histogram{};
   // WAL bytes appended since the last checkpoint was written (since Open,
   // plus the log Open found, if none was): what the log the next Open would
-  // read takes on disk, records and the padding that ends each commit group
-  // on a 4 KiB page alike, and what checkpoint_wal_bytes is compared with.
+  // read takes on disk, records, the padding that ends each commit group on
+  // a 4 KiB page and each segment's header page alike (so a reopen counts
+  // the same log the same), and what checkpoint_wal_bytes is compared with.
   std::uint64_t wal_bytes_since_checkpoint = 0;
   // Unsynced writes (WriteOptions::sync = false) acknowledged and held back
   // in memory, not yet in the WAL: how many batches and their log entries'

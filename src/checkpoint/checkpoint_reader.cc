@@ -275,6 +275,8 @@ class Loader {
 
   ~Loader() {
     for (Worker& w : workers_) {
+      // Edge property blocks not yet handed to the table (phase 4 threw).
+      for (auto [id, props] : w.edge_props) w.account.Free(props);
       w.retired.FreeAll(&w.account);
       ctx_.account->Absorb(w.account);
     }
@@ -416,7 +418,14 @@ class Loader {
           Status st = payload.status();
           if (st.ok()) {
             base::ByteReader r = Body(*payload, b);
-            st = decode(w, b, r, &done);
+            try {
+              st = decode(w, b, r, &done);
+            } catch (...) {
+              // bad_alloc: the table's limit is already set, so the slots
+              // not yet written must be zeroed before DestroyGraph reads them.
+              zero(b.first + done, b.first + b.count);
+              throw;
+            }
             if (st.ok() && r.remaining() != 0) st = Bad("trailing bytes in block");
           }
           if (!st.ok()) zero(b.first + done, b.first + b.count);
@@ -507,8 +516,12 @@ class Loader {
     // the graph).
     for (Worker& w : workers_) {
       g_.live_edges += std::exchange(w.live, 0);
-      for (auto [id, props] : w.edge_props)
-        *storage::EdgePropTable::MutableSparse(g_.edge_props, id, ctx_) = props;
+      for (auto& [id, props] : w.edge_props) {
+        // Two statements: MutableSparse may throw, and until it returns the
+        // block is still this worker's (freed by ~Loader).
+        storage::PropBlock** slot = storage::EdgePropTable::MutableSparse(g_.edge_props, id, ctx_);
+        *slot = std::exchange(props, nullptr);
+      }
       w.edge_props.clear();
       w.edge_props.shrink_to_fit();
     }
@@ -536,7 +549,14 @@ class Loader {
         return Bad("bad edge endpoints or type");
       storage::PropBlock* props = nullptr;
       QUIVER_RETURN_IF_ERROR(Props(w, r, &props, /*kind=*/1));
-      if (props != nullptr) w.edge_props.emplace_back(id, props);
+      if (props != nullptr) {
+        try {
+          w.edge_props.emplace_back(id, props);
+        } catch (...) {
+          w.account.Free(props);
+          throw;
+        }
+      }
       *slot = storage::EdgeSlot{};
       slot->type = static_cast<std::uint32_t>(type);
       base::Store48(slot->source, src);

@@ -283,7 +283,9 @@ TEST_F(ImportTest, WriteFailureMidwayReportsWhatCommitted) {
   env::SimFileSystem disk;
   env::FaultFileSystem fault(&disk);
   auto g = GraphImpl::OpenDurable(Options{}, "/g", &fault).value();
-  fault.SetFault(env::FaultSpec{.ops = env::FaultOp::kSync, .at = 3, .path_contains = "wal-"});
+  // WAL syncs: the segment's header, its first zero-fill (format 3, just
+  // before the first group), then one per batch: the 4th is the 3rd batch's.
+  fault.SetFault(env::FaultSpec{.ops = env::FaultOp::kSync, .at = 4, .path_contains = "wal-"});
   ImportOptions options;
   options.batch_ops = 4;  // two vertices (with their id property) per batch
   options.batches_in_flight = 1;

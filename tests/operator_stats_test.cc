@@ -193,7 +193,8 @@ TEST(OperatorStatsTest, WalBytesSinceCheckpoint) {
 // The writer counts each group with its padding but not a segment's header
 // page; recovery counts every segment's valid end, its header page (4 KiB in
 // format 3) included. So the same log counts one page more per segment after
-// a reopen, and a reopen moves the checkpoint trigger. Fails on walpage2.
+// a reopen, and a reopen moves the checkpoint trigger. Seen to fail before the
+// writer counted the header page of each segment it starts.
 TEST(OperatorStatsTest, WalBytesSinceCheckpointIsTheSameAfterAReopen) {
   env::SimFileSystem fs;
   Options o = test_util::SmallSegmentOptions();

@@ -439,7 +439,15 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
     base::MutexLock stats_lock(&stats_mu_);
     checkpoint_stats_.last_checkpoint_sequence = last_checkpoint_;
   }
-  writer_ = std::thread([this] { WriterLoop(); });
+  // Room for the largest group (it cannot hold more than the queue does),
+  // reserved here, before the writer thread runs: PopGroup then never
+  // allocates, so running out of memory there cannot take the writer thread
+  // down, even when its first group comes long after Open (a producer alone
+  // commits on its own thread, WriterOptions::caller_commits).
+  std::vector<WriteRequest*> group;
+  group.reserve(std::max<std::size_t>(
+      1, std::min(options_.writer.max_group_batches, options_.writer.max_queued_batches)));
+  writer_ = std::thread([this, group = std::move(group)]() mutable { WriterLoop(std::move(group)); });
   if (durable_ != nullptr) checkpointer_ = std::thread([this] { CheckpointLoop(); });
 }
 
@@ -459,9 +467,52 @@ GraphImpl::~GraphImpl() {
 
 Snapshot GraphImpl::GetSnapshot() const { return SnapshotInternal::Make(chain_->AcquirePin()); }
 
+namespace {
+
+// The graph whose writer's role this thread holds: the writer thread's, or
+// a producer's committing its own group (caller commits); else null. A
+// logger called meanwhile runs on this thread, and a write it made would
+// wait for the group this thread is committing: for ever.
+thread_local const GraphImpl* t_graph_committing_here = nullptr;
+
+// Marks this thread as holding `g`'s writer's role for its lifetime.
+class CommittingHere {
+ public:
+  explicit CommittingHere(const GraphImpl* g) : saved_(t_graph_committing_here) {
+    t_graph_committing_here = g;
+  }
+  ~CommittingHere() { t_graph_committing_here = saved_; }
+  CommittingHere(const CommittingHere&) = delete;
+  CommittingHere& operator=(const CommittingHere&) = delete;
+
+ private:
+  const GraphImpl* saved_;
+};
+
+Status CalledWhileCommitting(std::string_view call) {
+  return FailedPreconditionError(base::StrCat(
+      call,
+      ": called on a thread that is committing to this graph (from a Logger callback?); it would "
+      "wait for itself"));
+}
+
+}  // namespace
+
 Result<CommitInfo> GraphImpl::Write(WriteBatch batch, const WriteOptions& options) {
   if (read_only_) return ReadOnlyError("Write");
-  auto* r = new WriteRequest(std::move(batch), /*async=*/false, options.sync);
+  if (t_graph_committing_here == this) return CalledWhileCommitting("Write");
+  WriteRequest* r = nullptr;
+  try {
+    r = new WriteRequest(std::move(batch), /*async=*/false, options.sync);
+  } catch (const std::bad_alloc&) {
+    return OutOfMemoryStatus();  // no exception crosses the API; nothing was queued
+  }
+  // Nobody else is committing: commit on this thread (CommitQueue, "Caller
+  // commits"); Wait then returns at once.
+  if (options_.writer.caller_commits && queue_.TryLead(r)) {
+    LeadGroup(r);
+    return queue_.Wait(r);
+  }
   Status s = queue_.Push(r);
   if (!s.ok()) {
     delete r;
@@ -470,9 +521,17 @@ Result<CommitInfo> GraphImpl::Write(WriteBatch batch, const WriteOptions& option
   return queue_.Wait(r);
 }
 
+void GraphImpl::LeadGroup(WriteRequest* r) noexcept {
+  CommittingHere committing(this);
+  caller_groups_.fetch_add(1, std::memory_order_relaxed);
+  CommitGroup(std::span<WriteRequest* const>(&r, 1));
+  queue_.FinishGroup();
+}
+
 Status GraphImpl::Sync() {
   // Nothing is ever held back there: nothing to make durable.
   if (durable_ == nullptr || read_only_) return Status::Ok();
+  if (t_graph_committing_here == this) return CalledWhileCommitting("Sync");
   // An empty synced request: its group writes and syncs what is held back.
   auto* r = new WriteRequest(WriteBatch(), /*async=*/false, /*sync=*/true);
   if (Status s = queue_.Push(r); !s.ok()) {
@@ -496,12 +555,20 @@ std::future<Result<CommitInfo>> GraphImpl::WriteAsync(WriteBatch batch, const Wr
     r->Complete(ReadOnlyError("WriteAsync"));
     return f;
   }
+  if (t_graph_committing_here == this) {  // Push may wait for room the writer makes
+    r->Complete(CalledWhileCommitting("WriteAsync"));
+    return f;
+  }
   Status s = queue_.Push(r);
   if (!s.ok()) r->Complete(std::move(s));
   return f;
 }
 
-Status GraphImpl::Close() { return CloseOnce(nullptr); }
+Status GraphImpl::Close() {
+  // The writer thread cannot join itself, nor a producer's group end in it.
+  if (t_graph_committing_here == this) return CalledWhileCommitting("Close");
+  return CloseOnce(nullptr);
+}
 
 Status GraphImpl::CloseOnce(bool* ran) {
   std::call_once(close_once_, [this, ran] {
@@ -544,6 +611,7 @@ Status GraphImpl::CloseOnce(bool* ran) {
 Status GraphImpl::Checkpoint() {
   if (durable_ == nullptr) return FailedPreconditionError("an in-memory graph has no checkpoints");
   if (read_only_) return ReadOnlyError("Checkpoint");
+  if (t_graph_committing_here == this) return CalledWhileCommitting("Checkpoint");  // its barrier would wait
   base::MutexLock lock(&checkpoint_mu_);
   if (closed_) return FailedPreconditionError("Checkpoint: the graph is closed");
   return RunCheckpointLocked();
@@ -831,13 +899,8 @@ DurabilityStats GraphImpl::GetDurabilityStats() const {
 
 // --- Writer thread
 
-void GraphImpl::WriterLoop() {
-  // Room for the largest group up front (it cannot hold more than the queue
-  // does): PopGroup then never allocates, so running out of memory there
-  // cannot take the writer thread down.
-  std::vector<WriteRequest*> group;
-  group.reserve(std::max<std::size_t>(
-      1, std::min(options_.writer.max_group_batches, options_.writer.max_queued_batches)));
+void GraphImpl::WriterLoop(std::vector<WriteRequest*> group) {
+  CommittingHere committing(this);
   while (queue_.PopGroup(&group, options_.writer.max_group_batches, options_.writer.max_group_ops)) {
     CommitGroup(group);
     queue_.FinishGroup();
@@ -857,7 +920,7 @@ void GraphImpl::WriterLoop() {
   StoreHeldStats();
 }
 
-void GraphImpl::CommitGroup(const std::vector<WriteRequest*>& group) {
+void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
   if (poisoned_.load(std::memory_order_relaxed)) {
     // A copy of an immortal status: right even with no memory left.
     for (WriteRequest* r : group) r->Complete(PoisonedStatus());
@@ -1004,14 +1067,14 @@ void GraphImpl::StoreHeldStats() {
   unsynced_bytes_.store(held_.size(), std::memory_order_relaxed);
 }
 
-bool GraphImpl::Logs(const std::vector<WriteRequest*>& group,
+bool GraphImpl::Logs(std::span<WriteRequest* const> group,
                      const std::vector<std::optional<WriteBatch>>& resolved,
                      const std::vector<Result<CommitInfo>>& results, std::size_t i) {
   if (!results[i].ok() || group[i]->batch().empty()) return false;
   return resolved.empty() || !resolved[i] || !resolved[i]->empty();
 }
 
-void GraphImpl::EncodeGroup(const std::vector<WriteRequest*>& group,
+void GraphImpl::EncodeGroup(std::span<WriteRequest* const> group,
                             const std::vector<std::optional<WriteBatch>>& resolved,
                             const std::vector<Result<CommitInfo>>& results,
                             const std::vector<std::uint64_t>& first_vertex,

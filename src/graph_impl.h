@@ -25,6 +25,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -96,6 +97,8 @@ class GraphImpl final : public Graph {
 
   // Test hook: the writer thread's id (for base::ArmAllocationFaults).
   std::thread::id TEST_writer_thread_id() const { return writer_.get_id(); }
+  // Groups committed by a producer on its own thread (caller commits).
+  std::uint64_t TEST_caller_groups() const { return caller_groups_.load(); }
   // Test hook: the version chain (its lock hooks, version.h).
   const storage::VersionChain* TEST_chain() const { return chain_; }
   // Test hook: `f` runs on the checkpointing thread after each checkpoint
@@ -119,8 +122,15 @@ class GraphImpl final : public Graph {
   Status CheckDataForNewNames(const IndexSpec& spec);
   // Close; sets *ran (if given) when this call is the one that closed.
   Status CloseOnce(bool* ran);
-  void WriterLoop();
-  void CommitGroup(const std::vector<WriteRequest*>& group);
+  // `group`: an empty vector with room for a usual group.
+  void WriterLoop(std::vector<WriteRequest*> group);
+  // Whoever holds the writer's role (CommitQueue invariant 3): the writer
+  // thread, or a producer that took it (TryLead).
+  void CommitGroup(std::span<WriteRequest* const> group);
+  // A producer that took the writer's role: commits `r` alone and gives the
+  // role back. noexcept: an exception escaping the group terminates, as it
+  // would on the writer thread, rather than leave the role taken.
+  void LeadGroup(WriteRequest* r) noexcept;
   // Publishes held_batches_ and held_.size() to the statistics.
   void StoreHeldStats();
   // Appends the entries of the group's applied batches to the held-back
@@ -130,12 +140,12 @@ class GraphImpl final : public Graph {
   // True if the group's batch `i` committed something, so the log records it
   // (an empty batch, or one whose upserts and expectations changed nothing,
   // takes no sequence number and no record).
-  static bool Logs(const std::vector<WriteRequest*>& group,
+  static bool Logs(std::span<WriteRequest* const> group,
                    const std::vector<std::optional<WriteBatch>>& resolved,
                    const std::vector<Result<CommitInfo>>& results, std::size_t i);
   // `resolved` (empty, or one entry per batch) holds the plain batches of
   // those that had upserts or expectations: logged instead of the original.
-  void EncodeGroup(const std::vector<WriteRequest*>& group,
+  void EncodeGroup(std::span<WriteRequest* const> group,
                    const std::vector<std::optional<WriteBatch>>& resolved,
                    const std::vector<Result<CommitInfo>>& results,
                    const std::vector<std::uint64_t>& first_vertex,
@@ -257,6 +267,7 @@ class GraphImpl final : public Graph {
   std::atomic<std::uint64_t> current_segment_{0};
   std::atomic<bool> poisoned_{false};
   std::atomic<std::uint64_t> commit_groups_{0};
+  std::atomic<std::uint64_t> caller_groups_{0};  // for tests: LeadGroup's count
   std::atomic<std::uint64_t> wal_segments_started_{0};
   // Written by the writer, read by GetDurabilityStats: what is held back
   // (held_batches_, held_.size()), and the newest sequence in a synced record.
@@ -264,7 +275,8 @@ class GraphImpl final : public Graph {
   std::atomic<std::uint64_t> unsynced_bytes_{0};
   std::atomic<SequenceNumber> durable_sequence_{0};
 
-  // Writer thread only.
+  // The writer's role holder only (CommitQueue invariant 3: the writer
+  // thread, or a producer committing on its own thread).
   BatchProcessor processor_;
   std::uint64_t epoch_;
   std::vector<std::byte> held_prefix_;  // a held-back record's batch count (BuildHeldRecord)

@@ -118,19 +118,23 @@ Expected Reference() {
   return e;
 }
 
-// Writes the group with allocation `n` of the writer failing; returns the
-// result and sets *counted to the writer's allocations seen.
-Result<CommitInfo> WriteFailing(Graph& g, std::uint64_t n, AllocationFaultMode mode, std::uint64_t* counted) {
+// Writes the group with allocation `n` of the thread that commits it
+// failing: this one (`caller`: WriterOptions::caller_commits, a producer
+// alone commits on its own thread) or the writer thread. Returns the
+// result and sets *counted to the committing thread's allocations seen.
+Result<CommitInfo> WriteFailing(Graph& g, bool caller, std::uint64_t n, AllocationFaultMode mode,
+                                std::uint64_t* counted) {
   auto& impl = static_cast<GraphImpl&>(g);
   WriteBatch batch = GroupBatch();
   test_util::ScopedOperatorNewFaults hook;  // the standard library's allocations fail too
-  base::ArmAllocationFaults(impl.TEST_writer_thread_id(), n, mode);
+  base::ArmAllocationFaults(caller ? std::this_thread::get_id() : impl.TEST_writer_thread_id(), n, mode);
   Result<CommitInfo> r = g.Write(std::move(batch));
   *counted = base::DisarmAllocationFaults();
   return r;
 }
 
 const char* Name(AllocationFaultMode m) { return m == AllocationFaultMode::kOnce ? "once" : "from N on"; }
+const char* Where(bool caller) { return caller ? "on the caller's thread" : "on the writer thread"; }
 
 // QUIVER_ALLOC_ONLY=<n>: the group enumerations try allocation n alone (to
 // reproduce one failure quickly) and skip their totals' checks.
@@ -141,44 +145,49 @@ std::uint64_t OnlyAllocation() {
 
 TEST(AllocFailureTest, VolatileGroupRollsBackAtEveryAllocation) {
   const Expected e = Reference();
-  for (AllocationFaultMode mode : {AllocationFaultMode::kOnce, AllocationFaultMode::kFromThenOn}) {
-    const std::uint64_t only = OnlyAllocation();
-    std::uint64_t n = only != 0 ? only : 1;
-    for (;; ++n) {
-      Options o;
-      o.writer.spin_microseconds = 0;
-      auto opened = Graph::OpenInMemory(o);
-      ASSERT_TRUE(opened.ok());
-      Graph& g = **opened;
-      ASSERT_TRUE(g.Write(InitialBatch()).ok());
-      Snapshot held = g.GetSnapshot();  // the group retires blocks it can reach
-      std::uint64_t counted = 0;
-      Result<CommitInfo> r = WriteFailing(g, n, mode, &counted);
-      if (r.ok()) {
-        ASSERT_LT(counted, n) << "the group succeeded although allocation " << n << " failed";
-        ASSERT_EQ(Dump(g.GetSnapshot(), kProbes), e.after);
-        break;
+  for (bool caller : {false, true})
+    for (AllocationFaultMode mode : {AllocationFaultMode::kOnce, AllocationFaultMode::kFromThenOn}) {
+      // The group's code is the same on either thread: the caller's runs
+      // the harder mode only (the sweep is long).
+      if (caller && mode == AllocationFaultMode::kOnce) continue;
+      const std::uint64_t only = OnlyAllocation();
+      std::uint64_t n = only != 0 ? only : 1;
+      for (;; ++n) {
+        Options o;
+        o.writer.spin_microseconds = 0;
+        o.writer.caller_commits = caller;
+        auto opened = Graph::OpenInMemory(o);
+        ASSERT_TRUE(opened.ok());
+        Graph& g = **opened;
+        ASSERT_TRUE(g.Write(InitialBatch()).ok());
+        Snapshot held = g.GetSnapshot();  // the group retires blocks it can reach
+        std::uint64_t counted = 0;
+        Result<CommitInfo> r = WriteFailing(g, caller, n, mode, &counted);
+        if (r.ok()) {
+          ASSERT_LT(counted, n) << "the group succeeded although allocation " << n << " failed";
+          ASSERT_EQ(Dump(g.GetSnapshot(), kProbes), e.after);
+          break;
+        }
+        ASSERT_EQ(r.status().code(), StatusCode::kResourceExhausted)
+            << Name(mode) << ", allocation " << n << ": " << r.status().ToString();
+        ASSERT_EQ(Dump(g.GetSnapshot(), kProbes), e.before) << Name(mode) << ", allocation " << n;
+        ASSERT_EQ(Dump(held, kProbes), e.before);
+        // Still writable, and the retry builds exactly the reference state,
+        // with exactly its memory: nothing of the failed group leaked.
+        Result<CommitInfo> retry = g.Write(GroupBatch());
+        ASSERT_TRUE(retry.ok()) << Name(mode) << ", allocation " << n << ": " << retry.status().ToString();
+        ASSERT_EQ(Dump(g.GetSnapshot(), kProbes), e.after) << Name(mode) << ", allocation " << n;
+        held = Snapshot();
+        ASSERT_EQ(static_cast<std::int64_t>(test_util::SettledMemoryStats(g).allocated_bytes),
+                  e.allocated_after)
+            << Name(mode) << ", allocation " << n;
+        if (only != 0) break;
       }
-      ASSERT_EQ(r.status().code(), StatusCode::kResourceExhausted)
-          << Name(mode) << ", allocation " << n << ": " << r.status().ToString();
-      ASSERT_EQ(Dump(g.GetSnapshot(), kProbes), e.before) << Name(mode) << ", allocation " << n;
-      ASSERT_EQ(Dump(held, kProbes), e.before);
-      // Still writable, and the retry builds exactly the reference state,
-      // with exactly its memory: nothing of the failed group leaked.
-      Result<CommitInfo> retry = g.Write(GroupBatch());
-      ASSERT_TRUE(retry.ok()) << Name(mode) << ", allocation " << n << ": " << retry.status().ToString();
-      ASSERT_EQ(Dump(g.GetSnapshot(), kProbes), e.after) << Name(mode) << ", allocation " << n;
-      held = Snapshot();
-      ASSERT_EQ(static_cast<std::int64_t>(test_util::SettledMemoryStats(g).allocated_bytes),
-                e.allocated_after)
-          << Name(mode) << ", allocation " << n;
-      if (only != 0) break;
+      if (only != 0) continue;
+      std::cout << "[          ] volatile, fail " << Name(mode) << " " << Where(caller) << ": " << n - 1
+                << " failing allocations enumerated, each rolled back\n";
+      EXPECT_GT(n, 100u);  // the group allocates; the hook saw it
     }
-    if (only != 0) continue;
-    std::cout << "[          ] volatile, fail " << Name(mode) << ": " << n - 1
-              << " failing allocations enumerated, each rolled back\n";
-    EXPECT_GT(n, 100u);  // the group allocates; the hook saw it
-  }
 }
 
 // A batch of `edges` edges of one type among the vertices 0 .. kHubVertices-1.
@@ -200,6 +209,7 @@ TEST(AllocFailureTest, FailedEdgeBatchGivesBackItsSortBuffers) {
   constexpr int kEdges = 150'000;
   Options o;
   o.writer.spin_microseconds = 0;
+  o.writer.caller_commits = false;  // the faults are armed on the writer thread
   auto open = [&o] {
     auto g = Graph::OpenInMemory(o);
     EXPECT_TRUE(g.ok());
@@ -256,61 +266,65 @@ TEST(AllocFailureTest, FailedEdgeBatchGivesBackItsSortBuffers) {
 // what memory and the acknowledgements promised.
 TEST(AllocFailureTest, DurableGroupNeverLeavesWalAndMemoryApart) {
   const Expected e = Reference();
-  for (AllocationFaultMode mode : {AllocationFaultMode::kOnce, AllocationFaultMode::kFromThenOn}) {
-    const std::uint64_t only = OnlyAllocation();
-    std::uint64_t n = only != 0 ? only : 1, exhausted = 0, unknown = 0;
-    for (;; ++n) {
-      env::SimFileSystem fs;
-      Options o;
-      o.writer.spin_microseconds = 0;
-      o.durable.checkpoint_wal_bytes = 0;
-      o.durable.io_threads = 1;
-      std::string expect_reopened;
-      {
-        auto opened = GraphImpl::OpenDurable(o, kDir, &fs);
-        ASSERT_TRUE(opened.ok()) << opened.status().ToString();
-        Graph& g = **opened;
-        ASSERT_TRUE(g.Write(InitialBatch()).ok());
-        Snapshot held = g.GetSnapshot();
-        std::uint64_t counted = 0;
-        Result<CommitInfo> r = WriteFailing(g, n, mode, &counted);
-        if (r.ok()) {
-          ASSERT_LT(counted, n);
-          ASSERT_EQ(Dump(g.GetSnapshot(), kProbes), e.after);
-          break;
+  for (bool caller : {false, true})
+    for (AllocationFaultMode mode : {AllocationFaultMode::kOnce, AllocationFaultMode::kFromThenOn}) {
+      if (caller && mode == AllocationFaultMode::kOnce) continue;  // as in the volatile sweep
+      const std::uint64_t only = OnlyAllocation();
+      std::uint64_t n = only != 0 ? only : 1, exhausted = 0, unknown = 0;
+      for (;; ++n) {
+        env::SimFileSystem fs;
+        Options o;
+        o.writer.spin_microseconds = 0;
+        o.writer.caller_commits = caller;
+        o.durable.checkpoint_wal_bytes = 0;
+        o.durable.io_threads = 1;
+        std::string expect_reopened;
+        {
+          auto opened = GraphImpl::OpenDurable(o, kDir, &fs);
+          ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+          Graph& g = **opened;
+          ASSERT_TRUE(g.Write(InitialBatch()).ok());
+          Snapshot held = g.GetSnapshot();
+          std::uint64_t counted = 0;
+          Result<CommitInfo> r = WriteFailing(g, caller, n, mode, &counted);
+          if (r.ok()) {
+            ASSERT_LT(counted, n);
+            ASSERT_EQ(Dump(g.GetSnapshot(), kProbes), e.after);
+            break;
+          }
+          ASSERT_EQ(Dump(g.GetSnapshot(), kProbes), e.before) << Name(mode) << ", allocation " << n;
+          if (r.status().code() == StatusCode::kResourceExhausted && !g.GetDurabilityStats().poisoned) {
+            ++exhausted;
+            Result<CommitInfo> retry = g.Write(GroupBatch());
+            ASSERT_TRUE(retry.ok()) << Name(mode) << ", allocation " << n << ": "
+                                    << retry.status().ToString();
+            ASSERT_EQ(Dump(g.GetSnapshot(), kProbes), e.after);
+            expect_reopened = e.after;
+          } else {
+            ++unknown;
+            ASSERT_TRUE(g.GetDurabilityStats().poisoned) << r.status().ToString();
+            ASSERT_TRUE(r.status().code() == StatusCode::kDurabilityUnknown ||
+                        r.status().code() == StatusCode::kResourceExhausted)
+                << r.status().ToString();
+          }
         }
-        ASSERT_EQ(Dump(g.GetSnapshot(), kProbes), e.before) << Name(mode) << ", allocation " << n;
-        if (r.status().code() == StatusCode::kResourceExhausted && !g.GetDurabilityStats().poisoned) {
-          ++exhausted;
-          Result<CommitInfo> retry = g.Write(GroupBatch());
-          ASSERT_TRUE(retry.ok()) << Name(mode) << ", allocation " << n << ": " << retry.status().ToString();
-          ASSERT_EQ(Dump(g.GetSnapshot(), kProbes), e.after);
-          expect_reopened = e.after;
+        auto reopened = GraphImpl::OpenDurable(o, kDir, &fs);
+        ASSERT_TRUE(reopened.ok()) << Name(mode) << ", allocation " << n << ": "
+                                   << reopened.status().ToString();
+        std::string now = Dump((*reopened)->GetSnapshot(), kProbes);
+        if (!expect_reopened.empty()) {
+          ASSERT_EQ(now, expect_reopened) << Name(mode) << ", allocation " << n;
         } else {
-          ++unknown;
-          ASSERT_TRUE(g.GetDurabilityStats().poisoned) << r.status().ToString();
-          ASSERT_TRUE(r.status().code() == StatusCode::kDurabilityUnknown ||
-                      r.status().code() == StatusCode::kResourceExhausted)
-              << r.status().ToString();
+          ASSERT_TRUE(now == e.before || now == e.after) << Name(mode) << ", allocation " << n;
         }
+        if (only != 0) break;
       }
-      auto reopened = GraphImpl::OpenDurable(o, kDir, &fs);
-      ASSERT_TRUE(reopened.ok()) << Name(mode) << ", allocation " << n << ": "
-                                 << reopened.status().ToString();
-      std::string now = Dump((*reopened)->GetSnapshot(), kProbes);
-      if (!expect_reopened.empty()) {
-        ASSERT_EQ(now, expect_reopened) << Name(mode) << ", allocation " << n;
-      } else {
-        ASSERT_TRUE(now == e.before || now == e.after) << Name(mode) << ", allocation " << n;
-      }
-      if (only != 0) break;
+      if (only != 0) continue;
+      std::cout << "[          ] durable, fail " << Name(mode) << " " << Where(caller) << ": " << n - 1
+                << " failing allocations: " << exhausted << " rolled back (writable), " << unknown
+                << " inside the WAL write (poisoned)\n";
+      EXPECT_GT(exhausted, 100u);
     }
-    if (only != 0) continue;
-    std::cout << "[          ] durable, fail " << Name(mode) << ": " << n - 1
-              << " failing allocations: " << exhausted << " rolled back (writable), " << unknown
-              << " inside the WAL write (poisoned)\n";
-    EXPECT_GT(exhausted, 100u);
-  }
 }
 
 // A file system whose WAL Sync fails once armed, and which then makes every
@@ -358,6 +372,7 @@ TEST(AllocFailureTest, DurabilityUnknownAndPoisonedNeedNoMemory) {
   OomAfterWalSyncFailure fs(&sim);
   Options o;
   o.writer.spin_microseconds = 0;
+  o.writer.caller_commits = false;  // the faults are armed on the writer thread
   o.durable.checkpoint_wal_bytes = 0;
   o.durable.checkpoint_on_close = false;
   auto opened = GraphImpl::OpenDurable(o, kDir, &fs);

@@ -1,9 +1,11 @@
 // Graph: the handle an application holds on one property graph.
 //
 // Reads go through snapshots (GetSnapshot); writes go through batches
-// (Write / WriteAsync), which one writer thread validates and applies
+// (Write / WriteAsync), which one writer at a time validates and applies
 // all-or-nothing, in arrival order, publishing the batches it drains
-// together as one new version. A failing batch fails alone.
+// together as one new version: the writer thread, or a Write that finds
+// nothing else to commit, on its own thread (WriterOptions::caller_commits).
+// A failing batch fails alone.
 //
 // Example:
 //   auto graph = quiver::Graph::OpenInMemory().value();
@@ -242,16 +244,21 @@ class Graph {
 
   // Commits `batch` and waits for it. On success the batch is in every
   // snapshot acquired afterwards and, in durable mode, on disk. Errors: the
-  // validation codes of the batch (nothing applied), FailedPrecondition
-  // after Close(), DurabilityUnknown if the WAL write or sync of its group
-  // failed (it may reappear after a restart), Poisoned for every write
-  // after such a failure. An empty batch is ordered like any other (it
+  // validation codes of the batch (nothing applied), ResourceExhausted when
+  // memory ran out (nothing applied), FailedPrecondition after Close() or
+  // when called from a Logger on the thread committing to this graph (it
+  // would wait for itself), DurabilityUnknown if the WAL write or sync of
+  // its group failed (it may reappear after a restart), Poisoned for every
+  // write after such a failure. An empty batch is ordered like any other (it
   // completes after every batch queued before it) but publishes no version
   // and consumes no sequence number; it writes no log record of its own,
   // but a synced one writes what unsynced writes hold back, as Sync() does
   // (and can fail as Sync does). So can a synced batch whose upserts and
   // expectations change nothing: it answers DurabilityUnknown, not OK, when
   // writing the held-back records it confirmed fails.
+  //
+  // A Write that finds nothing else to commit commits on the calling
+  // thread, WAL append and sync included (WriterOptions::caller_commits).
   //
   // With options.sync = false (durable mode), the batch is acknowledged once
   // applied and published, before it is on disk; see WriteOptions::sync

@@ -28,13 +28,16 @@
 //   o.logger = std::make_shared<StderrLogger>();
 //
 // Thread safety: Log is called from the thread that runs Open, the writer
-// thread and the checkpoint thread, possibly at once: it must be
-// thread-safe. It must not call back into the graph (a write from inside
-// Log would wait for the writer that is calling it) and should return
-// quickly (the writer waits for it). Log must not throw: an exception from
-// it is caught and discarded with the event it was reporting (the graph
-// carries on), so a logger that can fail should catch and count its own
-// failures.
+// thread (or a thread in Write that commits its own batch:
+// WriterOptions::caller_commits) and the checkpoint thread, possibly at
+// once: it must be thread-safe. It must not call back into the graph: a
+// Write, WriteAsync, Sync, Checkpoint or Close made from Log on the thread
+// that is committing would wait for itself, so it fails with
+// FailedPrecondition instead. Log should return quickly (the committing
+// thread, and every producer behind it, waits for it). Log must not throw:
+// an exception from it is caught and discarded with the event it was
+// reporting (the graph carries on), so a logger that can fail should catch
+// and count its own failures.
 #ifndef QUIVER_LOGGER_H_
 #define QUIVER_LOGGER_H_
 

@@ -107,6 +107,15 @@ struct WriterOptions {
   // Spinning cuts hand-off latency on an idle core and costs CPU on a busy
   // one. At most kMaxSpinMicroseconds. Default 50.
   std::uint32_t spin_microseconds = 50;
+  // A Write that finds nothing queued, no group being committed and no
+  // crowd of producers waiting (a producer committing alone, or two taking
+  // turns) commits its batch on the calling thread, WAL append and
+  // fdatasync included, instead of handing it to the writer thread and
+  // waiting to be woken: that spares two thread hand-offs per commit.
+  // Groups of several producers are still formed by the writer thread.
+  // False: every commit goes through the writer thread (a caller that must
+  // not do I/O itself). Default true.
+  bool caller_commits = true;
 };
 
 // Durable-mode tuning: the write-ahead log and checkpoints.

@@ -84,7 +84,7 @@ std::size_t WriteRequest::cost() const { return internal::WriteBatchInternal::Co
 
 void WriteRequest::Complete(Result<CommitInfo> result) {
   if (async_) {
-    promise_.set_value(std::move(result));
+    promise_->set_value(std::move(result));
     delete this;
     return;
   }
@@ -95,7 +95,7 @@ void WriteRequest::Complete(Result<CommitInfo> result) {
 
 void WriteRequest::CompleteOutOfMemory() {
   if (async_) {
-    promise_.set_value(std::move(result_));
+    promise_->set_value(std::move(result_));
     delete this;
     return;
   }
@@ -117,30 +117,56 @@ Status CommitQueue::Push(WriteRequest* r) {
   r->group_ = groups_popped_;  // invariant 1
   queue_.push_back(r);
   approx_size_.store(queue_.size(), std::memory_order_release);
-  not_empty_.Signal();
+  // While someone holds the writer's role, the writer thread waits for it
+  // whatever is queued: FinishGroup wakes it (invariant 3).
+  if (!busy_) not_empty_.Signal();
   return Status::Ok();
 }
 
+bool CommitQueue::TryLead(WriteRequest* r) {
+  // Most tries that fail, fail here, without the lock (many producers:
+  // the lock is what they would contend on). Several producers still
+  // inside Wait (woken by the last group, not yet gone) come back at once:
+  // the writer thread groups them, where a leader that loses its core
+  // among them would hold them all up (32 producers on 2 cores: a third
+  // fewer commits). One may be: two producers taking turns still lead.
+  if (approx_size_.load(std::memory_order_relaxed) != 0 || busy_hint_.load(std::memory_order_relaxed) ||
+      waiting_.load(std::memory_order_relaxed) > 1)
+    return false;
+  base::MutexLock lock(&mu_);
+  // Only a producer that commits alone leads: once groups hold several
+  // requests, producers arrive together, and one leading a group of one
+  // would split what the writer thread would commit with a single sync.
+  if (closed_ || busy_ || !queue_.empty() || last_group_size_ > 1) return false;
+  busy_ = true;  // invariant 3
+  busy_hint_.store(true, std::memory_order_relaxed);
+  r->group_ = groups_popped_++;
+  group_start_ = std::chrono::steady_clock::now();
+  return true;
+}
+
 Result<CommitInfo> CommitQueue::Wait(WriteRequest* r) {
-  bool alone = waiting_.fetch_add(1, std::memory_order_relaxed) < spin_slots_;
-  bool preempted = false;
-  Spin(
-      SpinBudget(alone), [r] { return r->done(); }, &preempted);
-  if (preempted) lone_spin_holdoff_.store(kLoneSpinHoldoff, std::memory_order_relaxed);
-  // Invariant 2: once group g is finished and r is still not done, r was
-  // cut off into a later group; sleep on that group's word instead.
-  std::uint64_t g = r->group_;
-  while (!r->done()) {
-    base::Futex& word = wake_[g % 2];
-    std::uint32_t seen = word.Load();
-    if (r->done()) break;
-    if (groups_finished_.load(std::memory_order_acquire) > g) {
-      ++g;
-      continue;
+  if (!r->done()) {  // else committed already (by this caller, after TryLead)
+    bool alone = waiting_.fetch_add(1, std::memory_order_relaxed) < spin_slots_;
+    bool preempted = false;
+    Spin(
+        SpinBudget(alone), [r] { return r->done(); }, &preempted);
+    if (preempted) lone_spin_holdoff_.store(kLoneSpinHoldoff, std::memory_order_relaxed);
+    // Invariant 2: once group g is finished and r is still not done, r was
+    // cut off into a later group; sleep on that group's word instead.
+    std::uint64_t g = r->group_;
+    while (!r->done()) {
+      base::Futex& word = wake_[g % 2];
+      std::uint32_t seen = word.Load();
+      if (r->done()) break;
+      if (groups_finished_.load(std::memory_order_acquire) > g) {
+        ++g;
+        continue;
+      }
+      word.Wait(seen);
     }
-    word.Wait(seen);
+    waiting_.fetch_sub(1, std::memory_order_relaxed);
   }
-  waiting_.fetch_sub(1, std::memory_order_relaxed);
   Result<CommitInfo> result = std::move(r->result_);
   r->Unref();
   return result;
@@ -169,7 +195,9 @@ bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batc
            approx_closed_.load(std::memory_order_acquire);
   });
   base::MutexLock lock(&mu_);
-  while (!closed_ && queue_.empty()) not_empty_.Wait();
+  // Invariant 3: a producer that took the writer's role (TryLead) finishes
+  // its group first, Close or not.
+  while (busy_ || (!closed_ && queue_.empty())) not_empty_.Wait();
   std::size_t cost = 0;
   while (!queue_.empty() && out->size() < max_batches) {
     std::size_t c = queue_.front()->cost();
@@ -180,6 +208,9 @@ bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batc
   }
   approx_size_.store(queue_.size(), std::memory_order_release);
   if (out->empty()) return false;
+  busy_ = true;
+  busy_hint_.store(true, std::memory_order_relaxed);
+  last_group_size_ = out->size();
   ++groups_popped_;
   not_full_.SignalAll();
   group_start_ = std::chrono::steady_clock::now();
@@ -198,6 +229,12 @@ void CommitQueue::FinishGroup() {
   std::uint64_t g = groups_finished_.load(std::memory_order_relaxed);
   groups_finished_.store(g + 1, std::memory_order_release);
   wake_[g % 2].Bump();
+  // Invariant 3: the role goes back. The writer thread waits for it only
+  // when work is queued or the queue closed; it is woken only then.
+  base::MutexLock lock(&mu_);
+  busy_ = false;
+  busy_hint_.store(last_group_size_ > 1, std::memory_order_relaxed);
+  if (!queue_.empty() || closed_) not_empty_.Signal();
 }
 
 void CommitQueue::Close() {

@@ -22,8 +22,23 @@
 // the writer will take when it pushes), and the writer bumps that word,
 // waking all its sleepers with one system call, after completing the group.
 //
-// Thread safety: Push, Wait and Close from any thread; PopGroup and
-// FinishGroup from the writer thread only.
+// Caller commits. A producer that finds the queue empty and no group being
+// committed takes the writer's role for its own request (TryLead): it
+// commits that group of one on its own thread, as LevelDB's leader does,
+// and so spares the two hand-offs between threads (the writer's wake-up on
+// Push and the producer's on completion), which on a small machine cost
+// about as much as the work itself. One writer at a time still holds: the
+// role (`busy_`) is taken under the lock by TryLead or PopGroup and given
+// back by FinishGroup, and the writer thread waits while someone else holds
+// it. Requests pushed meanwhile queue as before, so group commit for many
+// producers is untouched; whoever gives the role back wakes the writer
+// thread if work is waiting. Nobody leads after a writer-thread group of
+// several: producers woken together would race, and one leading a group of
+// one would split what the writer thread commits with one sync.
+//
+// Thread safety: Push, TryLead, Wait and Close from any thread; PopGroup
+// from the writer thread only; FinishGroup from whoever holds the writer's
+// role (the writer thread after PopGroup, a producer after TryLead).
 //
 // Invariants:
 //  1. groups are numbered in the order PopGroup hands them out; a request
@@ -33,7 +48,10 @@
 //     before FinishGroup raises `groups_finished_` to g + 1, and only then
 //     bumps and wakes `wake_[g % 2]`. Group g + 2 is taken only after
 //     FinishGroup(g + 1), so the sleepers on one word belong to one group
-//     (and the few cut off from the group before, which move on).
+//     (and the few cut off from the group before, which move on);
+//  3. at most one thread holds the writer's role (`busy_`): from PopGroup
+//     or a successful TryLead to the next FinishGroup. Groups are therefore
+//     taken and finished strictly one after the other, whoever commits them.
 #ifndef QUIVER_WRITE_COMMIT_QUEUE_H_
 #define QUIVER_WRITE_COMMIT_QUEUE_H_
 
@@ -44,6 +62,7 @@
 #include <deque>
 #include <functional>
 #include <future>
+#include <optional>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -69,7 +88,9 @@ class WriteRequest {
  public:
   // `sync`: WriteOptions::sync (an empty batch with it is a Graph::Sync).
   WriteRequest(WriteBatch batch, bool async, bool sync = true)
-      : batch_(std::move(batch)), async_(async), sync_(sync) {}
+      : batch_(std::move(batch)), async_(async), sync_(sync) {
+    if (async) promise_.emplace();  // a synchronous request answers through result_: no shared state
+  }
 
   const WriteBatch& batch() const { return batch_; }
   bool sync() const { return sync_; }
@@ -80,7 +101,8 @@ class WriteRequest {
   void set_after_sync(std::function<void()> f) { after_sync_ = std::move(f); }
   const std::function<void()>& after_sync() const { return after_sync_; }
   std::size_t cost() const;  // operations counted for group bounds
-  std::future<Result<CommitInfo>> future() { return promise_.get_future(); }
+  // Async requests only.
+  std::future<Result<CommitInfo>> future() { return promise_->get_future(); }
 
   // Writer: delivers the outcome and drops the writer's reference. Wakes
   // nobody: CommitQueue::FinishGroup wakes the whole group at once.
@@ -106,7 +128,7 @@ class WriteRequest {
   // Until completed: the answer CompleteOutOfMemory gives (a copy of an
   // immortal status: building a request allocates no message for it).
   Result<CommitInfo> result_{OutOfMemoryStatus()};
-  std::promise<Result<CommitInfo>> promise_;
+  std::optional<std::promise<Result<CommitInfo>>> promise_;  // async requests only
 };
 
 class CommitQueue {
@@ -116,6 +138,14 @@ class CommitQueue {
   // Queues `r`, waiting while the queue is full. FailedPrecondition once
   // closed (r is then not queued).
   Status Push(WriteRequest* r);
+
+  // Caller commits: if the queue is open and empty, nobody holds the
+  // writer's role, the writer thread's last group held one request and at
+  // most one other producer is still inside Wait, takes it for `r` alone
+  // (a group of one) and returns true; the caller then commits the group, calls FinishGroup, and Wait
+  // (which returns at once). Else returns false and changes nothing: the
+  // caller Pushes.
+  bool TryLead(WriteRequest* r);
 
   // Producer of a synchronous request that Push queued: waits until the
   // writer completed it, returns the outcome and drops the producer's
@@ -127,8 +157,9 @@ class CommitQueue {
   // `max_cost` unless empty). Returns false once closed and drained.
   bool PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batches, std::size_t max_cost);
 
-  // Writer: every request of the group PopGroup last handed out has been
-  // completed; wakes their producers.
+  // The writer's role holder: every request of the group PopGroup or
+  // TryLead last handed out has been completed; wakes their producers and
+  // gives the role back (waking the writer thread if work is waiting).
   void FinishGroup();
 
   // Refuses new requests; queued ones are still handed out.
@@ -144,14 +175,17 @@ class CommitQueue {
   const std::uint32_t spin_slots_;           // producers that may spin at once
   std::atomic<std::size_t> approx_size_{0};  // for spinning without the lock
   std::atomic<bool> approx_closed_{false};   // ends the writer's spin on Close
-  std::atomic<std::uint32_t> waiting_{0};    // producers inside Wait
+  // Set under mu_ while nobody may lead (busy_, or last_group_size_ > 1):
+  // TryLead reads it without the lock and, if set, gives up at once.
+  std::atomic<bool> busy_hint_{false};
+  std::atomic<std::uint32_t> waiting_{0};  // producers inside Wait
   // Commits left without lone spinning since a spinner lost its core.
   std::atomic<std::uint32_t> lone_spin_holdoff_{0};
   // Moving average of PopGroup-to-FinishGroup time; written by the writer.
   std::atomic<std::uint32_t> group_microseconds_{0};
-  std::chrono::steady_clock::time_point group_start_;  // writer thread only
+  std::chrono::steady_clock::time_point group_start_;  // the role holder only
 
-  // Invariant 2; written by the writer only.
+  // Invariant 2; written by the role holder only.
   std::atomic<std::uint64_t> groups_finished_{0};
   base::Futex wake_[2];
 
@@ -160,6 +194,10 @@ class CommitQueue {
   base::CondVar not_full_{&mu_};   // producers wait here (backpressure)
   std::deque<WriteRequest*> queue_ ABSL_GUARDED_BY(mu_);
   std::uint64_t groups_popped_ ABSL_GUARDED_BY(mu_) = 0;
+  bool busy_ ABSL_GUARDED_BY(mu_) = false;  // invariant 3: someone holds the writer's role
+  // Requests in the writer thread's last group (TryLead leads only after
+  // groups of one: producers committing one at a time).
+  std::size_t last_group_size_ ABSL_GUARDED_BY(mu_) = 1;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
 };
 

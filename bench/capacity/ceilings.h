@@ -9,7 +9,8 @@
 //                     fdatasync, into a file in the data directory written full of zeros and
 //                     fdatasync'ed first: data only, no metadata to flush. What a format-3 WAL
 //                     commit does at least (one padded page over the zeroed end), so the bound
-//                     for durable commits
+//                     for durable commits; the faster of a pass with the process idle and one
+//                     with a second thread spinning (ceilings.cc, SyncedWrites::spin_pass)
 //   sequentialWrite   1 MiB writes of a fresh file in the data directory, then one fsync; the rate
 //                     includes the fsync
 //   memoryBandwidth   STREAM-like copy (a[i] = b[i], counted as bytes read + written) and read

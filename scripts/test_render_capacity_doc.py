@@ -809,5 +809,84 @@ class FamilyTablesTest(unittest.TestCase):
         rcd.validate(report, os.path.join(REPO, "schemas", "capacity-report.schema.json"), "report")
 
 
+def overwrite_sample():
+    """The sample with schema minor 5's ceilings.overwriteFdatasync (chosen figures, not a run's), its
+    durable writes rows' ratios pointing at it."""
+    r = sample()
+    r["schemaMinor"] = 5
+    c = r["ceilings"]
+    c["appendFdatasync"]["latencyMaxNs"] = 21_000_000.0
+    overwrite = {"writeBytes": 4096, "zeroFilledBytes": 64 << 20, "seconds": 1.5, "fdatasyncs": 600,
+                 "fdatasyncsPerSecond": 400.0, "latencyP50Ns": 2_500_000.0, "latencyP99Ns": 6_000_000.0,
+                 "latencyMaxNs": 9_000_000.0}
+    r["ceilings"] = {}
+    for key, value in c.items():  # after appendFdatasync, as the bench writes it
+        r["ceilings"][key] = value
+        if key == "appendFdatasync":
+            r["ceilings"]["overwriteFdatasync"] = overwrite
+    for row in r["writes"]:
+        if row["mode"] != "durable":
+            continue
+        for key, figure in (("efficiency", row["writesPerSecond"]),
+                            ("syncEfficiency", row["fsyncs"] / row["seconds"])):
+            row[key]["ceiling"] = "/ceilings/overwriteFdatasync/fdatasyncsPerSecond"
+            row[key]["ratio"] = figure / overwrite["fdatasyncsPerSecond"]
+    return r
+
+
+class OverwriteCeilingTest(unittest.TestCase):
+
+    def section(self, page, name):
+        return page[page.index(f"<!-- capacity:{name} -->"):page.index(f"<!-- /capacity:{name} -->")]
+
+    def render(self, report):
+        ws = Workspace(self)
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        return ws.read_page()
+
+    def test_renders_both_ceilings_and_names_the_commit_ceiling(self):
+        page = self.render(overwrite_sample())
+        ceilings = self.section(page, "ceilings")
+        self.assertIn("| 100-byte append + `fdatasync` | 315/s | p50 3.97 ms, p99 8.91 ms, longest 21.0 ms,", ceilings)
+        self.assertIn("| 4 KiB overwrite of zeros + `fdatasync` (durable commits' ceiling) | 400/s | "
+                      "p50 2.50 ms, p99 6.00 ms, longest 9.00 ms, 600 in 1.50 s; 64 MiB file zero-filled and "
+                      "synced first |", ceilings)
+        writes = self.section(page, "writes")
+        self.assertIn("Durable rows divide by the 4 KiB overwrite + `fdatasync` ceiling (400/s in this run)", writes)
+        self.assertIn("append ceiling (315/s)", writes)
+        serial = next(r for r in overwrite_sample()["writes"] if r["mode"] == "durable" and r["producers"] == 1
+                      and r["batchElements"] == 1)
+        self.assertIn(f"| {rcd.ratio_of(serial['efficiency'])} |", writes)
+        self.assertIn("p99 6.00 ms, longest 9.00 ms", self.section(page, "checkpoint"))
+
+    def test_commit_ceiling_falls_back_to_the_append_ceiling(self):
+        self.assertEqual(rcd.commit_ceiling(overwrite_sample())[0], "overwriteFdatasync")
+        self.assertEqual(rcd.commit_ceiling(sample())[0], "appendFdatasync")
+
+    def test_report_before_minor_5_renders_without_it(self):
+        page = self.render(sample())
+        self.assertNotIn("overwrite", self.section(page, "ceilings"))
+        self.assertNotIn("Durable rows divide by", self.section(page, "writes"))
+        self.assertNotIn("The device's own syncs", self.section(page, "checkpoint"))
+
+    def test_schema_refuses_a_zero_a_missing_figure_and_an_unknown_field(self):
+        cases = []
+        r = overwrite_sample()
+        r["ceilings"]["overwriteFdatasync"]["fdatasyncsPerSecond"] = 0
+        cases.append((r, "/ceilings/overwriteFdatasync/fdatasyncsPerSecond"))
+        r = overwrite_sample()
+        del r["ceilings"]["overwriteFdatasync"]["latencyMaxNs"]
+        cases.append((r, "/ceilings/overwriteFdatasync"))
+        r = overwrite_sample()
+        r["ceilings"]["overwriteFdatasync"]["appendBytes"] = 100
+        cases.append((r, "/ceilings/overwriteFdatasync"))
+        rcd.validate(overwrite_sample(), os.path.join(REPO, "schemas", "capacity-report.schema.json"), "report")
+        for report, where in cases:
+            with self.assertRaisesRegex(rcd.RenderError, where):
+                rcd.validate(report, os.path.join(REPO, "schemas", "capacity-report.schema.json"), "report")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -3,7 +3,14 @@
 // travels between machines.
 //
 //   appendFdatasync   100-byte appends, each followed by fdatasync, to a file preallocated with
-//                     fallocate(KEEP_SIZE) in the data directory (what a WAL commit does at least)
+//                     fallocate(KEEP_SIZE) in the data directory: each fdatasync also flushes the
+//                     file's grown size (what a format-1/2 WAL commit, or any first append, costs)
+//   overwriteFdatasync  4 KiB page-aligned writes at increasing offsets, each followed by
+//                     fdatasync, into a file in the data directory written full of zeros and
+//                     fdatasync'ed first: data only, no metadata to flush. What a format-3 WAL
+//                     commit does at least (one padded page over the zeroed end), so the bound
+//                     for durable commits; the faster of a pass with the process idle and one
+//                     with a second thread spinning (ceilings.cc, SyncedWrites::spin_pass)
 //   sequentialWrite   1 MiB writes of a fresh file in the data directory, then one fsync; the rate
 //                     includes the fsync
 //   memoryBandwidth   STREAM-like copy (a[i] = b[i], counted as bytes read + written) and read
@@ -26,11 +33,12 @@
 namespace quiver::capacity {
 
 Json MeasureAppendFdatasync(const std::string& data_dir, double seconds);
+Json MeasureOverwriteFdatasync(const std::string& data_dir, double seconds);
 Json MeasureSequentialWrite(const std::string& data_dir, std::uint64_t bytes);
 Json MeasureMemoryBandwidth(std::uint64_t array_bytes, int passes, int threads);
 Json MeasureDependentLoad(std::uint64_t bytes, std::uint64_t loads);
 
-// Plans and runs all four; returns the "ceilings" object (csrSweep and csrLatency start empty).
+// Plans and runs all five; returns the "ceilings" object (csrSweep and csrLatency start empty).
 void PlanCeilings(const Profile& profile, Progress& progress);
 Json MeasureCeilings(const Profile& profile, const std::string& data_dir, Progress& progress);
 

@@ -12,10 +12,12 @@
 //               writerStall.stallRatio                 max during / median outside (1 = no stall)
 //               writerStall.p99/maxCommitLatencyOutsideNs  the noise floor: fdatasync latency
 //                                                      varies by itself, checkpoint or not
-//               writerStall.p99CommitLatencyDuringNs   beside ceilings.appendFdatasync.latencyP99Ns:
+//               writerStall.p99CommitLatencyDuringNs   beside ceilings.overwriteFdatasync.latencyP99Ns:
 //                                                      the tail a checkpoint adds, read against the
-//                                                      device's own (whose longest sync is
-//                                                      ceilings.appendFdatasync.latencyMaxNs)
+//                                                      device's own for what a commit does (a page
+//                                                      over the WAL's zeroed end + fdatasync; its
+//                                                      longest is ceilings.overwriteFdatasync.
+//                                                      latencyMaxNs)
 //             durationMicroseconds and checkpointBytes come from GetDurabilityStats
 //             (last_checkpoint_*); megabytesPerSecond = bytes / duration, compared with
 //             ceilings.sequentialWrite.

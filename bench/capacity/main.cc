@@ -18,7 +18,7 @@
 // 3: the report and the candidate were recorded but the release gate refused to publish it.
 //
 // Scenarios, in run order (quick | full):
-//   ceilings    fdatasync of 100 B appends; 1 MiB writes + fsync; memory copy/read bw; pointer-chase latency
+//   ceilings    fdatasync per 100 B append, per 4 KiB overwrite; 1 MiB writes + fsync; mem bw; pointer chase
 //   memory      allocator B/vertex, B/edge, retained (RSS beside): 200Kx2 200Kx10 100Kx20 | 2Mx2 1Mx20 10Mx10
 //   memory      the same for one power-law shape: 200Kx10 | 2Mx10 (Zipf sources and targets)
 //   writes      durable/volatile 1-element commits, 1/2/8/32 producers: writes/s, p50/p95/p99, group, fsyncs

@@ -79,8 +79,10 @@ inline constexpr std::size_t kTargetBlockBytes = 1u << 20;
 // edge tables: one unit of parallel encoding, and a block boundary; 64K ids
 // are about 0.2-1 MiB encoded for elements without properties.
 inline constexpr std::uint64_t kChunkIds = std::uint64_t{1} << 16;
-// Bytes between write-back hints while a checkpoint is written.
-inline constexpr std::uint64_t kWritebackBytes = std::uint64_t{4} << 20;
+// Bytes between write-back hints while a checkpoint is written: at most
+// about two steps are dirty or in flight, so a WAL fdatasync queues behind
+// about 1 MiB of checkpoint writes (docs/impl.md, "Write-back is paced").
+inline constexpr std::uint64_t kWritebackBytes = std::uint64_t{512} << 10;
 
 enum class BlockKind : std::uint8_t {
   kLabels = 1,

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <new>
 #include <thread>
+#include <utility>
 
 #include "base/durability_faults.h"
 #include "base/parallel.h"
@@ -1124,7 +1125,7 @@ bool GraphImpl::LogHeld(Status* error, bool sync) {
 Status GraphImpl::AppendAndSync(SequenceNumber first, bool sync) {
   wal::WalWriter& wal = *durable_->wal;
   std::uint64_t header = 0;  // a new segment's header page, counted with this group
-  if (wal.ShouldRotate()) {
+  if (wal.ShouldRotate() || std::exchange(rotate_before_next_group_, false)) {
     QUIVER_RETURN_IF_ERROR(wal.StartSegment(wal.segment_number() + 1, first));
     header = wal.segment_size();
     {
@@ -1315,7 +1316,16 @@ Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
     take();
   } else {
     auto* barrier = new WriteRequest(WriteBatch(), /*async=*/false, /*sync=*/true);
-    barrier->set_after_sync(take);
+    const SequenceNumber last_written = last_checkpoint_;
+    barrier->set_after_sync([&, last_written] {
+      take();
+      // On the writer thread, with everything up to the checkpoint's
+      // position in the log: the next group starts a new segment (see
+      // rotate_before_next_group_) if a checkpoint will be written (the
+      // test below) and the current segment is not still small.
+      const SequenceNumber s = pinned->roots.sequence;
+      rotate_before_next_group_ = s != last_written && s != 0 && durable_->wal->RotateAfterCheckpoint();
+    });
     if (Status s = queue_.Push(barrier); !s.ok()) {
       delete barrier;
       return s;  // closing: Close writes the final checkpoint

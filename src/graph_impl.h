@@ -292,6 +292,12 @@ class GraphImpl final : public Graph {
   std::size_t held_batches_ = 0;
   SequenceNumber held_first_ = 0;
   SequenceNumber held_last_ = 0;
+  // Set by a checkpoint's barrier when the current segment is large enough
+  // (wal::WalWriter::RotateAfterCheckpoint): the next group starts a new
+  // segment, so the log after the checkpoint has a segment of its own and
+  // the open-time rewrite of the replayed segment (recovery.cc) copies the
+  // tail, not the whole segment the checkpoint ended in.
+  bool rotate_before_next_group_ = false;
 
   std::function<void()> after_checkpoint_barrier_for_test_;  // TEST_SetAfterCheckpointBarrier
 

@@ -79,6 +79,45 @@ TEST(DurabilityTest, ReopenReplaysTheLogWithoutACheckpoint) {
   EXPECT_EQ(g->GetSnapshot().sequence(), 41u);
 }
 
+// The log written after a checkpoint starts a segment of its own once the
+// segment the checkpoint ended in holds 1 MiB or more, so a reopen reads and
+// writes again only that log (issue 8: Open costs O(tail)), never the
+// segment the checkpoint covers. Below 1 MiB the log continues in the same
+// segment. Seen to fail before the change (no segment was started after
+// the checkpoint, and the reopen read and rewrote the covered segment).
+TEST(DurabilityTest, TheLogAfterACheckpointStartsASegmentOfItsOwn) {
+  env::SimFileSystem sim;
+  Options o = DurableOptions();
+  o.durable.wal_segment_bytes = 16 << 20;  // no rotation by size here
+  o.durable.checkpoint_on_close = false;
+  std::string expected;
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &sim).value();
+    // Each group takes a 4 KiB page: 300 of them fill more than 1 MiB.
+    int k = 1;
+    for (; k <= 300; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+    const std::uint64_t started = g->GetDurabilityStats().wal_segments_started;
+    ASSERT_TRUE(g->Checkpoint().ok());
+    EXPECT_EQ(g->GetDurabilityStats().wal_segments_started, started)
+        << "the checkpoint itself starts nothing";
+    for (; k <= 305; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+    EXPECT_EQ(g->GetDurabilityStats().wal_segments_started, started + 1);
+    // A checkpoint that ends in a segment under 1 MiB: no new segment.
+    ASSERT_TRUE(g->Checkpoint().ok());
+    for (; k <= 310; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+    EXPECT_EQ(g->GetDurabilityStats().wal_segments_started, started + 1);
+    expected = Dump(g->GetSnapshot());
+  }
+  auto g = GraphImpl::OpenDurable(o, "/db", &sim).value();
+  EXPECT_EQ(Dump(g->GetSnapshot()), expected);
+  const OpenStats& s = g->GetOpenStats();
+  EXPECT_EQ(s.checkpoint_sequence, 305u);
+  EXPECT_EQ(s.wal_groups_replayed, 5u);
+  EXPECT_EQ(s.wal_segments_read, 1u);
+  EXPECT_EQ(s.wal_segments_rewritten, 1u);
+  ASSERT_TRUE(ApplyGroup(*g, 311).ok());
+}
+
 // Engine II 1.5: in a durable graph an empty batch, alone or queued among
 // real ones, writes no WAL record and takes no sequence number, so the
 // sequence numbers a reopened graph shows are those the producers were told.

@@ -121,7 +121,10 @@ struct WriterOptions {
 // Durable-mode tuning: the write-ahead log and checkpoints.
 struct DurableOptions {
   // Target size of one WAL segment file; the next commit group after a
-  // segment reaches it starts a new segment. Smaller segments let
+  // segment reaches it starts a new segment (so does the first group after
+  // a checkpoint when the segment holds 1 MiB or more: the log replayed at
+  // the next open then has a segment of its own, which Open writes again
+  // at the cost of that log, not of the whole segment). Smaller segments let
   // checkpoints free WAL space sooner; each segment start costs a directory
   // fsync. Every commit group takes at least one 4 KiB page of the segment
   // (a segment's header takes the first), so a segment holds at most

@@ -82,6 +82,21 @@ class WalWriter {
   // (FailedPrecondition otherwise: recovery starts a new segment instead).
   Status ReopenSegment(std::uint64_t segment_number, std::uint64_t size);
 
+  // True when a checkpoint whose log position is the current write head
+  // should make the next group start a new segment (GraphImpl's
+  // rotate_before_next_group_): the segment holds at least
+  // kRotateAfterCheckpointBytes. Recovery reads and writes again the
+  // segment its tail is in, so the segment the checkpoint ends in should not
+  // also hold the tail; below the bound, copying it at open costs little
+  // and a segment per checkpoint would be churn. (Not a fraction of the
+  // target size: the tests that cover recovery from a position inside a
+  // small segment, as every directory written before this rule holds, need
+  // the log to continue in that segment.)
+  static constexpr std::uint64_t kRotateAfterCheckpointBytes = std::uint64_t{1} << 20;
+  bool RotateAfterCheckpoint() const {
+    return file_ != nullptr && segment_size_ >= kRotateAfterCheckpointBytes;
+  }
+
   // The zero-fill step (see the top of this file).
   static constexpr std::uint64_t kFillStep = std::uint64_t{1} << 20;
   // True when FillAhead has work: the segment zero-fills ahead and less

@@ -118,6 +118,83 @@ TEST(DurabilityTest, TheLogAfterACheckpointStartsASegmentOfItsOwn) {
   ASSERT_TRUE(ApplyGroup(*g, 311).ok());
 }
 
+// Review of d51b031 (LOW): AppendAndSync tests ShouldRotate() first, so
+// std::exchange(rotate_before_next_group_, false) is not evaluated when the
+// segment is full anyway. A checkpoint whose barrier finds the segment full
+// (and >= 1 MiB) leaves the flag set through the rotation by size, and the
+// group after that rotates again: a segment holding a single group.
+// Seen to fail on d51b031 (two segments started for five groups).
+TEST(DurabilityTest, ReviewRotACheckpointAtAFullSegmentStartsOneSegmentNotTwo) {
+  env::SimFileSystem sim;
+  Options o = DurableOptions();
+  o.durable.wal_segment_bytes = 1 << 20;  // full (ShouldRotate) at exactly 1 MiB
+  o.durable.checkpoint_on_close = false;
+  auto g = GraphImpl::OpenDurable(o, "/db", &sim).value();
+  // The header's page and 255 single-page groups: 256 pages, 1 MiB.
+  int k = 1;
+  for (; k <= 255; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+  const std::uint64_t started = g->GetDurabilityStats().wal_segments_started;
+  ASSERT_TRUE(g->Checkpoint().ok());
+  ASSERT_TRUE(ApplyGroup(*g, k++).ok());
+  ASSERT_EQ(g->GetDurabilityStats().wal_segments_started, started + 1)
+      << "precondition: the segment was full at the checkpoint";
+  for (; k <= 260; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+  EXPECT_EQ(g->GetDurabilityStats().wal_segments_started, started + 1)
+      << "the flag survived the rotation by size and started another segment";
+}
+
+// Review of d51b031 (MEDIUM, performance claim): a checkpoint with nothing
+// new to write (an explicit Checkpoint() or the interval timer on an idle
+// graph) runs a barrier too, and its after_sync assigns
+// rotate_before_next_group_ = false (s == last_written), clearing the flag
+// the previous, written checkpoint set. The log after that checkpoint then
+// continues in the covered segment, and the next Open copies it whole.
+// Seen to fail on d51b031 (no segment started).
+TEST(DurabilityTest, ReviewRotAnIdleCheckpointDoesNotCancelTheRotation) {
+  env::SimFileSystem sim;
+  Options o = DurableOptions();
+  o.durable.wal_segment_bytes = 16 << 20;
+  o.durable.checkpoint_on_close = false;
+  auto g = GraphImpl::OpenDurable(o, "/db", &sim).value();
+  int k = 1;
+  for (; k <= 300; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+  const std::uint64_t started = g->GetDurabilityStats().wal_segments_started;
+  ASSERT_TRUE(g->Checkpoint().ok());
+  ASSERT_TRUE(g->Checkpoint().ok());  // nothing new: writes nothing
+  for (; k <= 305; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+  EXPECT_EQ(g->GetDurabilityStats().wal_segments_started, started + 1)
+      << "the second checkpoint's barrier cleared rotate_before_next_group_";
+}
+
+// Review of d51b031 (MEDIUM, performance claim): the flag lives only in the
+// writer, so the checkpoint Close writes (writer stopped, no barrier) never
+// sets it, and a reopen continues the covered segment (ReopenSegment at its
+// end). After a clean Close and reopen, the log written next shares the
+// 1 MiB+ segment the checkpoint covers, and an Open after a crash in that
+// session reads and rewrites the whole segment again (issue 8's O(tail) is
+// lost on the most common path: close, reopen, crash).
+// Seen to fail on d51b031 (no segment started after the reopen).
+TEST(DurabilityTest, ReviewRotTheLogAfterACloseCheckpointStartsASegmentAfterReopen) {
+  env::SimFileSystem sim;
+  Options o = DurableOptions();
+  o.durable.wal_segment_bytes = 16 << 20;
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &sim).value();
+    for (int k = 1; k <= 300; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+    ASSERT_TRUE(g->Close().ok());  // writes the final checkpoint at 300
+  }
+  o.durable.checkpoint_on_close = false;
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &sim).value();
+    ASSERT_EQ(g->GetOpenStats().checkpoint_sequence, 300u);
+    for (int k = 301; k <= 305; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
+    EXPECT_EQ(g->GetDurabilityStats().wal_segments_started, 1u)
+        << "the log after the Close checkpoint went on in the covered segment";
+  }
+  auto g = GraphImpl::OpenDurable(o, "/db", &sim).value();
+  EXPECT_EQ(g->GetOpenStats().wal_groups_replayed, 5u);
+}
+
 // Engine II 1.5: in a durable graph an empty batch, alone or queued among
 // real ones, writes no WAL record and takes no sequence number, so the
 // sequence numbers a reopened graph shows are those the producers were told.
@@ -357,6 +434,8 @@ class NearlyFullFileSystem final : public env::ForwardingFileSystem {
  public:
   NearlyFullFileSystem(env::FileSystem* base, std::uint64_t budget, bool allocate_fails = true)
       : ForwardingFileSystem(base), left_(budget), allocate_fails_(allocate_fails) {}
+  // The disk fills up (or frees space) from now on.
+  void set_left(std::uint64_t budget) { left_ = budget; }
   Result<std::unique_ptr<env::WritableFile>> OpenWritable(const std::string& path,
                                                           env::OpenMode mode) override {
     QUIVER_ASSIGN_OR_RETURN(auto file, target()->OpenWritable(path, mode));
@@ -438,6 +517,37 @@ TEST(DurabilityTest, ADiskFillingUpWhileZeroFillingFailsOneGroupAndPoisons) {
   auto g = GraphImpl::OpenDurable(o, "/db", &sim);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_EQ((*g)->GetOpenStats().recovered_sequence, static_cast<SequenceNumber>(acked));
+}
+
+// Review of d51b031 (MEDIUM): the barrier sets rotate_before_next_group_
+// before the checkpoint is written, and nothing clears it when the
+// checkpoint is then abandoned. On a disk that has just filled up, the
+// checkpoint fails with ENOSPC (abandoned, "the WAL is kept, writes
+// continue": docs/durability.md, RELIABILITY 2.9), and the next commit,
+// which the segment's zeroed end had room for, must now create a segment:
+// its header finds no room, the group fails (DurabilityUnknown) and the
+// graph is poisoned by the failed checkpoint's side effect.
+// Seen to fail on d51b031.
+TEST(DurabilityTest, ReviewRotAnAbandonedCheckpointDoesNotMakeTheNextCommitStartASegment) {
+  env::SimFileSystem sim;
+  Options o = DurableOptions();
+  o.durable.checkpoint_on_close = false;
+  o.durable.wal_segment_bytes = std::uint64_t{16} << 20;
+  NearlyFullFileSystem full(&sim, std::uint64_t{1} << 30, /*allocate_fails=*/false);
+  auto g = GraphImpl::OpenDurable(o, "/db", &full).value();
+  int k = 1;
+  for (; k <= 300; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());  // > 1 MiB, zeros ahead
+  full.set_left(0);                                           // the disk is full now
+  const Status c = g->Checkpoint();
+  ASSERT_EQ(c.code(), StatusCode::kResourceExhausted) << c.ToString();
+  EXPECT_FALSE(g->GetDurabilityStats().poisoned);
+  // The segment's zeroed end (at least half of the 1 MiB fill step) holds
+  // these groups: no byte of new space is needed.
+  for (; k <= 305; ++k) {
+    Result<CommitInfo> r = ApplyGroup(*g, k);
+    ASSERT_TRUE(r.ok()) << "group " << k << " after an abandoned checkpoint: " << r.status().ToString();
+  }
+  EXPECT_FALSE(g->GetDurabilityStats().poisoned);
 }
 
 // Review of walpage2 (MEDIUM): zeros are optional (ENOSPC on them is no

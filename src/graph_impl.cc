@@ -289,6 +289,14 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
   // counts too (as AppendAndSync counts the header of a segment it starts).
   const std::uint64_t started = rs.last_segment == 0 ? durable->wal->segment_size() : 0;
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(durable));
+  // Appending to a segment the newest checkpoint covers whole (a clean
+  // Close, say): the next group starts a segment of its own, as after a
+  // checkpoint this process wrote, so an Open after a crash rewrites the
+  // tail, not the covered segment. Set before any Write can reach the
+  // writer's role (the queue's lock orders it before the first group).
+  if (rs.last_segment != 0 && rs.last_checkpoint != 0 && rs.last_checkpoint == rs.stats.recovered_sequence &&
+      g->durable_->wal->RotateAfterCheckpoint())
+    g->rotate_before_next_group_ = true;
   {
     base::MutexLock lock(&g->stats_mu_);
     g->wal_bytes_since_checkpoint_ += rs.wal_bytes_read + started;  // the log Open found, and started
@@ -1122,10 +1130,22 @@ bool GraphImpl::LogHeld(Status* error, bool sync) {
   return ok;
 }
 
+bool GraphImpl::RoomForAnOptionalSegment() const {
+  Result<std::uint64_t> free = durable_->fs->FreeSpace(durable_->dir);
+  return free.ok() && *free >= 2 * wal::WalWriter::kFirstReservation;
+}
+
 Status GraphImpl::AppendAndSync(SequenceNumber first, bool sync) {
   wal::WalWriter& wal = *durable_->wal;
   std::uint64_t header = 0;  // a new segment's header page, counted with this group
-  if (wal.ShouldRotate() || std::exchange(rotate_before_next_group_, false)) {
+  // A rotation a checkpoint asked for is optional (it only makes the next
+  // Open's rewrite smaller): taken once, whether or not the segment also
+  // rotates by size, and skipped when the file system reports less room
+  // than a new segment's first reservation, so that a nearly full disk
+  // (a checkpoint abandoned on ENOSPC, say) keeps the log in the current
+  // segment's room instead of failing this group for a file it did not need.
+  const bool asked = std::exchange(rotate_before_next_group_, false);
+  if (wal.ShouldRotate() || (asked && RoomForAnOptionalSegment())) {
     QUIVER_RETURN_IF_ERROR(wal.StartSegment(wal.segment_number() + 1, first));
     header = wal.segment_size();
     {
@@ -1324,7 +1344,10 @@ Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
       // rotate_before_next_group_) if a checkpoint will be written (the
       // test below) and the current segment is not still small.
       const SequenceNumber s = pinned->roots.sequence;
-      rotate_before_next_group_ = s != last_written && s != 0 && durable_->wal->RotateAfterCheckpoint();
+      // Only ever set here: a checkpoint with nothing new to write must not
+      // cancel the rotation an earlier one asked for.
+      if (s != last_written && s != 0 && durable_->wal->RotateAfterCheckpoint())
+        rotate_before_next_group_ = true;
     });
     if (Status s = queue_.Push(barrier); !s.ok()) {
       delete barrier;

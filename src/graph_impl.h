@@ -298,6 +298,9 @@ class GraphImpl final : public Graph {
   // the open-time rewrite of the replayed segment (recovery.cc) copies the
   // tail, not the whole segment the checkpoint ended in.
   bool rotate_before_next_group_ = false;
+  // Whether the directory's file system reports room for a segment that
+  // rotate_before_next_group_ asks for (twice its first reservation).
+  bool RoomForAnOptionalSegment() const;
 
   std::function<void()> after_checkpoint_barrier_for_test_;  // TEST_SetAfterCheckpointBarrier
 

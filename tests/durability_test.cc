@@ -436,6 +436,8 @@ class NearlyFullFileSystem final : public env::ForwardingFileSystem {
       : ForwardingFileSystem(base), left_(budget), allocate_fails_(allocate_fails) {}
   // The disk fills up (or frees space) from now on.
   void set_left(std::uint64_t budget) { left_ = budget; }
+  // What statvfs would say on such a disk.
+  Result<std::uint64_t> FreeSpace(const std::string&) override { return left_; }
   Result<std::unique_ptr<env::WritableFile>> OpenWritable(const std::string& path,
                                                           env::OpenMode mode) override {
     QUIVER_ASSIGN_OR_RETURN(auto file, target()->OpenWritable(path, mode));

@@ -1062,8 +1062,21 @@ TEST(FaultInjectionTest, BackgroundCheckpointsResumeAfterAFailure) {
                            .kind = FaultKind::kEnospc,
                            .at = 1,
                            .path_contains = "checkpoint-"});
-  SequenceNumber last = WriteUntil(*g, 0, [&] { return g->GetDurabilityStats().checkpoint_failures > 0; });
+  // Write only until the trigger fires, then wait for the failure: writing
+  // on while the checkpointer has not yet run (commits on the caller's
+  // thread are quick) used up all kReferenceGroups before the failure was
+  // seen, and left none to write for the second crossing.
+  // (The count starts at the first segment's header page.)
+  const std::uint64_t at_open = g->GetDurabilityStats().wal_bytes_since_checkpoint;
+  SequenceNumber last = WriteUntil(*g, 0, [&] {
+    const DurabilityStats d = g->GetDurabilityStats();
+    return d.checkpoint_failures > 0 ||
+           d.wal_bytes_since_checkpoint >= at_open + o.durable.checkpoint_wal_bytes;
+  });
+  WriteUntil(*g, kReferenceGroups, [&] { return g->GetDurabilityStats().checkpoint_failures > 0; });
   ASSERT_EQ(g->GetDurabilityStats().checkpoint_failures, 1u);
+  ASSERT_LT(last + 1, static_cast<SequenceNumber>(kReferenceGroups))
+      << "no group left for the second crossing";
   // The disk has space again (kOnce): the next crossing of ~2 KiB must start one.
   const std::uint64_t wal_at_failure = g->GetDurabilityStats().wal_bytes;
   last = WriteUntil(*g, last, [&] { return g->GetDurabilityStats().checkpoints_written > 0; });

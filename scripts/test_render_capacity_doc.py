@@ -861,6 +861,12 @@ class OverwriteCeilingTest(unittest.TestCase):
         self.assertIn(f"| {rcd.ratio_of(serial['efficiency'])} |", writes)
         self.assertIn("p99 6.00 ms, longest 9.00 ms", self.section(page, "checkpoint"))
 
+    def test_shows_the_idle_and_spinning_passes_when_the_report_has_them(self):
+        r = overwrite_sample()
+        r["ceilings"]["overwriteFdatasync"].update(fdatasyncsPerSecondIdle=260.0, fdatasyncsPerSecondSpinning=400.0)
+        self.assertIn("64 MiB file zero-filled and synced first; the faster of a pass with the process idle "
+                      "(260/s) and one beside a spinning core (400/s) |", self.section(self.render(r), "ceilings"))
+
     def test_commit_ceiling_falls_back_to_the_append_ceiling(self):
         self.assertEqual(rcd.commit_ceiling(overwrite_sample())[0], "overwriteFdatasync")
         self.assertEqual(rcd.commit_ceiling(sample())[0], "appendFdatasync")

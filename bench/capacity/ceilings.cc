@@ -42,10 +42,6 @@ double TimeThreads(int threads, Fn&& fn) {
   return SecondsSince(t0);
 }
 
-}  // namespace
-
-namespace {
-
 // One synced-write ceiling: how its file is set up and what each timed write is. Both write at
 // increasing offsets, each write followed by fdatasync, until the time is spent or the file is.
 struct SyncedWrites {
@@ -142,9 +138,11 @@ void MeasureSyncedWrites(const std::string& data_dir, double seconds, const Sync
     const auto rate = [](const std::vector<std::uint64_t>& l, double s) {
       return s > 0 ? static_cast<double>(l.size()) / s : 0.0;
     };
-    j["fdatasyncsPerSecondIdle"] = rate(latencies, elapsed);
-    j["fdatasyncsPerSecondSpinning"] = rate(spinning_latencies, spinning_elapsed);
-    if (rate(spinning_latencies, spinning_elapsed) > rate(latencies, elapsed)) {
+    const double idle_rate = rate(latencies, elapsed);
+    const double spinning_rate = rate(spinning_latencies, spinning_elapsed);
+    j["fdatasyncsPerSecondIdle"] = idle_rate;
+    j["fdatasyncsPerSecondSpinning"] = spinning_rate;
+    if (spinning_rate > idle_rate) {
       latencies.swap(spinning_latencies);
       elapsed = spinning_elapsed;
     }

@@ -1341,12 +1341,10 @@ Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
       take();
       // On the writer thread, with everything up to the checkpoint's
       // position in the log: the next group starts a new segment (see
-      // rotate_before_next_group_) if a checkpoint will be written (the
-      // test below) and the current segment is not still small.
-      const SequenceNumber s = pinned->roots.sequence;
-      // Only ever set here: a checkpoint with nothing new to write must not
-      // cancel the rotation an earlier one asked for.
-      if (s != last_written && s != 0 && durable_->wal->RotateAfterCheckpoint())
+      // rotate_before_next_group_) if a checkpoint will be written and the
+      // current segment is not still small. Only ever set here: a
+      // checkpoint with nothing new must not cancel an earlier one's ask.
+      if (HasNewSince(pinned->roots.sequence, last_written) && durable_->wal->RotateAfterCheckpoint())
         rotate_before_next_group_ = true;
     });
     if (Status s = queue_.Push(barrier); !s.ok()) {
@@ -1371,7 +1369,7 @@ Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
   storage::GraphRoots roots = pin.roots();
   roots.log_segment = log_segment;
   roots.log_offset = log_offset;
-  if (roots.sequence == last_checkpoint_ || roots.sequence == 0) return Status::Ok();
+  if (!HasNewSince(roots.sequence, last_checkpoint_)) return Status::Ok();
   auto start = std::chrono::steady_clock::now();
   checkpoint::WriteStats ws;
   Status s = checkpoint::WriteCheckpoint(durable_->fs, durable_->dir, durable_->uuid, roots, &ws,

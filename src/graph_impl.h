@@ -301,6 +301,11 @@ class GraphImpl final : public Graph {
   // Whether the directory's file system reports room for a segment that
   // rotate_before_next_group_ asks for (twice its first reservation).
   bool RoomForAnOptionalSegment() const;
+  // Whether a checkpoint of the version at `sequence` writes anything, the
+  // newest checkpoint being at `last`: not for an empty graph, nor again.
+  static bool HasNewSince(SequenceNumber sequence, SequenceNumber last) {
+    return sequence != last && sequence != 0;
+  }
 
   std::function<void()> after_checkpoint_barrier_for_test_;  // TEST_SetAfterCheckpointBarrier
 

@@ -79,6 +79,16 @@ TEST(DurabilityTest, ReopenReplaysTheLogWithoutACheckpoint) {
   EXPECT_EQ(g->GetSnapshot().sequence(), 41u);
 }
 
+// Options for the tests of the rotation after a checkpoint: segments of
+// `segment_bytes` (16 MiB: no rotation by size in these tests), no
+// checkpoint at Close.
+Options RotationOptions(std::uint64_t segment_bytes = std::uint64_t{16} << 20) {
+  Options o = DurableOptions();
+  o.durable.wal_segment_bytes = segment_bytes;
+  o.durable.checkpoint_on_close = false;
+  return o;
+}
+
 // The log written after a checkpoint starts a segment of its own once the
 // segment the checkpoint ended in holds 1 MiB or more, so a reopen reads and
 // writes again only that log (issue 8: Open costs O(tail)), never the
@@ -87,9 +97,7 @@ TEST(DurabilityTest, ReopenReplaysTheLogWithoutACheckpoint) {
 // the checkpoint, and the reopen read and rewrote the covered segment).
 TEST(DurabilityTest, TheLogAfterACheckpointStartsASegmentOfItsOwn) {
   env::SimFileSystem sim;
-  Options o = DurableOptions();
-  o.durable.wal_segment_bytes = 16 << 20;  // no rotation by size here
-  o.durable.checkpoint_on_close = false;
+  const Options o = RotationOptions();
   std::string expected;
   {
     auto g = GraphImpl::OpenDurable(o, "/db", &sim).value();
@@ -126,9 +134,7 @@ TEST(DurabilityTest, TheLogAfterACheckpointStartsASegmentOfItsOwn) {
 // Seen to fail on d51b031 (two segments started for five groups).
 TEST(DurabilityTest, ReviewRotACheckpointAtAFullSegmentStartsOneSegmentNotTwo) {
   env::SimFileSystem sim;
-  Options o = DurableOptions();
-  o.durable.wal_segment_bytes = 1 << 20;  // full (ShouldRotate) at exactly 1 MiB
-  o.durable.checkpoint_on_close = false;
+  const Options o = RotationOptions(1 << 20);  // full (ShouldRotate) at exactly 1 MiB
   auto g = GraphImpl::OpenDurable(o, "/db", &sim).value();
   // The header's page and 255 single-page groups: 256 pages, 1 MiB.
   int k = 1;
@@ -152,10 +158,7 @@ TEST(DurabilityTest, ReviewRotACheckpointAtAFullSegmentStartsOneSegmentNotTwo) {
 // Seen to fail on d51b031 (no segment started).
 TEST(DurabilityTest, ReviewRotAnIdleCheckpointDoesNotCancelTheRotation) {
   env::SimFileSystem sim;
-  Options o = DurableOptions();
-  o.durable.wal_segment_bytes = 16 << 20;
-  o.durable.checkpoint_on_close = false;
-  auto g = GraphImpl::OpenDurable(o, "/db", &sim).value();
+  auto g = GraphImpl::OpenDurable(RotationOptions(), "/db", &sim).value();
   int k = 1;
   for (; k <= 300; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
   const std::uint64_t started = g->GetDurabilityStats().wal_segments_started;
@@ -532,11 +535,8 @@ TEST(DurabilityTest, ADiskFillingUpWhileZeroFillingFailsOneGroupAndPoisons) {
 // Seen to fail on d51b031.
 TEST(DurabilityTest, ReviewRotAnAbandonedCheckpointDoesNotMakeTheNextCommitStartASegment) {
   env::SimFileSystem sim;
-  Options o = DurableOptions();
-  o.durable.checkpoint_on_close = false;
-  o.durable.wal_segment_bytes = std::uint64_t{16} << 20;
   NearlyFullFileSystem full(&sim, std::uint64_t{1} << 30, /*allocate_fails=*/false);
-  auto g = GraphImpl::OpenDurable(o, "/db", &full).value();
+  auto g = GraphImpl::OpenDurable(RotationOptions(), "/db", &full).value();
   int k = 1;
   for (; k <= 300; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());  // > 1 MiB, zeros ahead
   full.set_left(0);                                           // the disk is full now

@@ -894,5 +894,60 @@ class OverwriteCeilingTest(unittest.TestCase):
                 rcd.validate(report, os.path.join(REPO, "schemas", "capacity-report.schema.json"), "report")
 
 
+def device_beside_sample():
+    """overwrite_sample at schema minor 6: each checkpoint row with the device's syncs beside a stream
+    at its rate (chosen figures, not a run's); the second row's device figure not measured."""
+    r = overwrite_sample()
+    r["schemaMinor"] = 6
+    for i, row in enumerate(r["checkpoint"]):
+        s = row["writerStall"]
+        if i == 1:
+            s["deviceBesideWrites"] = {"value": None, "reason": "the engine reported no checkpoint bytes"}
+            s["p99DuringOverDevice"] = {"value": None, "reason": "the engine reported no checkpoint bytes"}
+            continue
+        s["p99CommitLatencyDuringNs"] = 1_100_000.0
+        s["deviceBesideWrites"] = {
+            "writeBytes": 4096, "zeroFilledBytes": 64 << 20, "streamStepBytes": 512 << 10,
+            "streamTargetMegabytesPerSecond": 250.0, "streamMegabytesPerSecond": 241.0, "seconds": 0.7,
+            "fdatasyncs": 3000, "fdatasyncsPerSecond": 4285.0, "latencyP50Ns": 150_000.0,
+            "latencyP99Ns": 1_000_000.0, "latencyMaxNs": 3_000_000.0}
+        s["p99DuringOverDevice"] = 1.1
+    return r
+
+
+class DeviceBesideWritesTest(unittest.TestCase):
+
+    def test_renders_the_device_beside_the_same_writes_and_the_ratio(self):
+        ws = Workspace(self)
+        ws.write_report(device_beside_sample())
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        page = ws.read_page()
+        cp = page[page.index("<!-- capacity:checkpoint -->"):page.index("<!-- /capacity:checkpoint -->")]
+        rows = device_beside_sample()["checkpoint"]
+        self.assertIn(f"| {rcd.count(rows[0]['elements'])} | 241 MB/s | 150 µs / 1.00 ms | 3.00 ms | 1.10 |", cp)
+        self.assertIn(f"| {rcd.count(rows[1]['elements'])} | not measured (the engine reported no checkpoint "
+                      "bytes) |", cp)
+
+    def test_a_report_before_minor_6_has_no_such_table(self):
+        ws = Workspace(self)
+        ws.write_report(overwrite_sample())
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertNotIn("beside the same disk load", ws.read_page())
+
+    def test_schema_takes_the_object_or_the_null_pattern_and_refuses_unknown_fields(self):
+        schema = os.path.join(REPO, "schemas", "capacity-report.schema.json")
+        rcd.validate(device_beside_sample(), schema, "report")
+        r = device_beside_sample()
+        r["checkpoint"][0]["writerStall"]["deviceBesideWrites"]["extra"] = 1
+        with self.assertRaisesRegex(rcd.RenderError, "/checkpoint/0/writerStall"):
+            rcd.validate(r, schema, "report")
+        r = device_beside_sample()
+        r["checkpoint"][0]["writerStall"]["p99DuringOverDevice"] = 0
+        with self.assertRaisesRegex(rcd.RenderError, "/checkpoint/0/writerStall"):
+            rcd.validate(r, schema, "report")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -39,6 +39,7 @@ std::uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
 checkpoint::WriteOptions CheckpointWriteOptions(const Options& o) {
   checkpoint::WriteOptions w;
   w.threads = base::ResolveThreads(o.durable.io_threads);
+  w.worker_nice = o.durable.checkpoint_nice;
   // Never take the space of the WAL's next segment (docs/durability.md).
   w.keep_free_bytes = o.durable.wal_segment_bytes;
   return w;
@@ -80,6 +81,7 @@ Status CheckOptions(const Options& o) {
     QUIVER_RETURN_IF_ERROR(
         CheckRange("checkpoint_wal_bytes", d.checkpoint_wal_bytes, kMinCheckpointWalBytes, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("io_threads", d.io_threads, 0, kMaxIoThreads));
+  QUIVER_RETURN_IF_ERROR(CheckRange("checkpoint_nice", d.checkpoint_nice, 0, kMaxCheckpointNice));
   QUIVER_RETURN_IF_ERROR(CheckRange("max_unsynced_bytes", d.max_unsynced_bytes, 0, kMaxUnsyncedBytesCeiling));
   return Status::Ok();
 }

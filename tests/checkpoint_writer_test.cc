@@ -132,9 +132,12 @@ TEST(CheckpointWriterTest, ThreadCountsWriteTheSameBytes) {
     SCOPED_TRACE("chunk_ids " + std::to_string(chunk_ids));
     auto one = graph.Write(&fs, "/one", {.threads = 1, .chunk_ids = chunk_ids, .writeback_bytes = 4096});
     auto four = graph.Write(&fs, "/four", {.threads = 4, .chunk_ids = chunk_ids, .writeback_bytes = 0});
+    auto niced = graph.Write(&fs, "/niced", {.threads = 2, .worker_nice = 10, .chunk_ids = chunk_ids});
     ASSERT_TRUE(one.ok()) << one.status().ToString();
     ASSERT_TRUE(four.ok()) << four.status().ToString();
+    ASSERT_TRUE(niced.ok()) << niced.status().ToString();
     EXPECT_TRUE(*one == *four);
+    EXPECT_TRUE(*one == *niced);
     const std::uint64_t vertex_limit = 4000;
     EXPECT_EQ(CountBlocks(*four)[BlockKind::kVertices], (vertex_limit + chunk_ids - 1) / chunk_ids);
     // The checkpoint alone (no WAL) opens to the same graph.
@@ -142,7 +145,7 @@ TEST(CheckpointWriterTest, ThreadCountsWriteTheSameBytes) {
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     EXPECT_TRUE(Dump((*g)->GetSnapshot()) == expected);
     EXPECT_TRUE((*g)->Close().ok());
-    for (const char* dir : {"/one", "/four"}) RemoveAll(fs, dir);
+    for (const char* dir : {"/one", "/four", "/niced"}) RemoveAll(fs, dir);
   }
 }
 

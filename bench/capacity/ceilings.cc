@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <thread>
@@ -26,6 +27,11 @@ constexpr std::uint64_t kWriteBlockBytes = std::uint64_t{1} << 20;
 // `seconds` and `fdatasyncs` say how long it ran.
 constexpr std::uint64_t kPageBytes = 4096;
 constexpr std::uint64_t kZeroFillBytes = std::uint64_t{64} << 20;
+// The stream beside the overwrites (MeasureOverwriteBesideWrites) writes as a checkpoint does: the
+// write-back of every 512 KiB is started, and the step before it waited for (the checkpoint
+// writer's write-back step); the file starts again from 0 past 256 MiB.
+constexpr std::uint64_t kStreamStepBytes = std::uint64_t{512} << 10;
+constexpr std::uint64_t kStreamFileBytes = std::uint64_t{256} << 20;
 
 std::string Errno(const char* what) { return std::string(what) + " failed: " + std::strerror(errno); }
 
@@ -59,7 +65,57 @@ struct SyncedWrites {
   // an engine whose waiting producer spins gets the faster figure, so only the faster pass bounds
   // it. Needs 2 cores; with one, only the idle pass runs.
   bool spin_pass;
+  // Above 0: a second thread streams a file at this rate, as a checkpoint writes, while the timed
+  // writes run (StreamWrites).
+  double stream_bytes_per_second = 0;
 };
+
+// Writes `path` from offset 0 at `bytes_per_second` until `stop`, starting the write-back of every
+// kStreamStepBytes and waiting for the step before (sync_file_range), as the checkpoint writer
+// does. Returns the bytes written; sets `why` if a call failed.
+std::uint64_t StreamWrites(const std::string& path, double bytes_per_second, const std::atomic<bool>& stop,
+                           std::string* why) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    *why = Errno("open of the stream file");
+    return 0;
+  }
+  std::vector<char> block(kStreamStepBytes);
+  for (std::size_t i = 0; i < block.size(); ++i) block[i] = static_cast<char>(i * 131 + 7);
+  const std::uint64_t start = NowNs();
+  std::uint64_t total = 0, offset = 0, waited = 0;
+  while (!stop.load(std::memory_order_relaxed)) {
+    if (::pwrite(fd, block.data(), block.size(), static_cast<off_t>(offset)) !=
+        static_cast<ssize_t>(block.size())) {
+      *why = Errno("pwrite of the stream");
+      break;
+    }
+    // Start this step's write-back, then wait for the previous step's.
+    if (::sync_file_range(fd, static_cast<off_t>(offset), static_cast<off_t>(block.size()),
+                          SYNC_FILE_RANGE_WRITE) != 0 ||
+        (offset > waited &&
+         ::sync_file_range(
+             fd, static_cast<off_t>(waited), static_cast<off_t>(offset - waited),
+             SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE | SYNC_FILE_RANGE_WAIT_AFTER) != 0)) {
+      *why = Errno("sync_file_range of the stream");
+      break;
+    }
+    waited = offset;
+    offset += block.size();
+    total += block.size();
+    if (offset >= kStreamFileBytes) {
+      ::fdatasync(fd);
+      offset = waited = 0;
+    }
+    // Hold the rate: sleep until this many bytes are due.
+    const double due_s = static_cast<double>(total) / bytes_per_second;
+    while (!stop.load(std::memory_order_relaxed) && SecondsSince(start) < due_s)
+      std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  ::close(fd);
+  ::unlink(path.c_str());
+  return total;
+}
 
 // Writes `bytes` zeros to `fd` from its current offset; "" or why it failed.
 std::string WriteZeros(int fd, std::uint64_t bytes) {
@@ -125,7 +181,25 @@ void MeasureSyncedWrites(const std::string& data_dir, double seconds, const Sync
   };
   const bool spin = w.spin_pass && std::thread::hardware_concurrency() >= 2;
   std::vector<std::uint64_t> latencies, spinning_latencies;
+  std::atomic<bool> stop_stream{false};
+  std::uint64_t streamed = 0;
+  std::string stream_why;
+  std::thread streamer;
+  if (w.stream_bytes_per_second > 0)
+    streamer = std::thread([&] {
+      streamed =
+          StreamWrites(data_dir + "/ceiling-stream.dat", w.stream_bytes_per_second, stop_stream, &stream_why);
+    });
   double elapsed = pass(spin ? seconds / 2 : seconds, &latencies);
+  if (streamer.joinable()) {
+    stop_stream.store(true, std::memory_order_relaxed);
+    streamer.join();
+    j["streamMegabytesPerSecond"] = elapsed > 0
+                                        ? Positive(static_cast<double>(streamed) / 1e6 / elapsed,
+                                                   stream_why.empty() ? "nothing streamed" : stream_why)
+                                        : NotMeasured("no time elapsed");
+    if (!stream_why.empty() && why.empty()) why = stream_why;
+  }
   if (spin) {
     std::atomic<bool> stop{false};
     std::thread spinner([&stop] {
@@ -180,6 +254,18 @@ Json MeasureOverwriteFdatasync(const std::string& data_dir, double seconds) {
   j["zeroFilledBytes"] = kZeroFillBytes;
   MeasureSyncedWrites(data_dir, seconds, {"ceiling-overwrite.dat", kPageBytes, kZeroFillBytes, true, true},
                       j);
+  return j;
+}
+
+Json MeasureOverwriteBesideWrites(const std::string& data_dir, double seconds, double bytes_per_second) {
+  Json j;
+  j["writeBytes"] = kPageBytes;
+  j["zeroFilledBytes"] = kZeroFillBytes;
+  j["streamStepBytes"] = kStreamStepBytes;
+  j["streamTargetMegabytesPerSecond"] = bytes_per_second / 1e6;
+  SyncedWrites w{"ceiling-overwrite-beside.dat", kPageBytes, kZeroFillBytes, true, false};
+  w.stream_bytes_per_second = bytes_per_second;
+  MeasureSyncedWrites(data_dir, seconds, w, j);
   return j;
 }
 

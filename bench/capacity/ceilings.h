@@ -34,6 +34,12 @@ namespace quiver::capacity {
 
 Json MeasureAppendFdatasync(const std::string& data_dir, double seconds);
 Json MeasureOverwriteFdatasync(const std::string& data_dir, double seconds);
+// The overwrite ceiling's writes and fdatasyncs (idle pass only) while a second thread writes a
+// file at `bytes_per_second` the way a checkpoint does (write-back started every 512 KiB, the step
+// before waited for): what the device allows a commit while it also takes a checkpoint's bytes,
+// without the checkpoint's CPU work. The checkpoint family runs it right after each checkpoint at
+// that checkpoint's own rate. Adds streamMegabytesPerSecond (the rate the stream reached).
+Json MeasureOverwriteBesideWrites(const std::string& data_dir, double seconds, double bytes_per_second);
 Json MeasureSequentialWrite(const std::string& data_dir, std::uint64_t bytes);
 Json MeasureMemoryBandwidth(std::uint64_t array_bytes, int passes, int threads);
 Json MeasureDependentLoad(std::uint64_t bytes, std::uint64_t loads);

@@ -18,6 +18,16 @@
 //                                                      over the WAL's zeroed end + fdatasync; its
 //                                                      longest is ceilings.overwriteFdatasync.
 //                                                      latencyMaxNs)
+//               writerStall.deviceBesideWrites         run right after the committer stops: the
+//                                                      overwrite ceiling's page + fdatasync while a
+//                                                      second thread writes a file at this
+//                                                      checkpoint's own rate and write-back step, for
+//                                                      the checkpoint's duration (0.5 to 2 s): what
+//                                                      the device allows a commit beside the same
+//                                                      disk load, without the checkpoint's CPU work
+//                                                      (ceilings.h MeasureOverwriteBesideWrites)
+//               writerStall.p99DuringOverDevice        p99CommitLatencyDuringNs / its latencyP99Ns:
+//                                                      what the engine adds to the device's own tail
 //             durationMicroseconds and checkpointBytes come from GetDurabilityStats
 //             (last_checkpoint_*); megabytesPerSecond = bytes / duration, compared with
 //             ceilings.sequentialWrite.
@@ -44,6 +54,7 @@
 #include <thread>
 #include <vector>
 
+#include "ceilings.h"
 #include "families.h"
 #include "timing.h"
 #include "utilisation.h"
@@ -137,6 +148,20 @@ Json MeasureCheckpoint(Context& ctx, Graph& graph, const Shape& shape) {
   stall["stallRatio"] = during.empty() || out.empty()
                             ? NotMeasured("needs commits both during and outside the checkpoint")
                             : Positive(static_cast<double>(max_during) / median_out, "");
+  const double cp_seconds = static_cast<double>(cp_end - cp_start) / 1e9;
+  if (d.last_checkpoint_bytes == 0 || cp_seconds <= 0) {
+    stall["deviceBesideWrites"] = NotMeasured("the engine reported no checkpoint bytes");
+    stall["p99DuringOverDevice"] = NotMeasured("the engine reported no checkpoint bytes");
+  } else {
+    Json device = MeasureOverwriteBesideWrites(ctx.data_dir, std::clamp(cp_seconds, 0.5, 2.0),
+                                               static_cast<double>(d.last_checkpoint_bytes) / cp_seconds);
+    const std::optional<double> device_p99 = NumberOf(device["latencyP99Ns"]);
+    stall["p99DuringOverDevice"] =
+        during.empty()            ? NotMeasured("no commit overlapped the checkpoint")
+        : !device_p99.has_value() ? NotMeasured("the device figure beside the same writes is missing")
+                                  : Positive(static_cast<double>(Quantile(during, 0.99)) / *device_p99, "");
+    stall["deviceBesideWrites"] = std::move(device);
+  }
   row["writerStall"] = stall;
   row["efficiency"] =
       Efficiency(row["megabytesPerSecond"], ctx.ceilings["sequentialWrite"]["megabytesPerSecond"],

@@ -54,6 +54,8 @@ inline constexpr std::uint64_t kMaxWalSegmentBytes = std::uint64_t{1} << 30;
 inline constexpr std::uint64_t kMinCheckpointWalBytes = 1024;
 // DurableOptions::io_threads: at most 64.
 inline constexpr std::uint32_t kMaxIoThreads = 64;
+// DurableOptions::checkpoint_nice: at most 19 (the lowest nice value).
+inline constexpr std::uint32_t kMaxCheckpointNice = 19;
 // DurableOptions::max_unsynced_bytes: at most 1 GiB.
 inline constexpr std::uint64_t kMaxUnsyncedBytesCeiling = std::uint64_t{1} << 30;
 
@@ -163,6 +165,20 @@ struct DurableOptions {
   // checkpoint's threads compete with the writer and readers for cores.
   // At most kMaxIoThreads. Default 0.
   std::uint32_t io_threads = 0;
+  // How many nice steps below the thread that runs a checkpoint (the
+  // background checkpointer, or the caller of Checkpoint, Backup or Close)
+  // its encoding threads run; nice values stop at 19. Above 0 a checkpoint
+  // encodes on io_threads threads of its own (the calling thread only writes
+  // what they encode) and those give their cores to the process's other
+  // threads: a commit woken by its fdatasync does not wait for a core behind
+  // them, so commits during a checkpoint take about as long as outside one
+  // even when the checkpoint's threads fill every core. The price: on a
+  // machine whose cores are all busy with other work, a checkpoint takes
+  // longer (at 10, a busy nice-0 thread gets about nine tenths of a core
+  // shared with an encoder). 0 runs the encoders at the caller's priority,
+  // the calling thread among them. Linux only; ignored elsewhere. At most
+  // kMaxCheckpointNice. Default 10.
+  std::uint32_t checkpoint_nice = 10;
   // Permission bits of the files Quiver creates in the graph directory,
   // before the process umask; directories Open creates get these plus a
   // search bit for each read bit (0640 gives 0750). 0600 keeps the graph

@@ -1,9 +1,15 @@
 #include "base/parallel.h"
 
 #include <algorithm>
+#include <cerrno>
 #include <exception>
 #include <thread>
 #include <vector>
+
+#if defined(__linux__)
+#include <sys/resource.h>
+#include <unistd.h>
+#endif
 
 namespace quiver::base {
 
@@ -29,6 +35,32 @@ void RunOnThreads(unsigned threads, const std::function<void(unsigned worker)>& 
   for (std::thread& t : pool) t.join();
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
+}
+
+void LowerThisThreadPriority(std::uint32_t steps) {
+#if defined(__linux__)
+  if (steps == 0) return;
+  // On Linux a thread's nice value is its own: PRIO_PROCESS with a thread id
+  // changes that thread alone, and threads it starts inherit it.
+  const id_t tid = static_cast<id_t>(gettid());
+  errno = 0;
+  const int nice = getpriority(PRIO_PROCESS, tid);
+  if (nice == -1 && errno != 0) return;
+  const int lowered = static_cast<int>(std::min<std::int64_t>(19, std::int64_t{nice} + steps));
+  if (lowered > nice) (void)setpriority(PRIO_PROCESS, tid, lowered);
+#else
+  (void)steps;
+#endif
+}
+
+int ThisThreadNice() {
+#if defined(__linux__)
+  errno = 0;
+  const int nice = getpriority(PRIO_PROCESS, static_cast<id_t>(gettid()));
+  return nice == -1 && errno != 0 ? 0 : nice;
+#else
+  return 0;
+#endif
 }
 
 }  // namespace quiver::base

@@ -20,6 +20,18 @@ unsigned ResolveThreads(std::uint32_t requested);
 // (std::bad_alloc, say) is rethrown here after every worker has finished.
 void RunOnThreads(unsigned threads, const std::function<void(unsigned worker)>& fn);
 
+// Lowers the calling thread's CPU priority by `steps` nice steps (its nice
+// value becomes at most 19), so that it yields its core to the process's
+// normal threads: a checkpoint's encoders give way to a committing thread
+// woken by its fdatasync. Linux only (setpriority on the thread's id);
+// elsewhere, and if the call fails, the thread keeps its priority. A thread
+// cannot raise its priority back without privileges, so call it only on a
+// thread that ends with its job.
+void LowerThisThreadPriority(std::uint32_t steps);
+
+// The calling thread's nice value (0 where it cannot be read).
+int ThisThreadNice();
+
 }  // namespace quiver::base
 
 #endif  // QUIVER_BASE_PARALLEL_H_

@@ -140,7 +140,8 @@ Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::
         QUIVER_RETURN_IF_ERROR(sink.AppendChunk(chunk));
         if (options.progress) options.progress(stats->bytes);
         return Status::Ok();
-      });
+      },
+      options.worker_nice);
   QUIVER_RETURN_IF_ERROR(pipeline.Run());
 
   std::vector<std::byte> end_payload, end_block;

@@ -38,6 +38,9 @@ struct WriteStats {
 struct WriteOptions {
   // Threads that encode, the calling thread included (0 counts as 1).
   std::uint32_t threads = 1;
+  // Above 0: `threads` encoders of their own run this many nice steps below
+  // the calling thread, which only writes (ChunkPipeline).
+  std::uint32_t worker_nice = 0;
   // Ids per chunk of the vertex and edge tables; a multiple of 64 (the
   // radix leaf size). Chunk ends are also block ends.
   std::uint64_t chunk_ids = kChunkIds;

@@ -6,6 +6,8 @@
 #include <thread>
 #include <utility>
 
+#include "base/parallel.h"
+
 namespace quiver::checkpoint {
 namespace {
 
@@ -23,10 +25,11 @@ Status CatchBadAlloc(Fn&& fn) {
 }  // namespace
 
 ChunkPipeline::ChunkPipeline(std::size_t count, std::uint32_t threads, std::size_t window, EncodeFn encode,
-                             WriteFn write)
+                             WriteFn write, std::uint32_t worker_nice)
     : count_(count),
       threads_(threads == 0 ? 1 : threads),
       window_(window == 0 ? 1 : window),
+      worker_nice_(worker_nice),
       encode_(std::move(encode)),
       write_(std::move(write)) {
   base::MutexLock lock(&mu_);
@@ -103,18 +106,24 @@ Status ChunkPipeline::Run() {
       for (std::thread& t : *workers) t.join();
     }
   } joiner{this, &workers};
+  const std::uint32_t first = worker_nice_ == 0 ? 1 : 0;  // the calling thread counts, or not
   try {
-    for (std::uint32_t i = 1; i < threads_; ++i) workers.emplace_back([this] { WorkerLoop(); });
+    for (std::uint32_t i = first; i < threads_; ++i)
+      workers.emplace_back([this] {
+        base::LowerThisThreadPriority(worker_nice_);
+        WorkerLoop();
+      });
   } catch (const std::system_error&) {
     // No more threads to be had: the ones started (and this one) suffice.
   }
+  const bool caller_encodes = worker_nice_ == 0 || workers.empty();
 
   base::MutexLock lock(&mu_);
   while (next_write_ < count_) {
     if (stop_) return error_;
     if (ready_[next_write_ % window_] != nullptr) {
       QUIVER_RETURN_IF_ERROR(WriteNext());
-    } else if (CanClaim()) {
+    } else if (caller_encodes && CanClaim()) {
       EncodeNext();
     } else {
       changed_.Wait();

@@ -3,7 +3,13 @@
 //
 // The calling thread is one of the encoders: whenever the next chunk to
 // write is not ready, it encodes one itself (if the window allows), so one
-// thread in all is the plain sequential writer. At most `window` chunks are
+// thread in all is the plain sequential writer. With a `worker_nice` above
+// 0 it is not: `threads` workers, each `worker_nice` nice steps below the
+// calling thread, do all the encoding and the calling thread only writes, so
+// the CPU-heavy part of a checkpoint yields its cores to the process's other
+// threads (a commit woken by its fdatasync) while the calling thread (a
+// user's, which must keep its priority) does little. Should no worker start,
+// the calling thread encodes after all. At most `window` chunks are
 // claimed but not yet written, which bounds the memory held by encoded
 // chunks to about `window` chunks' bytes; their buffers are reused.
 //
@@ -47,8 +53,10 @@ class ChunkPipeline {
   // Writes one encoded chunk; called in index order.
   using WriteFn = std::function<Status(const EncodedChunk& chunk)>;
 
-  // `threads` >= 1 counts the calling thread; `window` >= 1.
-  ChunkPipeline(std::size_t count, std::uint32_t threads, std::size_t window, EncodeFn encode, WriteFn write);
+  // `threads` >= 1 counts the calling thread when `worker_nice` is 0, and
+  // only the workers otherwise; `window` >= 1.
+  ChunkPipeline(std::size_t count, std::uint32_t threads, std::size_t window, EncodeFn encode, WriteFn write,
+                std::uint32_t worker_nice = 0);
 
   // Encodes and writes chunks [0, count); returns the first error, if any.
   Status Run();
@@ -66,6 +74,7 @@ class ChunkPipeline {
   const std::size_t count_;
   const std::uint32_t threads_;
   const std::size_t window_;
+  const std::uint32_t worker_nice_;
   const EncodeFn encode_;
   const WriteFn write_;
 

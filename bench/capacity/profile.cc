@@ -35,6 +35,8 @@ Profile QuickProfile() {
   p.index_batch_vertices = 50'000;
   p.index_upsert_keys = 100'000;
   p.index_outside_seconds = 0.3;
+  p.index_durable_seconds = 0.25;
+  p.index_reopen_vertices = 200'000;
   p.fdatasync_seconds = 1.5;
   p.sequential_write_bytes = std::uint64_t{256} << 20;
   p.bandwidth_array_bytes = std::uint64_t{128} << 20;
@@ -73,6 +75,8 @@ Profile FullProfile() {
   p.index_batch_vertices = 1'000'000;
   p.index_upsert_keys = 1'000'000;
   p.index_outside_seconds = 2.0;
+  p.index_durable_seconds = 1.5;
+  p.index_reopen_vertices = 20'000'000;
   p.fdatasync_seconds = 5.0;
   p.sequential_write_bytes = std::uint64_t{1} << 30;
   p.bandwidth_array_bytes = std::uint64_t{512} << 20;

@@ -51,6 +51,10 @@ struct Profile {
   std::uint64_t index_batch_vertices = 0;
   std::uint64_t index_upsert_keys = 0;
   double index_outside_seconds = 0;
+  // Each window of durable single-vertex commits (with and without a unique index, kRounds each),
+  // and the vertices of the graph reopened with and without two indexes.
+  double index_durable_seconds = 0;
+  std::uint64_t index_reopen_vertices = 0;
   // ceilings
   double fdatasync_seconds = 0;
   std::uint64_t sequential_write_bytes = 0;

@@ -702,13 +702,16 @@ void RunReopen(Context& ctx, std::vector<Json>& rows) {
     CheckClose(*g.graph);
   }
   std::vector<double> seconds[2];
-  std::uint64_t built = 0, build_us = 0;
+  std::vector<double> load_seconds[2];
+  std::uint64_t built = 0;
   for (int round = 0; round < kRounds; ++round) {
     for (int with = 0; with < 2; ++with) {
       const std::uint64_t t0 = NowNs();
       auto graph =
           ValueOrDie(Graph::Open(DurableGraphOptions(true), dirs[with]), "Graph::Open (indexes reopen)");
       seconds[with].push_back(SecondsSince(t0));
+      load_seconds[with].push_back(static_cast<double>(graph->GetOpenStats().checkpoint_load_microseconds) /
+                                   1e6);
       const Snapshot snap = graph->GetSnapshot();
       if (snap.vertex_count() != n) Die("indexes reopen", InternalError("the reopened graph lacks vertices"));
       if (with) {
@@ -717,7 +720,6 @@ void RunReopen(Context& ctx, std::vector<Json>& rows) {
             indexes[0].state != IndexState::kReady || indexes[1].state != IndexState::kReady)
           Die("indexes reopen", InternalError("the reopened graph's indexes are incomplete"));
         built = graph->GetOpenStats().indexes_built;
-        build_us = graph->GetOpenStats().index_build_microseconds;
       }
       CheckClose(*graph);
     }
@@ -725,6 +727,7 @@ void RunReopen(Context& ctx, std::vector<Json>& rows) {
   for (const std::string& d : dirs) ctx.RemoveDir(d);
   Row r{"reopenWithIndexes", "read-only Open of a checkpoint, unique + ordered int64"};
   r.elements = n;
+  r.threads = std::min(ctx.Cores(), 8);  // DurableOptions::io_threads = 0: one per core, at most 8
   r.samples = kRounds;
   r.value = Positive(static_cast<double>(n) / Median(seconds[1]), "no time elapsed");
   r.unit = "elementsPerSecond";
@@ -735,11 +738,13 @@ void RunReopen(Context& ctx, std::vector<Json>& rows) {
   r.ratio_definition = "with / without";
   r.target = "ratio >= 0.7";
   r.met = [](double, double q) { return q >= 0.7; };
-  r.detail["openSecondsWith"] = Positive(Median(seconds[1]), "no time elapsed");
-  r.detail["openSecondsWithout"] = Positive(Median(seconds[0]), "no time elapsed");
+  // The loader builds a checkpoint's indexes inside the checkpoint load (OpenStats counts them in
+  // indexes_built, their time in checkpoint_load_microseconds).
+  r.detail["openWithSeconds"] = Positive(Median(seconds[1]), "no time elapsed");
+  r.detail["openWithoutSeconds"] = Positive(Median(seconds[0]), "no time elapsed");
+  r.detail["checkpointLoadWithSeconds"] = Positive(Median(load_seconds[1]), "Open reported no load time");
+  r.detail["checkpointLoadWithoutSeconds"] = Positive(Median(load_seconds[0]), "Open reported no load time");
   r.detail["indexesBuilt"] = Count(built, "Open built no index");
-  r.detail["indexBuildSeconds"] =
-      Positive(static_cast<double>(build_us) / 1e6, "Open reported no index build time");
   rows.push_back(ToJson(r));
   ctx.progress.Note("reopen " + rows.back()["value"].dump() + " elements/s with, " +
                     rows.back()["ceiling"].dump() + " without");

@@ -809,6 +809,108 @@ class FamilyTablesTest(unittest.TestCase):
         rcd.validate(report, os.path.join(REPO, "schemas", "capacity-report.schema.json"), "report")
 
 
+def indexes_rows():
+    """Rows of the indexes family as bench/capacity/indexes_family.cc writes them (chosen figures)."""
+    missing = {"value": None, "reason": "not measured: this revision of the indexes family runs volatile graphs only"}
+    lookup = {"figure": "pointLookupUnique", "variant": "p50", "elements": 10_000_000, "threads": 1,
+              "samples": 200_000, "value": 1400.0, "unit": "ns", "ceiling": 750.0,
+              "ceilingDefinition": "absl::flat_hash_map<int64, uint64>::find of the same keys",
+              "ratio": 1.8667, "ratioDefinition": "figure / ceiling", "target": "<= 2 x the hash map",
+              "targetMet": True}
+    memory = {"figure": "memoryPerEntry", "variant": "ordered", "elements": 10_000_000, "threads": 1, "samples": 1,
+              "value": 14.3, "unit": "bytesPerEntry", "ceiling": 16.0,
+              "ceilingDefinition": "computed, not measured: an 8-byte key and an 8-byte id per entry",
+              "ratio": 1.1189, "ratioDefinition": "floor / figure", "target": "<= 20 B per entry",
+              "targetMet": True, "detail": {"createIndexSeconds": 1.25}}
+    stall = {"figure": "onlineBuildCommitStall", "variant": "single-vertex commits", "elements": 10_000_000,
+             "threads": 2, "samples": 5_000, "value": 9_000_000, "unit": "ns", "ceiling": 3_000_000,
+             "ceilingDefinition": "the longest of the same writer's commits before and after the build",
+             "ratio": 3.0, "ratioDefinition": "longest commit during the build / longest outside it",
+             "target": "ratio <= 2", "targetMet": False,
+             "detail": {"p99CommitDuringNs": 240_000, "commitsDuringBuild": 1_600}}
+    batches = {"figure": "volatileBatchesWithIndexes", "variant": "1,000 vertices per batch", "elements": 1_000_000,
+               "threads": 1, "samples": 3, "value": 1_500_000.0, "unit": "verticesPerSecond", "ceiling": 2_500_000.0,
+               "ceilingDefinition": "the same batches into a graph without indexes", "ratio": 0.6,
+               "ratioDefinition": "with / without", "target": "ratio >= 0.5", "targetMet": True}
+    durable = {"figure": "durableCommitsWithUniqueIndex", "variant": "single-element commits", "elements": missing,
+               "threads": 1, "samples": missing, "value": missing, "unit": "commitsPerSecond", "ceiling": missing,
+               "ceilingDefinition": None, "ratio": missing, "ratioDefinition": "with / without",
+               "target": "ratio >= 0.9", "targetMet": {"value": None, "reason": "the figure was not measured"}}
+    return [lookup, memory, stall, batches, durable]
+
+
+class IndexesTableTest(unittest.TestCase):
+
+    def section(self, page, name):
+        return page[page.index(f"<!-- capacity:{name} -->"):page.index(f"<!-- /capacity:{name} -->")]
+
+    def report(self):
+        report = sample()
+        report["schemaMinor"] = 6
+        report["selectedFamilies"] = report["selectedFamilies"] + ["indexes"]
+        report["indexes"] = indexes_rows()
+        return report
+
+    def test_indexes_table(self):
+        ws = Workspace(self)
+        ws.write_report(self.report())
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        md = self.section(ws.read_page(), "indexes")
+        self.assertIn("| unique-index point lookup | p50 | 10,000,000 | 1 | 1.40 µs | 750 ns (1) | 1.87 |"
+                      " figure / ceiling | <= 2 x the hash map | yes |", md)
+        self.assertIn("| memory per index entry | ordered | 10,000,000 | 1 | 14.3 B | 16.0 B (2) | 1.12 |", md)
+        self.assertIn("| 9.00 ms | 3.00 ms (3) | 3.00 | longest commit during the build / longest outside it |"
+                      " ratio <= 2 | **no** |", md)
+        self.assertIn("| 1.50 M/s | 2.50 M/s (4) | 0.600 | with / without | ratio >= 0.5 | yes |", md)
+        # A row that was not measured says why, in every figure, and is neither met nor failed.
+        self.assertIn("| durable commits, 1 unique index ÷ none | single-element commits | not measured (not measured:"
+                      " this revision of the indexes family runs volatile graphs only) | 1 |", md)
+        self.assertIn("| not measured (the figure was not measured) |", md)
+        self.assertIn("Ceilings: (1) absl::flat_hash_map<int64, uint64>::find of the same keys; (2) computed,", md)
+        self.assertIn("- longest commit during the online build (single-vertex commits): p99CommitDuringNs 240 µs,"
+                      " commitsDuringBuild 1,600.", md)
+        self.assertIn("- memory per index entry (ordered): createIndexSeconds 1.25 s.", md)
+        self.assertNotIn("(5)", md)  # a row without a ceiling adds no note
+
+    def test_report_without_the_family_says_so(self):
+        ws = Workspace(self)
+        report = sample()
+        report.pop("indexes", None)
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertIn("it predates the `indexes` family", self.section(ws.read_page(), "indexes"))
+
+    def test_partial_report_family_not_measured(self):
+        ws = Workspace(self)
+        report = sample()
+        report["indexes"] = {"value": None, "reason": "not selected (--only online)"}
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertIn("*Not measured (not selected (--only online)).*", self.section(ws.read_page(), "indexes"))
+
+    def test_schema_refuses_a_zero_a_missing_verdict_and_an_unknown_figure(self):
+        schema = os.path.join(REPO, "schemas", "capacity-report.schema.json")
+        report = self.report()
+        rcd.validate(report, schema, "report")
+        for broken in ({"value": 0}, {"ceiling": 0}, {"figure": "somethingElse"}, {"unit": "furlongs"},
+                       {"detail": {"buildSeconds": 0}}, {"elements": 0}, {"extra": 1}):
+            rows = copy.deepcopy(report["indexes"])
+            rows[0].update(broken)
+            with self.assertRaises(rcd.RenderError, msg=str(broken)):
+                rcd.validate(dict(report, indexes=rows), schema, "report")
+        rows = copy.deepcopy(report["indexes"])
+        del rows[0]["targetMet"]
+        with self.assertRaises(rcd.RenderError):
+            rcd.validate(dict(report, indexes=rows), schema, "report")
+        rows = copy.deepcopy(report["indexes"])
+        rows[0]["targetMet"] = {"value": None}
+        with self.assertRaises(rcd.RenderError):
+            rcd.validate(dict(report, indexes=rows), schema, "report")
+
+
 def overwrite_sample():
     """The sample with schema minor 5's ceilings.overwriteFdatasync (chosen figures, not a run's), its
     durable writes rows' ratios pointing at it."""

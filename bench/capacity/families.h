@@ -20,8 +20,9 @@
 
 namespace quiver::capacity {
 
-inline constexpr std::array<std::string_view, 9> kFamilies = {
-    "ceilings", "memory", "writes", "checkpoint", "load", "traversal", "latency", "online", "analytics"};
+inline constexpr std::array<std::string_view, 10> kFamilies = {
+    "ceilings",  "memory",  "writes", "checkpoint", "load",
+    "traversal", "latency", "online", "analytics",  "indexes"};
 
 struct Context {
   const Profile& profile;
@@ -61,6 +62,8 @@ void PlanOnline(Context& ctx);
 Json RunOnline(Context& ctx);
 void PlanAnalytics(Context& ctx);
 Json RunAnalytics(Context& ctx);
+void PlanIndexes(Context& ctx);
+Json RunIndexes(Context& ctx);
 
 // Closes `graph`; a failure aborts the bench.
 void CheckClose(Graph& graph);

@@ -32,6 +32,9 @@
 //               (+ 2K x 100 hubs)
 //   analytics   projection build vs raw CSR sweep, PageRank BFS WCC CDLP LCC SSSP vs raw CSR kernels,
 //               Boost.Graph and igraph beside them, 2 threads: 200K x 10 | 1M x 10, 10M x 10
+//   indexes     label count / first id, B per index entry, online build (+ longest commit), unique
+//               point lookup vs a hash map, ordered range scan vs a sorted array: 200K | 10M int64
+//               keys; batches of 1,000 with 2 indexes vs without; UpsertVertex: 100K | 1M keys
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -56,7 +59,8 @@ namespace {
 constexpr const char* kUsage =
     "usage: quiver-bench --profile quick|full [--out PATH] [--runner-label TEXT] [--only FAMILY]\n"
     "                    [--data-dir DIR] [--record] [--history PATH]\n"
-    "  FAMILY: ceilings, memory, writes, checkpoint, load, traversal, latency, online, analytics\n";
+    "  FAMILY: ceilings, memory, writes, checkpoint, load, traversal, latency, online, analytics,\n"
+    "          indexes\n";
 
 struct Args {
   std::string profile = "quick";
@@ -163,6 +167,7 @@ int Run(const Args& args) {
   if (ctx.Selected("latency")) PlanLatency(ctx);
   if (ctx.Selected("online")) PlanOnline(ctx);
   if (ctx.Selected("analytics")) PlanAnalytics(ctx);
+  if (ctx.Selected("indexes")) PlanIndexes(ctx);
   std::fprintf(stderr, "quiver-bench: profile %s, about %.0f s estimated; data in a fresh directory on %s\n",
                profile.name.c_str(), progress.EstimatedTotalSeconds(),
                report["environment"]["dataDirFileSystem"].dump().c_str());
@@ -184,6 +189,7 @@ int Run(const Args& args) {
   Json latency = ctx.Selected("latency") ? RunLatency(ctx) : NotMeasured(skipped);
   Json online = ctx.Selected("online") ? RunOnline(ctx) : NotMeasured(skipped);
   Json analytics = ctx.Selected("analytics") ? RunAnalytics(ctx) : NotMeasured(skipped);
+  Json indexes = ctx.Selected("indexes") ? RunIndexes(ctx) : NotMeasured(skipped);
   ctx.shared.clear();
   std::error_code ec;
   std::filesystem::remove_all(run_dir, ec);
@@ -198,6 +204,7 @@ int Run(const Args& args) {
   report["latency"] = latency;
   report["online"] = online;
   report["analytics"] = analytics;
+  report["indexes"] = indexes;
   report["run"] = {{"seed", kSeed}, {"elapsedSeconds", progress.ElapsedSeconds()}};
 
   const std::string out = args.out ? *args.out : DefaultOutputPath();

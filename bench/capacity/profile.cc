@@ -27,6 +27,16 @@ Profile QuickProfile() {
   p.online_samples = 500;
   p.analytics = {Uniform(200'000, 10)};
   p.analytics_repeats = 3;
+  // A smoke run of the indexes family (a few seconds); the sizes are the full profile's.
+  p.index_keys = 200'000;
+  p.index_lookup_samples = 20'000;
+  p.index_range_entries = 20'000;
+  p.index_range_scans = 20;
+  p.index_batch_vertices = 50'000;
+  p.index_upsert_keys = 100'000;
+  p.index_outside_seconds = 0.3;
+  p.index_durable_seconds = 0.25;
+  p.index_reopen_vertices = 200'000;
   p.fdatasync_seconds = 1.5;
   p.sequential_write_bytes = std::uint64_t{256} << 20;
   p.bandwidth_array_bytes = std::uint64_t{128} << 20;
@@ -57,6 +67,16 @@ Profile FullProfile() {
   // The 1M x 10 shape and the 10M x 10 one.
   p.analytics = {Uniform(1'000'000, 10), Uniform(10'000'000, 10)};
   p.analytics_repeats = 3;
+  // The sizes: 10M int64 keys, 1M upsert keys.
+  p.index_keys = 10'000'000;
+  p.index_lookup_samples = 200'000;
+  p.index_range_entries = 1'000'000;
+  p.index_range_scans = 20;
+  p.index_batch_vertices = 1'000'000;
+  p.index_upsert_keys = 1'000'000;
+  p.index_outside_seconds = 2.0;
+  p.index_durable_seconds = 1.5;
+  p.index_reopen_vertices = 20'000'000;
   p.fdatasync_seconds = 5.0;
   p.sequential_write_bytes = std::uint64_t{1} << 30;
   p.bandwidth_array_bytes = std::uint64_t{512} << 20;

@@ -41,6 +41,20 @@ struct Profile {
   // analytics: V x 10 shapes (weighted) and the timed runs per kernel (the median is reported).
   std::vector<Shape> analytics;
   int analytics_repeats = 0;
+  // indexes (indexes_family.cc): keys of the lookup/range/memory graph, timed lookups per kind,
+  // entries per range scan and ranges timed, vertices per batches run, upsert keys, and the
+  // seconds of commits timed before (and at least after) the online index build.
+  std::uint64_t index_keys = 0;
+  std::uint64_t index_lookup_samples = 0;
+  std::uint64_t index_range_entries = 0;
+  int index_range_scans = 0;
+  std::uint64_t index_batch_vertices = 0;
+  std::uint64_t index_upsert_keys = 0;
+  double index_outside_seconds = 0;
+  // Each window of durable single-vertex commits (with and without a unique index, kRounds each),
+  // and the vertices of the graph reopened with and without two indexes.
+  double index_durable_seconds = 0;
+  std::uint64_t index_reopen_vertices = 0;
   // ceilings
   double fdatasync_seconds = 0;
   std::uint64_t sequential_write_bytes = 0;

@@ -1051,5 +1051,22 @@ class DeviceBesideWritesTest(unittest.TestCase):
             rcd.validate(r, schema, "report")
 
 
+    def test_schema_takes_the_object_the_bench_emits_when_the_device_file_fails(self):
+        # Review: MeasureSyncedWrites (bench/capacity/ceilings.cc) returns early when the device
+        # file cannot be opened or zero-filled (ENOSPC right after a large checkpoint, say): the
+        # figures become not measured, but "seconds" and "fdatasyncs" are never set. This is the
+        # object MeasureOverwriteBesideWrites emitted for an unopenable data directory, verbatim;
+        # quiver-bench validates every report before writing it, so the whole run was lost.
+        reason = {"value": None, "reason": "open failed: No such file or directory"}
+        r = device_beside_sample()
+        s = r["checkpoint"][0]["writerStall"]
+        s["deviceBesideWrites"] = {
+            "writeBytes": 4096, "zeroFilledBytes": 64 << 20, "streamStepBytes": 512 << 10,
+            "streamTargetMegabytesPerSecond": 100.0, "fdatasyncsPerSecond": dict(reason),
+            "latencyP50Ns": dict(reason), "latencyP99Ns": dict(reason), "latencyMaxNs": dict(reason)}
+        s["p99DuringOverDevice"] = {"value": None,
+                                    "reason": "the device figure beside the same writes is missing"}
+        rcd.validate(r, os.path.join(REPO, "schemas", "capacity-report.schema.json"), "report")
+
 if __name__ == "__main__":
     unittest.main()

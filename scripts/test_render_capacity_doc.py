@@ -1027,7 +1027,7 @@ class DeviceBesideWritesTest(unittest.TestCase):
         page = ws.read_page()
         cp = page[page.index("<!-- capacity:checkpoint -->"):page.index("<!-- /capacity:checkpoint -->")]
         rows = device_beside_sample()["checkpoint"]
-        self.assertIn(f"| {rcd.count(rows[0]['elements'])} | 241 MB/s | 150 µs / 1.00 ms | 3.00 ms | 1.10 |", cp)
+        self.assertIn(f"| {rcd.count(rows[0]['elements'])} | 241 MB/s of 250 MB/s | 150 µs / 1.00 ms | 3.00 ms | 1.10 |", cp)
         self.assertIn(f"| {rcd.count(rows[1]['elements'])} | not measured (the engine reported no checkpoint "
                       "bytes) |", cp)
 
@@ -1053,20 +1053,23 @@ class DeviceBesideWritesTest(unittest.TestCase):
 
     def test_schema_takes_the_object_the_bench_emits_when_the_device_file_fails(self):
         # Review: MeasureSyncedWrites (bench/capacity/ceilings.cc) returns early when the device
-        # file cannot be opened or zero-filled (ENOSPC right after a large checkpoint, say): the
-        # figures become not measured, but "seconds" and "fdatasyncs" are never set. This is the
-        # object MeasureOverwriteBesideWrites emitted for an unopenable data directory, verbatim;
-        # quiver-bench validates every report before writing it, so the whole run was lost.
+        # file cannot be opened or zero-filled (ENOSPC right after a large checkpoint, say). It used
+        # to leave "seconds" and "fdatasyncs" unset, which the schema requires, and quiver-bench
+        # validates every report before writing it, so the whole run was lost. SetNotMeasured now
+        # sets both to 0: this is the object MeasureOverwriteBesideWrites emits for an unopenable
+        # data directory.
         reason = {"value": None, "reason": "open failed: No such file or directory"}
         r = device_beside_sample()
         s = r["checkpoint"][0]["writerStall"]
         s["deviceBesideWrites"] = {
             "writeBytes": 4096, "zeroFilledBytes": 64 << 20, "streamStepBytes": 512 << 10,
-            "streamTargetMegabytesPerSecond": 100.0, "fdatasyncsPerSecond": dict(reason),
+            "streamTargetMegabytesPerSecond": 100.0, "seconds": 0.0, "fdatasyncs": 0,
+            "fdatasyncsPerSecond": dict(reason),
             "latencyP50Ns": dict(reason), "latencyP99Ns": dict(reason), "latencyMaxNs": dict(reason)}
         s["p99DuringOverDevice"] = {"value": None,
                                     "reason": "the device figure beside the same writes is missing"}
         rcd.validate(r, os.path.join(REPO, "schemas", "capacity-report.schema.json"), "report")
+
 
 if __name__ == "__main__":
     unittest.main()

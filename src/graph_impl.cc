@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <memory>
 #include <new>
+#include <optional>
 #include <thread>
 #include <utility>
 
@@ -772,7 +774,11 @@ bool SameOrUnder(const std::string& inner, const std::string& outer) {
 
 Result<BackupInfo> GraphImpl::Backup(std::string_view dir, const BackupProgress& progress) {
   env::FileSystem* fs = durable_ != nullptr ? durable_->fs : env::PosixFileSystem();
-  return BackupTo(fs, std::string(dir), progress);
+  try {
+    return BackupTo(fs, std::string(dir), progress);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(base::StrCat("Backup into ", dir, ": out of memory"));
+  }
 }
 
 Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& dir,
@@ -1313,6 +1319,16 @@ std::uint64_t GraphImpl::RecordSync(bool synced, std::uint64_t micros, std::uint
 }
 
 Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
+  try {
+    return RunCheckpointUnguarded(writer_stopped);
+  } catch (const std::bad_alloc&) {
+    // Every allocation is outside the barrier's Push..Wait (the writer never
+    // sees a request this thread has dropped) and the pin is a scope guard.
+    return CheckpointFailed(ResourceExhaustedError("checkpoint: out of memory"));
+  }
+}
+
+Status GraphImpl::RunCheckpointUnguarded(bool writer_stopped) {
   // RELIABILITY 2.7: after a WAL failure nothing more is written or removed.
   if (poisoned_.load())
     return Status(StatusCode::kPoisoned, "a WAL failure stopped this graph: no checkpoint is written");
@@ -1334,10 +1350,15 @@ Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
     base::MutexLock lock(&stats_mu_);
     pending = wal_bytes_since_checkpoint_;
   };
+  // Holds the reference from the moment it is known, so that nothing
+  // thrown or returned below can leak it.
+  std::optional<PinnedVersion> pin;
   if (writer_stopped) {
     take();
+    pin.emplace(chain_, pinned);
   } else {
-    auto* barrier = new WriteRequest(WriteBatch(), /*async=*/false, /*sync=*/true);
+    // Owned here until the queue takes it: set_after_sync allocates.
+    auto barrier = std::make_unique<WriteRequest>(WriteBatch(), /*async=*/false, /*sync=*/true);
     const SequenceNumber last_written = last_checkpoint_;
     barrier->set_after_sync([&, last_written] {
       take();
@@ -1349,11 +1370,10 @@ Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
       if (HasNewSince(pinned->roots.sequence, last_written) && durable_->wal->RotateAfterCheckpoint())
         rotate_before_next_group_ = true;
     });
-    if (Status s = queue_.Push(barrier); !s.ok()) {
-      delete barrier;
+    if (Status s = queue_.Push(barrier.get()); !s.ok())
       return s;  // closing: Close writes the final checkpoint
-    }
-    Result<CommitInfo> r = queue_.Wait(barrier);
+    Result<CommitInfo> r = queue_.Wait(barrier.release());
+    if (pinned != nullptr) pin.emplace(chain_, pinned);
     // Poisoned before the barrier ran: nothing was attempted, as above.
     if (r.status().code() == StatusCode::kPoisoned)
       return Status(StatusCode::kPoisoned,
@@ -1367,8 +1387,8 @@ Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
     if (pinned == nullptr) return InternalError("checkpoint barrier completed without a version");
     if (after_checkpoint_barrier_for_test_) after_checkpoint_barrier_for_test_();
   }
-  PinnedVersion pin(chain_, pinned);  // the writer's only cost: one reference
-  storage::GraphRoots roots = pin.roots();
+  // The writer's only cost: one reference.
+  storage::GraphRoots roots = pin->roots();
   roots.log_segment = log_segment;
   roots.log_offset = log_offset;
   if (!HasNewSince(roots.sequence, last_checkpoint_)) return Status::Ok();
@@ -1379,7 +1399,7 @@ Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
   if (!s.ok()) {
     // Renamed but the directory fsync failed: the name may or may not be
     // durable and a later fsync may not tell (fsyncgate). Stop, as for the WAL.
-    if (ws.renamed) Poison("a directory fsync failed after a checkpoint was renamed into place", s);
+    if (ws.dir_sync_failed) Poison("a directory fsync failed after a checkpoint was renamed into place", s);
     return CheckpointFailed(std::move(s));
   }
   previous_checkpoint_ = last_checkpoint_;

@@ -190,7 +190,11 @@ class GraphImpl final : public Graph {
   // `writer_stopped`: called by Close after the writer thread ended (and
   // wrote what was held back); else the version and its WAL position are
   // taken by the writer with nothing held back (a barrier request).
+  // Memory exhaustion anywhere in it is a failed checkpoint
+  // (ResourceExhausted), never an exception: no exception crosses the API,
+  // and one on the background checkpointer would end the process.
   Status RunCheckpointLocked(bool writer_stopped = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_);
+  Status RunCheckpointUnguarded(bool writer_stopped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_);
   // Records a checkpoint failure in the stats, logs it and returns it.
   Status CheckpointFailed(Status s);
   // Sets poisoned_ and, the first time, logs `why` (built only then; no

@@ -93,7 +93,8 @@ std::uint64_t EnumerateCallerAllocations(std::uint32_t nice) {
     } else if (!s.ok()) {
       EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << "allocation " << n << ": " << s.ToString();
     }
-    EXPECT_TRUE(g->Checkpoint().ok()) << "allocation " << n;
+    Status again = g->Checkpoint();
+    EXPECT_TRUE(again.ok()) << "allocation " << n << ": " << s.ToString() << " then " << again.ToString();
   }
   EXPECT_TRUE(escaped.empty()) << "checkpoint_nice " << nice
                                << ": std::bad_alloc crossed Checkpoint() at allocations" << escaped;

@@ -74,7 +74,7 @@ struct SyncedWrites {
 // kStreamStepBytes and waiting for the step before (sync_file_range), as the checkpoint writer
 // does. Returns the bytes written; sets `why` if a call failed.
 std::uint64_t StreamWrites(const std::string& path, double bytes_per_second, const std::atomic<bool>& stop,
-                           std::string* why) {
+                           std::string* why, double* seconds) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) {
     *why = Errno("open of the stream file");
@@ -112,6 +112,7 @@ std::uint64_t StreamWrites(const std::string& path, double bytes_per_second, con
     while (!stop.load(std::memory_order_relaxed) && SecondsSince(start) < due_s)
       std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
+  *seconds = SecondsSince(start);
   ::close(fd);
   ::unlink(path.c_str());
   return total;
@@ -131,6 +132,9 @@ std::string WriteZeros(int fd, std::uint64_t bytes) {
 }
 
 void SetNotMeasured(Json& j, const std::string& reason) {
+  // The counts the schema requires, when nothing was timed at all.
+  if (!j.contains("seconds")) j["seconds"] = 0.0;
+  if (!j.contains("fdatasyncs")) j["fdatasyncs"] = 0;
   for (const char* k : {"fdatasyncsPerSecond", "latencyP50Ns", "latencyP99Ns", "latencyMaxNs"})
     j[k] = NotMeasured(reason);
 }
@@ -183,22 +187,27 @@ void MeasureSyncedWrites(const std::string& data_dir, double seconds, const Sync
   std::vector<std::uint64_t> latencies, spinning_latencies;
   std::atomic<bool> stop_stream{false};
   std::uint64_t streamed = 0;
+  double stream_seconds = 0;
   std::string stream_why;
   std::thread streamer;
   if (w.stream_bytes_per_second > 0)
     streamer = std::thread([&] {
-      streamed =
-          StreamWrites(data_dir + "/ceiling-stream.dat", w.stream_bytes_per_second, stop_stream, &stream_why);
+      streamed = StreamWrites(data_dir + "/ceiling-stream.dat", w.stream_bytes_per_second, stop_stream,
+                              &stream_why, &stream_seconds);
     });
   double elapsed = pass(spin ? seconds / 2 : seconds, &latencies);
   if (streamer.joinable()) {
     stop_stream.store(true, std::memory_order_relaxed);
     streamer.join();
-    j["streamMegabytesPerSecond"] = elapsed > 0
-                                        ? Positive(static_cast<double>(streamed) / 1e6 / elapsed,
+    j["streamMegabytesPerSecond"] = stream_seconds > 0
+                                        ? Positive(static_cast<double>(streamed) / 1e6 / stream_seconds,
                                                    stream_why.empty() ? "nothing streamed" : stream_why)
-                                        : NotMeasured("no time elapsed");
-    if (!stream_why.empty() && why.empty()) why = stream_why;
+                                        : NotMeasured(stream_why.empty() ? "no time elapsed" : stream_why);
+    // Syncs timed beside a stream that broke off were not beside the load.
+    if (!stream_why.empty()) {
+      latencies.clear();
+      why = "the stream beside the writes failed: " + stream_why;
+    }
   }
   if (spin) {
     std::atomic<bool> stop{false};

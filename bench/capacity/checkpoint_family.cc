@@ -22,12 +22,14 @@
 //                                                      overwrite ceiling's page + fdatasync while a
 //                                                      second thread writes a file at this
 //                                                      checkpoint's own rate and write-back step, for
-//                                                      the checkpoint's duration (0.5 to 2 s): what
+//                                                      the checkpoint's duration (0.25 to 2 s): what
 //                                                      the device allows a commit beside the same
 //                                                      disk load, without the checkpoint's CPU work
 //                                                      (ceilings.h MeasureOverwriteBesideWrites)
 //               writerStall.p99DuringOverDevice        p99CommitLatencyDuringNs / its latencyP99Ns:
-//                                                      what the engine adds to the device's own tail
+//                                                      what the engine adds to the device's own tail.
+//                                                      Both not measured when fewer than 100 commits
+//                                                      overlapped the checkpoint (no tail to compare)
 //             durationMicroseconds and checkpointBytes come from GetDurabilityStats
 //             (last_checkpoint_*); megabytesPerSecond = bytes / duration, compared with
 //             ceilings.sequentialWrite.
@@ -66,6 +68,10 @@ struct Commit {
   std::uint64_t start_ns;
   std::uint64_t end_ns;
 };
+
+// Fewer commits during a checkpoint than this: their p99 is no tail (it is their maximum), and the
+// device beside the same load is not measured.
+constexpr std::size_t kMinCommitsForP99 = 100;
 
 Options DurableOptions() {
   Options o;
@@ -152,14 +158,21 @@ Json MeasureCheckpoint(Context& ctx, Graph& graph, const Shape& shape) {
   if (d.last_checkpoint_bytes == 0 || cp_seconds <= 0) {
     stall["deviceBesideWrites"] = NotMeasured("the engine reported no checkpoint bytes");
     stall["p99DuringOverDevice"] = NotMeasured("the engine reported no checkpoint bytes");
+  } else if (during.size() < kMinCommitsForP99) {
+    // A p99 of so few commits is their maximum: no tail to compare.
+    const std::string why = "fewer than " + std::to_string(kMinCommitsForP99) +
+                            " commits overlapped the checkpoint (" + std::to_string(during.size()) + ")";
+    stall["deviceBesideWrites"] = NotMeasured(why);
+    stall["p99DuringOverDevice"] = NotMeasured(why);
   } else {
-    Json device = MeasureOverwriteBesideWrites(ctx.data_dir, std::clamp(cp_seconds, 0.5, 2.0),
+    // The checkpoint's own bytes at its own rate (at least 0.25 s of it, at most 2 s).
+    Json device = MeasureOverwriteBesideWrites(ctx.data_dir, std::clamp(cp_seconds, 0.25, 2.0),
                                                static_cast<double>(d.last_checkpoint_bytes) / cp_seconds);
     const std::optional<double> device_p99 = NumberOf(device["latencyP99Ns"]);
     stall["p99DuringOverDevice"] =
-        during.empty()            ? NotMeasured("no commit overlapped the checkpoint")
-        : !device_p99.has_value() ? NotMeasured("the device figure beside the same writes is missing")
-                                  : Positive(static_cast<double>(Quantile(during, 0.99)) / *device_p99, "");
+        !device_p99.has_value()
+            ? NotMeasured("the device figure beside the same writes is missing")
+            : Positive(static_cast<double>(Quantile(during, 0.99)) / *device_p99, "no device latency");
     stall["deviceBesideWrites"] = std::move(device);
   }
   row["writerStall"] = stall;

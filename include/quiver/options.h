@@ -159,24 +159,31 @@ struct DurableOptions {
   // no salvage, and a file of an unknown format version is never salvaged.
   // Default false.
   bool salvage_wal_prefix = false;
-  // Threads that encode a checkpoint and that load one at open, the
-  // calling thread included; 0 means one per hardware thread, at most 8.
+  // Threads that encode a checkpoint and that load one at open; 0 means one
+  // per hardware thread, at most 8. Loading counts the calling thread among
+  // them; so does encoding with checkpoint_nice = 0 (above 0 the encoders are
+  // threads of their own and the calling thread only writes).
   // More threads shorten checkpoints and reopening on an idle machine; a
   // checkpoint's threads compete with the writer and readers for cores.
   // At most kMaxIoThreads. Default 0.
   std::uint32_t io_threads = 0;
   // How many nice steps below the thread that runs a checkpoint (the
   // background checkpointer, or the caller of Checkpoint, Backup or Close)
-  // its encoding threads run; nice values stop at 19. Above 0 a checkpoint
-  // encodes on io_threads threads of its own (the calling thread only writes
-  // what they encode) and those give their cores to the process's other
-  // threads: a commit woken by its fdatasync does not wait for a core behind
-  // them, so commits during a checkpoint take about as long as outside one
-  // even when the checkpoint's threads fill every core. The price: on a
-  // machine whose cores are all busy with other work, a checkpoint takes
-  // longer (at 10, a busy nice-0 thread gets about nine tenths of a core
-  // shared with an encoder). 0 runs the encoders at the caller's priority,
-  // the calling thread among them. Linux only; ignored elsewhere. At most
+  // its encoding threads run. Above 0 a checkpoint encodes on io_threads
+  // threads of its own, which lower their priority, and the calling thread
+  // (whose priority never changes) only writes what they encode. A commit
+  // woken by its fdatasync then takes a core from them at once instead of
+  // waiting behind encoders that fill every core. The kernel weighs nice
+  // values among the threads of one process (and, with autogroup, of one
+  // session), not against other processes: the encoders give way to this
+  // process's other threads, such as readers and committers. The price: when
+  // those keep every core busy the checkpoint takes longer. At 10 an encoder
+  // sharing a core with one busy nice-0 thread gets about a tenth of it; at
+  // 19 about a seventieth, and a checkpoint that slow keeps its pinned
+  // version and the WAL growing. Nice values stop at 19: a process already
+  // running at nice 19 gains nothing. Off Linux the encoders keep their
+  // priority (the calling thread still only writes). 0 runs the encoders at
+  // the caller's priority, the calling thread among them. At most
   // kMaxCheckpointNice. Default 10.
   std::uint32_t checkpoint_nice = 10;
   // Permission bits of the files Quiver creates in the graph directory,

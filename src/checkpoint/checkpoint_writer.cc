@@ -154,11 +154,9 @@ Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::
   return sink.AppendTrailer();
 }
 
-}  // namespace
-
-Status WriteCheckpoint(env::FileSystem* fs, const std::string& dir, const wal::Uuid& uuid,
-                       const storage::GraphRoots& roots, WriteStats* stats, const WriteOptions& options) {
-  *stats = WriteStats{};
+Status WriteCheckpointUnguarded(env::FileSystem* fs, const std::string& dir, const wal::Uuid& uuid,
+                                const storage::GraphRoots& roots, WriteStats* stats,
+                                const WriteOptions& options) {
   // FreeSpace is a hint: if the file system cannot tell, ENOSPC still stops
   // the checkpoint cleanly.
   auto check_space = [&]() -> Status {
@@ -188,10 +186,29 @@ Status WriteCheckpoint(env::FileSystem* fs, const std::string& dir, const wal::U
     stats->renamed = true;
     // Negative control (tests only): leave the rename unsynced.
     if (base::DurabilityFaultOn(&base::DurabilityFaults::remove_before_dir_sync)) return s;
-    return fs->SyncDir(dir);
+    s = fs->SyncDir(dir);
+    stats->dir_sync_failed = !s.ok();
+    return s;
   }
   fs->Remove(tmp).IgnoreError();  // best effort: recovery also removes stale .tmp files
   return s;
+}
+
+}  // namespace
+
+Status WriteCheckpoint(env::FileSystem* fs, const std::string& dir, const wal::Uuid& uuid,
+                       const storage::GraphRoots& roots, WriteStats* stats, const WriteOptions& options) {
+  *stats = WriteStats{};
+  try {
+    return WriteCheckpointUnguarded(fs, dir, uuid, roots, stats, options);
+  } catch (const std::bad_alloc&) {
+    // Outside the body's own guard (names, open, sync, rename, the
+    // directory fsync's own allocations): a .tmp left behind is removed by
+    // the next checkpoint or Open; a renamed file whose directory fsync never
+    // ran is written and synced again by the next checkpoint (nothing was
+    // removed on its account).
+    return ResourceExhaustedError("checkpoint: out of memory");
+  }
 }
 
 }  // namespace quiver::checkpoint

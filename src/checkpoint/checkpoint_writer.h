@@ -30,9 +30,13 @@ namespace quiver::checkpoint {
 struct WriteStats {
   std::uint64_t bytes = 0;
   std::uint64_t blocks = 0;
-  // The file was renamed to its final name: a later failure (the directory
-  // fsync) leaves the checkpoint visible but maybe not durable.
+  // The file was renamed to its final name.
   bool renamed = false;
+  // After the rename, the directory fsync itself reported an error: the
+  // checkpoint is visible but maybe not durable, and a later fsync may not
+  // tell (fsyncgate). Running out of memory before the fsync ran is not
+  // this: the next checkpoint writes the file again and syncs.
+  bool dir_sync_failed = false;
 };
 
 struct WriteOptions {

@@ -54,8 +54,8 @@ inline constexpr std::uint64_t kMaxWalSegmentBytes = std::uint64_t{1} << 30;
 inline constexpr std::uint64_t kMinCheckpointWalBytes = 1024;
 // DurableOptions::io_threads: at most 64.
 inline constexpr std::uint32_t kMaxIoThreads = 64;
-// DurableOptions::checkpoint_nice: at most 19 (the lowest nice value).
-inline constexpr std::uint32_t kMaxCheckpointNice = 19;
+// Options::background_nice: at most 19 (the lowest nice value).
+inline constexpr std::uint32_t kMaxBackgroundNice = 19;
 // DurableOptions::max_unsynced_bytes: at most 1 GiB.
 inline constexpr std::uint64_t kMaxUnsyncedBytesCeiling = std::uint64_t{1} << 30;
 
@@ -165,20 +165,6 @@ struct DurableOptions {
   // checkpoint's threads compete with the writer and readers for cores.
   // At most kMaxIoThreads. Default 0.
   std::uint32_t io_threads = 0;
-  // How many nice steps below the thread that runs a checkpoint (the
-  // background checkpointer, or the caller of Checkpoint, Backup or Close)
-  // its encoding threads run; nice values stop at 19. Above 0 a checkpoint
-  // encodes on io_threads threads of its own (the calling thread only writes
-  // what they encode) and those give their cores to the process's other
-  // threads: a commit woken by its fdatasync does not wait for a core behind
-  // them, so commits during a checkpoint take about as long as outside one
-  // even when the checkpoint's threads fill every core. The price: on a
-  // machine whose cores are all busy with other work, a checkpoint takes
-  // longer (at 10, a busy nice-0 thread gets about nine tenths of a core
-  // shared with an encoder). 0 runs the encoders at the caller's priority,
-  // the calling thread among them. Linux only; ignored elsewhere. At most
-  // kMaxCheckpointNice. Default 10.
-  std::uint32_t checkpoint_nice = 10;
   // Permission bits of the files Quiver creates in the graph directory,
   // before the process umask; directories Open creates get these plus a
   // search bit for each read bit (0640 gives 0750). 0600 keeps the graph
@@ -269,6 +255,21 @@ struct Options {
   // application may keep using it; it must outlive nothing (the graph holds
   // a reference). Default none.
   std::shared_ptr<Logger> logger;
+  // How many nice steps below the thread that asked for it the graph's CPU-
+  // heavy background work runs: a checkpoint's encoders (started by the
+  // background checkpointer or by Checkpoint, Backup or Close) and an
+  // index build (CreateIndex, in volatile graphs too). Above 0 that work
+  // runs on threads of its own (the calling thread only waits, or writes
+  // what the encoders produce, and keeps its priority), and those give
+  // their cores to the process's other threads: a commit does not wait for
+  // a core behind them, so commits during a checkpoint or a build take
+  // about as long as outside one even when that work fills every core. The
+  // price: on a machine whose cores are all busy with other work, it takes
+  // longer (at 10, a busy nice-0 thread gets about nine tenths of a core it
+  // shares with one of them). 0 runs that work at the caller's priority,
+  // on the calling thread among others. Linux only; ignored elsewhere. At
+  // most kMaxBackgroundNice. Default 10.
+  std::uint32_t background_nice = 10;
   Limits limits;
   WriterOptions writer;
   DurableOptions durable;

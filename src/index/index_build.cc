@@ -1,6 +1,7 @@
 #include "index/index_build.h"
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <thread>
 
@@ -13,6 +14,8 @@ namespace quiver::index {
 namespace {
 
 using storage::GraphRoots;
+
+std::atomic<void (*)()> build_observer{nullptr};
 
 // fn(id, props) for each live element of (kind, label) with id in [begin, end).
 template <typename Fn>
@@ -217,6 +220,20 @@ IndexRoot BuildTree(const IndexDef& def, const EntryList& entries, storage::Muta
   return builder.Finish();
 }
 
+Status AddLaterElements(const GraphRoots& later, const IndexDef& def, std::uint64_t split,
+                        storage::MutationContext& ctx, IndexRoot* root) {
+  const std::uint64_t limit = def.element == ElementKind::kVertex ? later.vertex_limit : later.edge_limit;
+  if (split >= limit) return Status::Ok();
+  EntryList entries(def.key_width);
+  QUIVER_RETURN_IF_ERROR(CollectWith(
+      def, [&](auto&& fn) { ScanTable(later, def.element, def.label_id, split, limit, fn); }, &entries));
+  entries.Sort(1);
+  entries.ForEach([&](std::string_view key, std::uint64_t id) { IndexTree::Insert(*root, key, id, ctx); });
+  return Status::Ok();
+}
+
+void SetBuildObserverForTesting(void (*fn)()) { build_observer.store(fn, std::memory_order_release); }
+
 void BuildSets(GraphRoots& g, ElementKind kind, storage::MutationContext& ctx) {
   const std::uint32_t names = kind == ElementKind::kVertex ? g.labels->size() : g.types->size();
   std::vector<std::unique_ptr<IndexTree::Builder>> builders(names);
@@ -246,6 +263,7 @@ void BuildSets(GraphRoots& g, ElementKind kind, storage::MutationContext& ctx) {
 
 Status BuildIndex(const GraphRoots& g, const IndexDef& def, unsigned threads, storage::MutationContext& ctx,
                   IndexRoot* out) {
+  if (void (*observe)() = build_observer.load(std::memory_order_acquire)) observe();
   EntryList entries(def.key_width);
   QUIVER_RETURN_IF_ERROR(CollectEntries(g, def, threads, &entries));
   entries.Sort(threads);

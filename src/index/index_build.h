@@ -79,6 +79,19 @@ IndexRoot BuildTree(const IndexDef& def, const EntryList& entries, storage::Muta
 Status BuildIndex(const storage::GraphRoots& g, const IndexDef& def, unsigned threads,
                   storage::MutationContext& ctx, IndexRoot* out);
 
+// Online builds (online_build.h, step 2b): inserts into `root`, built from
+// a snapshot whose table ended at `split`, the entries of the elements of
+// `later` with ids from `split` on, in key order. Writes root's nodes in
+// place: they must be private to the caller and born in ctx.epoch. Errors
+// as CollectEntries. Throws std::bad_alloc.
+Status AddLaterElements(const storage::GraphRoots& later, const IndexDef& def, std::uint64_t split,
+                        storage::MutationContext& ctx, IndexRoot* root);
+
+// Tests: `fn` (null for none) is called by BuildIndex as it starts, on the
+// thread that runs it, so a test can tell which thread built an index and
+// at what priority.
+void SetBuildObserverForTesting(void (*fn)());
+
 // Builds the label (kind kVertex) or type (kEdge) sets of `g` from its
 // table, one pass in id order; g.catalog must be private to ctx's epoch
 // and have no sets of that kind yet. The two kinds may be built on two

@@ -864,12 +864,12 @@ void BatchProcessor::ApplyReady(const IndexOp& op, GraphRoots& g, MutationContex
   index::PropertyIndex& p = *index::OwnCatalog(g.catalog, ctx)->MutableFind(op.spec.name);
   p.state = IndexState::kReady;
   if (op.built == nullptr) return;  // replayed: recovery builds it at the end of the log
-  // Catch up from the snapshot the tree was built from. The built nodes are
+  // Catch up from the state the tree was built from. The built nodes are
   // born in epoch 0, which no group uses, so they are copied, never written.
   const index::IndexDef& def = *p.def;
   index::IndexRoot root = op.built->root;
-  const GraphRoots& then = op.built->roots();
   std::string old_key, new_key;
+  last_catch_up_changes_ = 0;
   // Recorded ids are all of the index's label (labels never change, and ids
   // recorded by rolled-back groups are forgotten); one that is not live in a
   // version has no properties there (PropsOf). They are read, not taken: if
@@ -877,13 +877,14 @@ void BatchProcessor::ApplyReady(const IndexOp& op, GraphRoots& g, MutationContex
   // forgotten once it is published (dropped_, EndGroup).
   if (const index::TrackedIds* ids = maintainer_.Tracked(def.declared)) {
     for (std::uint64_t id : *ids) {
-      const storage::PropBlock* before = index::PropsOf(then, def.element, id);
+      const storage::PropBlock* before = index::PropsOf(op.built->StateOf(id), def.element, id);
       const storage::PropBlock* after = index::PropsOf(g, def.element, id);
       const bool in_then =
           before != nullptr && index::ElementKey(def, before, &old_key) == index::KeyStatus::kIndexed;
       const bool in_now =
           after != nullptr && index::ElementKey(def, after, &new_key) == index::KeyStatus::kIndexed;
       if (in_then == in_now && (!in_then || old_key == new_key)) continue;
+      ++last_catch_up_changes_;
       if (in_then) index::IndexTree::Erase(root, old_key, id, ctx);
       if (in_now) index::IndexTree::Insert(root, new_key, id, ctx);
     }

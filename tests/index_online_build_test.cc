@@ -204,6 +204,8 @@ TEST(IndexOnlineBuildTest, ElementsAddedDuringTheBuildAreNotLeftToTheWriter) {
   // Vertex 0 (moved before step 2b, from the snapshot's state), and the
   // three changes after it; not the 50 additions.
   EXPECT_EQ(w.processor().TEST_last_catch_up_changes(), 4u);
+  // And it read only those: not the 49 additions the tree holds as they are.
+  EXPECT_EQ(w.processor().TEST_last_catch_up_visits(), 4u);
   EXPECT_EQ(w.Find("k", 7), std::vector<std::uint64_t>{0});
   EXPECT_EQ(w.Find("k", 0), std::vector<std::uint64_t>{});
   EXPECT_EQ(w.Find("k", 200), std::vector<std::uint64_t>{54});

@@ -800,7 +800,7 @@ Status BatchProcessor::ValidateReady(const IndexOp& op, const index::PropertyInd
   if (ids == nullptr) return Status::Ok();
   base::SafeFlatHashMap<std::string, std::uint64_t> now;
   std::string key;
-  for (std::uint64_t id : *ids) {
+  for (const auto& [id, changed] : *ids) {
     const storage::PropBlock* props = index::PropsOf(g, def.element, id);
     if (props == nullptr || index::ElementKey(def, props, &key) != index::KeyStatus::kIndexed) continue;
     auto it = now.find(key);
@@ -870,14 +870,19 @@ void BatchProcessor::ApplyReady(const IndexOp& op, GraphRoots& g, MutationContex
   index::IndexRoot root = op.built->root;
   std::string old_key, new_key;
   last_catch_up_changes_ = 0;
+  last_catch_up_visits_ = 0;
   // Recorded ids are all of the index's label (labels never change, and ids
   // recorded by rolled-back groups are forgotten); one that is not live in a
   // version has no properties there (PropsOf). They are read, not taken: if
   // this group is rolled back the next attempt needs them; they are
   // forgotten once it is published (dropped_, EndGroup).
   if (const index::TrackedIds* ids = maintainer_.Tracked(def.declared)) {
-    for (std::uint64_t id : *ids) {
-      const storage::PropBlock* before = index::PropsOf(op.built->StateOf(id), def.element, id);
+    for (const auto& [id, changed] : *ids) {
+      // Not changed since the state the tree holds for it: nothing to read.
+      const storage::GraphRoots& then = op.built->StateOf(id);
+      if (changed <= then.sequence) continue;
+      ++last_catch_up_visits_;
+      const storage::PropBlock* before = index::PropsOf(then, def.element, id);
       const storage::PropBlock* after = index::PropsOf(g, def.element, id);
       const bool in_then =
           before != nullptr && index::ElementKey(def, before, &old_key) == index::KeyStatus::kIndexed;

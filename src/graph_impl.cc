@@ -41,7 +41,7 @@ std::uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
 checkpoint::WriteOptions CheckpointWriteOptions(const Options& o) {
   checkpoint::WriteOptions w;
   w.threads = base::ResolveThreads(o.durable.io_threads);
-  w.worker_nice = o.durable.checkpoint_nice;
+  w.worker_nice = o.background_nice;
   // Never take the space of the WAL's next segment (docs/durability.md).
   w.keep_free_bytes = o.durable.wal_segment_bytes;
   return w;
@@ -75,6 +75,7 @@ Status CheckOptions(const Options& o) {
   QUIVER_RETURN_IF_ERROR(CheckRange("max_group_batches", w.max_group_batches, 1, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("max_group_ops", w.max_group_ops, 1, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("spin_microseconds", w.spin_microseconds, 0, kMaxSpinMicroseconds));
+  QUIVER_RETURN_IF_ERROR(CheckRange("background_nice", o.background_nice, 0, kMaxBackgroundNice));
   if (o.durability == Durability::kVolatile) return Status::Ok();
   const DurableOptions& d = o.durable;
   QUIVER_RETURN_IF_ERROR(
@@ -83,7 +84,6 @@ Status CheckOptions(const Options& o) {
     QUIVER_RETURN_IF_ERROR(
         CheckRange("checkpoint_wal_bytes", d.checkpoint_wal_bytes, kMinCheckpointWalBytes, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("io_threads", d.io_threads, 0, kMaxIoThreads));
-  QUIVER_RETURN_IF_ERROR(CheckRange("checkpoint_nice", d.checkpoint_nice, 0, kMaxCheckpointNice));
   QUIVER_RETURN_IF_ERROR(CheckRange("max_unsynced_bytes", d.max_unsynced_bytes, 0, kMaxUnsyncedBytesCeiling));
   return Status::Ok();
 }
@@ -654,7 +654,8 @@ Status GraphImpl::CheckDataForNewNames(const IndexSpec& spec) {
   if (label && new_key) {
     def.label_id = *label;
     index::EntryList entries(def.key_width);  // stays empty: every element misses a key
-    s = index::CollectEntries(g, def, kIndexBuildThreads, &entries);
+    base::RunInBackground(options_.background_nice,
+                          [&] { s = index::CollectEntries(g, def, kIndexBuildThreads, &entries); });
   }
   chain_->Release(head);
   return s;
@@ -689,6 +690,16 @@ Status GraphImpl::BuildAndPublish(const std::string& name, SequenceNumber declar
   // A snapshot at or after the declaration: from it on, the writer records
   // what it changes (index/online_build.h).
   auto built = std::make_shared<index::BuiltIndex>(chain_, chain_->Acquire());
+  // However this returns, the pinned versions go on a thread of the build's:
+  // they hold back what the writer retired meanwhile, which their release
+  // frees (index/online_build.h, ReleaseVersions).
+  struct ReleaseInBackground {
+    std::uint32_t nice;
+    index::BuiltIndex* built;
+    ~ReleaseInBackground() {
+      base::RunInBackground(nice, [this] { built->ReleaseVersions(); });
+    }
+  } release{options_.background_nice, built.get()};
   const index::PropertyIndex* p = built->roots().catalog->Find(name);
   if (p == nullptr || p->def->declared != declared)
     return FailedPreconditionError(
@@ -698,7 +709,21 @@ Status GraphImpl::BuildAndPublish(const std::string& name, SequenceNumber declar
     storage::RetireList unused;
     storage::MutationContext ctx{0, chain_->account(), &unused, &blocks};
     try {
-      Status s = index::BuildIndex(built->roots(), *p->def, kIndexBuildThreads, ctx, &built->root);
+      // On threads of the build's own, below the caller's priority: the
+      // caller (a user's thread) only waits, and keeps its priority.
+      Status s;
+      base::RunInBackground(options_.background_nice, [&] {
+        s = index::BuildIndex(built->roots(), *p->def, kIndexBuildThreads, ctx, &built->root);
+        if (!s.ok() || p->def->kind == IndexKind::kUnique) return;
+        // What was added meanwhile goes in here, not in the publishing group
+        // (index/online_build.h, step 2b).
+        const storage::GraphRoots& then = built->roots();
+        const std::uint64_t split =
+            p->def->element == ElementKind::kVertex ? then.vertex_limit : then.edge_limit;
+        const storage::Version* later = chain_->Acquire();
+        built->SetLater(later, split);
+        s = index::AddLaterElements(later->roots, *p->def, split, ctx, &built->root);
+      });
       if (!s.ok()) {
         built->root = index::IndexRoot{};
         blocks.FreeAll(chain_->account());
@@ -715,7 +740,7 @@ Status GraphImpl::BuildAndPublish(const std::string& name, SequenceNumber declar
   IndexOp ready;
   ready.spec.name = name;
   ready.declared = declared;
-  ready.built = std::move(built);
+  ready.built = built;
   return Write(internal::WriteBatchInternal::IndexBatch(OpKind::kIndexReady, std::move(ready))).status();
 }
 

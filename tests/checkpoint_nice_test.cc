@@ -1,7 +1,7 @@
-// Review of DurableOptions::checkpoint_nice through the Graph API: the
+// Review of Options::background_nice through the Graph API: the
 // threads that call Checkpoint, Backup and Close keep their priority, and
 // the allocation faults a test arms on the calling thread reach the
-// checkpoint's encoder only with checkpoint_nice = 0 (with it above 0 the
+// checkpoint's encoder only with background_nice = 0 (with it above 0 the
 // encoder runs on threads of its own, which no test can arm).
 #include <gtest/gtest.h>
 
@@ -28,7 +28,7 @@ Options NiceOptions(std::uint32_t nice, std::uint32_t io_threads) {
   o.writer.spin_microseconds = 0;
   o.durable.checkpoint_wal_bytes = 0;
   o.durable.io_threads = io_threads;
-  o.durable.checkpoint_nice = nice;
+  o.background_nice = nice;
   return o;
 }
 
@@ -96,7 +96,7 @@ std::uint64_t EnumerateCallerAllocations(std::uint32_t nice) {
     Status again = g->Checkpoint();
     EXPECT_TRUE(again.ok()) << "allocation " << n << ": " << s.ToString() << " then " << again.ToString();
   }
-  EXPECT_TRUE(escaped.empty()) << "checkpoint_nice " << nice
+  EXPECT_TRUE(escaped.empty()) << "background_nice " << nice
                                << ": std::bad_alloc crossed Checkpoint() at allocations" << escaped;
   return n - 1;
 }
@@ -104,8 +104,8 @@ std::uint64_t EnumerateCallerAllocations(std::uint32_t nice) {
 TEST(CheckpointNiceTest, CallerAllocationFaultsReachTheEncoderOnlyWithoutNice) {
   const std::uint64_t plain = EnumerateCallerAllocations(/*nice=*/0);
   const std::uint64_t niced = EnumerateCallerAllocations(/*nice=*/10);
-  std::cout << "[          ] allocations on the calling thread per checkpoint: checkpoint_nice 0: " << plain
-            << ", checkpoint_nice 10: " << niced << "\n";
+  std::cout << "[          ] allocations on the calling thread per checkpoint: background_nice 0: " << plain
+            << ", background_nice 10: " << niced << "\n";
   // With the encoders elsewhere, the calling thread allocates less: a fault
   // sweep armed on it no longer covers the encoder.
   EXPECT_LT(niced, plain);

@@ -30,6 +30,7 @@ class Writer {
   ~Writer() { chain_->Shutdown(); }
 
   storage::VersionChain* chain() { return chain_; }
+  const BatchProcessor& processor() const { return processor_; }
 
   // One group of one batch; published if `publish`, else rolled back after
   // it was applied. Returns the batch's validation status.
@@ -156,6 +157,63 @@ TEST(IndexOnlineBuildTest, CatchUpAppliesEveryChangeSinceTheSnapshot) {
   EXPECT_EQ(w.Find("k", 2), std::vector<std::uint64_t>{4});
   EXPECT_EQ(w.Find("k", 3), std::vector<std::uint64_t>{3});
   EXPECT_EQ(w.chain()->head()->roots.catalog->Find("k")->root.count, 3u);
+}
+
+IndexOp ReadyOpFor(std::shared_ptr<index::BuiltIndex> built, SequenceNumber declared) {
+  IndexOp ready;
+  ready.spec.name = "k";
+  ready.declared = declared;
+  ready.built = std::move(built);
+  return ready;
+}
+
+// Step 2b (index/online_build.h): the elements added after the build's
+// snapshot go into the tree before it is handed to the writer, whose
+// catch-up then changes only what changed after that step.
+TEST(IndexOnlineBuildTest, ElementsAddedDuringTheBuildAreNotLeftToTheWriter) {
+  Writer w;
+  WriteBatch people;
+  for (int i = 0; i < 4; ++i) people.AddVertex("Person", {{"k", i}});
+  ASSERT_TRUE(w.Group(people).ok());
+  ASSERT_TRUE(w.Group(IndexBatch(OpKind::kDefineIndex, "k", 0, PersonK(IndexKind::kExact))).ok());
+  std::shared_ptr<index::BuiltIndex> built = BuildFromHead(w.chain(), "k");
+  // While it was built: 50 vertices added (ids 4 ..) and vertex 0 moved.
+  WriteBatch added;
+  for (int i = 0; i < 50; ++i) added.AddVertex("Person", {{"k", 100 + i}});
+  added.SetProperty(VertexId(0), "k", 7);
+  ASSERT_TRUE(w.Group(added).ok());
+  {
+    const index::PropertyIndex* p = built->roots().catalog->Find("k");
+    storage::GroupBlocks blocks;
+    storage::RetireList unused;
+    storage::MutationContext ctx{0, w.chain()->account(), &unused, &blocks};
+    const storage::Version* later = w.chain()->Acquire();
+    built->SetLater(later, built->roots().vertex_limit);
+    ASSERT_TRUE(
+        index::AddLaterElements(later->roots, *p->def, built->roots().vertex_limit, ctx, &built->root).ok());
+    blocks.Clear();
+    unused.FreeAll(w.chain()->account());
+  }
+  // After that step: one more vertex, one added one moved, one removed.
+  WriteBatch more;
+  more.AddVertex("Person", {{"k", 200}});
+  more.SetProperty(VertexId(4), "k", 300);
+  more.RemoveVertex(VertexId(5));
+  ASSERT_TRUE(w.Group(more).ok());
+  ASSERT_TRUE(w.Group(WriteBatchInternal::IndexBatch(OpKind::kIndexReady, ReadyOpFor(built, 2))).ok());
+  // Vertex 0 (moved before step 2b, from the snapshot's state), and the
+  // three changes after it; not the 50 additions.
+  EXPECT_EQ(w.processor().TEST_last_catch_up_changes(), 4u);
+  // And it read only those: not the 49 additions the tree holds as they are.
+  EXPECT_EQ(w.processor().TEST_last_catch_up_visits(), 4u);
+  EXPECT_EQ(w.Find("k", 7), std::vector<std::uint64_t>{0});
+  EXPECT_EQ(w.Find("k", 0), std::vector<std::uint64_t>{});
+  EXPECT_EQ(w.Find("k", 200), std::vector<std::uint64_t>{54});
+  EXPECT_EQ(w.Find("k", 300), std::vector<std::uint64_t>{4});
+  EXPECT_EQ(w.Find("k", 100), std::vector<std::uint64_t>{});
+  EXPECT_EQ(w.Find("k", 101), std::vector<std::uint64_t>{});
+  EXPECT_EQ(w.Find("k", 149), std::vector<std::uint64_t>{53});
+  EXPECT_EQ(w.chain()->head()->roots.catalog->Find("k")->root.count, 4u + 50u + 1u - 1u);
 }
 
 IndexOp ReadyOp(std::shared_ptr<index::BuiltIndex> built, SequenceNumber declared) {

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <new>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "base/memory.h"
+#include "index/index_build.h"
 #include "index/key_codec.h"
 #include "index/tree_node.h"
 #include "storage/retire_list.h"
@@ -632,6 +634,41 @@ TEST(IndexTreeTest, EmptyTreeReadsAsEmpty) {
   EXPECT_EQ(IndexTree::CountRange(root, Bound{}, Bound{}), 0u);
   EXPECT_FALSE(IndexTree::Contains(root, FixedKey(1)));
   EXPECT_EQ(IndexTree::MemoryBytes(root), 0u);
+}
+
+// EntryList::Sort for fixed-width keys: radix-sorted runs (one per
+// thread) merged by ForEach, or std::sort when the ids do not ascend; both
+// must come out in (key, id) order, repeated keys included.
+TEST(EntryListTest, FixedWidthSortsIntoKeyThenIdOrder) {
+  for (const unsigned threads : {1u, 2u, 3u}) {
+    for (const bool ids_ascend : {true, false}) {
+      SCOPED_TRACE(std::to_string(threads) + (ids_ascend ? " ascending ids" : " shuffled ids"));
+      std::mt19937_64 rng(threads * 2 + ids_ascend);
+      const std::uint64_t n = 200'000;  // past the one-run threshold
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> want;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        // A third of the keys repeat a few values; others spread over every digit.
+        const std::uint64_t key = rng() % 3 == 0 ? rng() % 7 : rng();
+        want.emplace_back(key, ids_ascend ? i * 3 : rng() % (n * 4));
+      }
+      EntryList list(8);
+      for (const auto& [key, id] : want) {
+        char buf[8];
+        for (int b = 0; b < 8; ++b) buf[b] = static_cast<char>(key >> (8 * (7 - b)));
+        list.Add(std::string_view(buf, 8), id);
+      }
+      std::sort(want.begin(), want.end());
+      list.Sort(threads);
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> got;
+      list.ForEach([&](std::string_view key, std::uint64_t id) {
+        std::uint64_t k = 0;
+        for (char c : key) k = (k << 8) | static_cast<unsigned char>(c);
+        got.emplace_back(k, id);
+      });
+      ASSERT_EQ(got.size(), want.size());
+      EXPECT_TRUE(got == want);
+    }
+  }
 }
 
 }  // namespace

@@ -56,7 +56,7 @@ std::vector<OptionCase> BadOptions() {
       {"io_threads", [](Options& o) { o.durable.io_threads = kMaxIoThreads + 1; }, true},
       {"io_threads", [](Options& o) { o.durable.io_threads = std::numeric_limits<std::uint32_t>::max(); },
        true},
-      {"checkpoint_nice", [](Options& o) { o.durable.checkpoint_nice = kMaxCheckpointNice + 1; }, true},
+      {"background_nice", [](Options& o) { o.background_nice = kMaxBackgroundNice + 1; }, false},
   };
 }
 
@@ -116,13 +116,13 @@ TEST(OptionsTest, BoundaryValuesAreAccepted) {
         o.durable.checkpoint_wal_bytes = kMinCheckpointWalBytes;
         o.durable.checkpoint_interval_ms = std::numeric_limits<std::uint32_t>::max();
         o.durable.io_threads = kMaxIoThreads;
-        o.durable.checkpoint_nice = kMaxCheckpointNice;
+        o.background_nice = kMaxBackgroundNice;
       },
       [](Options& o) {
         o.durable.wal_segment_bytes = kMaxWalSegmentBytes;
         o.durable.checkpoint_wal_bytes = 0;
         o.durable.io_threads = 0;
-        o.durable.checkpoint_nice = 0;
+        o.background_nice = 0;
       },
   };
   for (std::size_t i = 0; i < good.size(); ++i) {

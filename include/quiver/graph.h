@@ -114,7 +114,9 @@ struct OpenStats {
   std::uint32_t load_threads = 0;
   // Indexes whose contents Open built: every index a loaded checkpoint
   // lists (contents are never stored), and those the log declared and never
-  // finished (a crash during CreateIndex). Part of open_microseconds.
+  // finished (a crash during CreateIndex), and the time those builds took:
+  // part of open_microseconds; for a checkpoint's indexes, which are built
+  // as it loads, also part of checkpoint_load_microseconds.
   std::uint64_t indexes_built = 0;
   std::uint64_t index_build_microseconds = 0;
   // Indexes the log declared and never finished whose data violates them

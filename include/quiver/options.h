@@ -54,8 +54,8 @@ inline constexpr std::uint64_t kMaxWalSegmentBytes = std::uint64_t{1} << 30;
 inline constexpr std::uint64_t kMinCheckpointWalBytes = 1024;
 // DurableOptions::io_threads: at most 64.
 inline constexpr std::uint32_t kMaxIoThreads = 64;
-// DurableOptions::checkpoint_nice: at most 19 (the lowest nice value).
-inline constexpr std::uint32_t kMaxCheckpointNice = 19;
+// Options::background_nice: at most 19 (the lowest nice value).
+inline constexpr std::uint32_t kMaxBackgroundNice = 19;
 // DurableOptions::max_unsynced_bytes: at most 1 GiB.
 inline constexpr std::uint64_t kMaxUnsyncedBytesCeiling = std::uint64_t{1} << 30;
 
@@ -161,31 +161,12 @@ struct DurableOptions {
   bool salvage_wal_prefix = false;
   // Threads that encode a checkpoint and that load one at open; 0 means one
   // per hardware thread, at most 8. Loading counts the calling thread among
-  // them; so does encoding with checkpoint_nice = 0 (above 0 the encoders are
+  // them; so does encoding with background_nice = 0 (above 0 the encoders are
   // threads of their own and the calling thread only writes).
   // More threads shorten checkpoints and reopening on an idle machine; a
   // checkpoint's threads compete with the writer and readers for cores.
   // At most kMaxIoThreads. Default 0.
   std::uint32_t io_threads = 0;
-  // How many nice steps below the thread that runs a checkpoint (the
-  // background checkpointer, or the caller of Checkpoint, Backup or Close)
-  // its encoding threads run. Above 0 a checkpoint encodes on io_threads
-  // threads of its own, which lower their priority, and the calling thread
-  // (whose priority never changes) only writes what they encode. A commit
-  // woken by its fdatasync then takes a core from them at once instead of
-  // waiting behind encoders that fill every core. The kernel weighs nice
-  // values among the threads of one process (and, with autogroup, of one
-  // session), not against other processes: the encoders give way to this
-  // process's other threads, such as readers and committers. The price: when
-  // those keep every core busy the checkpoint takes longer. At 10 an encoder
-  // sharing a core with one busy nice-0 thread gets about a tenth of it; at
-  // 19 about a seventieth, and a checkpoint that slow keeps its pinned
-  // version and the WAL growing. Nice values stop at 19: a process already
-  // running at nice 19 gains nothing. Off Linux the encoders keep their
-  // priority (the calling thread still only writes). 0 runs the encoders at
-  // the caller's priority, the calling thread among them. At most
-  // kMaxCheckpointNice. Default 10.
-  std::uint32_t checkpoint_nice = 10;
   // Permission bits of the files Quiver creates in the graph directory,
   // before the process umask; directories Open creates get these plus a
   // search bit for each read bit (0640 gives 0750). 0600 keeps the graph
@@ -276,6 +257,25 @@ struct Options {
   // application may keep using it; it must outlive nothing (the graph holds
   // a reference). Default none.
   std::shared_ptr<Logger> logger;
+  // How many nice steps below the thread that asked for it the graph's CPU-
+  // heavy background work runs: a checkpoint's encoders (started by the
+  // background checkpointer or by Checkpoint, Backup or Close) and an
+  // index build (CreateIndex, in volatile graphs too). Above 0 that work
+  // runs on threads of its own (the calling thread only waits, or writes
+  // what the encoders produce, and keeps its priority), and those give
+  // their cores to the process's other threads: a commit woken by its
+  // fdatasync takes a core at once instead of waiting behind them. The
+  // kernel weighs nice values among the threads of one process (and, with
+  // autogroup, of one session), not against other processes: the work gives
+  // way to this process's readers and committers. The price: when those keep
+  // every core busy the work takes longer (at 10 a thread sharing a core
+  // with one busy nice-0 thread gets about a tenth of it; at 19 about a
+  // seventieth, and a checkpoint that slow keeps its pinned version and the
+  // WAL growing). Nice values stop at 19: a process already at nice 19 gains
+  // nothing. Off Linux the threads keep their priority (the calling thread
+  // still only writes). 0 runs that work at the caller's priority, on the
+  // calling thread among others. At most kMaxBackgroundNice. Default 10.
+  std::uint32_t background_nice = 10;
   Limits limits;
   WriterOptions writer;
   DurableOptions durable;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <exception>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -61,6 +62,26 @@ int ThisThreadNice() {
 #else
   return 0;
 #endif
+}
+
+void RunInBackground(std::uint32_t nice, const std::function<void()>& fn) {
+  if (nice == 0) return fn();
+  std::exception_ptr error;
+  std::thread worker;
+  try {
+    worker = std::thread([&] {
+      LowerThisThreadPriority(nice);
+      try {
+        fn();
+      } catch (...) {
+        error = std::current_exception();
+      }
+    });
+  } catch (const std::system_error&) {
+    return fn();  // no thread to be had: the caller runs it
+  }
+  worker.join();
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace quiver::base

@@ -1,5 +1,5 @@
 // Fork-join helpers for the few places that use more than one thread for
-// one job (loading a checkpoint, encoding one).
+// one job (loading a checkpoint, encoding one, building an index).
 //
 // Thread safety: RunOnThreads may be called from any thread; `fn` runs
 // concurrently on every worker and must synchronise what it shares.
@@ -31,6 +31,14 @@ void LowerThisThreadPriority(std::uint32_t steps);
 
 // The calling thread's nice value (0 where it cannot be read).
 int ThisThreadNice();
+
+// Runs fn() on a thread of its own that first lowers itself by `nice` steps
+// (LowerThisThreadPriority), and returns once it has returned: the calling
+// thread (a user's, which must keep its priority) only waits, and threads
+// fn starts inherit the lowered priority. With `nice` 0, or if no thread can
+// be started, fn runs on the calling thread. An exception fn throws is
+// rethrown here.
+void RunInBackground(std::uint32_t nice, const std::function<void()>& fn);
 
 }  // namespace quiver::base
 

@@ -35,6 +35,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -282,6 +283,9 @@ class Loader {
     }
   }
 
+  // Time spent building the contents of the checkpoint's indexes.
+  std::uint64_t index_build_microseconds() const { return index_build_microseconds_; }
+
   Status Run(const Header& header) {
     seed_ = header.seed;
     std::vector<BlockRef> blocks;
@@ -342,12 +346,16 @@ class Loader {
       }
     }
     // The label and type sets were built with the in direction's buckets.
+    const auto start = std::chrono::steady_clock::now();
     for (index::PropertyIndex& p : cat->mutable_indexes()) {
       if (p.state != IndexState::kReady) continue;  // recovery builds it once the log is replayed
       Status s = index::BuildIndex(g_, *p.def, threads_, workers_[0].ctx, &p.root);
       if (!s.ok()) return Bad(base::StrCat("its data violates ", s.message()));
       p.built = true;
     }
+    index_build_microseconds_ = static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
+            .count());
     for (Worker& w : workers_) ctx_.account->Absorb(w.account);
     return Status::Ok();
   }
@@ -747,17 +755,20 @@ class Loader {
   std::deque<Worker> workers_;      // stable addresses: each ctx points into its worker
   std::vector<Part> parts_;         // phase 5's routing buffers, shared by both directions
   std::vector<std::byte> scratch_;  // block bytes for the sequential phases
+  std::uint64_t index_build_microseconds_ = 0;
 };
 
 Status Load(const Source& src, GraphRoots& roots, storage::MutationContext& ctx, Header* header,
-            unsigned threads) {
+            unsigned threads, std::uint64_t* index_build_microseconds = nullptr) {
   std::vector<std::byte> scratch;
   QUIVER_ASSIGN_OR_RETURN(auto head,
                           src.Read(0, std::min<std::uint64_t>(src.size(), kHeaderBytes), &scratch));
   QUIVER_RETURN_IF_ERROR(ParseHeader(head, header));
   roots.sequence = header->sequence;
   Loader loader(src, roots, ctx, threads);
-  return loader.Run(*header);
+  Status s = loader.Run(*header);
+  if (index_build_microseconds != nullptr) *index_build_microseconds = loader.index_build_microseconds();
+  return s;
 }
 
 }  // namespace
@@ -795,9 +806,9 @@ Status VerifyCheckpointFile(const env::ReadableFile& file, Header* header, std::
 }
 
 Status LoadCheckpointFile(const env::ReadableFile& file, GraphRoots& roots, storage::MutationContext& ctx,
-                          Header* header, unsigned threads) {
+                          Header* header, unsigned threads, std::uint64_t* index_build_microseconds) {
   QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file.Size());
-  return Load(FileSource(file, size), roots, ctx, header, threads);
+  return Load(FileSource(file, size), roots, ctx, header, threads, index_build_microseconds);
 }
 
 }  // namespace quiver::checkpoint

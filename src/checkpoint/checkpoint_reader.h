@@ -23,8 +23,11 @@ Status LoadCheckpoint(std::span<const std::byte> file, storage::GraphRoots& root
 // The same, reading `file` block by block (each worker reads the blocks it
 // decodes into a buffer of its own), so the whole file is never held in
 // memory. I/O errors are returned as they are, never as Corruption.
+// `*index_build_microseconds` (if set) receives the time spent building the
+// contents of the indexes the checkpoint lists (part of the load).
 Status LoadCheckpointFile(const env::ReadableFile& file, storage::GraphRoots& roots,
-                          storage::MutationContext& ctx, Header* header, unsigned threads = 1);
+                          storage::MutationContext& ctx, Header* header, unsigned threads = 1,
+                          std::uint64_t* index_build_microseconds = nullptr);
 
 // Checks `file` without loading it: the header, the framing of every block,
 // every block's CRC and the end block's counts of blocks. Reads the file

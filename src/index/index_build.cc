@@ -1,6 +1,8 @@
 #include "index/index_build.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cstring>
 #include <memory>
 #include <thread>
 
@@ -13,6 +15,8 @@ namespace quiver::index {
 namespace {
 
 using storage::GraphRoots;
+
+std::atomic<void (*)()> build_observer{nullptr};
 
 // fn(id, props) for each live element of (kind, label) with id in [begin, end).
 template <typename Fn>
@@ -90,6 +94,14 @@ void EntryList::Add(std::string_view key, std::uint64_t id) {
   }
 }
 
+void EntryList::Reserve(std::size_t n) {
+  if (width_ == 8) {
+    fixed_.reserve(n);
+  } else {
+    var_.reserve(n);
+  }
+}
+
 void EntryList::Append(EntryList&& other) {
   if (width_ == 8) {
     if (fixed_.empty()) {
@@ -131,10 +143,57 @@ void ParallelSort(std::vector<T>& v, unsigned threads, Less less) {
 
 }  // namespace
 
+// Sorts a[0, n) by (key, id); tmp has room for n. When the ids ascend (the
+// order collecting leaves them in), a stable LSD radix sort by key alone
+// does it: six passes of 11 bits, each skipped when every key shares its
+// digit, all counted in one pass first. Otherwise std::sort.
+void EntryList::SortRun(Fixed* a, Fixed* tmp, std::size_t n) {
+  constexpr int kBits = 11, kPasses = 6;
+  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
+  constexpr std::uint64_t kMask = kBuckets - 1;
+  if (n < 2) return;
+  std::vector<std::size_t> counts(kPasses * kBuckets, 0);
+  bool ids_ascend = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::uint64_t k = a[i].key;
+    for (int p = 0; p < kPasses; ++p) ++counts[p * kBuckets + ((k >> (p * kBits)) & kMask)];
+    if (i > 0 && a[i].id <= a[i - 1].id) ids_ascend = false;
+  }
+  if (!ids_ascend) {
+    std::sort(a, a + n,
+              [](const Fixed& x, const Fixed& y) { return x.key != y.key ? x.key < y.key : x.id < y.id; });
+    return;
+  }
+  Fixed* src = a;
+  Fixed* dst = tmp;
+  for (int p = 0; p < kPasses; ++p) {
+    std::size_t* c = &counts[p * kBuckets];
+    const int shift = p * kBits;
+    if (c[(src[0].key >> shift) & kMask] == n) continue;  // one digit for all: nothing moves
+    std::size_t sum = 0;
+    for (std::size_t b = 0; b < kBuckets; ++b) {
+      const std::size_t count = c[b];
+      c[b] = sum;
+      sum += count;
+    }
+    for (std::size_t i = 0; i < n; ++i) dst[c[(src[i].key >> shift) & kMask]++] = src[i];
+    std::swap(src, dst);
+  }
+  if (src != a) std::memcpy(static_cast<void*>(a), src, n * sizeof(Fixed));
+}
+
 void EntryList::Sort(unsigned threads) {
   if (width_ == 8) {
-    ParallelSort(fixed_, threads,
-                 [](const Fixed& a, const Fixed& b) { return a.key != b.key ? a.key < b.key : a.id < b.id; });
+    const std::size_t n = fixed_.size();
+    const unsigned runs = threads < 2 || n < 65536 ? 1 : threads;
+    std::unique_ptr<Fixed[]> scratch(new Fixed[n]);  // default-initialised: not written here
+    run_ends_.assign(runs, 0);
+    base::RunOnThreads(runs, [&](unsigned r) {
+      const std::size_t begin = n * r / runs, end = n * (r + 1) / runs;
+      SortRun(fixed_.data() + begin, scratch.get() + begin, end - begin);
+      run_ends_[r] = end;
+    });
+    if (runs == 1) run_ends_.clear();
   } else {
     ParallelSort(var_, threads, [this](const Var& a, const Var& b) {
       int c = KeyOf(a).compare(KeyOf(b));
@@ -181,6 +240,10 @@ Status CollectEntries(const GraphRoots& g, const IndexDef& def, unsigned threads
   std::vector<Status> errors(threads);
   base::RunOnThreads(threads, [&](unsigned t) {
     const std::uint64_t begin = leaves * t / threads * leaf, end = leaves * (t + 1) / threads * leaf;
+    // At most every element of the range or of the label, so no list
+    // regrows; the first, which the others are appended to, room for the
+    // whole label. Address space only: pages never written are never backed.
+    parts[t].Reserve(static_cast<std::size_t>(t == 0 ? set->count : std::min(set->count, end - begin)));
     errors[t] = CollectWith(
         def, [&](auto&& fn) { ScanTable(g, def.element, def.label_id, begin, end, fn); }, &parts[t]);
   });
@@ -217,6 +280,20 @@ IndexRoot BuildTree(const IndexDef& def, const EntryList& entries, storage::Muta
   return builder.Finish();
 }
 
+Status AddLaterElements(const GraphRoots& later, const IndexDef& def, std::uint64_t split,
+                        storage::MutationContext& ctx, IndexRoot* root) {
+  const std::uint64_t limit = def.element == ElementKind::kVertex ? later.vertex_limit : later.edge_limit;
+  if (split >= limit) return Status::Ok();
+  EntryList entries(def.key_width);
+  QUIVER_RETURN_IF_ERROR(CollectWith(
+      def, [&](auto&& fn) { ScanTable(later, def.element, def.label_id, split, limit, fn); }, &entries));
+  entries.Sort(1);
+  entries.ForEach([&](std::string_view key, std::uint64_t id) { IndexTree::Insert(*root, key, id, ctx); });
+  return Status::Ok();
+}
+
+void SetBuildObserverForTesting(void (*fn)()) { build_observer.store(fn, std::memory_order_release); }
+
 void BuildSets(GraphRoots& g, ElementKind kind, storage::MutationContext& ctx) {
   const std::uint32_t names = kind == ElementKind::kVertex ? g.labels->size() : g.types->size();
   std::vector<std::unique_ptr<IndexTree::Builder>> builders(names);
@@ -246,6 +323,7 @@ void BuildSets(GraphRoots& g, ElementKind kind, storage::MutationContext& ctx) {
 
 Status BuildIndex(const GraphRoots& g, const IndexDef& def, unsigned threads, storage::MutationContext& ctx,
                   IndexRoot* out) {
+  if (void (*observe)() = build_observer.load(std::memory_order_acquire)) observe();
   EntryList entries(def.key_width);
   QUIVER_RETURN_IF_ERROR(CollectEntries(g, def, threads, &entries));
   entries.Sort(threads);

@@ -35,10 +35,16 @@ class EntryList {
   std::int32_t key_width() const { return width_; }
 
   void Add(std::string_view key, std::uint64_t id);
+  // Room for `n` entries in all (a hint).
+  void Reserve(std::size_t n);
   // Moves `other`'s entries (same width) to the end of this list.
   void Append(EntryList&& other);
   std::size_t size() const { return width_ == 8 ? fixed_.size() : var_.size(); }
-  // Sorts by (key bytes, id), on up to two threads.
+  // Sorts by (key bytes, id), on up to `threads` threads. Fixed-width keys:
+  // each thread radix-sorts one slice into a sorted run (stable, by key,
+  // when the slice's ids ascend, as collecting leaves them), and ForEach
+  // merges the runs as it goes, so no merge pass is made; others: halves on
+  // two threads, then merged.
   void Sort(unsigned threads);
   // fn(key, id) for each entry in order.
   template <typename Fn>
@@ -54,10 +60,13 @@ class EntryList {
     std::uint32_t length;
     std::uint64_t id;
   };
+  static void SortRun(Fixed* a, Fixed* tmp, std::size_t n);
   std::string_view KeyOf(const Var& v) const { return std::string_view(arena_).substr(v.offset, v.length); }
 
   std::int32_t width_;
   std::vector<Fixed> fixed_;
+  // After Sort: where each sorted run of fixed_ ends (empty: one run).
+  std::vector<std::size_t> run_ends_;
   std::string arena_;
   std::vector<Var> var_;
 };
@@ -79,6 +88,19 @@ IndexRoot BuildTree(const IndexDef& def, const EntryList& entries, storage::Muta
 Status BuildIndex(const storage::GraphRoots& g, const IndexDef& def, unsigned threads,
                   storage::MutationContext& ctx, IndexRoot* out);
 
+// Online builds (online_build.h, step 2b): inserts into `root`, built from
+// a snapshot whose table ended at `split`, the entries of the elements of
+// `later` with ids from `split` on, in key order. Writes root's nodes in
+// place: they must be private to the caller and born in ctx.epoch. Errors
+// as CollectEntries. Throws std::bad_alloc.
+Status AddLaterElements(const storage::GraphRoots& later, const IndexDef& def, std::uint64_t split,
+                        storage::MutationContext& ctx, IndexRoot* root);
+
+// Tests: `fn` (null for none) is called by BuildIndex as it starts, on the
+// thread that runs it, so a test can tell which thread built an index and
+// at what priority.
+void SetBuildObserverForTesting(void (*fn)());
+
 // Builds the label (kind kVertex) or type (kEdge) sets of `g` from its
 // table, one pass in id order; g.catalog must be private to ctx's epoch
 // and have no sets of that kind yet. The two kinds may be built on two
@@ -98,9 +120,32 @@ template <typename Fn>
 void EntryList::ForEach(Fn&& fn) const {
   if (width_ == 8) {
     char buf[8];
-    for (const Fixed& f : fixed_) {
+    auto emit = [&](const Fixed& f) {
       for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>(f.key >> (8 * (7 - i)));
       fn(std::string_view(buf, 8), f.id);
+    };
+    if (run_ends_.size() < 2) {
+      for (const Fixed& f : fixed_) emit(f);
+      return;
+    }
+    // A merge of the sorted runs: few (one per sorting thread), so the
+    // smallest head is found by a scan.
+    std::vector<std::size_t> at(run_ends_.size()), end = run_ends_;
+    for (std::size_t r = 1; r < at.size(); ++r) at[r] = run_ends_[r - 1];
+    while (true) {
+      std::size_t best = at.size();
+      for (std::size_t r = 0; r < at.size(); ++r) {
+        if (at[r] == end[r]) continue;
+        if (best == at.size()) {
+          best = r;
+          continue;
+        }
+        const Fixed& a = fixed_[at[r]];
+        const Fixed& b = fixed_[at[best]];
+        if (a.key < b.key || (a.key == b.key && a.id < b.id)) best = r;
+      }
+      if (best == at.size()) return;
+      emit(fixed_[at[best]++]);
     }
   } else {
     for (const Var& v : var_) fn(KeyOf(v), v.id);

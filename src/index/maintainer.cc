@@ -39,7 +39,8 @@ void IndexMaintainer::OnChange(const ElementChange& c, storage::GraphRoots& g,
   for (std::uint32_t i : g.catalog->IndexesOn(c.kind, c.label)) {
     const PropertyIndex& p = g.catalog->indexes()[i];
     if (!p.built) {
-      if (tracking_ && p.state == IndexState::kBuilding) Track(p.def->declared, c.id);
+      if (tracking_ && p.state == IndexState::kBuilding)
+        Track(p.def->declared, c.id, g.sequence + 1);  // this batch's number
       continue;
     }
     // Validation has checked types and lengths: a key is indexed or not.
@@ -78,11 +79,15 @@ void IndexMaintainer::CountKeys(const ElementChange& c, Catalog*& cat, storage::
   }
 }
 
-void IndexMaintainer::Track(SequenceNumber declared, std::uint64_t id) {
+void IndexMaintainer::Track(SequenceNumber declared, std::uint64_t id, SequenceNumber changed) {
   // Listed first, so that if the insert throws no recorded id is unlisted
   // (an id that was not inserted is erased harmlessly).
   recorded_.emplace_back(declared, id);
-  if (!tracked_[declared].insert(id).second) recorded_.pop_back();
+  auto [it, inserted] = tracked_[declared].try_emplace(id, changed);
+  if (!inserted) {
+    recorded_.pop_back();
+    if (it->second < changed) it->second = changed;
+  }
 }
 
 void IndexMaintainer::EndGroup(bool published) {

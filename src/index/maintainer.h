@@ -50,7 +50,11 @@ struct ElementChange {
   bool removed = false;                        // does not exist after
 };
 
-using TrackedIds = base::SafeFlatHashSet<std::uint64_t>;
+// Recorded ids of a building index, each with the sequence number of the
+// newest batch recorded to change it (or a larger one: a rolled-back
+// group's number stays, and is handed out again), so that the catch-up can
+// pass over ids the built tree already holds as they are now.
+using TrackedIds = base::SafeFlatHashMap<std::uint64_t, SequenceNumber>;
 
 class IndexMaintainer {
  public:
@@ -86,7 +90,7 @@ class IndexMaintainer {
                  storage::MutationContext& ctx);
   void UpdateIndex(const ElementChange& c, PropertyIndex& p, storage::MutationContext& ctx);
   Catalog* Own(storage::GraphRoots& g, storage::MutationContext& ctx);
-  void Track(SequenceNumber declared, std::uint64_t id);
+  void Track(SequenceNumber declared, std::uint64_t id, SequenceNumber changed);
 
   bool tracking_ = true;
   // Kept across groups; base::Safe*, so a group that runs out of memory

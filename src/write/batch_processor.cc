@@ -800,7 +800,7 @@ Status BatchProcessor::ValidateReady(const IndexOp& op, const index::PropertyInd
   if (ids == nullptr) return Status::Ok();
   base::SafeFlatHashMap<std::string, std::uint64_t> now;
   std::string key;
-  for (std::uint64_t id : *ids) {
+  for (const auto& [id, changed] : *ids) {
     const storage::PropBlock* props = index::PropsOf(g, def.element, id);
     if (props == nullptr || index::ElementKey(def, props, &key) != index::KeyStatus::kIndexed) continue;
     auto it = now.find(key);
@@ -864,19 +864,24 @@ void BatchProcessor::ApplyReady(const IndexOp& op, GraphRoots& g, MutationContex
   index::PropertyIndex& p = *index::OwnCatalog(g.catalog, ctx)->MutableFind(op.spec.name);
   p.state = IndexState::kReady;
   if (op.built == nullptr) return;  // replayed: recovery builds it at the end of the log
-  // Catch up from the snapshot the tree was built from. The built nodes are
+  // Catch up from the state the tree was built from. The built nodes are
   // born in epoch 0, which no group uses, so they are copied, never written.
   const index::IndexDef& def = *p.def;
   index::IndexRoot root = op.built->root;
-  const GraphRoots& then = op.built->roots();
   std::string old_key, new_key;
+  last_catch_up_changes_ = 0;
+  last_catch_up_visits_ = 0;
   // Recorded ids are all of the index's label (labels never change, and ids
   // recorded by rolled-back groups are forgotten); one that is not live in a
   // version has no properties there (PropsOf). They are read, not taken: if
   // this group is rolled back the next attempt needs them; they are
   // forgotten once it is published (dropped_, EndGroup).
   if (const index::TrackedIds* ids = maintainer_.Tracked(def.declared)) {
-    for (std::uint64_t id : *ids) {
+    for (const auto& [id, changed] : *ids) {
+      // Not changed since the state the tree holds for it: nothing to read.
+      const storage::GraphRoots& then = op.built->StateOf(id);
+      if (changed <= then.sequence) continue;
+      ++last_catch_up_visits_;
       const storage::PropBlock* before = index::PropsOf(then, def.element, id);
       const storage::PropBlock* after = index::PropsOf(g, def.element, id);
       const bool in_then =
@@ -884,6 +889,7 @@ void BatchProcessor::ApplyReady(const IndexOp& op, GraphRoots& g, MutationContex
       const bool in_now =
           after != nullptr && index::ElementKey(def, after, &new_key) == index::KeyStatus::kIndexed;
       if (in_then == in_now && (!in_then || old_key == new_key)) continue;
+      ++last_catch_up_changes_;
       if (in_then) index::IndexTree::Erase(root, old_key, id, ctx);
       if (in_now) index::IndexTree::Insert(root, new_key, id, ctx);
     }

@@ -72,6 +72,13 @@ class BatchProcessor {
   // forgotten, or kept, and those the group recorded are kept, or forgotten.
   void EndGroup(bool published);
 
+  // How many entries the last kIndexReady batch's catch-up changed (recorded
+  // elements whose key differs from the one the built tree holds).
+  std::uint64_t TEST_last_catch_up_changes() const { return last_catch_up_changes_; }
+  // How many recorded elements it read (those changed after the state the
+  // built tree holds for them).
+  std::uint64_t TEST_last_catch_up_visits() const { return last_catch_up_visits_; }
+
   // Bytes held by the adjacency sort buffers (FlushAdds) now.
   std::size_t TEST_sort_buffer_bytes() const {
     return (adds_.capacity() + adds_scratch_.capacity()) * sizeof(storage::EntryAdd);
@@ -159,6 +166,8 @@ class BatchProcessor {
   // (see EndGroup).
   std::vector<std::shared_ptr<index::BuiltIndex>> installed_;
   std::vector<SequenceNumber> dropped_;
+  std::uint64_t last_catch_up_changes_ = 0;
+  std::uint64_t last_catch_up_visits_ = 0;
 
   // Validation scratch, reset per batch. The hash tables are base::Safe*:
   // out of memory they throw and stay as they were, so the next batch can

@@ -33,7 +33,8 @@ int CompareValues(const PropertyValue& a, const PropertyValue& b) {
     }
     case ValueType::kBytes: {
       std::span<const std::byte> x = *a.as_bytes(), y = *b.as_bytes();
-      const int c = std::memcmp(x.data(), y.data(), std::min(x.size(), y.size()));
+      const std::size_t n = std::min(x.size(), y.size());
+      const int c = n == 0 ? 0 : std::memcmp(x.data(), y.data(), n);  // empty spans may hold null
       if (c != 0) return c < 0 ? -1 : 1;
       return three(x.size(), y.size());
     }

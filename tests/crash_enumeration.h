@@ -36,6 +36,14 @@
 //      what removing files before the directory fsync that publishes the
 //      newer checkpoint breaks: a power cut can then keep the removals and
 //      lose the new name, leaving one checkpoint and no log before it.
+//   6. (EnumerationConfig::indexes) a unique index on the markers is
+//      created before the producers start and an ordered one of any type on
+//      Person.p0 after they finish (a build over the data): index commits
+//      are counted in the sequence (markers + index commits = M, each index
+//      commit where the workload made it), the oracle makes the same ones,
+//      every index declared in the recovered state is ready (Open finishes
+//      a build a crash cut), and every ready index answers as a brute-force
+//      scan of the recovered snapshot does (index_oracle.h).
 //
 // The graph lives in kEnumerationDir, below the simulator's mount point
 // kEnumerationMount: the graph directory is then an entry of a simulated
@@ -64,9 +72,11 @@
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
 #include "independent_reader.h"
+#include "index_oracle.h"
 #include "quiver/quiver.h"
 #include "random_workload.h"
 #include "test_util.h"
+#include "write/write_batch_internal.h"
 
 namespace quiver::test_util {
 
@@ -102,7 +112,24 @@ struct EnumerationConfig {
   // see anything else).
   int unsynced_one_in = 0;
   int sync_one_in = 0;
+  // Check 6: an index created before the producers and one after them.
+  bool indexes = false;
+  // The negative control of check 6: the index oracle drops one element
+  // from every expected answer (index_oracle.h), so mismatches must show.
+  bool corrupt_index_oracle = false;
 };
+
+// The indexes of check 6: one on the empty graph, one over the data.
+inline IndexSpec EnumerationFrontIndex() {
+  return {.name = "mark_batch",
+          .label = std::string(kMarkerLabel),
+          .keys = {"batch"},
+          .kind = IndexKind::kUnique,
+          .type = ValueType::kInt64};
+}
+inline IndexSpec EnumerationTailIndex() {
+  return {.name = "person_p0", .label = "Person", .keys = {"p0"}, .kind = IndexKind::kOrdered};
+}
 
 struct EnumerationFigures {
   std::uint64_t total_ops = 0;  // of the reference run
@@ -124,11 +151,14 @@ struct EnumerationFigures {
   std::uint64_t big_groups = 0;            // ... and batches carrying a value over one fragment
   std::uint64_t unsynced_batches = 0;      // ... and batches acknowledged unsynced
   std::uint64_t syncs = 0;                 // ... and successful Graph::Sync() calls
+  std::uint64_t index_checks = 0;          // check 6: index answers compared with a scan
+  std::uint64_t index_mismatches = 0;      // ... that differed, or an index missing or still building
+  std::uint64_t index_builds_cut = 0;      // recovered states holding an index declared, never made ready
   std::vector<std::string> first_failures;
 
   std::uint64_t violations() const {
     return acked_lost + recovery_failures + state_mismatches + second_crash_diffs + reader_disagreements +
-           fallback_failures;
+           fallback_failures + index_mismatches;
   }
   void Add(const EnumerationFigures& o);
 };
@@ -144,11 +174,12 @@ struct WorkloadTrace {
   std::set<SequenceNumber> unsynced;              // acknowledged with sync = false
   SequenceNumber synced_through = 0;              // a successful Sync() made 1..this durable
   std::uint64_t syncs = 0;                        // successful Sync() calls
+  SequenceNumber index_acked = 0;  // the sequence the last CreateIndex that returned OK reached
 
   // The highest sequence a crash must not take back: the last acknowledged
-  // synced batch, or what a Sync() covered.
+  // synced batch, or what a Sync() or a CreateIndex covered.
   SequenceNumber MustSurvive() const {
-    SequenceNumber m = synced_through;
+    SequenceNumber m = std::max(synced_through, index_acked);
     for (auto it = acked.rbegin(); it != acked.rend(); ++it) {
       if (unsynced.contains(it->first)) continue;
       m = std::max(m, it->first);
@@ -216,10 +247,16 @@ inline void RunEnumerationWorkload(env::SimFileSystem* fs, const EnumerationConf
                                    EnumerationFigures* reference = nullptr) {
   auto g = GraphImpl::OpenDurable(c.options, kEnumerationDir, fs);
   if (!g.ok()) return;  // the crash came during the first open
+  if (c.indexes) {
+    if (!(*g)->CreateIndex(EnumerationFrontIndex()).ok()) return;  // the crash point
+    trace->index_acked = (*g)->GetSnapshot().sequence();
+  }
   std::vector<std::thread> producers;
   for (int p = 0; p < c.producers; ++p)
     producers.emplace_back(RunProducer, std::ref(**g), std::cref(c), p, trace);
   for (std::thread& t : producers) t.join();
+  if (c.indexes && (*g)->CreateIndex(EnumerationTailIndex()).ok())
+    trace->index_acked = (*g)->GetSnapshot().sequence();
   if (reference != nullptr) {
     const DurabilityStats d = (*g)->GetDurabilityStats();
     reference->groups = d.commit_groups;
@@ -434,15 +471,29 @@ class CrashEnumerator {
       }
     }
     const std::vector<std::uint64_t> markers = Markers(s);
-    if (markers.size() != m) {
+    // Index commits (check 6): `front` before the first batch (the index
+    // made on the empty graph: its declaration, then its ready commit),
+    // `tail` after the last. A batch commits only after both front ones.
+    std::uint64_t front = 0, tail = 0;
+    const std::uint64_t others = m >= markers.size() ? m - markers.size() : 0;
+    if (c_.indexes && m >= markers.size()) {
+      front = markers.empty() ? others : 2;
+      tail = markers.empty() ? 0 : others - std::min<std::uint64_t>(others, 2);
+    }
+    if (markers.size() + front + tail != m || front > 2 || tail > 2) {
       ++f_.state_mismatches;
       Note(where + ": " + std::to_string(markers.size()) + " batches visible at sequence " +
            std::to_string(m));
       return;
     }
     auto oracle = Graph::OpenInMemory(c_.options).value();
+    if (!MakeIndexCommits(*oracle, EnumerationFrontIndex(), front)) {
+      ++f_.state_mismatches;
+      Note(where + ": the oracle could not make the index commits before the batches");
+      return;
+    }
     for (std::size_t i = 0; i < markers.size(); ++i) {
-      auto acked_at = trace.acked.find(i + 1);
+      auto acked_at = trace.acked.find(i + 1 + front);
       auto batch = trace.batches.find(markers[i]);
       if ((acked_at != trace.acked.end() && acked_at->second != markers[i]) || batch == trace.batches.end()) {
         ++f_.state_mismatches;
@@ -451,13 +502,19 @@ class CrashEnumerator {
         return;
       }
       Result<CommitInfo> r = oracle->Write(batch->second);
-      if (!r.ok() || r->sequence != i + 1) {
+      if (!r.ok() || r->sequence != i + 1 + front) {
         ++f_.state_mismatches;
         Note(where + ": batch " + std::to_string(markers[i]) + " does not replay at sequence " +
              std::to_string(i + 1));
         return;
       }
     }
+    if (!MakeIndexCommits(*oracle, EnumerationTailIndex(), tail)) {
+      ++f_.state_mismatches;
+      Note(where + ": the oracle could not make the index commits after the batches");
+      return;
+    }
+    if (c_.indexes) CheckIndexes(s, front, tail, where);
     if (StateFingerprint(oracle->GetSnapshot()) != state) {
       ++f_.state_mismatches;
       std::optional<std::string> names;
@@ -466,6 +523,39 @@ class CrashEnumerator {
            FirstDifference(Dump(s), Dump(oracle->GetSnapshot())) +
            "; the files against the replay: " + names.value_or("no difference"));
     }
+  }
+
+  // Makes on `g` the first `n` commits of CreateIndex(spec): none, its
+  // declaration alone (a crash cut the build), or both.
+  static bool MakeIndexCommits(Graph& g, const IndexSpec& spec, std::uint64_t n) {
+    if (n == 2) return g.CreateIndex(spec).ok();
+    if (n == 0) return true;
+    IndexOp define;
+    define.spec = spec;
+    return g.Write(internal::WriteBatchInternal::IndexBatch(OpKind::kDefineIndex, std::move(define))).ok();
+  }
+
+  // Check 6: every index declared in the recovered state is ready and
+  // answers as a scan of it does.
+  void CheckIndexes(const Snapshot& s, std::uint64_t front, std::uint64_t tail, const std::string& where) {
+    std::vector<std::string> declared;
+    if (front > 0) declared.push_back(EnumerationFrontIndex().name);
+    if (tail > 0) declared.push_back(EnumerationTailIndex().name);
+    if (front == 1 || tail == 1) ++f_.index_builds_cut;
+    const std::vector<IndexInfo> listed = s.Indexes();
+    ++f_.index_checks;
+    bool as_declared = listed.size() == declared.size();
+    for (std::size_t i = 0; as_declared && i < listed.size(); ++i)
+      as_declared = listed[i].spec.name == declared[i] && listed[i].state == IndexState::kReady;
+    if (!as_declared) {
+      ++f_.index_mismatches;
+      Note(where + ": the recovered indexes are not the " + std::to_string(declared.size()) +
+           " declared ones, all ready");
+    }
+    test::IndexOracleResult r = test::CheckIndexAnswers(s, c_.corrupt_index_oracle);
+    f_.index_checks += r.checks;
+    f_.index_mismatches += r.mismatches;
+    for (const std::string& m : r.messages) Note(where + ": " + m);
   }
 
   const EnumerationConfig c_;
@@ -492,6 +582,9 @@ inline void EnumerationFigures::Add(const EnumerationFigures& o) {
   groups += o.groups;
   checkpoints += o.checkpoints;
   big_groups += o.big_groups;
+  index_checks += o.index_checks;
+  index_mismatches += o.index_mismatches;
+  index_builds_cut += o.index_builds_cut;
   for (const std::string& s : o.first_failures)
     if (first_failures.size() < 10) first_failures.push_back(s);
 }
@@ -509,6 +602,9 @@ inline std::ostream& operator<<(std::ostream& out, const EnumerationFigures& f) 
       << ", acked batches verified: " << f.acked_verified << "; reference runs: " << f.batches
       << " batches in " << f.groups << " groups, " << f.checkpoints << " checkpoints, " << f.big_groups
       << " batches over one WAL fragment";
+  if (f.index_checks > 0)
+    out << "; index checks: " << f.index_checks << ", index mismatches: " << f.index_mismatches
+        << ", recovered states with an index build cut by the crash: " << f.index_builds_cut;
   return out;
 }
 

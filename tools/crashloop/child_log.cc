@@ -67,6 +67,18 @@ void ChildLog::Add(std::string_view line) {
     auto id = ParseU64(f[1]);
     auto code = ParseCode(f[2]);
     if (id && code) ok = failed.emplace(*id, *code).second;
+  } else if (f.size() == 3 && f[0] == "I" && (f[1] == "create" || f[1] == "drop")) {
+    index_ops.push_back({f[1] == "drop", std::string(f[2]), false, StatusCode::kOk});
+    ok = true;
+  } else if (f.size() == 4 && f[0] == "J" && (f[1] == "create" || f[1] == "drop")) {
+    auto code = ParseCode(f[3]);
+    // Ends the last operation, which must be the one it names.
+    if (code && !index_ops.empty() && !index_ops.back().done && index_ops.back().name == f[2] &&
+        index_ops.back().drop == (f[1] == "drop")) {
+      index_ops.back().done = true;
+      index_ops.back().code = *code;
+      ok = true;
+    }
   } else if (f.size() >= 2 && f[0] == "P") {
     ok = true;
     if (f[1] == "open-start") {

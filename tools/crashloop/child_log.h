@@ -12,6 +12,8 @@
 //   B <id>                        commit <id> is about to be submitted
 //   A <id> <seq>                  Write returned OK with sequence <seq>
 //   F <id> <code>                 Write failed (StatusCodeName)
+//   I <create|drop> <name>        CreateIndex / DropIndex of a catalog index begins
+//   J <create|drop> <name> <code> it returned (StatusCodeName)
 //   E <message>                   the child gives up (open failed) and exits
 //
 // Thread safety: LineWriter::Write may be called from any thread; ChildLog
@@ -24,6 +26,7 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "quiver/ids.h"
 #include "quiver/status.h"
@@ -42,8 +45,17 @@ class LineWriter {
   int fd_;
 };
 
+// One index operation a child began (I), and how it ended (J) if it did.
+struct IndexEvent {
+  bool drop = false;
+  std::string name;
+  bool done = false;
+  StatusCode code = StatusCode::kOk;
+};
+
 // Everything one child reported.
 struct ChildLog {
+  std::vector<IndexEvent> index_ops;              // in order: one thread at a time issues them
   std::set<std::uint64_t> begun;                  // B
   std::map<std::uint64_t, SequenceNumber> acked;  // A
   std::map<std::uint64_t, StatusCode> failed;     // F

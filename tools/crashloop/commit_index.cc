@@ -82,8 +82,16 @@ CommitIndex IndexCommits(const Snapshot& s) {
   const std::optional<LabelId> marker_label = s.FindLabel(kMarkerLabel);
   const std::optional<PropertyKeyId> id_key = s.FindPropertyKey(kIdKey);
   const std::optional<PropertyKeyId> commit_key = s.FindPropertyKey(kCommitKey);
+  const std::optional<LabelId> key_label = s.FindLabel(kKeyLabel);
+  const std::optional<PropertyKeyId> key_key = s.FindPropertyKey(kKeyKey);
   for (VertexId v : s.Vertices()) {
-    if (marker_label && s.LabelOf(v) == marker_label) {
+    if (key_label && s.LabelOf(v) == key_label) {
+      if (std::optional<std::int64_t> k = IntProperty(s, v, key_key)) {
+        index.keys[*k].push_back(v);
+      } else {
+        ++index.strays;
+      }
+    } else if (marker_label && s.LabelOf(v) == marker_label) {
       std::optional<std::int64_t> id = IntProperty(s, v, id_key);
       if (!id) {
         ++index.strays;

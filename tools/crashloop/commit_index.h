@@ -28,7 +28,10 @@ struct CommitIndex {
   // Commit ids of the markers in ascending vertex id: marker k (1-based) is
   // the commit with sequence k.
   std::vector<std::uint64_t> markers_in_order;
-  // Elements that carry no commit id (or a marker without an id).
+  // The upserted Key vertices, by their key k.
+  std::map<std::int64_t, std::vector<VertexId>> keys;
+  // Elements that carry no commit id (or a marker without an id, or a Key
+  // vertex without an int64 k).
   std::uint64_t strays = 0;
 };
 

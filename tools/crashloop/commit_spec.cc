@@ -94,6 +94,28 @@ std::vector<Property> MarkerProperties(env::Rng& rng, std::uint64_t id, std::uin
   return props;
 }
 
+// Upserts and expectations come from a generator of their own, so the
+// elements of a commit are what they were before commits had them.
+constexpr std::uint64_t kUpsertStream = 0x5570736572747321ull;
+
+void AddUpsertsAndExpectation(std::uint64_t seed, CommitSpec* spec) {
+  env::Rng rng = env::Rng::Derive(seed ^ kUpsertStream, spec->id);
+  // Half the commits upsert, a few of them the same key twice.
+  const std::uint64_t n = rng.OneIn(2) ? 0 : 1 + rng.Uniform(3);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    UpsertSpec u;
+    u.k = static_cast<std::int64_t>(rng.Uniform(kKeySpace));
+    if (i > 0 && rng.OneIn(4)) u.k = spec->upserts[i - 1].k;
+    u.properties.push_back({std::string(kLastKey), static_cast<std::int64_t>(spec->id)});
+    if (rng.OneIn(2)) u.properties.push_back({"val", RandomValue(rng)});
+    if (rng.OneIn(3)) u.properties.push_back({"tag", RandomString(rng, 1 + rng.Uniform(6))});
+    u.mode = rng.OneIn(4) ? UpsertMode::kReplace : UpsertMode::kMerge;
+    spec->upserts.push_back(std::move(u));
+  }
+  const std::uint64_t e = rng.Uniform(16);
+  spec->expectation = e < 2 ? Expectation::kHolds : e < 3 ? Expectation::kFails : Expectation::kNone;
+}
+
 }  // namespace
 
 CommitSpec MakeCommitSpec(std::uint64_t seed, std::uint64_t commit_id) {
@@ -117,6 +139,7 @@ CommitSpec MakeCommitSpec(std::uint64_t seed, std::uint64_t commit_id) {
     e.properties = ElementProperties(rng, commit_id, pos);
     spec.elements.push_back(std::move(e));
   }
+  AddUpsertsAndExpectation(seed, &spec);
   return spec;
 }
 
@@ -125,6 +148,10 @@ WriteBatch BuildBatch(const CommitSpec& spec) {
   // handles[pos]: the NewVertex of the vertex at position pos.
   std::vector<NewVertex> handles(spec.count());
   handles[0] = batch.AddVertex(kMarkerLabel, spec.marker_properties);
+  for (const UpsertSpec& u : spec.upserts) {
+    const Property key[] = {{std::string(kKeyKey), u.k}};
+    batch.UpsertVertex(kKeyLabel, key, u.properties, u.mode);
+  }
   for (std::size_t i = 0; i < spec.elements.size(); ++i) {
     const ElementSpec& e = spec.elements[i];
     if (e.is_edge) {
@@ -132,6 +159,11 @@ WriteBatch BuildBatch(const CommitSpec& spec) {
     } else {
       handles[i + 1] = batch.AddVertex(e.name, e.properties);
     }
+  }
+  if (spec.expectation != Expectation::kNone) {
+    batch.ExpectMissing(VertexId(kFarVertex));
+    batch.ExpectKeyFree(kKeyLabel, {{std::string(kKeyKey), kFreeKey}});
+    if (spec.expectation == Expectation::kFails) batch.ExpectExists(VertexId(kFarVertex));
   }
   return batch;
 }

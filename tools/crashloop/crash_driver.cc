@@ -69,6 +69,9 @@ void WriteLogFile(const std::string& path, const ChildLog& log) {
   for (std::uint64_t id : log.begun) out << "B " << id << "\n";
   for (const auto& [id, seq] : log.acked) out << "A " << id << " " << seq << "\n";
   for (const auto& [id, code] : log.failed) out << "F " << id << " " << StatusCodeName(code) << "\n";
+  for (const IndexEvent& e : log.index_ops)
+    out << "I " << (e.drop ? "drop " : "create ") << e.name << " "
+        << (e.done ? std::string(StatusCodeName(e.code)) : std::string("(in flight)")) << "\n";
 }
 
 }  // namespace
@@ -263,8 +266,14 @@ bool CrashDriver::OpenAndVerifyCopy(std::uint64_t iteration, ModeState& state, c
   Verification v;
   {
     const Snapshot snapshot = (*graph)->GetSnapshot();
-    v = Verify(snapshot, config_.seed, state.model, log);
+    v = Verify(snapshot, config_.seed, state.model, log, config_.index_negative_control);
     CompareWithIndependentReader(iteration, state, independent, snapshot);
+  }
+  // No catalog index can be violated by the loop's data: Open must build
+  // every index a crash left unfinished, never drop one.
+  for (const std::string& d : open.dropped_indexes) {
+    ++v.violations.index_mismatches;
+    v.messages.push_back("Open dropped index " + d);
   }
   if (open.recovered_sequence != v.model.sequence) {
     ++v.violations.sequence_gaps;
@@ -275,6 +284,13 @@ bool CrashDriver::OpenAndVerifyCopy(std::uint64_t iteration, ModeState& state, c
   totals_.acked_verified += v.acked_verified;
   totals_.unacked_present += v.unacked_present;
   totals_.unacked_absent += v.unacked_absent;
+  totals_.index_checks += v.index_checks;
+  totals_.upsert_keys += v.upsert_keys;
+  totals_.indexes_built_at_open += open.indexes_built;
+  totals_.index_ops += log.index_ops.size();
+  for (const IndexEvent& e : log.index_ops) {
+    if (!e.done) ++totals_.kills_during_index_op;
+  }
   for (const std::string& m : v.messages) Fail(iteration, state, m);
   const bool model_valid = v.violations.total() == 0;
 
@@ -334,7 +350,7 @@ void CrashDriver::Fail(std::uint64_t iteration, const ModeState& state, const st
 }
 
 void CrashDriver::SaveCopy(std::uint64_t iteration, const ModeState& state, const ChildLog& log) {
-  if (saved_ < kMaxSavedFailures && !config_.negative_control) {
+  if (saved_ < kMaxSavedFailures && !config_.negative_control && !config_.index_negative_control) {
     ++saved_;
     const std::string copy =
         config_.root + "/failed-" + std::to_string(iteration) + "-" + std::string(FsModeName(state.mode));

@@ -46,6 +46,9 @@ struct DriverConfig {
   bool verbose = false;
   // Children lie about WAL syncs (lying_file_system.h): the run must fail.
   bool negative_control = false;
+  // The verifier compares indexes with a deliberately wrong scan
+  // (index_catalog.h): the run must report index mismatches.
+  bool index_negative_control = false;
 };
 
 class CrashDriver {

@@ -45,11 +45,15 @@ void PrintDetails(const RunTotals& t, std::uint64_t seed, std::FILE* out) {
       ", explicit checkpoints %" PRIu64 ", torn tails truncated %" PRIu64 ", max WAL segments %" PRIu64
       ", max checkpoints %" PRIu64 ", directory resets %" PRIu64 ", stalled commit windows %" PRIu64
       ", opens from the previous checkpoint %" PRIu64 ", independent reader agreed %" PRIu64
-      " / disagreed %" PRIu64 "\n",
+      " / disagreed %" PRIu64 ", index operations %" PRIu64 " (in flight at the kill %" PRIu64
+      "), indexes built at open %" PRIu64 ", index checks: %" PRIu64 ", index mismatches: %" PRIu64
+      ", upsert keys checked %" PRIu64 ", upsert mismatches %" PRIu64 ", expectation errors %" PRIu64 "\n",
       seed, t.begun, t.unacked_present, t.unacked_absent, t.failed_writes, t.violations.invariant_errors,
       t.child_failures, t.close_failures, t.wal_not_truncated, t.kills_before_open, t.explicit_checkpoints,
       t.torn_tails, t.max_segments, t.max_checkpoints, t.resets, t.stalled_windows,
-      t.previous_checkpoint_opens, t.reader_agreements, t.reader_disagreements);
+      t.previous_checkpoint_opens, t.reader_agreements, t.reader_disagreements, t.index_ops,
+      t.kills_during_index_op, t.indexes_built_at_open, t.index_checks, t.violations.index_mismatches,
+      t.upsert_keys, t.violations.upsert_mismatches, t.violations.expectation_errors);
   std::fflush(out);
 }
 

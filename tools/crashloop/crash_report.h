@@ -60,6 +60,11 @@ struct RunTotals {
   std::uint64_t max_segments = 0;               // WAL segments on disk after a kill
   std::uint64_t max_checkpoints = 0;            // checkpoint files on disk after a kill
   std::vector<std::uint64_t> recovery_us;       // the parent's open times
+  std::uint64_t index_checks = 0;               // index answers and states compared (Verification)
+  std::uint64_t upsert_keys = 0;                // Key vertices compared with the upserts' replay
+  std::uint64_t index_ops = 0;                  // CreateIndex / DropIndex calls children began
+  std::uint64_t kills_during_index_op = 0;      // a CreateIndex / DropIndex in flight at the kill
+  std::uint64_t indexes_built_at_open = 0;      // OpenStats::indexes_built of the parent's opens
 
   std::uint64_t total_violations() const {
     return violations.total() + recovery_failures + child_failures + wal_not_truncated + close_failures +

@@ -4,6 +4,7 @@
 //                    [--min-ms A --max-ms B] [--early-percent P] [--producers T]
 //                    [--reset-elements E] [--open-timeout-s T] [--verbose]
 //   quiver-crashloop --iterations N --mode buffered --negative-control
+//   quiver-crashloop --iterations N --index-negative-control
 //
 // Without --iterations, QUIVER_ITERS is used; without --seed, QUIVER_SEED,
 // else a random seed (printed either way). Without --dir, a fresh directory
@@ -40,6 +41,7 @@ constexpr const char* kUsage =
     "                        [--min-ms A --max-ms B] [--early-percent P] [--producers T]\n"
     "                        [--reset-elements E] [--open-timeout-s T] [--verbose]\n"
     "       quiver-crashloop --iterations N --mode buffered --negative-control\n"
+    "       quiver-crashloop --iterations N --index-negative-control\n"
     "  --iterations N   crash iterations in all (QUIVER_ITERS if absent); with --mode both,\n"
     "                   posix and buffered alternate\n"
     "  --mode M         posix: process crash; buffered: power cut (unsynced bytes lost); default both\n"
@@ -51,7 +53,9 @@ constexpr const char* kUsage =
     "  --reset-elements wipe a directory once its graph has more elements (default 150000)\n"
     "  --open-timeout-s a child still opening after this is a recovery hang (default 120)\n"
     "  --negative-control  children acknowledge commits whose WAL sync they skipped: the run\n"
-    "                   must report lost commits or failed recoveries (checks the checker)\n";
+    "                   must report lost commits or failed recoveries (checks the checker)\n"
+    "  --index-negative-control  the verifier compares every index with a scan that misses one\n"
+    "                   element: the run must report index mismatches (checks the index check)\n";
 
 int UsageError(const std::string& why) {
   std::fprintf(stderr, "quiver-crashloop: %s\n%s", why.c_str(), kUsage);
@@ -72,8 +76,8 @@ struct ParsedArgs {
 };
 
 ParsedArgs Parse(int argc, char** argv) {
-  static const std::vector<std::string_view> kBoolFlags = {"--child", "--verbose", "--negative-control",
-                                                           "--lie-about-wal-sync"};
+  static const std::vector<std::string_view> kBoolFlags = {
+      "--child", "--verbose", "--negative-control", "--index-negative-control", "--lie-about-wal-sync"};
   ParsedArgs out;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
@@ -135,6 +139,8 @@ std::string ApplyFlag(const std::string& flag, const std::string& value, DriverC
     c->verbose = true;
   } else if (flag == "--negative-control") {
     c->negative_control = true;
+  } else if (flag == "--index-negative-control") {
+    c->index_negative_control = true;
   } else if (flag == "--mode") {
     if (value == "both") {
       c->modes = {FsMode::kPosix, FsMode::kBuffered};
@@ -205,7 +211,7 @@ int ParentMain(const ParsedArgs& args) {
                c.root.c_str());
   const std::uint64_t run_seed = c.seed;
   const std::string root = c.root;
-  const bool negative_control = c.negative_control;
+  const bool negative_control = c.negative_control || c.index_negative_control;
   RunTotals totals = CrashDriver(std::move(c)).Run();
   PrintSummary(totals, stdout);
   PrintDetails(totals, run_seed, stderr);

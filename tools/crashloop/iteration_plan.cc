@@ -5,11 +5,12 @@
 #include <array>
 
 #include "env/random.h"
+#include "index_catalog.h"
 
 namespace quiver::crashloop {
 namespace {
 
-enum Stream : std::uint64_t { kChildStream = 1, kKillStream = 2, kParentStream = 3 };
+enum Stream : std::uint64_t { kChildStream = 1, kKillStream = 2, kParentStream = 3, kIndexStream = 4 };
 
 env::Rng StreamRng(std::uint64_t seed, std::uint64_t iteration, Stream s) {
   return env::Rng::Derive(seed, iteration * 8 + s);
@@ -44,6 +45,18 @@ ChildPlan PlanChild(std::uint64_t seed, std::uint64_t iteration) {
   w.spin_microseconds = Pick(rng, std::array<std::uint32_t, 2>{0, 50});
   p.leak_one_in = Pick(rng, std::array<std::uint32_t, 3>{0, 4, 32});
   p.checkpoint_ms = Pick(rng, std::array<std::uint32_t, 4>{0, 0, 15, 60});
+  // Three iterations in four declare or drop indexes (1-3 steps); the others
+  // commit with the index set unchanged.
+  env::Rng irng = StreamRng(seed, iteration, kIndexStream);
+  if (!irng.OneIn(4)) {
+    for (std::uint64_t n = 1 + irng.Uniform(3); n > 0; --n) {
+      IndexStep step;
+      step.drop = irng.Uniform(5) < 2;
+      step.spec = 1 + static_cast<std::uint32_t>(irng.Uniform(IndexCatalog().size() - 1));
+      step.delay_ms = static_cast<std::uint32_t>(irng.Uniform(120));
+      p.index_steps.push_back(step);
+    }
+  }
   return p;
 }
 

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include "quiver/options.h"
 
@@ -29,11 +30,22 @@ enum class FsMode : std::uint8_t {
 std::string_view FsModeName(FsMode mode);
 std::optional<FsMode> ParseFsMode(std::string_view name);
 
+// One index operation of a child's index thread: CreateIndex or DropIndex
+// of IndexCatalog()[spec] (index_catalog.h; never 0, the upserts' index),
+// `delay_ms` after the previous step (the first: after the producers
+// started), so builds run beside commits and kills land in them.
+struct IndexStep {
+  bool drop = false;
+  std::uint32_t spec = 1;
+  std::uint32_t delay_ms = 0;
+};
+
 // What the child does.
 struct ChildPlan {
-  Options options;                  // durable, small segments, small checkpoint triggers
-  std::uint32_t leak_one_in = 0;    // BufferedFileSystem::Options::leak_one_in (buffered mode)
-  std::uint32_t checkpoint_ms = 0;  // explicit Checkpoint() about this often; 0: never
+  Options options;                     // durable, small segments, small checkpoint triggers
+  std::uint32_t leak_one_in = 0;       // BufferedFileSystem::Options::leak_one_in (buffered mode)
+  std::uint32_t checkpoint_ms = 0;     // explicit Checkpoint() about this often; 0: never
+  std::vector<IndexStep> index_steps;  // in order, on one thread
 };
 
 // When the parent kills the child.

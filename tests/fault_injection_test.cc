@@ -382,7 +382,11 @@ SequenceNumber WriteUntil(Graph& g, SequenceNumber last, const std::function<boo
     if (!r.ok()) return last;
     last = r->sequence;
   }
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  // A background checkpoint runs on threads below the caller's priority
+  // (Options::background_nice): on a loaded machine, such as CI running
+  // sanitizer tests side by side, it may take seconds to get a core. The
+  // wait ends as soon as `done` holds; the bound only stops a broken build.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!done() && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   return last;

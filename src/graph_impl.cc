@@ -15,6 +15,7 @@
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_reader.h"
 #include "checkpoint/checkpoint_writer.h"
+#include "checkpoint/chunk_pipeline.h"
 #include "env/path.h"
 #include "index/index_build.h"
 #include "index/index_keys.h"
@@ -90,6 +91,14 @@ Status CheckOptions(const Options& o) {
 
 // Threads an online index build sorts on (CreateIndex): the caller's and one more.
 constexpr unsigned kIndexBuildThreads = 2;
+
+// Backup's answer when memory runs out; built with the graph, so that giving
+// it allocates nothing.
+const Status& BackupOutOfMemory() {
+  static const Status* const s = new Status(internal::ImmortalStatus(
+      StatusCode::kResourceExhausted, "Backup: out of memory; what it wrote into the directory was removed"));
+  return *s;
+}
 
 // A reference on the current version for the length of a scope.
 class PinnedVersion {
@@ -431,6 +440,8 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
   OutOfMemoryStatus().IgnoreError();
   PoisonedStatus().IgnoreError();
   DurabilityUnknownStatus().IgnoreError();
+  checkpoint::CheckpointOutOfMemory().IgnoreError();
+  BackupOutOfMemory().IgnoreError();
   if (durable_ != nullptr) {
     // What Open recovered is on disk (a writable Open syncs the tail it
     // replayed).
@@ -802,7 +813,7 @@ Result<BackupInfo> GraphImpl::Backup(std::string_view dir, const BackupProgress&
   try {
     return BackupTo(fs, std::string(dir), progress);
   } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError(base::StrCat("Backup into ", dir, ": out of memory"));
+    return BackupOutOfMemory();  // built at construction: memory may be exhausted for good
   }
 }
 
@@ -859,6 +870,26 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
   if (!*exists) {
     if (Status s = graphdir::CreateDirDurably(fs, dir); !s.ok()) return failed(s);
   }
+  // However this returns or throws before the end, the directory is left as
+  // empty as it was found (best effort), so the backup can be retried.
+  const std::string identity = env::JoinPath(dir, graphdir::kIdentityFileName);
+  const std::string checkpoint_file = env::JoinPath(dir, checkpoint::CheckpointFileName(roots.sequence));
+  const std::string written[] = {identity, identity + std::string(graphdir::kTmpSuffix), checkpoint_file,
+                                 checkpoint_file + std::string(graphdir::kTmpSuffix)};
+  struct RemoveUnlessDone {
+    env::FileSystem* fs;
+    const std::string (&paths)[4];
+    bool done = false;
+    ~RemoveUnlessDone() {
+      if (done) return;
+      for (const std::string& p : paths) {
+        try {
+          fs->Remove(p).IgnoreError();
+        } catch (...) {
+        }
+      }
+    }
+  } remove_written{fs, written};
   checkpoint::WriteOptions w = CheckpointWriteOptions(options_);
   w.record_wal_position = false;  // the copy has none of this graph's log
   w.progress = progress;
@@ -872,12 +903,8 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
   // The identity file last: until it is there, a copy cut short is no graph.
   if (s.ok()) s = graphdir::WriteIdentity(fs, dir);
   if (s.ok()) s = graphdir::SyncAncestors(fs, dir);
-  if (!s.ok()) {
-    // Best effort: leave the directory as empty as it was found.
-    fs->Remove(env::JoinPath(dir, graphdir::kIdentityFileName)).IgnoreError();
-    fs->Remove(env::JoinPath(dir, checkpoint::CheckpointFileName(roots.sequence))).IgnoreError();
-    return failed(s);
-  }
+  if (!s.ok()) return failed(s);
+  remove_written.done = true;
   return BackupInfo{roots.sequence, ws.bytes};
 }
 
@@ -1240,7 +1267,12 @@ void GraphImpl::CheckpointLoop() {
     trigger_mu_.Unlock();
     if (stop) return;
     // Failures are recorded in the stats; the WAL keeps everything meanwhile.
-    RunCheckpoint().IgnoreError();
+    // RunCheckpoint answers out of memory with a status; the catch is the
+    // last resort of a thread an exception would end the process from.
+    try {
+      RunCheckpoint().IgnoreError();
+    } catch (const std::bad_alloc&) {
+    }
   }
 }
 
@@ -1250,11 +1282,19 @@ Status GraphImpl::RunCheckpoint() {
   return RunCheckpointLocked();
 }
 
+void GraphImpl::SetLastCheckpointError(const Status& s) {
+  try {
+    checkpoint_stats_.last_checkpoint_error = s;  // a copy allocates, unless immortal
+  } catch (const std::bad_alloc&) {
+    checkpoint_stats_.last_checkpoint_error = checkpoint::CheckpointOutOfMemory();
+  }
+}
+
 Status GraphImpl::CheckpointFailed(Status s) {
   {
     base::MutexLock stats_lock(&stats_mu_);
     ++checkpoint_stats_.checkpoint_failures;
-    checkpoint_stats_.last_checkpoint_error = s;
+    SetLastCheckpointError(s);
     last_checkpoint_failed_ = true;
   }
   LogEvent(LogLevel::kError, "checkpoint_failed", [&] {
@@ -1349,7 +1389,7 @@ Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
   } catch (const std::bad_alloc&) {
     // Every allocation is outside the barrier's Push..Wait (the writer never
     // sees a request this thread has dropped) and the pin is a scope guard.
-    return CheckpointFailed(ResourceExhaustedError("checkpoint: out of memory"));
+    return CheckpointFailed(checkpoint::CheckpointOutOfMemory());
   }
 }
 
@@ -1444,15 +1484,19 @@ Status GraphImpl::RunCheckpointUnguarded(bool writer_stopped) {
     return Status(StatusCode::kPoisoned, "a WAL failure stopped this graph: covered files are kept");
   // The new checkpoint is durable; what is left to do only frees space.
   bool dir_sync_failed = false;
-  Status cleanup =
-      RemoveCoveredFiles(*durable_, previous_checkpoint_, current_segment_.load(), &dir_sync_failed);
+  Status cleanup;
+  try {
+    cleanup = RemoveCoveredFiles(*durable_, previous_checkpoint_, current_segment_.load(), &dir_sync_failed);
+  } catch (const std::bad_alloc&) {
+    cleanup = checkpoint::CheckpointOutOfMemory();  // dir_sync_failed says if it was in the fsync
+  }
   if (dir_sync_failed) {
     Poison("a directory fsync failed after checkpoint cleanup removed files", cleanup);
     return CheckpointFailed(std::move(cleanup));
   }
   if (!cleanup.ok()) {
     base::MutexLock stats_lock(&stats_mu_);
-    checkpoint_stats_.last_checkpoint_error = cleanup;
+    SetLastCheckpointError(std::move(cleanup));
   }
   return Status::Ok();
 }
@@ -1494,8 +1538,11 @@ Status GraphImpl::RemoveFiles(DurableState& d, const CoveredFiles& files, bool* 
   }
   if (files.empty() && !base::DurabilityFaultOn(&base::DurabilityFaults::remove_before_dir_sync))
     return Status::Ok();
+  // Failed until it reports success: an exception from inside it must not
+  // pass for "not attempted" (RELIABILITY 2.7: a failed fsync is final).
+  if (dir_sync_failed != nullptr) *dir_sync_failed = true;
   Status s = d.fs->SyncDir(d.dir);
-  if (!s.ok() && dir_sync_failed != nullptr) *dir_sync_failed = true;
+  if (s.ok() && dir_sync_failed != nullptr) *dir_sync_failed = false;
   return s;
 }
 

@@ -196,7 +196,10 @@ class GraphImpl final : public Graph {
   Status RunCheckpointLocked(bool writer_stopped = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_);
   Status RunCheckpointUnguarded(bool writer_stopped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_);
   // Records a checkpoint failure in the stats, logs it and returns it.
+  // Never throws (out of memory, the stats hold CheckpointOutOfMemory()).
   Status CheckpointFailed(Status s);
+  // checkpoint_stats_.last_checkpoint_error = s, without throwing.
+  void SetLastCheckpointError(const Status& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(stats_mu_);
   // Sets poisoned_ and, the first time, logs `why` (built only then; no
   // memory for it: logged with `what` alone). Never throws.
   void Poison(const char* what, const Status& why);

@@ -8,7 +8,10 @@
 // findings of the review, kept so the fix has a test.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <new>
 #include <string>
@@ -147,6 +150,51 @@ TEST(CheckpointOomReviewTest, PersistentOutOfMemoryNeverThrowsFromCheckpointOrBa
   EXPECT_EQ(checkpoint_threw, "")
       << "std::bad_alloc crossed Checkpoint() (from-then-on faults) at allocations";
   EXPECT_EQ(backup_threw, "") << "std::bad_alloc crossed Backup() (from-then-on faults) at allocations";
+}
+
+// Arms from-then-on allocation faults on whichever thread other than
+// `spared` opens a checkpoint's .tmp file: the background checkpointer.
+class ArmTheCheckpointer final : public env::ForwardingFileSystem {
+ public:
+  ArmTheCheckpointer(FileSystem* base, std::thread::id spared)
+      : ForwardingFileSystem(base), spared_(spared) {}
+  Result<std::unique_ptr<env::WritableFile>> OpenWritable(const std::string& path,
+                                                          env::OpenMode mode) override {
+    Result<std::unique_ptr<env::WritableFile>> f = ForwardingFileSystem::OpenWritable(path, mode);
+    if (path.find(".qck.tmp") != std::string::npos && std::this_thread::get_id() != spared_ &&
+        !armed_.exchange(true)) {
+      base::ArmAllocationFaults(std::this_thread::get_id(), 1, base::AllocationFaultMode::kFromThenOn);
+    }
+    return f;
+  }
+
+ private:
+  const std::thread::id spared_;
+  std::atomic<bool> armed_{false};
+};
+
+// Finding (HIGH): the same on the background checkpointer, whose loop
+// (CheckpointLoop) catches nothing: the bad_alloc thrown by
+// RunCheckpointLocked's handler ends the thread, and the process, with
+// std::terminate (graph_impl.h says RunCheckpointLocked must prevent
+// exactly that). The child waits (no timing asserted) until the
+// checkpointer has recorded a failure, which it never does today.
+TEST(CheckpointOomReviewDeathTest, BackgroundCheckpointerSurvivesPersistentOutOfMemory) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        env::SimFileSystem sim;
+        ArmTheCheckpointer fs(&sim, std::this_thread::get_id());
+        Options o = ReviewOptions();
+        o.durable.checkpoint_wal_bytes = kMinCheckpointWalBytes;
+        test_util::ScopedOperatorNewFaults hook;
+        auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+        Fill(*g, 50);
+        for (int i = 0; i < 6000 && g->GetDurabilityStats().checkpoint_failures == 0; ++i)
+          std::this_thread::sleep_for(std::chrono::milliseconds(10));
+        std::_Exit(g->GetDurabilityStats().checkpoint_failures > 0 ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0), "");
 }
 
 // Finding (MEDIUM): Backup's cleanup ("leave the directory as empty as it

@@ -10,6 +10,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -18,6 +19,7 @@
 #include <limits>
 #include <memory>
 #include <new>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
@@ -26,6 +28,8 @@
 
 #include "alloc_hook.h"
 #include "base/memory.h"
+#include "env/sim_file_system.h"
+#include "graph_impl.h"
 #include "index/index_build.h"
 #include "index/key_codec.h"
 #include "quiver/quiver.h"
@@ -228,6 +232,205 @@ TEST(IndexBuildReviewTest, NoThreadToBeHadIsAStatusNotAnException) {
           << "background_nice " << nice << ": a failed build left its declaration";
     }
   }
+}
+
+// Held: an online build under changes in both of its windows matches a scan
+// of the snapshot that publishes it. Changes between the build's snapshot S
+// and its later version L come from the build observer (on the build's
+// thread, as BuildIndex starts); changes from then to publication from a
+// writer thread that runs until CreateIndex returns. Enough elements
+// (70,000) for the parallel table sweep and two radix-sorted runs; int64
+// fixed-width keys, untyped (variable-width) keys, exact and ordered
+// indexes, negative values, missing keys, additions, removals, key
+// changes and removals of the key.
+Graph* g_build_graph = nullptr;
+std::atomic<bool> g_observed{false};
+
+void ChangeMeanwhile(Graph& g, std::mt19937_64& rng, int round) {
+  WriteBatch b;
+  for (int i = 0; i < 20; ++i) {
+    const std::uint64_t id = rng() % 70500;
+    switch (rng() % 5) {
+      case 0: b.AddVertex("Person", {{"k", static_cast<std::int64_t>(rng() % 41) - 20}}); break;
+      case 1: b.AddVertex(rng() % 2 ? "Person" : "Other", {{"j", round}}); break;
+      case 2: b.SetProperty(VertexId(id), "k", static_cast<std::int64_t>(rng() % 41) - 20); break;
+      case 3: b.RemoveProperty(VertexId(id), "k"); break;
+      default: b.RemoveVertex(VertexId(id)); break;
+    }
+  }
+  // A batch naming a removed vertex fails alone; the next one goes on.
+  g.Write(std::move(b)).status().IgnoreError();
+}
+
+void ObserveBuild() {
+  if (g_build_graph == nullptr || g_observed.exchange(true)) return;
+  std::mt19937_64 rng(99);
+  for (int round = 0; round < 40; ++round) ChangeMeanwhile(*g_build_graph, rng, round);
+}
+
+void CheckAgainstScan(const Snapshot& s, const IndexSpec& spec, const std::string& what) {
+  std::vector<std::pair<std::int64_t, std::uint64_t>> want;
+  std::optional<LabelId> person = s.FindLabel("Person");
+  std::optional<PropertyKeyId> k = s.FindPropertyKey("k");
+  ASSERT_TRUE(person && k);
+  for (VertexId v : s.Vertices(*person))
+    if (auto x = s.GetProperty(v, *k); x && x->as_int64()) want.emplace_back(*x->as_int64(), v.value());
+  std::sort(want.begin(), want.end());
+  std::vector<IndexInfo> infos = s.Indexes();
+  ASSERT_EQ(infos.size(), 1u) << what;
+  EXPECT_EQ(infos[0].state, IndexState::kReady) << what;
+  EXPECT_EQ(infos[0].entries, want.size()) << what;
+  if (spec.kind == IndexKind::kOrdered) {
+    auto got = s.VerticesInRange("Person", "k", IndexRange{});
+    ASSERT_TRUE(got.ok()) << what << ": " << got.status().ToString();
+    ASSERT_EQ(got->size(), want.size()) << what;
+    for (std::size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ((*got)[i].value(), want[i].second) << what << ": position " << i;
+  }
+  for (std::int64_t value = -21; value <= 21; ++value) {
+    std::vector<std::uint64_t> expected;
+    for (const auto& [x, id] : want)
+      if (x == value) expected.push_back(id);
+    auto got = s.FindVertices("Person", "k", PropertyValue(value));
+    ASSERT_TRUE(got.ok()) << what << ": " << got.status().ToString();
+    std::vector<std::uint64_t> ids;
+    for (VertexId v : *got) ids.push_back(v.value());
+    EXPECT_EQ(ids, expected) << what << ": value " << value;
+  }
+}
+
+TEST(IndexBuildReviewTest, OnlineBuildUnderChangesInBothWindowsMatchesAScan) {
+  index::SetBuildObserverForTesting(&ObserveBuild);
+  for (const bool durable : {false, true}) {
+    for (const std::uint32_t nice : {0u, 5u}) {
+      for (const IndexKind kind : {IndexKind::kOrdered, IndexKind::kExact}) {
+        for (const bool typed : {true, false}) {
+          const std::string what =
+              std::string(durable ? "durable" : "volatile") + " nice " + std::to_string(nice) +
+              (kind == IndexKind::kOrdered ? " ordered" : " exact") + (typed ? " int64" : " untyped");
+          Options o;
+          o.background_nice = nice;
+          env::SimFileSystem fs;
+          std::unique_ptr<Graph> g =
+              durable ? GraphImpl::OpenDurable(o, "/db", &fs).value() : Graph::OpenInMemory(o).value();
+          for (int chunk = 0; chunk < 14; ++chunk) {
+            WriteBatch b;
+            for (int i = 0; i < 5000; ++i) {
+              const int n = chunk * 5000 + i;
+              if (n % 10 == 3) {
+                b.AddVertex("Person", {{"j", n}});  // no key
+              } else {
+                b.AddVertex("Person", {{"k", std::int64_t{(n * 7919) % 41 - 20}}});
+              }
+            }
+            ASSERT_TRUE(g->Write(std::move(b)).ok());
+          }
+          g_build_graph = g.get();
+          g_observed = false;
+          std::atomic<bool> done{false};
+          std::thread writer([&] {
+            std::mt19937_64 rng(5);
+            for (int round = 0; !done.load(); ++round) ChangeMeanwhile(*g, rng, round);
+          });
+          IndexSpec spec =
+              PersonSpec("k", kind, typed ? std::optional<ValueType>(ValueType::kInt64) : std::nullopt);
+          Status s = g->CreateIndex(spec);
+          done = true;
+          writer.join();
+          g_build_graph = nullptr;
+          ASSERT_TRUE(s.ok()) << what << ": " << s.ToString();
+          EXPECT_TRUE(g_observed.load()) << what;
+          CheckAgainstScan(g->GetSnapshot(), spec, what);
+          // And once more after more changes (the index is maintained).
+          std::mt19937_64 rng(11);
+          for (int round = 0; round < 20; ++round) ChangeMeanwhile(*g, rng, round);
+          CheckAgainstScan(g->GetSnapshot(), spec, what + " then maintained");
+        }
+      }
+    }
+  }
+  index::SetBuildObserverForTesting(nullptr);
+}
+
+// Held: the same for an edge index, where removing a vertex removes its
+// edges (changes the build must see in either window).
+void ChangeEdgesMeanwhile(Graph& g, std::mt19937_64& rng) {
+  WriteBatch b;
+  for (int i = 0; i < 20; ++i) {
+    const VertexId a(rng() % 2000), c(rng() % 2000);
+    switch (rng() % 5) {
+      case 0: b.AddEdge("E", a, c, {{"k", static_cast<std::int64_t>(rng() % 41) - 20}}); break;
+      case 1: b.SetProperty(EdgeId(rng() % 70500), "k", static_cast<std::int64_t>(rng() % 41) - 20); break;
+      case 2: b.RemoveEdge(EdgeId(rng() % 70500)); break;
+      case 3: b.RemoveProperty(EdgeId(rng() % 70500), "k"); break;
+      default:
+        if (rng() % 4 == 0) b.RemoveVertex(a);
+        break;
+    }
+  }
+  g.Write(std::move(b)).status().IgnoreError();
+}
+
+void ObserveEdgeBuild() {
+  if (g_build_graph == nullptr || g_observed.exchange(true)) return;
+  std::mt19937_64 rng(98);
+  for (int round = 0; round < 40; ++round) ChangeEdgesMeanwhile(*g_build_graph, rng);
+}
+
+TEST(IndexBuildReviewTest, OnlineEdgeIndexBuildUnderChangesAndCascadesMatchesAScan) {
+  index::SetBuildObserverForTesting(&ObserveEdgeBuild);
+  for (const std::uint32_t nice : {0u, 5u}) {
+    Options o;
+    o.background_nice = nice;
+    auto g = Graph::OpenInMemory(o).value();
+    {
+      WriteBatch b;
+      for (int i = 0; i < 2000; ++i) b.AddVertex("N");
+      ASSERT_TRUE(g->Write(std::move(b)).ok());
+    }
+    for (int chunk = 0; chunk < 14; ++chunk) {
+      WriteBatch b;
+      for (int i = 0; i < 5000; ++i) {
+        const int n = chunk * 5000 + i;
+        b.AddEdge("E", VertexId(n % 2000), VertexId((n * 31) % 2000),
+                  {{"k", std::int64_t{(n * 7919) % 41 - 20}}});
+      }
+      ASSERT_TRUE(g->Write(std::move(b)).ok());
+    }
+    g_build_graph = g.get();
+    g_observed = false;
+    std::atomic<bool> done{false};
+    std::thread writer([&] {
+      std::mt19937_64 rng(6);
+      while (!done.load()) ChangeEdgesMeanwhile(*g, rng);
+    });
+    IndexSpec spec{.name = "ek",
+                   .element = ElementKind::kEdge,
+                   .label = "E",
+                   .keys = {"k"},
+                   .kind = IndexKind::kOrdered,
+                   .type = ValueType::kInt64};
+    Status s = g->CreateIndex(spec);
+    done = true;
+    writer.join();
+    g_build_graph = nullptr;
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_TRUE(g_observed.load());
+    Snapshot snap = g->GetSnapshot();
+    std::vector<std::pair<std::int64_t, std::uint64_t>> want;
+    for (std::uint64_t id = 0; id < 200000; ++id) {
+      if (!snap.HasEdge(EdgeId(id))) continue;
+      if (auto x = snap.GetProperty(EdgeId(id), "k"); x && x->as_int64())
+        want.emplace_back(*x->as_int64(), id);
+    }
+    std::sort(want.begin(), want.end());
+    auto got = snap.EdgesInRange("E", "k", IndexRange{});
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    ASSERT_EQ(got->size(), want.size()) << "nice " << nice;
+    for (std::size_t i = 0; i < want.size(); ++i)
+      ASSERT_EQ((*got)[i].value(), want[i].second) << "position " << i;
+  }
+  index::SetBuildObserverForTesting(nullptr);
 }
 
 // Held: EntryList::Sort on two threads (two radix-sorted runs merged in

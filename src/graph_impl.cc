@@ -129,7 +129,8 @@ class DeclarationUndo {
 
   // Drops the index declared at `declared` and waits for it. Queued, never
   // led: the writer thread commits it, so this thread allocates nothing.
-  // Once the queue is closed (or cannot take it) the declaration stays.
+  // If the queue is closed, or the writer too is out of memory, the
+  // declaration stays (a durable graph's next Open builds it).
   void Run(CommitQueue& queue, SequenceNumber declared) noexcept {
     op_->declared = declared;  // nobody else reads it before Push
     WriteRequest* r = request_.release();

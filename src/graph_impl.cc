@@ -116,6 +116,53 @@ class PinnedVersion {
   const storage::Version* v_;
 };
 
+// CreateIndex's answer when it runs out of memory or threads: built once,
+// as the graph opens, so that giving it allocates nothing.
+const Status& IndexBuildExhaustedStatus() {
+  static const Status* const s = new Status(internal::ImmortalStatus(
+      StatusCode::kResourceExhausted, "CreateIndex: out of memory (or threads); the index was not created"));
+  return *s;
+}
+
+// The kDropIndex that takes back the index CreateIndex declares, made
+// before it declares: taking the declaration back then needs no memory on
+// the caller's thread.
+class DeclarationUndo {
+ public:
+  explicit DeclarationUndo(const std::string& name) : op_(std::make_shared<IndexOp>()) {
+    op_->spec.name = name;
+    WriteBatch drop;
+    internal::WriteBatchInternal::AppendSharedIndexOp(drop, OpKind::kDropIndex, op_);
+    request_ = std::make_unique<WriteRequest>(std::move(drop), /*async=*/false);
+  }
+
+  // Drops the index declared at `declared` and waits for it. Queued, never
+  // led: the writer thread commits it, so this thread allocates nothing.
+  // If the queue is closed, or the writer too is out of memory, the
+  // declaration stays (a durable graph's next Open builds it).
+  void Run(CommitQueue& queue, SequenceNumber declared) noexcept {
+    op_->declared = declared;  // nobody else reads it before Push
+    WriteRequest* r = request_.release();
+    bool queued = false;
+    try {
+      queued = queue.Push(r).ok();
+    } catch (...) {
+      // Not queued (only the closed queue's message allocates).
+    }
+    if (!queued) {
+      delete r;
+      return;
+    }
+    // NotFound if DropIndex was first; a write failure is the graph's to report.
+    Result<CommitInfo> done = queue.Wait(r);
+    (void)done;
+  }
+
+ private:
+  std::shared_ptr<IndexOp> op_;
+  std::unique_ptr<WriteRequest> request_;
+};
+
 }  // namespace
 
 Graph::~Graph() = default;
@@ -438,6 +485,7 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
       epoch_(epoch) {
   // Built now, so the writer can give these answers with no memory left.
   OutOfMemoryStatus().IgnoreError();
+  IndexBuildExhaustedStatus().IgnoreError();
   PoisonedStatus().IgnoreError();
   DurabilityUnknownStatus().IgnoreError();
   checkpoint::CheckpointOutOfMemory().IgnoreError();
@@ -642,8 +690,8 @@ Status GraphImpl::Checkpoint() {
 }
 
 Status GraphImpl::CheckDataForNewNames(const IndexSpec& spec) {
-  const storage::Version* head = chain_->Acquire();
-  const storage::GraphRoots& g = head->roots;
+  PinnedVersion head(chain_);
+  const storage::GraphRoots& g = head.roots();
   const storage::InternTable* labels = spec.element == ElementKind::kVertex ? g.labels : g.types;
   std::optional<std::uint32_t> label = labels->Find(spec.label);
   index::IndexDef def;
@@ -668,39 +716,41 @@ Status GraphImpl::CheckDataForNewNames(const IndexSpec& spec) {
     base::RunInBackground(options_.background_nice,
                           [&] { s = index::CollectEntries(g, def, kIndexBuildThreads, &entries); });
   }
-  chain_->Release(head);
   return s;
 }
 
 Status GraphImpl::CreateIndex(const IndexSpec& spec) {
   if (read_only_) return ReadOnlyError("CreateIndex");
-  QUIVER_RETURN_IF_ERROR(index::CheckSpec(spec, options_.limits.max_string_bytes));
-  // The declaration interns the names it uses; a failure found only by the
-  // build would leave new ones behind. Found here, nothing is committed.
-  QUIVER_RETURN_IF_ERROR(CheckDataForNewNames(spec));
-  IndexOp define;
-  define.spec = spec;
-  QUIVER_ASSIGN_OR_RETURN(CommitInfo declared, Write(internal::WriteBatchInternal::IndexBatch(
-                                                   OpKind::kDefineIndex, std::move(define))));
-  Status s = BuildAndPublish(spec.name, declared.sequence);
-  if (!s.ok()) {
-    // Take the declaration back, so a failed CreateIndex leaves nothing
-    // behind (NotFound if DropIndex was first; a write failure is the
-    // graph's to report).
-    IndexOp drop;
-    drop.spec.name = spec.name;
-    drop.declared = declared.sequence;
-    Write(internal::WriteBatchInternal::IndexBatch(OpKind::kDropIndex, std::move(drop)))
-        .status()
-        .IgnoreError();
+  // A failed CreateIndex leaves nothing behind: once declared, the index is
+  // taken back however the build fails, or a declaration nobody builds
+  // would stay, and the writer record changes to its label for ever.
+  std::optional<DeclarationUndo> undo;
+  SequenceNumber declared = 0;
+  try {
+    QUIVER_RETURN_IF_ERROR(index::CheckSpec(spec, options_.limits.max_string_bytes));
+    // The declaration interns the names it uses; a failure found only by the
+    // build would leave new ones behind. Found here, nothing is committed.
+    QUIVER_RETURN_IF_ERROR(CheckDataForNewNames(spec));
+    undo.emplace(spec.name);
+    IndexOp define;
+    define.spec = spec;
+    QUIVER_ASSIGN_OR_RETURN(CommitInfo info, Write(internal::WriteBatchInternal::IndexBatch(
+                                                 OpKind::kDefineIndex, std::move(define))));
+    declared = info.sequence;
+    Status s = BuildAndPublish(spec.name, declared);
+    if (!s.ok()) undo->Run(queue_, declared);
+    return s;
+  } catch (const std::exception&) {
+    // No exception crosses the API: out of memory, or of threads.
+    if (declared != 0) undo->Run(queue_, declared);
+    return IndexBuildExhaustedStatus();
   }
-  return s;
 }
 
 Status GraphImpl::BuildAndPublish(const std::string& name, SequenceNumber declared) {
   // A snapshot at or after the declaration: from it on, the writer records
   // what it changes (index/online_build.h).
-  auto built = std::make_shared<index::BuiltIndex>(chain_, chain_->Acquire());
+  auto built = std::make_shared<index::BuiltIndex>(chain_);
   // However this returns, the pinned versions go on a thread of the build's:
   // they hold back what the writer retired meanwhile, which their release
   // frees (index/online_build.h, ReleaseVersions).
@@ -708,7 +758,11 @@ Status GraphImpl::BuildAndPublish(const std::string& name, SequenceNumber declar
     std::uint32_t nice;
     index::BuiltIndex* built;
     ~ReleaseInBackground() {
-      base::RunInBackground(nice, [this] { built->ReleaseVersions(); });
+      try {
+        base::RunInBackground(nice, [this] { built->ReleaseVersions(); });
+      } catch (...) {
+        built->ReleaseVersions();  // a destructor never throws
+      }
     }
   } release{options_.background_nice, built.get()};
   const index::PropertyIndex* p = built->roots().catalog->Find(name);
@@ -740,10 +794,10 @@ Status GraphImpl::BuildAndPublish(const std::string& name, SequenceNumber declar
         blocks.FreeAll(chain_->account());
         return s;
       }
-    } catch (const std::bad_alloc&) {
+    } catch (const std::exception&) {  // out of memory, or of threads
       built->root = index::IndexRoot{};
       blocks.FreeAll(chain_->account());
-      return ResourceExhaustedError(base::StrCat("out of memory while building index '", name, "'"));
+      return IndexBuildExhaustedStatus();  // allocates nothing
     }
     blocks.Clear();  // the nodes are the tree's now
     unused.FreeAll(chain_->account());

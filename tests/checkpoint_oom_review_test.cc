@@ -104,48 +104,39 @@ TEST(CheckpointOomReviewTest, FailedDirFsyncWhoseErrorRunsOutOfMemoryStillPoison
 // crosses Checkpoint() and Backup(); on the background checkpointer thread
 // it would be std::terminate. (Write uses the immortal OutOfMemoryStatus()
 // for this reason.)
+// Runs `call` on a fresh graph of 50 batches with every allocation of this
+// thread from the n-th on failing, for n = 1, 2, ... until one run makes
+// fewer than n; returns the n at which std::bad_alloc crossed `call`.
+template <typename Call>
+std::string FromThenOnSweepThrowsAt(Call&& call) {
+  std::string threw_at;
+  for (std::uint64_t n = 1;; ++n) {
+    env::SimFileSystem fs;
+    auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs).value();
+    Fill(*g, 50);
+    std::uint64_t counted = 0;
+    bool threw = false;
+    {
+      test_util::ScopedOperatorNewFaults hook;
+      base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kFromThenOn);
+      try {
+        call(*g);
+      } catch (const std::bad_alloc&) {
+        threw = true;
+      }
+      counted = base::DisarmAllocationFaults();
+    }
+    if (threw) threw_at += " " + std::to_string(n);
+    if (counted < n) break;
+  }
+  return threw_at;
+}
+
 TEST(CheckpointOomReviewTest, PersistentOutOfMemoryNeverThrowsFromCheckpointOrBackup) {
-  std::string checkpoint_threw, backup_threw;
-  for (std::uint64_t n = 1;; ++n) {
-    env::SimFileSystem fs;
-    auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs).value();
-    Fill(*g, 50);
-    std::uint64_t counted = 0;
-    bool threw = false;
-    {
-      test_util::ScopedOperatorNewFaults hook;
-      base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kFromThenOn);
-      try {
-        Status s = g->Checkpoint();
-        s.IgnoreError();
-      } catch (const std::bad_alloc&) {
-        threw = true;
-      }
-      counted = base::DisarmAllocationFaults();
-    }
-    if (threw) checkpoint_threw += " " + std::to_string(n);
-    if (counted < n) break;
-  }
-  for (std::uint64_t n = 1;; ++n) {
-    env::SimFileSystem fs;
-    auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs).value();
-    Fill(*g, 50);
-    std::uint64_t counted = 0;
-    bool threw = false;
-    {
-      test_util::ScopedOperatorNewFaults hook;
-      base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kFromThenOn);
-      try {
-        Result<BackupInfo> r = g->Backup("/copy");
-        r.status().IgnoreError();
-      } catch (const std::bad_alloc&) {
-        threw = true;
-      }
-      counted = base::DisarmAllocationFaults();
-    }
-    if (threw) backup_threw += " " + std::to_string(n);
-    if (counted < n) break;
-  }
+  const std::string checkpoint_threw =
+      FromThenOnSweepThrowsAt([](Graph& g) { g.Checkpoint().IgnoreError(); });
+  const std::string backup_threw =
+      FromThenOnSweepThrowsAt([](Graph& g) { g.Backup("/copy").status().IgnoreError(); });
   EXPECT_EQ(checkpoint_threw, "")
       << "std::bad_alloc crossed Checkpoint() (from-then-on faults) at allocations";
   EXPECT_EQ(backup_threw, "") << "std::bad_alloc crossed Backup() (from-then-on faults) at allocations";

@@ -1000,6 +1000,15 @@ void GraphImpl::WriterLoop(std::vector<WriteRequest*> group) {
 }
 
 void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
+  // A change feed subscription is open: compute each batch's effects.
+  if (feed_->active()) [[unlikely]]
+    CommitGroupAs<true>(group);
+  else
+    CommitGroupAs<false>(group);
+}
+
+template <bool kRecord>
+void GraphImpl::CommitGroupAs(std::span<WriteRequest* const> group) {
   if (poisoned_.load(std::memory_order_relaxed)) {
     // A copy of an immortal status: right even with no memory left.
     for (WriteRequest* r : group) r->Complete(PoisonedStatus());
@@ -1023,12 +1032,13 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
   bool write = false, trap = false;
   const std::size_t held_mark = held_.size(), held_batches_mark = held_batches_;
   const SequenceNumber held_first_mark = held_first_, held_last_mark = held_last_;
-  // A change feed subscription is open: compute each batch's effects.
-  const bool record = feed_->active();
+  constexpr bool record = kRecord;
   try {
-    if (record) feed_batches_.clear();
     v = chain_->NewVersion(&ctx);
-    results.reserve(group.size());
+    // Only the common instance reserves: called once, reserve stays inlined
+    // there (GCC's called-once heuristic), as before the change feed; the
+    // recording one lets emplace_back grow the vector.
+    if constexpr (!record) results.reserve(group.size());
     first_vertex.resize(group.size());
     first_edge.resize(group.size());
     for (std::size_t i = 0; i < group.size(); ++i) {
@@ -1044,8 +1054,7 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
       first_vertex[i] = v->roots.vertex_limit;
       first_edge[i] = v->roots.edge_limit;
       CommitInfo info;
-      if (record) [[unlikely]]
-        effects_.Before(processor_.Plain(group[i]->batch()), v->roots);
+      if constexpr (record) effects_.Before(processor_.Plain(group[i]->batch()), v->roots);
       processor_.Apply(group[i]->batch(), v->roots, ctx, &info);
       // Upserts and expectations: the log records the plain batch they
       // were resolved into (write/resolver.h).
@@ -1059,7 +1068,7 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
         }
       }
       info.sequence = ++v->roots.sequence;
-      if (record) [[unlikely]]
+      if constexpr (record)
         RecordEffects(!resolved.empty() && resolved[i] ? *resolved[i] : group[i]->batch(), v->roots,
                       info.sequence, first_vertex[i], first_edge[i]);
       results.emplace_back(std::move(info));
@@ -1084,7 +1093,7 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
     StoreHeldStats();
     if (v != nullptr) chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
-    feed_batches_.clear();
+    if constexpr (record) DropEffects();
     for (WriteRequest* r : group) r->CompleteOutOfMemory();
     return;
   }
@@ -1097,7 +1106,7 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
     // empty synced request) in the group.
     Poison("a WAL write or sync failed", log_error);
     StoreHeldStats();
-    feed_batches_.clear();
+    if constexpr (record) DropEffects();
     chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
     for (std::size_t i = 0; i < group.size(); ++i) {
@@ -1137,8 +1146,7 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
     // published unsynced (WriteOptions::sync = false; docs/durability.md).
     chain_->Publish(v);
     processor_.EndGroup(/*published=*/true);
-    if (record) [[unlikely]]
-      feed_->Append(feed_batches_);
+    if constexpr (record) PublishEffects();
     commit_groups_.fetch_add(1, std::memory_order_relaxed);
   }
   StoreHeldStats();
@@ -1157,6 +1165,13 @@ void GraphImpl::RecordEffects(const WriteBatch& plain, const storage::GraphRoots
                               std::uint64_t first_vertex, std::uint64_t first_edge) {
   feed_batches_.push_back(effects_.Finish(plain, g, sequence, first_vertex, first_edge));
 }
+
+void GraphImpl::PublishEffects() {
+  feed_->Append(feed_batches_);
+  feed_batches_.clear();
+}
+
+void GraphImpl::DropEffects() { feed_batches_.clear(); }
 
 void GraphImpl::StoreHeldStats() {
   unsynced_batches_.store(held_batches_, std::memory_order_relaxed);

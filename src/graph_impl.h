@@ -129,6 +129,10 @@ class GraphImpl final : public Graph {
   [[gnu::noinline]] void RecordEffects(const WriteBatch& plain, const storage::GraphRoots& g,
                                        SequenceNumber sequence, std::uint64_t first_vertex,
                                        std::uint64_t first_edge);
+  // After the group's version was published: its batches' effects go to
+  // feed_. After a roll-back: they are dropped.
+  [[gnu::noinline]] void PublishEffects();
+  [[gnu::noinline]] void DropEffects();
   // Subscribe; `from` 0 subscribes from now.
   Result<std::unique_ptr<ChangeSubscription>> SubscribeFrom(SequenceNumber from);
   // Close; sets *ran (if given) when this call is the one that closed.
@@ -138,6 +142,10 @@ class GraphImpl final : public Graph {
   // Whoever holds the writer's role (CommitQueue invariant 3): the writer
   // thread, or a producer that took it (TryLead).
   void CommitGroup(std::span<WriteRequest* const> group);
+  // CommitGroup's body, compiled twice: with kRecord false (no change feed
+  // subscription) it is the commit path as it was without the feed.
+  template <bool kRecord>
+  void CommitGroupAs(std::span<WriteRequest* const> group);
   // A producer that took the writer's role: commits `r` alone and gives the
   // role back. noexcept: an exception escaping the group terminates, as it
   // would on the writer thread, rather than leave the role taken.

@@ -124,7 +124,9 @@ class ChangeSubscription {
 
   // The next batch, waiting up to `timeout` for it to be committed: OK with
   // the batch; OK with null if none was committed within `timeout` (0 does
-  // not wait). Errors, after which every later call answers the same:
+  // not wait; milliseconds::max() waits until a batch comes or the
+  // subscription or the graph is closed). Errors, after which every later
+  // call answers the same:
   //   ResourceExhausted  the consumer fell behind: its next batch is no
   //                      longer retained. The message names the sequence
   //                      and the oldest one still held; subscribe again

@@ -1,5 +1,6 @@
 #include "feed/change_feed.h"
 
+#include <algorithm>
 #include <new>
 #include <utility>
 
@@ -126,7 +127,13 @@ Result<std::unique_ptr<ChangeSubscription>> ChangeFeed::Open(SequenceNumber from
 
 Result<std::shared_ptr<const ChangeBatch>> ChangeFeed::Read(Subscription* sub,
                                                             std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  // A timeout of years (milliseconds::max() included) waits until a batch
+  // comes or the subscription or graph closes; the deadline saturates.
+  const auto start = std::chrono::steady_clock::now();
+  const auto deadline = timeout > std::chrono::hours(24 * 365 * 100)
+                            ? std::chrono::steady_clock::time_point::max()
+                        : timeout.count() <= 0 ? start
+                                               : start + timeout;
   base::MutexLock lock(&mu_);
   for (;;) {
     if (sub->closed_) return FailedPreconditionError("change feed: the subscription is closed");
@@ -147,7 +154,8 @@ Result<std::shared_ptr<const ChangeBatch>> ChangeFeed::Read(Subscription* sub,
     const auto now = std::chrono::steady_clock::now();
     if (now >= deadline) return std::shared_ptr<const ChangeBatch>();
     ++waiters_;
-    cv_.WaitFor(std::chrono::ceil<std::chrono::milliseconds>(deadline - now));
+    cv_.WaitFor(std::min<std::chrono::milliseconds>(
+        std::chrono::ceil<std::chrono::milliseconds>(deadline - now), std::chrono::hours(1)));
     --waiters_;
   }
 }

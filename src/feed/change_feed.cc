@@ -134,30 +134,57 @@ Result<std::shared_ptr<const ChangeBatch>> ChangeFeed::Read(Subscription* sub,
                             ? std::chrono::steady_clock::time_point::max()
                         : timeout.count() <= 0 ? start
                                                : start + timeout;
-  base::MutexLock lock(&mu_);
-  for (;;) {
-    if (sub->closed_) return FailedPreconditionError("change feed: the subscription is closed");
-    const SequenceNumber next = sub->next_;
-    if (next < oldest_)
+  // Under the lock: integer compares and one shared_ptr copy. The
+  // messages are built after it is released, so the writer never waits for
+  // an allocation of a consumer's.
+  enum class Outcome { kBatch, kTimeout, kClosed, kBehind, kShut };
+  Outcome outcome = Outcome::kTimeout;
+  std::shared_ptr<const ChangeBatch> batch;
+  SequenceNumber next = 0, oldest = 0, newest = 0;
+  {
+    base::MutexLock lock(&mu_);
+    for (;;) {
+      next = sub->next_;
+      oldest = oldest_;
+      newest = newest_;
+      if (sub->closed_) {
+        outcome = Outcome::kClosed;
+      } else if (next < oldest_) {
+        outcome = Outcome::kBehind;
+      } else if (next <= newest_) {
+        sub->next_ = next + 1;
+        batch = ring_[Slot(next)];
+        outcome = Outcome::kBatch;
+      } else if (shut_) {
+        outcome = Outcome::kShut;
+      } else {
+        const auto now = std::chrono::steady_clock::now();
+        if (now < deadline) {
+          ++waiters_;
+          cv_.WaitFor(std::min<std::chrono::milliseconds>(
+              std::chrono::ceil<std::chrono::milliseconds>(deadline - now), std::chrono::hours(1)));
+          --waiters_;
+          continue;
+        }
+        outcome = Outcome::kTimeout;
+      }
+      break;
+    }
+  }
+  switch (outcome) {
+    case Outcome::kBatch: return batch;
+    case Outcome::kTimeout: return std::shared_ptr<const ChangeBatch>();
+    case Outcome::kClosed: return FailedPreconditionError("change feed: the subscription is closed");
+    case Outcome::kBehind:
       return ResourceExhaustedError(base::StrCat(
           "change feed: fell behind at sequence ", next, ": it is no longer retained",
-          oldest_ <= newest_ ? base::StrCat("; resume from ", oldest_, " to ", newest_) : std::string(),
+          oldest <= newest ? base::StrCat("; resume from ", oldest, " to ", newest) : std::string(),
           " or from a snapshot's sequence + 1 (ChangeFeedOptions bound what is kept)"));
-    if (next <= newest_) {
-      sub->next_ = next + 1;
-      return ring_[Slot(next)];
-    }
-    if (shut_)
-      return FailedPreconditionError(base::StrCat(
-          "change feed: the graph is closed and every batch it committed was delivered (next sequence ", next,
-          ")"));
-    const auto now = std::chrono::steady_clock::now();
-    if (now >= deadline) return std::shared_ptr<const ChangeBatch>();
-    ++waiters_;
-    cv_.WaitFor(std::min<std::chrono::milliseconds>(
-        std::chrono::ceil<std::chrono::milliseconds>(deadline - now), std::chrono::hours(1)));
-    --waiters_;
+    case Outcome::kShut: break;
   }
+  return FailedPreconditionError(base::StrCat(
+      "change feed: the graph is closed and every batch it committed was delivered (next sequence ", next,
+      ")"));
 }
 
 void ChangeFeed::Close(Subscription* sub) {

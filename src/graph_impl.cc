@@ -77,6 +77,10 @@ Status CheckOptions(const Options& o) {
   QUIVER_RETURN_IF_ERROR(CheckRange("max_group_ops", w.max_group_ops, 1, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("spin_microseconds", w.spin_microseconds, 0, kMaxSpinMicroseconds));
   QUIVER_RETURN_IF_ERROR(CheckRange("background_nice", o.background_nice, 0, kMaxBackgroundNice));
+  QUIVER_RETURN_IF_ERROR(CheckRange("change_feed.max_retained_batches", o.change_feed.max_retained_batches, 1,
+                                    kMaxRetainedBatchesCeiling));
+  QUIVER_RETURN_IF_ERROR(
+      CheckRange("change_feed.max_retained_bytes", o.change_feed.max_retained_bytes, 1, kAny));
   if (o.durability == Durability::kVolatile) return Status::Ok();
   const DurableOptions& d = o.durable;
   QUIVER_RETURN_IF_ERROR(
@@ -481,6 +485,7 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
       durable_(std::move(durable)),
       read_only_(durable_ != nullptr && options.read_only),
       queue_(options.writer.max_queued_batches, options.writer.spin_microseconds),
+      feed_(std::make_shared<feed::ChangeFeed>(options.change_feed)),
       processor_(options.limits),
       epoch_(epoch) {
   // Built now, so the writer can give these answers with no memory left.
@@ -649,6 +654,7 @@ Status GraphImpl::CloseOnce(bool* ran) {
     // The writer drains what was queued before Close and writes what
     // unsynced writes held back.
     if (writer_.joinable()) writer_.join();
+    feed_->Shutdown();  // every group is published: the feed ends here
     if (durable_ == nullptr) return;
     if (read_only_) {
       base::MutexLock lock(&checkpoint_mu_);
@@ -678,6 +684,37 @@ Status GraphImpl::CloseOnce(bool* ran) {
   // Every call, also one that waited for another thread's Close, returns
   // the outcome of the Close that ran (call_once orders its write first).
   return close_status_;
+}
+
+Result<std::unique_ptr<ChangeSubscription>> GraphImpl::Subscribe(SequenceNumber from_sequence) {
+  if (from_sequence == 0)
+    return InvalidArgumentError("Subscribe: sequence 0 names no batch (the first committed batch is 1)");
+  return SubscribeFrom(from_sequence);
+}
+
+Result<std::unique_ptr<ChangeSubscription>> GraphImpl::SubscribeFrom(SequenceNumber from) {
+  if (t_graph_committing_here == this) return CalledWhileCommitting("Subscribe");
+  QUIVER_RETURN_IF_ERROR(feed_->Register());
+  // The writer records every group that starts from now on. An empty batch
+  // through the commit queue completes once every group that started
+  // before is published, and says the newest sequence then: every batch
+  // after it is recorded. A read-only graph commits nothing.
+  SequenceNumber committed = 0;
+  if (read_only_) {
+    committed = GetSnapshot().sequence();
+  } else {
+    Result<CommitInfo> barrier = Write(WriteBatch(), WriteOptions{.sync = false});
+    if (!barrier.ok()) {
+      feed_->Unregister();
+      if (barrier.status().code() == StatusCode::kFailedPrecondition)
+        return FailedPreconditionError("Subscribe: the graph is closed");
+      return barrier.status();
+    }
+    committed = barrier->sequence;
+  }
+  Result<std::unique_ptr<ChangeSubscription>> sub = feed_->Open(from, committed);
+  if (!sub.ok()) feed_->Unregister();
+  return sub;
 }
 
 Status GraphImpl::Checkpoint() {
@@ -1044,6 +1081,15 @@ void GraphImpl::WriterLoop(std::vector<WriteRequest*> group) {
 }
 
 void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
+  // A change feed subscription is open: compute each batch's effects.
+  if (feed_->active()) [[unlikely]]
+    CommitGroupAs<true>(group);
+  else
+    CommitGroupAs<false>(group);
+}
+
+template <bool kRecord>
+void GraphImpl::CommitGroupAs(std::span<WriteRequest* const> group) {
   if (poisoned_.load(std::memory_order_relaxed)) {
     // A copy of an immortal status: right even with no memory left.
     for (WriteRequest* r : group) r->Complete(PoisonedStatus());
@@ -1067,9 +1113,13 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
   bool write = false, trap = false;
   const std::size_t held_mark = held_.size(), held_batches_mark = held_batches_;
   const SequenceNumber held_first_mark = held_first_, held_last_mark = held_last_;
+  constexpr bool record = kRecord;
   try {
     v = chain_->NewVersion(&ctx);
-    results.reserve(group.size());
+    // Only the common instance reserves: called once, reserve stays inlined
+    // there (GCC's called-once heuristic), as before the change feed; the
+    // recording one lets emplace_back grow the vector.
+    if constexpr (!record) results.reserve(group.size());
     first_vertex.resize(group.size());
     first_edge.resize(group.size());
     for (std::size_t i = 0; i < group.size(); ++i) {
@@ -1085,6 +1135,7 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
       first_vertex[i] = v->roots.vertex_limit;
       first_edge[i] = v->roots.edge_limit;
       CommitInfo info;
+      if constexpr (record) effects_.Before(processor_.Plain(group[i]->batch()), v->roots);
       processor_.Apply(group[i]->batch(), v->roots, ctx, &info);
       // Upserts and expectations: the log records the plain batch they
       // were resolved into (write/resolver.h).
@@ -1098,6 +1149,9 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
         }
       }
       info.sequence = ++v->roots.sequence;
+      if constexpr (record)
+        RecordEffects(!resolved.empty() && resolved[i] ? *resolved[i] : group[i]->batch(), v->roots,
+                      info.sequence, first_vertex[i], first_edge[i]);
       results.emplace_back(std::move(info));
       changed = true;
     }
@@ -1120,6 +1174,7 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
     StoreHeldStats();
     if (v != nullptr) chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
+    if constexpr (record) DropEffects();
     for (WriteRequest* r : group) r->CompleteOutOfMemory();
     return;
   }
@@ -1132,6 +1187,7 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
     // empty synced request) in the group.
     Poison("a WAL write or sync failed", log_error);
     StoreHeldStats();
+    if constexpr (record) DropEffects();
     chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
     for (std::size_t i = 0; i < group.size(); ++i) {
@@ -1171,6 +1227,7 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
     // published unsynced (WriteOptions::sync = false; docs/durability.md).
     chain_->Publish(v);
     processor_.EndGroup(/*published=*/true);
+    if constexpr (record) PublishEffects();
     commit_groups_.fetch_add(1, std::memory_order_relaxed);
   }
   StoreHeldStats();
@@ -1184,6 +1241,18 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
       if (r->after_sync()) r->after_sync()();
   for (std::size_t i = 0; i < group.size(); ++i) group[i]->Complete(std::move(results[i]));
 }
+
+void GraphImpl::RecordEffects(const WriteBatch& plain, const storage::GraphRoots& g, SequenceNumber sequence,
+                              std::uint64_t first_vertex, std::uint64_t first_edge) {
+  feed_batches_.push_back(effects_.Finish(plain, g, sequence, first_vertex, first_edge));
+}
+
+void GraphImpl::PublishEffects() {
+  feed_->Append(feed_batches_);
+  feed_batches_.clear();
+}
+
+void GraphImpl::DropEffects() { feed_batches_.clear(); }
 
 void GraphImpl::StoreHeldStats() {
   unsynced_batches_.store(held_batches_, std::memory_order_relaxed);

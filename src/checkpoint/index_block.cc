@@ -49,7 +49,7 @@ Status DecodeIndexBlock(base::ByteReader& r, std::uint64_t count, storage::Graph
     if (!r.GetString(&name) || !r.GetU8(&element) || !r.GetVarint(&label) || !r.GetU8(&kind) ||
         !r.GetU8(&type) || !r.GetVarint(&keys) || keys > r.remaining())
       return Bad("truncated");
-    if (element > 1 || kind > 2 || (type != kAnyType && type > 6))
+    if (element > 1 || kind > 3 || (type != kAnyType && type > 6))
       return Bad("unknown element, kind or type");
     def->name = std::string(name);
     def->element = static_cast<ElementKind>(element);

@@ -143,7 +143,22 @@ std::string IndexChecker::Describe(const Elem& e, const GraphRoots& g) const {
   return base::StrCat(index::DescribeElement(e.kind, IdOf(e, g)), e.is_new ? " (added by this batch)" : "");
 }
 
+std::pair<std::uint64_t, std::uint64_t> IndexChecker::Endpoints(const Elem& e, const GraphRoots& g) const {
+  if (!e.is_new) {
+    const storage::EdgeSlot* s = storage::FindEdge(g, e.ref);
+    return {s->src(), s->dst()};
+  }
+  const Op& add = WriteBatchInternal::Ops(*batch_)[e.add_op];
+  // A new vertex gets the id limit plus its index among the batch's adds.
+  auto id = [&](VertexRef r) { return r.is_new() ? g.vertex_limit + r.raw() : r.raw(); };
+  return {id(add.v1), id(add.v2)};
+}
+
 std::string IndexChecker::FinalKeyText(const Elem& e, const index::IndexDef& def, const GraphRoots& g) const {
+  if (def.kind == IndexKind::kUniqueEndpoints) {
+    auto [source, target] = Endpoints(e, g);
+    return index::DescribePair(source, target);
+  }
   std::string out;
   for (std::size_t i = 0; i < def.key_ids.size(); ++i) {
     std::optional<PropertyView> v = FinalValue(e, def.key_ids[i], *batch_, g);
@@ -170,6 +185,14 @@ Status IndexChecker::Check(const WriteBatch& batch, const GraphRoots& g) {
     for (std::uint32_t i : g.catalog->IndexesOn(e.kind, e.label)) {
       ++work_;
       const index::IndexDef& def = *indexes[i].def;
+      if (def.kind == IndexKind::kUniqueEndpoints) {
+        if (indexes[i].built) {
+          auto [source, target] = Endpoints(e, g);
+          index::EndpointKey(source, target, &key_);
+          e.keys.try_emplace(i, std::string(key_));
+        }
+        continue;
+      }
       std::size_t bad = 0;
       auto value = [&](std::size_t j) { return FinalValue(e, def.key_ids[j], batch, g); };
       switch (index::MakeKey(def, value, &key_, &bad)) {
@@ -186,7 +209,7 @@ Status IndexChecker::Check(const WriteBatch& batch, const GraphRoots& g) {
                                                    index::DescribeIndex(def), " would be ", key_.size(),
                                                    " bytes encoded; the limit is ", index::kMaxKeyBytes));
         case index::KeyStatus::kIndexed:
-          if (def.kind == IndexKind::kUnique && indexes[i].built) e.keys.try_emplace(i, std::string(key_));
+          if (index::IsUniqueKind(def.kind) && indexes[i].built) e.keys.try_emplace(i, std::string(key_));
           break;
       }
     }
@@ -209,9 +232,9 @@ Status IndexChecker::CheckUniqueness(const GraphRoots& g) {
       if (key == e.keys.end()) continue;
       auto [it, inserted] = in_batch.try_emplace(std::make_pair(i, std::string_view(key->second)), &e);
       if (!inserted) {
-        return AlreadyExistsError(base::StrCat(index::DescribeIndex(def), ": key ", FinalKeyText(e, def, g),
-                                               " would be held by both ", Describe(*it->second, g), " and ",
-                                               Describe(e, g)));
+        return AlreadyExistsError(base::StrCat(index::DescribeIndex(def), ": ", index::KeyWord(def), " ",
+                                               FinalKeyText(e, def, g), " would be held by both ",
+                                               Describe(*it->second, g), " and ", Describe(e, g)));
       }
       std::uint64_t holder;
       if (!index::IndexTree::Contains(indexes[i].root, key->second, &holder)) continue;
@@ -222,9 +245,10 @@ Status IndexChecker::CheckUniqueness(const GraphRoots& g) {
       } else if (def.element == ElementKind::kEdge && CommittedEdgeGoes(holder, g)) {
         continue;
       }
-      return AlreadyExistsError(base::StrCat(
-          index::DescribeIndex(def), ": key ", index::DescribeKeyOf(g, def, holder), " is held by ",
-          index::DescribeElement(def.element, holder), "; ", Describe(e, g), " would hold it too"));
+      return AlreadyExistsError(base::StrCat(index::DescribeIndex(def), ": ", index::KeyWord(def), " ",
+                                             index::DescribeKeyOf(g, def, holder), " is held by ",
+                                             index::DescribeElement(def.element, holder), "; ",
+                                             Describe(e, g), " would hold it too"));
     }
   }
   return Status::Ok();

@@ -15,7 +15,6 @@ namespace quiver::graphdir {
 namespace {
 
 constexpr char kMagic[] = "QUIVERDB";  // 8 bytes, no terminator on disk
-constexpr std::string_view kTmpSuffix = ".tmp";
 constexpr std::string_view kSalvagedSuffix = ".salvaged";
 constexpr std::string_view kPrefixSuffix = ".prefix";
 

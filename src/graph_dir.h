@@ -34,6 +34,8 @@ namespace quiver::graphdir {
 
 inline constexpr char kIdentityFileName[] = "QUIVER";
 inline constexpr char kLockFileName[] = "LOCK";
+// What a file is written under before it is renamed into place.
+inline constexpr std::string_view kTmpSuffix = ".tmp";
 // Version 1: the layout docs/directory.md describes. Never reuse a number.
 inline constexpr std::uint32_t kDirFormatVersion = 1;
 inline constexpr std::size_t kIdentityBytes = 16;

@@ -15,6 +15,7 @@
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_reader.h"
 #include "checkpoint/checkpoint_writer.h"
+#include "checkpoint/chunk_pipeline.h"
 #include "env/path.h"
 #include "index/index_build.h"
 #include "index/index_keys.h"
@@ -76,6 +77,10 @@ Status CheckOptions(const Options& o) {
   QUIVER_RETURN_IF_ERROR(CheckRange("max_group_ops", w.max_group_ops, 1, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("spin_microseconds", w.spin_microseconds, 0, kMaxSpinMicroseconds));
   QUIVER_RETURN_IF_ERROR(CheckRange("background_nice", o.background_nice, 0, kMaxBackgroundNice));
+  QUIVER_RETURN_IF_ERROR(CheckRange("change_feed.max_retained_batches", o.change_feed.max_retained_batches, 1,
+                                    kMaxRetainedBatchesCeiling));
+  QUIVER_RETURN_IF_ERROR(
+      CheckRange("change_feed.max_retained_bytes", o.change_feed.max_retained_bytes, 1, kAny));
   if (o.durability == Durability::kVolatile) return Status::Ok();
   const DurableOptions& d = o.durable;
   QUIVER_RETURN_IF_ERROR(
@@ -91,6 +96,14 @@ Status CheckOptions(const Options& o) {
 // Threads an online index build sorts on (CreateIndex): the caller's and one more.
 constexpr unsigned kIndexBuildThreads = 2;
 
+// Backup's answer when memory runs out; built with the graph, so that giving
+// it allocates nothing.
+const Status& BackupOutOfMemory() {
+  static const Status* const s = new Status(internal::ImmortalStatus(
+      StatusCode::kResourceExhausted, "Backup: out of memory; what it wrote into the directory was removed"));
+  return *s;
+}
+
 // A reference on the current version for the length of a scope.
 class PinnedVersion {
  public:
@@ -105,6 +118,53 @@ class PinnedVersion {
  private:
   storage::VersionChain* chain_;
   const storage::Version* v_;
+};
+
+// CreateIndex's answer when it runs out of memory or threads: built once,
+// as the graph opens, so that giving it allocates nothing.
+const Status& IndexBuildExhaustedStatus() {
+  static const Status* const s = new Status(internal::ImmortalStatus(
+      StatusCode::kResourceExhausted, "CreateIndex: out of memory (or threads); the index was not created"));
+  return *s;
+}
+
+// The kDropIndex that takes back the index CreateIndex declares, made
+// before it declares: taking the declaration back then needs no memory on
+// the caller's thread.
+class DeclarationUndo {
+ public:
+  explicit DeclarationUndo(const std::string& name) : op_(std::make_shared<IndexOp>()) {
+    op_->spec.name = name;
+    WriteBatch drop;
+    internal::WriteBatchInternal::AppendSharedIndexOp(drop, OpKind::kDropIndex, op_);
+    request_ = std::make_unique<WriteRequest>(std::move(drop), /*async=*/false);
+  }
+
+  // Drops the index declared at `declared` and waits for it. Queued, never
+  // led: the writer thread commits it, so this thread allocates nothing.
+  // If the queue is closed, or the writer too is out of memory, the
+  // declaration stays (a durable graph's next Open builds it).
+  void Run(CommitQueue& queue, SequenceNumber declared) noexcept {
+    op_->declared = declared;  // nobody else reads it before Push
+    WriteRequest* r = request_.release();
+    bool queued = false;
+    try {
+      queued = queue.Push(r).ok();
+    } catch (...) {
+      // Not queued (only the closed queue's message allocates).
+    }
+    if (!queued) {
+      delete r;
+      return;
+    }
+    // NotFound if DropIndex was first; a write failure is the graph's to report.
+    Result<CommitInfo> done = queue.Wait(r);
+    (void)done;
+  }
+
+ private:
+  std::shared_ptr<IndexOp> op_;
+  std::unique_ptr<WriteRequest> request_;
 };
 
 }  // namespace
@@ -425,12 +485,16 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
       durable_(std::move(durable)),
       read_only_(durable_ != nullptr && options.read_only),
       queue_(options.writer.max_queued_batches, options.writer.spin_microseconds),
+      feed_(std::make_shared<feed::ChangeFeed>(options.change_feed)),
       processor_(options.limits),
       epoch_(epoch) {
   // Built now, so the writer can give these answers with no memory left.
   OutOfMemoryStatus().IgnoreError();
+  IndexBuildExhaustedStatus().IgnoreError();
   PoisonedStatus().IgnoreError();
   DurabilityUnknownStatus().IgnoreError();
+  checkpoint::CheckpointOutOfMemory().IgnoreError();
+  BackupOutOfMemory().IgnoreError();
   if (durable_ != nullptr) {
     // What Open recovered is on disk (a writable Open syncs the tail it
     // replayed).
@@ -590,6 +654,7 @@ Status GraphImpl::CloseOnce(bool* ran) {
     // The writer drains what was queued before Close and writes what
     // unsynced writes held back.
     if (writer_.joinable()) writer_.join();
+    feed_->Shutdown();  // every group is published: the feed ends here
     if (durable_ == nullptr) return;
     if (read_only_) {
       base::MutexLock lock(&checkpoint_mu_);
@@ -621,6 +686,37 @@ Status GraphImpl::CloseOnce(bool* ran) {
   return close_status_;
 }
 
+Result<std::unique_ptr<ChangeSubscription>> GraphImpl::Subscribe(SequenceNumber from_sequence) {
+  if (from_sequence == 0)
+    return InvalidArgumentError("Subscribe: sequence 0 names no batch (the first committed batch is 1)");
+  return SubscribeFrom(from_sequence);
+}
+
+Result<std::unique_ptr<ChangeSubscription>> GraphImpl::SubscribeFrom(SequenceNumber from) {
+  if (t_graph_committing_here == this) return CalledWhileCommitting("Subscribe");
+  QUIVER_RETURN_IF_ERROR(feed_->Register());
+  // The writer records every group that starts from now on. An empty batch
+  // through the commit queue completes once every group that started
+  // before is published, and says the newest sequence then: every batch
+  // after it is recorded. A read-only graph commits nothing.
+  SequenceNumber committed = 0;
+  if (read_only_) {
+    committed = GetSnapshot().sequence();
+  } else {
+    Result<CommitInfo> barrier = Write(WriteBatch(), WriteOptions{.sync = false});
+    if (!barrier.ok()) {
+      feed_->Unregister();
+      if (barrier.status().code() == StatusCode::kFailedPrecondition)
+        return FailedPreconditionError("Subscribe: the graph is closed");
+      return barrier.status();
+    }
+    committed = barrier->sequence;
+  }
+  Result<std::unique_ptr<ChangeSubscription>> sub = feed_->Open(from, committed);
+  if (!sub.ok()) feed_->Unregister();
+  return sub;
+}
+
 Status GraphImpl::Checkpoint() {
   if (durable_ == nullptr) return FailedPreconditionError("an in-memory graph has no checkpoints");
   if (read_only_) return ReadOnlyError("Checkpoint");
@@ -631,8 +727,8 @@ Status GraphImpl::Checkpoint() {
 }
 
 Status GraphImpl::CheckDataForNewNames(const IndexSpec& spec) {
-  const storage::Version* head = chain_->Acquire();
-  const storage::GraphRoots& g = head->roots;
+  PinnedVersion head(chain_);
+  const storage::GraphRoots& g = head.roots();
   const storage::InternTable* labels = spec.element == ElementKind::kVertex ? g.labels : g.types;
   std::optional<std::uint32_t> label = labels->Find(spec.label);
   index::IndexDef def;
@@ -657,39 +753,41 @@ Status GraphImpl::CheckDataForNewNames(const IndexSpec& spec) {
     base::RunInBackground(options_.background_nice,
                           [&] { s = index::CollectEntries(g, def, kIndexBuildThreads, &entries); });
   }
-  chain_->Release(head);
   return s;
 }
 
 Status GraphImpl::CreateIndex(const IndexSpec& spec) {
   if (read_only_) return ReadOnlyError("CreateIndex");
-  QUIVER_RETURN_IF_ERROR(index::CheckSpec(spec, options_.limits.max_string_bytes));
-  // The declaration interns the names it uses; a failure found only by the
-  // build would leave new ones behind. Found here, nothing is committed.
-  QUIVER_RETURN_IF_ERROR(CheckDataForNewNames(spec));
-  IndexOp define;
-  define.spec = spec;
-  QUIVER_ASSIGN_OR_RETURN(CommitInfo declared, Write(internal::WriteBatchInternal::IndexBatch(
-                                                   OpKind::kDefineIndex, std::move(define))));
-  Status s = BuildAndPublish(spec.name, declared.sequence);
-  if (!s.ok()) {
-    // Take the declaration back, so a failed CreateIndex leaves nothing
-    // behind (NotFound if DropIndex was first; a write failure is the
-    // graph's to report).
-    IndexOp drop;
-    drop.spec.name = spec.name;
-    drop.declared = declared.sequence;
-    Write(internal::WriteBatchInternal::IndexBatch(OpKind::kDropIndex, std::move(drop)))
-        .status()
-        .IgnoreError();
+  // A failed CreateIndex leaves nothing behind: once declared, the index is
+  // taken back however the build fails, or a declaration nobody builds
+  // would stay, and the writer record changes to its label for ever.
+  std::optional<DeclarationUndo> undo;
+  SequenceNumber declared = 0;
+  try {
+    QUIVER_RETURN_IF_ERROR(index::CheckSpec(spec, options_.limits.max_string_bytes));
+    // The declaration interns the names it uses; a failure found only by the
+    // build would leave new ones behind. Found here, nothing is committed.
+    QUIVER_RETURN_IF_ERROR(CheckDataForNewNames(spec));
+    undo.emplace(spec.name);
+    IndexOp define;
+    define.spec = spec;
+    QUIVER_ASSIGN_OR_RETURN(CommitInfo info, Write(internal::WriteBatchInternal::IndexBatch(
+                                                 OpKind::kDefineIndex, std::move(define))));
+    declared = info.sequence;
+    Status s = BuildAndPublish(spec.name, declared);
+    if (!s.ok()) undo->Run(queue_, declared);
+    return s;
+  } catch (const std::exception&) {
+    // No exception crosses the API: out of memory, or of threads.
+    if (declared != 0) undo->Run(queue_, declared);
+    return IndexBuildExhaustedStatus();
   }
-  return s;
 }
 
 Status GraphImpl::BuildAndPublish(const std::string& name, SequenceNumber declared) {
   // A snapshot at or after the declaration: from it on, the writer records
   // what it changes (index/online_build.h).
-  auto built = std::make_shared<index::BuiltIndex>(chain_, chain_->Acquire());
+  auto built = std::make_shared<index::BuiltIndex>(chain_);
   // However this returns, the pinned versions go on a thread of the build's:
   // they hold back what the writer retired meanwhile, which their release
   // frees (index/online_build.h, ReleaseVersions).
@@ -697,7 +795,11 @@ Status GraphImpl::BuildAndPublish(const std::string& name, SequenceNumber declar
     std::uint32_t nice;
     index::BuiltIndex* built;
     ~ReleaseInBackground() {
-      base::RunInBackground(nice, [this] { built->ReleaseVersions(); });
+      try {
+        base::RunInBackground(nice, [this] { built->ReleaseVersions(); });
+      } catch (...) {
+        built->ReleaseVersions();  // a destructor never throws
+      }
     }
   } release{options_.background_nice, built.get()};
   const index::PropertyIndex* p = built->roots().catalog->Find(name);
@@ -729,10 +831,10 @@ Status GraphImpl::BuildAndPublish(const std::string& name, SequenceNumber declar
         blocks.FreeAll(chain_->account());
         return s;
       }
-    } catch (const std::bad_alloc&) {
+    } catch (const std::exception&) {  // out of memory, or of threads
       built->root = index::IndexRoot{};
       blocks.FreeAll(chain_->account());
-      return ResourceExhaustedError(base::StrCat("out of memory while building index '", name, "'"));
+      return IndexBuildExhaustedStatus();  // allocates nothing
     }
     blocks.Clear();  // the nodes are the tree's now
     unused.FreeAll(chain_->account());
@@ -802,7 +904,7 @@ Result<BackupInfo> GraphImpl::Backup(std::string_view dir, const BackupProgress&
   try {
     return BackupTo(fs, std::string(dir), progress);
   } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError(base::StrCat("Backup into ", dir, ": out of memory"));
+    return BackupOutOfMemory();  // built at construction: memory may be exhausted for good
   }
 }
 
@@ -859,6 +961,26 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
   if (!*exists) {
     if (Status s = graphdir::CreateDirDurably(fs, dir); !s.ok()) return failed(s);
   }
+  // However this returns or throws before the end, the directory is left as
+  // empty as it was found (best effort), so the backup can be retried.
+  const std::string identity = env::JoinPath(dir, graphdir::kIdentityFileName);
+  const std::string checkpoint_file = env::JoinPath(dir, checkpoint::CheckpointFileName(roots.sequence));
+  const std::string written[] = {identity, identity + std::string(graphdir::kTmpSuffix), checkpoint_file,
+                                 checkpoint_file + std::string(graphdir::kTmpSuffix)};
+  struct RemoveUnlessDone {
+    env::FileSystem* fs;
+    const std::string (&paths)[4];
+    bool done = false;
+    ~RemoveUnlessDone() {
+      if (done) return;
+      for (const std::string& p : paths) {
+        try {
+          fs->Remove(p).IgnoreError();
+        } catch (...) {
+        }
+      }
+    }
+  } remove_written{fs, written};
   checkpoint::WriteOptions w = CheckpointWriteOptions(options_);
   w.record_wal_position = false;  // the copy has none of this graph's log
   w.progress = progress;
@@ -872,12 +994,8 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
   // The identity file last: until it is there, a copy cut short is no graph.
   if (s.ok()) s = graphdir::WriteIdentity(fs, dir);
   if (s.ok()) s = graphdir::SyncAncestors(fs, dir);
-  if (!s.ok()) {
-    // Best effort: leave the directory as empty as it was found.
-    fs->Remove(env::JoinPath(dir, graphdir::kIdentityFileName)).IgnoreError();
-    fs->Remove(env::JoinPath(dir, checkpoint::CheckpointFileName(roots.sequence))).IgnoreError();
-    return failed(s);
-  }
+  if (!s.ok()) return failed(s);
+  remove_written.done = true;
   return BackupInfo{roots.sequence, ws.bytes};
 }
 
@@ -963,6 +1081,15 @@ void GraphImpl::WriterLoop(std::vector<WriteRequest*> group) {
 }
 
 void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
+  // A change feed subscription is open: compute each batch's effects.
+  if (feed_->active()) [[unlikely]]
+    CommitGroupAs<true>(group);
+  else
+    CommitGroupAs<false>(group);
+}
+
+template <bool kRecord>
+void GraphImpl::CommitGroupAs(std::span<WriteRequest* const> group) {
   if (poisoned_.load(std::memory_order_relaxed)) {
     // A copy of an immortal status: right even with no memory left.
     for (WriteRequest* r : group) r->Complete(PoisonedStatus());
@@ -986,9 +1113,13 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
   bool write = false, trap = false;
   const std::size_t held_mark = held_.size(), held_batches_mark = held_batches_;
   const SequenceNumber held_first_mark = held_first_, held_last_mark = held_last_;
+  constexpr bool record = kRecord;
   try {
     v = chain_->NewVersion(&ctx);
-    results.reserve(group.size());
+    // Only the common instance reserves: called once, reserve stays inlined
+    // there (GCC's called-once heuristic), as before the change feed; the
+    // recording one lets emplace_back grow the vector.
+    if constexpr (!record) results.reserve(group.size());
     first_vertex.resize(group.size());
     first_edge.resize(group.size());
     for (std::size_t i = 0; i < group.size(); ++i) {
@@ -1004,6 +1135,7 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
       first_vertex[i] = v->roots.vertex_limit;
       first_edge[i] = v->roots.edge_limit;
       CommitInfo info;
+      if constexpr (record) effects_.Before(processor_.Plain(group[i]->batch()), v->roots);
       processor_.Apply(group[i]->batch(), v->roots, ctx, &info);
       // Upserts and expectations: the log records the plain batch they
       // were resolved into (write/resolver.h).
@@ -1017,6 +1149,9 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
         }
       }
       info.sequence = ++v->roots.sequence;
+      if constexpr (record)
+        RecordEffects(!resolved.empty() && resolved[i] ? *resolved[i] : group[i]->batch(), v->roots,
+                      info.sequence, first_vertex[i], first_edge[i]);
       results.emplace_back(std::move(info));
       changed = true;
     }
@@ -1039,6 +1174,7 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
     StoreHeldStats();
     if (v != nullptr) chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
+    if constexpr (record) DropEffects();
     for (WriteRequest* r : group) r->CompleteOutOfMemory();
     return;
   }
@@ -1051,6 +1187,7 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
     // empty synced request) in the group.
     Poison("a WAL write or sync failed", log_error);
     StoreHeldStats();
+    if constexpr (record) DropEffects();
     chain_->RollBack(v, ctx);
     processor_.EndGroup(/*published=*/false);
     for (std::size_t i = 0; i < group.size(); ++i) {
@@ -1090,6 +1227,7 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
     // published unsynced (WriteOptions::sync = false; docs/durability.md).
     chain_->Publish(v);
     processor_.EndGroup(/*published=*/true);
+    if constexpr (record) PublishEffects();
     commit_groups_.fetch_add(1, std::memory_order_relaxed);
   }
   StoreHeldStats();
@@ -1103,6 +1241,18 @@ void GraphImpl::CommitGroup(std::span<WriteRequest* const> group) {
       if (r->after_sync()) r->after_sync()();
   for (std::size_t i = 0; i < group.size(); ++i) group[i]->Complete(std::move(results[i]));
 }
+
+void GraphImpl::RecordEffects(const WriteBatch& plain, const storage::GraphRoots& g, SequenceNumber sequence,
+                              std::uint64_t first_vertex, std::uint64_t first_edge) {
+  feed_batches_.push_back(effects_.Finish(plain, g, sequence, first_vertex, first_edge));
+}
+
+void GraphImpl::PublishEffects() {
+  feed_->Append(feed_batches_);
+  feed_batches_.clear();
+}
+
+void GraphImpl::DropEffects() { feed_batches_.clear(); }
 
 void GraphImpl::StoreHeldStats() {
   unsynced_batches_.store(held_batches_, std::memory_order_relaxed);
@@ -1240,7 +1390,12 @@ void GraphImpl::CheckpointLoop() {
     trigger_mu_.Unlock();
     if (stop) return;
     // Failures are recorded in the stats; the WAL keeps everything meanwhile.
-    RunCheckpoint().IgnoreError();
+    // RunCheckpoint answers out of memory with a status; the catch is the
+    // last resort of a thread an exception would end the process from.
+    try {
+      RunCheckpoint().IgnoreError();
+    } catch (const std::bad_alloc&) {
+    }
   }
 }
 
@@ -1250,11 +1405,19 @@ Status GraphImpl::RunCheckpoint() {
   return RunCheckpointLocked();
 }
 
+void GraphImpl::SetLastCheckpointError(const Status& s) {
+  try {
+    checkpoint_stats_.last_checkpoint_error = s;  // a copy allocates, unless immortal
+  } catch (const std::bad_alloc&) {
+    checkpoint_stats_.last_checkpoint_error = checkpoint::CheckpointOutOfMemory();
+  }
+}
+
 Status GraphImpl::CheckpointFailed(Status s) {
   {
     base::MutexLock stats_lock(&stats_mu_);
     ++checkpoint_stats_.checkpoint_failures;
-    checkpoint_stats_.last_checkpoint_error = s;
+    SetLastCheckpointError(s);
     last_checkpoint_failed_ = true;
   }
   LogEvent(LogLevel::kError, "checkpoint_failed", [&] {
@@ -1349,7 +1512,7 @@ Status GraphImpl::RunCheckpointLocked(bool writer_stopped) {
   } catch (const std::bad_alloc&) {
     // Every allocation is outside the barrier's Push..Wait (the writer never
     // sees a request this thread has dropped) and the pin is a scope guard.
-    return CheckpointFailed(ResourceExhaustedError("checkpoint: out of memory"));
+    return CheckpointFailed(checkpoint::CheckpointOutOfMemory());
   }
 }
 
@@ -1444,15 +1607,19 @@ Status GraphImpl::RunCheckpointUnguarded(bool writer_stopped) {
     return Status(StatusCode::kPoisoned, "a WAL failure stopped this graph: covered files are kept");
   // The new checkpoint is durable; what is left to do only frees space.
   bool dir_sync_failed = false;
-  Status cleanup =
-      RemoveCoveredFiles(*durable_, previous_checkpoint_, current_segment_.load(), &dir_sync_failed);
+  Status cleanup;
+  try {
+    cleanup = RemoveCoveredFiles(*durable_, previous_checkpoint_, current_segment_.load(), &dir_sync_failed);
+  } catch (const std::bad_alloc&) {
+    cleanup = checkpoint::CheckpointOutOfMemory();  // dir_sync_failed says if it was in the fsync
+  }
   if (dir_sync_failed) {
     Poison("a directory fsync failed after checkpoint cleanup removed files", cleanup);
     return CheckpointFailed(std::move(cleanup));
   }
   if (!cleanup.ok()) {
     base::MutexLock stats_lock(&stats_mu_);
-    checkpoint_stats_.last_checkpoint_error = cleanup;
+    SetLastCheckpointError(std::move(cleanup));
   }
   return Status::Ok();
 }
@@ -1494,8 +1661,11 @@ Status GraphImpl::RemoveFiles(DurableState& d, const CoveredFiles& files, bool* 
   }
   if (files.empty() && !base::DurabilityFaultOn(&base::DurabilityFaults::remove_before_dir_sync))
     return Status::Ok();
+  // Failed until it reports success: an exception from inside it must not
+  // pass for "not attempted" (RELIABILITY 2.7: a failed fsync is final).
+  if (dir_sync_failed != nullptr) *dir_sync_failed = true;
   Status s = d.fs->SyncDir(d.dir);
-  if (!s.ok() && dir_sync_failed != nullptr) *dir_sync_failed = true;
+  if (s.ok() && dir_sync_failed != nullptr) *dir_sync_failed = false;
   return s;
 }
 

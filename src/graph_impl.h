@@ -33,6 +33,8 @@
 #include "absl/base/thread_annotations.h"
 #include "base/mutex.h"
 #include "env/file_system.h"
+#include "feed/change_feed.h"
+#include "feed/effects.h"
 #include "graph_dir.h"
 #include "quiver/graph.h"
 #include "storage/version.h"
@@ -91,6 +93,8 @@ class GraphImpl final : public Graph {
   // Backup on `fs` (tests inject faults in the target).
   Result<BackupInfo> BackupTo(env::FileSystem* fs, const std::string& dir, const BackupProgress& progress);
   Result<VerifyReport> Verify(const VerifyOptions& options) const override;
+  Result<std::unique_ptr<ChangeSubscription>> Subscribe(SequenceNumber from_sequence) override;
+  Result<std::unique_ptr<ChangeSubscription>> Subscribe() override { return SubscribeFrom(0); }
   MemoryStats GetMemoryStats() const override;
   OpenStats GetOpenStats() const override;
   DurabilityStats GetDurabilityStats() const override;
@@ -120,6 +124,17 @@ class GraphImpl final : public Graph {
   // over a label it knows: the type errors of the head's data, which the
   // build would find only after the declaration interned the name.
   Status CheckDataForNewNames(const IndexSpec& spec);
+  // After Apply of a recorded batch: its effects, for feed_ (out of line:
+  // CommitGroup's path without subscribers stays as it was).
+  [[gnu::noinline]] void RecordEffects(const WriteBatch& plain, const storage::GraphRoots& g,
+                                       SequenceNumber sequence, std::uint64_t first_vertex,
+                                       std::uint64_t first_edge);
+  // After the group's version was published: its batches' effects go to
+  // feed_. After a roll-back: they are dropped.
+  [[gnu::noinline]] void PublishEffects();
+  [[gnu::noinline]] void DropEffects();
+  // Subscribe; `from` 0 subscribes from now.
+  Result<std::unique_ptr<ChangeSubscription>> SubscribeFrom(SequenceNumber from);
   // Close; sets *ran (if given) when this call is the one that closed.
   Status CloseOnce(bool* ran);
   // `group`: an empty vector with room for a usual group.
@@ -127,6 +142,10 @@ class GraphImpl final : public Graph {
   // Whoever holds the writer's role (CommitQueue invariant 3): the writer
   // thread, or a producer that took it (TryLead).
   void CommitGroup(std::span<WriteRequest* const> group);
+  // CommitGroup's body, compiled twice: with kRecord false (no change feed
+  // subscription) it is the commit path as it was without the feed.
+  template <bool kRecord>
+  void CommitGroupAs(std::span<WriteRequest* const> group);
   // A producer that took the writer's role: commits `r` alone and gives the
   // role back. noexcept: an exception escaping the group terminates, as it
   // would on the writer thread, rather than leave the role taken.
@@ -196,7 +215,10 @@ class GraphImpl final : public Graph {
   Status RunCheckpointLocked(bool writer_stopped = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_);
   Status RunCheckpointUnguarded(bool writer_stopped) ABSL_EXCLUSIVE_LOCKS_REQUIRED(checkpoint_mu_);
   // Records a checkpoint failure in the stats, logs it and returns it.
+  // Never throws (out of memory, the stats hold CheckpointOutOfMemory()).
   Status CheckpointFailed(Status s);
+  // checkpoint_stats_.last_checkpoint_error = s, without throwing.
+  void SetLastCheckpointError(const Status& s) ABSL_EXCLUSIVE_LOCKS_REQUIRED(stats_mu_);
   // Sets poisoned_ and, the first time, logs `why` (built only then; no
   // memory for it: logged with `what` alone). Never throws.
   void Poison(const char* what, const Status& why);
@@ -279,9 +301,17 @@ class GraphImpl final : public Graph {
   std::atomic<std::uint64_t> unsynced_bytes_{0};
   std::atomic<SequenceNumber> durable_sequence_{0};
 
+  // The change feed (Subscribe): subscriptions share it, so it outlives
+  // the graph while they live.
+  const std::shared_ptr<feed::ChangeFeed> feed_;
+
   // The writer's role holder only (CommitQueue invariant 3: the writer
   // thread, or a producer committing on its own thread).
   BatchProcessor processor_;
+  // While a subscription is open: the effects of each batch of the group
+  // being committed, appended to feed_ once the group is published.
+  feed::EffectsRecorder effects_;
+  std::vector<std::shared_ptr<const ChangeBatch>> feed_batches_;
   std::uint64_t epoch_;
   std::vector<std::byte> held_prefix_;  // a held-back record's batch count (BuildHeldRecord)
   // The held-back log (durable mode): the encoded entries of batches that

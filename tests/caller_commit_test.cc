@@ -6,8 +6,10 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -100,6 +102,35 @@ TEST(CallerCommitTest, NoMemoryForTheRequestIsResourceExhausted) {
   EXPECT_EQ(g->GetSnapshot().vertex_count(), 0u);
   ASSERT_TRUE(g->Write(OneVertex(2)).ok());
   EXPECT_EQ(g->GetSnapshot().vertex_count(), 1u);
+}
+
+// Queuing a request allocates nothing (CommitQueue links its requests, where
+// a std::deque allocated a block every 64): with no memory left, a producer
+// still reaches the writer thread, as CreateIndex's take-back of its
+// declaration relies on. Before, the deque's allocation threw out of Push.
+TEST(CallerCommitTest, QueuingARequestNeedsNoMemory) {
+  CommitQueue queue(1000, /*spin_microseconds=*/0);
+  std::vector<WriteRequest*> requests;
+  for (int i = 0; i < 300; ++i) requests.push_back(new WriteRequest(WriteBatch(), /*async=*/false));
+  {
+    test_util::ScopedOperatorNewFaults hook;
+    base::ArmAllocationFaults(std::this_thread::get_id(), 1, base::AllocationFaultMode::kFromThenOn);
+    bool threw = false;
+    try {
+      for (WriteRequest* r : requests) ASSERT_TRUE(queue.Push(r).ok());
+    } catch (const std::bad_alloc&) {
+      threw = true;
+    }
+    EXPECT_EQ(base::DisarmAllocationFaults(), 0u);  // allocations made
+    ASSERT_FALSE(threw);
+  }
+  std::vector<WriteRequest*> group;
+  group.reserve(requests.size());
+  ASSERT_TRUE(queue.PopGroup(&group, requests.size(), SIZE_MAX));
+  EXPECT_EQ(group, requests);  // in the order pushed
+  for (WriteRequest* r : group) r->CompleteOutOfMemory();
+  queue.FinishGroup();
+  for (WriteRequest* r : requests) EXPECT_EQ(queue.Wait(r).status().code(), StatusCode::kResourceExhausted);
 }
 
 }  // namespace

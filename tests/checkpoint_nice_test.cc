@@ -67,6 +67,7 @@ TEST(CheckpointNiceTest, CallersOfCheckpointBackupAndCloseKeepTheirPriority) {
 // Returns how many allocations of the calling thread one checkpoint makes.
 std::uint64_t EnumerateCallerAllocations(std::uint32_t nice) {
   std::uint64_t n = 1;
+  std::uint64_t stopped = 0;
   std::string escaped;
   for (;; ++n) {
     env::SimFileSystem fs;
@@ -93,9 +94,19 @@ std::uint64_t EnumerateCallerAllocations(std::uint32_t nice) {
     } else if (!s.ok()) {
       EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << "allocation " << n << ": " << s.ToString();
     }
+    // Out of memory inside the directory fsync after the rename: whether it
+    // ran is unknown, so it counts as failed and the graph stops
+    // (RELIABILITY 2.7). Anywhere else the next checkpoint succeeds.
+    if (g->GetDurabilityStats().poisoned) {
+      EXPECT_EQ(s.code(), StatusCode::kResourceExhausted) << "allocation " << n;
+      ++stopped;
+      continue;
+    }
     Status again = g->Checkpoint();
     EXPECT_TRUE(again.ok()) << "allocation " << n << ": " << s.ToString() << " then " << again.ToString();
   }
+  std::cout << "[          ] background_nice " << nice << ": " << stopped
+            << " faults fell in the directory fsync after the rename and stopped the graph\n";
   EXPECT_TRUE(escaped.empty()) << "background_nice " << nice
                                << ": std::bad_alloc crossed Checkpoint() at allocations" << escaped;
   return n - 1;

@@ -29,6 +29,7 @@
 #include <string_view>
 #include <vector>
 
+#include "quiver/change_feed.h"
 #include "quiver/ids.h"
 #include "quiver/index.h"
 #include "quiver/options.h"
@@ -406,6 +407,28 @@ class Graph {
   virtual Result<BackupInfo> Backup(std::string_view dir, const BackupProgress& progress) = 0;
   Result<BackupInfo> Backup(std::string_view dir) { return Backup(dir, BackupProgress{}); }
   Result<VerifyReport> Verify() const { return Verify(VerifyOptions{}); }
+
+  // Opens a change feed subscription (quiver/change_feed.h) whose first
+  // batch is the one of sequence `from_sequence`: snapshot.sequence() + 1
+  // continues from a snapshot; a consumer that fell behind resumes from a
+  // sequence still retained (ChangeFeedOptions). While no subscription is
+  // open nothing is retained, so an older sequence is only available while
+  // another subscription kept it. The call waits behind the batches queued
+  // before it (it sends an empty batch through the commit queue).
+  // Errors (nothing changes, no subscription is opened): InvalidArgument for
+  // 0; OutOfRange for a sequence past the next one to commit, and for one
+  // the feed no longer (or never) held: the message names the window it
+  // holds and the next sequence; FailedPrecondition after Close(), or when
+  // called from a Logger on the thread committing to this graph.
+  //
+  // Example:
+  //   quiver::Snapshot s = graph->GetSnapshot();
+  //   auto sub = graph->Subscribe(s.sequence() + 1).value();
+  virtual Result<std::unique_ptr<ChangeSubscription>> Subscribe(SequenceNumber from_sequence) = 0;
+  // A subscription from now: its first batch is the first one committed
+  // after the batches queued before the call (sub->next_sequence() says
+  // which sequence that is).
+  virtual Result<std::unique_ptr<ChangeSubscription>> Subscribe() = 0;
 
   virtual MemoryStats GetMemoryStats() const = 0;
   virtual OpenStats GetOpenStats() const = 0;

@@ -59,6 +59,26 @@ inline constexpr std::uint32_t kMaxBackgroundNice = 19;
 // DurableOptions::max_unsynced_bytes: at most 1 GiB.
 inline constexpr std::uint64_t kMaxUnsyncedBytesCeiling = std::uint64_t{1} << 30;
 
+// ChangeFeedOptions::max_retained_batches: at most 2^24.
+inline constexpr std::size_t kMaxRetainedBatchesCeiling = std::size_t{1} << 24;
+
+// The change feed (Graph::Subscribe, quiver/change_feed.h). While at least
+// one subscription is open the graph keeps the newest committed batches'
+// effects in memory, for its consumers to read and to resume from; with
+// none open it keeps nothing and computes nothing.
+struct ChangeFeedOptions {
+  // Most batches kept; a consumer more than this many batches behind the
+  // newest commit has fallen behind. 1 to kMaxRetainedBatchesCeiling. The
+  // window's index (16 bytes a batch) is allocated when the first
+  // subscription opens. Default 16,384.
+  std::size_t max_retained_batches = 16384;
+  // Most bytes of batches kept (ChangeBatch::bytes summed); the newest
+  // batch is kept even when it alone is larger. Batches a consumer holds
+  // stay in memory until it releases them, kept or not. At least 1.
+  // Default 64 MiB.
+  std::uint64_t max_retained_bytes = std::uint64_t{64} << 20;
+};
+
 // Bounds on untrusted input. A batch that exceeds one is rejected whole with
 // OutOfRange before anything is allocated for it in the graph.
 struct Limits {
@@ -279,6 +299,7 @@ struct Options {
   Limits limits;
   WriterOptions writer;
   DurableOptions durable;
+  ChangeFeedOptions change_feed;
 };
 
 }  // namespace quiver

@@ -2,6 +2,7 @@
 #ifndef QUIVER_QUIVER_H_
 #define QUIVER_QUIVER_H_
 
+#include "quiver/change_feed.h"
 #include "quiver/graph.h"
 #include "quiver/ids.h"
 #include "quiver/logger.h"

@@ -31,8 +31,15 @@ void RunOnThreads(unsigned threads, const std::function<void(unsigned worker)>& 
   };
   std::vector<std::thread> pool;
   pool.reserve(threads - 1);
-  for (unsigned w = 1; w < threads; ++w) pool.emplace_back(run, w);
+  unsigned started = 1;
+  try {
+    for (; started < threads; ++started) pool.emplace_back(run, started);
+  } catch (...) {
+    // No thread to be had (std::system_error, or std::bad_alloc for its
+    // state): the workers that did not start run here, after worker 0.
+  }
   run(0);
+  for (unsigned w = started; w < threads; ++w) run(w);
   for (std::thread& t : pool) t.join();
   for (const std::exception_ptr& e : errors)
     if (e) std::rethrow_exception(e);
@@ -77,8 +84,10 @@ void RunInBackground(std::uint32_t nice, const std::function<void()>& fn) {
         error = std::current_exception();
       }
     });
-  } catch (const std::system_error&) {
-    return fn();  // no thread to be had: the caller runs it
+  } catch (...) {
+    // No thread to be had (std::system_error, or std::bad_alloc for the
+    // thread's state, allocated here): the caller runs it.
+    return fn();
   }
   worker.join();
   if (error) std::rethrow_exception(error);

@@ -16,7 +16,9 @@ namespace quiver::base {
 unsigned ResolveThreads(std::uint32_t requested);
 
 // Runs fn(0) .. fn(threads - 1) concurrently, fn(0) on the calling thread,
-// and returns once all have returned. An exception thrown by any worker
+// and returns once all have returned. Workers whose thread cannot be
+// started run on the calling thread after fn(0), one after the other, so
+// `fn` must not wait for another worker. An exception thrown by any worker
 // (std::bad_alloc, say) is rethrown here after every worker has finished.
 void RunOnThreads(unsigned threads, const std::function<void(unsigned worker)>& fn);
 
@@ -36,8 +38,8 @@ int ThisThreadNice();
 // (LowerThisThreadPriority), and returns once it has returned: the calling
 // thread (a user's, which must keep its priority) only waits, and threads
 // fn starts inherit the lowered priority. With `nice` 0, or if no thread can
-// be started, fn runs on the calling thread. An exception fn throws is
-// rethrown here.
+// be started (whatever starting it threw), fn runs on the calling thread.
+// An exception fn throws is rethrown here.
 void RunInBackground(std::uint32_t nice, const std::function<void()>& fn);
 
 }  // namespace quiver::base

@@ -170,13 +170,28 @@ Status WriteCheckpointUnguarded(env::FileSystem* fs, const std::string& dir, con
   QUIVER_RETURN_IF_ERROR(check_space());
   std::string name = CheckpointFileName(roots.sequence);
   std::string tmp = env::JoinPath(dir, name + ".tmp");
+  // However this returns or throws short of the rename, the .tmp goes (after
+  // the file, declared below, is closed): left behind it would hold a whole
+  // checkpoint's bytes until the next Open.
+  struct RemoveUnlessRenamed {
+    env::FileSystem* fs;
+    const std::string& tmp;
+    const WriteStats* stats;
+    ~RemoveUnlessRenamed() {
+      if (stats->renamed) return;
+      try {
+        fs->Remove(tmp).IgnoreError();  // best effort: Open also removes stale .tmp files
+      } catch (...) {
+      }
+    }
+  } remove_tmp{fs, tmp, stats};
   auto file = fs->OpenWritable(tmp, env::OpenMode::kTruncate);
   if (!file.ok()) return file.status();
   Status s;
   try {
     s = WriteBody(file->get(), uuid, roots, options, stats, check_space);
   } catch (const std::bad_alloc&) {
-    s = ResourceExhaustedError("checkpoint: out of memory");
+    s = CheckpointOutOfMemory();
   }
   if (s.ok() && !base::DurabilityFaultOn(&base::DurabilityFaults::skip_checkpoint_sync)) s = (*file)->Sync();
   Status closed = (*file)->Close();
@@ -186,11 +201,13 @@ Status WriteCheckpointUnguarded(env::FileSystem* fs, const std::string& dir, con
     stats->renamed = true;
     // Negative control (tests only): leave the rename unsynced.
     if (base::DurabilityFaultOn(&base::DurabilityFaults::remove_before_dir_sync)) return s;
+    // Failed until it reports success: an exception from inside it (out of
+    // memory building its error, say) must not pass for "not attempted".
+    stats->dir_sync_failed = true;
     s = fs->SyncDir(dir);
     stats->dir_sync_failed = !s.ok();
     return s;
   }
-  fs->Remove(tmp).IgnoreError();  // best effort: recovery also removes stale .tmp files
   return s;
 }
 
@@ -203,11 +220,10 @@ Status WriteCheckpoint(env::FileSystem* fs, const std::string& dir, const wal::U
     return WriteCheckpointUnguarded(fs, dir, uuid, roots, stats, options);
   } catch (const std::bad_alloc&) {
     // Outside the body's own guard (names, open, sync, rename, the
-    // directory fsync's own allocations): a .tmp left behind is removed by
-    // the next checkpoint or Open; a renamed file whose directory fsync never
-    // ran is written and synced again by the next checkpoint (nothing was
-    // removed on its account).
-    return ResourceExhaustedError("checkpoint: out of memory");
+    // directory fsync): the .tmp is removed on the way out; a directory
+    // fsync that threw counts as failed (stats->dir_sync_failed), and the
+    // caller stops.
+    return CheckpointOutOfMemory();
   }
 }
 

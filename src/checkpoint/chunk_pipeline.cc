@@ -18,11 +18,17 @@ Status CatchBadAlloc(Fn&& fn) {
   try {
     return fn();
   } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError("checkpoint: out of memory while encoding or writing");
+    return CheckpointOutOfMemory();
   }
 }
 
 }  // namespace
+
+const Status& CheckpointOutOfMemory() {
+  static const Status* const s = new Status(internal::ImmortalStatus(
+      StatusCode::kResourceExhausted, "out of memory while writing a checkpoint; the WAL keeps everything"));
+  return *s;
+}
 
 ChunkPipeline::ChunkPipeline(std::size_t count, std::uint32_t threads, std::size_t window, EncodeFn encode,
                              WriteFn write, std::uint32_t worker_nice)

@@ -46,6 +46,12 @@
 
 namespace quiver::checkpoint {
 
+// ResourceExhausted for a checkpoint or backup that ran out of memory.
+// Returned without allocating: a handler of std::bad_alloc must not
+// allocate (with memory exhausted for good its own exception would escape,
+// and on a worker or the background checkpointer end the process).
+const Status& CheckpointOutOfMemory();
+
 class ChunkPipeline {
  public:
   // Encodes chunk `index` into the given buffer.

@@ -271,7 +271,10 @@ Status SimFileSystem::SyncDir(const std::string& dir) {
   // holds nothing that could be lost: syncing it is a no-op.
   if (d == nullptr && !HasSimulatedAncestor(p)) return Status::Ok();
   if (d == nullptr) return NotFoundError(base::StrCat("no such directory: ", p));
-  d->durable = d->entries;
+  // Copy, then swap: out of memory in the copy leaves the durable image
+  // as it was (an fsync that did not happen), never empty.
+  auto durable = d->entries;
+  d->durable.swap(durable);
   std::erase_if(dir_log_, [&](const DirChange& c) { return c.dir == p; });
   return Status::Ok();
 }

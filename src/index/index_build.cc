@@ -4,7 +4,6 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
-#include <thread>
 
 #include "base/parallel.h"
 #include "base/strings.h"
@@ -136,14 +135,13 @@ void ParallelSort(std::vector<T>& v, unsigned threads, Less less) {
     return;
   }
   auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::thread other([&] { std::sort(mid, v.end(), less); });
-  try {
-    std::sort(v.begin(), mid, less);
-  } catch (...) {
-    other.join();
-    throw;
-  }
-  other.join();
+  base::RunOnThreads(2, [&](unsigned half) {
+    if (half == 0) {
+      std::sort(v.begin(), mid, less);
+    } else {
+      std::sort(mid, v.end(), less);
+    }
+  });
   std::inplace_merge(v.begin(), mid, v.end(), less);
 }
 

@@ -52,6 +52,9 @@ struct BuiltIndex {
   // Takes over one reference on `version`.
   BuiltIndex(storage::VersionChain* chain, const storage::Version* version)
       : chain_(chain), version_(version) {}
+  // Pins the chain's current version. Through make_shared, the pin is taken
+  // only once the object's memory is: a failed allocation pins nothing.
+  explicit BuiltIndex(storage::VersionChain* chain) : BuiltIndex(chain, chain->Acquire()) {}
   BuiltIndex(const BuiltIndex&) = delete;
   BuiltIndex& operator=(const BuiltIndex&) = delete;
   ~BuiltIndex() {

@@ -61,6 +61,12 @@ class BatchProcessor {
   void Apply(const WriteBatch& batch, storage::GraphRoots& g, storage::MutationContext& ctx,
              CommitInfo* info);
 
+  // After Validate accepted `batch`: the plain batch Apply will apply
+  // (`batch` itself, or what it was resolved into).
+  const WriteBatch& Plain(const WriteBatch& batch) const {
+    return internal::WriteBatchInternal::NeedsResolving(batch) ? resolver_.plain() : batch;
+  }
+
   // After Apply of a batch that needed resolving: its plain batch, which is
   // what the WAL records.
   WriteBatch TakeResolved() { return resolver_.TakePlain(); }

@@ -112,11 +112,13 @@ CommitQueue::CommitQueue(std::size_t capacity, std::uint32_t spin_microseconds)
 
 Status CommitQueue::Push(WriteRequest* r) {
   base::MutexLock lock(&mu_);
-  while (!closed_ && queue_.size() >= capacity_) not_full_.Wait();
+  while (!closed_ && size_ >= capacity_) not_full_.Wait();
   if (closed_) return FailedPreconditionError("the graph is closed");
   r->group_ = groups_popped_;  // invariant 1
-  queue_.push_back(r);
-  approx_size_.store(queue_.size(), std::memory_order_release);
+  r->next_ = nullptr;
+  (tail_ == nullptr ? head_ : tail_->next_) = r;
+  tail_ = r;
+  approx_size_.store(++size_, std::memory_order_release);
   // While someone holds the writer's role, the writer thread waits for it
   // whatever is queued: FinishGroup wakes it (invariant 3).
   if (!busy_) not_empty_.Signal();
@@ -137,7 +139,7 @@ bool CommitQueue::TryLead(WriteRequest* r) {
   // Only a producer that commits alone leads: once groups hold several
   // requests, producers arrive together, and one leading a group of one
   // would split what the writer thread would commit with a single sync.
-  if (closed_ || busy_ || !queue_.empty() || last_group_size_ > 1) return false;
+  if (closed_ || busy_ || size_ != 0 || last_group_size_ > 1) return false;
   busy_ = true;  // invariant 3
   busy_hint_.store(true, std::memory_order_relaxed);
   r->group_ = groups_popped_++;
@@ -197,16 +199,18 @@ bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batc
   base::MutexLock lock(&mu_);
   // Invariant 3: a producer that took the writer's role (TryLead) finishes
   // its group first, Close or not.
-  while (busy_ || (!closed_ && queue_.empty())) not_empty_.Wait();
+  while (busy_ || (!closed_ && size_ == 0)) not_empty_.Wait();
   std::size_t cost = 0;
-  while (!queue_.empty() && out->size() < max_batches) {
-    std::size_t c = queue_.front()->cost();
+  while (head_ != nullptr && out->size() < max_batches) {
+    std::size_t c = head_->cost();
     if (!out->empty() && cost + c > max_cost) break;
     cost += c;
-    out->push_back(queue_.front());
-    queue_.pop_front();
+    out->push_back(head_);
+    head_ = head_->next_;
+    if (head_ == nullptr) tail_ = nullptr;
+    --size_;
   }
-  approx_size_.store(queue_.size(), std::memory_order_release);
+  approx_size_.store(size_, std::memory_order_release);
   if (out->empty()) return false;
   busy_ = true;
   busy_hint_.store(true, std::memory_order_relaxed);
@@ -234,7 +238,7 @@ void CommitQueue::FinishGroup() {
   base::MutexLock lock(&mu_);
   busy_ = false;
   busy_hint_.store(last_group_size_ > 1, std::memory_order_relaxed);
-  if (!queue_.empty() || closed_) not_empty_.Signal();
+  if (size_ != 0 || closed_) not_empty_.Signal();
 }
 
 void CommitQueue::Close() {

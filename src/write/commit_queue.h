@@ -59,7 +59,6 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <future>
 #include <optional>
@@ -122,7 +121,8 @@ class WriteRequest {
   bool async_;
   bool sync_;
   std::function<void()> after_sync_;
-  std::uint64_t group_ = 0;  // the group expected at Push (invariant 1)
+  std::uint64_t group_ = 0;       // the group expected at Push (invariant 1)
+  WriteRequest* next_ = nullptr;  // the next queued request (CommitQueue, under its lock)
   std::atomic<int> refs_{2};
   std::atomic<std::uint32_t> done_{0};
   // Until completed: the answer CompleteOutOfMemory gives (a copy of an
@@ -192,7 +192,11 @@ class CommitQueue {
   base::Mutex mu_;
   base::CondVar not_empty_{&mu_};  // the writer waits here
   base::CondVar not_full_{&mu_};   // producers wait here (backpressure)
-  std::deque<WriteRequest*> queue_ ABSL_GUARDED_BY(mu_);
+  // Queued requests, oldest first, linked through WriteRequest::next_: Push
+  // allocates nothing, so queuing a request never fails for memory.
+  WriteRequest* head_ ABSL_GUARDED_BY(mu_) = nullptr;
+  WriteRequest* tail_ ABSL_GUARDED_BY(mu_) = nullptr;
+  std::size_t size_ ABSL_GUARDED_BY(mu_) = 0;
   std::uint64_t groups_popped_ ABSL_GUARDED_BY(mu_) = 0;
   bool busy_ ABSL_GUARDED_BY(mu_) = false;  // invariant 3: someone holds the writer's role
   // Requests in the writer thread's last group (TryLead leads only after

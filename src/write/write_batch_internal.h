@@ -105,8 +105,13 @@ class WriteBatchInternal {
   // Appends an index lifecycle operation (the WAL decoder; validation
   // refuses it beside other operations).
   static void AppendIndexOp(WriteBatch& b, OpKind kind, IndexOp op) {
+    AppendSharedIndexOp(b, kind, std::make_shared<const IndexOp>(std::move(op)));
+  }
+  // The same, sharing `op`: who made it may still change it until the batch
+  // is queued (CreateIndex's drop, made before the sequence it names).
+  static void AppendSharedIndexOp(WriteBatch& b, OpKind kind, std::shared_ptr<const IndexOp> op) {
     b.ops_.emplace_back().kind = kind;
-    b.ops_.back().index = std::make_shared<const IndexOp>(std::move(op));
+    b.ops_.back().index = std::move(op);
     ++b.counted_ops_;
   }
   // True if `b` holds upserts or expectations (the writer resolves them).

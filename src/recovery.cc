@@ -340,8 +340,8 @@ class Rebuilder {
       wal::SegmentScan scan;
       Status s = wal::ScanSegment(
           bytes,
-          [this, &scan](SequenceNumber f, SequenceNumber l, std::span<const std::byte> p) {
-            return Replay(f, l, p, scan.header.format_version);
+          [this, &scan, number](SequenceNumber f, SequenceNumber l, std::span<const std::byte> p) {
+            return Replay(f, l, p, number, scan.header.format_version);
           },
           &scan, covered, CoveredEnd(number));
       state_->stats.wal_covered_damage_bytes += scan.covered_damage_bytes;
@@ -466,9 +466,9 @@ class Rebuilder {
     return Status::Ok();
   }
 
-  // Replays one group of a segment of `format_version`.
+  // Replays one group of segment `segment`, of `format_version`.
   Status Replay(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload,
-                std::uint32_t format_version) {
+                std::uint64_t segment, std::uint32_t format_version) {
     SequenceNumber base_seq = version_->roots.sequence;
     if (last <= base_seq) return Status::Ok();  // covered by the checkpoint
     if (first != base_seq + 1)
@@ -488,6 +488,18 @@ class Rebuilder {
       if (format_version < 2 && internal::WriteBatchInternal::HasIndexOp(lb.batch))
         return CorruptionError(base::StrCat("WAL: batch ", lb.sequence,
                                             " holds an index operation in a format version 1 segment"));
+      // Index kind 3 (the edge-endpoint constraint) came with format version
+      // 4: an older writer never logged one, and an older reader could not
+      // have read it.
+      if (format_version < wal::kFirstEndpointConstraintVersion) {
+        for (const internal::WriteBatchInternal::Op& op : internal::WriteBatchInternal::Ops(lb.batch)) {
+          if (op.kind == OpKind::kDefineIndex && op.index->spec.kind == IndexKind::kUniqueEndpoints)
+            return CorruptionError(base::StrCat(
+                "WAL segment ", segment, ": batch ", lb.sequence, " defines '", op.index->spec.name,
+                "', an edge-endpoint constraint (index kind 3), in a format version ", format_version,
+                " segment; that kind came with format version ", wal::kFirstEndpointConstraintVersion));
+        }
+      }
       Status s = processor_.Validate(lb.batch, g);
       if (!s.ok())
         return CorruptionError(base::StrCat("WAL: batch ", lb.sequence, " does not replay: ", s.message()));

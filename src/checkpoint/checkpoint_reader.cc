@@ -120,9 +120,10 @@ class FileSource final : public Source {
   const std::uint64_t size_;
 };
 
-// Reads block `b` whole and checks its CRC, which continues `seed` (the
-// file header's CRC from format 2 on, so a block of another file fails it);
-// returns the payload.
+// Reads block `b` whole and checks its CRC, which continues `seed` (from
+// format 2 on the CRC-32C of the whole header, which is the same for every
+// intact header: a block of another file is caught by the trailer, not
+// here); returns the payload.
 Result<std::span<const std::byte>> ReadBlock(const Source& src, const BlockRef& b, std::uint32_t seed,
                                              std::vector<std::byte>* scratch) {
   QUIVER_ASSIGN_OR_RETURN(auto block, src.Read(b.offset, kBlockHeaderBytes + b.length, scratch));

@@ -17,6 +17,7 @@
 #include "checkpoint/checkpoint_writer.h"
 #include "checkpoint/chunk_pipeline.h"
 #include "env/path.h"
+#include "feed/log_replay.h"
 #include "index/index_build.h"
 #include "index/index_keys.h"
 #include "index/online_build.h"
@@ -713,8 +714,43 @@ Result<std::unique_ptr<ChangeSubscription>> GraphImpl::SubscribeFrom(SequenceNum
     committed = barrier->sequence;
   }
   Result<std::unique_ptr<ChangeSubscription>> sub = feed_->Open(from, committed);
+  // Not in the window: a writable durable graph still has it in its files.
+  if (!sub.ok() && sub.status().code() == StatusCode::kOutOfRange && from <= committed &&
+      durable_ != nullptr && !read_only_)
+    return SubscribeFromLog(from, committed);
   if (!sub.ok()) feed_->Unregister();
   return sub;
+}
+
+Result<std::unique_ptr<ChangeSubscription>> GraphImpl::SubscribeFromLog(SequenceNumber from,
+                                                                        SequenceNumber committed) {
+  // The window delivers from committed + 1 on (it owns the registration
+  // from here: its destruction unregisters); the log up to committed.
+  Result<std::unique_ptr<ChangeSubscription>> live = feed_->Open(committed + 1, committed);
+  if (!live.ok()) {
+    feed_->Unregister();
+    return live.status();
+  }
+  // Batches held back by unsynced writes are in memory only: a synced
+  // barrier writes every batch up to `committed` into the log.
+  Result<CommitInfo> barrier = Write(WriteBatch(), WriteOptions{.sync = true});
+  if (!barrier.ok()) return barrier.status();
+  Result<feed::LogFiles> files = [&]() -> Result<feed::LogFiles> {
+    // Checkpoint cleanup removes files under this lock: every file is
+    // opened before any can go (an open file reads to its end).
+    base::MutexLock lock(&checkpoint_mu_);
+    if (closed_) return FailedPreconditionError("Subscribe: the graph is closed");
+    return feed::OpenLogFiles(durable_->fs, durable_->dir);
+  }();
+  if (!files.ok()) return files.status();
+  QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<feed::LogReplay> replay,
+                          feed::LogReplay::Start(*std::move(files), from, committed,
+                                                 base::ResolveThreads(options_.durable.io_threads)));
+  try {
+    return feed::MakeCatchUpSubscription(std::move(replay), *std::move(live));
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError("change feed: out of memory for a subscription");
+  }
 }
 
 Status GraphImpl::Checkpoint() {

@@ -135,6 +135,10 @@ class GraphImpl final : public Graph {
   [[gnu::noinline]] void DropEffects();
   // Subscribe; `from` 0 subscribes from now.
   Result<std::unique_ptr<ChangeSubscription>> SubscribeFrom(SequenceNumber from);
+  // From a sequence the window does not hold (from <= committed): the log
+  // up to `committed` (feed/log_replay.h), then the window. Takes over the
+  // feed registration SubscribeFrom made.
+  Result<std::unique_ptr<ChangeSubscription>> SubscribeFromLog(SequenceNumber from, SequenceNumber committed);
   // Close; sets *ran (if given) when this call is the one that closed.
   Status CloseOnce(bool* ran);
   // `group`: an empty vector with room for a usual group.

@@ -108,10 +108,6 @@ wal::Uuid NewGraphUuid() {
   return u;
 }
 
-namespace {
-
-// Limits for replay: everything the log holds was valid when committed,
-// even if the application has lowered its limits since.
 Limits ReplayLimits() {
   constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
   return Limits{.max_string_bytes = kMax,
@@ -119,6 +115,43 @@ Limits ReplayLimits() {
                 .max_batch_ops = kMax,
                 .max_properties_per_element = kMax};
 }
+
+Status CheckLoggedBatch(BatchProcessor& processor, const wal::LoggedBatch& lb, std::uint32_t format_version,
+                        const storage::GraphRoots& g) {
+  if (lb.sequence != g.sequence + 1 || lb.first_vertex != g.vertex_limit || lb.first_edge != g.edge_limit)
+    return CorruptionError(base::StrCat("WAL: batch ", lb.sequence, " does not follow the recovered state"));
+  // Index operations came with format version 2: a version 1 writer never
+  // logged one.
+  if (format_version < 2 && internal::WriteBatchInternal::HasIndexOp(lb.batch))
+    return CorruptionError(
+        base::StrCat("WAL: batch ", lb.sequence, " holds an index operation in a format version 1 segment"));
+  // Index kind 3 (the edge-endpoint constraint) came with format version 4:
+  // an older writer never logged one, and an older reader could not read it.
+  if (format_version < wal::kFirstEndpointConstraintVersion) {
+    for (const internal::WriteBatchInternal::Op& op : internal::WriteBatchInternal::Ops(lb.batch)) {
+      if (op.kind == OpKind::kDefineIndex && op.index->spec.kind == IndexKind::kUniqueEndpoints)
+        return CorruptionError(base::StrCat(
+            "WAL: batch ", lb.sequence, " defines '", op.index->spec.name,
+            "', an edge-endpoint constraint (index kind 3), in a format version ", format_version,
+            " segment; that kind came with format version ", wal::kFirstEndpointConstraintVersion));
+    }
+  }
+  Status s = processor.Validate(lb.batch, g);
+  if (!s.ok())
+    return CorruptionError(base::StrCat("WAL: batch ", lb.sequence, " does not replay: ", s.message()));
+  return Status::Ok();
+}
+
+Status ReplayLoggedBatch(BatchProcessor& processor, const wal::LoggedBatch& lb, std::uint32_t format_version,
+                         storage::GraphRoots& g, storage::MutationContext& ctx) {
+  QUIVER_RETURN_IF_ERROR(CheckLoggedBatch(processor, lb, format_version, g));
+  CommitInfo info;
+  processor.Apply(lb.batch, g, ctx, &info);
+  g.sequence = lb.sequence;
+  return Status::Ok();
+}
+
+namespace {
 
 // Builds the recovered version: checkpoint load and WAL replay.
 class Rebuilder {
@@ -340,8 +373,8 @@ class Rebuilder {
       wal::SegmentScan scan;
       Status s = wal::ScanSegment(
           bytes,
-          [this, &scan, number](SequenceNumber f, SequenceNumber l, std::span<const std::byte> p) {
-            return Replay(f, l, p, number, scan.header.format_version);
+          [this, &scan](SequenceNumber f, SequenceNumber l, std::span<const std::byte> p) {
+            return Replay(f, l, p, scan.header.format_version);
           },
           &scan, covered, CoveredEnd(number));
       state_->stats.wal_covered_damage_bytes += scan.covered_damage_bytes;
@@ -466,9 +499,9 @@ class Rebuilder {
     return Status::Ok();
   }
 
-  // Replays one group of segment `segment`, of `format_version`.
+  // Replays one group of a segment of `format_version`.
   Status Replay(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload,
-                std::uint64_t segment, std::uint32_t format_version) {
+                std::uint32_t format_version) {
     SequenceNumber base_seq = version_->roots.sequence;
     if (last <= base_seq) return Status::Ok();  // covered by the checkpoint
     if (first != base_seq + 1)
@@ -479,33 +512,7 @@ class Rebuilder {
       return CorruptionError("WAL: group size mismatch");
     in_group_ = true;
     for (const wal::LoggedBatch& lb : batches) {
-      storage::GraphRoots& g = version_->roots;
-      if (lb.sequence != g.sequence + 1 || lb.first_vertex != g.vertex_limit || lb.first_edge != g.edge_limit)
-        return CorruptionError(
-            base::StrCat("WAL: batch ", lb.sequence, " does not follow the recovered state"));
-      // Index operations came with format version 2: a version 1 writer
-      // never logged one.
-      if (format_version < 2 && internal::WriteBatchInternal::HasIndexOp(lb.batch))
-        return CorruptionError(base::StrCat("WAL: batch ", lb.sequence,
-                                            " holds an index operation in a format version 1 segment"));
-      // Index kind 3 (the edge-endpoint constraint) came with format version
-      // 4: an older writer never logged one, and an older reader could not
-      // have read it.
-      if (format_version < wal::kFirstEndpointConstraintVersion) {
-        for (const internal::WriteBatchInternal::Op& op : internal::WriteBatchInternal::Ops(lb.batch)) {
-          if (op.kind == OpKind::kDefineIndex && op.index->spec.kind == IndexKind::kUniqueEndpoints)
-            return CorruptionError(base::StrCat(
-                "WAL segment ", segment, ": batch ", lb.sequence, " defines '", op.index->spec.name,
-                "', an edge-endpoint constraint (index kind 3), in a format version ", format_version,
-                " segment; that kind came with format version ", wal::kFirstEndpointConstraintVersion));
-        }
-      }
-      Status s = processor_.Validate(lb.batch, g);
-      if (!s.ok())
-        return CorruptionError(base::StrCat("WAL: batch ", lb.sequence, " does not replay: ", s.message()));
-      CommitInfo info;
-      processor_.Apply(lb.batch, g, ctx_, &info);
-      g.sequence = lb.sequence;
+      QUIVER_RETURN_IF_ERROR(ReplayLoggedBatch(processor_, lb, format_version, version_->roots, ctx_));
       ++state_->stats.wal_batches_replayed;
     }
     in_group_ = false;

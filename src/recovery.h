@@ -34,7 +34,9 @@
 #include "quiver/graph.h"
 #include "quiver/options.h"
 #include "storage/version.h"
+#include "wal/batch_codec.h"
 #include "wal/wal_format.h"
+#include "write/batch_processor.h"
 
 namespace quiver {
 
@@ -63,6 +65,23 @@ struct RecoveredState {
 };
 
 Result<RecoveredState> Recover(env::FileSystem* fs, const std::string& dir, const Options& options);
+
+// Limits for replay: everything the log holds was valid when committed,
+// even if the application has lowered its limits since.
+Limits ReplayLimits();
+
+// Whether a logged batch (from a segment of `format_version`) replays onto
+// `g`: it follows g's sequence and ids and validates. Corruption otherwise.
+// `processor` is in replay mode (set_replay).
+Status CheckLoggedBatch(BatchProcessor& processor, const wal::LoggedBatch& lb, std::uint32_t format_version,
+                        const storage::GraphRoots& g);
+
+// Replays one logged batch (from a segment of `format_version`) onto `g` as
+// recovery does: CheckLoggedBatch, then it is applied and g's sequence
+// advances. Recovery and the change feed's catch-up
+// from the log (feed/log_replay.h) both replay through this.
+Status ReplayLoggedBatch(BatchProcessor& processor, const wal::LoggedBatch& lb, std::uint32_t format_version,
+                         storage::GraphRoots& g, storage::MutationContext& ctx);
 
 // A new random graph id (RFC 4122 version 4).
 wal::Uuid NewGraphUuid();

@@ -261,6 +261,140 @@ TEST(UpsertTest, UpsertsAndExpectationsTogether) {
   EXPECT_EQ(*g->GetSnapshot().GetProperty(VertexId(0), "pop")->as_int64(), 8);
 }
 
+// The resolver's and the index checks' bookkeeping within one batch (keys
+// per vertex as views of the batch's names, final keys in shared lists):
+// each case judged on the state after the whole batch.
+TEST(UpsertTest, AKeyAddedRemovedAndTakenAgainInOneBatch) {
+  auto g = Base();
+  // An added vertex removed again frees its key for an upsert (which does
+  // not see the batch's plain adds) and for another add.
+  WriteBatch b;
+  NewVertex first = b.AddVertex("City", {{"name", "Paris"}});
+  b.RemoveVertex(first);
+  NewVertex up = b.UpsertVertex("City", {{"name", "Paris"}}, {{"pop", 2}});
+  b.RemoveVertex(up);
+  b.AddVertex("City", {{"name", "Paris"}, {"pop", 3}});
+  MustWrite(*g, std::move(b));
+  Snapshot s = g->GetSnapshot();
+  EXPECT_EQ(s.CountVertices(*s.FindLabel("City")), 2u);
+  const VertexId paris = s.FindVertex("City", "name", "Paris").value().value();
+  EXPECT_EQ(*s.GetProperty(paris, "pop")->as_int64(), 3);
+
+  // The committed holder gives its key up (property removed), another
+  // vertex takes it.
+  WriteBatch c;
+  c.RemoveProperty(VertexId(0), "name");
+  NewVertex london = c.AddVertex("City", {{"name", "London"}});
+  CommitInfo info = MustWrite(*g, std::move(c));
+  EXPECT_EQ(g->GetSnapshot().FindVertex("City", "name", "London").value(), info.vertices[london.index]);
+
+  // The holder moves away and back within the batch: it still holds the
+  // key, so the add collides, and the message names both.
+  const VertexId holder = info.vertices[london.index];
+  WriteBatch d;
+  d.SetProperty(holder, "name", "Lyon");
+  d.SetProperty(holder, "name", "London");
+  d.AddVertex("City", {{"name", "London"}});
+  const std::string before = test_util::Dump(g->GetSnapshot());
+  ExpectCode(g->Write(std::move(d)), StatusCode::kAlreadyExists,
+             {"'city'", "London", "vertex " + std::to_string(holder.value())});
+  EXPECT_EQ(test_util::Dump(g->GetSnapshot()), before);
+
+  // Removed and set back on the holder alone: no collision with itself.
+  WriteBatch e;
+  e.RemoveProperty(holder, "name");
+  e.SetProperty(holder, "name", "London");
+  MustWrite(*g, std::move(e));
+  EXPECT_EQ(g->GetSnapshot().FindVertex("City", "name", "London").value(), holder);
+
+  // Two added vertices end with one key: the later set decides, and a set
+  // that moves the first away again clears it.
+  WriteBatch f;
+  NewVertex x = f.AddVertex("City", {{"name", "X"}});
+  NewVertex y = f.AddVertex("City", {{"name", "Y"}});
+  f.SetProperty(y, "name", "X");
+  ExpectCode(g->Write(std::move(f)), StatusCode::kAlreadyExists, {"'city'", "\"X\"", "added by this batch"});
+  WriteBatch h;
+  x = h.AddVertex("City", {{"name", "X"}});
+  y = h.AddVertex("City", {{"name", "Y"}});
+  h.SetProperty(y, "name", "X");
+  h.SetProperty(x, "name", "Z");
+  info = MustWrite(*g, std::move(h));
+  EXPECT_EQ(g->GetSnapshot().FindVertex("City", "name", "X").value(), info.vertices[y.index]);
+  EXPECT_EQ(g->GetSnapshot().FindVertex("City", "name", "Z").value(), info.vertices[x.index]);
+}
+
+TEST(UpsertTest, ARepeatedUpsertSetsItsKeyBackAndReplaceRemovesEveryKeyTheBatchSetOnce) {
+  auto g = Base();
+  // The first upsert adds Paris, the batch renames it, the repeat names the
+  // same vertex and sets its key back.
+  WriteBatch b;
+  NewVertex p1 = b.UpsertVertex("City", {{"name", "Paris"}}, {{"pop", 2}});
+  b.SetProperty(p1, "name", "Rome");
+  NewVertex p2 = b.UpsertVertex("City", {{"name", "Paris"}}, {{"pop", 3}});
+  CommitInfo info = MustWrite(*g, std::move(b));
+  EXPECT_EQ(info.vertices[p1.index], info.vertices[p2.index]);
+  Snapshot s = g->GetSnapshot();
+  EXPECT_EQ(s.CountVertices(*s.FindLabel("City")), 2u);
+  EXPECT_EQ(s.FindVertex("City", "name", "Paris").value(), info.vertices[p1.index]);
+  EXPECT_EQ(s.FindVertex("City", "name", "Rome").value(), std::nullopt);
+  EXPECT_EQ(*s.GetProperty(info.vertices[p1.index], "pop")->as_int64(), 3);
+
+  // Replace on a found vertex after the batch set keys on it, some twice
+  // and one removed: each goes once, whatever the order it was touched in.
+  WriteBatch c;
+  c.SetProperty(VertexId(0), "b", 1);
+  c.SetProperty(VertexId(0), "a", 1);
+  c.SetProperty(VertexId(0), "b", 2);
+  c.RemoveProperty(VertexId(0), "c");
+  c.SetProperty(VertexId(0), "c", 3);
+  c.SetProperty(VertexId(0), "name", "Leeds");
+  c.UpsertVertex("City", {{"name", "London"}}, {{"pop", 5}, {"a", 7}}, UpsertMode::kReplace);
+  MustWrite(*g, std::move(c));
+  Snapshot t = g->GetSnapshot();
+  EXPECT_EQ(Keys(t, VertexId(0)), "a,name,pop");
+  EXPECT_EQ(*t.GetProperty(VertexId(0), "a")->as_int64(), 7);
+  EXPECT_EQ(t.FindVertex("City", "name", "London").value(), VertexId(0));
+  EXPECT_EQ(t.FindVertex("City", "name", "Leeds").value(), std::nullopt);
+}
+
+TEST(UpsertTest, KeyExpectationsEncodeTheKeysInTheIndexOrder) {
+  auto g = Base();  // vertex 1: Person {first "Ada", last "L"}, index full (last, first)
+  for (bool reversed : {false, true}) {
+    SCOPED_TRACE(reversed);
+    auto keys = [&](const char* first, const char* last) {
+      std::vector<Property> k{{"first", first}, {"last", last}};
+      if (reversed) std::swap(k[0], k[1]);
+      return k;
+    };
+    WriteBatch held;
+    held.ExpectKeyFree("Person", keys("Ada", "L"));
+    held.AddVertex("Noise");
+    Result<CommitInfo> r = g->Write(std::move(held));
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kAborted) << r.status().ToString();
+    EXPECT_NE(r.status().message().find("held by vertex 1"), std::string::npos) << r.status().message();
+    // Judged before the batch: the batch removing the holder does not free it.
+    WriteBatch removes;
+    removes.RemoveVertex(VertexId(1));
+    removes.ExpectKeyFree("Person", keys("Ada", "L"));
+    EXPECT_EQ(g->Write(std::move(removes)).status().code(), StatusCode::kAborted);
+    // Free (the values swapped are another key), and an upsert of it adds.
+    WriteBatch free;
+    free.ExpectKeyFree("Person", keys("L", "Ada"));
+    free.ExpectKeyFree("Person", keys("Bo", "L"));
+    NewVertex bo = free.UpsertVertex("Person", keys("Bo", "L"));
+    CommitInfo info = MustWrite(*g, std::move(free));
+    EXPECT_FALSE(info.vertex_found[bo.index]);
+    WriteBatch undo;
+    undo.RemoveVertex(info.vertices[bo.index]);
+    MustWrite(*g, std::move(undo));
+  }
+  WriteBatch nan;
+  nan.ExpectKeyFree("Person", {{"first", 0.0 / 0.0}, {"last", "L"}});
+  ExpectCode(g->Write(std::move(nan)), StatusCode::kInvalidArgument, {"NaN"});
+}
+
 // The log holds the resolved batch: replaying it reaches the same state,
 // whichever way each upsert went.
 TEST(UpsertTest, ReplayReachesTheSameState) {

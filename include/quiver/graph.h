@@ -412,14 +412,24 @@ class Graph {
   // batch is the one of sequence `from_sequence`: snapshot.sequence() + 1
   // continues from a snapshot; a consumer that fell behind resumes from a
   // sequence still retained (ChangeFeedOptions). While no subscription is
-  // open nothing is retained, so an older sequence is only available while
-  // another subscription kept it. The call waits behind the batches queued
-  // before it (it sends an empty batch through the commit queue).
+  // open nothing is retained in memory, so in an in-memory or read-only
+  // graph an older sequence is only available while another subscription
+  // kept it. A writable durable graph also resumes from its files: from any
+  // sequence after the oldest checkpoint it keeps (or from 1 while its log
+  // still starts there), after a reopen too. That rebuilds the state before
+  // `from_sequence` in a private copy of the graph (the memory and time of
+  // a reopen, paid by this call)
+  // and replays the log one batch per Next until the subscription reaches
+  // the in-memory window (docs/change_feed.md). The call waits behind the
+  // batches queued before it (it sends an empty batch through the commit
+  // queue; a synced one when it reads the log).
   // Errors (nothing changes, no subscription is opened): InvalidArgument for
   // 0; OutOfRange for a sequence past the next one to commit, and for one
-  // the feed no longer (or never) held: the message names the window it
-  // holds and the next sequence; FailedPrecondition after Close(), or when
-  // called from a Logger on the thread committing to this graph.
+  // neither the feed nor the files hold: the message names what they hold
+  // and the next sequence; FailedPrecondition after Close(), or when
+  // called from a Logger on the thread committing to this graph; from the
+  // files, Corruption or the I/O error they give, ResourceExhausted out of
+  // memory.
   //
   // Example:
   //   quiver::Snapshot s = graph->GetSnapshot();

@@ -21,23 +21,36 @@ std::uint64_t KeyOf(ElementKind kind, bool is_new, std::uint64_t ref) {
 
 }  // namespace
 
-IndexChecker::Elem* IndexChecker::Touch(ElementKind kind, bool is_new, std::uint64_t ref,
-                                        const WriteBatch& batch, const GraphRoots& g) {
-  const ElemKey k = KeyOf(kind, is_new, ref);
-  if (auto it = elems_.find(k); it != elems_.end()) return &it->second;
+std::uint32_t IndexChecker::Touch(ElementKind kind, bool is_new, std::uint64_t ref, const WriteBatch& batch,
+                                  const GraphRoots& g) {
+  const int k = kind == ElementKind::kVertex ? 0 : 1;
+  std::vector<std::uint32_t>& news = k == 0 ? new_vertex_elem_ : new_edge_elem_;
+  if (is_new) {
+    // Collect has passed the add (a batch names a new element only after
+    // adding it), which recorded the element or kNone.
+    if (ref < news.size()) return news[ref];
+  } else if (auto it = committed_.find(KeyOf(kind, false, ref)); it != committed_.end()) {
+    return it->second;
+  }
   Elem e;
   e.kind = kind;
   e.is_new = is_new;
   e.ref = ref;
   if (is_new) {
-    // Which add: the ref-th AddVertex (AddEdge) of the batch, which Collect
-    // has passed (a batch names a new element only after adding it).
+    // Which add: the ref-th AddVertex (AddEdge) of the batch.
     const auto& ops = WriteBatchInternal::Ops(batch);
-    e.add_op = (kind == ElementKind::kVertex ? vertex_adds_ : edge_adds_)[ref];
-    const storage::InternTable* names = kind == ElementKind::kVertex ? g.labels : g.types;
-    std::optional<std::uint32_t> label = names->Find(ops[e.add_op].name);
-    if (!label) return nullptr;  // a new name: no index can target it
-    e.label = *label;
+    e.add_op = (k == 0 ? vertex_adds_ : edge_adds_)[ref];
+    const storage::InternTable* names = k == 0 ? g.labels : g.types;
+    // Batches mostly add elements of one label: look its name up once.
+    const std::string_view name = ops[e.add_op].name;
+    if (last_names_[k] != names || name != last_name_[k]) {
+      last_label_[k] = names->Find(name);
+      last_name_[k] = name;
+      last_names_[k] = names;
+    }
+    news.push_back(kNone);              // ref == news.size(): adds are touched in order
+    if (!last_label_[k]) return kNone;  // a new name: no index can target it
+    e.label = *last_label_[k];
   } else if (kind == ElementKind::kVertex) {
     const storage::VertexSlot* s = storage::FindVertex(g, ref);
     e.label = s->label;
@@ -46,13 +59,26 @@ IndexChecker::Elem* IndexChecker::Touch(ElementKind kind, bool is_new, std::uint
     e.label = storage::FindEdge(g, ref)->type;
     e.base = storage::EdgeProps(g, ref);
   }
-  if (!g.catalog->HasIndexOn(kind, e.label)) return nullptr;
-  order_.push_back(k);
-  return &elems_.try_emplace(k, std::move(e)).first->second;
+  if (!g.catalog->HasIndexOn(kind, e.label)) return kNone;
+  const auto at = static_cast<std::uint32_t>(elems_.size());
+  if (is_new) {
+    elems_.push_back(e);
+    news.back() = at;
+  } else {
+    committed_.Reserve(1);
+    elems_.push_back(e);
+    committed_.try_emplace(KeyOf(kind, false, ref), at);
+  }
+  return at;
 }
 
 void IndexChecker::Collect(const WriteBatch& batch, const GraphRoots& g) {
   const auto& ops = WriteBatchInternal::Ops(batch);
+  // Room up front for the committed elements the batch may touch (growing
+  // step by step rehashes each about twice).
+  std::size_t others = 0;
+  for (const Op& op : ops) others += op.kind != OpKind::kAddVertex && op.kind != OpKind::kAddEdge;
+  committed_.Reserve(others);
   std::uint64_t new_vertices = 0, new_edges = 0;
   for (const Op& op : ops) {
     ++work_;
@@ -73,24 +99,30 @@ void IndexChecker::Collect(const WriteBatch& batch, const GraphRoots& g) {
       case OpKind::kRemoveEdgeProperty: {
         const bool vertex = op.kind == OpKind::kSetVertexProperty || op.kind == OpKind::kRemoveVertexProperty;
         const bool set = op.kind == OpKind::kSetVertexProperty || op.kind == OpKind::kSetEdgeProperty;
-        Elem* e = vertex ? Touch(ElementKind::kVertex, op.v1.is_new(), op.v1.raw(), batch, g)
-                         : Touch(ElementKind::kEdge, op.e.is_new(), op.e.raw(), batch, g);
-        if (e == nullptr) break;
+        const std::uint32_t e = vertex ? Touch(ElementKind::kVertex, op.v1.is_new(), op.v1.raw(), batch, g)
+                                       : Touch(ElementKind::kEdge, op.e.is_new(), op.e.raw(), batch, g);
+        if (e == kNone) break;
         std::optional<std::uint32_t> key = g.keys->Find(set ? std::string_view(props[0].key) : op.name);
-        if (key) e->overrides[*key] = set ? &props[0].value : nullptr;
+        if (!key) break;
+        overrides_.push_back(Override{*key, set ? &props[0].value : nullptr, elems_[e].last_override});
+        elems_[e].last_override = static_cast<std::uint32_t>(overrides_.size() - 1);
         break;
       }
-      case OpKind::kRemoveVertex:
+      case OpKind::kRemoveVertex: {
         if (op.v1.is_new()) {
           removed_new_vertices_.insert(op.v1.raw());
         } else {
           removed_vertices_.insert(op.v1.raw());
         }
-        if (Elem* e = Touch(ElementKind::kVertex, op.v1.is_new(), op.v1.raw(), batch, g)) e->removed = true;
+        const std::uint32_t e = Touch(ElementKind::kVertex, op.v1.is_new(), op.v1.raw(), batch, g);
+        if (e != kNone) elems_[e].removed = true;
         break;
-      case OpKind::kRemoveEdge:
-        if (Elem* e = Touch(ElementKind::kEdge, op.e.is_new(), op.e.raw(), batch, g)) e->removed = true;
+      }
+      case OpKind::kRemoveEdge: {
+        const std::uint32_t e = Touch(ElementKind::kEdge, op.e.is_new(), op.e.raw(), batch, g);
+        if (e != kNone) elems_[e].removed = true;
         break;
+      }
       default: break;
     }
   }
@@ -108,7 +140,7 @@ void IndexChecker::MarkOrphanedEdges(const WriteBatch& batch, const GraphRoots& 
   auto gone = [&](VertexRef r) {
     return r.is_new() ? removed_new_vertices_.contains(r.raw()) : removed_vertices_.contains(r.raw());
   };
-  for (auto& [k, e] : elems_) {
+  for (Elem& e : elems_) {
     if (e.kind != ElementKind::kEdge || e.removed) continue;
     if (e.is_new) {
       const Op& add = WriteBatchInternal::Ops(batch)[e.add_op];
@@ -119,18 +151,19 @@ void IndexChecker::MarkOrphanedEdges(const WriteBatch& batch, const GraphRoots& 
   }
 }
 
-std::optional<PropertyView> IndexChecker::FinalValue(const Elem& e, std::uint32_t key,
-                                                     const WriteBatch& batch, const GraphRoots& g) const {
-  if (auto it = e.overrides.find(key); it != e.overrides.end()) {
-    if (it->second == nullptr) return std::nullopt;
-    return storage::ViewOf(*it->second);
+std::optional<PropertyView> IndexChecker::FinalValue(const Elem& e, const index::IndexDef& def, std::size_t j,
+                                                     const WriteBatch& batch) const {
+  const std::uint32_t key = def.key_ids[j];
+  for (std::uint32_t o = e.last_override; o != kNone; o = overrides_[o].previous) {
+    if (overrides_[o].key != key) continue;
+    if (overrides_[o].value == nullptr) return std::nullopt;
+    return storage::ViewOf(*overrides_[o].value);
   }
   if (!e.is_new) return storage::GetProperty(e.base, key);
+  // A key id names one interned name, the index's key j: compare names.
   const Op& add = WriteBatchInternal::Ops(batch)[e.add_op];
-  for (const Property& p : WriteBatchInternal::Props(batch, add)) {
-    std::optional<std::uint32_t> id = g.keys->Find(p.key);
-    if (id && *id == key) return storage::ViewOf(p.value);
-  }
+  for (const Property& p : WriteBatchInternal::Props(batch, add))
+    if (p.key == def.keys[j]) return storage::ViewOf(p.value);
   return std::nullopt;
 }
 
@@ -161,10 +194,16 @@ std::string IndexChecker::FinalKeyText(const Elem& e, const index::IndexDef& def
   }
   std::string out;
   for (std::size_t i = 0; i < def.key_ids.size(); ++i) {
-    std::optional<PropertyView> v = FinalValue(e, def.key_ids[i], *batch_, g);
+    std::optional<PropertyView> v = FinalValue(e, def, i, *batch_);
     out += (i == 0 ? "" : ", ") + (v ? index::DescribeValue(*v) : std::string("missing"));
   }
   return def.key_ids.size() == 1 ? out : "(" + out + ")";
+}
+
+std::optional<std::string_view> IndexChecker::KeyFor(const Elem& e, std::uint32_t index) const {
+  for (std::uint32_t k = e.keys_begin; k < e.keys_begin + e.keys_count; ++k)
+    if (keys_[k].index == index) return std::string_view(key_bytes_).substr(keys_[k].offset, keys_[k].size);
+  return std::nullopt;
 }
 
 Status IndexChecker::Check(const WriteBatch& batch, const GraphRoots& g) {
@@ -172,16 +211,29 @@ Status IndexChecker::Check(const WriteBatch& batch, const GraphRoots& g) {
   if (g.catalog->indexes().empty()) return Status::Ok();
   batch_ = &batch;
   elems_.clear();
-  order_.clear();
+  committed_.clear();
+  new_vertex_elem_.clear();
+  new_edge_elem_.clear();
+  overrides_.clear();
+  keys_.clear();
+  key_bytes_.clear();
   removed_vertices_.clear();
   removed_new_vertices_.clear();
   vertex_adds_.clear();
   edge_adds_.clear();
+  last_names_[0] = last_names_[1] = nullptr;
   Collect(batch, g);
   const std::vector<index::PropertyIndex>& indexes = g.catalog->indexes();
-  for (ElemKey k : order_) {
-    Elem& e = elems_.at(k);
+  for (Elem& e : elems_) {
     if (e.removed) continue;
+    e.keys_begin = static_cast<std::uint32_t>(keys_.size());
+    // Records key_ as e's final key for the unique index (or edge-endpoint
+    // constraint) at catalog position i.
+    auto add_key = [&](std::uint32_t i) {
+      keys_.push_back(FinalKey{i, static_cast<std::uint32_t>(key_bytes_.size()),
+                               static_cast<std::uint32_t>(key_.size())});
+      key_bytes_ += key_;
+    };
     for (std::uint32_t i : g.catalog->IndexesOn(e.kind, e.label)) {
       ++work_;
       const index::IndexDef& def = *indexes[i].def;
@@ -189,12 +241,12 @@ Status IndexChecker::Check(const WriteBatch& batch, const GraphRoots& g) {
         if (indexes[i].built) {
           auto [source, target] = Endpoints(e, g);
           index::EndpointKey(source, target, &key_);
-          e.keys.try_emplace(i, std::string(key_));
+          add_key(i);
         }
         continue;
       }
       std::size_t bad = 0;
-      auto value = [&](std::size_t j) { return FinalValue(e, def.key_ids[j], batch, g); };
+      auto value = [&](std::size_t j) { return FinalValue(e, def, j, batch); };
       switch (index::MakeKey(def, value, &key_, &bad)) {
         case index::KeyStatus::kNotIndexed: break;
         case index::KeyStatus::kWrongType: {
@@ -209,39 +261,45 @@ Status IndexChecker::Check(const WriteBatch& batch, const GraphRoots& g) {
                                                    index::DescribeIndex(def), " would be ", key_.size(),
                                                    " bytes encoded; the limit is ", index::kMaxKeyBytes));
         case index::KeyStatus::kIndexed:
-          if (index::IsUniqueKind(def.kind) && indexes[i].built) e.keys.try_emplace(i, std::string(key_));
+          if (index::IsUniqueKind(def.kind) && indexes[i].built) add_key(i);
           break;
       }
     }
+    e.keys_count = static_cast<std::uint32_t>(keys_.size()) - e.keys_begin;
   }
   return CheckUniqueness(g);
 }
 
 Status IndexChecker::CheckUniqueness(const GraphRoots& g) {
+  if (keys_.empty()) return Status::Ok();
   const std::vector<index::PropertyIndex>& indexes = g.catalog->indexes();
-  // (index position, key) -> the first element of the batch to hold it.
-  base::SafeFlatHashMap<std::pair<std::uint32_t, std::string_view>, const Elem*> in_batch;
-  for (ElemKey k : order_) {
-    const Elem& e = elems_.at(k);
+  // Views into key_bytes_, which is complete.
+  in_batch_.clear();
+  in_batch_.Reserve(keys_.size());
+  for (std::uint32_t at = 0; at < elems_.size(); ++at) {
+    const Elem& e = elems_[at];
     if (e.removed) continue;
-    // e.keys holds the keys of the label's ready unique indexes only.
-    for (std::uint32_t i : g.catalog->IndexesOn(e.kind, e.label)) {
+    // e's keys are those of the label's ready unique indexes, in IndexesOn order.
+    for (std::uint32_t k = e.keys_begin; k < e.keys_begin + e.keys_count; ++k) {
       ++work_;
+      const std::uint32_t i = keys_[k].index;
       const index::IndexDef& def = *indexes[i].def;
-      auto key = e.keys.find(i);
-      if (key == e.keys.end()) continue;
-      auto [it, inserted] = in_batch.try_emplace(std::make_pair(i, std::string_view(key->second)), &e);
+      const std::string_view key = std::string_view(key_bytes_).substr(keys_[k].offset, keys_[k].size);
+      auto [it, inserted] = in_batch_.try_emplace(std::make_pair(i, key), at);
       if (!inserted) {
         return AlreadyExistsError(base::StrCat(index::DescribeIndex(def), ": ", index::KeyWord(def), " ",
                                                FinalKeyText(e, def, g), " would be held by both ",
-                                               Describe(*it->second, g), " and ", Describe(e, g)));
+                                               Describe(elems_[it->second], g), " and ", Describe(e, g)));
       }
       std::uint64_t holder;
-      if (!index::IndexTree::Contains(indexes[i].root, key->second, &holder)) continue;
+      if (!index::IndexTree::Contains(indexes[i].root, key, &holder)) continue;
       if (!e.is_new && holder == e.ref) continue;
       // The holder keeps the key unless this batch removes it or moves it.
-      if (auto h = elems_.find(KeyOf(def.element, false, holder)); h != elems_.end()) {
-        if (h->second.removed || !h->second.keys.contains(i) || h->second.keys.at(i) != key->second) continue;
+      if (auto h = committed_.find(KeyOf(def.element, false, holder)); h != committed_.end()) {
+        const Elem& held = elems_[h->second];
+        if (held.removed) continue;
+        const std::optional<std::string_view> now = KeyFor(held, i);
+        if (!now || *now != key) continue;
       } else if (def.element == ElementKind::kEdge && CommittedEdgeGoes(holder, g)) {
         continue;
       }

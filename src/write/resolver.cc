@@ -83,12 +83,23 @@ void Resolver::EmitSet(std::uint32_t origin, const Target& t, const Property& p)
   op.kind = OpKind::kSetVertexProperty;
   op.v1 = RefOf(t, WriteBatchInternal::Tag(plain_));
   Emit(origin, std::move(op), std::span<const Property>(&p, 1));
-  AddKey(touched_[KeyOf(t)], p.key);
+  AddTouched(KeyOf(t), p.key);
+}
+
+void Resolver::AddTouched(TargetKey t, std::string_view key) {
+  auto pair = std::make_pair(t, key);
+  if (touched_.contains(pair)) return;
+  touched_head_.Reserve(1);
+  touched_list_.emplace_back(key, ~std::uint32_t{0});
+  touched_.insert(pair);
+  auto [it, inserted] = touched_head_.try_emplace(t, ~std::uint32_t{0});
+  touched_list_.back().second = it->second;
+  it->second = static_cast<std::uint32_t>(touched_list_.size() - 1);
 }
 
 void Resolver::Touch(VertexRef mapped, std::string_view key) {
   if (mapped.is_new() && mapped.batch_tag() != WriteBatchInternal::Tag(plain_)) return;
-  AddKey(touched_[mapped.is_new() ? (kNew | mapped.raw()) : mapped.raw()], key);
+  AddTouched(mapped.is_new() ? (kNew | mapped.raw()) : mapped.raw(), key);
 }
 
 Status Resolver::Resolve(const WriteBatch& batch, const GraphRoots& g) {
@@ -101,11 +112,25 @@ Status Resolver::Resolve(const WriteBatch& batch, const GraphRoots& g) {
   plain_new_edges_ = 0;
   upserted_.clear();
   touched_.clear();
+  touched_head_.clear();
+  touched_list_.clear();
   removed_.clear();
   edge_touched_.clear();
   removed_edges_.clear();
   expectations_.clear();
   const auto& ops = WriteBatchInternal::Ops(batch);
+  // Room for the whole batch up front: growing the tables step by step
+  // rehashed them about twice per entry.
+  std::size_t upserts = 0, touches = 0;
+  for (const Op& op : ops) {
+    upserts += op.kind == OpKind::kUpsertVertex;
+    touches +=
+        op.prop_count + (op.kind == OpKind::kSetVertexProperty || op.kind == OpKind::kRemoveVertexProperty);
+  }
+  upserted_.Reserve(upserts);
+  touched_.Reserve(touches);
+  touched_head_.Reserve(ops.size());
+  touched_list_.reserve(touches);
   for (std::uint32_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
     auto props = WriteBatchInternal::Props(batch, op);
@@ -124,7 +149,7 @@ Status Resolver::Resolve(const WriteBatch& batch, const GraphRoots& g) {
         return AtOp(i, InvalidArgumentError("an index operation must be alone in its batch"));
       case OpKind::kAddVertex:
         targets_.push_back(Target{false, plain_new_vertices_++, false});
-        for (const Property& p : props) AddKey(touched_[kNew | targets_.back().id], p.key);
+        for (const Property& p : props) AddTouched(kNew | targets_.back().id, p.key);
         break;
       case OpKind::kAddEdge: {
         Result<VertexRef> s = MapVertex(op.v1);
@@ -197,13 +222,14 @@ Status Resolver::CoveringIndex(std::string_view label, std::span<const Property>
   if (*found == nullptr)
     return FailedPreconditionError(base::StrCat("no ready unique index of label '", label,
                                                 "' covers exactly the keys (", KeyNames(keys), ")"));
-  // The values in the index's key order.
+  // The values in the index's key order (LookupKey's checks, with no copy
+  // of the values: the counts match, and each key is there once).
   const index::IndexDef& def = *(*found)->def;
-  std::vector<PropertyValue> values;
+  key->clear();
   for (const std::string& k : def.keys)
     for (const Property& p : keys)
-      if (p.key == k) values.push_back(p.value);
-  return index::LookupKey(def, values, key);
+      if (p.key == k) QUIVER_RETURN_IF_ERROR(index::BoundKey(def, p.value, key));
+  return Status::Ok();
 }
 
 Status Resolver::Upsert(std::uint32_t i, const Op& op, const WriteBatch& batch, const GraphRoots& g) {
@@ -230,10 +256,9 @@ Status Resolver::Upsert(std::uint32_t i, const Op& op, const WriteBatch& batch, 
     Op add;
     add.kind = OpKind::kAddVertex;
     add.name = op.name;
-    std::vector<Property> both(all.begin(), all.end());
-    Emit(i, std::move(add), both);
+    Emit(i, std::move(add), all);
     t = Target{false, plain_new_vertices_++, false};
-    for (const Property& p : all) AddKey(touched_[KeyOf(t)], p.key);
+    for (const Property& p : all) AddTouched(KeyOf(t), p.key);
     upserted_.try_emplace(std::move(slot), t);
     targets_.push_back(t);
     return Status::Ok();
@@ -246,7 +271,6 @@ Status Resolver::Upsert(std::uint32_t i, const Op& op, const WriteBatch& batch, 
                     ", which this batch removed earlier")));
   if (repeat == upserted_.end()) upserted_.try_emplace(std::move(slot), t);
   targets_.push_back(t);
-  const auto& set = touched_[KeyOf(t)];
   if (op.flag == static_cast<std::uint8_t>(UpsertMode::kReplace)) {
     // Every key the vertex may hold now that stays out of the result.
     std::vector<std::string> gone;
@@ -261,8 +285,12 @@ Status Resolver::Upsert(std::uint32_t i, const Op& op, const WriteBatch& batch, 
         if (!keep(name)) gone.emplace_back(name);
       }
     }
-    for (const std::string& k : set)
-      if (!keep(k) && std::find(gone.begin(), gone.end(), k) == gone.end()) gone.push_back(k);
+    if (auto head = touched_head_.find(KeyOf(t)); head != touched_head_.end()) {
+      for (std::uint32_t n = head->second; n != ~std::uint32_t{0}; n = touched_list_[n].second) {
+        const std::string_view k = touched_list_[n].first;
+        if (!keep(k) && std::find(gone.begin(), gone.end(), k) == gone.end()) gone.emplace_back(k);
+      }
+    }
     std::sort(gone.begin(), gone.end());  // a deterministic plain batch
     for (std::string& k : gone) {
       Op rm;
@@ -273,7 +301,7 @@ Status Resolver::Upsert(std::uint32_t i, const Op& op, const WriteBatch& batch, 
     }
   }
   for (const Property& k : keys)
-    if (touched_[KeyOf(t)].contains(k.key)) EmitSet(i, t, k);
+    if (Touched(KeyOf(t), k.key)) EmitSet(i, t, k);
   for (const Property& p : props) EmitSet(i, t, p);
   return Status::Ok();
 }

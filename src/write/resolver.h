@@ -36,6 +36,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/safe_hash.h"
@@ -114,17 +116,25 @@ class Resolver {
   std::uint32_t plain_new_edges_ = 0;
   // The hash tables are base::Safe*: out of memory they throw and stay as
   // they were, so the next Resolve can reset them.
+  // (index name, encoded key) of each upsert so far -> its handle's target.
+  base::SafeFlatHashMap<std::string, Target> upserted_;
+  // Keys the batch set on each vertex so far (for replace and key re-sets):
+  // the (vertex, key) pairs, and per vertex its keys as a list (the newest
+  // in touched_head_, each linking to the one before in touched_list_). The
+  // keys are views of the original batch's names, which outlive Resolve.
+  void AddTouched(TargetKey t, std::string_view key);
+  bool Touched(TargetKey t, std::string_view key) const { return touched_.contains(std::make_pair(t, key)); }
+  base::SafeFlatHashSet<std::pair<TargetKey, std::string_view>> touched_;
+  base::SafeFlatHashMap<TargetKey, std::uint32_t> touched_head_;
+  std::vector<std::pair<std::string_view, std::uint32_t>> touched_list_;  // (key, the vertex's previous)
+  base::SafeFlatHashSet<TargetKey> removed_;
+  // The same for edges (edge targets), as one set of keys per edge (the
+  // vertex tables' flat layout is not applied to edges yet).
   using Keys = base::SafeFlatHashSet<std::string, base::StringHash, base::StringEq>;
   // Adds `key` to `keys` (built first, so a failure leaves `keys` as it was).
   static void AddKey(Keys& keys, std::string_view key) {
     if (!keys.contains(key)) keys.insert(std::string(key));
   }
-  // (index name, encoded key) of each upsert so far -> its handle's target.
-  base::SafeFlatHashMap<std::string, Target> upserted_;
-  // Keys the batch set on each vertex so far (for replace and key re-sets).
-  base::SafeFlatHashMap<TargetKey, Keys> touched_;
-  base::SafeFlatHashSet<TargetKey> removed_;
-  // The same for edges (edge targets).
   base::SafeFlatHashMap<TargetKey, Keys> edge_touched_;
   base::SafeFlatHashSet<TargetKey> removed_edges_;
   std::vector<std::uint32_t> expectations_;  // op indexes in the original

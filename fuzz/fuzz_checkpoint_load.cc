@@ -235,7 +235,7 @@ std::span<const std::byte> AsBytes(const std::string& s) {
 }
 
 // The harness's flag: bit 0 of a reserved header byte under the CRC, which
-// the writer leaves zero: byte 72 in format 2, byte 56 in format 1.
+// the writer leaves zero: byte 72 in formats 2 and 3, byte 56 in format 1.
 std::size_t FixupFlagOffset(std::span<const std::byte> b) {
   std::uint32_t version = 0;
   if (b.size() >= 12) std::memcpy(&version, b.data() + 8, 4);

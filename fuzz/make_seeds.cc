@@ -5,23 +5,29 @@
 //
 //   fuzz_make_seeds <tests/golden dir> <tests/fuzz/corpus dir>
 //
-// wal_decode:      the golden segments (wal-small, and wal-indexes with the
-//                  index operations of format version 2); a segment whose groups use every op
+// wal_decode:      the golden segments (wal-small and wal-indexes, in format
+//                  4 and as format 3 wrote them (*-v3), wal-indexes with the
+//                  index operations of format version 2 on, wal-endpoints with
+//                  an edge-endpoint constraint, format 4 on); a segment whose groups use every op
 //                  kind and value type, one group of three batches; one group
 //                  cut into first/middle/last fragments; torn and garbage
 //                  tails; and "fixup" copies of each (byte 48 bit 0 set, see
 //                  fuzz_wal_decode.cc).
 //                  A larger segment: hundreds of vertices added and removed,
 //                  hundreds of self-loops.
-// checkpoint_load: the golden checkpoints (format 2: checkpoint-small and
-//                  checkpoint-indexes with an index definitions block; format
+// checkpoint_load: the golden checkpoints (format 3: checkpoint-small,
+//                  checkpoint-indexes with an index definitions block and
+//                  checkpoint-endpoints with an edge-endpoint constraint;
+//                  format 2 as that format wrote the first two (-v2); format
 //                  1 under the format-1 seed's old name); a checkpoint of the
 //                  workload above (removed elements, several edge types on a
 //                  vertex, a self-loop, properties on edges); a larger one (5000
 //                  vertex ids, 1000 self-loops on one vertex); fixup copies
-//                  (byte 72 in format 2, byte 56 in format 1). The format-1
-//                  seeds written before format 2 (workload.qck, large.qck)
-//                  stay in the corpus: format 1 is still read.
+//                  (byte 72 in formats 2 and 3, byte 56 in format 1). The
+//                  format-1 seeds written before format 2 (workload.qck,
+//                  large.qck) and the format-2 ones written before format 3
+//                  (workload-v2.qck, large-v2.qck) stay in the corpus: those
+//                  formats are still read.
 // recovery:        a few inputs of fixed pseudo-random bytes (std::mt19937,
 //                  fixed seeds) and a few hand-written plans.
 // Every file written is below 64 KiB. Deterministic: the same bytes each run.
@@ -227,6 +233,9 @@ int Main(int argc, char** argv) {
   const fs::path wal = corpus / "wal_decode";
   WriteWithFixup(wal, "golden-wal-small.log", ReadFile(golden / "wal-small.log"), 48);
   WriteWithFixup(wal, "golden-wal-indexes.log", ReadFile(golden / "wal-indexes.log"), 48);
+  WriteWithFixup(wal, "golden-wal-small-v3.log", ReadFile(golden / "wal-small-v3.log"), 48);
+  WriteWithFixup(wal, "golden-wal-indexes-v3.log", ReadFile(golden / "wal-indexes-v3.log"), 48);
+  WriteWithFixup(wal, "golden-wal-endpoints.log", ReadFile(golden / "wal-endpoints.log"), 48);
   const std::string segment = SegmentOf(log);
   WriteWithFixup(wal, "workload.log", segment, 48);
   WriteWithFixup(wal, "fragments.log", FragmentedSegment(log, 3), 48);
@@ -236,12 +245,15 @@ int Main(int argc, char** argv) {
   WriteWithFixup(wal, "large.log", SegmentOf(Large(600, 500, 300)), 48);
 
   const fs::path ckpt = corpus / "checkpoint_load";
-  // The fixup flag's byte: 72 in format 2, 56 in format 1.
-  WriteWithFixup(ckpt, "golden-checkpoint-small-v2.qck", ReadFile(golden / "checkpoint-small.qck"), 72);
+  // The fixup flag's byte: 72 in formats 2 and 3, 56 in format 1.
+  WriteWithFixup(ckpt, "golden-checkpoint-small-v3.qck", ReadFile(golden / "checkpoint-small.qck"), 72);
+  WriteWithFixup(ckpt, "golden-checkpoint-small-v2.qck", ReadFile(golden / "checkpoint-small-v2.qck"), 72);
   WriteWithFixup(ckpt, "golden-checkpoint-small.qck", ReadFile(golden / "checkpoint-small-v1.qck"), 56);
-  WriteWithFixup(ckpt, "golden-checkpoint-indexes.qck", ReadFile(golden / "checkpoint-indexes.qck"), 72);
-  WriteWithFixup(ckpt, "workload-v2.qck", CheckpointOf(log), 72);
-  WriteWithFixup(ckpt, "large-v2.qck", CheckpointOf(Large(5000, 4000, 1000)), 72);
+  WriteWithFixup(ckpt, "golden-checkpoint-indexes-v3.qck", ReadFile(golden / "checkpoint-indexes.qck"), 72);
+  WriteWithFixup(ckpt, "golden-checkpoint-indexes.qck", ReadFile(golden / "checkpoint-indexes-v2.qck"), 72);
+  WriteWithFixup(ckpt, "golden-checkpoint-endpoints.qck", ReadFile(golden / "checkpoint-endpoints.qck"), 72);
+  WriteWithFixup(ckpt, "workload-v3.qck", CheckpointOf(log), 72);
+  WriteWithFixup(ckpt, "large-v3.qck", CheckpointOf(Large(5000, 4000, 1000)), 72);
 
   const fs::path rec = corpus / "recovery";
   for (std::uint32_t i = 0; i < 4; ++i)

@@ -852,7 +852,7 @@ Status GraphImpl::BuildAndPublish(const std::string& name, SequenceNumber declar
       Status s;
       base::RunInBackground(options_.background_nice, [&] {
         s = index::BuildIndex(built->roots(), *p->def, kIndexBuildThreads, ctx, &built->root);
-        if (!s.ok() || p->def->kind == IndexKind::kUnique) return;
+        if (!s.ok() || index::IsUniqueKind(p->def->kind)) return;
         // What was added meanwhile goes in here, not in the publishing group
         // (index/online_build.h, step 2b).
         const storage::GraphRoots& then = built->roots();
@@ -1160,7 +1160,7 @@ void GraphImpl::CommitGroupAs(std::span<WriteRequest* const> group) {
     first_edge.resize(group.size());
     for (std::size_t i = 0; i < group.size(); ++i) {
       if (group[i]->batch().empty()) {  // commits nothing: no sequence number, no WAL record
-        results.emplace_back(CommitInfo{v->roots.sequence, {}, {}, {}});
+        results.emplace_back(CommitInfo{v->roots.sequence, {}, {}, {}, {}});
         continue;
       }
       Status s = processor_.Validate(group[i]->batch(), v->roots);

@@ -125,6 +125,17 @@ Status CheckLoggedBatch(BatchProcessor& processor, const wal::LoggedBatch& lb, s
   if (format_version < 2 && internal::WriteBatchInternal::HasIndexOp(lb.batch))
     return CorruptionError(
         base::StrCat("WAL: batch ", lb.sequence, " holds an index operation in a format version 1 segment"));
+  // Index kind 3 (the edge-endpoint constraint) came with format version 4:
+  // an older writer never logged one, and an older reader could not read it.
+  if (format_version < wal::kFirstEndpointConstraintVersion) {
+    for (const internal::WriteBatchInternal::Op& op : internal::WriteBatchInternal::Ops(lb.batch)) {
+      if (op.kind == OpKind::kDefineIndex && op.index->spec.kind == IndexKind::kUniqueEndpoints)
+        return CorruptionError(base::StrCat(
+            "WAL: batch ", lb.sequence, " defines '", op.index->spec.name,
+            "', an edge-endpoint constraint (index kind 3), in a format version ", format_version,
+            " segment; that kind came with format version ", wal::kFirstEndpointConstraintVersion));
+    }
+  }
   Status s = processor.Validate(lb.batch, g);
   if (!s.ok())
     return CorruptionError(base::StrCat("WAL: batch ", lb.sequence, " does not replay: ", s.message()));

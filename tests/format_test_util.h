@@ -188,6 +188,7 @@ inline std::string RenderBatch(const wal::LoggedBatch& lb) {
         out += "DropIndex " + op.index->spec.name + " declared=" + std::to_string(op.index->declared);
         break;
       case OpKind::kUpsertVertex:
+      case OpKind::kUpsertEdge:
       case OpKind::kExpectVertexProperty:
       case OpKind::kExpectEdgeProperty:
       case OpKind::kExpectVertex:

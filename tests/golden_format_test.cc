@@ -1,9 +1,10 @@
 // Golden files of the durable formats (RELIABILITY.md 2.15, 3.6): a small WAL
 // segment and a checkpoint of a fixed graph with a fixed UUID, committed in
-// tests/golden/, in this build's format versions (WAL 3, checkpoint 2) and
-// in older versions (*-v1.*, *-v2.*, which this build must still read); and
-// a WAL segment and a checkpoint that hold index definitions (version 2
-// on). The tests
+// tests/golden/, in this build's format versions (WAL 4, checkpoint 3) and
+// in older versions (*-v1.*, *-v2.*, *-v3.*, which this build must still
+// read); a WAL segment and a checkpoint that hold index definitions (version
+// 2 on); and a WAL segment and a checkpoint that hold an edge-endpoint
+// constraint (index kind 3: WAL version 4, checkpoint version 3 on). The tests
 //  - re-encode the same graph through the real writers and compare the bytes
 //    with the golden files byte for byte (a format drift detector);
 //  - decode the golden files (ScanSegment + DecodeGroup, LoadCheckpoint) and
@@ -59,6 +60,17 @@ constexpr const char* kCheckpointGoldenV1 = "checkpoint-small-v1.qck";
 // Index lifecycle operations (format version 2 on).
 constexpr const char* kWalIndexes = "wal-indexes.log";
 constexpr const char* kCheckpointIndexes = "checkpoint-indexes.qck";
+// The same graphs in WAL format 3 and checkpoint format 2, as the last
+// builds of those versions wrote them (the same bytes but the version
+// field and the CRCs that cover it).
+constexpr const char* kWalGoldenV3 = "wal-small-v3.log";
+constexpr const char* kWalIndexesV3 = "wal-indexes-v3.log";
+constexpr const char* kCheckpointGoldenV2 = "checkpoint-small-v2.qck";
+constexpr const char* kCheckpointIndexesV2 = "checkpoint-indexes-v2.qck";
+// An edge-endpoint constraint (index kind 3): WAL format 4, checkpoint
+// format 3 on.
+constexpr const char* kWalEndpoints = "wal-endpoints.log";
+constexpr const char* kCheckpointEndpoints = "checkpoint-endpoints.qck";
 
 bool Regenerating() {
   const char* v = std::getenv("QUIVER_REGENERATE_GOLDEN");
@@ -120,6 +132,40 @@ format_test::LogBuilder IndexesLog() {
   one(WriteBatchInternal::IndexBatch(OpKind::kDropIndex, drop));
   WriteBatch b6;
   b6.AddVertex("Person", {{"name", "Alan"}});
+  one(b6);
+  return log;
+}
+
+// The edge-endpoint constraint, on a graph of its own: two vertices (groups
+// 1, 2), a constraint on KNOWS declared and made ready (3, 4), an edge each
+// way between them (5: the reverse pair is another pair), and a property
+// set on the first edge (6: what an UpsertEdge that finds it logs).
+format_test::LogBuilder EndpointsLog() {
+  format_test::LogBuilder log;
+  auto one = [&log](WriteBatch b) { EXPECT_TRUE(log.AddGroup({std::move(b)}).ok()); };
+  using internal::WriteBatchInternal;
+  WriteBatch b1;
+  b1.AddVertex("Person", {{"name", "Ada"}});
+  one(b1);
+  WriteBatch b2;
+  b2.AddVertex("Person", {{"name", "Grace"}});
+  one(b2);
+  IndexOp define;
+  define.spec = {.name = "knows_once",
+                 .element = ElementKind::kEdge,
+                 .label = "KNOWS",
+                 .kind = IndexKind::kUniqueEndpoints};
+  one(WriteBatchInternal::IndexBatch(OpKind::kDefineIndex, define));
+  IndexOp ready;
+  ready.spec.name = "knows_once";
+  ready.declared = 3;
+  one(WriteBatchInternal::IndexBatch(OpKind::kIndexReady, ready));
+  WriteBatch b5;
+  b5.AddEdge("KNOWS", VertexId(0), VertexId(1));
+  b5.AddEdge("KNOWS", VertexId(1), VertexId(0));
+  one(b5);
+  WriteBatch b6;
+  b6.SetProperty(EdgeId(0), "since", 1.5);
   one(b6);
   return log;
 }
@@ -323,7 +369,7 @@ void AnnotateGroup(Annotator& a) {
           a.Suffix(" (0 vertices, 1 edges)");
           a.Str("    label");
           a.Fixed<std::uint8_t>("    kind");
-          a.Suffix(" (0 exact, 1 unique, 2 ordered)");
+          a.Suffix(" (0 exact, 1 unique, 2 ordered, 3 edge endpoints)");
           auto type = a.Fixed<std::uint8_t>("    type");
           a.Suffix(type == 0xFF ? " (any)" : " (a ValueType)");
           std::uint64_t keys = a.Varint("    key count");
@@ -442,7 +488,7 @@ std::string AnnotateCheckpoint(std::span<const std::byte> file) {
         a.Suffix(" (0 vertices, 1 edges)");
         a.Varint("  label_id");
         a.Fixed<std::uint8_t>("  kind");
-        a.Suffix(" (0 exact, 1 unique, 2 ordered)");
+        a.Suffix(" (0 exact, 1 unique, 2 ordered, 3 edge endpoints)");
         auto type = a.Fixed<std::uint8_t>("  type");
         a.Suffix(type == 0xFF ? " (any)" : " (a ValueType)");
         std::uint64_t keys = a.Varint("  key count");
@@ -548,7 +594,8 @@ TEST(GoldenFormatTest, ReencodingMatchesTheGoldenFilesByteForByte) {
     const char* checkpoint;
   };
   Set sets[] = {{GoldenLog(), kWalGolden, kCheckpointGolden},
-                {IndexesLog(), kWalIndexes, kCheckpointIndexes}};
+                {IndexesLog(), kWalIndexes, kCheckpointIndexes},
+                {EndpointsLog(), kWalEndpoints, kCheckpointEndpoints}};
   for (Set& set : sets) {
     SCOPED_TRACE(set.wal);
     GoldenBytes now = EncodeGolden(set.log);
@@ -573,19 +620,22 @@ TEST(GoldenFormatTest, ReencodingMatchesTheGoldenFilesByteForByte) {
 }
 
 TEST(GoldenFormatTest, GoldenSegmentDecodes) {
-  for (const char* name : {kWalGolden, kWalGoldenV2, kWalGoldenV1}) {
+  for (const char* name : {kWalGolden, kWalGoldenV3, kWalGoldenV2, kWalGoldenV1}) {
     SCOPED_TRACE(name);
     std::string wal = ReadFile(kGoldenDir / name);
     ASSERT_FALSE(wal.empty()) << kGoldenDir / name;
     wal::SegmentScan scan;
     std::string decoded = DecodeSegment(wal, &scan);
     EXPECT_TRUE(scan.header_valid);
-    const std::uint32_t version = name == kWalGolden ? 3u : name == kWalGoldenV2 ? 2u : 1u;
+    const std::uint32_t version = name == kWalGolden     ? 4u
+                                  : name == kWalGoldenV3 ? 3u
+                                  : name == kWalGoldenV2 ? 2u
+                                                         : 1u;
     EXPECT_EQ(scan.header.format_version, version);
-    // Version 3: the header's page and one page per group (each group ends
-    // with its padding record on a page boundary); before, no padding.
-    EXPECT_EQ(wal.size(), version == 3 ? 5 * wal::kWalPageBytes : 344u);
-    EXPECT_EQ(scan.padding_bytes, version == 3 ? wal.size() - 64 - 4 * 32 - (32 + 40 + 24 + 56) : 0u)
+    // Version 3 on: the header's page and one page per group (each group
+    // ends with its padding record on a page boundary); before, no padding.
+    EXPECT_EQ(wal.size(), version >= 3 ? 5 * wal::kWalPageBytes : 344u);
+    EXPECT_EQ(scan.padding_bytes, version >= 3 ? wal.size() - 64 - 4 * 32 - (32 + 40 + 24 + 56) : 0u)
         << "every byte is the header, a record header, a payload padded to 8, or padding";
     EXPECT_EQ(scan.header.uuid, kFixedUuid);
     EXPECT_EQ(scan.header.segment_number, 1u);
@@ -600,7 +650,7 @@ TEST(GoldenFormatTest, GoldenSegmentDecodes) {
 }
 
 TEST(GoldenFormatTest, GoldenIndexSegmentDecodes) {
-  for (const char* name : {kWalIndexes, kWalIndexesV2}) {
+  for (const char* name : {kWalIndexes, kWalIndexesV3, kWalIndexesV2}) {
     SCOPED_TRACE(name);
     std::string wal = ReadFile(kGoldenDir / name);
     ASSERT_FALSE(wal.empty()) << kGoldenDir / name;
@@ -631,7 +681,7 @@ TEST(GoldenFormatTest, GoldenIndexSegmentDecodes) {
 }
 
 TEST(GoldenFormatTest, GoldenCheckpointLoads) {
-  for (const char* name : {kCheckpointGolden, kCheckpointGoldenV1}) {
+  for (const char* name : {kCheckpointGolden, kCheckpointGoldenV2, kCheckpointGoldenV1}) {
     SCOPED_TRACE(name);
     std::string ckpt = ReadFile(kGoldenDir / name);
     ASSERT_FALSE(ckpt.empty()) << kGoldenDir / name;
@@ -640,12 +690,12 @@ TEST(GoldenFormatTest, GoldenCheckpointLoads) {
     Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt), &header, &dump);
     ASSERT_TRUE(s.ok()) << s.ToString();
     const bool v1 = std::string(name) == kCheckpointGoldenV1;
-    EXPECT_EQ(header.version, v1 ? 1u : 2u);
+    EXPECT_EQ(header.version, v1 ? 1u : name == kCheckpointGoldenV2 ? 2u : 3u);
     EXPECT_EQ(header.uuid, kFixedUuid);
     EXPECT_EQ(header.sequence, 5u);
     EXPECT_EQ(header.vertex_limit, 2u);
     EXPECT_EQ(header.edge_limit, 1u);
-    // Format 2: group 6 would start at the end of the golden segment.
+    // Format 2 on: group 6 would start at the end of the golden segment.
     EXPECT_EQ(header.wal_segment, v1 ? 0u : 1u);
     EXPECT_EQ(header.wal_offset, v1 ? 0u : ReadFile(kGoldenDir / kWalGolden).size());
     EXPECT_EQ(dump, kSmallLoaded);
@@ -654,21 +704,76 @@ TEST(GoldenFormatTest, GoldenCheckpointLoads) {
 }
 
 TEST(GoldenFormatTest, GoldenIndexCheckpointLoadsAndBuildsItsIndex) {
-  std::string ckpt = ReadFile(kGoldenDir / kCheckpointIndexes);
-  ASSERT_FALSE(ckpt.empty()) << kGoldenDir / kCheckpointIndexes;
+  for (const char* name : {kCheckpointIndexes, kCheckpointIndexesV2}) {
+    SCOPED_TRACE(name);
+    std::string ckpt = ReadFile(kGoldenDir / name);
+    ASSERT_FALSE(ckpt.empty()) << kGoldenDir / name;
+    checkpoint::Header header;
+    std::string dump;
+    Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt), &header, &dump);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(header.version, name == kCheckpointIndexes ? 3u : 2u);
+    EXPECT_EQ(header.sequence, 6u);
+    EXPECT_EQ(dump,
+              "seq=6 Vlim=2 Elim=0 V=2 E=0\n"
+              "labels: Person\n"
+              "types: KNOWS\n"
+              "keys: name since\n"
+              "v0 Person {name=s:416461;} deg=0/0\n"
+              "v1 Person {name=s:416c616e;} deg=0/0\n"
+              "index person_name vertices Person keys=name; kind=1 type=string declared=2 ready entries=2\n");
+  }
+}
+
+TEST(GoldenFormatTest, GoldenEndpointSegmentDecodes) {
+  std::string wal = ReadFile(kGoldenDir / kWalEndpoints);
+  ASSERT_FALSE(wal.empty()) << kGoldenDir / kWalEndpoints;
+  wal::SegmentScan scan;
+  std::string decoded = DecodeSegment(wal, &scan);
+  EXPECT_EQ(scan.header.format_version, 4u);
+  EXPECT_EQ(scan.groups, 6u);
+  EXPECT_EQ(scan.last_sequence, 6u);
+  EXPECT_EQ(decoded,
+            "group 1..1\n"
+            "batch seq=1 first_vertex=0 first_edge=0\n"
+            "  AddVertex Person {name=s:416461;}\n"
+            "group 2..2\n"
+            "batch seq=2 first_vertex=1 first_edge=0\n"
+            "  AddVertex Person {name=s:4772616365;}\n"
+            "group 3..3\n"
+            "batch seq=3 first_vertex=2 first_edge=0\n"
+            "  DefineIndex knows_once on edges KNOWS kind=3 type=any keys=\n"
+            "group 4..4\n"
+            "batch seq=4 first_vertex=2 first_edge=0\n"
+            "  IndexReady knows_once declared=3\n"
+            "group 5..5\n"
+            "batch seq=5 first_vertex=2 first_edge=0\n"
+            "  AddEdge KNOWS v0->v1 {}\n"
+            "  AddEdge KNOWS v1->v0 {}\n"
+            "group 6..6\n"
+            "batch seq=6 first_vertex=2 first_edge=2\n"
+            "  SetProperty e0 {since=d:000000000000f83f;}\n");
+}
+
+TEST(GoldenFormatTest, GoldenEndpointCheckpointLoadsAndBuildsItsConstraint) {
+  std::string ckpt = ReadFile(kGoldenDir / kCheckpointEndpoints);
+  ASSERT_FALSE(ckpt.empty()) << kGoldenDir / kCheckpointEndpoints;
   checkpoint::Header header;
   std::string dump;
   Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt), &header, &dump);
   ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(header.version, 3u);
   EXPECT_EQ(header.sequence, 6u);
   EXPECT_EQ(dump,
-            "seq=6 Vlim=2 Elim=0 V=2 E=0\n"
+            "seq=6 Vlim=2 Elim=2 V=2 E=2\n"
             "labels: Person\n"
             "types: KNOWS\n"
             "keys: name since\n"
-            "v0 Person {name=s:416461;} deg=0/0\n"
-            "v1 Person {name=s:416c616e;} deg=0/0\n"
-            "index person_name vertices Person keys=name; kind=1 type=string declared=2 ready entries=2\n");
+            "v0 Person {name=s:416461;} deg=1/1\n"
+            "v1 Person {name=s:4772616365;} deg=1/1\n"
+            "e0 KNOWS 0->1 {since=d:000000000000f83f;}\n"
+            "e1 KNOWS 1->0 {}\n"
+            "index knows_once edges KNOWS keys= kind=3 type=any declared=3 ready entries=2\n");
 }
 
 // Recovery opens the golden files as a database: WAL alone, checkpoint alone,
@@ -677,10 +782,13 @@ TEST(GoldenFormatTest, GoldenFilesOpenEndToEnd) {
   format_test::LogBuilder log = GoldenLog();
   const std::string expected = log.states()[5];
   // Each format with its era's checkpoint, and the mixes an upgrade leaves:
-  // a format-1 checkpoint beside a log whose segment is format 2 or 3.
+  // an older checkpoint beside a log whose segment is of a later format.
   for (auto [wal_name, ckpt_name] : {std::pair{kWalGolden, kCheckpointGolden},
+                                     {kWalGoldenV3, kCheckpointGoldenV2},
                                      {kWalGoldenV1, kCheckpointGoldenV1},
                                      {kWalGoldenV2, kCheckpointGoldenV1},
+                                     {kWalGoldenV3, kCheckpointGoldenV1},
+                                     {kWalGolden, kCheckpointGoldenV2},
                                      {kWalGolden, kCheckpointGoldenV1}}) {
     std::string wal = ReadFile(kGoldenDir / wal_name);
     std::string ckpt = ReadFile(kGoldenDir / ckpt_name);
@@ -710,33 +818,85 @@ TEST(GoldenFormatTest, GoldenFilesOpenEndToEnd) {
 // (replayed: the IndexReady batch builds nothing until the log's end) and
 // from the checkpoint (definitions only: the loader builds the contents).
 TEST(GoldenFormatTest, GoldenIndexFilesOpenWithTheirIndex) {
-  std::string wal = ReadFile(kGoldenDir / kWalIndexes);
-  std::string ckpt = ReadFile(kGoldenDir / kCheckpointIndexes);
+  for (auto [wal_name, ckpt_name] : {std::pair{kWalIndexes, kCheckpointIndexes},
+                                     {kWalIndexesV3, kCheckpointIndexesV2},
+                                     {kWalIndexesV2, kCheckpointIndexesV2}}) {
+    std::string wal = ReadFile(kGoldenDir / wal_name);
+    std::string ckpt = ReadFile(kGoldenDir / ckpt_name);
+    Options o;
+    o.durable.checkpoint_on_close = false;
+    for (int which = 1; which <= 2; ++which) {
+      SCOPED_TRACE(std::string(which == 1 ? wal_name : ckpt_name));
+      env::SimFileSystem fs;
+      ASSERT_TRUE(fs.CreateDir("/db").ok());
+      ASSERT_TRUE(which == 1 ? fs.WriteFileForTest("/db/" + wal::SegmentFileName(1), wal).ok()
+                             : fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(6), ckpt).ok());
+      auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+      ASSERT_TRUE(g.ok()) << g.status().ToString();
+      Snapshot s = (*g)->GetSnapshot();
+      ASSERT_EQ(s.Indexes().size(), 1u);
+      EXPECT_EQ(s.Indexes()[0].spec.name, "person_name");
+      EXPECT_EQ(s.Indexes()[0].state, IndexState::kReady);
+      EXPECT_EQ(s.Indexes()[0].declared, 2u);
+      EXPECT_EQ(s.FindVertex("Person", "name", "Alan").value(), VertexId(1));
+      EXPECT_EQ((*g)->GetOpenStats().indexes_built, 1u);
+      WriteBatch dup;
+      dup.AddVertex("Person", {{"name", "Ada"}});
+      EXPECT_EQ((*g)->Write(std::move(dup)).status().code(), StatusCode::kAlreadyExists);
+    }
+  }
+}
+
+// The endpoint files open with their constraint built and holding, from
+// the WAL and from the checkpoint: a second KNOWS edge of a pair is
+// refused, UpsertEdge finds the edge of a pair, and the reverse pair is
+// another pair.
+TEST(GoldenFormatTest, GoldenEndpointFilesOpenWithTheirConstraint) {
+  const std::string wal = ReadFile(kGoldenDir / kWalEndpoints);
+  const std::string ckpt = ReadFile(kGoldenDir / kCheckpointEndpoints);
+  const std::string expected = EndpointsLog().states()[6];
   Options o;
   o.durable.checkpoint_on_close = false;
-  for (int which = 1; which <= 2; ++which) {
+  for (int which = 1; which <= 3; ++which) {
     SCOPED_TRACE(which);
     env::SimFileSystem fs;
     ASSERT_TRUE(fs.CreateDir("/db").ok());
-    ASSERT_TRUE(which == 1 ? fs.WriteFileForTest("/db/" + wal::SegmentFileName(1), wal).ok()
-                           : fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(6), ckpt).ok());
+    if (which & 1) {
+      ASSERT_TRUE(fs.WriteFileForTest("/db/" + wal::SegmentFileName(1), wal).ok());
+    }
+    if (which & 2) {
+      ASSERT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(6), ckpt).ok());
+    }
     auto g = GraphImpl::OpenDurable(o, "/db", &fs);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_EQ(test_util::Dump((*g)->GetSnapshot()), expected);
     Snapshot s = (*g)->GetSnapshot();
     ASSERT_EQ(s.Indexes().size(), 1u);
-    EXPECT_EQ(s.Indexes()[0].spec.name, "person_name");
+    EXPECT_EQ(s.Indexes()[0].spec.name, "knows_once");
+    EXPECT_EQ(s.Indexes()[0].spec.kind, IndexKind::kUniqueEndpoints);
     EXPECT_EQ(s.Indexes()[0].state, IndexState::kReady);
-    EXPECT_EQ(s.Indexes()[0].declared, 2u);
-    EXPECT_EQ(s.FindVertex("Person", "name", "Alan").value(), VertexId(1));
+    EXPECT_EQ(s.Indexes()[0].declared, 3u);
     EXPECT_EQ((*g)->GetOpenStats().indexes_built, 1u);
     WriteBatch dup;
-    dup.AddVertex("Person", {{"name", "Ada"}});
-    EXPECT_EQ((*g)->Write(std::move(dup)).status().code(), StatusCode::kAlreadyExists);
+    dup.AddEdge("KNOWS", VertexId(1), VertexId(0));
+    Result<CommitInfo> refused = (*g)->Write(std::move(dup));
+    EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists) << refused.status().ToString();
+    WriteBatch upsert;
+    upsert.UpsertEdge("KNOWS", VertexId(0), VertexId(1), {{"since", 2.5}});
+    Result<CommitInfo> found = (*g)->Write(std::move(upsert));
+    ASSERT_TRUE(found.ok()) << found.status().ToString();
+    ASSERT_EQ(found->edges.size(), 1u);
+    EXPECT_EQ(found->edges[0], EdgeId(0));
+    EXPECT_TRUE(found->edge_found[0]);
+    EXPECT_EQ((*g)->GetSnapshot().edge_count(), 2u);
+    WriteBatch loop;
+    loop.AddEdge("KNOWS", VertexId(0), VertexId(0));
+    EXPECT_TRUE((*g)->Write(std::move(loop)).ok());
   }
 }
 
 // Damage in WAL groups the checkpoint covers (docs/wal_format.md, reading
-// rule 3). A format-2 checkpoint says where the log continues, so reading
+// rule 3). A checkpoint of format 2 on says where the log continues, so reading
 // resumes exactly there. A format-1 checkpoint does not: reading resumes at
 // a record found by searching, which may lie inside a payload, so it may
 // only skip: with a group above the checkpoint after the damage, Open
@@ -765,8 +925,10 @@ TEST(GoldenFormatTest, CoveredWalDamageWithEachCheckpointFormat) {
     SequenceNumber sequence;
   };
   const std::vector<Case> cases = {
-      {"format 2, nothing after the checkpoint", kCheckpointGolden, damage(five), true, 5},
-      {"format 2, group 6 after it", kCheckpointGolden, damage(six), true, 6},
+      {"format 3, nothing after the checkpoint", kCheckpointGolden, damage(five), true, 5},
+      {"format 3, group 6 after it", kCheckpointGolden, damage(six), true, 6},
+      {"format 2, nothing after the checkpoint", kCheckpointGoldenV2, damage(five), true, 5},
+      {"format 2, group 6 after it", kCheckpointGoldenV2, damage(six), true, 6},
       {"format 1, nothing after the checkpoint", kCheckpointGoldenV1, damage(five), true, 5},
       {"format 1, group 6 after it", kCheckpointGoldenV1, damage(six), false, 0},
   };
@@ -793,11 +955,12 @@ TEST(GoldenFormatTest, CoveredWalDamageWithEachCheckpointFormat) {
   }
 }
 
-// A graph whose last segment is of an older format version (1 or 2) is never
-// appended to in this build's version: the next commit starts segment 2, and
-// segment 1 keeps its bytes (so no version 2 segment gets padding records).
+// A graph whose last segment is of an older format version (1, 2 or 3) is
+// never appended to in this build's version: the next commit starts segment
+// 2, and segment 1 keeps its bytes (so no version 2 segment gets padding
+// records, and no version 3 segment an edge-endpoint constraint).
 TEST(GoldenFormatTest, OldVersionSegmentIsClosedNotAppendedTo) {
-  for (const char* name : {kWalGoldenV1, kWalGoldenV2}) {
+  for (const char* name : {kWalGoldenV1, kWalGoldenV2, kWalGoldenV3}) {
     SCOPED_TRACE(name);
     const std::string wal = ReadFile(kGoldenDir / name);
     env::SimFileSystem fs;
@@ -811,17 +974,97 @@ TEST(GoldenFormatTest, OldVersionSegmentIsClosedNotAppendedTo) {
       b.AddVertex("Person", {{"name", "Alan"}});
       ASSERT_TRUE(g->Write(std::move(b)).ok());
       ASSERT_TRUE(g->CreateIndex({.name = "n", .label = "Person", .keys = {"name"}}).ok());
+      ASSERT_TRUE(g->CreateIndex({.name = "knows_once",
+                                  .element = ElementKind::kEdge,
+                                  .label = "KNOWS",
+                                  .kind = IndexKind::kUniqueEndpoints})
+                      .ok());
     }
     EXPECT_EQ(fs.ReadFileForTest("/db/" + wal::SegmentFileName(1)).value(), wal);
     std::string seg2 = fs.ReadFileForTest("/db/" + wal::SegmentFileName(2)).value();
     wal::SegmentScan scan;
-    DecodeSegment(seg2, &scan);
-    EXPECT_EQ(scan.header.format_version, wal::kFormatVersion);
+    const std::string decoded = DecodeSegment(seg2, &scan);
+    EXPECT_EQ(scan.header.format_version, 4u);
     EXPECT_EQ(scan.header.first_sequence, 6u);
+    EXPECT_NE(decoded.find("DefineIndex knows_once on edges KNOWS kind=3"), std::string::npos) << decoded;
     auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
     EXPECT_EQ(g->GetSnapshot().FindVertices("Person", "name", "Alan").value(),
               std::vector<VertexId>{VertexId(2)});
+    ASSERT_EQ(g->GetSnapshot().Indexes().size(), 2u);
+    WriteBatch dup;
+    dup.AddEdge("KNOWS", VertexId(0), VertexId(1));
+    EXPECT_EQ(g->Write(std::move(dup)).status().code(), StatusCode::kAlreadyExists);
   }
+}
+
+// A graph opened from the files of the previous formats (a format 2
+// checkpoint, a format 3 segment) writes the new ones: the endpoint
+// constraint it declares goes to a format 4 segment, the next checkpoint is
+// format 3 and carries its definition, and each state reopens. The old
+// segment is never appended to.
+TEST(GoldenFormatTest, GraphOpenedFromPreviousFormatsWritesTheNewOnesAndReopens) {
+  const std::string wal3 = ReadFile(kGoldenDir / kWalGoldenV3);
+  const std::string ckpt2 = ReadFile(kGoldenDir / kCheckpointGoldenV2);
+  env::SimFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir("/db").ok());
+  ASSERT_TRUE(fs.WriteFileForTest("/db/" + wal::SegmentFileName(1), wal3).ok());
+  ASSERT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(5), ckpt2).ok());
+  Options o;
+  o.durable.checkpoint_on_close = false;
+  const IndexSpec spec{.name = "knows_once",
+                       .element = ElementKind::kEdge,
+                       .label = "KNOWS",
+                       .kind = IndexKind::kUniqueEndpoints};
+  const auto holds = [](Graph& g) {
+    Snapshot s = g.GetSnapshot();
+    ASSERT_EQ(s.Indexes().size(), 1u);
+    EXPECT_EQ(s.Indexes()[0].spec.kind, IndexKind::kUniqueEndpoints);
+    EXPECT_EQ(s.Indexes()[0].state, IndexState::kReady);
+    EXPECT_EQ(s.edge_count(), 2u);
+    for (auto [from, to] : {std::pair{0u, 1u}, {1u, 0u}}) {
+      WriteBatch dup;
+      dup.AddEdge("KNOWS", VertexId(from), VertexId(to));
+      EXPECT_EQ(g.Write(std::move(dup)).status().code(), StatusCode::kAlreadyExists) << from << "->" << to;
+    }
+  };
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_EQ((*g)->GetOpenStats().checkpoint_sequence, 5u);
+    ASSERT_TRUE((*g)->CreateIndex(spec).ok());
+    WriteBatch back;
+    back.AddEdge("KNOWS", VertexId(1), VertexId(0));
+    ASSERT_TRUE((*g)->Write(std::move(back)).ok());
+    holds(**g);
+  }
+  EXPECT_EQ(fs.ReadFileForTest("/db/" + wal::SegmentFileName(1)).value(), wal3);
+  wal::SegmentScan scan;
+  DecodeSegment(fs.ReadFileForTest("/db/" + wal::SegmentFileName(2)).value(), &scan);
+  EXPECT_EQ(scan.header.format_version, 4u);
+  {
+    // The old checkpoint and both segments.
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    EXPECT_EQ((*g)->GetOpenStats().checkpoint_sequence, 5u);
+    holds(**g);
+    ASSERT_TRUE((*g)->Checkpoint().ok());
+  }
+  const SequenceNumber sequence = [&] {
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+    EXPECT_TRUE(g.ok()) << g.status().ToString();
+    return g.ok() ? (*g)->GetOpenStats().checkpoint_sequence : 0;
+  }();
+  ASSERT_GT(sequence, 5u);
+  const std::string ckpt3 = fs.ReadFileForTest("/db/" + checkpoint::CheckpointFileName(sequence)).value();
+  checkpoint::Header header;
+  std::string dump;
+  Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt3), &header, &dump);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(header.version, 3u);
+  EXPECT_NE(dump.find("index knows_once edges KNOWS keys= kind=3"), std::string::npos) << dump;
+  auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  holds(**g);
 }
 
 // A build that reads only versions 1 and 2 meets a version 3 segment: its
@@ -831,7 +1074,7 @@ TEST(GoldenFormatTest, OldVersionSegmentIsClosedNotAppendedTo) {
 // with Unimplemented and leaves the file alone. Checked here on the golden
 // version 3 header with that build's rule written out.
 TEST(GoldenFormatTest, AVersion2BuildTakesAVersion3SegmentForANewerOne) {
-  const std::string wal = ReadFile(kGoldenDir / kWalGolden);
+  const std::string wal = ReadFile(kGoldenDir / kWalGoldenV3);
   ASSERT_GE(wal.size(), wal::kSegmentHeaderBytes);
   std::uint32_t version;
   std::memcpy(&version, wal.data() + 8, 4);
@@ -846,13 +1089,46 @@ TEST(GoldenFormatTest, AVersion2BuildTakesAVersion3SegmentForANewerOne) {
   // The padding record type is no record type to a version 2 reader: a
   // version 2 segment holding one is Corruption in this build too.
   std::string v2 = ReadFile(kGoldenDir / kWalGoldenV2);
-  std::string v3 = ReadFile(kGoldenDir / kWalGolden);
+  std::string v3 = ReadFile(kGoldenDir / kWalGoldenV3);
   std::string mixed = v2.substr(0, wal::kSegmentHeaderBytes) + v3.substr(wal::kSegmentHeaderBytes);
   wal::SegmentScan scan;
   Status s = wal::ScanSegment(
       AsBytes(mixed), [](SequenceNumber, SequenceNumber, std::span<const std::byte>) { return Status::Ok(); },
       &scan);
   EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
+}
+
+// The point of WAL format 4 and checkpoint format 3: a build of the previous
+// formats (WAL 1 to 3, checkpoint 1 and 2) meets a file holding an
+// edge-endpoint constraint. By its rule for a newer version (the magic, a
+// version above its own, and a header CRC that does not match with the
+// version put back to one it reads) it takes the file for a newer one, so
+// it fails with Unimplemented and leaves the file alone, where without the
+// bump it would have read index kind 3 as Corruption (and a salvage could
+// have cut the log there). Checked on the golden files with that rule
+// written out.
+TEST(GoldenFormatTest, APreviousBuildTakesTheEndpointFilesForNewerOnes) {
+  struct File {
+    const char* name;
+    std::uint32_t version;
+    std::size_t crc_at;
+    std::vector<std::uint32_t> previous;  // the versions the previous build reads
+  };
+  for (const File& f : {File{kWalEndpoints, 4, 56, {1, 2, 3}}, File{kWalGolden, 4, 56, {1, 2, 3}},
+                        File{kCheckpointEndpoints, 3, 76, {2}}, File{kCheckpointGolden, 3, 76, {2}}}) {
+    SCOPED_TRACE(f.name);
+    const std::string bytes = ReadFile(kGoldenDir / f.name);
+    ASSERT_GE(bytes.size(), f.crc_at + 4);
+    std::uint32_t version, crc;
+    std::memcpy(&version, bytes.data() + 8, 4);
+    std::memcpy(&crc, bytes.data() + f.crc_at, 4);
+    EXPECT_EQ(version, f.version);
+    for (std::uint32_t older : f.previous) {
+      std::string as_older = bytes.substr(0, f.crc_at);
+      std::memcpy(as_older.data() + 8, &older, 4);
+      EXPECT_NE(base::Crc32c(as_older.data(), f.crc_at), crc) << "a previous build would take it for damage";
+    }
+  }
 }
 
 // The engine's own write path logs the first three groups (one batch each)
@@ -892,9 +1168,11 @@ TEST(GoldenFormatTest, DocsShowTheGoldenBytes) {
   std::string ckpt_doc = ReadFile(kSourceDir / "docs" / "checkpoint_format.md");
   for (auto [doc, name] : {std::pair{&wal_doc, kWalGolden},
                            {&wal_doc, kWalIndexes},
+                           {&wal_doc, kWalEndpoints},
                            {&ckpt_doc, kCheckpointGolden},
                            {&ckpt_doc, kCheckpointGoldenV1},
-                           {&ckpt_doc, kCheckpointIndexes}}) {
+                           {&ckpt_doc, kCheckpointIndexes},
+                           {&ckpt_doc, kCheckpointEndpoints}}) {
     SCOPED_TRACE(name);
     std::string bytes = ReadFile(kGoldenDir / name);
     std::string shown = DocDumpBytes(*doc, name);
@@ -977,6 +1255,81 @@ TEST(GoldenFormatTest, IndexRecordsInAVersion1FileAreCorruption) {
   }
 }
 
+// `bytes` (a golden checkpoint of format 2 on) with its format version set
+// to `version` (2 on) and every CRC recomputed: the header's, each block's
+// (seeded with the header) and the trailer. As a writer of that version
+// would have sealed the same blocks.
+std::string CheckpointWithVersion(std::string bytes, std::uint32_t version) {
+  bytes = WithVersion(std::move(bytes), version, 76);
+  const std::uint32_t seed = base::Crc32c(bytes.data(), checkpoint::kHeaderBytes);
+  std::uint32_t file_crc = seed;
+  const std::size_t end = bytes.size() - checkpoint::kTrailerBytes;
+  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes <= end;) {
+    std::uint32_t length;
+    std::memcpy(&length, bytes.data() + pos + 4, 4);
+    std::uint32_t crc = base::Crc32cExtend(seed, bytes.data() + pos, 8);
+    crc = base::Crc32cExtend(crc, bytes.data() + pos + checkpoint::kBlockHeaderBytes, length);
+    std::memcpy(bytes.data() + pos + 8, &crc, 4);
+    file_crc = base::Crc32cExtend(file_crc, &crc, 4);
+    pos += checkpoint::kBlockHeaderBytes + length;
+  }
+  std::memcpy(bytes.data() + end, &file_crc, 4);
+  return bytes;
+}
+
+// Index kind 3 (the edge-endpoint constraint) came with WAL format 4 and
+// checkpoint format 3: a WAL segment of version 3 or a checkpoint of version
+// 2 holding one was not written by any correct Quiver, so it is Corruption
+// naming the kind and the version, even with every CRC right, in every
+// recovery mode (a salvage does not cut the log there: the group fails in
+// replay), and the file keeps its bytes.
+TEST(GoldenFormatTest, EndpointConstraintInAPreviousVersionFileIsCorruption) {
+  const std::string wal3 = WithVersion(ReadFile(kGoldenDir / kWalEndpoints), 3, 56);
+  const std::string ckpt2 = CheckpointWithVersion(ReadFile(kGoldenDir / kCheckpointEndpoints), 2);
+  // The reseal is right: the same bytes sealed as format 3 are the golden file.
+  EXPECT_EQ(CheckpointWithVersion(ckpt2, 3), ReadFile(kGoldenDir / kCheckpointEndpoints));
+  {
+    // A format 2 checkpoint with the same blocks but no kind 3 loads.
+    checkpoint::Header header;
+    std::string dump;
+    Status s = format_test::LoadCheckpointForTest(
+        AsBytes(CheckpointWithVersion(ReadFile(kGoldenDir / kCheckpointIndexes), 2)), &header, &dump);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+  {
+    checkpoint::Header header;
+    std::string dump;
+    Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt2), &header, &dump);
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
+  }
+  for (int which = 1; which <= 2; ++which) {
+    for (bool salvage : {false, true}) {
+      SCOPED_TRACE(std::string(which == 1 ? "WAL segment" : "checkpoint") + (salvage ? ", salvage" : ""));
+      const std::string name = which == 1 ? wal::SegmentFileName(1) : checkpoint::CheckpointFileName(6);
+      const std::string& bytes = which == 1 ? wal3 : ckpt2;
+      env::SimFileSystem fs;
+      ASSERT_TRUE(fs.CreateDir("/db").ok());
+      ASSERT_TRUE(fs.WriteFileForTest("/db/" + name, bytes).ok());
+      Options o;
+      o.durable.checkpoint_on_close = false;
+      o.durable.salvage_wal_prefix = salvage;
+      auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+      ASSERT_FALSE(g.ok());
+      EXPECT_EQ(g.status().code(), StatusCode::kCorruption) << g.status().ToString();
+      const std::string m(g.status().message());
+      EXPECT_NE(m.find("edge-endpoint constraint"), std::string::npos) << m;
+      EXPECT_NE(m.find(which == 1 ? "format version 3 segment" : "format version 2 checkpoint"),
+                std::string::npos)
+          << m;
+      EXPECT_NE(m.find(which == 1 ? "came with format version 4" : "came with format version 3"),
+                std::string::npos)
+          << m;
+      EXPECT_EQ(fs.ReadFileForTest("/db/" + name).value(), bytes);
+      EXPECT_EQ(fs.ReadDurableForTest("/db/" + name).value(), bytes);
+    }
+  }
+}
+
 TEST(GoldenFormatTest, NewerFormatVersionFailsOpenAndKeepsEveryByte) {
   const std::string wal = ReadFile(kGoldenDir / kWalGolden);
   const std::string ckpt = ReadFile(kGoldenDir / kCheckpointGolden);
@@ -984,6 +1337,11 @@ TEST(GoldenFormatTest, NewerFormatVersionFailsOpenAndKeepsEveryByte) {
   ASSERT_FALSE(ckpt.empty());
   const std::uint32_t newer_wal = wal::kFormatVersion + 1;
   const std::uint32_t newer_ckpt = checkpoint::kFormatVersion + 1;
+  EXPECT_EQ(newer_wal, 5u);
+  EXPECT_EQ(newer_ckpt, 4u);
+  const std::string endpoints_wal5 = WithVersion(ReadFile(kGoldenDir / kWalEndpoints), newer_wal, 56);
+  const std::string endpoints_ckpt4 =
+      WithVersion(ReadFile(kGoldenDir / kCheckpointEndpoints), newer_ckpt, 76);
   const std::string wal2 = WithVersion(wal, newer_wal, 56);
   const std::string ckpt2 = WithVersion(ckpt, newer_ckpt, 76);
   // An older checkpoint (sequence 3) of the same graph, for the fallback case.
@@ -1021,6 +1379,15 @@ TEST(GoldenFormatTest, NewerFormatVersionFailsOpenAndKeepsEveryByte) {
       {"newer checkpoint alone", {{ck5, ckpt2}}, ck5, newer_ckpt},
       {"newer checkpoint with the WAL", {{ck5, ckpt2}, {seg1, wal}}, ck5, newer_ckpt},
       {"newer checkpoint over an older one", {{ck5, ckpt2}, {ck3, ckpt3}, {seg1, wal}}, ck5, newer_ckpt},
+      {"newer segment after a previous-version one",
+       {{seg1, ReadFile(kGoldenDir / kWalGoldenV3)}, {seg2, empty2}},
+       seg2,
+       newer_wal},
+      {"newer endpoint segment", {{seg1, endpoints_wal5}}, seg1, newer_wal},
+      {"newer endpoint checkpoint",
+       {{checkpoint::CheckpointFileName(6), endpoints_ckpt4}},
+       checkpoint::CheckpointFileName(6),
+       newer_ckpt},
   };
   for (const Case& c : cases) {
     for (bool salvage : {false, true}) {

@@ -21,7 +21,7 @@ namespace {
 
 constexpr std::uint64_t kMaxId = (std::uint64_t{1} << 48) - 1;
 constexpr std::size_t kWalHeaderBytes = 64;
-constexpr std::size_t kPageBytes = 4096;  // WAL format version 3: groups end on these boundaries
+constexpr std::size_t kPageBytes = 4096;  // WAL format version 3 on: groups end on these boundaries
 constexpr std::size_t kRecordHeaderBytes = 32;
 constexpr std::uint32_t kMaxFragment = 1 << 20;
 // Checkpoint formats 1 (64-byte header, CRC at 60) and 2 (80-byte header,
@@ -195,9 +195,10 @@ Status ReadElements(In& in, ReaderState& s, bool edges, std::uint64_t vertex_lim
   return Status::Ok();
 }
 
-// Index definitions (format version 2): they change nothing the reader
-// rebuilds, so they are only checked against the names before them.
-Status ReadIndexDefinitions(In& in, const ReaderState& s) {
+// Index definitions (format version 2 on): they change nothing the reader
+// rebuilds, so they are only checked against the names before them. Kind 3
+// (an edge-endpoint constraint: edges, no keys, no type) came with format 3.
+Status ReadIndexDefinitions(In& in, const ReaderState& s, std::uint32_t version) {
   std::uint64_t first, count;
   if (!in.Varint(&first) || first != 0 || !in.Varint(&count)) return Bad("index definitions");
   for (std::uint64_t i = 0; i < count; ++i) {
@@ -205,9 +206,12 @@ Status ReadIndexDefinitions(In& in, const ReaderState& s) {
     std::uint8_t element, kind, type, state;
     std::uint64_t label, keys, declared;
     if (!in.Str(&name) || name.empty() || !in.U8(&element) || element > 1 || !in.Varint(&label) ||
-        label >= (element == 0 ? s.labels : s.types).size() || !in.U8(&kind) || kind > 2 || !in.U8(&type) ||
-        (type > 6 && type != 0xFF) || !in.Varint(&keys) || keys == 0)
+        label >= (element == 0 ? s.labels : s.types).size() || !in.U8(&kind) || kind > 3 || !in.U8(&type) ||
+        (type > 6 && type != 0xFF) || !in.Varint(&keys))
       return Bad("index definition");
+    if (kind == 3 ? version < 3 || element != 1 || type != 0xFF || keys != 0 : keys == 0)
+      return Bad("index definition of kind " + std::to_string(kind) + " in a format version " +
+                 std::to_string(version) + " checkpoint");
     for (std::uint64_t k = 0; k < keys; ++k) {
       std::uint64_t key;
       if (!in.Varint(&key) || key >= s.keys.size()) return Bad("index definition key");
@@ -228,14 +232,13 @@ int KindRank(std::uint8_t kind, std::uint32_t version) {
 Result<Checkpoint> ReadCheckpoint(std::string_view b, std::uint64_t name_sequence) {
   if (b.size() < 12 || b.substr(0, 8) != "QVRCKP01") return Bad("checkpoint magic");
   const std::uint32_t version = Le32(b, 8);
-  if (version != 1 && version != 2)
-    return Bad("unknown checkpoint format version " + std::to_string(version));
+  if (version < 1 || version > 3) return Bad("unknown checkpoint format version " + std::to_string(version));
   const std::size_t header_bytes = version == 1 ? 64 : 80;
   const std::size_t trailer_bytes = version == 1 ? 0 : 4;
   if (b.size() < header_bytes + trailer_bytes || Le32(b, 12) != header_bytes ||
       Crc32c(0, b.data(), header_bytes - 4) != Le32(b, header_bytes - 4))
     return Bad("checkpoint header");
-  // Format 2: every block CRC, and the trailer, continue the CRC of the
+  // Format 2 on: every block CRC, and the trailer, continue the CRC of the
   // whole header; format 1: a block CRC covers the block alone.
   const std::uint32_t seed = version == 1 ? 0 : Crc32c(0, b.data(), header_bytes);
   std::uint32_t file_crc = seed;
@@ -269,7 +272,7 @@ Result<Checkpoint> ReadCheckpoint(std::string_view b, std::uint64_t name_sequenc
       case 1: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.labels, "label")); break;
       case 2: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.types, "edge type")); break;
       case 3: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.keys, "property key")); break;
-      case 7: QUIVER_RETURN_IF_ERROR(ReadIndexDefinitions(in, s)); break;
+      case 7: QUIVER_RETURN_IF_ERROR(ReadIndexDefinitions(in, s, version)); break;
       case 4: QUIVER_RETURN_IF_ERROR(ReadElements(in, s, false, vertex_limit)); break;
       case 5:
         if (s.vertices.size() != vertex_limit) return Bad("vertex blocks do not add up to vertex_limit");
@@ -354,6 +357,7 @@ bool ValidRecordAfter(std::string_view b, std::size_t pos, std::uint64_t above,
 struct Segment {
   std::string name;
   std::string uuid;
+  std::uint32_t version = 0;
   std::uint64_t first_sequence = 0;
   std::vector<Group> groups;
   std::uint64_t next_sequence = 0;  // the last complete group's last + 1
@@ -367,7 +371,7 @@ Result<Segment> ScanSegment(const std::string& name, std::string_view b) {
   const bool magic = b.size() >= kWalHeaderBytes && b.substr(0, 8) == "QVRWAL01";
   const bool crc = magic && Crc32c(0, b.data(), 56) == Le32(b, 56);
   const std::uint32_t version = crc ? Le32(b, 8) : 0;
-  if (crc && version != 1 && version != 2 && version != 3)
+  if (crc && (version < 1 || version > 4))
     return Bad(name + ": unknown format version " + std::to_string(version));
   if (!crc || Le32(b, 12) != kWalHeaderBytes || !AllZero(b.substr(60, 4))) {
     // A torn creation holds at most the header's page, and no valid record
@@ -379,9 +383,10 @@ Result<Segment> ScanSegment(const std::string& name, std::string_view b) {
     return seg;
   }
   seg.uuid.assign(b.substr(16, 16));
+  seg.version = version;
   seg.first_sequence = seg.next_sequence = Le64(b, 40);
   std::size_t pos = kWalHeaderBytes, end_of_groups = kWalHeaderBytes;
-  // Version 3: the header's padding record (the header's first sequence
+  // Version 3 on: the header's padding record (the header's first sequence
   // twice) reaches to the first page boundary; every group whose last
   // record ends off a page boundary is followed by a padding record with its
   // range, ending on one, and counts only with it.
@@ -436,7 +441,7 @@ Result<Segment> ScanSegment(const std::string& name, std::string_view b) {
   if (ValidRecordAfter(b, pos, seg.next_sequence))
     return Bad(name + ": damage at " + std::to_string(pos) + " followed by committed records");
   seg.tail_bytes = b.size() - end_of_groups;
-  // Version 3, the zeroed end: past groups (or the header's padding) that
+  // Version 3 on, the zeroed end: past groups (or the header's padding) that
   // end on a page boundary, nothing but zeros to the end of the file is the
   // segment's unused end, not a torn tail.
   if (version >= 3 && end_of_groups >= kPageBytes && end_of_groups % kPageBytes == 0 &&
@@ -455,7 +460,9 @@ class Replayer {
     for (std::uint64_t e = 0; e < s_.edges.size(); ++e) AddIncidence(e);
   }
 
-  Status ApplyGroup(const Group& g) {
+  // Applies group `g` of a segment of format `version`.
+  Status ApplyGroup(const Group& g, std::uint32_t version) {
+    version_ = version;
     In in(g.payload);
     std::uint64_t batches;
     if (!in.Varint(&batches) || batches != g.last - g.first + 1)
@@ -589,6 +596,11 @@ class Replayer {
         if (!in.Str(&name) || !in.U8(&element) || element > 1 || !in.Str(&label) || label.empty() ||
             !in.U8(&index_kind) || !in.U8(&type) || !in.Varint(&keys) || keys > in.left())
           return Bad("DefineIndex");
+        // Index operations came with format 2, kind 3 (the edge-endpoint
+        // constraint) with format 4.
+        if (version_ < 2 || (index_kind == 3 && version_ < 4))
+          return Bad("DefineIndex of kind " + std::to_string(index_kind) + " in a format version " +
+                     std::to_string(version_) + " segment");
         // The engine interns the label (or type), then the keys, in order.
         Intern(element == 0 ? s_.labels : s_.types, label);
         for (std::uint64_t k = 0; k < keys; ++k) {
@@ -602,7 +614,7 @@ class Replayer {
       case 11: {  // DropIndex name:Str declared:varint
         std::string name;
         std::uint64_t declared;
-        if (!in.Str(&name) || !in.Varint(&declared)) return Bad("index operation");
+        if (!in.Str(&name) || !in.Varint(&declared) || version_ < 2) return Bad("index operation");
         return Status::Ok();
       }
       default: return Bad("unknown op kind " + std::to_string(kind));
@@ -611,6 +623,7 @@ class Replayer {
 
   ReaderState& s_;
   std::vector<std::vector<std::uint64_t>> incident_;  // live edges per vertex
+  std::uint32_t version_ = 0;                         // the format version of the segment being replayed
   std::uint64_t first_vertex_ = 0;
   std::uint64_t first_edge_ = 0;
 };
@@ -729,7 +742,7 @@ Result<ReaderState> ReadGraphFiles(const DirectoryFiles& files) {
       if (g.first != state.sequence + 1)
         return Bad(seg.name + ": group " + std::to_string(g.first) + ".." + std::to_string(g.last) +
                    " straddles or skips past sequence " + std::to_string(state.sequence));
-      QUIVER_RETURN_IF_ERROR(replayer.ApplyGroup(g));
+      QUIVER_RETURN_IF_ERROR(replayer.ApplyGroup(g, seg.version));
     }
   }
   return state;

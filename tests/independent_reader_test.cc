@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <future>
@@ -59,8 +60,9 @@ TEST(IndependentReaderTest, Crc32cCheckValue) { EXPECT_EQ(test::Crc32c(0, "12345
 
 // The two worked examples of the docs describe the same state at sequence
 // 5: read each alone, the states must agree with each other and the docs.
-// The WAL in each format version the docs describe: 3 (groups padded to
-// 4 KiB pages), 2 and 1 (records back to back).
+// The WAL in each format version the docs describe: 4 and 3 (groups padded
+// to 4 KiB pages), 2 and 1 (records back to back); the checkpoint in
+// formats 3 and 2.
 class IndependentReaderGoldenTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(IndependentReaderGoldenTest, GoldenWalAndGoldenCheckpointDescribeTheSameGraph) {
@@ -70,7 +72,10 @@ TEST_P(IndependentReaderGoldenTest, GoldenWalAndGoldenCheckpointDescribeTheSameG
   Result<test::ReaderState> ckpt = test::ReadGraphFiles(
       OneFile("checkpoint-00000000000000000005.qck", ReadWhole(kGoldenDir / "checkpoint-small.qck")));
   ASSERT_TRUE(ckpt.ok()) << ckpt.status().ToString();
-  for (const test::ReaderState* s : {&*wal, &*ckpt}) {
+  Result<test::ReaderState> ckpt2 = test::ReadGraphFiles(
+      OneFile("checkpoint-00000000000000000005.qck", ReadWhole(kGoldenDir / "checkpoint-small-v2.qck")));
+  ASSERT_TRUE(ckpt2.ok()) << ckpt2.status().ToString();
+  for (const test::ReaderState* s : {&*wal, &*ckpt, &*ckpt2}) {
     EXPECT_EQ(s->sequence, 5u);
     ASSERT_EQ(s->vertices.size(), 2u);
     ASSERT_EQ(s->edges.size(), 1u);
@@ -89,7 +94,36 @@ TEST_P(IndependentReaderGoldenTest, GoldenWalAndGoldenCheckpointDescribeTheSameG
 }
 
 INSTANTIATE_TEST_SUITE_P(WalVersions, IndependentReaderGoldenTest,
-                         ::testing::Values("wal-small.log", "wal-small-v2.log", "wal-small-v1.log"));
+                         ::testing::Values("wal-small.log", "wal-small-v3.log", "wal-small-v2.log",
+                                           "wal-small-v1.log"));
+
+// The edge-endpoint constraint's golden files (WAL format 4, checkpoint
+// format 3) describe the same graph; the segment sealed as format 3 (index
+// kind 3 where that format has none) is refused.
+TEST(IndependentReaderTest, EndpointGoldenFiles) {
+  const std::string wal = ReadWhole(kGoldenDir / "wal-endpoints.log");
+  Result<test::ReaderState> from_wal = test::ReadGraphFiles(OneFile("wal-00000000000000000001.log", wal));
+  ASSERT_TRUE(from_wal.ok()) << from_wal.status().ToString();
+  Result<test::ReaderState> from_ckpt = test::ReadGraphFiles(
+      OneFile("checkpoint-00000000000000000006.qck", ReadWhole(kGoldenDir / "checkpoint-endpoints.qck")));
+  ASSERT_TRUE(from_ckpt.ok()) << from_ckpt.status().ToString();
+  for (const test::ReaderState* s : {&*from_wal, &*from_ckpt}) {
+    EXPECT_EQ(s->sequence, 6u);
+    ASSERT_EQ(s->edges.size(), 2u);
+    EXPECT_EQ(s->edges[0].source, 0u);
+    EXPECT_EQ(s->edges[1].source, 1u);
+    EXPECT_EQ(s->edges[0].properties.at("since"), (test::ReaderValue{3, Le64(0x3FF8000000000000)}));
+  }
+  std::string v3 = wal;
+  const std::uint32_t three = 3;
+  std::memcpy(v3.data() + 8, &three, 4);
+  const std::uint32_t crc = test::Crc32c(0, v3.data(), 56);
+  std::memcpy(v3.data() + 56, &crc, 4);
+  Result<test::ReaderState> refused = test::ReadGraphFiles(OneFile("wal-00000000000000000001.log", v3));
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.status().message().find("kind 3 in a format version 3 segment"), std::string::npos)
+      << refused.status().ToString();
+}
 
 // Writes a random workload in bursts (several batches in flight: multi-batch
 // groups), with background checkpoints every few KiB of log, explicit ones

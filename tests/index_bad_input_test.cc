@@ -27,7 +27,8 @@ namespace {
 
 // The base graph: Person 0 {email a@x, age 30, first Ada, last L}, Person 1
 // {email b@x, age 40}, City 2 {name c}; edge 0 KNOWS 0->1 {since 2001};
-// edge 1 KNOWS 1->0 {since 1999} was removed.
+// edge 1 KNOWS 1->0 {since 1999} was removed; an edge-endpoint constraint
+// on KNOWS.
 std::unique_ptr<Graph> MakeBase() {
   auto g = Graph::OpenInMemory().value();
   WriteBatch b;
@@ -57,6 +58,10 @@ std::unique_ptr<Graph> MakeBase() {
           .keys = {"since"},
           .kind = IndexKind::kUnique,
           .type = ValueType::kInt64});
+  create({.name = "knows_once",
+          .element = ElementKind::kEdge,
+          .label = "KNOWS",
+          .kind = IndexKind::kUniqueEndpoints});
   return g;
 }
 
@@ -114,6 +119,51 @@ std::vector<WriteCase> WriteCases() {
          b.AddEdge("KNOWS", p1, p0, {{"since", 2001}});
        },
        {"'since'", "edge 0", "edge 2"}},
+      {"edge pair taken (edge-endpoint constraint)",
+       StatusCode::kAlreadyExists,
+       [=](WriteBatch& b) {
+         b.AddEdge("KNOWS", p0, p1, {{"since", 5}});
+       },
+       {"'knows_once'", "pair (0 -> 1)", "held by edge 0", "edge 2 (added by this batch)"}},
+      {"an upsert that finds an edge and an add of its pair",
+       StatusCode::kAlreadyExists,
+       [=](WriteBatch& b) {
+         b.UpsertEdge("KNOWS", p0, p1, {{"w", 1}});
+         b.AddEdge("KNOWS", p0, p1);
+       },
+       {"'knows_once'", "pair (0 -> 1)", "edge 0", "edge 2"}},
+      {"two adds of one edge pair",
+       StatusCode::kAlreadyExists,
+       [=](WriteBatch& b) {
+         b.AddEdge("KNOWS", p1, p0);
+         b.AddEdge("KNOWS", p1, p0);
+       },
+       {"'knows_once'", "pair (1 -> 0)", "edge 2 (added by this batch)", "edge 3 (added by this batch)"}},
+      {"an add and an upsert of one edge pair",
+       StatusCode::kAlreadyExists,
+       [=](WriteBatch& b) {
+         b.AddEdge("KNOWS", p1, p0);
+         b.UpsertEdge("KNOWS", p1, p0, {{"since", 7}});
+       },
+       {"'knows_once'", "pair (1 -> 0)", "edge 2", "edge 3"}},
+      {"two edge upserts that collide on a unique property",
+       StatusCode::kAlreadyExists,
+       [=](WriteBatch& b) {
+         b.UpsertEdge("KNOWS", p1, p0, {{"since", 7}});
+         b.UpsertEdge("KNOWS", p1, city, {{"since", 7}});
+       },
+       {"'since'", "7", "edge 2", "edge 3"}},
+      {"an edge upsert without an edge-endpoint constraint",
+       StatusCode::kFailedPrecondition,
+       [=](WriteBatch& b) { b.UpsertEdge("LIKES", p0, p1); },
+       {"operation 0", "'LIKES'", "edge-endpoint constraint"}},
+      {"an edge upsert that finds an edge the batch removed",
+       StatusCode::kNotFound,
+       [=](WriteBatch& b) {
+         b.RemoveEdge(knows);
+         b.UpsertEdge("KNOWS", p0, p1);
+       },
+       {"operation 1", "edge 0", "removed earlier"}},
       // Unique within one batch.
       {"two adds with one key",
        StatusCode::kAlreadyExists,
@@ -361,6 +411,23 @@ TEST(IndexBadInputTest, LifecycleErrorsChangeNothing) {
       {"bad UTF-8 name",
        {.name = "\xC0\x80", .label = "City", .keys = {"name"}},
        StatusCode::kInvalidArgument},
+      {"edge-endpoint constraint on vertices",
+       {.name = "x", .label = "City", .kind = IndexKind::kUniqueEndpoints},
+       StatusCode::kInvalidArgument},
+      {"edge-endpoint constraint with keys",
+       {.name = "x",
+        .element = ElementKind::kEdge,
+        .label = "KNOWS",
+        .keys = {"since"},
+        .kind = IndexKind::kUniqueEndpoints},
+       StatusCode::kInvalidArgument},
+      {"edge-endpoint constraint with a type",
+       {.name = "x",
+        .element = ElementKind::kEdge,
+        .label = "KNOWS",
+        .kind = IndexKind::kUniqueEndpoints,
+        .type = ValueType::kInt64},
+       StatusCode::kInvalidArgument},
       {"unknown kind",
        {.name = "x", .label = "City", .keys = {"name"}, .kind = static_cast<IndexKind>(9)},
        StatusCode::kInvalidArgument},
@@ -385,8 +452,10 @@ TEST(IndexBadInputTest, LifecycleErrorsChangeNothing) {
     std::vector<std::string> message_has;
   };
   WriteBatch dup;
-  dup.AddVertex("City", {{"name", "c"}, {"pop", 1.5}});
+  NewVertex c3 = dup.AddVertex("City", {{"name", "c"}, {"pop", 1.5}});
   dup.AddVertex("City", {{"name", 7}});
+  dup.AddEdge("ROAD", VertexId(2), c3);  // edges 2 and 3: one pair twice
+  dup.AddEdge("ROAD", VertexId(2), c3);
   ASSERT_TRUE(g->Write(std::move(dup)).ok());
   const std::string with_cities = State(g->GetSnapshot());
   const std::vector<DataRow> data_rows = {
@@ -394,6 +463,10 @@ TEST(IndexBadInputTest, LifecycleErrorsChangeNothing) {
        {.name = "u", .label = "City", .keys = {"name"}, .kind = IndexKind::kUnique},
        StatusCode::kAlreadyExists,
        {"\"c\"", "vertex 2", "vertex 3"}},
+      {"edge-endpoint constraint over a repeated pair",
+       {.name = "r", .element = ElementKind::kEdge, .label = "ROAD", .kind = IndexKind::kUniqueEndpoints},
+       StatusCode::kAlreadyExists,
+       {"'r'", "pair (2 -> 3)", "edge 2", "edge 3"}},
       {"typed over mixed types",
        {.name = "t", .label = "City", .keys = {"name"}, .type = ValueType::kString},
        StatusCode::kInvalidArgument,
@@ -456,6 +529,10 @@ TEST(IndexBadInputTest, BadQueriesGetPreciseStatuses) {
        StatusCode::kInvalidArgument},
       {"unique lookup on a non-unique index", s.FindVertexByIndex("age", one).status(),
        StatusCode::kFailedPrecondition},
+      {"property lookup on an edge-endpoint constraint", s.FindEdgesByIndex("knows_once", one).status(),
+       StatusCode::kInvalidArgument},
+      {"unique lookup on an edge-endpoint constraint", s.FindEdgeByIndex("knows_once", one).status(),
+       StatusCode::kInvalidArgument},
       {"default snapshot", Snapshot().FindVertices("Person", "email", "a@x").status(),
        StatusCode::kFailedPrecondition},
   };

@@ -12,6 +12,7 @@
 
 #include "index/catalog.h"
 #include "index/index_build.h"
+#include "index/index_keys.h"
 #include "index/index_query.h"
 #include "index/online_build.h"
 #include "storage/version.h"
@@ -264,6 +265,57 @@ TEST(IndexOnlineBuildTest, RolledBackAddDoesNotFailAUniquePublication) {
   Status s = w.Group(WriteBatchInternal::IndexBatch(OpKind::kIndexReady, ReadyOp(std::move(built), 2)));
   ASSERT_TRUE(s.ok()) << s.ToString();
   EXPECT_EQ(w.Find("k", 7), std::vector<std::uint64_t>{0});
+}
+
+// An edge-endpoint constraint built online: the edges added and removed
+// while it was built are caught up at publication (the pairs are its keys),
+// and a pair repeated meanwhile (unchecked while building) fails the
+// publication naming the pair and both edges.
+TEST(IndexOnlineBuildTest, EdgeEndpointConstraintCatchesUpAndRefusesARepeatedPair) {
+  const IndexSpec knows{
+      .name = "k", .element = ElementKind::kEdge, .label = "KNOWS", .kind = IndexKind::kUniqueEndpoints};
+  auto holder = [](Writer& w, std::uint64_t src, std::uint64_t dst) -> std::int64_t {
+    std::string key;
+    index::EndpointKey(src, dst, &key);
+    std::uint64_t id = 0;
+    return index::IndexTree::Contains(w.head().catalog->Find("k")->root, key, &id)
+               ? static_cast<std::int64_t>(id)
+               : -1;
+  };
+  for (bool repeat : {false, true}) {
+    SCOPED_TRACE(repeat ? "a repeated pair" : "caught up");
+    Writer w;
+    WriteBatch g;
+    NewVertex a = g.AddVertex("Person"), b = g.AddVertex("Person"), c = g.AddVertex("Person");
+    g.AddEdge("KNOWS", a, b);  // edge 0
+    g.AddEdge("KNOWS", b, c);  // edge 1
+    ASSERT_TRUE(w.Group(g).ok());
+    ASSERT_TRUE(w.Group(IndexBatch(OpKind::kDefineIndex, "k", 0, knows)).ok());
+    std::shared_ptr<index::BuiltIndex> built = BuildFromHead(w.chain(), "k");
+    WriteBatch after;
+    after.AddEdge("KNOWS", VertexId(0), VertexId(2));  // edge 2
+    after.RemoveEdge(EdgeId(0));
+    after.AddEdge("KNOWS", VertexId(0), VertexId(1));              // edge 3: the removed edge's pair
+    if (repeat) after.AddEdge("KNOWS", VertexId(1), VertexId(2));  // edge 4: edge 1's pair
+    ASSERT_TRUE(w.Group(after).ok());
+    Status s = w.Group(WriteBatchInternal::IndexBatch(OpKind::kIndexReady, ReadyOp(std::move(built), 2)));
+    if (repeat) {
+      EXPECT_EQ(s.code(), StatusCode::kAlreadyExists) << s.ToString();
+      for (const char* part : {"pair (1 -> 2)", "edge 1", "edge 4"})
+        EXPECT_NE(s.message().find(part), std::string::npos) << s.ToString() << " lacks " << part;
+      continue;
+    }
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(w.head().catalog->Find("k")->root.count, 3u);
+    EXPECT_EQ(holder(w, 0, 1), 3);
+    EXPECT_EQ(holder(w, 1, 2), 1);
+    EXPECT_EQ(holder(w, 0, 2), 2);
+    EXPECT_EQ(holder(w, 1, 0), -1);
+    // Ready: enforced from now on.
+    WriteBatch dup;
+    dup.AddEdge("KNOWS", VertexId(0), VertexId(2));
+    EXPECT_EQ(w.Group(dup).code(), StatusCode::kAlreadyExists);
+  }
 }
 
 // A publication whose group is rolled back leaves the index building; the

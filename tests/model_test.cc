@@ -200,7 +200,7 @@ int CompareTuples(const KeyTuple& a, const KeyTuple& b) {
 }
 
 // The element's key for `spec`, if it is in the index (every key present,
-// not null, not a vector).
+// not null, not a vector). Not for edge-endpoint constraints (EndpointTuple).
 std::optional<KeyTuple> IndexedKey(const PropMap& props, const IndexSpec& spec) {
   KeyTuple key;
   for (const std::string& k : spec.keys) {
@@ -212,9 +212,23 @@ std::optional<KeyTuple> IndexedKey(const PropMap& props, const IndexSpec& spec) 
   return key;
 }
 
+// An edge-endpoint constraint's key: (source, target).
+KeyTuple EndpointTuple(std::uint64_t src, std::uint64_t dst) {
+  return {PropertyValue(static_cast<std::int64_t>(src)), PropertyValue(static_cast<std::int64_t>(dst))};
+}
+
 // (key, id) of every element in the index, sorted as the index sorts.
 std::vector<std::pair<KeyTuple, std::uint64_t>> IndexEntries(const Model& m, const IndexSpec& spec) {
   std::vector<std::pair<KeyTuple, std::uint64_t>> out;
+  if (spec.kind == IndexKind::kUniqueEndpoints) {
+    for (const auto& [id, e] : m.edges)
+      if (e.type == spec.label) out.emplace_back(EndpointTuple(e.src, e.dst), id);
+    std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+      int c = CompareTuples(a.first, b.first);
+      return c != 0 ? c < 0 : a.second < b.second;
+    });
+    return out;
+  }
   auto add = [&](std::uint64_t id, const std::string& label, const PropMap& props) {
     if (label != spec.label) return;
     if (auto key = IndexedKey(props, spec)) out.emplace_back(std::move(*key), id);
@@ -250,7 +264,7 @@ std::optional<StatusCode> CreateFailure(const Model& m, const IndexSpec& spec) {
     for (const auto& [id, e] : m.edges)
       if (check_types(e.type, e.props)) return StatusCode::kInvalidArgument;
   }
-  if (spec.kind != IndexKind::kUnique) return std::nullopt;
+  if (spec.kind != IndexKind::kUnique && spec.kind != IndexKind::kUniqueEndpoints) return std::nullopt;
   auto entries = IndexEntries(m, spec);
   for (std::size_t i = 1; i < entries.size(); ++i)
     if (CompareTuples(entries[i - 1].first, entries[i].first) == 0) return StatusCode::kAlreadyExists;
@@ -296,6 +310,9 @@ std::string DiffIndex(const Snapshot& s, const Model& m, const IndexSpec& spec, 
   if (info.state != IndexState::kReady) return where + "not ready";
   if (info.entries != entries.size())
     return where + "entries " + std::to_string(info.entries) + " vs model " + std::to_string(entries.size());
+  // An edge-endpoint constraint answers no property query: its entry count
+  // (above), the batches it refuses and the upserts through it are checked.
+  if (spec.kind == IndexKind::kUniqueEndpoints) return "";
   auto pick = [&]() -> const KeyTuple& {
     return entries[std::uniform_int_distribution<std::size_t>(0, entries.size() - 1)(rng)].first;
   };
@@ -638,7 +655,8 @@ struct Expectation {
   std::vector<VertexId> vertices;   // predicted CommitInfo
   std::vector<bool> found;          // CommitInfo::vertex_found
   std::vector<EdgeId> edges;
-  Model after;  // the model if it commits
+  std::vector<bool> edge_found;  // CommitInfo::edge_found
+  Model after;                   // the model if it commits
 };
 
 class Generator {
@@ -656,6 +674,7 @@ class Generator {
     exp->found.clear();
     base_ = &model;
     upserted_.clear();
+    upserted_edges_.clear();
     plain_ops_ = 0;
     failing_expectation_ = false;
     exp->edges.clear();
@@ -698,6 +717,7 @@ class Generator {
   // How many upserts found a vertex / added one, and how many expectations
   // were generated failing.
   std::uint64_t upserts_found = 0, upserts_added = 0, failing_expectations = 0;
+  std::uint64_t edge_upserts_found = 0, edge_upserts_added = 0;  // of those, edge upserts
 
   int Uniform(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
   bool Chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
@@ -942,6 +962,86 @@ class Generator {
     return true;
   }
 
+  // An edge upsert through a random edge-endpoint constraint, between two
+  // vertices of the batch's starting state that are still live; false if
+  // none fits (or the edge it would find was removed earlier: NotFound,
+  // left to the unit tests).
+  bool DoUpsertEdge(WriteBatch& b, Expectation* exp) {
+    std::vector<const IndexSpec*> constraints;
+    for (const IndexSpec& spec : work_.indexes)
+      if (spec.kind == IndexKind::kUniqueEndpoints) constraints.push_back(&spec);
+    if (constraints.empty() || base_->vertices.empty()) return false;
+    const IndexSpec& spec =
+        *constraints[static_cast<std::size_t>(Uniform(0, static_cast<int>(constraints.size()) - 1))];
+    std::uint64_t src = 0, dst = 0;
+    // Half the time the pair of an edge of the type in the starting state.
+    std::vector<const MEdge*> of_type;
+    for (const auto& [id, e] : base_->edges)
+      if (e.type == spec.label) of_type.push_back(&e);
+    if (!of_type.empty() && Chance(0.5)) {
+      const MEdge& e = *of_type[static_cast<std::size_t>(Uniform(0, static_cast<int>(of_type.size()) - 1))];
+      src = e.src;
+      dst = e.dst;
+    } else {
+      auto pick = [&] {
+        auto it = base_->vertices.begin();
+        std::advance(it, Uniform(0, static_cast<int>(base_->vertices.size()) - 1));
+        return it->first;
+      };
+      src = pick();
+      dst = Chance(0.1) ? src : pick();
+    }
+    if (!work_.vertices.count(src) || !work_.vertices.count(dst)) return false;  // removed earlier
+    // Resolution: the batch's earlier upserts, then the starting state.
+    std::optional<std::uint64_t> target;
+    bool found = false;
+    for (const UpsertedEdge& u : upserted_edges_)
+      if (u.type == spec.label && u.src == src && u.dst == dst) {
+        target = u.id;
+        found = u.found;
+      }
+    const bool repeat = target.has_value();
+    if (!target)
+      for (const auto& [id, e] : base_->edges)
+        if (e.type == spec.label && e.src == src && e.dst == dst) {
+          target = id;
+          found = true;
+          break;
+        }
+    if (target && !work_.edges.count(*target)) return false;  // removed earlier: NotFound
+    std::vector<Property> props = RandomProps(3, spec.label, ElementKind::kEdge);
+    const bool replace = Chance(0.3);
+    NewEdge h = b.UpsertEdge(spec.label, VertexId(src), VertexId(dst), props,
+                             replace ? UpsertMode::kReplace : UpsertMode::kMerge);
+    if (!target) {
+      const std::uint64_t id = work_.AddEdge(spec.label, src, dst, ToMap(props));
+      new_e_[id] = h;
+      exp->edges.push_back(EdgeId(id));
+      exp->edge_found.push_back(false);
+      upserted_edges_.push_back({spec.label, src, dst, id, false});
+      ++plain_ops_;
+      ++upserts_added;
+      ++edge_upserts_added;
+      return true;
+    }
+    PropMap& now = work_.edges.at(*target).props;
+    if (replace) {
+      PropMap kept;
+      for (const Property& p : props)
+        if (auto it = now.find(p.key); it != now.end()) kept.insert(*it);
+      if (kept.size() != now.size()) ++plain_ops_;
+      now = std::move(kept);
+    }
+    for (const Property& p : props) now[p.key] = p.value;
+    if (!props.empty()) ++plain_ops_;
+    exp->edges.push_back(EdgeId(*target));
+    exp->edge_found.push_back(found);
+    ++upserts_found;
+    ++edge_upserts_found;
+    if (!repeat) upserted_edges_.push_back({spec.label, src, dst, *target, found});
+    return true;
+  }
+
   // One expectation against the batch's starting state; fails on purpose
   // now and then (the batch must then abort, unless something else fails
   // first).
@@ -1023,8 +1123,10 @@ class Generator {
         4,                 // 5 remove edge property
         many_e ? 20 : 6,   // 6 remove edge
         many_v ? 12 : 3,   // 7 remove vertex
-        many_v ? 3 : 8,    // 8 upsert vertex (if a unique vertex index exists)
-        5,                 // 9 an expectation
+        many_v
+            ? 3
+            : 8,  // 8 upsert vertex or edge (if a unique vertex index or an edge-endpoint constraint exists)
+        5,        // 9 an expectation
     };
     std::discrete_distribution<int> dist(std::begin(weights), std::end(weights));
     int op = dist(rng_);
@@ -1033,7 +1135,9 @@ class Generator {
     switch (op) {
       case 0: return DoAddVertex(b, exp);
       case 8:
-        if (!DoUpsert(b, exp)) DoAddVertex(b, exp);
+        if (Chance(0.4) ? !DoUpsertEdge(b, exp) && !DoUpsert(b, exp)
+                        : !DoUpsert(b, exp) && !DoUpsertEdge(b, exp))
+          DoAddVertex(b, exp);
         return;
       case 9: return DoExpect(b);
       case 1: {
@@ -1051,6 +1155,7 @@ class Generator {
         std::uint64_t id = work_.AddEdge(type, src, dst, ToMap(props));
         new_e_[id] = h;
         exp->edges.push_back(EdgeId(id));
+        exp->edge_found.push_back(false);
         return;
       }
       case 2: {
@@ -1253,6 +1358,13 @@ class Generator {
   };
   const Model* base_ = nullptr;  // the state the batch starts from
   std::vector<Upserted> upserted_;
+  // This batch's edge upserts so far (their type, pair and edge).
+  struct UpsertedEdge {
+    std::string type;
+    std::uint64_t src, dst, id;
+    bool found;
+  };
+  std::vector<UpsertedEdge> upserted_edges_;
   // Operations the resolved batch surely holds (an upsert may add more).
   int plain_ops_ = 0;
   bool failing_expectation_ = false;
@@ -1276,6 +1388,7 @@ std::string CheckResult(const Result<CommitInfo>& r, const Expectation& exp, Seq
   if (r->vertices != exp.vertices) return "CommitInfo.vertices differ from the predicted ids";
   if (r->vertex_found != exp.found) return "CommitInfo.vertex_found differs from the prediction";
   if (r->edges != exp.edges) return "CommitInfo.edges differ from the predicted ids";
+  if (r->edge_found != exp.edge_found) return "CommitInfo.edge_found differs from the prediction";
   return "";
 }
 
@@ -1308,6 +1421,10 @@ std::string IndexStep(Graph& graph, Generator& gen, Model& model, int* counter) 
       if (second != spec.keys[0]) spec.keys.push_back(second);
     }
     spec.kind = static_cast<IndexKind>(gen.Uniform(0, 2));
+    if (spec.element == ElementKind::kEdge && gen.Chance(0.3)) {  // an edge-endpoint constraint
+      spec.kind = IndexKind::kUniqueEndpoints;
+      spec.keys.clear();
+    }
     if (spec.keys.size() == 1) {
       const std::string& k = spec.keys[0];
       const std::optional<ValueType> own = k == "name"    ? std::optional<ValueType>(ValueType::kString)
@@ -1450,7 +1567,8 @@ TEST(ModelTest, RandomBatchesMatchTheModel) {
   std::cout << "model test: " << committed << " batches committed, " << rejected << " rejected as expected, "
             << async_groups << " async bursts, " << held_checks << " old-snapshot checks, " << index_steps
             << " index steps (" << model.indexes.size() << " indexes at the end); " << gen.upserts_found
-            << " upserts found, " << gen.upserts_added << " added, " << gen.failing_expectations
+            << " upserts found, " << gen.upserts_added << " added (edges: " << gen.edge_upserts_found
+            << " found, " << gen.edge_upserts_added << " added), " << gen.failing_expectations
             << " batches with a failing expectation; final graph " << model.vertices.size() << " vertices, "
             << model.edges.size() << " edges" << std::endl;
 }

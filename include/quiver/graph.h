@@ -48,12 +48,16 @@ struct CommitInfo {
   SequenceNumber sequence = 0;
   // Ids of the batch's new vertices / edges, in AddVertex / AddEdge order.
   // An UpsertVertex takes its place in `vertices` like an AddVertex (at its
-  // handle's index), with the id of the vertex it found or added.
+  // handle's index), with the id of the vertex it found or added; an
+  // UpsertEdge likewise in `edges`.
   std::vector<VertexId> vertices;
   std::vector<EdgeId> edges;
   // Per entry of `vertices`: true if it is an upsert that found a vertex
   // that existed before the batch (false for adds and upserts that added).
   std::vector<bool> vertex_found;
+  // Per entry of `edges`: true if it is an UpsertEdge that found an edge
+  // that existed before the batch (false for adds and upserts that added).
+  std::vector<bool> edge_found;
   // Durable mode: true if, when the call returned, this batch and every
   // batch committed before it were in an fdatasynced WAL record (always
   // for a synced write; for an unsynced one only if it was written with a

@@ -65,6 +65,19 @@ enum class IndexKind : std::uint8_t {
   // Equality lookups, and range scans and counts in value order
   // (VerticesInRange, CountVerticesInRange and the edge forms).
   kOrdered = 2,
+  // The edge-endpoint constraint: at most one edge of the type from one
+  // vertex to another (an ordered pair: A->B and B->A are two pairs; a
+  // self-loop A->A is one). Only with ElementKind::kEdge, no keys and no
+  // type: it is keyed by the edges' (source, target), not by properties. A
+  // batch that would leave two edges of the type between one pair fails with
+  // AlreadyExists naming the pair and both edges, wherever they come from
+  // (committed, AddEdge, UpsertEdge); WriteBatch::UpsertEdge finds edges
+  // through it. Declared, listed, dropped and made durable like the others.
+  //
+  // Example:
+  //   graph->CreateIndex({.name = "knows_once", .element = quiver::ElementKind::kEdge,
+  //                       .label = "KNOWS", .kind = quiver::IndexKind::kUniqueEndpoints});
+  kUniqueEndpoints = 3,
 };
 
 // A property index to create (Graph::CreateIndex).
@@ -77,12 +90,13 @@ struct IndexSpec {
   std::string label{};
   // The property keys, in order: one key, or several for a composite index
   // (an element is indexed only when it holds every one). Distinct,
-  // non-empty; at most kMaxIndexKeys.
+  // non-empty; at most kMaxIndexKeys. Empty for kUniqueEndpoints.
   std::vector<std::string> keys{};
   IndexKind kind = IndexKind::kExact;
   // The type every key's values must have (not kFloatVector, not kNull), or
   // nullopt for any indexable type. A single-key int64 or double index
-  // stores its keys in 8 bytes (the most compact form).
+  // stores its keys in 8 bytes (the most compact form). nullopt for
+  // kUniqueEndpoints.
   std::optional<ValueType> type = std::nullopt;
 };
 

@@ -168,6 +168,35 @@ class WriteBatch {
                          std::initializer_list<Property> properties = {},
                          UpsertMode mode = UpsertMode::kMerge);
 
+  // Finds the edge of `type` from `source` to `target` through the type's
+  // ready edge-endpoint constraint (IndexKind::kUniqueEndpoints, which
+  // allows at most one such edge), or adds one with `properties`. An edge
+  // found gets `properties` as `mode` says (kReplace: it ends with exactly
+  // them). Returns a handle like AddEdge's, usable by later operations of
+  // the batch; CommitInfo::edges holds its id (found or new) at the handle's
+  // index, and CommitInfo::edge_found says which it was.
+  //
+  // Looked up like UpsertVertex: in the state the batch is applied to and
+  // among the batch's earlier upserts, so two upserts of one (type, source,
+  // target) in a batch name one edge. An AddEdge of the same pair, before
+  // or after, fails the batch with AlreadyExists like two adds would; an
+  // upsert that finds an edge the batch removed earlier fails with NotFound.
+  // An endpoint may be a vertex the batch adds (then no committed edge can
+  // match). Fails the batch with FailedPrecondition when the type has no
+  // ready edge-endpoint constraint.
+  //
+  // Example:
+  //   graph->CreateIndex({.name = "knows_once", .element = quiver::ElementKind::kEdge,
+  //                       .label = "KNOWS", .kind = quiver::IndexKind::kUniqueEndpoints});
+  //   quiver::WriteBatch b;
+  //   quiver::NewEdge k = b.UpsertEdge("KNOWS", quiver::VertexId(1), quiver::VertexId(2), {{"since", 2020}});
+  //   b.SetProperty(k, "seen", 3);  // on the edge found or added
+  //   auto info = graph->Write(std::move(b));  // info->edges[k.index]; info->edge_found[k.index]
+  NewEdge UpsertEdge(std::string_view type, VertexRef source, VertexRef target,
+                     std::span<const Property> properties = {}, UpsertMode mode = UpsertMode::kMerge);
+  NewEdge UpsertEdge(std::string_view type, VertexRef source, VertexRef target,
+                     std::initializer_list<Property> properties, UpsertMode mode = UpsertMode::kMerge);
+
   // --- Expectations (conditional writes)
   //
   // Each is checked when the batch is validated, against the state the
@@ -214,7 +243,8 @@ class WriteBatch {
   // The number of recorded operations.
   std::size_t size() const;
   bool empty() const { return size() == 0; }
-  // How many AddVertex (and UpsertVertex) / AddEdge calls the batch holds.
+  // How many AddVertex (and UpsertVertex) / AddEdge (and UpsertEdge) calls
+  // the batch holds.
   std::size_t added_vertices() const { return added_vertices_; }
   std::size_t added_edges() const { return added_edges_; }
 
@@ -231,7 +261,7 @@ class WriteBatch {
   std::size_t counted_ops_ = 0;  // what Limits::max_batch_ops counts
   std::vector<Op> ops_;
   std::vector<Property> properties_;  // the properties and values ops refer to
-  std::uint32_t upserts_ = 0;         // UpsertVertex calls
+  std::uint32_t upserts_ = 0;         // UpsertVertex and UpsertEdge calls
   std::uint32_t expectations_ = 0;    // Expect* calls
 };
 

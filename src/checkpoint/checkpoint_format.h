@@ -1,19 +1,20 @@
 // The checkpoint file format (docs/checkpoint_format.md has the grammar and
 // a worked example). All integers little-endian; varints are LEB128.
 //
-// Format 2 (written; format 1 is read too, below):
+// Format 3 (written; formats 1 and 2 are read too, below):
 //   Checkpoint := Header Block* EndBlock Trailer
 //   Header (80 bytes) :=
-//       magic:u64 = "QVRCKP01"  format_version:u32 = 2  header_bytes:u32 = 80
+//       magic:u64 = "QVRCKP01"  format_version:u32 = 3  header_bytes:u32 = 80
 //       graph_uuid:u8[16]  sequence:u64  vertex_limit:u64  edge_limit:u64
 //       wal_segment:u64  wal_offset:u64  reserved:u8[4] = 0
 //       crc:u32 (CRC-32C of bytes 0..75)
 //   Block := kind:u8 reserved:u8[3] = 0 length:u32 crc:u32 reserved:u32 = 0
 //            payload:u8[length]
 //       crc = CRC-32C of the 80 header bytes, then bytes 0..7 of the block
-//             header, then the payload: every block is tied to its file's
-//             header (graph, sequence, limits), so a block another file
-//             left in reused space fails its CRC
+//             header, then the payload. (The 80 bytes end with their own
+//             CRC, so their CRC-32C is the same constant for every intact
+//             header: this seed does not tie a block to its header. The
+//             trailer does, as it covers every block's crc.)
 //   Trailer := file_crc:u32 = CRC-32C of the 80 header bytes, then every
 //              block's crc field (4 bytes, in file order, the end block's
 //              included): a stale block of an earlier write of the same file
@@ -28,11 +29,15 @@
 //     6 end: live_vertices:varint live_edges:varint blocks_before:varint
 //     7 index definitions (format version 2 on; checkpoint/index_block.h):
 //         first_id:varint = 0 count:varint IndexDef{count}
+//         (index kind 3, the edge-endpoint constraint: format version 3 on)
 //   Props := count:varint (key_id:varint Value){count}   (Value: wal/value_codec.h)
 //   wal_segment, wal_offset: where the WAL record of the first group after
 //   `sequence` starts (segment number, byte offset; the offset may be the
 //   segment's end, then that group starts the next segment); 0, 0 if not
 //   known. Recovery resumes there after damage the checkpoint covers.
+//
+// Format 2 (read, never written): exactly format 3, except that no index
+// definition has kind 3 (one that does is Corruption).
 //
 // Format 1 (read, never written): a 64-byte header without wal_segment and
 // wal_offset (reserved:u8[4] at 56, crc at 60 over bytes 0..59); each
@@ -68,11 +73,17 @@ inline constexpr std::uint64_t kMagic = 0x3130504B43525651ULL;  // "QVRCKP01" as
 // The format this build writes; it reads kOldestFormatVersion up to it.
 // Version 2 tied every block to its file's header, recorded where the log
 // continues, added a trailer and the index definitions block (kind 7).
-inline constexpr std::uint32_t kFormatVersion = 2;
+// Version 3 added index kind 3 (the edge-endpoint constraint,
+// IndexKind::kUniqueEndpoints) to that block, and nothing else: a build
+// that reads up to version 2 refuses a version 3 file untouched instead of
+// reading kind 3 as damage.
+inline constexpr std::uint32_t kFormatVersion = 3;
 inline constexpr std::uint32_t kOldestFormatVersion = 1;
-inline constexpr std::size_t kHeaderBytes = 80;    // format 2
+// The first version whose index definitions may have kind 3.
+inline constexpr std::uint32_t kFirstEndpointConstraintVersion = 3;
+inline constexpr std::size_t kHeaderBytes = 80;    // formats 2 and 3
 inline constexpr std::size_t kHeaderBytesV1 = 64;  // format 1
-inline constexpr std::size_t kTrailerBytes = 4;    // format 2
+inline constexpr std::size_t kTrailerBytes = 4;    // formats 2 and 3
 inline constexpr std::size_t kBlockHeaderBytes = 16;
 inline constexpr std::size_t kTargetBlockBytes = 1u << 20;
 // Writer tunables (not part of the format). Ids per chunk of the vertex and
@@ -116,12 +127,12 @@ struct Header {
   std::size_t header_bytes = kHeaderBytes;  // where the first block starts
   std::size_t trailer_bytes = kTrailerBytes;
   // What every block CRC and the trailer continue from: the CRC-32C of the
-  // header's bytes (format 2); 0 in format 1 (a block CRC covers the block
+  // header's bytes (format 2 on); 0 in format 1 (a block CRC covers the block
   // alone).
   std::uint32_t seed = 0;
 };
 
-// The bytes of `*h` as a format-2 header, its CRC included; sets the fields
+// The bytes of `*h` as a header of kFormatVersion, its CRC included; sets the fields
 // EncodeHeader and DecodeHeader set.
 std::array<std::byte, kHeaderBytes> EncodeHeader(Header* h);
 

@@ -120,9 +120,10 @@ class FileSource final : public Source {
   const std::uint64_t size_;
 };
 
-// Reads block `b` whole and checks its CRC, which continues `seed` (the
-// file header's CRC in format 2, so a block of another file fails it);
-// returns the payload.
+// Reads block `b` whole and checks its CRC, which continues `seed` (from
+// format 2 on the CRC-32C of the whole header, which is the same for every
+// intact header: a block of another file is caught by the trailer, not
+// here); returns the payload.
 Result<std::span<const std::byte>> ReadBlock(const Source& src, const BlockRef& b, std::uint32_t seed,
                                              std::vector<std::byte>* scratch) {
   QUIVER_ASSIGN_OR_RETURN(auto block, src.Read(b.offset, kBlockHeaderBytes + b.length, scratch));
@@ -156,7 +157,7 @@ Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef
   constexpr std::size_t kPeek = kBlockHeaderBytes + 20;
   std::vector<std::byte> scratch;
   std::uint64_t next_id[8] = {};
-  // The blocks end where the trailer starts (format 2).
+  // The blocks end where the trailer starts (format 2 on).
   if (src.size() < header.header_bytes + header.trailer_bytes) return Bad("missing end block");
   const std::uint64_t size = src.size() - header.trailer_bytes;
   std::uint64_t pos = header.header_bytes;
@@ -288,6 +289,7 @@ class Loader {
 
   Status Run(const Header& header) {
     seed_ = header.seed;
+    version_ = header.version;
     std::vector<BlockRef> blocks;
     QUIVER_RETURN_IF_ERROR(IndexBlocks(src_, header, &blocks));
     std::vector<BlockRef> vertex_blocks, edge_blocks;
@@ -327,7 +329,7 @@ class Loader {
   Status IndexDefinitions(const BlockRef& b) {
     QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, seed_, &scratch_));
     base::ByteReader r = Body(payload, b);
-    QUIVER_RETURN_IF_ERROR(DecodeIndexBlock(r, b.count, g_, ctx_));
+    QUIVER_RETURN_IF_ERROR(DecodeIndexBlock(r, b.count, version_, g_, ctx_));
     if (r.remaining() != 0) return Bad("trailing bytes in block");
     return Status::Ok();
   }
@@ -748,7 +750,8 @@ class Loader {
   }
 
   const Source& src_;
-  std::uint32_t seed_ = 0;  // what block CRCs continue (Header::seed)
+  std::uint32_t seed_ = 0;     // what block CRCs continue (Header::seed)
+  std::uint32_t version_ = 0;  // the file's format version (Header::version)
   GraphRoots& g_;
   storage::MutationContext& ctx_;
   const unsigned threads_;

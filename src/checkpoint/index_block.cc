@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/strings.h"
+#include "checkpoint/checkpoint_format.h"
 #include "index/index_keys.h"
 
 namespace quiver::checkpoint {
@@ -38,8 +39,8 @@ std::vector<std::byte> EncodeIndexBlock(const index::Catalog& catalog) {
   return payload;
 }
 
-Status DecodeIndexBlock(base::ByteReader& r, std::uint64_t count, storage::GraphRoots& g,
-                        storage::MutationContext& ctx) {
+Status DecodeIndexBlock(base::ByteReader& r, std::uint64_t count, std::uint32_t format_version,
+                        storage::GraphRoots& g, storage::MutationContext& ctx) {
   index::Catalog* cat = index::OwnCatalog(g.catalog, ctx);
   for (std::uint64_t i = 0; i < count; ++i) {
     auto def = std::make_shared<index::IndexDef>();
@@ -49,8 +50,13 @@ Status DecodeIndexBlock(base::ByteReader& r, std::uint64_t count, storage::Graph
     if (!r.GetString(&name) || !r.GetU8(&element) || !r.GetVarint(&label) || !r.GetU8(&kind) ||
         !r.GetU8(&type) || !r.GetVarint(&keys) || keys > r.remaining())
       return Bad("truncated");
-    if (element > 1 || kind > 2 || (type != kAnyType && type > 6))
+    if (element > 1 || kind > 3 || (type != kAnyType && type > 6))
       return Bad("unknown element, kind or type");
+    if (kind == static_cast<std::uint8_t>(IndexKind::kUniqueEndpoints) &&
+        format_version < kFirstEndpointConstraintVersion)
+      return Bad(base::StrCat(
+          "index '", name, "' is an edge-endpoint constraint (kind 3) in a format version ", format_version,
+          " checkpoint; that kind came with format version ", kFirstEndpointConstraintVersion));
     def->name = std::string(name);
     def->element = static_cast<ElementKind>(element);
     const storage::InternTable* names = def->element == ElementKind::kVertex ? g.labels : g.types;

@@ -4,7 +4,8 @@
 //
 //   payload := first_id:varint = 0  count:varint  IndexDef{count}
 //   IndexDef := name:Str element:u8 (0 vertex, 1 edge) label_id:varint
-//               kind:u8 (0 exact, 1 unique, 2 ordered) type:u8 (ValueType, 0xFF any)
+//               kind:u8 (0 exact, 1 unique, 2 ordered; 3 edge-endpoint constraint,
+//                        format version 3 on) type:u8 (ValueType, 0xFF any)
 //               key_count:varint key_id:varint{key_count}
 //               declared:varint (the sequence number of its DefineIndex batch)
 //               state:u8 (0 building, 1 ready)
@@ -30,11 +31,13 @@ namespace quiver::checkpoint {
 // The payload of the block for `catalog`'s indexes (first_id and count included).
 std::vector<std::byte> EncodeIndexBlock(const index::Catalog& catalog);
 
-// Decodes `count` definitions from `r` (after the prefix) into g.catalog,
-// each unbuilt: Corruption for an unknown element, kind or type, an id no
-// names block defined, a spec CheckSpec refuses, or a repeated name.
-Status DecodeIndexBlock(base::ByteReader& r, std::uint64_t count, storage::GraphRoots& g,
-                        storage::MutationContext& ctx);
+// Decodes `count` definitions from `r` (after the prefix) of a checkpoint
+// of `format_version` into g.catalog, each unbuilt: Corruption for an
+// unknown element, kind or type, a kind that format version does not have
+// (3 before version 3), an id no names block defined, a spec CheckSpec
+// refuses, or a repeated name.
+Status DecodeIndexBlock(base::ByteReader& r, std::uint64_t count, std::uint32_t format_version,
+                        storage::GraphRoots& g, storage::MutationContext& ctx);
 
 }  // namespace quiver::checkpoint
 

@@ -40,6 +40,10 @@ using ::quiver::ElementKind;
 using ::quiver::IndexKind;
 using ::quiver::IndexState;
 
+// True for the kinds that allow one element per key (a property key, or an
+// edge's (source, target)): validation checks them, upserts find through them.
+inline bool IsUniqueKind(IndexKind k) { return k == IndexKind::kUnique || k == IndexKind::kUniqueEndpoints; }
+
 // One index's definition, with its names resolved to ids (interned when it
 // was declared, so they exist in every version that lists it).
 struct IndexDef {

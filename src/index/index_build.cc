@@ -53,11 +53,17 @@ void ScanSet(const GraphRoots& g, ElementKind kind, const IndexRoot& set, Fn&& f
 
 // Collects from elements given by `scan`; the first failure (lowest id) wins.
 template <typename Scan>
-Status CollectWith(const IndexDef& def, Scan&& scan, EntryList* out) {
+Status CollectWith(const GraphRoots& g, const IndexDef& def, Scan&& scan, EntryList* out) {
   std::string key;
   Status error;
   scan([&](std::uint64_t id, const storage::PropBlock* props) {
     if (!error.ok()) return;
+    if (def.kind == IndexKind::kUniqueEndpoints) {
+      const storage::EdgeSlot* e = storage::FindEdge(g, id);
+      EndpointKey(e->src(), e->dst(), &key);
+      out->Add(key, id);
+      return;
+    }
     std::size_t bad = 0;
     switch (ElementKey(def, props, &key, &bad)) {
       case KeyStatus::kIndexed: out->Add(key, id); break;
@@ -212,7 +218,23 @@ std::string DescribeElement(ElementKind kind, std::uint64_t id) {
   return base::StrCat(kind == ElementKind::kVertex ? "vertex " : "edge ", id);
 }
 
+KeyStatus KeyIn(const GraphRoots& g, const IndexDef& def, std::uint64_t id, std::string* key) {
+  if (def.kind == IndexKind::kUniqueEndpoints) {
+    const storage::EdgeSlot* e = def.element == ElementKind::kEdge ? storage::FindEdge(g, id) : nullptr;
+    if (e == nullptr) return KeyStatus::kNotIndexed;
+    EndpointKey(e->src(), e->dst(), key);
+    return KeyStatus::kIndexed;
+  }
+  const storage::PropBlock* props = PropsOf(g, def.element, id);
+  if (props == nullptr) return KeyStatus::kNotIndexed;
+  return ElementKey(def, props, key);
+}
+
 std::string DescribeKeyOf(const GraphRoots& g, const IndexDef& def, std::uint64_t id) {
+  if (def.kind == IndexKind::kUniqueEndpoints) {
+    const storage::EdgeSlot* e = storage::FindEdge(g, id);
+    return e == nullptr ? std::string("(removed edge)") : DescribePair(e->src(), e->dst());
+  }
   const storage::PropBlock* props = PropsOf(g, def.element, id);
   std::string out = def.keys.size() == 1 ? "" : "(";
   for (std::size_t i = 0; i < def.key_ids.size(); ++i) {
@@ -230,7 +252,7 @@ Status CollectEntries(const GraphRoots& g, const IndexDef& def, unsigned threads
   // a large one is cheaper to sweep, in parallel, from the table.
   if (threads < 2 || set->count * 4 < limit) {
     return CollectWith(
-        def, [&](auto&& fn) { ScanSet(g, def.element, *set, fn); }, out);
+        g, def, [&](auto&& fn) { ScanSet(g, def.element, *set, fn); }, out);
   }
   const std::uint64_t leaf = storage::VertexTable::kLeafSize;
   const std::uint64_t leaves = (limit + leaf - 1) / leaf;
@@ -243,7 +265,7 @@ Status CollectEntries(const GraphRoots& g, const IndexDef& def, unsigned threads
     // whole label. Address space only: pages never written are never backed.
     parts[t].Reserve(static_cast<std::size_t>(t == 0 ? set->count : std::min(set->count, end - begin)));
     errors[t] = CollectWith(
-        def, [&](auto&& fn) { ScanTable(g, def.element, def.label_id, begin, end, fn); }, &parts[t]);
+        g, def, [&](auto&& fn) { ScanTable(g, def.element, def.label_id, begin, end, fn); }, &parts[t]);
   });
   for (unsigned t = 0; t < threads; ++t) {
     QUIVER_RETURN_IF_ERROR(errors[t]);  // ranges are in id order: the lowest id's failure
@@ -253,7 +275,7 @@ Status CollectEntries(const GraphRoots& g, const IndexDef& def, unsigned threads
 }
 
 Status CheckUnique(const GraphRoots& g, const IndexDef& def, const EntryList& entries) {
-  if (def.kind != IndexKind::kUnique) return Status::Ok();
+  if (!IsUniqueKind(def.kind)) return Status::Ok();
   std::string prev;
   std::uint64_t prev_id = 0;
   bool first = true;
@@ -261,9 +283,9 @@ Status CheckUnique(const GraphRoots& g, const IndexDef& def, const EntryList& en
   entries.ForEach([&](std::string_view key, std::uint64_t id) {
     if (!error.ok()) return;
     if (!first && key == prev) {
-      error = AlreadyExistsError(base::StrCat(DescribeIndex(def), ": key ", DescribeKeyOf(g, def, id),
-                                              " is held by both ", DescribeElement(def.element, prev_id),
-                                              " and ", DescribeElement(def.element, id)));
+      error = AlreadyExistsError(base::StrCat(
+          DescribeIndex(def), ": ", KeyWord(def), " ", DescribeKeyOf(g, def, id), " is held by both ",
+          DescribeElement(def.element, prev_id), " and ", DescribeElement(def.element, id)));
     }
     prev.assign(key);
     prev_id = id;
@@ -284,7 +306,8 @@ Status AddLaterElements(const GraphRoots& later, const IndexDef& def, std::uint6
   if (split >= limit) return Status::Ok();
   EntryList entries(def.key_width);
   QUIVER_RETURN_IF_ERROR(CollectWith(
-      def, [&](auto&& fn) { ScanTable(later, def.element, def.label_id, split, limit, fn); }, &entries));
+      later, def, [&](auto&& fn) { ScanTable(later, def.element, def.label_id, split, limit, fn); },
+      &entries));
   entries.Sort(1);
   entries.ForEach([&](std::string_view key, std::uint64_t id) { IndexTree::Insert(*root, key, id, ctx); });
   return Status::Ok();

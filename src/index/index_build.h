@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "index/catalog.h"
+#include "index/index_keys.h"
 #include "quiver/status.h"
 #include "storage/elements.h"
 #include "storage/retire_list.h"
@@ -110,6 +111,10 @@ void BuildSets(storage::GraphRoots& g, ElementKind kind, storage::MutationContex
 // The values of the index's keys held by element `id` of `g`, for
 // messages: "\"Ada\"" or "(\"Ada\", 1815)".
 std::string DescribeKeyOf(const storage::GraphRoots& g, const IndexDef& def, std::uint64_t id);
+// The key element `id` has in `g` (its properties' or, for
+// kUniqueEndpoints, its endpoints'); kNotIndexed if it is not live there.
+// Validated data only: a key of another type or too long is kNotIndexed.
+KeyStatus KeyIn(const storage::GraphRoots& g, const IndexDef& def, std::uint64_t id, std::string* key);
 // "vertex 7" / "edge 7".
 std::string DescribeElement(ElementKind kind, std::uint64_t id);
 

@@ -33,8 +33,21 @@ Status CheckSpec(const IndexSpec& spec, std::size_t max_name_bytes) {
         InvalidArgumentError(base::StrCat("element kind ", static_cast<int>(spec.element), " is unknown")));
   QUIVER_RETURN_IF_ERROR(in(
       CheckName(spec.element == ElementKind::kVertex ? "label" : "edge type", spec.label, max_name_bytes)));
-  if (spec.kind != IndexKind::kExact && spec.kind != IndexKind::kUnique && spec.kind != IndexKind::kOrdered)
+  if (spec.kind != IndexKind::kExact && spec.kind != IndexKind::kUnique && spec.kind != IndexKind::kOrdered &&
+      spec.kind != IndexKind::kUniqueEndpoints)
     return in(InvalidArgumentError(base::StrCat("index kind ", static_cast<int>(spec.kind), " is unknown")));
+  if (spec.kind == IndexKind::kUniqueEndpoints) {
+    if (spec.element != ElementKind::kEdge)
+      return in(
+          InvalidArgumentError("an edge-endpoint constraint (kUniqueEndpoints) needs ElementKind::kEdge"));
+    if (!spec.keys.empty())
+      return in(InvalidArgumentError(
+          "an edge-endpoint constraint (kUniqueEndpoints) takes no property keys: it is keyed by the edges' "
+          "(source, target)"));
+    if (spec.type)
+      return in(InvalidArgumentError("an edge-endpoint constraint (kUniqueEndpoints) takes no value type"));
+    return Status::Ok();
+  }
   if (spec.keys.empty()) return in(InvalidArgumentError("no property keys"));
   if (spec.keys.size() > kMaxIndexKeys)
     return in(InvalidArgumentError(
@@ -62,6 +75,27 @@ void AppendComponent(const IndexDef& def, const PropertyView& v, std::string* ke
   }
 }
 
+void EndpointKey(std::uint64_t source, std::uint64_t target, std::string* key) {
+  key->resize(16);
+  for (int i = 0; i < 8; ++i) {
+    (*key)[i] = static_cast<char>(source >> (56 - 8 * i));
+    (*key)[8 + i] = static_cast<char>(target >> (56 - 8 * i));
+  }
+}
+
+std::pair<std::uint64_t, std::uint64_t> DecodeEndpointKey(std::string_view key) {
+  std::uint64_t s = 0, t = 0;
+  for (std::size_t i = 0; i < 8 && 8 + i < key.size(); ++i) {
+    s = (s << 8) | static_cast<unsigned char>(key[i]);
+    t = (t << 8) | static_cast<unsigned char>(key[8 + i]);
+  }
+  return {s, t};
+}
+
+std::string DescribePair(std::uint64_t source, std::uint64_t target) {
+  return base::StrCat("(", source, " -> ", target, ")");
+}
+
 KeyStatus ElementKey(const IndexDef& def, const storage::PropBlock* block, std::string* key,
                      std::size_t* bad) {
   return MakeKey(
@@ -85,6 +119,9 @@ Status BoundKey(const IndexDef& def, const PropertyValue& value, std::string* ke
 
 Status LookupKey(const IndexDef& def, std::span<const PropertyValue> values, std::string* key) {
   key->clear();
+  if (def.kind == IndexKind::kUniqueEndpoints)
+    return InvalidArgumentError(
+        base::StrCat(DescribeIndex(def), " holds no property values; it is looked up by (source, target)"));
   if (values.size() != def.keys.size())
     return InvalidArgumentError(
         base::StrCat(DescribeIndex(def), " has ", def.keys.size(), " keys; got ", values.size(), " values"));
@@ -110,6 +147,9 @@ std::string DescribeValue(const PropertyView& v) {
 }
 
 std::string DescribeIndex(const IndexDef& def) {
+  if (def.kind == IndexKind::kUniqueEndpoints)
+    return base::StrCat("edge-endpoint constraint '", def.name, "' (", def.label,
+                        ": one edge per (source, target))");
   std::string keys;
   for (std::size_t i = 0; i < def.keys.size(); ++i) keys += (i == 0 ? "" : ",") + def.keys[i];
   return base::StrCat("index '", def.name, "' (", def.label, def.keys.size() == 1 ? "." : ".(", keys,

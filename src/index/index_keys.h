@@ -18,6 +18,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 
 #include "index/catalog.h"
 #include "index/key_codec.h"
@@ -41,7 +43,8 @@ std::int32_t KeyWidthFor(const IndexSpec& spec);
 
 // Checks a spec: InvalidArgument for an empty or non-UTF-8 name, label or
 // key, no keys or more than kMaxIndexKeys, a key named twice, a declared type
-// of kNull or kFloatVector or out of range, an unknown kind or element.
+// of kNull or kFloatVector or out of range, an unknown kind or element; for
+// kUniqueEndpoints, vertices, any key or a declared type.
 // Names longer than `max_name_bytes` are OutOfRange.
 Status CheckSpec(const IndexSpec& spec, std::size_t max_name_bytes);
 
@@ -51,13 +54,27 @@ Status CheckSpec(const IndexSpec& spec, std::size_t max_name_bytes);
 template <typename ValueFn>
 KeyStatus MakeKey(const IndexDef& def, ValueFn&& value, std::string* key, std::size_t* bad = nullptr);
 
-// The key of an element whose properties are `block`.
+// kUniqueEndpoints: the key of an edge from `source` to `target`, both ids
+// 8 bytes big-endian, so keys order by (source, target). Replaces *key.
+void EndpointKey(std::uint64_t source, std::uint64_t target, std::string* key);
+// The (source, target) of an endpoint key.
+std::pair<std::uint64_t, std::uint64_t> DecodeEndpointKey(std::string_view key);
+// What messages call a key of `def`: "key", or "pair" for kUniqueEndpoints.
+inline const char* KeyWord(const IndexDef& def) {
+  return def.kind == IndexKind::kUniqueEndpoints ? "pair" : "key";
+}
+// "(3 -> 5)", for messages.
+std::string DescribePair(std::uint64_t source, std::uint64_t target);
+
+// The key of an element whose properties are `block` (not for
+// kUniqueEndpoints, whose keys come from the edge: EndpointKey).
 KeyStatus ElementKey(const IndexDef& def, const storage::PropBlock* block, std::string* key,
                      std::size_t* bad = nullptr);
 
 // The key to look up for query values (one per index key, in order):
 // InvalidArgument for a wrong count, null, a vector, NaN, or a value of
-// another type than the index declares.
+// another type than the index declares, or a kUniqueEndpoints index (it
+// holds no property values).
 Status LookupKey(const IndexDef& def, std::span<const PropertyValue> values, std::string* key);
 
 // The encoding of one bound or prefix value for the index's first key, as

@@ -22,6 +22,7 @@ int Rank(const PropertyIndex& p, std::optional<ValueType> value_type) {
     case IndexKind::kUnique: kind = 0; break;
     case IndexKind::kExact: kind = 1; break;
     case IndexKind::kOrdered: kind = 2; break;
+    case IndexKind::kUniqueEndpoints: kind = 3; break;  // answers no property query (Answers)
   }
   return (takes ? 0 : 10) + kind;
 }
@@ -147,6 +148,9 @@ Result<const PropertyIndex*> IndexByName(const storage::GraphRoots& g, ElementKi
   if (p->state != IndexState::kReady || !p->built)
     return FailedPreconditionError(
         base::StrCat(DescribeIndex(*p->def), " is still being built; it answers once CreateIndex returns"));
+  if (p->def->kind == IndexKind::kUniqueEndpoints)
+    return InvalidArgumentError(
+        base::StrCat(DescribeIndex(*p->def), " holds no property values; it answers no property lookup"));
   if (need == Need::kUnique && p->def->kind != IndexKind::kUnique)
     return FailedPreconditionError(base::StrCat(DescribeIndex(*p->def), " is not unique"));
   if (need == Need::kOrdered && p->def->kind != IndexKind::kOrdered)

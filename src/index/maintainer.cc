@@ -43,6 +43,19 @@ void IndexMaintainer::OnChange(const ElementChange& c, storage::GraphRoots& g,
         Track(p.def->declared, c.id, g.sequence + 1);  // this batch's number
       continue;
     }
+    if (p.def->kind == IndexKind::kUniqueEndpoints) {
+      // Endpoints never change: only an add or a remove moves the entry.
+      if (c.added == c.removed) continue;
+      EndpointKey(c.source, c.target, &new_key_);
+      cat = Own(g, ctx);
+      IndexRoot& root = cat->mutable_indexes()[i].root;
+      if (c.removed) {
+        IndexTree::Erase(root, new_key_, c.id, ctx);
+      } else {
+        IndexTree::Insert(root, new_key_, c.id, ctx);
+      }
+      continue;
+    }
     // Validation has checked types and lengths: a key is indexed or not.
     const bool had = c.before != nullptr && ElementKey(*p.def, c.before, &old_key_) == KeyStatus::kIndexed;
     const bool has = c.after != nullptr && ElementKey(*p.def, c.after, &new_key_) == KeyStatus::kIndexed;

@@ -48,6 +48,8 @@ struct ElementChange {
   const storage::PropBlock* after = nullptr;   // null: no properties, or removed
   bool added = false;                          // did not exist before
   bool removed = false;                        // does not exist after
+  // Edges added or removed: the endpoints (what kUniqueEndpoints indexes).
+  std::uint64_t source = 0, target = 0;
 };
 
 // Recorded ids of a building index, each with the sequence number of the

@@ -47,6 +47,7 @@ WalOp ToWal(OpKind k) {
     case OpKind::kIndexReady: return WalOp::kIndexReady;
     case OpKind::kDropIndex: return WalOp::kDropIndex;
     case OpKind::kUpsertVertex:
+    case OpKind::kUpsertEdge:
     case OpKind::kExpectVertexProperty:
     case OpKind::kExpectEdgeProperty:
     case OpKind::kExpectVertex:

@@ -16,7 +16,8 @@
 //     8 RemoveVertex         vertex:Ref
 //   format version 2 on, each alone in its batch (Graph::CreateIndex, DropIndex):
 //     9 DefineIndex          name:Str element:u8 (0 vertex, 1 edge) label:Str
-//                            kind:u8 (0 exact, 1 unique, 2 ordered)
+//                            kind:u8 (0 exact, 1 unique, 2 ordered; 3 edge-endpoint
+//                            constraint, format version 4 on, with no keys)
 //                            type:u8 (ValueType, 0xFF any) key_count:varint key:Str{key_count}
 //    10 IndexReady           name:Str declared:varint (the DefineIndex batch's sequence)
 //    11 DropIndex            name:Str declared:varint (0: whichever index has the name)

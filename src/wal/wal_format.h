@@ -2,10 +2,10 @@
 // example). All integers little-endian.
 //
 //   Segment   := SegmentHeader HeaderPadding? Group* (unused tail: zeros or garbage)
-//   Group     := Record+ GroupPadding?                     (version 3)
+//   Group     := Record+ GroupPadding?                     (versions 3, 4)
 //              | Record+                                   (versions 1, 2)
 //   SegmentHeader (64 bytes) :=
-//       magic:u64 = "QVRWAL01"   format_version:u32 = 3   header_bytes:u32 = 64
+//       magic:u64 = "QVRWAL01"   format_version:u32 = 4   header_bytes:u32 = 64
 //       graph_uuid:u8[16]   segment_number:u64   first_sequence:u64
 //       reserved:u8[8] = 0   crc:u32 (CRC-32C of bytes 0..55)   reserved:u32 = 0
 //   Record    := RecordHeader payload:u8[length] zero:u8[pad to 8]
@@ -21,7 +21,7 @@
 // Records start 8-byte aligned. Segment file names: wal-<20-digit segment
 // number>.log. Type numbers are persisted: never renumber.
 //
-// Version 3, the page rule: no synced write goes into a kWalPageBytes page
+// Version 3 on, the page rule: no synced write goes into a kWalPageBytes page
 // of the file that holds acknowledged bytes (a torn write-back of such a
 // page could destroy them). The header is followed by a kPadding record up
 // to offset kWalPageBytes (HeaderPadding, written and synced with the
@@ -50,19 +50,27 @@ namespace quiver::wal {
 inline constexpr std::uint64_t kSegmentMagic = 0x31304C4157525651ULL;  // "QVRWAL01" as little-endian bytes
 // The version this build writes, and the oldest it reads. Version 2 added
 // the index operations of the group payload (batch_codec.h); version 3 the
-// page rule (padding records, above). A segment of an older version is read
-// as before and never appended to (recovery starts a new segment after it).
-inline constexpr std::uint32_t kFormatVersion = 3;
+// page rule (padding records, above); version 4 the index kind 3 (the
+// edge-endpoint constraint, IndexKind::kUniqueEndpoints) in DefineIndex,
+// with no other change: a build that reads up to version 3 refuses a
+// version 4 segment untouched instead of reading kind 3 as damage. A segment
+// of an older version is read as before and never appended to (recovery
+// starts a new segment after it).
+inline constexpr std::uint32_t kFormatVersion = 4;
 inline constexpr std::uint32_t kOldestFormatVersion = 1;
 inline bool IsReadableVersion(std::uint32_t v) { return v >= kOldestFormatVersion && v <= kFormatVersion; }
 inline constexpr std::size_t kSegmentHeaderBytes = 64;
 inline constexpr std::size_t kRecordHeaderBytes = 32;
 inline constexpr std::uint32_t kMaxFragment = 1u << 20;  // 1 MiB payload per record
-// The page of the page rule (version 3): what a write-back rewrites whole.
+// The page of the page rule (version 3 on): what a write-back rewrites whole.
 inline constexpr std::uint64_t kWalPageBytes = 4096;
 // The first version with the page rule.
 inline constexpr std::uint32_t kFirstPaddedVersion = 3;
 inline bool IsPaddedVersion(std::uint32_t v) { return v >= kFirstPaddedVersion; }
+// The first version whose DefineIndex may carry index kind 3, the
+// edge-endpoint constraint (IndexKind::kUniqueEndpoints); in an older
+// segment one is Corruption (no correct writer of that version wrote it).
+inline constexpr std::uint32_t kFirstEndpointConstraintVersion = 4;
 // Where the first group of a segment of version `v` starts.
 inline std::uint64_t FirstRecordOffset(std::uint32_t v) {
   return IsPaddedVersion(v) ? kWalPageBytes : kSegmentHeaderBytes;

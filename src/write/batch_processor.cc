@@ -334,6 +334,7 @@ Status BatchProcessor::ValidatePlain(const WriteBatch& batch, const GraphRoots& 
         s = InvalidArgumentError("an index operation must be alone in its batch");
         break;
       case OpKind::kUpsertVertex:
+      case OpKind::kUpsertEdge:
       case OpKind::kExpectVertexProperty:
       case OpKind::kExpectEdgeProperty:
       case OpKind::kExpectVertex:
@@ -405,7 +406,8 @@ void BatchProcessor::RemoveEdgeInternal(std::uint64_t edge, std::uint64_t skip_v
   EdgeSlot* e = EdgeTable::Mutable(g.edges, edge, ctx);
   if (e->type == storage::kDeadType) return;  // a self-loop met twice while removing its vertex
   const PropBlock* props = storage::EdgeProps(g, edge);
-  maintainer_.OnChange(index::ElementChange{ElementKind::kEdge, edge, e->type, props, nullptr, false, true},
+  maintainer_.OnChange(index::ElementChange{ElementKind::kEdge, edge, e->type, props, nullptr, false, true,
+                                            e->src(), e->dst()},
                        g, ctx);
   // The adjacency entries go at the end of the batch (FlushRemovals), all of
   // one array in one pass: removing k neighbours of a vertex of degree d
@@ -637,6 +639,7 @@ void BatchProcessor::Apply(const WriteBatch& batch, GraphRoots& g, MutationConte
   if (!WriteBatchInternal::NeedsResolving(batch)) {
     ApplyPlain(batch, g, ctx, info);
     info->vertex_found.assign(info->vertices.size(), false);
+    info->edge_found.assign(info->edges.size(), false);
     return;
   }
   ApplyPlain(resolver_.plain(), g, ctx, info);
@@ -692,8 +695,9 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
         EdgeTable::Append(g.edges, id, slot, ctx);
         PropBlock* block = BuildBlock(props, g, ctx);
         if (block != nullptr) *EdgePropTable::MutableSparse(g.edge_props, id, ctx) = block;
-        maintainer_.OnChange(index::ElementChange{ElementKind::kEdge, id, type, nullptr, block, true}, g,
-                             ctx);
+        maintainer_.OnChange(
+            index::ElementChange{ElementKind::kEdge, id, type, nullptr, block, true, false, src, dst}, g,
+            ctx);
         // The adjacency entries go at the end of the batch (FlushAdds).
         adds_.data()[adds_count_++] = storage::EntryAdd{src * 2, id, dst, type};
         adds_.data()[adds_count_++] = storage::EntryAdd{dst * 2 + 1, id, src, type};
@@ -746,6 +750,7 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
       case OpKind::kIndexReady:
       case OpKind::kDropIndex: break;  // only in index batches (IsIndexBatch)
       case OpKind::kUpsertVertex:
+      case OpKind::kUpsertEdge:
       case OpKind::kExpectVertexProperty:
       case OpKind::kExpectEdgeProperty:
       case OpKind::kExpectVertex:
@@ -792,7 +797,7 @@ Status BatchProcessor::ValidateIndexOp(const IndexOp& op, OpKind kind, const Gra
 Status BatchProcessor::ValidateReady(const IndexOp& op, const index::PropertyIndex& p,
                                      const GraphRoots& g) const {
   const index::IndexDef& def = *p.def;
-  if (op.built == nullptr || def.kind != IndexKind::kUnique) return Status::Ok();
+  if (op.built == nullptr || !index::IsUniqueKind(def.kind)) return Status::Ok();
   // The catch-up must not make two elements share a key: the recorded
   // elements' keys now, against each other and against the snapshot's
   // holders that were not recorded (their keys have not changed).
@@ -801,8 +806,7 @@ Status BatchProcessor::ValidateReady(const IndexOp& op, const index::PropertyInd
   base::SafeFlatHashMap<std::string, std::uint64_t> now;
   std::string key;
   for (const auto& [id, changed] : *ids) {
-    const storage::PropBlock* props = index::PropsOf(g, def.element, id);
-    if (props == nullptr || index::ElementKey(def, props, &key) != index::KeyStatus::kIndexed) continue;
+    if (index::KeyIn(g, def, id, &key) != index::KeyStatus::kIndexed) continue;
     auto it = now.find(key);
     const bool inserted = it == now.end();
     if (inserted) it = now.try_emplace(std::string(key), id).first;
@@ -813,9 +817,10 @@ Status BatchProcessor::ValidateReady(const IndexOp& op, const index::PropertyInd
         continue;
       other = holder;
     }
-    return AlreadyExistsError(base::StrCat(
-        index::DescribeIndex(def), ": key ", index::DescribeKeyOf(g, def, id), " is held by both ",
-        index::DescribeElement(def.element, other), " and ", index::DescribeElement(def.element, id)));
+    return AlreadyExistsError(base::StrCat(index::DescribeIndex(def), ": ", index::KeyWord(def), " ",
+                                           index::DescribeKeyOf(g, def, id), " is held by both ",
+                                           index::DescribeElement(def.element, other), " and ",
+                                           index::DescribeElement(def.element, id)));
   }
   return Status::Ok();
 }
@@ -882,12 +887,8 @@ void BatchProcessor::ApplyReady(const IndexOp& op, GraphRoots& g, MutationContex
       const storage::GraphRoots& then = op.built->StateOf(id);
       if (changed <= then.sequence) continue;
       ++last_catch_up_visits_;
-      const storage::PropBlock* before = index::PropsOf(then, def.element, id);
-      const storage::PropBlock* after = index::PropsOf(g, def.element, id);
-      const bool in_then =
-          before != nullptr && index::ElementKey(def, before, &old_key) == index::KeyStatus::kIndexed;
-      const bool in_now =
-          after != nullptr && index::ElementKey(def, after, &new_key) == index::KeyStatus::kIndexed;
+      const bool in_then = index::KeyIn(then, def, id, &old_key) == index::KeyStatus::kIndexed;
+      const bool in_now = index::KeyIn(g, def, id, &new_key) == index::KeyStatus::kIndexed;
       if (in_then == in_now && (!in_then || old_key == new_key)) continue;
       ++last_catch_up_changes_;
       if (in_then) index::IndexTree::Erase(root, old_key, id, ctx);

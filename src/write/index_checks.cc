@@ -176,7 +176,22 @@ std::string IndexChecker::Describe(const Elem& e, const GraphRoots& g) const {
   return base::StrCat(index::DescribeElement(e.kind, IdOf(e, g)), e.is_new ? " (added by this batch)" : "");
 }
 
-std::string IndexChecker::FinalKeyText(const Elem& e, const index::IndexDef& def) const {
+std::pair<std::uint64_t, std::uint64_t> IndexChecker::Endpoints(const Elem& e, const GraphRoots& g) const {
+  if (!e.is_new) {
+    const storage::EdgeSlot* s = storage::FindEdge(g, e.ref);
+    return {s->src(), s->dst()};
+  }
+  const Op& add = WriteBatchInternal::Ops(*batch_)[e.add_op];
+  // A new vertex gets the id limit plus its index among the batch's adds.
+  auto id = [&](VertexRef r) { return r.is_new() ? g.vertex_limit + r.raw() : r.raw(); };
+  return {id(add.v1), id(add.v2)};
+}
+
+std::string IndexChecker::FinalKeyText(const Elem& e, const index::IndexDef& def, const GraphRoots& g) const {
+  if (def.kind == IndexKind::kUniqueEndpoints) {
+    auto [source, target] = Endpoints(e, g);
+    return index::DescribePair(source, target);
+  }
   std::string out;
   for (std::size_t i = 0; i < def.key_ids.size(); ++i) {
     std::optional<PropertyView> v = FinalValue(e, def, i, *batch_);
@@ -212,9 +227,24 @@ Status IndexChecker::Check(const WriteBatch& batch, const GraphRoots& g) {
   for (Elem& e : elems_) {
     if (e.removed) continue;
     e.keys_begin = static_cast<std::uint32_t>(keys_.size());
+    // Records key_ as e's final key for the unique index (or edge-endpoint
+    // constraint) at catalog position i.
+    auto add_key = [&](std::uint32_t i) {
+      keys_.push_back(FinalKey{i, static_cast<std::uint32_t>(key_bytes_.size()),
+                               static_cast<std::uint32_t>(key_.size())});
+      key_bytes_ += key_;
+    };
     for (std::uint32_t i : g.catalog->IndexesOn(e.kind, e.label)) {
       ++work_;
       const index::IndexDef& def = *indexes[i].def;
+      if (def.kind == IndexKind::kUniqueEndpoints) {
+        if (indexes[i].built) {
+          auto [source, target] = Endpoints(e, g);
+          index::EndpointKey(source, target, &key_);
+          add_key(i);
+        }
+        continue;
+      }
       std::size_t bad = 0;
       auto value = [&](std::size_t j) { return FinalValue(e, def, j, batch); };
       switch (index::MakeKey(def, value, &key_, &bad)) {
@@ -231,11 +261,7 @@ Status IndexChecker::Check(const WriteBatch& batch, const GraphRoots& g) {
                                                    index::DescribeIndex(def), " would be ", key_.size(),
                                                    " bytes encoded; the limit is ", index::kMaxKeyBytes));
         case index::KeyStatus::kIndexed:
-          if (def.kind == IndexKind::kUnique && indexes[i].built) {
-            keys_.push_back(FinalKey{i, static_cast<std::uint32_t>(key_bytes_.size()),
-                                     static_cast<std::uint32_t>(key_.size())});
-            key_bytes_ += key_;
-          }
+          if (index::IsUniqueKind(def.kind) && indexes[i].built) add_key(i);
           break;
       }
     }
@@ -261,9 +287,9 @@ Status IndexChecker::CheckUniqueness(const GraphRoots& g) {
       const std::string_view key = std::string_view(key_bytes_).substr(keys_[k].offset, keys_[k].size);
       auto [it, inserted] = in_batch_.try_emplace(std::make_pair(i, key), at);
       if (!inserted) {
-        return AlreadyExistsError(base::StrCat(index::DescribeIndex(def), ": key ", FinalKeyText(e, def),
-                                               " would be held by both ", Describe(elems_[it->second], g),
-                                               " and ", Describe(e, g)));
+        return AlreadyExistsError(base::StrCat(index::DescribeIndex(def), ": ", index::KeyWord(def), " ",
+                                               FinalKeyText(e, def, g), " would be held by both ",
+                                               Describe(elems_[it->second], g), " and ", Describe(e, g)));
       }
       std::uint64_t holder;
       if (!index::IndexTree::Contains(indexes[i].root, key, &holder)) continue;
@@ -277,9 +303,10 @@ Status IndexChecker::CheckUniqueness(const GraphRoots& g) {
       } else if (def.element == ElementKind::kEdge && CommittedEdgeGoes(holder, g)) {
         continue;
       }
-      return AlreadyExistsError(base::StrCat(
-          index::DescribeIndex(def), ": key ", index::DescribeKeyOf(g, def, holder), " is held by ",
-          index::DescribeElement(def.element, holder), "; ", Describe(e, g), " would hold it too"));
+      return AlreadyExistsError(base::StrCat(index::DescribeIndex(def), ": ", index::KeyWord(def), " ",
+                                             index::DescribeKeyOf(g, def, holder), " is held by ",
+                                             index::DescribeElement(def.element, holder), "; ",
+                                             Describe(e, g), " would hold it too"));
     }
   }
   return Status::Ok();

@@ -5,7 +5,8 @@
 //     label takes: InvalidArgument;
 //   - an element whose key would encode to more than kMaxKeyBytes:
 //     InvalidArgument;
-//   - a unique index (ready) whose key two elements would hold after the
+//   - a unique index or edge-endpoint constraint (ready) whose key (for the
+//     constraint: an edge's (source, target)) two elements would hold after the
 //     batch: AlreadyExists naming the index, the key and both ids. Either
 //     both are in the batch, or one holds the key in the version and the
 //     batch neither removes it nor moves it to another key (so removing an
@@ -20,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/safe_hash.h"
@@ -96,8 +98,10 @@ class IndexChecker {
   // The id the element has (or will get) in the committed version.
   std::uint64_t IdOf(const Elem& e, const storage::GraphRoots& g) const;
   std::string Describe(const Elem& e, const storage::GraphRoots& g) const;
+  // An edge's final (source, target) ids (a new vertex's: the id it will get).
+  std::pair<std::uint64_t, std::uint64_t> Endpoints(const Elem& e, const storage::GraphRoots& g) const;
   // The element's final values of the index's keys, for messages.
-  std::string FinalKeyText(const Elem& e, const index::IndexDef& def) const;
+  std::string FinalKeyText(const Elem& e, const index::IndexDef& def, const storage::GraphRoots& g) const;
   // The element's final key for the unique index at `index`, if it has one.
   std::optional<std::string_view> KeyFor(const Elem& e, std::uint32_t index) const;
   Status CheckUniqueness(const storage::GraphRoots& g);

@@ -51,9 +51,22 @@ Result<VertexRef> Resolver::MapVertex(VertexRef r) const {
   return RefOf(targets_[r.raw()], WriteBatchInternal::Tag(plain_));
 }
 
-EdgeRef Resolver::MapEdge(EdgeRef e) const {
+EdgeRef Resolver::EdgeRefOf(const Target& t, std::uint32_t tag) {
+  if (t.committed) return EdgeId(t.id);
+  return NewEdge{tag, static_cast<std::uint32_t>(t.id)};
+}
+
+Result<EdgeRef> Resolver::MapEdge(EdgeRef e) const {
   if (!e.is_new() || e.batch_tag() != WriteBatchInternal::Tag(*batch_)) return e;
-  return NewEdge{WriteBatchInternal::Tag(plain_), static_cast<std::uint32_t>(e.raw())};
+  if (e.raw() >= edge_targets_.size())
+    return InvalidArgumentError(
+        base::StrCat("new edge #", e.raw(), " has not been added by this point of the batch"));
+  return EdgeRefOf(edge_targets_[e.raw()], WriteBatchInternal::Tag(plain_));
+}
+
+void Resolver::TouchEdge(EdgeRef mapped, std::string_view key) {
+  if (mapped.is_new() && mapped.batch_tag() != WriteBatchInternal::Tag(plain_)) return;
+  AddKey(edge_touched_[mapped.is_new() ? (kNew | mapped.raw()) : mapped.raw()], key);
 }
 
 void Resolver::Emit(std::uint32_t origin, Op op, std::span<const Property> props) {
@@ -94,12 +107,16 @@ Status Resolver::Resolve(const WriteBatch& batch, const GraphRoots& g) {
   plain_.Clear();
   origin_.clear();
   targets_.clear();
+  edge_targets_.clear();
   plain_new_vertices_ = 0;
+  plain_new_edges_ = 0;
   upserted_.clear();
   touched_.clear();
   touched_head_.clear();
   touched_list_.clear();
   removed_.clear();
+  edge_touched_.clear();
+  removed_edges_.clear();
   expectations_.clear();
   const auto& ops = WriteBatchInternal::Ops(batch);
   // Room for the whole batch up front: growing the tables step by step
@@ -120,6 +137,7 @@ Status Resolver::Resolve(const WriteBatch& batch, const GraphRoots& g) {
     Op copy = op;
     switch (op.kind) {
       case OpKind::kUpsertVertex: QUIVER_RETURN_IF_ERROR(Upsert(i, op, batch, g)); continue;
+      case OpKind::kUpsertEdge: QUIVER_RETURN_IF_ERROR(UpsertEdge(i, op, batch, g)); continue;
       case OpKind::kExpectVertexProperty:
       case OpKind::kExpectEdgeProperty:
       case OpKind::kExpectVertex:
@@ -140,6 +158,8 @@ Status Resolver::Resolve(const WriteBatch& batch, const GraphRoots& g) {
         if (!t.ok()) return AtOp(i, t.status());
         copy.v1 = *s;
         copy.v2 = *t;
+        edge_targets_.push_back(Target{false, plain_new_edges_++, false});
+        for (const Property& p : props) AddKey(edge_touched_[kNew | edge_targets_.back().id], p.key);
         break;
       }
       case OpKind::kSetVertexProperty:
@@ -159,7 +179,17 @@ Status Resolver::Resolve(const WriteBatch& batch, const GraphRoots& g) {
       }
       case OpKind::kSetEdgeProperty:
       case OpKind::kRemoveEdgeProperty:
-      case OpKind::kRemoveEdge: copy.e = MapEdge(op.e); break;
+      case OpKind::kRemoveEdge: {
+        Result<EdgeRef> e = MapEdge(op.e);
+        if (!e.ok()) return AtOp(i, e.status());
+        copy.e = *e;
+        if (op.kind == OpKind::kSetEdgeProperty) TouchEdge(*e, props[0].key);
+        if (op.kind == OpKind::kRemoveEdgeProperty) TouchEdge(*e, op.name);
+        if (op.kind == OpKind::kRemoveEdge &&
+            (!e->is_new() || e->batch_tag() == WriteBatchInternal::Tag(plain_)))
+          removed_edges_.insert(e->is_new() ? (kNew | e->raw()) : e->raw());
+        break;
+      }
     }
     Emit(i, std::move(copy), props);
   }
@@ -276,6 +306,112 @@ Status Resolver::Upsert(std::uint32_t i, const Op& op, const WriteBatch& batch, 
   return Status::Ok();
 }
 
+Status Resolver::UpsertEdge(std::uint32_t i, const Op& op, const WriteBatch& batch, const GraphRoots& g) {
+  auto props = WriteBatchInternal::Props(batch, op);
+  Result<VertexRef> source = MapVertex(op.v1);
+  if (!source.ok()) return AtOp(i, source.status());
+  Result<VertexRef> target = MapVertex(op.v2);
+  if (!target.ok()) return AtOp(i, target.status());
+  const std::uint32_t plain_tag = WriteBatchInternal::Tag(plain_);
+  const index::PropertyIndex* idx = nullptr;
+  for (const index::PropertyIndex& p : g.catalog->indexes()) {
+    const index::IndexDef& def = *p.def;
+    if (def.element == ElementKind::kEdge && def.kind == IndexKind::kUniqueEndpoints &&
+        def.label == op.name && p.state == IndexState::kReady && p.built) {
+      idx = &p;
+      break;
+    }
+  }
+  if (idx == nullptr)
+    return AtOp(
+        i, FailedPreconditionError(base::StrCat(
+               "upsert: edge type '", op.name,
+               "' has no ready edge-endpoint constraint (IndexKind::kUniqueEndpoints) to find edges by")));
+  auto foreign = [&](VertexRef r) { return r.is_new() && r.batch_tag() != plain_tag; };
+  auto describe = [](VertexRef r) {
+    return r.is_new() ? base::StrCat("new vertex #", r.raw()) : base::StrCat(r.raw());
+  };
+  Target t;
+  bool found = false;   // t names an edge: committed, or an earlier upsert's
+  bool repeat = false;  // ... an earlier upsert's
+  std::string slot;
+  if (!foreign(*source) && !foreign(*target)) {
+    // The pair as the plain batch names it: committed ids, or kNew | index
+    // (for two committed vertices, the constraint's key).
+    auto ref_key = [](VertexRef r) { return r.is_new() ? (kNew | r.raw()) : r.raw(); };
+    index::EndpointKey(ref_key(*source), ref_key(*target), &key_);
+    for (VertexRef r : {*source, *target})
+      if (removed_.contains(ref_key(r)))
+        return AtOp(i, NotFoundError(base::StrCat("upsert: endpoint ", describe(r), " of the edge of type '",
+                                                  op.name, "' was removed earlier by this batch")));
+    slot = base::StrCat(idx->def->name, std::string_view("\0", 1), key_);
+    std::uint64_t holder = 0;
+    if (const auto it = upserted_.find(slot); it != upserted_.end()) {
+      t = it->second;
+      found = repeat = true;
+    } else if (!source->is_new() && !target->is_new() &&
+               index::IndexTree::Contains(idx->root, key_, &holder)) {
+      t = Target{true, holder, true};
+      found = true;
+    }
+  }
+  if (!found) {
+    // Not found (or a foreign handle, which the plain batch's validation
+    // refuses): add it.
+    Op add;
+    add.kind = OpKind::kAddEdge;
+    add.name = op.name;
+    add.v1 = *source;
+    add.v2 = *target;
+    Emit(i, std::move(add), props);
+    t = Target{false, plain_new_edges_++, false};
+    for (const Property& p : props) AddKey(edge_touched_[KeyOf(t)], p.key);
+    if (!slot.empty()) upserted_.try_emplace(std::move(slot), t);
+    edge_targets_.push_back(t);
+    return Status::Ok();
+  }
+  if (removed_edges_.contains(KeyOf(t)))
+    return AtOp(
+        i, NotFoundError(base::StrCat(
+               "upsert: the edge of type '", op.name, "' from ", describe(*source), " to ", describe(*target),
+               " is ", t.committed ? base::StrCat("edge ", t.id) : std::string("an edge added by this batch"),
+               ", which this batch removed earlier")));
+  if (!repeat) upserted_.try_emplace(std::move(slot), t);
+  edge_targets_.push_back(t);
+  const EdgeRef ref = EdgeRefOf(t, plain_tag);
+  if (op.flag == static_cast<std::uint8_t>(UpsertMode::kReplace)) {
+    std::vector<std::string> gone;
+    auto keep = [&](std::string_view k) {
+      return std::any_of(props.begin(), props.end(), [&](const Property& p) { return p.key == k; });
+    };
+    if (t.committed) {
+      const storage::PropBlock* block = storage::EdgeProps(g, t.id);
+      for (std::uint32_t j = 0; j < storage::PropCount(block); ++j) {
+        std::string_view name = g.keys->Name(storage::PropAt(block, j).key);
+        if (!keep(name)) gone.emplace_back(name);
+      }
+    }
+    for (const std::string& k : edge_touched_[KeyOf(t)])
+      if (!keep(k) && std::find(gone.begin(), gone.end(), k) == gone.end()) gone.push_back(k);
+    std::sort(gone.begin(), gone.end());  // a deterministic plain batch
+    for (std::string& k : gone) {
+      Op rm;
+      rm.kind = OpKind::kRemoveEdgeProperty;
+      rm.e = ref;
+      rm.name = std::move(k);
+      Emit(i, std::move(rm), {});
+    }
+  }
+  for (const Property& p : props) {
+    Op set;
+    set.kind = OpKind::kSetEdgeProperty;
+    set.e = ref;
+    Emit(i, std::move(set), std::span<const Property>(&p, 1));
+    AddKey(edge_touched_[KeyOf(t)], p.key);
+  }
+  return Status::Ok();
+}
+
 Status Resolver::CheckExpectations(const GraphRoots& g) const {
   const auto& ops = WriteBatchInternal::Ops(*batch_);
   for (std::size_t n = 0; n < expectations_.size(); ++n) {
@@ -351,6 +487,15 @@ void Resolver::FixInfo(CommitInfo* info) const {
   for (const Target& t : targets_) {
     info->vertices.push_back(t.committed ? VertexId(t.id) : added[t.id]);
     info->vertex_found.push_back(t.found);
+  }
+  std::vector<EdgeId> added_edges = std::move(info->edges);
+  info->edges.clear();
+  info->edge_found.clear();
+  info->edges.reserve(edge_targets_.size());
+  info->edge_found.reserve(edge_targets_.size());
+  for (const Target& t : edge_targets_) {
+    info->edges.push_back(t.committed ? EdgeId(t.id) : added_edges[t.id]);
+    info->edge_found.push_back(t.found);
   }
 }
 

@@ -12,7 +12,15 @@
 //     every key the batch set on it before). The keys themselves are set
 //     again only if an earlier operation of the batch set them on X.
 // Later operations naming the upsert's handle name X (a committed id, or
-// the new vertex's index in the plain batch). Expectations are set aside
+// the new vertex's index in the plain batch).
+//
+// Each UpsertEdge likewise, through the ready edge-endpoint constraint
+// (kUniqueEndpoints) of its type, keyed by its two endpoints as the plain
+// batch names them (committed ids, or new vertices' indexes; a pair with a
+// new vertex can only repeat an earlier upsert of the batch). It becomes an
+// AddEdge, or SetEdgeProperty operations (replace: first a
+// RemoveEdgeProperty per key the edge may hold that is not a property) on
+// edge X; later operations naming its handle name X. Expectations are set aside
 // and checked against the same version once the plain batch validated.
 //
 // The plain batch is what the WAL records: replaying it against the state
@@ -51,7 +59,7 @@ class Resolver {
  public:
   // Builds the plain batch for `batch` (which must NeedsResolving) against
   // `g`. FailedPrecondition for an upsert (or ExpectKeyFree) no ready unique
-  // index covers; InvalidArgument for bad keys or handles; NotFound for an
+  // index (edge-endpoint constraint) covers; InvalidArgument for bad keys or handles; NotFound for an
   // upsert that finds a vertex the batch removed earlier. Messages start
   // with the operation's index in `batch`.
   Status Resolve(const WriteBatch& batch, const storage::GraphRoots& g);
@@ -68,7 +76,8 @@ class Resolver {
   Status CheckExpectations(const storage::GraphRoots& g) const;
 
   // Turns the CommitInfo of the plain batch into the original's: one vertex
-  // per AddVertex or UpsertVertex handle, with vertex_found.
+  // per AddVertex or UpsertVertex handle, with vertex_found, and one edge
+  // per AddEdge or UpsertEdge handle, with edge_found.
   void FixInfo(CommitInfo* info) const;
 
  private:
@@ -82,13 +91,17 @@ class Resolver {
   static constexpr std::uint64_t kNew = std::uint64_t{1} << 63;
   static TargetKey KeyOf(const Target& t) { return t.committed ? t.id : (kNew | t.id); }
 
+  Status UpsertEdge(std::uint32_t op_index, const internal::WriteBatchInternal::Op& op,
+                    const WriteBatch& batch, const storage::GraphRoots& g);
   Status Upsert(std::uint32_t op_index, const internal::WriteBatchInternal::Op& op, const WriteBatch& batch,
                 const storage::GraphRoots& g);
   // The upsert's (or ExpectKeyFree's) index and encoded key.
   Status CoveringIndex(std::string_view label, std::span<const Property> keys, const storage::GraphRoots& g,
                        const index::PropertyIndex** found, std::string* key) const;
   Result<VertexRef> MapVertex(VertexRef r) const;
-  EdgeRef MapEdge(EdgeRef e) const;
+  Result<EdgeRef> MapEdge(EdgeRef e) const;
+  static EdgeRef EdgeRefOf(const Target& t, std::uint32_t tag);
+  void TouchEdge(EdgeRef mapped, std::string_view key);
   void Emit(std::uint32_t origin, internal::WriteBatchInternal::Op op, std::span<const Property> props);
   void EmitSet(std::uint32_t origin, const Target& t, const Property& p);
   void Touch(VertexRef mapped, std::string_view key);
@@ -97,8 +110,10 @@ class Resolver {
   const WriteBatch* batch_ = nullptr;
   WriteBatch plain_;
   std::vector<std::uint32_t> origin_;
-  std::vector<Target> targets_;  // per vertex handle of the original
+  std::vector<Target> targets_;       // per vertex handle of the original
+  std::vector<Target> edge_targets_;  // per edge handle of the original
   std::uint32_t plain_new_vertices_ = 0;
+  std::uint32_t plain_new_edges_ = 0;
   // The hash tables are base::Safe*: out of memory they throw and stay as
   // they were, so the next Resolve can reset them.
   // (index name, encoded key) of each upsert so far -> its handle's target.
@@ -113,6 +128,15 @@ class Resolver {
   base::SafeFlatHashMap<TargetKey, std::uint32_t> touched_head_;
   std::vector<std::pair<std::string_view, std::uint32_t>> touched_list_;  // (key, the vertex's previous)
   base::SafeFlatHashSet<TargetKey> removed_;
+  // The same for edges (edge targets), as one set of keys per edge (the
+  // vertex tables' flat layout is not applied to edges yet).
+  using Keys = base::SafeFlatHashSet<std::string, base::StringHash, base::StringEq>;
+  // Adds `key` to `keys` (built first, so a failure leaves `keys` as it was).
+  static void AddKey(Keys& keys, std::string_view key) {
+    if (!keys.contains(key)) keys.insert(std::string(key));
+  }
+  base::SafeFlatHashMap<TargetKey, Keys> edge_touched_;
+  base::SafeFlatHashSet<TargetKey> removed_edges_;
   std::vector<std::uint32_t> expectations_;  // op indexes in the original
   std::string key_;
 };

@@ -131,6 +131,28 @@ NewVertex WriteBatch::UpsertVertex(std::string_view label, std::initializer_list
                       std::span<const Property>(properties.begin(), properties.size()), mode);
 }
 
+NewEdge WriteBatch::UpsertEdge(std::string_view type, VertexRef source, VertexRef target,
+                               std::span<const Property> properties, UpsertMode mode) {
+  Op& op = ops_.emplace_back();
+  op.kind = OpKind::kUpsertEdge;
+  op.name.assign(type);
+  op.v1 = source;
+  op.v2 = target;
+  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
+  op.prop_count = static_cast<std::uint32_t>(properties.size());
+  op.flag = static_cast<std::uint8_t>(mode);
+  properties_.insert(properties_.end(), properties.begin(), properties.end());
+  counted_ops_ += 1 + properties.size();
+  ++upserts_;
+  return NewEdge{tag_, added_edges_++};
+}
+
+NewEdge WriteBatch::UpsertEdge(std::string_view type, VertexRef source, VertexRef target,
+                               std::initializer_list<Property> properties, UpsertMode mode) {
+  return UpsertEdge(type, source, target, std::span<const Property>(properties.begin(), properties.size()),
+                    mode);
+}
+
 void WriteBatch::ExpectProperty(VertexId vertex, std::string_view key, PropertyValue value) {
   Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectVertexProperty);
   op.v1 = vertex;

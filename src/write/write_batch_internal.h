@@ -34,6 +34,7 @@ enum class OpKind : std::uint8_t {
   // Upserts and expectations: resolved by the writer (write/resolver.h)
   // into the operations above before validation; never logged.
   kUpsertVertex,
+  kUpsertEdge,
   kExpectVertexProperty,
   kExpectEdgeProperty,
   kExpectVertex,
@@ -62,6 +63,8 @@ struct IndexOp {
 //   kDefineIndex, kIndexReady, kDropIndex: index
 //   kUpsertVertex:         name = label, props = key_count keys, then the
 //                          properties; flag = UpsertMode
+//   kUpsertEdge:           name = type, v1 = source, v2 = target, props;
+//                          flag = UpsertMode
 //   kExpect*Property:      v1 or e; props = one (key, value) when flag is 1
 //                          (equals), else name = key (absent)
 //   kExpectVertex, kExpectEdge: v1 or e; flag 1 = exists, 0 = missing

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <new>
 #include <random>
@@ -188,6 +189,50 @@ void ExpectAt(const IndexTree::Cursor& c, const Model& m, Model::const_iterator 
   }
 }
 
+// NextIds / PrevIds over the range [lo, hi] as a range scan reads it (the
+// count first, then batches of random sizes, some reaching past the
+// range's end), and to the tree's end: the ids the model holds, in order.
+void CheckBatchReads(const IndexRoot& root, const Model& m, std::mt19937_64& rng, const Bound& lo,
+                     const Bound& hi, Model::const_iterator begin, std::uint64_t count) {
+  std::vector<std::uint64_t> expected;
+  for (auto it = begin; expected.size() < count; ++it) expected.push_back(it->second);
+  for (const bool descending : {false, true}) {
+    SCOPED_TRACE(descending ? "PrevIds" : "NextIds");
+    if (descending) std::reverse(expected.begin(), expected.end());
+    IndexTree::Cursor c(root);
+    if (descending) {
+      c.SeekLast(hi);
+    } else {
+      c.Seek(lo);
+    }
+    std::vector<std::uint64_t> got;
+    while (got.size() < count) {
+      const std::size_t want = std::min<std::size_t>(1 + rng() % 40, count - got.size());
+      std::vector<std::uint64_t> batch(want + 1, kMaxId);
+      const std::size_t n = descending ? c.PrevIds(batch.data(), want) : c.NextIds(batch.data(), want);
+      ASSERT_EQ(n, want);
+      ASSERT_EQ(batch[want], kMaxId) << "wrote past max";
+      got.insert(got.end(), batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    ASSERT_EQ(got, expected);
+    if (count == 0) continue;  // the cursor stands wherever the bounds' seek left it
+    // The cursor stands on the entry after the range (in the scan's
+    // direction), or is invalid; reading on to the tree's end yields the rest.
+    const std::uint64_t before = static_cast<std::uint64_t>(std::distance(m.begin(), begin));
+    const std::uint64_t rest = descending ? before : m.size() - before - count;
+    ASSERT_EQ(c.Valid(), rest > 0);
+    std::vector<std::uint64_t> tail(rest + 1);
+    const std::size_t n = descending ? c.PrevIds(tail.data(), rest + 1) : c.NextIds(tail.data(), rest + 1);
+    ASSERT_EQ(n, rest);
+    ASSERT_FALSE(c.Valid());
+    if (rest > 0) {
+      auto it = descending ? std::prev(begin) : std::next(begin, static_cast<std::ptrdiff_t>(count));
+      ASSERT_EQ(tail[0], it->second);
+      ASSERT_EQ(tail[rest - 1], descending ? m.begin()->second : m.rbegin()->second);
+    }
+  }
+}
+
 // Seeks both ways and wanders with Next and Prev, comparing with the model.
 void CheckCursor(const IndexRoot& root, const Model& m, std::mt19937_64& rng, std::int32_t width) {
   std::string lo_key, hi_key;
@@ -199,6 +244,8 @@ void CheckCursor(const IndexRoot& root, const Model& m, std::mt19937_64& rng, st
                                   ? static_cast<std::uint64_t>(std::distance(begin, end))
                                   : 0;
   ASSERT_EQ(IndexTree::CountRange(root, lo, hi), expected_count);
+
+  ASSERT_NO_FATAL_FAILURE(CheckBatchReads(root, m, rng, lo, hi, begin, expected_count));
 
   IndexTree::Cursor c(root);
   c.Seek(lo);

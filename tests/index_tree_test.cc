@@ -718,5 +718,44 @@ TEST(EntryListTest, FixedWidthSortsIntoKeyThenIdOrder) {
   }
 }
 
+// Runs past the size sorted whole (2^16 entries) are split by their highest
+// digit that varies; these key sets move that digit (or leave none), and
+// make parts of every size: one key, keys below 2^20 (digit 1 the highest),
+// a few huge parts beside tiny ones, spread keys. ForEachFixed and ForEach
+// agree.
+TEST(EntryListTest, LargeRunsSplitByTheirHighestVaryingDigit) {
+  const std::vector<std::pair<const char*, std::uint64_t (*)(std::mt19937_64&)>> kinds = {
+      {"one key", [](std::mt19937_64&) { return std::uint64_t{42}; }},
+      {"below 2^20", [](std::mt19937_64& r) { return r() % (std::uint64_t{1} << 20); }},
+      {"lopsided",
+       [](std::mt19937_64& r) { return r() % 10 == 0 ? r() : (std::uint64_t{5} << 58) | (r() % 3); }},
+      {"spread", [](std::mt19937_64& r) { return r(); }},
+  };
+  for (const auto& [name, next_key] : kinds) {
+    for (const unsigned threads : {1u, 2u}) {
+      SCOPED_TRACE(std::string(name) + ", " + std::to_string(threads) + " threads");
+      std::mt19937_64 rng(threads);
+      const std::uint64_t n = 150'001;
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> want;
+      EntryList list(8);
+      for (std::uint64_t i = 0; i < n; ++i) {
+        want.emplace_back(next_key(rng), i * 2 + 1);
+        list.AddFixed(want.back().first, want.back().second);
+      }
+      std::sort(want.begin(), want.end());
+      list.Sort(threads);
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> got, got_bytes;
+      list.ForEachFixed([&](std::uint64_t key, std::uint64_t id) { got.emplace_back(key, id); });
+      list.ForEach([&](std::string_view key, std::uint64_t id) {
+        std::uint64_t k = 0;
+        for (char c : key) k = (k << 8) | static_cast<unsigned char>(c);
+        got_bytes.emplace_back(k, id);
+      });
+      EXPECT_TRUE(got == want);
+      EXPECT_TRUE(got_bytes == want);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace quiver::index

@@ -147,7 +147,20 @@ std::size_t IndexTree::Cursor::NextIds(std::uint64_t* out, std::size_t max) {
     CopyIds(pos_, pos_ + take, out + n);
     n += take;
     pos_ += take;
-    if (pos_ == count_) StepLeaf(/*forward=*/true);
+    if (pos_ == count_) {
+      StepLeaf(/*forward=*/true);
+      // The leaf after the new one starts loading while this one is read:
+      // its header and the start of its ids (the rest the hardware
+      // streams in), when the parent is on the path.
+      const int parent = static_cast<int>(root_.height) - 1;
+      if (valid_ && parent >= 0 && leaf_keys_ != nullptr &&
+          index_[parent] + 1 < tree::Count(nodes_[parent])) {
+        const auto* next = static_cast<const char*>(tree::Child(shape_, nodes_[parent], index_[parent] + 1));
+        __builtin_prefetch(next);
+        __builtin_prefetch(next + shape_.ids_off[kLeaf]);
+        __builtin_prefetch(next + shape_.ids_off[kLeaf] + 64);
+      }
+    }
   }
   return n;
 }

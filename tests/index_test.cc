@@ -107,6 +107,96 @@ TEST(IndexTest, LabelSetsIterateAndCount) {
   EXPECT_EQ(std::ranges::distance(range), 5);
 }
 
+// Label sets over many 680-id leaves: iteration (batches of 16 ids, each
+// batch after the first a seek), the first id after the set's first leaf
+// lost ids, and a label whose set emptied.
+TEST(IndexTest, LargeLabelSetsIterateFromTheirFirstId) {
+  auto g = NewGraph();
+  WriteBatch b;
+  for (int i = 0; i < 5000; ++i) b.AddVertex(i % 5 == 0 ? "Few" : "Many");
+  b.AddVertex("Gone");
+  MustWrite(*g, std::move(b));
+  V many, few;
+  for (std::uint64_t i = 0; i < 5000; ++i) (i % 5 == 0 ? few : many).push_back(i);
+  Snapshot s = g->GetSnapshot();
+  EXPECT_EQ(Ids(s.Vertices(*s.FindLabel("Many"))), many);
+  EXPECT_EQ(Ids(s.Vertices(*s.FindLabel("Few"))), few);
+  EXPECT_EQ((*s.Vertices(*s.FindLabel("Gone")).begin()).value(), 5000u);
+
+  WriteBatch r;
+  for (std::uint64_t i = 0; i < 700; ++i)
+    if (i % 5 != 0) r.RemoveVertex(VertexId(i));  // the set's whole first leaf and more
+  r.RemoveVertex(VertexId(5000));
+  MustWrite(*g, std::move(r));
+  many.erase(many.begin(), std::find(many.begin(), many.end(), 701u));
+  s = g->GetSnapshot();
+  const LabelId m = *s.FindLabel("Many"), gone = *s.FindLabel("Gone");
+  EXPECT_EQ((*s.Vertices(m).begin()).value(), 701u);
+  EXPECT_EQ(Ids(s.Vertices(m)), many);
+  EXPECT_EQ(s.CountVertices(m), many.size());
+  EXPECT_EQ(s.CountVertices(gone), 0u);
+  EXPECT_TRUE(s.Vertices(gone).begin() == s.Vertices(gone).end());
+  EXPECT_EQ(std::ranges::distance(s.Vertices(gone)), 0);
+}
+
+// Range scans over an int64 index of many leaves (145 entries each), every
+// kind of range against a sorted copy: bounds inclusive and exclusive, at
+// and between keys, open ends, descending, limits, a range inside one leaf,
+// one covering leaves whole, empty ones. Three ids share each key.
+TEST(IndexTest, OrderedRangeScansMatchASortedCopy) {
+  auto g = NewGraph();
+  ASSERT_TRUE(g->CreateIndex(Spec("n_ordered", "N", {"n"}, IndexKind::kOrdered, ValueType::kInt64)).ok());
+  constexpr std::int64_t kKeys = 1500;  // keys 0, 2, ..., 2998; ids 3 per key, added in shuffled key order
+  std::vector<std::pair<std::int64_t, std::uint64_t>> model;
+  WriteBatch b;
+  for (std::uint64_t id = 0; id < 3 * kKeys; ++id) {
+    const std::int64_t key = 2 * static_cast<std::int64_t>((id * 7919) % kKeys);
+    b.AddVertex("N", {{"n", key}});
+    model.emplace_back(key, id);
+  }
+  MustWrite(*g, std::move(b));
+  std::sort(model.begin(), model.end());
+  Snapshot s = g->GetSnapshot();
+  auto expect = [&](std::optional<RangeBound> lo, std::optional<RangeBound> hi, bool descending,
+                    std::size_t limit) {
+    V want;
+    for (const auto& [key, id] : model) {
+      if (lo && (lo->inclusive ? key < lo->value.as_int64().value() : key <= lo->value.as_int64().value()))
+        continue;
+      if (hi && (hi->inclusive ? key > hi->value.as_int64().value() : key >= hi->value.as_int64().value()))
+        continue;
+      want.push_back(id);
+    }
+    const std::size_t count = want.size();
+    if (descending) std::reverse(want.begin(), want.end());
+    if (want.size() > limit) want.resize(limit);
+    const IndexRange r{.lo = lo, .hi = hi, .descending = descending, .limit = limit};
+    SCOPED_TRACE(::testing::Message()
+                 << "lo " << (lo ? lo->value.as_int64().value() : -1) << (lo && lo->inclusive ? "i" : "x")
+                 << " hi " << (hi ? hi->value.as_int64().value() : -1) << (hi && hi->inclusive ? "i" : "x")
+                 << " desc " << descending << " limit " << limit);
+    EXPECT_EQ(Raw(s.VerticesInRange("N", "n", r).value()), want);
+    EXPECT_EQ(s.CountVerticesInRange("N", "n", r).value(), count);
+  };
+  const std::int64_t points[] = {-5, 0, 1, 2, 96, 97, 98, 144, 290, 291, 580, 1000, 2997, 2998, 2999, 4000};
+  const std::size_t limits[] = {0, 1, 144, 145, 146, 436, std::numeric_limits<std::size_t>::max()};
+  for (const bool descending : {false, true}) {
+    for (const std::size_t limit : limits) {
+      expect(std::nullopt, std::nullopt, descending, limit);
+      for (const std::int64_t p : points) {
+        for (const bool inc : {true, false}) {
+          expect(RangeBound{p, inc}, std::nullopt, descending, limit);
+          expect(std::nullopt, RangeBound{p, inc}, descending, limit);
+          if (limit != 146 && limit != std::numeric_limits<std::size_t>::max()) continue;
+          for (const std::int64_t q : points)
+            for (const bool inc2 : {true, false})
+              expect(RangeBound{p, inc}, RangeBound{q, inc2}, descending, limit);
+        }
+      }
+    }
+  }
+}
+
 TEST(IndexTest, KeyCountsFollowSetsAndRemovals) {
   auto g = NewGraph();
   WriteBatch b;
@@ -366,8 +456,14 @@ TEST(IndexTest, CreateOverViolatingDataFailsAndLeavesNothing) {
   Snapshot after = g->GetSnapshot();
   EXPECT_TRUE(after.Indexes().empty());
   EXPECT_EQ(after.sequence(), before + 2);  // the declaration and the drop that took it back
+  // The same with a declared int64 type: the build's fixed-width path.
+  Status typed = g->CreateIndex(Spec("u8", "P", {"k"}, IndexKind::kUnique, ValueType::kInt64));
+  ASSERT_EQ(typed.code(), StatusCode::kAlreadyExists);
+  EXPECT_NE(typed.message().find("key 1 is held by both vertex 0 and vertex 2"), std::string::npos)
+      << typed.ToString();
   Status t = g->CreateIndex(Spec("t", "Q", {"k"}, IndexKind::kExact, ValueType::kInt64));
   EXPECT_EQ(t.code(), StatusCode::kInvalidArgument) << t.ToString();
+  EXPECT_NE(t.message().find("vertex 3 holds string \"x\" in 'k'"), std::string::npos) << t.ToString();
   EXPECT_TRUE(g->GetSnapshot().Indexes().empty());
 }
 

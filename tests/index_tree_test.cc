@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <new>
 #include <random>
@@ -188,6 +189,50 @@ void ExpectAt(const IndexTree::Cursor& c, const Model& m, Model::const_iterator 
   }
 }
 
+// NextIds / PrevIds over the range [lo, hi] as a range scan reads it (the
+// count first, then batches of random sizes, some reaching past the
+// range's end), and to the tree's end: the ids the model holds, in order.
+void CheckBatchReads(const IndexRoot& root, const Model& m, std::mt19937_64& rng, const Bound& lo,
+                     const Bound& hi, Model::const_iterator begin, std::uint64_t count) {
+  std::vector<std::uint64_t> expected;
+  for (auto it = begin; expected.size() < count; ++it) expected.push_back(it->second);
+  for (const bool descending : {false, true}) {
+    SCOPED_TRACE(descending ? "PrevIds" : "NextIds");
+    if (descending) std::reverse(expected.begin(), expected.end());
+    IndexTree::Cursor c(root);
+    if (descending) {
+      c.SeekLast(hi);
+    } else {
+      c.Seek(lo);
+    }
+    std::vector<std::uint64_t> got;
+    while (got.size() < count) {
+      const std::size_t want = std::min<std::size_t>(1 + rng() % 40, count - got.size());
+      std::vector<std::uint64_t> batch(want + 1, kMaxId);
+      const std::size_t n = descending ? c.PrevIds(batch.data(), want) : c.NextIds(batch.data(), want);
+      ASSERT_EQ(n, want);
+      ASSERT_EQ(batch[want], kMaxId) << "wrote past max";
+      got.insert(got.end(), batch.begin(), batch.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+    ASSERT_EQ(got, expected);
+    if (count == 0) continue;  // the cursor stands wherever the bounds' seek left it
+    // The cursor stands on the entry after the range (in the scan's
+    // direction), or is invalid; reading on to the tree's end yields the rest.
+    const std::uint64_t before = static_cast<std::uint64_t>(std::distance(m.begin(), begin));
+    const std::uint64_t rest = descending ? before : m.size() - before - count;
+    ASSERT_EQ(c.Valid(), rest > 0);
+    std::vector<std::uint64_t> tail(rest + 1);
+    const std::size_t n = descending ? c.PrevIds(tail.data(), rest + 1) : c.NextIds(tail.data(), rest + 1);
+    ASSERT_EQ(n, rest);
+    ASSERT_FALSE(c.Valid());
+    if (rest > 0) {
+      auto it = descending ? std::prev(begin) : std::next(begin, static_cast<std::ptrdiff_t>(count));
+      ASSERT_EQ(tail[0], it->second);
+      ASSERT_EQ(tail[rest - 1], descending ? m.begin()->second : m.rbegin()->second);
+    }
+  }
+}
+
 // Seeks both ways and wanders with Next and Prev, comparing with the model.
 void CheckCursor(const IndexRoot& root, const Model& m, std::mt19937_64& rng, std::int32_t width) {
   std::string lo_key, hi_key;
@@ -199,6 +244,8 @@ void CheckCursor(const IndexRoot& root, const Model& m, std::mt19937_64& rng, st
                                   ? static_cast<std::uint64_t>(std::distance(begin, end))
                                   : 0;
   ASSERT_EQ(IndexTree::CountRange(root, lo, hi), expected_count);
+
+  ASSERT_NO_FATAL_FAILURE(CheckBatchReads(root, m, rng, lo, hi, begin, expected_count));
 
   IndexTree::Cursor c(root);
   c.Seek(lo);
@@ -667,6 +714,45 @@ TEST(EntryListTest, FixedWidthSortsIntoKeyThenIdOrder) {
       });
       ASSERT_EQ(got.size(), want.size());
       EXPECT_TRUE(got == want);
+    }
+  }
+}
+
+// Runs past the size sorted whole (2^16 entries) are split by their highest
+// digit that varies; these key sets move that digit (or leave none), and
+// make parts of every size: one key, keys below 2^20 (digit 1 the highest),
+// a few huge parts beside tiny ones, spread keys. ForEachFixed and ForEach
+// agree.
+TEST(EntryListTest, LargeRunsSplitByTheirHighestVaryingDigit) {
+  const std::vector<std::pair<const char*, std::uint64_t (*)(std::mt19937_64&)>> kinds = {
+      {"one key", [](std::mt19937_64&) { return std::uint64_t{42}; }},
+      {"below 2^20", [](std::mt19937_64& r) { return r() % (std::uint64_t{1} << 20); }},
+      {"lopsided",
+       [](std::mt19937_64& r) { return r() % 10 == 0 ? r() : (std::uint64_t{5} << 58) | (r() % 3); }},
+      {"spread", [](std::mt19937_64& r) { return r(); }},
+  };
+  for (const auto& [name, next_key] : kinds) {
+    for (const unsigned threads : {1u, 2u}) {
+      SCOPED_TRACE(std::string(name) + ", " + std::to_string(threads) + " threads");
+      std::mt19937_64 rng(threads);
+      const std::uint64_t n = 150'001;
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> want;
+      EntryList list(8);
+      for (std::uint64_t i = 0; i < n; ++i) {
+        want.emplace_back(next_key(rng), i * 2 + 1);
+        list.AddFixed(want.back().first, want.back().second);
+      }
+      std::sort(want.begin(), want.end());
+      list.Sort(threads);
+      std::vector<std::pair<std::uint64_t, std::uint64_t>> got, got_bytes;
+      list.ForEachFixed([&](std::uint64_t key, std::uint64_t id) { got.emplace_back(key, id); });
+      list.ForEach([&](std::string_view key, std::uint64_t id) {
+        std::uint64_t k = 0;
+        for (char c : key) k = (k << 8) | static_cast<unsigned char>(c);
+        got_bytes.emplace_back(k, id);
+      });
+      EXPECT_TRUE(got == want);
+      EXPECT_TRUE(got_bytes == want);
     }
   }
 }

@@ -349,12 +349,25 @@ class Loader {
     }
     // The label and type sets were built with the in direction's buckets.
     const auto start = std::chrono::steady_clock::now();
-    for (index::PropertyIndex& p : cat->mutable_indexes()) {
-      if (p.state != IndexState::kReady) continue;  // recovery builds it once the log is replayed
-      Status s = index::BuildIndex(g_, *p.def, threads_, workers_[0].ctx, &p.root);
-      if (!s.ok()) return Bad(base::StrCat("its data violates ", s.message()));
-      p.built = true;
-    }
+    std::vector<index::PropertyIndex*> ready;
+    for (index::PropertyIndex& p : cat->mutable_indexes())
+      if (p.state == IndexState::kReady) ready.push_back(&p);  // recovery builds the others after the log
+    // With more than one index, each is built whole (collect, sort, tree) by
+    // one worker, the workers side by side: the parts of a build that run on
+    // one thread (the tree, the uniqueness check) overlap another index's
+    // work instead of leaving a core idle, and a single sorted run needs no
+    // merge. One index takes every thread.
+    const unsigned per_index = ready.size() >= 2 ? 1 : threads_;
+    Status built = ForEachTask(
+        ready.size(),
+        [&](Worker& w, std::size_t i) {
+          Status s = index::BuildIndex(g_, *ready[i]->def, per_index, w.ctx, &ready[i]->root);
+          if (!s.ok()) return Bad(base::StrCat("its data violates ", s.message()));
+          ready[i]->built = true;
+          return Status::Ok();
+        },
+        [](std::size_t) {});
+    QUIVER_RETURN_IF_ERROR(built);
     index_build_microseconds_ = static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
             .count());

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <cstring>
 #include <memory>
 
 #include "base/parallel.h"
 #include "base/strings.h"
 #include "index/index_keys.h"
+#include "index/key_codec.h"
 #include "storage/prop_block.h"
 
 namespace quiver::index {
@@ -51,11 +53,36 @@ void ScanSet(const GraphRoots& g, ElementKind kind, const IndexRoot& set, Fn&& f
   for (c.Seek(Bound{}); c.Valid(); c.Next()) fn(c.id(), PropsOf(g, kind, c.id()));
 }
 
+Status WrongType(const IndexDef& def, std::uint64_t id, const storage::PropBlock* props, std::size_t bad) {
+  PropertyView v = *storage::GetProperty(props, def.key_ids[bad]);
+  return InvalidArgumentError(base::StrCat(
+      DescribeElement(def.element, id), " holds ", ValueTypeName(v.type()), " ", DescribeValue(v), " in '",
+      def.keys[bad], "'; ", DescribeIndex(def), " takes only ", ValueTypeName(*def.type), " values"));
+}
+
 // Collects from elements given by `scan`; the first failure (lowest id) wins.
 template <typename Scan>
 Status CollectWith(const GraphRoots& g, const IndexDef& def, Scan&& scan, EntryList* out) {
-  std::string key;
   Status error;
+  if (out->key_width() == 8 && def.kind != IndexKind::kUniqueEndpoints && def.type.has_value()) {
+    // One int64 or double key of a declared type (KeyWidthFor): what
+    // ElementKey decides, with the key kept as the integer EntryList
+    // sorts, no string between.
+    const std::uint32_t key_id = def.key_ids[0];
+    const ValueType type = *def.type;
+    scan([&](std::uint64_t id, const storage::PropBlock* props) {
+      if (!error.ok()) return;
+      const std::optional<PropertyView> v = storage::GetProperty(props, key_id);
+      if (!v || v->is_null()) return;
+      if (v->type() != type) {
+        error = WrongType(def, id, props, 0);
+        return;
+      }
+      out->AddFixed(FixedKeyBits(*v), id);
+    });
+    return error;
+  }
+  std::string key;
   scan([&](std::uint64_t id, const storage::PropBlock* props) {
     if (!error.ok()) return;
     if (def.kind == IndexKind::kUniqueEndpoints) {
@@ -68,14 +95,7 @@ Status CollectWith(const GraphRoots& g, const IndexDef& def, Scan&& scan, EntryL
     switch (ElementKey(def, props, &key, &bad)) {
       case KeyStatus::kIndexed: out->Add(key, id); break;
       case KeyStatus::kNotIndexed: break;
-      case KeyStatus::kWrongType: {
-        PropertyView v = *storage::GetProperty(props, def.key_ids[bad]);
-        error = InvalidArgumentError(base::StrCat(DescribeElement(def.element, id), " holds ",
-                                                  ValueTypeName(v.type()), " ", DescribeValue(v), " in '",
-                                                  def.keys[bad], "'; ", DescribeIndex(def), " takes only ",
-                                                  ValueTypeName(*def.type), " values"));
-        break;
-      }
+      case KeyStatus::kWrongType: error = WrongType(def, id, props, bad); break;
       case KeyStatus::kTooLong:
         error = InvalidArgumentError(base::StrCat(DescribeElement(def.element, id), ": its key for ",
                                                   DescribeIndex(def), " is ", key.size(),
@@ -147,43 +167,145 @@ void ParallelSort(std::vector<T>& v, unsigned threads, Less less) {
 
 }  // namespace
 
-// Sorts a[0, n) by (key, id); tmp has room for n. When the ids ascend (the
-// order collecting leaves them in), a stable LSD radix sort by key alone
-// does it: six passes of 11 bits, each skipped when every key shares its
-// digit, all counted in one pass first. Otherwise std::sort.
-void EntryList::SortRun(Fixed* a, Fixed* tmp, std::size_t n) {
-  constexpr int kBits = 11, kPasses = 6;
-  constexpr std::size_t kBuckets = std::size_t{1} << kBits;
-  constexpr std::uint64_t kMask = kBuckets - 1;
-  if (n < 2) return;
-  std::vector<std::size_t> counts(kPasses * kBuckets, 0);
-  bool ids_ascend = true;
+namespace {
+
+constexpr int kRadixBits = 11, kRadixPasses = 6;
+constexpr std::size_t kRadixBuckets = std::size_t{1} << kRadixBits;
+constexpr std::uint64_t kRadixMask = kRadixBuckets - 1;
+// Runs of at most this many entries (1 MiB) are sorted by LSD passes over
+// the whole run; larger ones are split first into parts of about
+// kPartEntries (256 KiB, which with its scratch stays in L2), SortRun.
+constexpr std::size_t kCacheRunEntries = std::size_t{1} << 16;
+constexpr std::size_t kPartEntries = std::size_t{1} << 14;
+// Parts smaller than this are sorted by comparison.
+constexpr std::size_t kSmallPartEntries = 256;
+
+// counts[p * kRadixBuckets + d]: how many of a[0, n) have digit d in pass p
+// (passes [0, passes)).
+template <typename Fixed>
+void CountDigits(const Fixed* a, std::size_t n, int passes, std::size_t* counts) {
+  std::fill(counts, counts + passes * kRadixBuckets, 0);
   for (std::size_t i = 0; i < n; ++i) {
     const std::uint64_t k = a[i].key;
-    for (int p = 0; p < kPasses; ++p) ++counts[p * kBuckets + ((k >> (p * kBits)) & kMask)];
-    if (i > 0 && a[i].id <= a[i - 1].id) ids_ascend = false;
+    for (int p = 0; p < passes; ++p) ++counts[p * kRadixBuckets + ((k >> (p * kRadixBits)) & kRadixMask)];
   }
-  if (!ids_ascend) {
-    std::sort(a, a + n,
-              [](const Fixed& x, const Fixed& y) { return x.key != y.key ? x.key < y.key : x.id < y.id; });
-    return;
-  }
+}
+
+// Stable LSD radix sort of a[0, n) by the digits of passes [0, passes),
+// given their counts (consumed); a pass whose digit every key shares is
+// skipped. tmp has room for n; the result is in a.
+template <typename Fixed>
+void SortLsdFrom(Fixed* a, Fixed* tmp, std::size_t n, int passes, int first_bit, std::size_t* counts) {
   Fixed* src = a;
   Fixed* dst = tmp;
-  for (int p = 0; p < kPasses; ++p) {
-    std::size_t* c = &counts[p * kBuckets];
-    const int shift = p * kBits;
-    if (c[(src[0].key >> shift) & kMask] == n) continue;  // one digit for all: nothing moves
+  for (int p = 0; p < passes; ++p) {
+    std::size_t* c = &counts[p * kRadixBuckets];
+    const int shift = first_bit + p * kRadixBits;
+    if (c[(src[0].key >> shift) & kRadixMask] == n) continue;  // one digit for all: nothing moves
     std::size_t sum = 0;
-    for (std::size_t b = 0; b < kBuckets; ++b) {
+    for (std::size_t b = 0; b < kRadixBuckets; ++b) {
       const std::size_t count = c[b];
       c[b] = sum;
       sum += count;
     }
-    for (std::size_t i = 0; i < n; ++i) dst[c[(src[i].key >> shift) & kMask]++] = src[i];
+    for (std::size_t i = 0; i < n; ++i) dst[c[(src[i].key >> shift) & kRadixMask]++] = src[i];
     std::swap(src, dst);
   }
   if (src != a) std::memcpy(static_cast<void*>(a), src, n * sizeof(Fixed));
+}
+
+template <typename Fixed>
+void SortLsd(Fixed* a, Fixed* tmp, std::size_t n, int passes, std::size_t* counts) {
+  SortLsdFrom(a, tmp, n, passes, 0, counts);
+}
+
+// Insertion sort of a[0, n) by `less`, giving up (false, a[0, n) then a
+// permutation of what it was) once it has moved entries `budget` places.
+template <typename Fixed, typename Less>
+bool InsertionSortBounded(Fixed* a, std::size_t n, std::size_t budget, Less less) {
+  std::size_t moves = 0;
+  for (std::size_t i = 1; i < n; ++i) {
+    if (!less(a[i], a[i - 1])) continue;
+    const Fixed x = a[i];
+    std::size_t j = i;
+    for (; j > 0 && less(x, a[j - 1]); --j) a[j] = a[j - 1];
+    a[j] = x;
+    moves += i - j;
+    if (moves > budget) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+// Sorts a[0, n) by (key, id); tmp has room for n. When the ids ascend (the
+// order collecting leaves them in), a stable radix sort by key alone does
+// it; otherwise std::sort. Only the bits below the highest one that varies
+// are sorted on. A run of at most kCacheRunEntries takes LSD passes of 11
+// bits (counted in one pass first). A larger one is first split by its top
+// varying bits into parts of about kPartEntries (one stable scatter into
+// tmp), and each part takes its LSD passes while it sits in cache: one
+// pass over memory for the run instead of one per digit. The LSD passes
+// before were most of an index's build at open, each a scatter over the
+// whole run.
+void EntryList::SortRun(Fixed* a, Fixed* tmp, std::size_t n) {
+  if (n < 2) return;
+  auto by_key_then_id = [](const Fixed& x, const Fixed& y) {
+    return x.key != y.key ? x.key < y.key : x.id < y.id;
+  };
+  std::uint64_t varying = 0;  // the bits some key holds differently from the first
+  for (std::size_t i = 1; i < n; ++i) {
+    if (a[i].id <= a[i - 1].id) {
+      std::sort(a, a + n, by_key_then_id);
+      return;
+    }
+    varying |= a[i].key ^ a[0].key;
+  }
+  if (varying == 0) return;  // one key: already in id order
+  const int high = 63 - std::countl_zero(varying);
+  std::vector<std::size_t> counts(kRadixPasses * kRadixBuckets);
+  auto passes_below = [](int bits) { return (bits + kRadixBits - 1) / kRadixBits; };
+  if (n <= kCacheRunEntries) {
+    const int passes = passes_below(high + 1);
+    CountDigits(a, n, passes, counts.data());
+    SortLsd(a, tmp, n, passes, counts.data());
+    return;
+  }
+  const int bits = std::min(high + 1, std::max(1, static_cast<int>(std::bit_width(n / kPartEntries))));
+  const int shift = high + 1 - bits;
+  const std::size_t parts = std::size_t{1} << bits;
+  const std::uint64_t mask = parts - 1;
+  std::vector<std::size_t> starts(parts + 1, 0), next(parts);
+  for (std::size_t i = 0; i < n; ++i) ++starts[((a[i].key >> shift) & mask) + 1];
+  for (std::size_t p = 0; p < parts; ++p) starts[p + 1] += starts[p];
+  std::copy(starts.begin(), starts.end() - 1, next.begin());
+  for (std::size_t i = 0; i < n; ++i) tmp[next[(a[i].key >> shift) & mask]++] = a[i];
+  const int passes = passes_below(shift);
+  for (std::size_t p = 0; p < parts; ++p) {
+    const std::size_t from = starts[p], m = starts[p + 1] - from;
+    if (m == 0) continue;
+    Fixed* part = tmp + from;
+    if (m < kSmallPartEntries || passes == 0) {  // below the LSD passes' bookkeeping (2^11 counters each)
+      std::sort(part, part + m, by_key_then_id);
+    } else if (passes <= 2) {
+      CountDigits(part, m, passes, counts.data());
+      SortLsd(part, a + from, m, passes, counts.data());
+    } else {
+      // Two passes on the part's top 22 bits below the split leave keys
+      // in order but for runs that share those bits (for spread keys
+      // about one in 250 entries at a part of 2^14); an insertion sort
+      // finishes. Keys that crowd into a few runs fall back to std::sort.
+      const int low = shift - 2 * kRadixBits;
+      std::fill(counts.begin(), counts.begin() + 2 * kRadixBuckets, 0);
+      for (std::size_t i = 0; i < m; ++i) {
+        ++counts[(part[i].key >> low) & kRadixMask];
+        ++counts[kRadixBuckets + ((part[i].key >> (low + kRadixBits)) & kRadixMask)];
+      }
+      SortLsdFrom(part, a + from, m, 2, low, counts.data());
+      if (!InsertionSortBounded(part, m, 4 * m, by_key_then_id)) std::sort(part, part + m, by_key_then_id);
+    }
+    std::memcpy(static_cast<void*>(a + from), tmp + from, m * sizeof(Fixed));
+  }
 }
 
 void EntryList::Sort(unsigned threads) {
@@ -249,8 +371,10 @@ Status CollectEntries(const GraphRoots& g, const IndexDef& def, unsigned threads
   if (set == nullptr || set->count == 0) return Status::Ok();
   const std::uint64_t limit = def.element == ElementKind::kVertex ? g.vertex_limit : g.edge_limit;
   // A label that is a small share of the table is walked through its set;
-  // a large one is cheaper to sweep, in parallel, from the table.
-  if (threads < 2 || set->count * 4 < limit) {
+  // a large one is cheaper to sweep from the table (in parallel if given
+  // threads).
+  threads = std::max(threads, 1u);
+  if (set->count * 4 < limit) {
     return CollectWith(
         g, def, [&](auto&& fn) { ScanSet(g, def.element, *set, fn); }, out);
   }
@@ -276,6 +400,25 @@ Status CollectEntries(const GraphRoots& g, const IndexDef& def, unsigned threads
 
 Status CheckUnique(const GraphRoots& g, const IndexDef& def, const EntryList& entries) {
   if (!IsUniqueKind(def.kind)) return Status::Ok();
+  if (entries.key_width() == 8) {  // the keys as integers: one compare per entry
+    bool first = true;
+    std::uint64_t prev = 0, prev_id = 0, dup = 0, dup_id = 0;
+    bool found = false;
+    entries.ForEachFixed([&](std::uint64_t key, std::uint64_t id) {
+      if (!first && key == prev && !found) {
+        found = true;
+        dup = prev_id;
+        dup_id = id;
+      }
+      prev = key;
+      prev_id = id;
+      first = false;
+    });
+    if (!found) return Status::Ok();
+    return AlreadyExistsError(base::StrCat(DescribeIndex(def), ": key ", DescribeKeyOf(g, def, dup_id),
+                                           " is held by both ", DescribeElement(def.element, dup), " and ",
+                                           DescribeElement(def.element, dup_id)));
+  }
   std::string prev;
   std::uint64_t prev_id = 0;
   bool first = true;

@@ -15,6 +15,7 @@
 #define QUIVER_INDEX_INDEX_BUILD_H_
 
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -36,6 +37,9 @@ class EntryList {
   std::int32_t key_width() const { return width_; }
 
   void Add(std::string_view key, std::uint64_t id);
+  // key_width() == 8 only: the key as FixedKeyBits gives it (its bytes
+  // read big-endian).
+  void AddFixed(std::uint64_t key, std::uint64_t id) { fixed_.push_back(Fixed{key, id}); }
   // Room for `n` entries in all (a hint).
   void Reserve(std::size_t n);
   // Moves `other`'s entries (same width) to the end of this list.
@@ -50,6 +54,9 @@ class EntryList {
   // fn(key, id) for each entry in order.
   template <typename Fn>
   void ForEach(Fn&& fn) const;
+  // key_width() == 8 only: fn(key bits, id) for each entry in order.
+  template <typename Fn>
+  void ForEachFixed(Fn&& fn) const;
 
  private:
   struct Fixed {
@@ -122,36 +129,42 @@ std::string DescribeElement(ElementKind kind, std::uint64_t id);
 const storage::PropBlock* PropsOf(const storage::GraphRoots& g, ElementKind kind, std::uint64_t id);
 
 template <typename Fn>
+void EntryList::ForEachFixed(Fn&& fn) const {
+  if (run_ends_.size() < 2) {
+    for (const Fixed& f : fixed_) fn(f.key, f.id);
+    return;
+  }
+  // A merge of the sorted runs: few (one per sorting thread), so the
+  // smallest head is found by a scan.
+  std::vector<std::size_t> at(run_ends_.size()), end = run_ends_;
+  for (std::size_t r = 1; r < at.size(); ++r) at[r] = run_ends_[r - 1];
+  while (true) {
+    std::size_t best = at.size();
+    for (std::size_t r = 0; r < at.size(); ++r) {
+      if (at[r] == end[r]) continue;
+      if (best == at.size()) {
+        best = r;
+        continue;
+      }
+      const Fixed& a = fixed_[at[r]];
+      const Fixed& b = fixed_[at[best]];
+      if (a.key < b.key || (a.key == b.key && a.id < b.id)) best = r;
+    }
+    if (best == at.size()) return;
+    const Fixed& f = fixed_[at[best]++];
+    fn(f.key, f.id);
+  }
+}
+
+template <typename Fn>
 void EntryList::ForEach(Fn&& fn) const {
   if (width_ == 8) {
-    char buf[8];
-    auto emit = [&](const Fixed& f) {
-      for (int i = 0; i < 8; ++i) buf[i] = static_cast<char>(f.key >> (8 * (7 - i)));
-      fn(std::string_view(buf, 8), f.id);
-    };
-    if (run_ends_.size() < 2) {
-      for (const Fixed& f : fixed_) emit(f);
-      return;
-    }
-    // A merge of the sorted runs: few (one per sorting thread), so the
-    // smallest head is found by a scan.
-    std::vector<std::size_t> at(run_ends_.size()), end = run_ends_;
-    for (std::size_t r = 1; r < at.size(); ++r) at[r] = run_ends_[r - 1];
-    while (true) {
-      std::size_t best = at.size();
-      for (std::size_t r = 0; r < at.size(); ++r) {
-        if (at[r] == end[r]) continue;
-        if (best == at.size()) {
-          best = r;
-          continue;
-        }
-        const Fixed& a = fixed_[at[r]];
-        const Fixed& b = fixed_[at[best]];
-        if (a.key < b.key || (a.key == b.key && a.id < b.id)) best = r;
-      }
-      if (best == at.size()) return;
-      emit(fixed_[at[best]++]);
-    }
+    ForEachFixed([&fn](std::uint64_t key, std::uint64_t id) {
+      char buf[8];
+      const std::uint64_t be = __builtin_bswap64(key);  // the key's bytes, most significant first
+      std::memcpy(buf, &be, 8);
+      fn(std::string_view(buf, 8), id);
+    });
   } else {
     for (const Var& v : var_) fn(KeyOf(v), v.id);
   }

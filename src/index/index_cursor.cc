@@ -1,6 +1,8 @@
 // IndexTree's reads: Cursor, CountRange, Contains. They only load: any
 // number of threads may run them against published roots.
+#include <algorithm>
 #include <cassert>
+#include <cstring>
 #include <limits>
 
 #include "index/index_tree.h"
@@ -136,6 +138,83 @@ void IndexTree::Cursor::Descend(int from_level, bool leftmost) {
     n = tree::Child(shape_, n, index_[l]);
   }
   EnterLeaf(n, leftmost ? 0 : tree::Count(n) - 1);
+}
+
+std::size_t IndexTree::Cursor::NextIds(std::uint64_t* out, std::size_t max) {
+  std::size_t n = 0;
+  while (valid_ && n < max) {
+    const auto take = static_cast<std::uint32_t>(std::min<std::size_t>(max - n, count_ - pos_));
+    CopyIds(pos_, pos_ + take, out + n);
+    n += take;
+    pos_ += take;
+    if (pos_ == count_) {
+      StepLeaf(/*forward=*/true);
+      // The leaf after the new one starts loading while this one is read:
+      // its header and the start of its ids (the rest the hardware
+      // streams in), when the parent is on the path.
+      const int parent = static_cast<int>(root_.height) - 1;
+      if (valid_ && parent >= 0 && leaf_keys_ != nullptr &&
+          index_[parent] + 1 < tree::Count(nodes_[parent])) {
+        const auto* next = static_cast<const char*>(tree::Child(shape_, nodes_[parent], index_[parent] + 1));
+        __builtin_prefetch(next);
+        __builtin_prefetch(next + shape_.ids_off[kLeaf]);
+        __builtin_prefetch(next + shape_.ids_off[kLeaf] + 64);
+      }
+    }
+  }
+  return n;
+}
+
+std::size_t IndexTree::Cursor::PrevIds(std::uint64_t* out, std::size_t max) {
+  std::size_t n = 0;
+  while (valid_ && n < max) {
+    const auto take = static_cast<std::uint32_t>(std::min<std::size_t>(max - n, pos_ + 1));
+    CopyIdsReversed(pos_ + 1 - take, pos_ + 1, out + n);
+    n += take;
+    if (take == pos_ + 1) {
+      StepLeaf(/*forward=*/false);
+    } else {
+      pos_ -= take;
+    }
+  }
+  return n;
+}
+
+namespace {
+
+constexpr std::uint64_t kIdMask = (std::uint64_t{1} << 48) - 1;
+
+// Entry i's 6 id bytes read as 8: entry i + 1's two first bytes come
+// along, so only while entry i + 1 exists does the load stay in the array.
+inline std::uint64_t WideId(const unsigned char* ids, std::uint32_t i) {
+  std::uint64_t v;
+  std::memcpy(&v, ids + static_cast<std::size_t>(i) * 6, 8);
+  return v & kIdMask;
+}
+
+}  // namespace
+
+void IndexTree::Cursor::CopyIds(std::uint32_t from, std::uint32_t to, std::uint64_t* out) const {
+  if (leaf_keys_ == nullptr) {
+    const void* leaf = nodes_[root_.height];
+    for (std::uint32_t i = from; i < to; ++i) *out++ = tree::Id(shape_, kLeaf, leaf, i);
+    return;
+  }
+  const std::uint32_t wide_end = std::min(to, count_ - 1);
+  std::uint32_t i = from;
+  for (; i < wide_end; ++i) *out++ = WideId(leaf_ids_, i);
+  for (; i < to; ++i) *out++ = base::Load48(leaf_ids_ + static_cast<std::size_t>(i) * 6);
+}
+
+void IndexTree::Cursor::CopyIdsReversed(std::uint32_t from, std::uint32_t to, std::uint64_t* out) const {
+  if (leaf_keys_ == nullptr) {
+    const void* leaf = nodes_[root_.height];
+    for (std::uint32_t i = to; i > from; --i) *out++ = tree::Id(shape_, kLeaf, leaf, i - 1);
+    return;
+  }
+  std::uint32_t i = to;
+  for (; i > from && i == count_; --i) *out++ = base::Load48(leaf_ids_ + static_cast<std::size_t>(i - 1) * 6);
+  for (; i > from; --i) *out++ = WideId(leaf_ids_, i - 1);
 }
 
 void IndexTree::Cursor::EnterLeaf(const void* leaf, std::uint32_t pos) {

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "index/catalog.h"
+#include "quiver/ids.h"
 #include "quiver/index.h"
 #include "quiver/status.h"
 #include "storage/elements.h"
@@ -53,8 +54,10 @@ Result<const PropertyIndex*> IndexByName(const storage::GraphRoots& g, ElementKi
 Status Lookup(const PropertyIndex& p, std::span<const PropertyValue> values, std::size_t limit,
               std::vector<std::uint64_t>* ids);
 
-// Ids in `range` on the first key, in range order.
-Status Range(const PropertyIndex& p, const IndexRange& range, std::vector<std::uint64_t>* ids);
+// Ids in `range` on the first key, in range order, appended to `ids` (at
+// most range.limit of them). Id: VertexId or EdgeId.
+template <typename Id>
+Status Range(const PropertyIndex& p, const IndexRange& range, std::vector<Id>* ids);
 Result<std::uint64_t> CountRange(const PropertyIndex& p, const IndexRange& range);
 
 }  // namespace quiver::index

@@ -19,6 +19,7 @@
 #ifndef QUIVER_INDEX_INDEX_TREE_H_
 #define QUIVER_INDEX_INDEX_TREE_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <string_view>
 
@@ -122,6 +123,14 @@ class IndexTree {
         --pos_;
       }
     }
+    // Batch reads for scans: the ids of up to `max` entries from the
+    // current one on (NextIds: ascending; PrevIds: descending), written to
+    // `out`, the cursor moved past them (invalid past the last or first
+    // entry). Returns how many; fewer than `max` only at the tree's end.
+    // A leaf's ids are decoded in one loop, and nothing is compared: the
+    // caller bounds a range by its count (CountRange).
+    std::size_t NextIds(std::uint64_t* out, std::size_t max);
+    std::size_t PrevIds(std::uint64_t* out, std::size_t max);
 
    private:
     static constexpr int kMaxLevels = 41;  // tree::kMaxHeight + 1
@@ -132,6 +141,10 @@ class IndexTree {
     // Fills the path below `from_level` with the leftmost or rightmost nodes.
     void Descend(int from_level, bool leftmost);
     void EnterLeaf(const void* leaf, std::uint32_t pos);
+    // Writes the ids of entries [from, to) of the current leaf to `out`,
+    // ascending or (reversed) descending.
+    void CopyIds(std::uint32_t from, std::uint32_t to, std::uint64_t* out) const;
+    void CopyIdsReversed(std::uint32_t from, std::uint32_t to, std::uint64_t* out) const;
     std::string_view VariableKey() const;
     std::uint64_t VariableId() const;
 

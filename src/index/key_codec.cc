@@ -122,13 +122,12 @@ std::int32_t FixedKeyWidth(ValueType type) {
                                                                  : -1;
 }
 
-void AppendFixedKey(const PropertyView& v, std::string* out) {
-  if (std::optional<std::int64_t> i = v.as_int64()) {
-    AppendBigEndian(static_cast<std::uint64_t>(*i) ^ kSignBit, out);
-  } else {
-    AppendBigEndian(OrderedDoubleBits(v.as_double().value_or(0.0)), out);
-  }
+std::uint64_t FixedKeyBits(const PropertyView& v) {
+  if (std::optional<std::int64_t> i = v.as_int64()) return static_cast<std::uint64_t>(*i) ^ kSignBit;
+  return OrderedDoubleBits(v.as_double().value_or(0.0));
 }
+
+void AppendFixedKey(const PropertyView& v, std::string* out) { AppendBigEndian(FixedKeyBits(v), out); }
 
 PropertyValue DecodeFixedKey(std::string_view key, ValueType type) {
   const std::uint64_t t = LoadBigEndian(key);

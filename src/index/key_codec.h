@@ -78,6 +78,9 @@ std::int32_t FixedKeyWidth(ValueType type);
 // Appends the 8-byte fixed encoding of `v`, which must be an int64 or a
 // double: the payload of AppendKey without the tag.
 void AppendFixedKey(const PropertyView& v, std::string* out);
+// The same encoding as an integer: its 8 bytes are the big-endian bytes of
+// the result, so integer order is key order.
+std::uint64_t FixedKeyBits(const PropertyView& v);
 
 // Decodes one component at the front of `*in` (an AppendKey encoding) into
 // `*out` and advances `*in` past it; false (nothing consumed) if `*in` does

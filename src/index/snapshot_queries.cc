@@ -103,9 +103,9 @@ template <typename Id>
 Result<std::vector<Id>> InRange(const storage::GraphRoots* g, ElementKind kind, const std::string_view* label,
                                 std::string_view key_or_name, const IndexRange& range) {
   QUIVER_ASSIGN_OR_RETURN(const PropertyIndex* p, OrderedIndex(g, kind, label, key_or_name, range));
-  std::vector<std::uint64_t> ids;
+  std::vector<Id> ids;
   QUIVER_RETURN_IF_ERROR(index::Range(*p, range, &ids));
-  return ToIds<Id>(ids);
+  return ids;
 }
 
 Result<std::uint64_t> CountInRange(const storage::GraphRoots* g, ElementKind kind,

@@ -131,9 +131,12 @@ namespace internal {
 
 std::size_t FillFromSet(const void* set, std::uint64_t from, std::uint64_t* out, std::size_t max) {
   index::IndexTree::Cursor c(*static_cast<const index::IndexRoot*>(set));
-  std::size_t n = 0;
-  for (c.SeekEntry(std::string_view(), from); c.Valid() && n < max; c.Next()) out[n++] = c.id();
-  return n;
+  if (from == 0) {
+    c.Seek(index::Bound{});  // the leftmost path: no search (Vertices(label).begin())
+  } else {
+    c.SeekEntry(std::string_view(), from);
+  }
+  return c.NextIds(out, max);
 }
 
 }  // namespace internal

@@ -128,13 +128,18 @@ Status LogReplay::LoadCheckpoint(SequenceNumber from, unsigned threads) {
     files_.checkpoints.clear();
     return Status::Ok();
   }
+  // A checkpoint before `from` is there but does not load: the files are
+  // damaged, not too short (OutOfRange would send the consumer to a later
+  // sequence the same damage refuses).
+  if (!damaged.ok())
+    return CorruptionError(
+        base::StrCat("change feed: no checkpoint before sequence ", from, " loads: ", damaged.message()));
   SequenceNumber oldest = 0;
   for (const auto& [seq, file] : files_.checkpoints) {
     oldest = seq;
     break;
   }
   if (oldest == 0) {
-    if (!damaged.ok()) return damaged;
     return CorruptionError(base::StrCat("change feed: no checkpoint precedes sequence ", from,
                                         " and the log does not start at sequence 1"));
   }

@@ -753,7 +753,7 @@ Result<std::unique_ptr<ChangeSubscription>> GraphImpl::SubscribeFromLog(Sequence
   try {
     return feed::MakeCatchUpSubscription(std::move(replay), *std::move(live));
   } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError("change feed: out of memory for a subscription");
+    return feed::FeedOutOfMemory("change feed: out of memory for a subscription");
   }
 }
 

@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -19,7 +20,11 @@
 #include <thread>
 #include <vector>
 
+#include "alloc_hook.h"
+#include "base/memory.h"
 #include "change_feed_model.h"
+#include "env/sim_file_system.h"
+#include "graph_impl.h"
 #include "quiver/quiver.h"
 
 namespace quiver {
@@ -486,6 +491,83 @@ TEST_F(ChangeFeedLogTest, CloseWhileReplayingEndsTheSubscription) {
   auto r = sub->Next(0ms);
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << r.status().ToString();
   ASSERT_TRUE(g->Close().ok());
+}
+
+// Out of memory at each allocation of the caller's thread (RELIABILITY 3.5:
+// once, and from then on) while subscribing from the log and reading every
+// batch: no std::bad_alloc crosses Subscribe or Next, a failed call answers
+// ResourceExhausted, and once memory is back a new subscription from the
+// log delivers every batch as before.
+TEST_F(ChangeFeedLogTest, OutOfMemoryWhileSubscribingFromTheLogAnswersResourceExhausted) {
+  Options options;
+  options.writer.spin_microseconds = 0;
+  options.durable.checkpoint_wal_bytes = 0;
+  options.durable.io_threads = 1;
+  for (base::AllocationFaultMode mode :
+       {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
+    std::string threw_at, bad_codes;
+    std::uint64_t points = 0;
+    for (std::uint64_t n = 1;; n += 1 + n / 64) {
+      // QUIVER_FEED_OOM_AT=n: that point alone (to debug one).
+      if (const char* only = std::getenv("QUIVER_FEED_OOM_AT"); only != nullptr && std::stoull(only) != n) {
+        if (n > std::stoull(only)) break;
+        continue;
+      }
+      env::SimFileSystem fs;
+      auto g = GraphImpl::OpenDurable(options, "/db", &fs).value();
+      std::mt19937_64 rng(51);
+      for (int i = 0; i < 12; ++i) ASSERT_TRUE(g->Write(RandomBatch(g->GetSnapshot(), rng)).ok());
+      ASSERT_TRUE(g->Checkpoint().ok());
+      for (int i = 0; i < 8; ++i) ASSERT_TRUE(g->Write(RandomBatch(g->GetSnapshot(), rng)).ok());
+      const SequenceNumber last = g->GetSnapshot().sequence();
+      std::uint64_t counted = 0;
+      const char* stage = "";
+      bool threw = false;
+      {
+        test_util::ScopedOperatorNewFaults hook;
+        base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
+        try {
+          for (SequenceNumber from : {SequenceNumber{2}, SequenceNumber{14}}) {
+            stage = from == 2 ? "Subscribe(2)" : "Subscribe(14)";
+            auto sub = g->Subscribe(from);
+            stage = "Next";
+            if (!sub.ok()) {
+              if (sub.status().code() != StatusCode::kResourceExhausted)
+                bad_codes += " " + std::to_string(n) + ":" + sub.status().ToString();
+              continue;
+            }
+            while ((*sub)->next_sequence() <= last) {
+              auto r = (*sub)->Next(0ms);
+              if (!r.ok()) {
+                if (r.status().code() != StatusCode::kResourceExhausted)
+                  bad_codes += " " + std::to_string(n) + ":" + r.status().ToString();
+                break;
+              }
+              if (*r == nullptr) break;
+            }
+          }
+        } catch (const std::bad_alloc&) {
+          threw = true;  // noted once allocations work again
+        }
+        counted = base::DisarmAllocationFaults();
+      }
+      if (threw) threw_at += " " + std::to_string(n) + ":" + stage;
+      ++points;
+      // Memory is back: the log still serves every batch.
+      auto sub = g->Subscribe(1);
+      ASSERT_TRUE(sub.ok()) << "after a fault at " << n << ": " << sub.status().ToString();
+      FeedModel model;
+      for (const auto& b : ReadUpTo(**sub, last)) ASSERT_EQ(model.Apply(*b), "") << "batch " << b->sequence;
+      EXPECT_EQ(model, FeedModel::Of(g->GetSnapshot())) << "after a fault at " << n;
+      sub->reset();
+      ASSERT_TRUE(g->Close().ok());
+      if (counted < n) break;
+    }
+    SCOPED_TRACE("mode " + std::to_string(static_cast<int>(mode)) + ", " + std::to_string(points) +
+                 " points");
+    EXPECT_EQ(threw_at, "") << "std::bad_alloc crossed Subscribe or Next at allocations";
+    EXPECT_EQ(bad_codes, "");
+  }
 }
 
 }  // namespace

@@ -734,7 +734,11 @@ Result<std::unique_ptr<ChangeSubscription>> GraphImpl::SubscribeFromLog(Sequence
   // Batches held back by unsynced writes are in memory only: a synced
   // barrier writes every batch up to `committed` into the log.
   Result<CommitInfo> barrier = Write(WriteBatch(), WriteOptions{.sync = true});
-  if (!barrier.ok()) return barrier.status();
+  if (!barrier.ok()) {
+    if (barrier.status().code() == StatusCode::kFailedPrecondition)
+      return FailedPreconditionError("Subscribe: the graph is closed");
+    return barrier.status();
+  }
   Result<feed::LogFiles> files = [&]() -> Result<feed::LogFiles> {
     // Checkpoint cleanup removes files under this lock: every file is
     // opened before any can go (an open file reads to its end).
@@ -749,7 +753,7 @@ Result<std::unique_ptr<ChangeSubscription>> GraphImpl::SubscribeFromLog(Sequence
   try {
     return feed::MakeCatchUpSubscription(std::move(replay), *std::move(live));
   } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError("change feed: out of memory for a subscription");
+    return feed::FeedOutOfMemory("change feed: out of memory for a subscription");
   }
 }
 

@@ -8,6 +8,28 @@
 
 namespace quiver::feed {
 
+namespace {
+
+const Status& ImmortalOutOfMemory() {
+  static const Status* const s =
+      new Status(internal::ImmortalStatus(StatusCode::kResourceExhausted, "change feed: out of memory"));
+  return *s;
+}
+
+}  // namespace
+
+Status FeedOutOfMemory(std::string_view message) {
+  try {
+    return ResourceExhaustedError(message);
+  } catch (const std::bad_alloc&) {
+    return ImmortalOutOfMemory();
+  }
+}
+
+ChangeFeed::ChangeFeed(const ChangeFeedOptions& options) : options_(options) {
+  ImmortalOutOfMemory().IgnoreError();  // built now, while memory is there
+}
+
 class ChangeFeed::Subscription final : public ChangeSubscription {
  public:
   Subscription(std::shared_ptr<ChangeFeed> feed, SequenceNumber next) : feed_(std::move(feed)), next_(next) {}
@@ -80,7 +102,7 @@ Status ChangeFeed::Register() {
     try {
       ring_.resize(options_.max_retained_batches);
     } catch (const std::bad_alloc&) {
-      return ResourceExhaustedError("change feed: out of memory for the window's index");
+      return FeedOutOfMemory("change feed: out of memory for the window's index");
     }
   }
   subscribers_.fetch_add(1, std::memory_order_acq_rel);
@@ -98,7 +120,9 @@ void ChangeFeed::Unregister() {
 
 Result<std::unique_ptr<ChangeSubscription>> ChangeFeed::Open(SequenceNumber from, SequenceNumber committed) {
   if (from == 0) from = committed + 1;
-  {
+  // The messages allocate; a durable graph's Subscribe takes the
+  // OutOfRange path routinely (then reads its files), so it must not throw.
+  try {
     base::MutexLock lock(&mu_);
     if (from > committed + 1)
       return OutOfRangeError(base::StrCat("change feed: sequence ", from, " is past the next one to commit (",
@@ -117,11 +141,13 @@ Result<std::unique_ptr<ChangeSubscription>> ChangeFeed::Open(SequenceNumber from
                                           ", the next to commit, is: no subscription was open when it "
                                           "committed); subscribe from a snapshot's sequence + 1"));
     }
+  } catch (const std::bad_alloc&) {
+    return FeedOutOfMemory("change feed: out of memory");
   }
   try {
     return std::unique_ptr<ChangeSubscription>(new Subscription(shared_from_this(), from));
   } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError("change feed: out of memory for a subscription");
+    return FeedOutOfMemory("change feed: out of memory for a subscription");
   }
 }
 

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
@@ -35,9 +36,15 @@
 
 namespace quiver::feed {
 
+// ResourceExhausted with `message`; with no memory left to copy it, the
+// same code with a message built once (internal::ImmortalStatus: copying it
+// allocates nothing), so an out-of-memory answer never throws.
+// ChangeFeed's constructor builds that one.
+Status FeedOutOfMemory(std::string_view message);
+
 class ChangeFeed : public std::enable_shared_from_this<ChangeFeed> {
  public:
-  explicit ChangeFeed(const ChangeFeedOptions& options) : options_(options) {}
+  explicit ChangeFeed(const ChangeFeedOptions& options);
 
   // Writer, at the start of a group: whether to record its batches.
   bool active() const { return subscribers_.load(std::memory_order_acquire) != 0; }

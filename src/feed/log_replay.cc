@@ -8,6 +8,7 @@
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_reader.h"
 #include "env/path.h"
+#include "feed/change_feed.h"
 #include "graph_dir.h"
 #include "recovery.h"
 #include "storage/intern_table.h"
@@ -16,7 +17,9 @@
 
 namespace quiver::feed {
 
-Result<LogFiles> OpenLogFiles(env::FileSystem* fs, const std::string& dir) {
+namespace {
+
+Result<LogFiles> OpenLogFilesOrThrow(env::FileSystem* fs, const std::string& dir) {
   QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
   QUIVER_RETURN_IF_ERROR(graphdir::CheckFormatVersions(fs, dir, names));
   LogFiles out;
@@ -34,6 +37,16 @@ Result<LogFiles> OpenLogFiles(env::FileSystem* fs, const std::string& dir) {
   std::sort(out.checkpoints.begin(), out.checkpoints.end(), by_first);
   std::sort(out.segments.begin(), out.segments.end(), by_first);
   return out;
+}
+
+}  // namespace
+
+Result<LogFiles> OpenLogFiles(env::FileSystem* fs, const std::string& dir) {
+  try {
+    return OpenLogFilesOrThrow(fs, dir);
+  } catch (const std::bad_alloc&) {
+    return FeedOutOfMemory("change feed: out of memory listing the graph's files");
+  }
 }
 
 namespace {
@@ -85,7 +98,7 @@ Result<std::unique_ptr<LogReplay>> LogReplay::Start(LogFiles files, SequenceNumb
     // The state before `from`, silently (no effects).
     while (r->version_->roots.sequence + 1 < from) QUIVER_RETURN_IF_ERROR(r->Step(nullptr));
   } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError("change feed: out of memory rebuilding the state to resume from the log");
+    return FeedOutOfMemory("change feed: out of memory rebuilding the state to resume from the log");
   }
   return r;
 }
@@ -128,13 +141,18 @@ Status LogReplay::LoadCheckpoint(SequenceNumber from, unsigned threads) {
     files_.checkpoints.clear();
     return Status::Ok();
   }
+  // A checkpoint before `from` is there but does not load: the files are
+  // damaged, not too short (OutOfRange would send the consumer to a later
+  // sequence the same damage refuses).
+  if (!damaged.ok())
+    return CorruptionError(
+        base::StrCat("change feed: no checkpoint before sequence ", from, " loads: ", damaged.message()));
   SequenceNumber oldest = 0;
   for (const auto& [seq, file] : files_.checkpoints) {
     oldest = seq;
     break;
   }
   if (oldest == 0) {
-    if (!damaged.ok()) return damaged;
     return CorruptionError(base::StrCat("change feed: no checkpoint precedes sequence ", from,
                                         " and the log does not start at sequence 1"));
   }
@@ -239,7 +257,7 @@ Result<std::shared_ptr<const ChangeBatch>> LogReplay::Next() {
   try {
     QUIVER_RETURN_IF_ERROR(Step(&batch));
   } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError("change feed: out of memory replaying the log");
+    return FeedOutOfMemory("change feed: out of memory replaying the log");
   }
   return batch;
 }
@@ -256,19 +274,27 @@ class CatchUpSubscription final : public ChangeSubscription {
   }
 
   Result<std::shared_ptr<const ChangeBatch>> Next(std::chrono::milliseconds timeout) override {
-    if (closed_.load(std::memory_order_acquire))
-      return FailedPreconditionError("change feed: the subscription is closed");
-    if (!error_.ok()) return error_;
-    if (replay_ != nullptr) {
-      if (!replay_->done()) {
-        Result<std::shared_ptr<const ChangeBatch>> r = replay_->Next();
-        if (!r.ok()) {
-          error_ = r.status();
-          replay_.reset();
+    // Copying a status copies its message: out of memory, the answer is
+    // ResourceExhausted (the subscription stays as it was), never a throw.
+    try {
+      if (closed_.load(std::memory_order_acquire))
+        return FailedPreconditionError("change feed: the subscription is closed");
+      if (!error_.ok()) return error_;
+      if (replay_ != nullptr) {
+        if (!replay_->done()) {
+          Result<std::shared_ptr<const ChangeBatch>> r = replay_->Next();
+          if (!r.ok()) {
+            replay_.reset();
+            // Ends the subscription even if copying r's message throws.
+            error_ = FeedOutOfMemory("change feed: out of memory replaying the log");
+            error_ = r.status();
+          }
+          return r;
         }
-        return r;
+        replay_.reset();  // caught up: the private graph is freed
       }
-      replay_.reset();  // caught up: the private graph is freed
+    } catch (const std::bad_alloc&) {
+      return FeedOutOfMemory("change feed: out of memory");
     }
     return live_->Next(timeout);
   }

@@ -267,10 +267,13 @@ namespace {
 class CatchUpSubscription final : public ChangeSubscription {
  public:
   CatchUpSubscription(std::unique_ptr<LogReplay> replay, std::unique_ptr<ChangeSubscription> live)
-      : replay_(std::move(replay)), live_(std::move(live)) {}
+      : replay_(std::move(replay)), live_(std::move(live)), replay_next_(replay_->next()) {}
 
+  // Safe beside a Next on another thread (as the window's subscription's):
+  // reads only atomics until the replay is over.
   SequenceNumber next_sequence() const override {
-    return replay_ != nullptr ? replay_->next() : live_->next_sequence();
+    return replaying_.load(std::memory_order_acquire) ? replay_next_.load(std::memory_order_acquire)
+                                                      : live_->next_sequence();
   }
 
   Result<std::shared_ptr<const ChangeBatch>> Next(std::chrono::milliseconds timeout) override {
@@ -288,9 +291,12 @@ class CatchUpSubscription final : public ChangeSubscription {
             // Ends the subscription even if copying r's message throws.
             error_ = FeedOutOfMemory("change feed: out of memory replaying the log");
             error_ = r.status();
+          } else {
+            replay_next_.store(replay_->next(), std::memory_order_release);
           }
           return r;
         }
+        replaying_.store(false, std::memory_order_release);
         replay_.reset();  // caught up: the private graph is freed
       }
     } catch (const std::bad_alloc&) {
@@ -307,6 +313,9 @@ class CatchUpSubscription final : public ChangeSubscription {
  private:
   std::unique_ptr<LogReplay> replay_;  // null once caught up (or failed)
   const std::unique_ptr<ChangeSubscription> live_;
+  // next_sequence() while the log is replayed (it stays at a failed batch).
+  std::atomic<bool> replaying_{true};
+  std::atomic<SequenceNumber> replay_next_;
   std::atomic<bool> closed_{false};
   Status error_;
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <memory>
 
 #include "index/catalog.h"
 
@@ -28,12 +29,19 @@ std::uint32_t ThisThreadTicket() {
 }  // namespace
 
 VersionChain::VersionChain() : slot_mask_(SlotCount(kMaxSlots) - 1) {
-  auto* v = new Version();
+  // Owned until every allocation succeeded: out of memory part-way frees
+  // what was made (the constructor throws, nothing leaks).
+  std::unique_ptr<Version> version(new Version());
+  auto labels = std::make_unique<InternTable>(0);
+  auto types = std::make_unique<InternTable>(0);
+  auto keys = std::make_unique<InternTable>(0);
+  auto catalog = std::make_unique<index::Catalog>(0);
+  Version* v = version.release();
   v->chain_ = this;
-  v->roots.labels = new InternTable(0);
-  v->roots.types = new InternTable(0);
-  v->roots.keys = new InternTable(0);
-  v->roots.catalog = new index::Catalog(0);
+  v->roots.labels = labels.release();
+  v->roots.types = types.release();
+  v->roots.keys = keys.release();
+  v->roots.catalog = catalog.release();
   oldest_ = newest_ = v;
   writer_head_ = v;
   head_word_.store(reinterpret_cast<std::uint64_t>(v), std::memory_order_release);

@@ -21,6 +21,10 @@ namespace {
 
 constexpr std::uint64_t kMaxId = (std::uint64_t{1} << 48) - 1;
 constexpr std::size_t kWalHeaderBytes = 64;
+// The WAL format versions the reader knows (1 to 4): one constant for the
+// full scan and for the header check that decides which segments the
+// checkpoint covers, so that a new version cannot reach one and not the other.
+constexpr std::uint32_t kNewestWalVersion = 4;
 constexpr std::size_t kPageBytes = 4096;  // WAL format version 3 on: groups end on these boundaries
 constexpr std::size_t kRecordHeaderBytes = 32;
 constexpr std::uint32_t kMaxFragment = 1 << 20;
@@ -371,7 +375,7 @@ Result<Segment> ScanSegment(const std::string& name, std::string_view b) {
   const bool magic = b.size() >= kWalHeaderBytes && b.substr(0, 8) == "QVRWAL01";
   const bool crc = magic && Crc32c(0, b.data(), 56) == Le32(b, 56);
   const std::uint32_t version = crc ? Le32(b, 8) : 0;
-  if (crc && (version < 1 || version > 4))
+  if (crc && (version < 1 || version > kNewestWalVersion))
     return Bad(name + ": unknown format version " + std::to_string(version));
   if (!crc || Le32(b, 12) != kWalHeaderBytes || !AllZero(b.substr(60, 4))) {
     // A torn creation holds at most the header's page, and no valid record
@@ -654,15 +658,19 @@ Result<std::optional<Checkpoint>> LoadNewestCheckpoint(const DirectoryFiles& fil
 
 // The first sequence in an intact segment header, if the header is intact.
 std::optional<std::uint64_t> HeaderFirstSequence(std::string_view b) {
-  if (b.size() < kWalHeaderBytes || b.substr(0, 8) != "QVRWAL01" || Le32(b, 8) < 1 || Le32(b, 8) > 3 ||
-      Le32(b, 12) != kWalHeaderBytes || Crc32c(0, b.data(), 56) != Le32(b, 56) || !AllZero(b.substr(60, 4)))
+  if (b.size() < kWalHeaderBytes || b.substr(0, 8) != "QVRWAL01" || Le32(b, 8) < 1 ||
+      Le32(b, 8) > kNewestWalVersion || Le32(b, 12) != kWalHeaderBytes ||
+      Crc32c(0, b.data(), 56) != Le32(b, 56) || !AllZero(b.substr(60, 4)))
     return std::nullopt;
   return Le64(b, 40);
 }
 
 // Segments wholly covered by the checkpoint (`covered`) are not read: one
-// is skipped when the next segment's intact header starts at or below
-// covered + 1. Then every segment from the first needed one is scanned.
+// is skipped when the next segment present, with an intact header, starts at
+// or below covered + 1. That next one need not be its numbered successor: a
+// crash in checkpoint cleanup may keep the removal of a later covered segment
+// and lose an earlier one's. Then every segment from the first needed one is
+// scanned.
 Result<std::vector<Segment>> ScanSegments(const DirectoryFiles& files, std::uint64_t covered) {
   std::vector<std::string> names;
   for (const std::string& name : files.names)

@@ -539,18 +539,18 @@ void BatchProcessor::FlushAdds(GraphRoots& g, MutationContext& ctx) {
     return i;
   };
   // The entries go to random places: prefetch ahead, in two steps, the slot
-  // of the run kSlotAhead further on, then (its slot now cached) the array
-  // header and the append position of the run kArrayAhead further on, so
+  // of the run kRunSlotAhead further on, then (its slot now cached) the array
+  // header and the append position of the run kRunArrayAhead further on, so
   // the misses of several runs overlap instead of following each other.
   // `slot_at` and `array_at` are the starts of those runs (n past the end).
-  constexpr std::size_t kSlotAhead = 16, kArrayAhead = 8;
+  constexpr std::size_t kRunSlotAhead = 16, kRunArrayAhead = 8;
   auto slot_of = [&g](std::uint64_t key) { return VertexTable::Find(g.vertices, key >> 1); };
   std::size_t slot_at = 0, array_at = 0;
-  for (std::size_t r = 0; r < kSlotAhead && slot_at < n; ++r) {
+  for (std::size_t r = 0; r < kRunSlotAhead && slot_at < n; ++r) {
     __builtin_prefetch(slot_of(adds[slot_at].key));
     slot_at = run_end(slot_at);
   }
-  for (std::size_t r = 0; r < kArrayAhead && array_at < n; ++r) array_at = run_end(array_at);
+  for (std::size_t r = 0; r < kRunArrayAhead && array_at < n; ++r) array_at = run_end(array_at);
   VertexSlot* s = nullptr;
   std::uint64_t slot_vertex = ~std::uint64_t{0};
   for (std::size_t i = 0; i < n;) {

@@ -4,11 +4,13 @@
 // parts), plus budgets and bad input.
 #include "quiver/traversal.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "gtest/gtest.h"
 #include "traversal_test_graph.h"
@@ -552,6 +554,70 @@ TEST(TraversalTest, PathsWhoseCostOverflowsAgree) {
     ASSERT_TRUE(AllShortestPaths(snap, s, t, 4, spec, ctx, &paths).ok());
     ASSERT_EQ(paths.size(), 1u);
     EXPECT_EQ(paths[0].edges, info.edges);
+  }
+}
+
+// Top-K ranks by one 128-bit key built from the score's bits, the rounding
+// remainder and the edge id: the key must order scores as numbers (negative
+// below positive, -0 tied with +0, the largest magnitudes at the ends, int64 against
+// double exactly) and break ties by the smaller edge id, both ways.
+TEST(TraversalTest, TopKOrdersScoresAsNumbersWithTiesByEdgeId) {
+  if (std::numeric_limits<long double>::digits < 64) GTEST_SKIP() << "the reference needs a 64-bit mantissa";
+  constexpr double kHuge = std::numeric_limits<double>::max();  // the write path refuses infinities
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kTwo53 = std::int64_t{1} << 53;
+  const double below[] = {-kHuge, -1e300, -9007199254740992.0, -2.5, -1.0, -0.0, -0.0};
+  const double above[] = {0.0, 0.0, 1.0, 1.0, 2.5, 1e300, 9007199254740992.0, 9223372036854775808.0, kHuge};
+  const std::int64_t ints[] = {kMin, -1, 0, 1, kTwo53, kTwo53 + 1, kMax, 1, -kTwo53 - 1};
+  std::vector<PropertyValue> scores(std::begin(below), std::end(below));
+  scores.insert(scores.end(), std::begin(above), std::end(above));
+  scores.insert(scores.end(), std::begin(ints), std::end(ints));
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  NewVertex hub = b.AddVertex("P");
+  std::vector<NewVertex> ends;
+  for (std::size_t i = 0; i < scores.size() + 2; ++i) ends.push_back(b.AddVertex("P"));
+  // A fixed shuffle, so edge ids and scores are not in the same order.
+  std::vector<std::size_t> order(scores.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), std::mt19937(7));
+  for (std::size_t i : order) b.AddEdge("R", hub, ends[i], {{"w", scores[i]}});
+  b.AddEdge("R", hub, ends[scores.size()]);                                // no score: skipped
+  b.AddEdge("R", hub, ends[scores.size() + 1], {{"w", PropertyValue()}});  // null: skipped
+  CommitInfo info = graph->Write(std::move(b)).value();
+  Snapshot snap = graph->GetSnapshot();
+  // (exact value, edge id, vertex, score as reported)
+  std::vector<std::tuple<long double, std::uint64_t, std::uint64_t, double>> ref;
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    const PropertyValue& v = scores[order[j]];
+    const long double exact = v.type() == ValueType::kInt64 ? static_cast<long double>(*v.as_int64())
+                                                            : static_cast<long double>(*v.as_double());
+    const double reported =
+        v.type() == ValueType::kInt64 ? static_cast<double>(*v.as_int64()) : *v.as_double();
+    ref.emplace_back(exact, info.edges[j].value(), info.vertices[1 + order[j]].value(), reported);
+  }
+  TraversalContext ctx;
+  for (bool descending : {true, false}) {
+    std::sort(ref.begin(), ref.end(), [&](const auto& x, const auto& y) {
+      if (std::get<0>(x) != std::get<0>(y))
+        return descending ? std::get<0>(x) > std::get<0>(y) : std::get<0>(x) < std::get<0>(y);
+      return std::get<1>(x) < std::get<1>(y);
+    });
+    for (std::size_t k = 1; k <= ref.size() + 1; ++k) {
+      std::vector<Neighbor> got;
+      ASSERT_TRUE(
+          TopKNeighbors(snap, info.vertices[0], {.key = "w", .descending = descending, .k = k}, ctx, &got)
+              .ok());
+      ASSERT_EQ(got.size(), std::min(k, ref.size())) << k;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].edge.value(), std::get<1>(ref[i]))
+            << "descending " << descending << " k " << k << " #" << i;
+        EXPECT_EQ(got[i].vertex.value(), std::get<2>(ref[i]));
+        EXPECT_EQ(got[i].score, std::get<3>(ref[i]));
+        EXPECT_EQ(std::signbit(got[i].score), std::signbit(std::get<3>(ref[i])));
+      }
+    }
   }
 }
 

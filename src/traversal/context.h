@@ -67,11 +67,13 @@ struct HeapEntry {  // Dijkstra
   std::uint64_t edge;
 };
 
-struct RankEntry {  // top-K: the score as (key, low), exact for every int64 (GetNumber)
-  double key;
-  double low;
+// Top-K: an entry's rank as one 128-bit number, larger is better (top_k.cc,
+// RankOf), and what it reports.
+struct RankEntry {
+  std::uint64_t hi;  // the signed score rounded to double, in an order-preserving encoding
+  std::uint64_t lo;  // the rounding remainder (12 bits), then the edge id inverted (48 bits)
   std::uint64_t vertex;
-  std::uint64_t edge;
+  double score;  // as reported
 };
 
 // Counts work against a Budget and remembers why it stopped. The counts live

@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "gtest/gtest.h"
+#include "traversal/context.h"
 #include "traversal_test_graph.h"
 
 // Specs are aggregates with defaults, written with designated initializers;
@@ -617,6 +618,94 @@ TEST(TraversalTest, TopKOrdersScoresAsNumbersWithTiesByEdgeId) {
         EXPECT_EQ(got[i].score, std::get<3>(ref[i]));
         EXPECT_EQ(std::signbit(got[i].score), std::signbit(std::get<3>(ref[i])));
       }
+    }
+  }
+}
+
+// The meeting vertex of a bidirectional BFS counts as visited, once, and the
+// path runs through the meeting edge whichever side found it (side 0 in the
+// chain, side 1 in the fork: the smaller frontier grows).
+TEST(TraversalTest, ShortestPathCountsItsWorkUpToTheMeeting) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> v;
+  for (int i = 0; i < 7; ++i) v.push_back(b.AddVertex("P"));
+  b.AddEdge("R", v[0], v[1]);  // the chain 0 -> 1 -> 2
+  b.AddEdge("R", v[1], v[2]);
+  b.AddEdge("R", v[3], v[4]);  // the fork 3 -> {4, 5}, 4 -> 6
+  b.AddEdge("R", v[3], v[5]);
+  b.AddEdge("R", v[4], v[6]);
+  CommitInfo info = graph->Write(std::move(b)).value();
+  const std::vector<VertexId>& id = info.vertices;
+  const std::vector<EdgeId>& e = info.edges;
+  Snapshot snap = graph->GetSnapshot();
+  TraversalContext ctx;
+  Path p;
+  bool found = false;
+  TraversalStats stats;
+  // Chain: both ends (2), side 0 marks 1 (3), then meets 2 over 1 -> 2 (4).
+  ASSERT_TRUE(ShortestPath(snap, id[0], id[2], {}, ctx, &p, &found, &stats).ok());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(p.vertices, (std::vector<VertexId>{id[0], id[1], id[2]}));
+  EXPECT_EQ(p.edges, (std::vector<EdgeId>{e[0], e[1]}));
+  EXPECT_EQ(p.cost, 2);
+  EXPECT_EQ(stats.vertices_visited, 4u);
+  EXPECT_EQ(stats.edges_examined, 2u);
+  // Against the direction: side 0 walks in-edges.
+  ASSERT_TRUE(
+      ShortestPath(snap, id[2], id[0], {.direction = TraversalDirection::kIn}, ctx, &p, &found, &stats).ok());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(p.vertices, (std::vector<VertexId>{id[2], id[1], id[0]}));
+  EXPECT_EQ(p.edges, (std::vector<EdgeId>{e[1], e[0]}));
+  // Fork: side 0 marks 4 and 5 (4 visited), side 1 (smaller) meets 4 over
+  // 4 -> 6 (5).
+  ASSERT_TRUE(ShortestPath(snap, id[3], id[6], {}, ctx, &p, &found, &stats).ok());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(p.vertices, (std::vector<VertexId>{id[3], id[4], id[6]}));
+  EXPECT_EQ(p.edges, (std::vector<EdgeId>{e[2], e[4]}));
+  EXPECT_EQ(stats.vertices_visited, 5u);
+  EXPECT_EQ(stats.edges_examined, 3u);
+  // One vertex fewer: the meeting is not reached, so there is no path.
+  Status s = ShortestPath(snap, id[3], id[6], {.budget = {.max_vertices = 4}}, ctx, &p, &found, &stats);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_FALSE(found);
+  EXPECT_TRUE(p.vertices.empty());
+  EXPECT_EQ(stats.stopped_by, StopReason::kMaxVertices);
+  // No path: 2 reaches nothing.
+  ASSERT_TRUE(ShortestPath(snap, id[2], id[0], {}, ctx, &p, &found, &stats).ok());
+  EXPECT_FALSE(found);
+}
+
+// The context's 32-bit generation wraps: the arrays are wiped then, or
+// stamps of 2^32 queries ago (or never-written zeros) would look current. A
+// bidirectional BFS takes two generations at once; every query around the
+// wrap must answer as on a fresh context.
+TEST(TraversalTest, QueriesAroundTheGenerationWrapMatchAFreshContext) {
+  RefGraph g = BuildRandom(5, 60, 240, false);
+  Snapshot snap = g.graph->GetSnapshot();
+  std::mt19937 rng(5);
+  for (std::uint32_t before : {0xFFFFFFFCu, 0xFFFFFFFDu, 0xFFFFFFFEu, 0xFFFFFFFFu}) {
+    TraversalContext ctx;
+    Path p, want;
+    bool found = false, want_found = false;
+    // Fill the arrays with stamps first.
+    ASSERT_TRUE(ShortestPath(snap, VertexId(g.vertices[0]), VertexId(g.vertices[1]), {}, ctx, &p).ok());
+    ctx.impl().generation = before;
+    for (int q = 0; q < 8; ++q) {
+      const VertexId s(g.vertices[rng() % g.vertices.size()]), t(g.vertices[rng() % g.vertices.size()]);
+      PathSpec spec{.direction = kDirections[q % 3]};
+      if (q % 4 == 3) spec.weight_key = "w";
+      TraversalContext fresh;
+      ASSERT_TRUE(ShortestPath(snap, s, t, spec, ctx, &p, &found).ok());
+      ASSERT_TRUE(ShortestPath(snap, s, t, spec, fresh, &want, &want_found).ok());
+      EXPECT_EQ(found, want_found) << before << " query " << q;
+      EXPECT_EQ(p.edges, want.edges) << before << " query " << q;
+      std::vector<Visit> visits, want_visits;
+      const ExpandSpec expand{.seeds = {s}, .max_depth = 3};
+      ASSERT_TRUE(Expand(snap, expand, ctx, &visits).ok());
+      ASSERT_TRUE(Expand(snap, expand, fresh, &want_visits).ok());
+      ASSERT_EQ(visits.size(), want_visits.size()) << before << " query " << q;
+      for (std::size_t i = 0; i < visits.size(); ++i) EXPECT_EQ(visits[i].vertex, want_visits[i].vertex);
     }
   }
 }

@@ -42,6 +42,11 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // level of a side and are never expanded.
 constexpr std::size_t kLevelSlotAhead = 8;
 constexpr std::size_t kArrayAhead = 4;
+// How far ahead the stamps of a vertex's neighbours start loading (its array
+// started loading kArrayAhead - kStampAhead vertices earlier), and how many
+// of them at most: a hub's thousands would only evict what the search reads.
+constexpr std::size_t kStampAhead = 2;
+constexpr std::size_t kMaxStampsAhead = 32;
 
 // Where the bidirectional BFS met: edge `edge` joins `a`, marked by side 0,
 // and `b`, marked by side 1 (in travel order: a, then b).
@@ -68,6 +73,8 @@ class PairMarks {
     stamps_[v] = Stamp{gen0_ + static_cast<std::uint32_t>(side), marked_};
     log_[marked_++] = Mark{depth, parent_edge};
   }
+  // Starts loading the stamp of `v`.
+  void Prefetch(std::uint64_t v) const { __builtin_prefetch(&stamps_[v]); }
   // The edge `v` (marked) was reached by; kNoEdge for the side's start.
   std::uint64_t ParentEdge(std::uint64_t v) const { return log_[stamps_[v].mark].parent_edge; }
 
@@ -140,6 +147,7 @@ std::optional<Meeting> BidirectionalBfs(const GraphView& view, const PathSpec& s
     const std::size_t end = queue.size();
     const std::uint32_t next_depth = ++level_depth[side];
     std::size_t slots_loading = level_begin[side], arrays_loading = level_begin[side];
+    std::size_t stamps_loading = level_begin[side];
     for (std::size_t i = level_begin[side]; i < end; ++i) {
       const std::uint64_t v = queue[i];
       if (!clock.Tick()) return std::nullopt;
@@ -149,6 +157,18 @@ std::optional<Meeting> BidirectionalBfs(const GraphView& view, const PathSpec& s
       for (const std::size_t ahead = std::min(end, i + kArrayAhead + 1); arrays_loading < ahead;
            ++arrays_loading)
         view.PrefetchAdjacency(queue[arrays_loading], dir);
+      // The stamps an examined edge tests are the search's other random
+      // reads: start those of a vertex's neighbours while two vertices
+      // before it are expanded, so they overlap with each other.
+      for (const std::size_t ahead = std::min(end, i + kStampAhead + 1); stamps_loading < ahead;
+           ++stamps_loading) {
+        std::size_t budget = kMaxStampsAhead;
+        GraphView::ForEachEntry(view.Vertex(queue[stamps_loading]), dir, m.types,
+                                [&](const EdgeEntry& e, bool) {
+                                  marks.Prefetch(e.neighbor().value());
+                                  return --budget != 0;
+                                });
+      }
       // The hot loop, written out (no callback per entry).
       const storage::VertexSlot* slot = view.Vertex(v);
       for (const bool out : {true, false}) {

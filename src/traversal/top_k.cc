@@ -108,7 +108,7 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
   // is ranked, and the table slot holding its address while entry
   // i - kSlotAhead is: the property reads overlap instead of queueing. The
   // ring keeps the blocks found early, so each is looked up once.
-  const storage::PropBlock* ring[kBlockAhead];
+  const storage::PropBlock* ring[kBlockAhead] = {};
   auto fetch = [&](const EdgeEntry& e) {
     const storage::PropBlock* b = blocks_ahead.Block(e.edge().value());
     if (b != nullptr) __builtin_prefetch(b);

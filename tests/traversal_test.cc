@@ -4,13 +4,16 @@
 // parts), plus budgets and bad input.
 #include "quiver/traversal.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
 #include <random>
 #include <thread>
+#include <tuple>
 
 #include "gtest/gtest.h"
+#include "traversal/context.h"
 #include "traversal_test_graph.h"
 
 // Specs are aggregates with defaults, written with designated initializers;
@@ -552,6 +555,158 @@ TEST(TraversalTest, PathsWhoseCostOverflowsAgree) {
     ASSERT_TRUE(AllShortestPaths(snap, s, t, 4, spec, ctx, &paths).ok());
     ASSERT_EQ(paths.size(), 1u);
     EXPECT_EQ(paths[0].edges, info.edges);
+  }
+}
+
+// Top-K ranks by one 128-bit key built from the score's bits, the rounding
+// remainder and the edge id: the key must order scores as numbers (negative
+// below positive, -0 tied with +0, the largest magnitudes at the ends, int64 against
+// double exactly) and break ties by the smaller edge id, both ways.
+TEST(TraversalTest, TopKOrdersScoresAsNumbersWithTiesByEdgeId) {
+  if (std::numeric_limits<long double>::digits < 64) GTEST_SKIP() << "the reference needs a 64-bit mantissa";
+  constexpr double kHuge = std::numeric_limits<double>::max();  // the write path refuses infinities
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kTwo53 = std::int64_t{1} << 53;
+  const double below[] = {-kHuge, -1e300, -9007199254740992.0, -2.5, -1.0, -0.0, -0.0};
+  const double above[] = {0.0, 0.0, 1.0, 1.0, 2.5, 1e300, 9007199254740992.0, 9223372036854775808.0, kHuge};
+  const std::int64_t ints[] = {kMin, -1, 0, 1, kTwo53, kTwo53 + 1, kMax, 1, -kTwo53 - 1};
+  std::vector<PropertyValue> scores(std::begin(below), std::end(below));
+  scores.insert(scores.end(), std::begin(above), std::end(above));
+  scores.insert(scores.end(), std::begin(ints), std::end(ints));
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  NewVertex hub = b.AddVertex("P");
+  std::vector<NewVertex> ends;
+  for (std::size_t i = 0; i < scores.size() + 2; ++i) ends.push_back(b.AddVertex("P"));
+  // A fixed shuffle, so edge ids and scores are not in the same order.
+  std::vector<std::size_t> order(scores.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::shuffle(order.begin(), order.end(), std::mt19937(7));
+  for (std::size_t i : order) b.AddEdge("R", hub, ends[i], {{"w", scores[i]}});
+  b.AddEdge("R", hub, ends[scores.size()]);                                // no score: skipped
+  b.AddEdge("R", hub, ends[scores.size() + 1], {{"w", PropertyValue()}});  // null: skipped
+  CommitInfo info = graph->Write(std::move(b)).value();
+  Snapshot snap = graph->GetSnapshot();
+  // (exact value, edge id, vertex, score as reported)
+  std::vector<std::tuple<long double, std::uint64_t, std::uint64_t, double>> ref;
+  for (std::size_t j = 0; j < order.size(); ++j) {
+    const PropertyValue& v = scores[order[j]];
+    const long double exact = v.type() == ValueType::kInt64 ? static_cast<long double>(*v.as_int64())
+                                                            : static_cast<long double>(*v.as_double());
+    const double reported =
+        v.type() == ValueType::kInt64 ? static_cast<double>(*v.as_int64()) : *v.as_double();
+    ref.emplace_back(exact, info.edges[j].value(), info.vertices[1 + order[j]].value(), reported);
+  }
+  TraversalContext ctx;
+  for (bool descending : {true, false}) {
+    std::sort(ref.begin(), ref.end(), [&](const auto& x, const auto& y) {
+      if (std::get<0>(x) != std::get<0>(y))
+        return descending ? std::get<0>(x) > std::get<0>(y) : std::get<0>(x) < std::get<0>(y);
+      return std::get<1>(x) < std::get<1>(y);
+    });
+    for (std::size_t k = 1; k <= ref.size() + 1; ++k) {
+      std::vector<Neighbor> got;
+      ASSERT_TRUE(
+          TopKNeighbors(snap, info.vertices[0], {.key = "w", .descending = descending, .k = k}, ctx, &got)
+              .ok());
+      ASSERT_EQ(got.size(), std::min(k, ref.size())) << k;
+      for (std::size_t i = 0; i < got.size(); ++i) {
+        EXPECT_EQ(got[i].edge.value(), std::get<1>(ref[i]))
+            << "descending " << descending << " k " << k << " #" << i;
+        EXPECT_EQ(got[i].vertex.value(), std::get<2>(ref[i]));
+        EXPECT_EQ(got[i].score, std::get<3>(ref[i]));
+        EXPECT_EQ(std::signbit(got[i].score), std::signbit(std::get<3>(ref[i])));
+      }
+    }
+  }
+}
+
+// The meeting vertex of a bidirectional BFS counts as visited, once, and the
+// path runs through the meeting edge whichever side found it (side 0 in the
+// chain, side 1 in the fork: the smaller frontier grows).
+TEST(TraversalTest, ShortestPathCountsItsWorkUpToTheMeeting) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> v;
+  for (int i = 0; i < 7; ++i) v.push_back(b.AddVertex("P"));
+  b.AddEdge("R", v[0], v[1]);  // the chain 0 -> 1 -> 2
+  b.AddEdge("R", v[1], v[2]);
+  b.AddEdge("R", v[3], v[4]);  // the fork 3 -> {4, 5}, 4 -> 6
+  b.AddEdge("R", v[3], v[5]);
+  b.AddEdge("R", v[4], v[6]);
+  CommitInfo info = graph->Write(std::move(b)).value();
+  const std::vector<VertexId>& id = info.vertices;
+  const std::vector<EdgeId>& e = info.edges;
+  Snapshot snap = graph->GetSnapshot();
+  TraversalContext ctx;
+  Path p;
+  bool found = false;
+  TraversalStats stats;
+  // Chain: both ends (2), side 0 marks 1 (3), then meets 2 over 1 -> 2 (4).
+  ASSERT_TRUE(ShortestPath(snap, id[0], id[2], {}, ctx, &p, &found, &stats).ok());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(p.vertices, (std::vector<VertexId>{id[0], id[1], id[2]}));
+  EXPECT_EQ(p.edges, (std::vector<EdgeId>{e[0], e[1]}));
+  EXPECT_EQ(p.cost, 2);
+  EXPECT_EQ(stats.vertices_visited, 4u);
+  EXPECT_EQ(stats.edges_examined, 2u);
+  // Against the direction: side 0 walks in-edges.
+  ASSERT_TRUE(
+      ShortestPath(snap, id[2], id[0], {.direction = TraversalDirection::kIn}, ctx, &p, &found, &stats).ok());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(p.vertices, (std::vector<VertexId>{id[2], id[1], id[0]}));
+  EXPECT_EQ(p.edges, (std::vector<EdgeId>{e[1], e[0]}));
+  // Fork: side 0 marks 4 and 5 (4 visited), side 1 (smaller) meets 4 over
+  // 4 -> 6 (5).
+  ASSERT_TRUE(ShortestPath(snap, id[3], id[6], {}, ctx, &p, &found, &stats).ok());
+  ASSERT_TRUE(found);
+  EXPECT_EQ(p.vertices, (std::vector<VertexId>{id[3], id[4], id[6]}));
+  EXPECT_EQ(p.edges, (std::vector<EdgeId>{e[2], e[4]}));
+  EXPECT_EQ(stats.vertices_visited, 5u);
+  EXPECT_EQ(stats.edges_examined, 3u);
+  // One vertex fewer: the meeting is not reached, so there is no path.
+  Status s = ShortestPath(snap, id[3], id[6], {.budget = {.max_vertices = 4}}, ctx, &p, &found, &stats);
+  EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
+  EXPECT_FALSE(found);
+  EXPECT_TRUE(p.vertices.empty());
+  EXPECT_EQ(stats.stopped_by, StopReason::kMaxVertices);
+  // No path: 2 reaches nothing.
+  ASSERT_TRUE(ShortestPath(snap, id[2], id[0], {}, ctx, &p, &found, &stats).ok());
+  EXPECT_FALSE(found);
+}
+
+// The context's 32-bit generation wraps: the arrays are wiped then, or
+// stamps of 2^32 queries ago (or never-written zeros) would look current. A
+// bidirectional BFS takes two generations at once; every query around the
+// wrap must answer as on a fresh context.
+TEST(TraversalTest, QueriesAroundTheGenerationWrapMatchAFreshContext) {
+  RefGraph g = BuildRandom(5, 60, 240, false);
+  Snapshot snap = g.graph->GetSnapshot();
+  std::mt19937 rng(5);
+  for (std::uint32_t before : {0xFFFFFFFCu, 0xFFFFFFFDu, 0xFFFFFFFEu, 0xFFFFFFFFu}) {
+    TraversalContext ctx;
+    Path p, want;
+    bool found = false, want_found = false;
+    // Fill the arrays with stamps first.
+    ASSERT_TRUE(ShortestPath(snap, VertexId(g.vertices[0]), VertexId(g.vertices[1]), {}, ctx, &p).ok());
+    ctx.impl().generation = before;
+    for (int q = 0; q < 8; ++q) {
+      const VertexId s(g.vertices[rng() % g.vertices.size()]), t(g.vertices[rng() % g.vertices.size()]);
+      PathSpec spec{.direction = kDirections[q % 3]};
+      if (q % 4 == 3) spec.weight_key = "w";
+      TraversalContext fresh;
+      ASSERT_TRUE(ShortestPath(snap, s, t, spec, ctx, &p, &found).ok());
+      ASSERT_TRUE(ShortestPath(snap, s, t, spec, fresh, &want, &want_found).ok());
+      EXPECT_EQ(found, want_found) << before << " query " << q;
+      EXPECT_EQ(p.edges, want.edges) << before << " query " << q;
+      std::vector<Visit> visits, want_visits;
+      const ExpandSpec expand{.seeds = {s}, .max_depth = 3};
+      ASSERT_TRUE(Expand(snap, expand, ctx, &visits).ok());
+      ASSERT_TRUE(Expand(snap, expand, fresh, &want_visits).ok());
+      ASSERT_EQ(visits.size(), want_visits.size()) << before << " query " << q;
+      for (std::size_t i = 0; i < visits.size(); ++i) EXPECT_EQ(visits[i].vertex, want_visits[i].vertex);
+    }
   }
 }
 

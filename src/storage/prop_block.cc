@@ -3,20 +3,13 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
-#include <limits>
 
 #include "quiver/options.h"
 
 namespace quiver::storage {
 namespace {
 
-struct Entry {
-  std::uint32_t key;
-  std::uint8_t type;
-  std::uint8_t pad[3];
-  std::uint64_t word;
-};
-static_assert(sizeof(Entry) == 16);
+using Entry = PropEntry;
 
 const Entry* Entries(const PropBlock* b) { return reinterpret_cast<const Entry*>(b + 1); }
 Entry* Entries(PropBlock* b) { return reinterpret_cast<Entry*>(b + 1); }
@@ -151,48 +144,12 @@ std::optional<PropertyView> GetProperty(const PropBlock* b, std::uint32_t key) {
   return PropAt(b, static_cast<std::uint32_t>(it - first)).value;
 }
 
-namespace {
-
-// i - (double)i exactly. The rounding is monotone, so comparing (rounded,
-// remainder) pairs orders the int64s exactly; the remainder is at most half
-// an ulp (1024 below 2^63), so the int64 difference and its double are
-// exact. `rounded` may be 2^63, which no int64 holds: then i - 2^63 is
-// (i - INT64_MAX) - 1.
-double RoundingRemainder(std::int64_t i, double rounded) {
-  if (rounded >= 9223372036854775808.0)
-    return static_cast<double>(i - std::numeric_limits<std::int64_t>::max()) - 1.0;
-  return static_cast<double>(i - static_cast<std::int64_t>(rounded));
-}
-
-}  // namespace
-
-NumberLookup GetNumber(const PropBlock* b, std::uint32_t key, double* value, ValueType* type, double* low) {
-  if (b == nullptr) return NumberLookup::kAbsent;
+const PropEntry* FindEntrySorted(const PropBlock* b, std::uint32_t key) {
   const Entry* first = Entries(b);
   const Entry* last = first + b->count;
-  // Blocks hold a few properties: a linear scan beats a binary search there.
-  const Entry* it = first;
-  if (b->count > 8) {
-    it = std::lower_bound(first, last, key, [](const Entry& e, std::uint32_t k) { return e.key < k; });
-  } else {
-    while (it != last && it->key < key) ++it;
-  }
-  if (it == last || it->key != key) return NumberLookup::kAbsent;
-  *type = static_cast<ValueType>(it->type);
-  switch (*type) {
-    case ValueType::kDouble:
-      *value = std::bit_cast<double>(it->word);
-      if (low != nullptr) *low = 0;
-      return NumberLookup::kNumber;
-    case ValueType::kInt64: {
-      const auto i = static_cast<std::int64_t>(it->word);
-      *value = static_cast<double>(i);
-      if (low != nullptr) *low = RoundingRemainder(i, *value);
-      return NumberLookup::kNumber;
-    }
-    case ValueType::kNull: return NumberLookup::kAbsent;
-    default: return NumberLookup::kOther;
-  }
+  const Entry* it =
+      std::lower_bound(first, last, key, [](const Entry& e, std::uint32_t k) { return e.key < k; });
+  return it != last && it->key == key ? it : nullptr;
 }
 
 PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value, MutationContext& ctx) {

@@ -19,8 +19,10 @@
 #ifndef QUIVER_STORAGE_PROP_BLOCK_H_
 #define QUIVER_STORAGE_PROP_BLOCK_H_
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <vector>
@@ -35,6 +37,16 @@ struct PropBlock {
   std::uint32_t count;
   std::uint32_t data_bytes;
 };
+
+// One entry of a block (the grammar above); declared here for the inline
+// lookups below.
+struct PropEntry {
+  std::uint32_t key;
+  std::uint8_t type;
+  std::uint8_t pad[3];
+  std::uint64_t word;
+};
+static_assert(sizeof(PropEntry) == 16);
 
 // One property to encode: a key id and a view of its value.
 struct PropInput {
@@ -72,6 +84,33 @@ std::size_t PropBlockBytes(const PropBlock* b);
 std::uint32_t PropCount(const PropBlock* b);
 std::optional<PropertyView> GetProperty(const PropBlock* b, std::uint32_t key);
 
+// The entry of `key` in `b` (null: none), by binary search; FindEntry's
+// path for blocks of more than 8 properties.
+const PropEntry* FindEntrySorted(const PropBlock* b, std::uint32_t key);
+
+// The entry of `key` in `b`, or null if `b` is null or lacks the key.
+// Inline, with a linear scan for the few properties a block usually holds:
+// hot loops (ranking, weights) call it once per element.
+inline const PropEntry* FindEntry(const PropBlock* b, std::uint32_t key) {
+  if (b == nullptr) return nullptr;
+  if (b->count > 8) return FindEntrySorted(b, key);
+  const PropEntry* it = reinterpret_cast<const PropEntry*>(b + 1);
+  for (const PropEntry* last = it + b->count; it != last; ++it)
+    if (it->key >= key) return it->key == key ? it : nullptr;
+  return nullptr;
+}
+
+// i - (double)i exactly, where `rounded` is (double)i. The rounding is
+// monotone, so comparing (rounded, remainder) pairs orders the int64s
+// exactly; the remainder is at most half an ulp (1024 below 2^63), so the
+// int64 difference and its double are exact. `rounded` may be 2^63, which no
+// int64 holds: then i - 2^63 is (i - INT64_MAX) - 1.
+inline double RoundingRemainder(std::int64_t i, double rounded) {
+  if (rounded >= 9223372036854775808.0)
+    return static_cast<double>(i - std::numeric_limits<std::int64_t>::max()) - 1.0;
+  return static_cast<double>(i - static_cast<std::int64_t>(rounded));
+}
+
 // The value of `key` in `b` read as a number, for hot loops that rank or
 // weigh by one numeric property (no PropertyView is built): kNumber with
 // *value set for an int64 (rounded to the nearest double) or a double;
@@ -81,8 +120,26 @@ std::optional<PropertyView> GetProperty(const PropBlock* b, std::uint32_t key);
 // magnitude at most 1024), so (*value, *low) in lexicographic order ranks
 // every int64 and double exactly, one against another.
 enum class NumberLookup : std::uint8_t { kNumber, kAbsent, kOther };
-NumberLookup GetNumber(const PropBlock* b, std::uint32_t key, double* value, ValueType* type,
-                       double* low = nullptr);
+inline NumberLookup GetNumber(const PropBlock* b, std::uint32_t key, double* value, ValueType* type,
+                              double* low = nullptr) {
+  const PropEntry* e = FindEntry(b, key);
+  if (e == nullptr) return NumberLookup::kAbsent;
+  *type = static_cast<ValueType>(e->type);
+  switch (*type) {
+    case ValueType::kDouble:
+      *value = std::bit_cast<double>(e->word);
+      if (low != nullptr) *low = 0;
+      return NumberLookup::kNumber;
+    case ValueType::kInt64: {
+      const auto i = static_cast<std::int64_t>(e->word);
+      *value = static_cast<double>(i);
+      if (low != nullptr) *low = RoundingRemainder(i, *value);
+      return NumberLookup::kNumber;
+    }
+    case ValueType::kNull: return NumberLookup::kAbsent;
+    default: return NumberLookup::kOther;
+  }
+}
 // Requires i < PropCount(b).
 PropInput PropAt(const PropBlock* b, std::uint32_t i);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 namespace quiver {
@@ -40,6 +41,20 @@ void TraversalContext::Impl::Begin(std::uint64_t limit, int side_count, bool dis
     s.marked = 0;
     if (dist && s.dist.size() < limit) s.dist.resize(limit);
   }
+}
+
+void TraversalContext::Impl::BeginPair(std::uint64_t limit) {
+  if (generation > std::numeric_limits<std::uint32_t>::max() - 2) {  // two more would wrap
+    for (traversal::Side& s : sides) std::fill(s.stamps.begin(), s.stamps.end(), traversal::Stamp{});
+    generation = 0;
+  }
+  generation += 2;
+  traversal::Side& s = sides[0];
+  if (s.stamps.size() < limit) {
+    s.stamps.resize(limit, traversal::Stamp{});
+    s.log.resize(limit);
+  }
+  s.marked = 0;
 }
 
 void TraversalContext::Impl::BeginBanned(std::uint64_t limit) {

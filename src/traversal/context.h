@@ -11,7 +11,8 @@
 // log. A search tests a stamp for every edge it examines and marks most of
 // the vertices it meets, so test and mark touch one 8-byte stamp (the random
 // access, in an array half the size a 16-byte mark per id would need) and
-// one log entry written in order. Arrays grow to the snapshot's
+// one log entry written in order. A bidirectional BFS puts both sides in
+// one side's arrays (BeginPair). Arrays grow to the snapshot's
 // vertex_id_limit on first use (the log's capacity too) and are then reused:
 // after warm-up a query allocates nothing.
 //
@@ -67,11 +68,13 @@ struct HeapEntry {  // Dijkstra
   std::uint64_t edge;
 };
 
-struct RankEntry {  // top-K: the score as (key, low), exact for every int64 (GetNumber)
-  double key;
-  double low;
+// Top-K: an entry's rank as one 128-bit number, larger is better (top_k.cc,
+// RankOf), and what it reports.
+struct RankEntry {
+  std::uint64_t hi;  // the signed score rounded to double, in an order-preserving encoding
+  std::uint64_t lo;  // the rounding remainder (12 bits), then the edge id inverted (48 bits)
   std::uint64_t vertex;
-  std::uint64_t edge;
+  double score;  // as reported
 };
 
 // Counts work against a Budget and remembers why it stopped. The counts live
@@ -180,6 +183,13 @@ struct TraversalContext::Impl {
   // Starts a query over vertex ids below `limit` on `sides` sides: bumps the
   // generation and grows the mark arrays (and distances if `dist`).
   void Begin(std::uint64_t limit, int sides, bool dist);
+  // Starts a bidirectional BFS over vertex ids below `limit`: both sides
+  // mark in side 0's arrays, side s with generation `generation - 1 + s`
+  // (PairMarks in shortest_path.cc), so this consumes two generations. A
+  // vertex is marked by one side at most (the sides stop where they meet),
+  // so one stamp says which side marked it: the search tests one stamp per
+  // edge, not one per side.
+  void BeginPair(std::uint64_t limit);
   // Starts a new set of banned vertices.
   void BeginBanned(std::uint64_t limit);
   bool Banned(std::uint64_t v) const { return banned[v] == banned_generation; }

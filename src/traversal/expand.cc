@@ -22,6 +22,12 @@ namespace {
 // How far ahead in the queue Expand starts loading a vertex's adjacency
 // array (its slot was prefetched when it was queued).
 constexpr std::size_t kArrayAhead = 4;
+// How far ahead the stamps of a queued vertex's neighbours start loading (its
+// array started loading kArrayAhead - kNeighbourStampsAhead vertices
+// earlier), and how many at most (a hub's thousands would only evict what
+// the search reads).
+constexpr std::size_t kNeighbourStampsAhead = 2;
+constexpr std::size_t kMaxNeighbourStamps = 32;
 
 // Everything one Expand call reads, resolved once.
 struct Expansion {
@@ -74,7 +80,9 @@ void Expansion::RunDeduplicated() {
     if (!Report(s.value(), 0, s.value(), kNoEdge.value())) return;
     q.push_back(s.value());
   }
-  std::size_t prefetched = 0;  // q[0, prefetched) have had their arrays prefetched
+  std::size_t prefetched = 0;      // q[0, prefetched) have had their arrays prefetched
+  std::size_t stamps_loading = 0;  // q[0, stamps_loading) have had their neighbours' stamps prefetched
+  const traversal::Stamp* stamps = m.sides[0].stamps.data();
   for (std::size_t head = 0; head < q.size(); ++head) {
     const std::uint64_t v = q[head];
     const std::uint32_t depth = m.mark(0, v).depth;
@@ -86,6 +94,19 @@ void Expansion::RunDeduplicated() {
     for (const std::size_t ahead = std::min(q.size(), head + kArrayAhead + 1); prefetched < ahead;
          ++prefetched)
       view.PrefetchAdjacency(q[prefetched], spec.direction);
+    // The stamp each examined edge tests is a random read too: start those
+    // of a queued vertex's neighbours two vertices before its turn, so they
+    // overlap instead of queueing behind the few edges the out-of-order
+    // window holds.
+    for (const std::size_t ahead = std::min(q.size(), head + kNeighbourStampsAhead + 1);
+         stamps_loading < ahead; ++stamps_loading) {
+      std::size_t budget = kMaxNeighbourStamps;
+      GraphView::ForEachEntry(view.Vertex(q[stamps_loading]), spec.direction, m.types,
+                              [&](const EdgeEntry& e, bool) {
+                                __builtin_prefetch(&stamps[e.neighbor().value()]);
+                                return --budget != 0;
+                              });
+    }
     // The hot loop, written out (no callback per entry): test the stamp,
     // mark, report, queue.
     const storage::VertexSlot* slot = view.Vertex(v);

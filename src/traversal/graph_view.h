@@ -156,10 +156,6 @@ class PropertyCursor {
   void PrefetchSlot(std::uint64_t e) {
     if (storage::PropBlock* const* slot = Slot(e)) __builtin_prefetch(slot);
   }
-  // Starts loading the block of edge `e` (its slot should be cached by now).
-  void PrefetchBlock(std::uint64_t e) {
-    if (const storage::PropBlock* b = Block(e)) __builtin_prefetch(b);
-  }
 
  private:
   using Table = storage::EdgePropTable;

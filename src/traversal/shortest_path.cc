@@ -3,7 +3,11 @@
 //
 // Side 0 searches forward from the source along `direction`; side 1 searches
 // backward from the target along its reverse. Each side marks a vertex with
-// its depth (or distance) and the edge it was reached by.
+// its depth (or distance) and the edge it was reached by. The BFS keeps both
+// sides' marks in one stamp array, told apart by generation (PairMarks):
+// until the sides meet no vertex is marked by both, so the one stamp an
+// examined edge's neighbour has says "mine", "the other side's" (a meeting)
+// or "new", and a search touches one random stamp per edge, not two.
 //
 // BFS correctness: each step grows the side with the smaller frontier by one
 // whole level, checking every newly marked vertex against the other side's
@@ -32,10 +36,54 @@ namespace quiver::traversal {
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-// How far ahead in a BFS level the search starts loading a vertex's
-// adjacency array; its slot started loading when it was queued (see
-// GraphView::PrefetchSlot).
+// How far ahead in a BFS level the search starts loading a vertex's slot,
+// and its adjacency array (which needs the slot). Only vertices of a level
+// being expanded are loaded: most vertices a search marks are in the last
+// level of a side and are never expanded.
+constexpr std::size_t kLevelSlotAhead = 8;
 constexpr std::size_t kArrayAhead = 4;
+// How far ahead the stamps of a vertex's neighbours start loading (its array
+// started loading kArrayAhead - kStampAhead vertices earlier), and how many
+// of them at most: a hub's thousands would only evict what the search reads.
+constexpr std::size_t kStampAhead = 2;
+constexpr std::size_t kMaxStampsAhead = 32;
+
+// Where the bidirectional BFS met: edge `edge` joins `a`, marked by side 0,
+// and `b`, marked by side 1 (in travel order: a, then b).
+struct Meeting {
+  std::uint64_t a;
+  std::uint64_t edge;
+  std::uint64_t b;
+};
+
+// Both sides' marks of one bidirectional BFS in side 0's arrays
+// (TraversalContext::Impl::BeginPair): side s stamps with generation
+// gen0 + s. Held in locals, so the hot loop keeps them in registers (a
+// member of the context would be reloaded after every store the loop makes).
+class PairMarks {
+ public:
+  explicit PairMarks(TraversalContext::Impl& m)
+      : stamps_(m.sides[0].stamps.data()), log_(m.sides[0].log.data()), gen0_(m.generation - 1) {}
+
+  // 0 or 1: the side that marked `v` in this query; any other value: none.
+  std::uint32_t SideOf(std::uint64_t v) const { return stamps_[v].generation - gen0_; }
+  // Marks `v` (unmarked) for `side`. The log covers every id, and a vertex
+  // is marked once, so this never writes past it.
+  void Set(int side, std::uint64_t v, std::uint32_t depth, std::uint64_t parent_edge) {
+    stamps_[v] = Stamp{gen0_ + static_cast<std::uint32_t>(side), marked_};
+    log_[marked_++] = Mark{depth, parent_edge};
+  }
+  // Starts loading the stamp of `v`.
+  void Prefetch(std::uint64_t v) const { __builtin_prefetch(&stamps_[v]); }
+  // The edge `v` (marked) was reached by; kNoEdge for the side's start.
+  std::uint64_t ParentEdge(std::uint64_t v) const { return log_[stamps_[v].mark].parent_edge; }
+
+ private:
+  Stamp* stamps_;
+  Mark* log_;
+  std::uint32_t gen0_;
+  std::uint32_t marked_ = 0;
+};
 
 }  // namespace
 
@@ -76,37 +124,55 @@ Status PathCost(const GraphView& view, const WeightRule& rule, Path* path) {
 
 namespace {
 
-// Bidirectional BFS; returns the meeting vertex or nullopt.
-std::optional<std::uint64_t> BidirectionalBfs(const GraphView& view, const PathSpec& spec,
-                                              TraversalContext::Impl& m, BudgetClock& clock, std::uint64_t s,
-                                              std::uint64_t t) {
+// Bidirectional BFS; returns where the sides met, or nullopt.
+std::optional<Meeting> BidirectionalBfs(const GraphView& view, const PathSpec& spec,
+                                        TraversalContext::Impl& m, PairMarks& marks, BudgetClock& clock,
+                                        std::uint64_t s, std::uint64_t t) {
   const TraversalDirection dirs[2] = {spec.direction, Reverse(spec.direction)};
   std::vector<std::uint64_t>* q = m.queue;
   std::size_t level_begin[2] = {0, 0};
+  std::uint32_t level_depth[2] = {0, 0};  // the depth of the vertices of each side's next level
   for (int side = 0; side < 2; ++side) {
     q[side].clear();
     q[side].push_back(side == 0 ? s : t);
-    m.SetMark(side, side == 0 ? s : t, 0, kNoEdge.value());
+    marks.Set(side, side == 0 ? s : t, 0, kNoEdge.value());
   }
   while (true) {
-    std::size_t sizes[2] = {q[0].size() - level_begin[0], q[1].size() - level_begin[1]};
+    const std::size_t sizes[2] = {q[0].size() - level_begin[0], q[1].size() - level_begin[1]};
     if (sizes[0] == 0 || sizes[1] == 0) return std::nullopt;
     const int side = sizes[0] <= sizes[1] ? 0 : 1;
-    const int other = 1 - side;
-    const std::size_t end = q[side].size();
-    std::size_t prefetched = level_begin[side];
+    const std::uint32_t other = 1 - side;
+    const TraversalDirection dir = dirs[side];
+    std::vector<std::uint64_t>& queue = q[side];
+    const std::size_t end = queue.size();
+    const std::uint32_t next_depth = ++level_depth[side];
+    std::size_t slots_loading = level_begin[side], arrays_loading = level_begin[side];
+    std::size_t stamps_loading = level_begin[side];
     for (std::size_t i = level_begin[side]; i < end; ++i) {
-      const std::uint64_t v = q[side][i];
-      const std::uint32_t depth = m.mark(side, v).depth;
+      const std::uint64_t v = queue[i];
       if (!clock.Tick()) return std::nullopt;
-      // The level's next vertices' arrays (their slots were prefetched when
-      // they were queued).
-      for (const std::size_t ahead = std::min(end, i + kArrayAhead + 1); prefetched < ahead; ++prefetched)
-        view.PrefetchAdjacency(q[side][prefetched], dirs[side]);
+      for (const std::size_t ahead = std::min(end, i + kLevelSlotAhead + 1); slots_loading < ahead;
+           ++slots_loading)
+        view.PrefetchSlot(queue[slots_loading]);
+      for (const std::size_t ahead = std::min(end, i + kArrayAhead + 1); arrays_loading < ahead;
+           ++arrays_loading)
+        view.PrefetchAdjacency(queue[arrays_loading], dir);
+      // The stamps an examined edge tests are the search's other random
+      // reads: start those of a vertex's neighbours while two vertices
+      // before it are expanded, so they overlap with each other.
+      for (const std::size_t ahead = std::min(end, i + kStampAhead + 1); stamps_loading < ahead;
+           ++stamps_loading) {
+        std::size_t budget = kMaxStampsAhead;
+        GraphView::ForEachEntry(view.Vertex(queue[stamps_loading]), dir, m.types,
+                                [&](const EdgeEntry& e, bool) {
+                                  marks.Prefetch(e.neighbor().value());
+                                  return --budget != 0;
+                                });
+      }
       // The hot loop, written out (no callback per entry).
       const storage::VertexSlot* slot = view.Vertex(v);
       for (const bool out : {true, false}) {
-        if (out ? !ReadsOut(dirs[side]) : !ReadsIn(dirs[side])) continue;
+        if (out ? !ReadsOut(dir) : !ReadsIn(dir)) continue;
         const std::uintptr_t adjacency = out ? slot->out_head : slot->in_head;
         const std::uint32_t degree = out ? slot->out_degree : slot->in_degree;
         const std::size_t groups = storage::GroupCount(adjacency);
@@ -116,22 +182,50 @@ std::optional<std::uint64_t> BidirectionalBfs(const GraphView& view, const PathS
           for (const EdgeEntry& entry : group.entries) {
             if (!clock.Edge()) return std::nullopt;
             const std::uint64_t n = entry.neighbor().value();
-            if (m.Marked(side, n)) continue;
+            const std::uint32_t marked_by = marks.SideOf(n);
+            if (marked_by == static_cast<std::uint32_t>(side)) continue;
             const std::uint64_t e = entry.edge().value();
             if (spec.edge_filter) {
               VertexId from(side == 0 ? v : n), to(side == 0 ? n : v);
               if (!spec.edge_filter(EdgeId(e), from, to)) continue;
             }
             if (!clock.Vertex()) return std::nullopt;
-            m.SetMark(side, n, depth + 1, e);
-            if (m.Marked(other, n)) return n;  // the first meeting is a shortest path
-            q[side].push_back(n);
-            view.PrefetchSlot(n);
+            // The first meeting is a shortest path.
+            if (marked_by == other) return side == 0 ? Meeting{v, e, n} : Meeting{n, e, v};
+            marks.Set(side, n, next_depth, e);
+            queue.push_back(n);
           }
         }
       }
     }
     level_begin[side] = end;
+  }
+}
+
+// The path through a meeting: side 0's parents from m.a back to the source,
+// the meeting edge, side 1's parents from m.b on to the target.
+void BuildBfsPath(const GraphView& view, const PairMarks& marks, const Meeting& meeting, Path* path) {
+  path->vertices.clear();
+  path->edges.clear();
+  std::uint64_t cur = meeting.a;
+  while (true) {
+    path->vertices.push_back(VertexId(cur));
+    const std::uint64_t e = marks.ParentEdge(cur);
+    if (e == kNoEdge.value()) break;
+    path->edges.push_back(EdgeId(e));
+    cur = OtherEnd(view, e, cur);
+  }
+  std::reverse(path->vertices.begin(), path->vertices.end());
+  std::reverse(path->edges.begin(), path->edges.end());
+  path->edges.push_back(EdgeId(meeting.edge));
+  cur = meeting.b;
+  path->vertices.push_back(VertexId(cur));
+  while (true) {
+    const std::uint64_t e = marks.ParentEdge(cur);
+    if (e == kNoEdge.value()) break;
+    path->edges.push_back(EdgeId(e));
+    cur = OtherEnd(view, e, cur);
+    path->vertices.push_back(VertexId(cur));
   }
 }
 
@@ -238,12 +332,22 @@ Status ShortestPath(const Snapshot& snap, VertexId source, VertexId target, cons
     return Status::Ok();
   }
   if (!clock.Vertex()) return clock.Finish();
-  m.Begin(view.vertex_limit(), 2, rule.weighted);
+  if (!rule.weighted) {
+    m.BeginPair(view.vertex_limit());
+    traversal::PairMarks marks(m);
+    std::optional<traversal::Meeting> meeting =
+        traversal::BidirectionalBfs(view, spec, m, marks, clock, source.value(), target.value());
+    if (clock.stopped()) return clock.Finish();
+    if (!meeting) return Status::Ok();
+    traversal::BuildBfsPath(view, marks, *meeting, path);
+    path->cost = static_cast<double>(path->edges.size());
+    *found = true;
+    return Status::Ok();
+  }
+  m.Begin(view.vertex_limit(), 2, true);
   Status error;
   std::optional<std::uint64_t> meet =
-      rule.weighted ? traversal::BidirectionalDijkstra(view, spec, rule, m, clock, source.value(),
-                                                       target.value(), &error)
-                    : traversal::BidirectionalBfs(view, spec, m, clock, source.value(), target.value());
+      traversal::BidirectionalDijkstra(view, spec, rule, m, clock, source.value(), target.value(), &error);
   QUIVER_RETURN_IF_ERROR(error);
   if (clock.stopped()) return clock.Finish();
   if (!meet) return Status::Ok();

@@ -9,6 +9,7 @@
 // table leaf (a vertex's edges often have neighbouring ids) and prefetched
 // a few entries ahead.
 #include <algorithm>
+#include <bit>
 #include <span>
 #include <string>
 
@@ -21,21 +22,35 @@ using traversal::RankEntry;
 namespace {
 
 // How far ahead of the entry being ranked its edge's property slot, and its
-// property block, start loading.
+// property block, start loading (kBlockAhead: a power of two, the size of
+// the ring that keeps the blocks found early).
 constexpr std::size_t kSlotAhead = 16;
 constexpr std::size_t kBlockAhead = 8;
+static_assert((kBlockAhead & (kBlockAhead - 1)) == 0);
 
-// Orders entries best first: the higher score, then the smaller edge id. A
-// score is (key, low): the number rounded to double and the exact remainder
-// (GetNumber), so int64 scores beyond 2^53 rank exactly, also against
-// doubles; `low` is 0 for every other score and is compared only on a tie
-// of keys. Both are negated when ranking ascending (negating is exact and
-// round-to-nearest is symmetric), so one comparison serves both orders.
+// An entry's rank as one 128-bit unsigned number (hi, lo), larger is better:
+// the higher score, then the smaller edge id. A score is (key, low): the
+// number rounded to double and the exact remainder (GetNumber), so int64
+// scores beyond 2^53 rank exactly, also against doubles; `low` is 0 for
+// every other score. Both are negated when ranking ascending (negating is
+// exact and round-to-nearest is symmetric). `hi` is the key's bits mapped so
+// that unsigned order is numeric order (-0 first made +0: they tie); `lo` is
+// the remainder, an integer in [-1024, 1024], biased to 12 bits, above the
+// edge id subtracted from the largest id (48 bits). One comparison of two
+// words orders entries exactly as comparing key, low, then edge id does,
+// for a handful of instructions instead of three branches on doubles.
+RankEntry RankOf(double sign, double score, double low, std::uint64_t vertex, std::uint64_t edge) {
+  const std::uint64_t bits = std::bit_cast<std::uint64_t>(sign * score + 0.0);
+  const std::uint64_t hi = (bits >> 63) != 0 ? ~bits : bits | (std::uint64_t{1} << 63);
+  const auto biased = static_cast<std::uint64_t>(static_cast<std::int64_t>(sign * low) + 1024);
+  return RankEntry{hi, (biased << 48) | (kMaxElementId - edge), vertex, score};
+}
+std::uint64_t EdgeOf(const RankEntry& r) { return kMaxElementId - (r.lo & kMaxElementId); }
+
+// Orders entries best first.
 struct Better {
   bool operator()(const RankEntry& a, const RankEntry& b) const {
-    if (a.key != b.key) return a.key > b.key;
-    if (a.low != b.low) return a.low > b.low;
-    return a.edge < b.edge;
+    return a.hi != b.hi ? a.hi > b.hi : a.lo > b.lo;
   }
 };
 
@@ -86,32 +101,43 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
   const double sign = spec.descending ? 1.0 : -1.0;
   const bool of_edge = spec.of == TopKSpec::Of::kEdge;
   const std::uint32_t key_id = key->value();
-  // One cursor per distance, so each walks its leaves in order.
-  traversal::PropertyCursor props(view), slots_ahead(view), blocks_ahead(view);
+  // Two cursors, one per distance ahead, so each walks its leaves in order.
+  traversal::PropertyCursor slots_ahead(view), blocks_ahead(view);
   Status error;
-  // Entry i's block is loaded while entry i - kBlockAhead is ranked, and
-  // the slot holding its address while entry i - kSlotAhead is: the
-  // property reads, which dominate, overlap instead of queueing.
+  // Entry i's block is found and starts loading while entry i - kBlockAhead
+  // is ranked, and the table slot holding its address while entry
+  // i - kSlotAhead is: the property reads overlap instead of queueing. The
+  // ring keeps the blocks found early, so each is looked up once.
+  const storage::PropBlock* ring[kBlockAhead] = {};
+  auto fetch = [&](const EdgeEntry& e) {
+    const storage::PropBlock* b = blocks_ahead.Block(e.edge().value());
+    if (b != nullptr) __builtin_prefetch(b);
+    return b;
+  };
   auto rank = [&](std::span<const EdgeEntry> entries) {
-    for (std::size_t i = 0; i < entries.size(); ++i) {
-      if (of_edge) {
-        if (i + kSlotAhead < entries.size()) slots_ahead.PrefetchSlot(entries[i + kSlotAhead].edge().value());
-        if (i + kBlockAhead < entries.size())
-          blocks_ahead.PrefetchBlock(entries[i + kBlockAhead].edge().value());
-      }
+    const std::size_t n = entries.size();
+    if (of_edge)
+      for (std::size_t i = 0; i < n && i < kBlockAhead; ++i) ring[i] = fetch(entries[i]);
+    for (std::size_t i = 0; i < n; ++i) {
       const EdgeEntry& e = entries[i];
+      const storage::PropBlock* block = nullptr;
+      if (of_edge) {
+        if (i + kSlotAhead < n) slots_ahead.PrefetchSlot(entries[i + kSlotAhead].edge().value());
+        block = ring[i & (kBlockAhead - 1)];
+        if (i + kBlockAhead < n) ring[i & (kBlockAhead - 1)] = fetch(entries[i + kBlockAhead]);
+      }
       if (!clock.Edge()) return false;
-      const std::uint64_t id = of_edge ? e.edge().value() : e.neighbor().value();
-      const storage::PropBlock* block = of_edge ? props.Block(id) : view.Vertex(id)->props;
+      if (!of_edge) block = view.Vertex(e.neighbor().value())->props;
       double score, low;
       ValueType type;
       const storage::NumberLookup found = storage::GetNumber(block, key_id, &score, &type, &low);
       if (found == storage::NumberLookup::kAbsent) continue;  // missing or null: skipped
       if (found == storage::NumberLookup::kOther) {
-        error = NotNumeric(of_edge ? "edge" : "vertex", id, type);
+        error =
+            NotNumeric(of_edge ? "edge" : "vertex", of_edge ? e.edge().value() : e.neighbor().value(), type);
         return false;
       }
-      const RankEntry h{sign * score, sign * low, e.neighbor().value(), e.edge().value()};
+      const RankEntry h = RankOf(sign, score, low, e.neighbor().value(), e.edge().value());
       if (heap.size() < spec.k) {
         heap.push_back(h);
         std::push_heap(heap.begin(), heap.end(), better);  // the worst kept entry on top
@@ -135,7 +161,7 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
   }
   if (!error.ok()) return error;
   std::sort_heap(heap.begin(), heap.end(), better);
-  for (const RankEntry& h : heap) out->push_back(Neighbor{VertexId(h.vertex), EdgeId(h.edge), sign * h.key});
+  for (const RankEntry& h : heap) out->push_back(Neighbor{VertexId(h.vertex), EdgeId(EdgeOf(h)), h.score});
   return clock.Finish();
 }
 

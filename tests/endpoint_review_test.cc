@@ -1,0 +1,322 @@
+// Review regressions for the edge-endpoint constraint
+// (IndexKind::kUniqueEndpoints) and WriteBatch::UpsertEdge: batches that
+// mix upserts with new vertices, removals and cascades, self-loops,
+// expectations and the change feed, checked against a scan of the edges
+// (the constraint's tree must hold exactly one entry per live edge of its
+// type, keyed by its pair), across a reopen from the log and from a
+// checkpoint, and with commits made while CreateIndex builds it.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "env/sim_file_system.h"
+#include "graph_impl.h"
+#include "index/index_build.h"
+#include "index/index_keys.h"
+#include "index/index_tree.h"
+#include "quiver/quiver.h"
+#include "storage/version.h"
+#include "test_util.h"
+
+namespace quiver {
+namespace {
+
+const IndexSpec kKnowsOnce{.name = "knows_once",
+                           .element = ElementKind::kEdge,
+                           .label = "KNOWS",
+                           .kind = IndexKind::kUniqueEndpoints};
+
+CommitInfo MustWrite(Graph& g, WriteBatch b) {
+  Result<CommitInfo> r = g.Write(std::move(b));
+  EXPECT_TRUE(r.ok()) << r.status().ToString();
+  return r.ok() ? *r : CommitInfo{};
+}
+
+// The constraint's tree in the head version against a scan of the KNOWS
+// edges: one entry per live edge, under its own pair, and no pair twice.
+void ExpectTreeMatchesScan(Graph& g, const std::string& name = "knows_once") {
+  const storage::GraphRoots& r = static_cast<GraphImpl&>(g).TEST_chain()->head()->roots;
+  const index::PropertyIndex* p = r.catalog->Find(name);
+  ASSERT_NE(p, nullptr);
+  ASSERT_TRUE(p->built);
+  Snapshot s = g.GetSnapshot();
+  std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> pairs;
+  std::uint64_t edges = 0;
+  if (std::optional<EdgeTypeId> type = s.FindEdgeType("KNOWS")) {
+    for (EdgeId e : s.Edges(*type)) {
+      ++edges;
+      const EdgeInfo info = *s.GetEdge(e);
+      auto [it, fresh] = pairs.try_emplace({info.source.value(), info.target.value()}, e.value());
+      EXPECT_TRUE(fresh) << "pair (" << info.source.value() << " -> " << info.target.value()
+                         << ") held by edges " << it->second << " and " << e.value();
+      std::string key;
+      index::EndpointKey(info.source.value(), info.target.value(), &key);
+      EXPECT_TRUE(index::IndexTree::ContainsEntry(p->root, key, e.value())) << "edge " << e.value();
+    }
+  }
+  EXPECT_EQ(p->root.count, edges);
+}
+
+std::unique_ptr<Graph> Constrained() {
+  auto g = Graph::OpenInMemory().value();
+  WriteBatch people;
+  for (int i = 0; i < 4; ++i) people.AddVertex("Person", {{"n", i}});
+  MustWrite(*g, std::move(people));
+  WriteBatch b;
+  b.AddEdge("KNOWS", VertexId(0), VertexId(1), {{"w", 1}});  // edge 0
+  b.AddEdge("KNOWS", VertexId(1), VertexId(1));              // edge 1: a self-loop
+  b.AddEdge("KNOWS", VertexId(1), VertexId(2));              // edge 2
+  MustWrite(*g, std::move(b));
+  EXPECT_TRUE(g->CreateIndex(kKnowsOnce).ok());
+  return g;
+}
+
+void ExpectCode(Result<CommitInfo> r, StatusCode code, const std::string& has = "") {
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), code) << r.status().ToString();
+  EXPECT_NE(r.status().message().find(has), std::string::npos) << r.status().ToString() << " lacks " << has;
+}
+
+TEST(EndpointReviewTest, UpsertsOfOnePairBetweenNewVerticesAreOneEdge) {
+  auto g = Constrained();
+  ASSERT_TRUE(
+      g->CreateIndex({.name = "n", .label = "Person", .keys = {"n"}, .kind = IndexKind::kUnique}).ok());
+  WriteBatch b;
+  NewVertex v = b.AddVertex("Person", {{"n", 10}});
+  NewVertex w = b.AddVertex("Person", {{"n", 11}});
+  NewEdge e0 = b.UpsertEdge("KNOWS", v, w, {{"a", 1}});
+  NewEdge e1 = b.UpsertEdge("KNOWS", v, w, {{"b", 2}});
+  NewEdge e2 = b.UpsertEdge("KNOWS", w, v);
+  NewEdge e3 = b.UpsertEdge("KNOWS", v, v);
+  NewEdge e4 = b.UpsertEdge("KNOWS", v, v, {{"c", 3}});
+  // Upserted vertices: two upserts of one key name one new vertex; an
+  // upsert of vertex 0's key names vertex 0.
+  NewVertex u1 = b.UpsertVertex("Person", {{"n", 12}});
+  NewVertex u2 = b.UpsertVertex("Person", {{"n", 12}});
+  NewVertex zero = b.UpsertVertex("Person", {{"n", 0}});
+  NewEdge e5 = b.UpsertEdge("KNOWS", u1, VertexId(2));
+  NewEdge e6 = b.UpsertEdge("KNOWS", u2, VertexId(2), {{"d", 4}});
+  NewEdge e7 = b.UpsertEdge("KNOWS", zero, VertexId(1), {{"w", 9}});
+  CommitInfo info = MustWrite(*g, std::move(b));
+  ASSERT_EQ(info.edges.size(), 8u);
+  EXPECT_EQ(info.edges[e0.index], info.edges[e1.index]);
+  EXPECT_NE(info.edges[e0.index], info.edges[e2.index]);
+  EXPECT_EQ(info.edges[e3.index], info.edges[e4.index]);
+  EXPECT_EQ(info.edges[e5.index], info.edges[e6.index]);
+  EXPECT_EQ(info.edges[e7.index], EdgeId(0));
+  EXPECT_EQ(info.edge_found, (std::vector<bool>{false, false, false, false, false, false, false, true}));
+  Snapshot s = g->GetSnapshot();
+  EXPECT_EQ(s.CountEdges(*s.FindEdgeType("KNOWS")), 3u + 4u);
+  EXPECT_EQ(*s.GetProperty(EdgeId(0), "w")->as_int64(), 9);
+  EXPECT_TRUE(s.GetProperty(info.edges[e3.index], "c").has_value());
+  ExpectTreeMatchesScan(*g);
+}
+
+TEST(EndpointReviewTest, UpsertsBesideRemovalsAndCascadesKeepTheTreeExact) {
+  auto g = Constrained();
+  {
+    WriteBatch b;  // finds edge 0, then its source goes (and edge 0 with it)
+    b.UpsertEdge("KNOWS", VertexId(0), VertexId(1), {{"w", 5}});
+    b.RemoveVertex(VertexId(0));
+    MustWrite(*g, std::move(b));
+    EXPECT_FALSE(g->GetSnapshot().HasEdge(EdgeId(0)));
+    ExpectTreeMatchesScan(*g);
+  }
+  {
+    WriteBatch b;  // an upsert adds an edge to a new vertex, which the batch removes again
+    NewVertex v = b.AddVertex("Person");
+    b.UpsertEdge("KNOWS", v, VertexId(2), {{"x", 1}});
+    b.UpsertEdge("KNOWS", VertexId(2), v);
+    b.RemoveVertex(v);
+    MustWrite(*g, std::move(b));
+    ExpectTreeMatchesScan(*g);
+  }
+  {
+    WriteBatch b;  // an upserted edge removed and its pair added again
+    NewEdge h = b.UpsertEdge("KNOWS", VertexId(2), VertexId(3));
+    b.RemoveEdge(h);
+    b.AddEdge("KNOWS", VertexId(2), VertexId(3), {{"y", 1}});
+    MustWrite(*g, std::move(b));
+    ExpectTreeMatchesScan(*g);
+  }
+  {
+    WriteBatch b;  // the self-loop's vertex goes: every pair of vertex 1 is freed
+    b.UpsertEdge("KNOWS", VertexId(1), VertexId(1), {{"z", 1}});
+    b.RemoveVertex(VertexId(1));
+    MustWrite(*g, std::move(b));
+    ExpectTreeMatchesScan(*g);
+  }
+  {
+    WriteBatch b;  // the removed edge's pair, added back in another batch
+    NewVertex v = b.AddVertex("Person");
+    b.AddEdge("KNOWS", v, v);
+    b.AddEdge("KNOWS", v, VertexId(2));
+    b.UpsertEdge("KNOWS", VertexId(2), VertexId(3), {{"y", 2}});
+    MustWrite(*g, std::move(b));
+    ExpectTreeMatchesScan(*g);
+  }
+  Snapshot s = g->GetSnapshot();
+  EXPECT_EQ(s.Indexes()[0].entries, s.CountEdges(*s.FindEdgeType("KNOWS")));
+}
+
+TEST(EndpointReviewTest, ExpectationsWithUpsertEdgeHoldOrFailTheWholeBatch) {
+  auto g = Constrained();
+  {
+    WriteBatch b;
+    b.ExpectProperty(EdgeId(0), "w", 1);
+    b.UpsertEdge("KNOWS", VertexId(0), VertexId(1), {{"w", 2}});
+    b.ExpectExists(EdgeId(2));
+    MustWrite(*g, std::move(b));
+  }
+  const std::string before = test_util::Dump(g->GetSnapshot());
+  {
+    WriteBatch b;  // the expectation is judged before the batch: w is 2 now
+    b.ExpectProperty(EdgeId(0), "w", 1);
+    b.UpsertEdge("KNOWS", VertexId(0), VertexId(1), {{"w", 3}});
+    b.UpsertEdge("KNOWS", VertexId(3), VertexId(0));
+    ExpectCode(g->Write(std::move(b)), StatusCode::kAborted, "edge 0");
+  }
+  {
+    WriteBatch b;
+    b.UpsertEdge("KNOWS", VertexId(3), VertexId(0));
+    b.ExpectMissing(EdgeId(1));
+    ExpectCode(g->Write(std::move(b)), StatusCode::kAborted, "edge 1");
+  }
+  EXPECT_EQ(test_util::Dump(g->GetSnapshot()), before);
+  ExpectTreeMatchesScan(*g);
+}
+
+TEST(EndpointReviewTest, TheChangeFeedShowsWhatAnUpsertDid) {
+  auto g = Constrained();
+  auto sub = g->Subscribe().value();
+  WriteBatch merge;
+  merge.UpsertEdge("KNOWS", VertexId(0), VertexId(1), {{"w", 7}, {"k", "v"}});
+  MustWrite(*g, std::move(merge));
+  WriteBatch replace;
+  replace.UpsertEdge("KNOWS", VertexId(0), VertexId(1), {{"k", "v"}}, UpsertMode::kReplace);
+  replace.UpsertEdge("KNOWS", VertexId(2), VertexId(0), {{"q", 1}});
+  MustWrite(*g, std::move(replace));
+  auto first = sub->Next(std::chrono::seconds(5)).value();
+  ASSERT_NE(first, nullptr);
+  EXPECT_TRUE(first->created_edges.empty());
+  ASSERT_EQ(first->edge_property_changes.size(), 2u);
+  auto second = sub->Next(std::chrono::seconds(5)).value();
+  ASSERT_NE(second, nullptr);
+  ASSERT_EQ(second->created_edges.size(), 1u);
+  EXPECT_EQ(second->created_edges[0].source, VertexId(2));
+  ASSERT_EQ(second->edge_property_changes.size(), 1u);
+  EXPECT_EQ(second->edge_property_changes[0].key, "w");
+  EXPECT_FALSE(second->edge_property_changes[0].new_value.has_value());
+}
+
+TEST(EndpointReviewTest, TheTreeIsExactAfterReplayAndCheckpointReload) {
+  env::SimFileSystem fs;
+  Options o;
+  o.durable.checkpoint_on_close = false;
+  std::string expected;
+  auto reopen = [&](const char* what) {
+    SCOPED_TRACE(what);
+    auto g = GraphImpl::OpenDurable(o, "/g", &fs).value();
+    EXPECT_EQ(test_util::Dump(g->GetSnapshot()), expected);
+    ExpectTreeMatchesScan(*g);
+    WriteBatch dup;
+    dup.AddEdge("KNOWS", VertexId(2), VertexId(3));
+    EXPECT_EQ(g->Write(std::move(dup)).status().code(), StatusCode::kAlreadyExists);
+    return g;
+  };
+  {
+    auto g = GraphImpl::OpenDurable(o, "/g", &fs).value();
+    WriteBatch people;
+    for (int i = 0; i < 5; ++i) people.AddVertex("Person");
+    MustWrite(*g, std::move(people));
+    WriteBatch b;
+    b.AddEdge("KNOWS", VertexId(0), VertexId(1));
+    b.AddEdge("KNOWS", VertexId(1), VertexId(1));
+    MustWrite(*g, std::move(b));
+    ASSERT_TRUE(g->CreateIndex(kKnowsOnce).ok());
+    WriteBatch u;
+    NewVertex v = u.AddVertex("Person");
+    u.UpsertEdge("KNOWS", v, v);
+    u.UpsertEdge("KNOWS", VertexId(2), VertexId(3), {{"a", 1}});
+    u.UpsertEdge("KNOWS", VertexId(1), VertexId(1), {{"b", 1}});
+    u.RemoveVertex(VertexId(0));
+    MustWrite(*g, std::move(u));
+    WriteBatch r;
+    r.RemoveVertex(VertexId(1));
+    r.AddEdge("KNOWS", VertexId(3), VertexId(2));
+    MustWrite(*g, std::move(r));
+    expected = test_util::Dump(g->GetSnapshot());
+    ExpectTreeMatchesScan(*g);
+    ASSERT_TRUE(g->Close().ok());
+  }
+  {
+    auto g = reopen("from the log");
+    ASSERT_TRUE(g->Checkpoint().ok());
+    ASSERT_TRUE(g->Close().ok());
+  }
+  reopen("from the checkpoint");
+}
+
+// Commits while CreateIndex builds the constraint from its snapshot (the
+// build observer runs on the build's thread): the publication's catch-up.
+Graph* graph_during_build = nullptr;
+bool repeat_a_pair_during_build = false;
+void WriteDuringBuild() {
+  WriteBatch b;
+  b.RemoveEdge(EdgeId(0));                       // (0 -> 1)
+  b.AddEdge("KNOWS", VertexId(0), VertexId(1));  // its pair again: fine
+  b.AddEdge("KNOWS", VertexId(2), VertexId(2));
+  b.RemoveVertex(VertexId(3));  // with its self-loop and (1 -> 3)
+  b.AddEdge("KNOWS", VertexId(4), VertexId(1));
+  if (repeat_a_pair_during_build) b.AddEdge("KNOWS", VertexId(1), VertexId(2));  // edge 2's pair
+  ASSERT_TRUE(graph_during_build->Write(std::move(b)).ok());
+}
+
+TEST(EndpointReviewTest, ThePublicationCatchesUpCommitsMadeDuringTheBuild) {
+  for (bool repeat : {false, true}) {
+    SCOPED_TRACE(repeat ? "a pair repeated during the build" : "no pair repeated");
+    env::SimFileSystem fs;
+    Options o;
+    o.durable.checkpoint_on_close = false;
+    std::string expected;
+    {
+      auto g = GraphImpl::OpenDurable(o, "/g", &fs).value();
+      WriteBatch people;
+      for (int i = 0; i < 5; ++i) people.AddVertex("Person");
+      MustWrite(*g, std::move(people));
+      WriteBatch b;
+      b.AddEdge("KNOWS", VertexId(0), VertexId(1));
+      b.AddEdge("KNOWS", VertexId(1), VertexId(1));
+      b.AddEdge("KNOWS", VertexId(1), VertexId(2));
+      b.AddEdge("KNOWS", VertexId(3), VertexId(3));
+      b.AddEdge("KNOWS", VertexId(1), VertexId(3));
+      MustWrite(*g, std::move(b));
+      graph_during_build = g.get();
+      repeat_a_pair_during_build = repeat;
+      index::SetBuildObserverForTesting(&WriteDuringBuild);
+      const Status s = g->CreateIndex(kKnowsOnce);
+      index::SetBuildObserverForTesting(nullptr);
+      if (repeat) {
+        EXPECT_EQ(s.code(), StatusCode::kAlreadyExists) << s.ToString();
+        EXPECT_TRUE(g->GetSnapshot().Indexes().empty());
+      } else {
+        ASSERT_TRUE(s.ok()) << s.ToString();
+        ExpectTreeMatchesScan(*g);
+      }
+      expected = test_util::Dump(g->GetSnapshot());
+      ASSERT_TRUE(g->Close().ok());
+    }
+    auto g = GraphImpl::OpenDurable(o, "/g", &fs).value();
+    EXPECT_EQ(test_util::Dump(g->GetSnapshot()), expected);
+    EXPECT_EQ(g->GetSnapshot().Indexes().size(), repeat ? 0u : 1u);
+    if (!repeat) ExpectTreeMatchesScan(*g);
+  }
+}
+
+}  // namespace
+}  // namespace quiver

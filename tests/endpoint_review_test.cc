@@ -4,7 +4,9 @@
 // expectations and the change feed, checked against a scan of the edges
 // (the constraint's tree must hold exactly one entry per live edge of its
 // type, keyed by its pair), across a reopen from the log and from a
-// checkpoint, and with commits made while CreateIndex builds it.
+// checkpoint, and with commits made while CreateIndex builds it; and bad
+// input to an upsert, which must fail with the same clear status whether
+// the upsert finds an element or adds one.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -316,6 +318,54 @@ TEST(EndpointReviewTest, ThePublicationCatchesUpCommitsMadeDuringTheBuild) {
     EXPECT_EQ(g->GetSnapshot().Indexes().size(), repeat ? 0u : 1u);
     if (!repeat) ExpectTreeMatchesScan(*g);
   }
+}
+
+TEST(EndpointReviewTest, UpsertEdgeRefusesBadInputWhetherItFindsOrAdds) {
+  auto g = Constrained();
+  const std::string before = test_util::Dump(g->GetSnapshot());
+  // (0 -> 1) finds edge 0; (3 -> 0) adds: the same bad input, the same answer.
+  for (auto [source, target] : {std::pair{0, 1}, std::pair{3, 0}}) {
+    SCOPED_TRACE(std::to_string(source) + " -> " + std::to_string(target));
+    {
+      WriteBatch b;
+      b.UpsertEdge("KNOWS", VertexId(source), VertexId(target), {{"w", 1}, {"w", 2}});
+      ExpectCode(g->Write(std::move(b)), StatusCode::kInvalidArgument, "duplicate property key 'w'");
+    }
+    {
+      WriteBatch b;
+      b.UpsertEdge("KNOWS", VertexId(source), VertexId(target), {{"w", 1}, {"w", 2}}, UpsertMode::kReplace);
+      ExpectCode(g->Write(std::move(b)), StatusCode::kInvalidArgument, "duplicate property key 'w'");
+    }
+  }
+  // A type no constraint could ever be declared on: the name is bad, not
+  // the graph's state.
+  for (std::string type : {std::string(""), std::string("K\xC0\x80")}) {
+    WriteBatch b;
+    b.UpsertEdge(type, VertexId(0), VertexId(1));
+    ExpectCode(g->Write(std::move(b)), StatusCode::kInvalidArgument, "edge type");
+  }
+  EXPECT_EQ(test_util::Dump(g->GetSnapshot()), before);
+}
+
+// UpsertVertex had the same gap: a property key twice was refused when the
+// upsert added a vertex and applied (last value wins) when it found one.
+TEST(EndpointReviewTest, UpsertVertexRefusesARepeatedPropertyWhetherItFindsOrAdds) {
+  auto g = Constrained();
+  ASSERT_TRUE(
+      g->CreateIndex({.name = "n", .label = "Person", .keys = {"n"}, .kind = IndexKind::kUnique}).ok());
+  const std::string before = test_util::Dump(g->GetSnapshot());
+  for (int n : {0, 99}) {  // 0 finds vertex 0, 99 adds
+    SCOPED_TRACE(n);
+    WriteBatch b;
+    b.UpsertVertex("Person", {{"n", n}}, {{"a", 1}, {"a", 2}});
+    ExpectCode(g->Write(std::move(b)), StatusCode::kInvalidArgument, "duplicate property key 'a'");
+  }
+  for (std::string label : {std::string(""), std::string("P\xED\xA0\x80")}) {
+    WriteBatch b;
+    b.UpsertVertex(label, {{"n", 0}});
+    ExpectCode(g->Write(std::move(b)), StatusCode::kInvalidArgument, "label");
+  }
+  EXPECT_EQ(test_util::Dump(g->GetSnapshot()), before);
 }
 
 }  // namespace

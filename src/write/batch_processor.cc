@@ -232,8 +232,25 @@ void BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, 
   st.entry_bytes += std::max<std::int64_t>(now, 0) - std::max<std::int64_t>(was, 0);
 }
 
+Status BatchProcessor::CheckUpserts(const WriteBatch& batch) const {
+  const auto& ops = WriteBatchInternal::Ops(batch);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    if (op.kind != OpKind::kUpsertVertex && op.kind != OpKind::kUpsertEdge) continue;
+    const bool vertex = op.kind == OpKind::kUpsertVertex;
+    auto props = WriteBatchInternal::Props(batch, op);
+    Status s = CheckName(vertex ? "label" : "edge type", op.name);
+    // A vertex upsert's keys are the resolver's (CoveringIndex: empty or
+    // repeated keys, key values); its other properties are checked here.
+    if (s.ok()) s = CheckProperties(vertex ? props.subspan(op.key_count) : props);
+    if (!s.ok()) return AtOp(i, s);
+  }
+  return Status::Ok();
+}
+
 Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
   if (!WriteBatchInternal::NeedsResolving(batch)) return ValidatePlain(batch, g);
+  QUIVER_RETURN_IF_ERROR(CheckUpserts(batch));
   QUIVER_RETURN_IF_ERROR(resolver_.Resolve(batch, g));
   origin_ = &resolver_.origin();
   Status s = ValidatePlain(resolver_.plain(), g);

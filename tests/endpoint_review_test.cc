@@ -21,6 +21,7 @@
 #include "index/index_build.h"
 #include "index/index_keys.h"
 #include "index/index_tree.h"
+#include "index_oracle.h"
 #include "quiver/quiver.h"
 #include "storage/version.h"
 #include "test_util.h"
@@ -366,6 +367,22 @@ TEST(EndpointReviewTest, UpsertVertexRefusesARepeatedPropertyWhetherItFindsOrAdd
     ExpectCode(g->Write(std::move(b)), StatusCode::kInvalidArgument, "label");
   }
   EXPECT_EQ(test_util::Dump(g->GetSnapshot()), before);
+}
+
+// The index oracle (index_oracle.h), which the crash enumeration and
+// quiver-crashloop run on every recovered graph, must judge an
+// edge-endpoint constraint too: its entry count against the type's edges
+// and the data's pairs, and no property query answered. It asked the
+// constraint property lookups (InvalidArgument) and counted each as a
+// mismatch, so no crash test could hold one.
+TEST(EndpointReviewTest, TheIndexOracleJudgesAnEdgeEndpointConstraint) {
+  auto g = Constrained();
+  test::IndexOracleResult r = test::CheckIndexAnswers(g->GetSnapshot());
+  EXPECT_EQ(r.mismatches, 0u);
+  for (const std::string& m : r.messages) ADD_FAILURE() << m;
+  EXPECT_GT(r.checks, 0u);
+  // Its negative control: the scan missing an edge is a mismatch.
+  EXPECT_GT(test::CheckIndexAnswers(g->GetSnapshot(), /*corrupt_expected=*/true).mismatches, 0u);
 }
 
 }  // namespace

@@ -11,15 +11,19 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <new>
 #include <random>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "alloc_hook.h"
+#include "base/memory.h"
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
 #include "index/index_build.h"
@@ -29,6 +33,35 @@
 #include "quiver/quiver.h"
 #include "storage/version.h"
 #include "test_util.h"
+
+// This binary's operator new carries the allocation-failure hook of
+// alloc_hook.h (one definition per binary), so that the out-of-memory sweep
+// below fails the standard library's allocations too.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
+#endif
+void* operator new(std::size_t n) {
+  if (quiver::test_util::OperatorNewShouldFail()) throw std::bad_alloc();
+  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  throw std::bad_alloc();
+}
+void* operator new[](std::size_t n) { return ::operator new(n); }
+void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
+  try {
+    return ::operator new(n);
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
+  return ::operator new(n, std::nothrow);
+}
+void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p, const std::nothrow_t&) noexcept { ::operator delete(p); }
+void operator delete[](void* p, const std::nothrow_t&) noexcept { ::operator delete(p); }
+void operator delete[](void* p) noexcept { ::operator delete(p); }
+void operator delete(void* p, std::size_t) noexcept { ::operator delete(p); }
+void operator delete[](void* p, std::size_t) noexcept { ::operator delete(p); }
 
 namespace quiver {
 namespace {
@@ -701,6 +734,100 @@ TEST(EndpointReviewTest, EveryCrashPointRecoversTheConstraintExactly) {
   EXPECT_GT(with_constraint, 0u);
   std::cout << "crash points " << total << ", recoveries " << recoveries << ", with the constraint "
             << with_constraint << "\n";
+}
+
+// The graph an upsert group is written on: vertices, constrained edges (a
+// self-loop among them), the constraint ready.
+void UpsertGroupBase(Graph& g) {
+  WriteBatch people;
+  for (int i = 0; i < 40; ++i) people.AddVertex("Person", {{"n", i}});
+  MustWrite(g, std::move(people));
+  WriteBatch edges;
+  for (int i = 0; i < 40; ++i) edges.AddEdge("KNOWS", VertexId(i), VertexId((i * 7 + 1) % 40), {{"w", i}});
+  edges.AddEdge("KNOWS", VertexId(5), VertexId(5));
+  MustWrite(g, std::move(edges));
+  ASSERT_TRUE(g.CreateIndex(kKnowsOnce).ok());
+}
+
+// A batch of upserts that add (to new and committed vertices), merge,
+// replace and repeat, beside an add, a removal and a cascade.
+WriteBatch UpsertGroup() {
+  WriteBatch b;
+  NewVertex v = b.AddVertex("Person", {{"n", 100}});
+  for (int i = 0; i < 30; ++i) {
+    b.UpsertEdge("KNOWS", VertexId(i), VertexId((i * 7 + 1) % 40), {{"w", -i}, {"u", "x"}},
+                 i % 3 == 0 ? UpsertMode::kReplace : UpsertMode::kMerge);  // found
+    b.UpsertEdge("KNOWS", v, VertexId(i), {{"i", i}});                     // added
+    b.UpsertEdge("KNOWS", VertexId(i), VertexId((i + 3) % 40));            // added, or found
+  }
+  b.UpsertEdge("KNOWS", v, VertexId(0), {{"again", true}});  // a repeat
+  b.UpsertEdge("KNOWS", VertexId(5), VertexId(5), {}, UpsertMode::kReplace);
+  b.AddEdge("KNOWS", VertexId(39), VertexId(38));
+  b.RemoveEdge(EdgeId(12));
+  b.RemoveVertex(VertexId(33));  // with its constrained edges
+  b.ExpectProperty(EdgeId(20), "w", 20);
+  return b;
+}
+
+// Allocation n of the writer thread fails (once, and from n on) while it
+// commits the upsert group: the group fails alone with ResourceExhausted and
+// changes nothing (DESIGN: allocation failure never crosses the API), the
+// graph stays writable, and the retry reaches the reference state with the
+// reference's memory and a tree equal to the scan.
+TEST(EndpointReviewTest, AnUpsertGroupRollsBackAtEveryAllocation) {
+  std::string before, after;
+  std::int64_t allocated_after = 0;
+  {
+    auto g = Graph::OpenInMemory().value();
+    UpsertGroupBase(*g);
+    before = test_util::Dump(g->GetSnapshot());
+    MustWrite(*g, UpsertGroup());
+    after = test_util::Dump(g->GetSnapshot());
+    ASSERT_NE(before, after);
+    allocated_after = static_cast<std::int64_t>(test_util::SettledMemoryStats(*g).allocated_bytes);
+  }
+  for (base::AllocationFaultMode mode :
+       {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
+    std::uint64_t n = 1;
+    for (;; ++n) {
+      SCOPED_TRACE(std::string(mode == base::AllocationFaultMode::kOnce ? "once" : "from n on") +
+                   ", allocation " + std::to_string(n));
+      Options o;
+      o.writer.spin_microseconds = 0;
+      o.writer.caller_commits = false;
+      auto g = Graph::OpenInMemory(o).value();
+      UpsertGroupBase(*g);
+      Snapshot held = g->GetSnapshot();
+      std::uint64_t counted = 0;
+      Result<CommitInfo> r = [&] {
+        WriteBatch batch = UpsertGroup();
+        test_util::ScopedOperatorNewFaults hook;
+        base::ArmAllocationFaults(static_cast<GraphImpl&>(*g).TEST_writer_thread_id(), n, mode);
+        Result<CommitInfo> result = g->Write(std::move(batch));
+        counted = base::DisarmAllocationFaults();
+        return result;
+      }();
+      if (r.ok()) {
+        ASSERT_LT(counted, n) << "the group succeeded although allocation " << n << " failed";
+        ASSERT_EQ(test_util::Dump(g->GetSnapshot()), after);
+        break;
+      }
+      ASSERT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().ToString();
+      ASSERT_EQ(test_util::Dump(g->GetSnapshot()), before);
+      ASSERT_EQ(test_util::Dump(held), before);
+      Result<CommitInfo> retry = g->Write(UpsertGroup());
+      ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+      ASSERT_EQ(test_util::Dump(g->GetSnapshot()), after);
+      ExpectTreeMatchesScan(*g);
+      held = Snapshot();
+      ASSERT_EQ(static_cast<std::int64_t>(test_util::SettledMemoryStats(*g).allocated_bytes),
+                allocated_after);
+      if (HasFailure()) return;
+    }
+    EXPECT_GT(n, 100u);  // the group allocates: the hook saw it
+    std::cout << "fail " << (mode == base::AllocationFaultMode::kOnce ? "once" : "from n on") << ": " << n - 1
+              << " failing allocations, each rolled back\n";
+  }
 }
 
 // The index oracle (index_oracle.h), which the crash enumeration and

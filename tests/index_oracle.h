@@ -8,7 +8,10 @@
 // id for unique ones) of every key present, an absent key and, for
 // composite indexes, a present prefix with an absent last key; for ordered
 // ones, full scans both ways, [q1, q3), (q1, ..) descending with a limit,
-// (.., q3] with a limit, a string prefix, and the count of each. A
+// (.., q3] with a limit, a string prefix, and the count of each. An
+// edge-endpoint constraint (kUniqueEndpoints), which holds no property
+// values: its entry count against the type's edges, that the data repeats
+// no pair, and that a property query on it is InvalidArgument. A
 // single-key index is asked the same through the (label, key) forms
 // (FindVertices, FindVertex, VerticesInRange, CountVerticesInRange and the
 // edge forms). The value order and the indexing rules are index.h's,

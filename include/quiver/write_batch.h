@@ -153,7 +153,9 @@ class WriteBatch {
   // Fails the batch with FailedPrecondition when no ready unique index of
   // `label` covers exactly `keys`; InvalidArgument for an empty, repeated,
   // null or vector key value, a value of a type the index does not take, or
-  // a property that is also one of the keys.
+  // a property that is also one of the keys; and, before any lookup (so
+  // whether it would find or add), for an empty or non-UTF-8 `label` or a
+  // property key given twice in `properties`.
   //
   // Example:
   //   graph->CreateIndex({.name = "city_name", .label = "City", .keys = {"name"},
@@ -183,7 +185,9 @@ class WriteBatch {
   // upsert that finds an edge the batch removed earlier fails with NotFound.
   // An endpoint may be a vertex the batch adds (then no committed edge can
   // match). Fails the batch with FailedPrecondition when the type has no
-  // ready edge-endpoint constraint.
+  // ready edge-endpoint constraint; before that, with InvalidArgument for an
+  // empty or non-UTF-8 `type` or a property key given twice (whether the
+  // upsert would find the edge or add it).
   //
   // Example:
   //   graph->CreateIndex({.name = "knows_once", .element = quiver::ElementKind::kEdge,

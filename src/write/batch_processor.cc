@@ -118,13 +118,25 @@ Status BatchProcessor::CheckProperties(std::span<const Property> props) const {
     QUIVER_RETURN_IF_ERROR(CheckName("property key", p.key));
     QUIVER_RETURN_IF_ERROR(CheckValue(p.key, p.value));
   }
-  if (props.size() > 1) {
-    base::SafeFlatHashSet<std::string_view, base::StringHash, base::StringEq> seen;
-    seen.Reserve(props.size());
-    for (const Property& p : props)
-      if (!seen.insert(p.key).second)
-        return InvalidArgumentError(base::StrCat("duplicate property key '", p.key, "'"));
+  return CheckDistinctKeys(props);
+}
+
+Status BatchProcessor::CheckDistinctKeys(std::span<const Property> props) {
+  auto repeated = [](const Property& p) {
+    return InvalidArgumentError(base::StrCat("duplicate property key '", p.key, "'"));
+  };
+  // A few properties, the common case: pairwise, no table.
+  constexpr std::size_t kPairwise = 8;
+  if (props.size() <= kPairwise) {
+    for (std::size_t a = 1; a < props.size(); ++a)
+      for (std::size_t b = 0; b < a; ++b)
+        if (props[a].key == props[b].key) return repeated(props[a]);
+    return Status::Ok();
   }
+  base::SafeFlatHashSet<std::string_view, base::StringHash, base::StringEq> seen;
+  seen.Reserve(props.size());
+  for (const Property& p : props)
+    if (!seen.insert(p.key).second) return repeated(p);
   return Status::Ok();
 }
 
@@ -232,8 +244,27 @@ void BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, 
   st.entry_bytes += std::max<std::int64_t>(now, 0) - std::max<std::int64_t>(was, 0);
 }
 
+Status BatchProcessor::CheckUpserts(const WriteBatch& batch) const {
+  const auto& ops = WriteBatchInternal::Ops(batch);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    if (op.kind != OpKind::kUpsertVertex && op.kind != OpKind::kUpsertEdge) continue;
+    const bool vertex = op.kind == OpKind::kUpsertVertex;
+    auto props = WriteBatchInternal::Props(batch, op);
+    Status s = CheckName(vertex ? "label" : "edge type", op.name);
+    // Property names and values are checked where the plain batch carries
+    // them, found or added (an add's list, or one SetProperty each); a key
+    // given twice only when added. A vertex upsert's keys are the
+    // resolver's (CoveringIndex: empty or repeated keys, key values).
+    if (s.ok()) s = CheckDistinctKeys(vertex ? props.subspan(op.key_count) : props);
+    if (!s.ok()) return AtOp(i, s);
+  }
+  return Status::Ok();
+}
+
 Status BatchProcessor::Validate(const WriteBatch& batch, const GraphRoots& g) {
   if (!WriteBatchInternal::NeedsResolving(batch)) return ValidatePlain(batch, g);
+  QUIVER_RETURN_IF_ERROR(CheckUpserts(batch));
   QUIVER_RETURN_IF_ERROR(resolver_.Resolve(batch, g));
   origin_ = &resolver_.origin();
   Status s = ValidatePlain(resolver_.plain(), g);

@@ -107,6 +107,15 @@ class BatchProcessor {
   Status CheckName(std::string_view what, std::string_view name) const;
   Status CheckValue(std::string_view key, const PropertyValue& v) const;
   Status CheckProperties(std::span<const Property> props) const;
+  // InvalidArgument if a property key appears twice in `props`.
+  static Status CheckDistinctKeys(std::span<const Property> props);
+  // The names of a batch's upserts and the distinctness of their property
+  // keys, before they are resolved: what resolution alone would judge by
+  // the graph's state (a bad type or label matches no index:
+  // FailedPrecondition; a key given twice is refused only when the upsert
+  // adds) gets the status the plain operations give it, whether the upsert
+  // will find or add.
+  Status CheckUpserts(const WriteBatch& batch) const;
   // `slot`, if given, receives the committed vertex's slot (null for a new one).
   Status CheckVertex(const WriteBatch& batch, VertexRef ref, const storage::GraphRoots& g,
                      const storage::VertexSlot** slot = nullptr) const;

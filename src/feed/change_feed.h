@@ -74,7 +74,7 @@ class ChangeFeed : public std::enable_shared_from_this<ChangeFeed> {
 
   Result<std::shared_ptr<const ChangeBatch>> Read(Subscription* sub, std::chrono::milliseconds timeout);
   void Close(Subscription* sub);
-  std::size_t Slot(SequenceNumber s) const { return s % ring_.size(); }
+  std::size_t Slot(SequenceNumber s) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return s % ring_.size(); }
 
   const ChangeFeedOptions options_;
   std::atomic<std::uint64_t> subscribers_{0};

@@ -299,7 +299,8 @@ ScanResult Scan(std::span<const std::byte> bytes, bool decode) {
   return r;
 }
 
-void CheckScan(const ScanResult& r, std::size_t size) {
+void CheckScan(const ScanResult& r, std::span<const std::byte> bytes) {
+  const std::size_t size = bytes.size();
   const wal::SegmentScan& s = r.scan;
   if (!r.status.ok()) {
     // Damage is Corruption; an intact header of another version is
@@ -328,8 +329,21 @@ void CheckScan(const ScanResult& r, std::size_t size) {
   QUIVER_FUZZ_CHECK(
       s.valid_end % 8 == 0 && s.valid_end >= wal::kSegmentHeaderBytes && s.valid_end <= aligned_end,
       "valid_end " + U64(s.valid_end) + " in a file of " + U64(size));
-  QUIVER_FUZZ_CHECK(s.tail_bytes == (size > s.valid_end ? size - s.valid_end : 0),
-                    "tail_bytes " + U64(s.tail_bytes) + ", valid_end " + U64(s.valid_end));
+  // Past the valid end: a torn tail, or (version 3 on) the zeroed end the
+  // writer filled ahead of its appends, kept: all zeros after a valid end on
+  // a page boundary past the header's page. Never both.
+  const std::uint64_t past = size > s.valid_end ? size - s.valid_end : 0;
+  QUIVER_FUZZ_CHECK(s.tail_bytes + s.zeroed_bytes == past && (s.tail_bytes == 0 || s.zeroed_bytes == 0),
+                    "tail_bytes " + U64(s.tail_bytes) + ", zeroed_bytes " + U64(s.zeroed_bytes) +
+                        ", valid_end " + U64(s.valid_end));
+  if (s.zeroed_bytes > 0) {
+    QUIVER_FUZZ_CHECK(wal::IsPaddedVersion(s.header.format_version) &&
+                          s.valid_end % wal::kWalPageBytes == 0 && s.valid_end >= wal::kWalPageBytes &&
+                          std::all_of(bytes.end() - static_cast<std::ptrdiff_t>(past), bytes.end(),
+                                      [](std::byte b) { return b == std::byte{0}; }),
+                      "zeroed_bytes " + U64(s.zeroed_bytes) + " after valid_end " + U64(s.valid_end) +
+                          " in a version " + U64(s.header.format_version) + " segment");
+  }
 }
 
 void TestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -340,14 +354,14 @@ void TestOneInput(const std::uint8_t* data, std::size_t size) {
   stats = Stats{};
 
   ScanResult full = Scan(bytes, /*decode=*/true);
-  CheckScan(full, size);
+  CheckScan(full, bytes);
 
   // The torn-tail rule is stable: the file cut at its valid end holds the
   // same groups and no tail.
   if (full.status.ok() && full.scan.header_valid && full.scan.valid_end < size) {
     std::span<const std::byte> prefix(bytes.data(), full.scan.valid_end);
     ScanResult cut = Scan(prefix, /*decode=*/false);
-    CheckScan(cut, prefix.size());
+    CheckScan(cut, prefix);
     QUIVER_FUZZ_CHECK(cut.status.ok() && cut.groups == full.groups && cut.scan.tail_bytes == 0,
                       "the file cut at its valid end " + std::to_string(full.scan.valid_end) + " scans as " +
                           cut.status.ToString() + " with " + std::to_string(cut.groups.size()) + " groups (" +

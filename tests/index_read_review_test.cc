@@ -7,10 +7,13 @@
 // many leaves (an int64 leaf holds ~145 entries, a label set's ~680), and
 // the workloads remove runs of ids so that leaves empty and merge.
 #include <gtest/gtest.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -25,6 +28,7 @@
 
 #include "alloc_hook.h"
 #include "base/memory.h"
+#include "env/file_system.h"
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
 #include "quiver/quiver.h"
@@ -576,6 +580,47 @@ TEST(IndexReadReviewTest, OutOfMemoryWhileOpeningWithIndexesIsAStatus) {
       }
     }
   }
+}
+
+// Out of memory making the lock handle (an Open that runs out of memory
+// as it takes LOCK) leaves the lock free: the next LockFile of the path
+// takes it. Before, the table kept the entry and every later Open of the
+// directory in the process was refused ("held by this process").
+TEST(IndexReadReviewTest, OutOfMemoryTakingALockLeavesItFree) {
+  char tmpl[] = "/tmp/quiver-lock-XXXXXX";
+  ASSERT_NE(::mkdtemp(tmpl), nullptr);
+  const std::string dir = tmpl;
+  env::SimFileSystem sim;
+  ASSERT_TRUE(sim.CreateDir("/d").ok());
+  env::FileSystem* posix = env::PosixFileSystem();
+  for (env::FileSystem* fs : {static_cast<env::FileSystem*>(&sim), posix}) {
+    const std::string path = (fs == posix ? dir : std::string("/d")) + "/LOCK";
+    for (env::LockMode mode : {env::LockMode::kExclusive, env::LockMode::kShared}) {
+      if (mode == env::LockMode::kShared) {  // a shared lock never creates the file
+        ASSERT_TRUE(fs->LockFile(path, env::LockMode::kExclusive).ok());
+      }
+      for (std::uint64_t n = 1;; ++n) {
+        bool threw = false;
+        std::uint64_t counted = 0;
+        {
+          test_util::ScopedOperatorNewFaults hook;
+          base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kOnce);
+          try {
+            Result<std::unique_ptr<env::FileLock>> l = fs->LockFile(path, mode);
+            l.status().IgnoreError();
+          } catch (const std::bad_alloc&) {
+            threw = true;
+          }
+          counted = base::DisarmAllocationFaults();
+        }
+        Result<std::unique_ptr<env::FileLock>> again = fs->LockFile(path, env::LockMode::kExclusive);
+        ASSERT_TRUE(again.ok()) << "after allocation " << n << " failed: " << again.status().ToString();
+        if (!threw && counted < n) break;
+      }
+    }
+  }
+  std::remove((dir + "/LOCK").c_str());
+  ::rmdir(dir.c_str());
 }
 
 }  // namespace

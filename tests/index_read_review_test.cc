@@ -623,5 +623,60 @@ TEST(IndexReadReviewTest, OutOfMemoryTakingALockLeavesItFree) {
   ::rmdir(dir.c_str());
 }
 
+// Out of memory in a range scan, a lookup or a count (the result's vector,
+// the bound's encoding) answers ResourceExhausted, never an exception.
+TEST(IndexReadReviewTest, OutOfMemoryInAnIndexQueryIsAStatus) {
+  auto g = Graph::OpenInMemory().value();
+  ASSERT_TRUE(
+      g->CreateIndex({.name = "by_s", .label = "P", .keys = {"s"}, .kind = IndexKind::kOrdered}).ok());
+  WriteBatch b;
+  for (int i = 0; i < 2000; ++i) b.AddVertex("P", {{"s", "v" + std::to_string(i % 300)}});
+  ASSERT_TRUE(g->Write(std::move(b)).ok());
+  Snapshot s = g->GetSnapshot();
+  const IndexRange range{.lo = RangeBound{"v1"}, .hi = RangeBound{"v5", false}};
+  const std::size_t want = s.VerticesInRange("P", "s", range).value().size();
+  const PropertyValue key("v17");
+  for (int query = 0; query < 3; ++query) {
+    int exhausted = 0;
+    for (std::uint64_t n = 1;; ++n) {
+      bool threw = false, ok = false;
+      std::uint64_t counted = 0;
+      StatusCode code = StatusCode::kOk;
+      {
+        test_util::ScopedOperatorNewFaults hook;
+        base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kOnce);
+        try {
+          if (query == 0) {
+            Result<std::vector<VertexId>> r = s.VerticesInRange("P", "s", range);
+            ok = r.ok() && r->size() == want;
+            code = r.status().code();
+          } else if (query == 1) {
+            Result<std::vector<VertexId>> r = s.FindVerticesByIndex("by_s", std::span(&key, 1));
+            ok = r.ok() && r->size() == 7;
+            code = r.status().code();
+          } else {
+            Result<std::uint64_t> r = s.CountVerticesInRangeByIndex("by_s", range);
+            ok = r.ok() && *r == want;
+            code = r.status().code();
+          }
+        } catch (const std::bad_alloc&) {
+          threw = true;
+        }
+        counted = base::DisarmAllocationFaults();
+      }
+      ASSERT_FALSE(threw) << "query " << query << " threw std::bad_alloc at allocation " << n;
+      if (code == StatusCode::kResourceExhausted) {
+        ++exhausted;
+        continue;
+      }
+      ASSERT_TRUE(ok) << "query " << query << ", allocation " << n;
+      if (counted < n) break;
+    }
+    if (query < 2) {
+      EXPECT_GT(exhausted, 0) << "query " << query;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace quiver

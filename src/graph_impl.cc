@@ -287,6 +287,29 @@ Result<graphdir::DirKind> GraphImpl::PrepareDirectory(const Options& options, Du
 Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, const std::string& dir,
                                                       env::FileSystem* fs,
                                                       std::unique_ptr<env::FileSystem> owned_fs) {
+  try {
+    return OpenDurableOrThrow(options, dir, fs, std::move(owned_fs));
+  } catch (const std::bad_alloc&) {
+    return OpenOutOfMemory();  // allocates nothing
+  }
+}
+
+namespace {
+
+// Shuts down a recovered chain that no GraphImpl took: every return before
+// the graph is made, and a std::bad_alloc on the way.
+struct RecoveredChainGuard {
+  storage::VersionChain* chain;
+  ~RecoveredChainGuard() {
+    if (chain != nullptr) chain->Shutdown();
+  }
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Graph>> GraphImpl::OpenDurableOrThrow(const Options& options, const std::string& dir,
+                                                             env::FileSystem* fs,
+                                                             std::unique_ptr<env::FileSystem> owned_fs) {
   auto start = std::chrono::steady_clock::now();
   QUIVER_RETURN_IF_ERROR(CheckOptions(options));
   auto durable = std::make_unique<DurableState>();
@@ -296,6 +319,7 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
   if (options.read_only) return OpenReadOnly(options, std::move(durable), start);
   QUIVER_ASSIGN_OR_RETURN(graphdir::DirKind kind, PrepareDirectory(options, *durable));
   QUIVER_ASSIGN_OR_RETURN(RecoveredState rs, Recover(fs, dir, options));
+  RecoveredChainGuard guard{rs.chain};
   durable->uuid = rs.uuid;
   durable->last_checkpoint = rs.last_checkpoint;
   durable->previous_checkpoint = rs.last_checkpoint;
@@ -328,10 +352,7 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     if (s.ok() && *recorded != std::optional<std::uint64_t>(durable->wal->segment_number()))
       s = graphdir::RecordNewestSegment(fs, dir, durable->wal->segment_number());
   }
-  if (!s.ok()) {
-    rs.chain->Shutdown();
-    return s;
-  }
+  if (!s.ok()) return s;
   durable->open_stats = rs.stats;
   durable->open_stats.open_microseconds = MicrosSince(start);
   {
@@ -346,14 +367,12 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     // three; keep the newest two.
     s = PruneAtOpen(*durable, rs.last_checkpoint);
   }
-  if (!s.ok()) {
-    rs.chain->Shutdown();
-    return s;
-  }
+  if (!s.ok()) return s;
   // A segment this Open started holds its header page, which the next Open
   // counts too (as AppendAndSync counts the header of a segment it starts).
   const std::uint64_t started = rs.last_segment == 0 ? durable->wal->segment_size() : 0;
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(durable));
+  guard.chain = nullptr;  // the graph's now
   // Appending to a segment the newest checkpoint covers whole (a clean
   // Close, say): the next group starts a segment of its own, as after a
   // checkpoint this process wrote, so an Open after a crash rewrites the
@@ -462,6 +481,7 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenReadOnly(const Options& options,
                                                 " read-only: writable Opens kept starting while it was "
                                                 "being read; retry"));
   RecoveredState& rs = *recovered;
+  RecoveredChainGuard guard{rs.chain};
   d->uuid = rs.uuid;
   d->last_checkpoint = rs.last_checkpoint;
   d->previous_checkpoint = rs.last_checkpoint;
@@ -470,6 +490,7 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenReadOnly(const Options& options,
   // Indexes the log declared whose data violates them stay declared and
   // unbuilt (queries ignore them): dropping them would be a write.
   auto* g = new GraphImpl(options, rs.chain, rs.epoch, std::move(d));
+  guard.chain = nullptr;  // the graph's now
   {
     base::MutexLock lock(&g->stats_mu_);
     g->wal_bytes_since_checkpoint_ += rs.wal_bytes_read;  // the log Open found

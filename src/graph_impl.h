@@ -73,6 +73,8 @@ class GraphImpl final : public Graph {
 
   // Opens a durable graph on `fs` (tests pass a simulated or faulty one).
   // `owned_fs`, if set, is `fs` and lives as long as the graph.
+  // Out of memory it answers ResourceExhausted (OpenOutOfMemory), never an
+  // exception.
   static Result<std::unique_ptr<Graph>> OpenDurable(const Options& options, const std::string& dir,
                                                     env::FileSystem* fs,
                                                     std::unique_ptr<env::FileSystem> owned_fs = nullptr);
@@ -198,6 +200,11 @@ class GraphImpl final : public Graph {
   // Open with options.read_only: checks the directory, takes LOCK for the
   // length of the recovery if the file exists (refused if held), recovers
   // in memory; calls no FileSystem method that changes anything.
+  // OpenDurable's work; may throw std::bad_alloc (OpenDurable turns it
+  // into a status), having freed what it recovered.
+  static Result<std::unique_ptr<Graph>> OpenDurableOrThrow(const Options& options, const std::string& dir,
+                                                           env::FileSystem* fs,
+                                                           std::unique_ptr<env::FileSystem> owned_fs);
   static Result<std::unique_ptr<Graph>> OpenReadOnly(const Options& options, std::unique_ptr<DurableState> d,
                                                      std::chrono::steady_clock::time_point start);
   // FailedPrecondition for a write to a read-only graph.

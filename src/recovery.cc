@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <limits>
+#include <new>
 #include <optional>
 #include <random>
 #include <span>
@@ -695,11 +696,36 @@ class Rebuilder {
 
 }  // namespace
 
+const Status& OpenOutOfMemory() {
+  static const Status* const s = new Status(internal::ImmortalStatus(
+      StatusCode::kResourceExhausted, "Open: out of memory while recovering the graph; nothing was changed"));
+  return *s;
+}
+
+namespace {
+// Built before main: Open's first out-of-memory answer must not allocate.
+[[maybe_unused]] const bool open_out_of_memory_built = (OpenOutOfMemory(), true);
+}  // namespace
+
 Result<RecoveredState> Recover(env::FileSystem* fs, const std::string& dir, const Options& options) {
   RecoveredState state;
   state.chain = new storage::VersionChain();
   Rebuilder rebuilder(fs, dir, options, &state);
-  Status s = rebuilder.Run();
+  Status s;
+  try {
+    s = rebuilder.Run();
+  } catch (const std::bad_alloc&) {
+    // Out of memory in the checkpoint's load (its index builds at open run
+    // side by side, each with its own collect and sort scratch), the log's
+    // replay or the files' buffers: a status, never an exception. The
+    // half-built version and the chain are left unfreed, as before this
+    // answer existed: a std::bad_alloc from a standard container inside
+    // the loader (its workers' std::function, say) can come after a phase
+    // reserved table slots and before it wrote them, and freeing such a
+    // version reads the unwritten slots (impl.md, "Index reads and opening
+    // with indexes", review).
+    return OpenOutOfMemory();
+  }
   if (!s.ok()) {
     rebuilder.Abandon();
     state.chain->Shutdown();

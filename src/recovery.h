@@ -64,7 +64,15 @@ struct RecoveredState {
   std::vector<std::pair<std::string, SequenceNumber>> indexes_to_drop;
 };
 
+// Out of memory anywhere in recovery (the checkpoint's load, the index
+// builds at open, the log's replay) answers ResourceExhausted
+// (OpenOutOfMemory), never an exception; the half-built state is then not
+// freed (recovery.cc says why).
 Result<RecoveredState> Recover(env::FileSystem* fs, const std::string& dir, const Options& options);
+
+// Open's answer when memory runs out: built as the library loads, so that
+// giving it allocates nothing.
+const Status& OpenOutOfMemory();
 
 // Limits for replay: everything the log holds was valid when committed,
 // even if the application has lowered its limits since.

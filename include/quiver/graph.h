@@ -233,7 +233,9 @@ class Graph {
   // holds files Quiver did not write and no graph; NotFound if there is no
   // graph and create_if_missing is false; AlreadyExists if there is one
   // and options.error_if_exists; Unimplemented if a newer Quiver wrote it;
-  // InvalidArgument for an empty path. docs/directory.md has the details.
+  // InvalidArgument for an empty path; ResourceExhausted if memory runs out
+  // (loading the checkpoint, building its indexes, replaying the log),
+  // never an exception. docs/directory.md has the details.
   // With options.durability == kVolatile, `dir` is ignored and the graph is
   // in memory only.
   static Result<std::unique_ptr<Graph>> Open(const Options& options, std::string_view dir);

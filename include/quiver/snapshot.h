@@ -360,7 +360,8 @@ class Snapshot {
   // to all: FailedPrecondition if no ready index answers the question ("no
   // index on Person.name"; an index still being built does not answer);
   // InvalidArgument for a null or float vector value, a NaN, or a value of
-  // another type than the index declares.
+  // another type than the index declares; ResourceExhausted when memory
+  // runs out (the result's ids, a key's encoding), never an exception.
 
   // The indexes of this snapshot, in declaration order, with state and
   // entry count.

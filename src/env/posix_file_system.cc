@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <utility>
 #include <vector>
@@ -356,7 +357,14 @@ class PosixFs final : public FileSystem {
     }
     const HeldLocks::Key key{st.st_dev, st.st_ino};
     bool shared_holder = false;
-    if (!Held().Add(key, mode, &shared_holder)) {
+    bool added = false;
+    try {
+      added = Held().Add(key, mode, &shared_holder);
+    } catch (const std::bad_alloc&) {
+      ::close(fd);
+      throw;
+    }
+    if (!added) {
       ::close(fd);
       return FailedPreconditionError(base::StrCat("lock is held by this process, ",
                                                   shared_holder ? "shared" : "exclusively",
@@ -380,7 +388,15 @@ class PosixFs final : public FileSystem {
       return FailedPreconditionError(base::StrCat("lock is held by another process, ",
                                                   holders_shared ? "shared" : "exclusively", ": ", path));
     }
-    return std::unique_ptr<FileLock>(std::make_unique<PosixFileLock>(fd, key));
+    try {
+      return std::unique_ptr<FileLock>(std::make_unique<PosixFileLock>(fd, key));
+    } catch (const std::bad_alloc&) {
+      // Out of memory for the handle: the lock is given back (closing the
+      // descriptor drops the flock), or it would stay held for good.
+      Held().Remove(key);
+      ::close(fd);
+      throw;
+    }
   }
 
   Result<std::string> RealPath(const std::string& path) override {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <utility>
 
 #include "base/strings.h"
@@ -357,16 +358,25 @@ Result<std::unique_ptr<FileLock>> SimFileSystem::LockFile(const std::string& pat
     if (!shared || !holders_shared)
       return FailedPreconditionError(
           base::StrCat("lock is held by this process, ", holders_shared ? "shared" : "exclusively", ": ", p));
+  }
+  std::uint64_t token = kSharedHolders;
+  if (it != locks_.end()) {
     ++it->second;
-    return std::unique_ptr<FileLock>(std::make_unique<Lock>(this, p, kSharedHolders, generation_));
+  } else if (shared) {
+    it = locks_.emplace(p, kSharedHolders | 1).first;
+  } else {
+    token = next_lock_token_++;
+    it = locks_.emplace(p, token).first;
   }
-  if (shared) {
-    locks_[p] = kSharedHolders | 1;
-    return std::unique_ptr<FileLock>(std::make_unique<Lock>(this, p, kSharedHolders, generation_));
+  // Out of memory making the handle (it copies the path), the table goes
+  // back to what it was, or the lock would stay held for good. (No handle
+  // was made, so no destructor takes mu_.)
+  try {
+    return std::unique_ptr<FileLock>(std::make_unique<Lock>(this, p, token, generation_));
+  } catch (const std::bad_alloc&) {
+    if (!shared || --it->second == kSharedHolders) locks_.erase(it);
+    throw;
   }
-  const std::uint64_t token = next_lock_token_++;
-  locks_[p] = token;
-  return std::unique_ptr<FileLock>(std::make_unique<Lock>(this, p, token, generation_));
 }
 
 Result<std::uint64_t> SimFileSystem::FreeSpace(const std::string& /*dir*/) {

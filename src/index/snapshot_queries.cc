@@ -1,5 +1,7 @@
 // Snapshot's label counts and index queries (include/quiver/snapshot.h),
 // answered from the version's catalog (index/catalog.h). Nothing locks.
+#include <new>
+
 #include "index/catalog.h"
 #include "index/index_query.h"
 #include "quiver/snapshot.h"
@@ -32,6 +34,26 @@ const storage::GraphRoots& EmptyIndexRoots() {
 // Never null: a default snapshot reads as an empty graph.
 const storage::GraphRoots* RootsOf(const internal::Version* v) {
   return v == nullptr ? &EmptyIndexRoots() : &v->roots;
+}
+
+// An index query's answer when memory runs out (its result, a key's
+// encoding): built as the library loads, so that giving it allocates
+// nothing.
+const Status& QueryOutOfMemory() {
+  static const Status* const s = new Status(
+      internal::ImmortalStatus(StatusCode::kResourceExhausted, "index query: out of memory for its answer"));
+  return *s;
+}
+[[maybe_unused]] const bool query_out_of_memory_built = (QueryOutOfMemory(), true);
+
+// fn()'s answer, or ResourceExhausted if it ran out of memory.
+template <typename Fn>
+auto Guarded(Fn&& fn) -> decltype(fn()) {
+  try {
+    return fn();
+  } catch (const std::bad_alloc&) {
+    return QueryOutOfMemory();
+  }
 }
 
 template <typename Id>
@@ -172,67 +194,67 @@ std::vector<IndexInfo> Snapshot::Indexes() const {
 
 Result<std::vector<VertexId>> Snapshot::FindVertices(std::string_view label, std::string_view key,
                                                      const PropertyValue& value) const {
-  return Find<VertexId>(RootsOf(v_), ElementKind::kVertex, label, key, value);
+  return Guarded([&] { return Find<VertexId>(RootsOf(v_), ElementKind::kVertex, label, key, value); });
 }
 Result<std::vector<EdgeId>> Snapshot::FindEdges(std::string_view type, std::string_view key,
                                                 const PropertyValue& value) const {
-  return Find<EdgeId>(RootsOf(v_), ElementKind::kEdge, type, key, value);
+  return Guarded([&] { return Find<EdgeId>(RootsOf(v_), ElementKind::kEdge, type, key, value); });
 }
 Result<std::optional<VertexId>> Snapshot::FindVertex(std::string_view label, std::string_view key,
                                                      const PropertyValue& value) const {
-  return FindOne<VertexId>(RootsOf(v_), ElementKind::kVertex, label, key, value);
+  return Guarded([&] { return FindOne<VertexId>(RootsOf(v_), ElementKind::kVertex, label, key, value); });
 }
 Result<std::optional<EdgeId>> Snapshot::FindEdge(std::string_view type, std::string_view key,
                                                  const PropertyValue& value) const {
-  return FindOne<EdgeId>(RootsOf(v_), ElementKind::kEdge, type, key, value);
+  return Guarded([&] { return FindOne<EdgeId>(RootsOf(v_), ElementKind::kEdge, type, key, value); });
 }
 Result<std::vector<VertexId>> Snapshot::FindVerticesByIndex(std::string_view index,
                                                             std::span<const PropertyValue> values) const {
-  return FindBy<VertexId>(RootsOf(v_), ElementKind::kVertex, index, values);
+  return Guarded([&] { return FindBy<VertexId>(RootsOf(v_), ElementKind::kVertex, index, values); });
 }
 Result<std::vector<EdgeId>> Snapshot::FindEdgesByIndex(std::string_view index,
                                                        std::span<const PropertyValue> values) const {
-  return FindBy<EdgeId>(RootsOf(v_), ElementKind::kEdge, index, values);
+  return Guarded([&] { return FindBy<EdgeId>(RootsOf(v_), ElementKind::kEdge, index, values); });
 }
 Result<std::optional<VertexId>> Snapshot::FindVertexByIndex(std::string_view index,
                                                             std::span<const PropertyValue> values) const {
-  return FindOneBy<VertexId>(RootsOf(v_), ElementKind::kVertex, index, values);
+  return Guarded([&] { return FindOneBy<VertexId>(RootsOf(v_), ElementKind::kVertex, index, values); });
 }
 Result<std::optional<EdgeId>> Snapshot::FindEdgeByIndex(std::string_view index,
                                                         std::span<const PropertyValue> values) const {
-  return FindOneBy<EdgeId>(RootsOf(v_), ElementKind::kEdge, index, values);
+  return Guarded([&] { return FindOneBy<EdgeId>(RootsOf(v_), ElementKind::kEdge, index, values); });
 }
 Result<std::vector<VertexId>> Snapshot::VerticesInRange(std::string_view label, std::string_view key,
                                                         const IndexRange& range) const {
-  return InRange<VertexId>(RootsOf(v_), ElementKind::kVertex, &label, key, range);
+  return Guarded([&] { return InRange<VertexId>(RootsOf(v_), ElementKind::kVertex, &label, key, range); });
 }
 Result<std::vector<EdgeId>> Snapshot::EdgesInRange(std::string_view type, std::string_view key,
                                                    const IndexRange& range) const {
-  return InRange<EdgeId>(RootsOf(v_), ElementKind::kEdge, &type, key, range);
+  return Guarded([&] { return InRange<EdgeId>(RootsOf(v_), ElementKind::kEdge, &type, key, range); });
 }
 Result<std::uint64_t> Snapshot::CountVerticesInRange(std::string_view label, std::string_view key,
                                                      const IndexRange& range) const {
-  return CountInRange(RootsOf(v_), ElementKind::kVertex, &label, key, range);
+  return Guarded([&] { return CountInRange(RootsOf(v_), ElementKind::kVertex, &label, key, range); });
 }
 Result<std::uint64_t> Snapshot::CountEdgesInRange(std::string_view type, std::string_view key,
                                                   const IndexRange& range) const {
-  return CountInRange(RootsOf(v_), ElementKind::kEdge, &type, key, range);
+  return Guarded([&] { return CountInRange(RootsOf(v_), ElementKind::kEdge, &type, key, range); });
 }
 Result<std::vector<VertexId>> Snapshot::VerticesInRangeByIndex(std::string_view index,
                                                                const IndexRange& range) const {
-  return InRange<VertexId>(RootsOf(v_), ElementKind::kVertex, nullptr, index, range);
+  return Guarded([&] { return InRange<VertexId>(RootsOf(v_), ElementKind::kVertex, nullptr, index, range); });
 }
 Result<std::vector<EdgeId>> Snapshot::EdgesInRangeByIndex(std::string_view index,
                                                           const IndexRange& range) const {
-  return InRange<EdgeId>(RootsOf(v_), ElementKind::kEdge, nullptr, index, range);
+  return Guarded([&] { return InRange<EdgeId>(RootsOf(v_), ElementKind::kEdge, nullptr, index, range); });
 }
 Result<std::uint64_t> Snapshot::CountVerticesInRangeByIndex(std::string_view index,
                                                             const IndexRange& range) const {
-  return CountInRange(RootsOf(v_), ElementKind::kVertex, nullptr, index, range);
+  return Guarded([&] { return CountInRange(RootsOf(v_), ElementKind::kVertex, nullptr, index, range); });
 }
 Result<std::uint64_t> Snapshot::CountEdgesInRangeByIndex(std::string_view index,
                                                          const IndexRange& range) const {
-  return CountInRange(RootsOf(v_), ElementKind::kEdge, nullptr, index, range);
+  return Guarded([&] { return CountInRange(RootsOf(v_), ElementKind::kEdge, nullptr, index, range); });
 }
 
 }  // namespace quiver

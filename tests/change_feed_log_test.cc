@@ -5,9 +5,6 @@
 // (concurrency_change_feed_test.cc: while a writer commits); resume points the files no longer hold get
 // OutOfRange and change nothing.
 #include <gtest/gtest.h>
-#if defined(__SANITIZE_ADDRESS__) && __has_include(<sanitizer/lsan_interface.h>)
-#include <sanitizer/lsan_interface.h>
-#endif
 #include <unistd.h>
 
 #include <atomic>
@@ -502,15 +499,6 @@ TEST_F(ChangeFeedLogTest, CloseWhileReplayingEndsTheSubscription) {
 // batch: no std::bad_alloc crosses Subscribe or Next, a failed call answers
 // ResourceExhausted, and once memory is back a new subscription from the
 // log delivers every batch as before.
-// Turns LeakSanitizer off for this thread's allocations while it lives
-// (nothing without ASan).
-struct LeakCheckDisabled {
-#if defined(__SANITIZE_ADDRESS__) && __has_include(<sanitizer/lsan_interface.h>)
-  LeakCheckDisabled() { __lsan_disable(); }
-  ~LeakCheckDisabled() { __lsan_enable(); }
-#endif
-};
-
 TEST_F(ChangeFeedLogTest, OutOfMemoryWhileSubscribingFromTheLogAnswersResourceExhausted) {
   Options options;
   options.writer.spin_microseconds = 0;
@@ -544,7 +532,7 @@ TEST_F(ChangeFeedLogTest, OutOfMemoryWhileSubscribingFromTheLogAnswersResourceEx
         // reaches). Recovery shares the pattern. LeakSanitizer is told to
         // ignore this region's allocations; everything else the sweep
         // checks (no throw, ResourceExhausted, the feed still works) holds.
-        LeakCheckDisabled no_leak_check;
+        test_util::ScopedLeakCheckDisabled no_leak_check;
         test_util::ScopedOperatorNewFaults hook;
         base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
         try {

@@ -205,10 +205,17 @@ class Rebuilder {
     return Status::Ok();
   }
 
+  // True while a replayed group's batches are being checked and applied.
+  // A std::bad_alloc thrown then may leave the version holding blocks that
+  // are both linked and retired (or freed), and blocks allocated but not yet
+  // linked: it cannot be freed safely (see Recover).
+  bool in_group() const { return in_group_; }
+
   // On failure: frees the half-built version with the chain.
   void Abandon() {
     // Every block replay still tracks is reachable from the version, which
-    // the chain frees whole.
+    // the chain frees whole (between batches: Recover never calls this
+    // after a throw inside one, see in_group).
     replay_blocks_.Clear();
     if (version_ != nullptr) state_->chain->Abandon(version_);
     version_ = nullptr;
@@ -267,10 +274,13 @@ class Rebuilder {
   // fresh chain.
   void FreshVersion() {
     if (version_ == nullptr) return;
+    // The new chain first: if it cannot be made, state_->chain is still
+    // the old one, which Abandon and Recover free.
+    auto* fresh = new storage::VersionChain();
     state_->chain->Abandon(version_);
     version_ = nullptr;
     state_->chain->Shutdown();
-    state_->chain = new storage::VersionChain();
+    state_->chain = fresh;
   }
 
   Status TryCheckpoint(std::uint64_t sequence) {
@@ -709,25 +719,35 @@ namespace {
 
 Result<RecoveredState> Recover(env::FileSystem* fs, const std::string& dir, const Options& options) {
   RecoveredState state;
-  state.chain = new storage::VersionChain();
-  Rebuilder rebuilder(fs, dir, options, &state);
+  state.chain = new storage::VersionChain();  // throws with nothing to free
+  std::optional<Rebuilder> rebuilder;
   Status s;
   try {
-    s = rebuilder.Run();
+    rebuilder.emplace(fs, dir, options, &state);
+    s = rebuilder->Run();
   } catch (const std::bad_alloc&) {
     // Out of memory in the checkpoint's load (its index builds at open run
     // side by side, each with its own collect and sort scratch), the log's
-    // replay or the files' buffers: a status, never an exception. The
-    // half-built version and the chain are left unfreed, as before this
-    // answer existed: a std::bad_alloc from a standard container inside
-    // the loader (its workers' std::function, say) can come after a phase
-    // reserved table slots and before it wrote them, and freeing such a
-    // version reads the unwritten slots (impl.md, "Index reads and opening
-    // with indexes", review).
-    return OpenOutOfMemory();
+    // replay, the index builds after it or the files' buffers: a status,
+    // never an exception, and the half-built version is freed like any
+    // failed one. The loader leaves every table slot below a limit written
+    // whatever throws (checkpoint_reader.cc, the rule at its top), so
+    // DestroyGraph may read them.
+    //
+    // Except inside a replayed batch: an Apply that throws part-way leaves
+    // what the writer's rollback would undo (its tracked blocks, its
+    // retire list), but replay edits its one version in place and has no
+    // rollback. A vertex removal that retired one array and threw retiring
+    // the next leaves the first both linked and retired (or freed, if
+    // private), so freeing the version would free it twice; a block built
+    // for a slot it never reached, or unlinked before a retire that threw,
+    // is reached by nothing. That version and its chain are left unfreed
+    // (impl.md, "Index reads and opening with indexes", review).
+    if (rebuilder && rebuilder->in_group()) return OpenOutOfMemory();
+    s = OpenOutOfMemory();
   }
   if (!s.ok()) {
-    rebuilder.Abandon();
+    if (rebuilder) rebuilder->Abandon();
     state.chain->Shutdown();
     return s;
   }

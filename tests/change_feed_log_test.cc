@@ -526,12 +526,13 @@ TEST_F(ChangeFeedLogTest, OutOfMemoryWhileSubscribingFromTheLogAnswersResourceEx
       bool threw = false;
       {
         // Known leak, not fixed yet: a catch-up step that runs out of
-        // memory part-way (in the checkpoint load or a batch's Apply)
-        // leaks the blocks it had allocated and not yet linked into its
-        // private graph (it is abandoned, which frees what the graph
-        // reaches). Recovery shares the pattern. LeakSanitizer is told to
-        // ignore this region's allocations; everything else the sweep
-        // checks (no throw, ResourceExhausted, the feed still works) holds.
+        // memory inside a batch's Apply leaves its private graph and chain
+        // unfreed (freeing it could free a block twice; LogReplay::in_batch_,
+        // impl.md "Index reads and opening with indexes"). A checkpoint
+        // load that runs out of memory is freed whole. Recovery shares the
+        // pattern. LeakSanitizer is told to ignore this region's
+        // allocations; everything else the sweep checks (no throw,
+        // ResourceExhausted, the feed still works) holds.
         test_util::ScopedLeakCheckDisabled no_leak_check;
         test_util::ScopedOperatorNewFaults hook;
         base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);

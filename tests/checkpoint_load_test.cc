@@ -15,9 +15,11 @@
 #include <thread>
 #include <vector>
 
+#include "alloc_hook.h"
 #include "base/memory.h"
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_reader.h"
+#include "checkpoint/checkpoint_writer.h"
 #include "env/sim_file_system.h"
 #include "format_test_util.h"
 #include "graph_impl.h"
@@ -435,6 +437,91 @@ TEST(CheckpointLoadTest, EveryLoaderAllocationCanFailAndTheGraphIsFreedWhole) {
         break;
       }
       ASSERT_TRUE(threw) << "the failed allocation was not reported: " << s.ToString();
+    }
+  }
+}
+
+// A version on a fresh chain, ready for a load (empty intern tables born in
+// ctx's epoch).
+storage::Version* EmptyVersion(storage::VersionChain* chain, storage::MutationContext* ctx) {
+  storage::Version* v = chain->NewVersion(ctx);
+  storage::OwnInternTable(v->roots.labels, *ctx);
+  storage::OwnInternTable(v->roots.types, *ctx);
+  storage::OwnInternTable(v->roots.keys, *ctx);
+  return v;
+}
+
+// SmallCheckpoint's graph written again in blocks of 64 ids into
+// /small (four vertex blocks, eight edge blocks: a worker that throws
+// leaves blocks no worker took); returns the file's path.
+std::string SmallCheckpointInBlocksOf64(env::SimFileSystem& fs) {
+  std::string dump;
+  const std::string bytes = SmallCheckpoint(fs, &dump);
+  auto* chain = new storage::VersionChain();
+  storage::MutationContext ctx{1, nullptr, nullptr};
+  storage::Version* v = EmptyVersion(chain, &ctx);
+  checkpoint::Header h;
+  EXPECT_TRUE(checkpoint::LoadCheckpoint(format_test::AsBytes(bytes), v->roots, ctx, &h, 1).ok());
+  EXPECT_TRUE(fs.CreateDir("/small").ok());
+  checkpoint::WriteStats stats;
+  EXPECT_TRUE(checkpoint::WriteCheckpoint(&fs, "/small", h.uuid, v->roots, &stats, {.chunk_ids = 64}).ok());
+  chain->Abandon(v);
+  chain->Shutdown();
+  const std::vector<std::string> names = fs.ListDir("/small").value();
+  for (const std::string& name : names)
+    if (checkpoint::ParseCheckpointFileName(name)) return "/small/" + name;
+  ADD_FAILURE() << "no checkpoint in /small";
+  return {};
+}
+
+// As above, with the standard library's allocations failing too (the
+// pool's std::function and vectors, the workers' scratch, a block's read
+// buffer), once and from then on, from a file read block by block: before,
+// a std::bad_alloc after a phase had set its table's limit and before its
+// workers wrote the slots (or after a worker's throw, in the blocks no
+// worker then took) left slots that freeing the graph read unwritten.
+TEST(CheckpointLoadTest, EveryStandardOrEngineAllocationCanFailAndTheGraphIsFreedWhole) {
+  env::SimFileSystem fs;
+  const std::string path = SmallCheckpointInBlocksOf64(fs);
+  auto file = fs.OpenReadable(path).value();
+  for (unsigned threads : {1u, 3u}) {
+    for (auto mode : {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
+      SCOPED_TRACE("threads=" + std::to_string(threads) +
+                   (mode == base::AllocationFaultMode::kOnce ? " once" : " from then on"));
+      int failed = 0;
+      for (std::uint64_t n = 1;; ++n) {
+        SCOPED_TRACE("failing allocation " + std::to_string(n));
+        auto* chain = new storage::VersionChain();
+        storage::MutationContext ctx{1, nullptr, nullptr};
+        storage::Version* v = EmptyVersion(chain, &ctx);
+        checkpoint::Header h;
+        bool threw = false;
+        Status s;
+        std::uint64_t counted = 0;
+        {
+          test_util::ScopedOperatorNewFaults hook;
+          base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
+          try {
+            s = checkpoint::LoadCheckpointFile(*file, v->roots, ctx, &h, threads);
+          } catch (const std::bad_alloc&) {
+            threw = true;
+          }
+          counted = base::DisarmAllocationFaults();
+        }
+        chain->Abandon(v);
+        ASSERT_EQ(ShutdownAndCompare(chain), 0) << "account minus the bytes freed";
+        if (!threw && counted < n) {
+          ASSERT_TRUE(s.ok()) << s.ToString();
+          break;
+        }
+        // An allocation failed: reported by a throw, or by a status where
+        // a caller turned it into one (out of memory, never damage), or
+        // absorbed (a worker thread that could not be started runs on the
+        // calling thread, base::RunOnThreads).
+        ASSERT_TRUE(threw || s.ok() || s.code() == StatusCode::kResourceExhausted) << s.ToString();
+        ++failed;
+      }
+      EXPECT_GT(failed, 20) << "the load should allocate on the calling thread";
     }
   }
 }

@@ -509,7 +509,7 @@ TEST(IndexReadReviewTest, UniqueKeysMovingWithinABatchMatchAModel) {
 // A durable graph in /db with two ready indexes (a unique int64 and an
 // ordered string one: the fixed-width and the generic build) or one,
 // checkpointed, with a WAL tail after the checkpoint.
-std::string IndexedCheckpoint(env::SimFileSystem& fs, int indexes) {
+std::string IndexedCheckpoint(env::SimFileSystem& fs, int indexes, bool log_tail = true) {
   auto g = GraphImpl::OpenDurable(DurableOptions(1), "/db", &fs).value();
   EXPECT_TRUE(g->CreateIndex({.name = "by_i",
                               .label = "P",
@@ -526,10 +526,12 @@ std::string IndexedCheckpoint(env::SimFileSystem& fs, int indexes) {
     b.AddVertex(i % 7 == 0 ? "Q" : "P", {{"i", i * 3 - 400}, {"s", "v" + std::to_string(i % 50)}});
   EXPECT_TRUE(g->Write(std::move(b)).ok());
   EXPECT_TRUE(g->Checkpoint().ok());
-  WriteBatch tail;
-  tail.SetProperty(VertexId(1), "i", 100000);
-  tail.RemoveVertex(VertexId(2));
-  EXPECT_TRUE(g->Write(std::move(tail)).ok());
+  if (log_tail) {
+    WriteBatch tail;
+    tail.SetProperty(VertexId(1), "i", 100000);
+    tail.RemoveVertex(VertexId(2));
+    EXPECT_TRUE(g->Write(std::move(tail)).ok());
+  }
   std::string dump = test_util::Dump(g->GetSnapshot());
   EXPECT_TRUE(g->Close().ok());
   return dump;
@@ -539,48 +541,56 @@ std::string IndexedCheckpoint(env::SimFileSystem& fs, int indexes) {
 // library's) fail in turn (each of the first 64, then at a widening
 // stride), once and from then on, while a checkpoint with
 // indexes loads (its indexes built side by side, one per worker, or one on
-// every thread) and its log replays: Open answers ResourceExhausted or
-// opens the graph whole, and never throws.
+// every thread) and, with a log tail, its log replays: Open answers
+// ResourceExhausted or opens the graph whole, and never throws. Without a
+// log tail, a failed Open frees everything it built (LeakSanitizer checks
+// it under ASan); before, it left the half-built version unfreed, and
+// freeing it could read table slots the loader had not written.
 TEST(IndexReadReviewTest, OutOfMemoryWhileOpeningWithIndexesIsAStatus) {
-  for (int indexes : {2, 1}) {
-    env::SimFileSystem fs;
-    const std::string dump = IndexedCheckpoint(fs, indexes);
-    for (unsigned threads : {1u, 3u}) {
-      for (auto mode : {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
-        SCOPED_TRACE("indexes=" + std::to_string(indexes) + " threads=" + std::to_string(threads) +
-                     (mode == base::AllocationFaultMode::kOnce ? " once" : " from then on"));
-        int exhausted = 0;
-        for (std::uint64_t n = 1;; n += 1 + n / 64) {
-          std::optional<Result<std::unique_ptr<Graph>>> g;
-          bool threw = false;
-          std::uint64_t counted = 0;
-          {
-            // Known leak: an Open that runs out of memory in recovery
-            // leaves its half-built version unfreed (recovery.cc says why),
-            // so LeakSanitizer ignores this region's allocations.
-            test_util::ScopedLeakCheckDisabled no_leak_check;
-            test_util::ScopedOperatorNewFaults hook;
-            base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
-            try {
-              g.emplace(GraphImpl::OpenDurable(DurableOptions(threads), "/db", &fs));
-            } catch (const std::bad_alloc&) {
-              threw = true;
+  for (bool log_tail : {false, true}) {
+    for (int indexes : {2, 1}) {
+      env::SimFileSystem fs;
+      const std::string dump = IndexedCheckpoint(fs, indexes, log_tail);
+      for (unsigned threads : {1u, 3u}) {
+        for (auto mode : {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
+          SCOPED_TRACE("indexes=" + std::to_string(indexes) + " threads=" + std::to_string(threads) +
+                       (mode == base::AllocationFaultMode::kOnce ? " once" : " from then on") +
+                       (log_tail ? " log tail" : ""));
+          int exhausted = 0;
+          for (std::uint64_t n = 1;; n += 1 + n / 64) {
+            std::optional<Result<std::unique_ptr<Graph>>> g;
+            bool threw = false;
+            std::uint64_t counted = 0;
+            {
+              // Known leak, with a log tail only: an Open that runs out of
+              // memory inside a replayed batch leaves its half-built
+              // version unfreed (recovery.cc, Recover, says why), so
+              // LeakSanitizer ignores this region's allocations then.
+              std::optional<test_util::ScopedLeakCheckDisabled> no_leak_check;
+              if (log_tail) no_leak_check.emplace();
+              test_util::ScopedOperatorNewFaults hook;
+              base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
+              try {
+                g.emplace(GraphImpl::OpenDurable(DurableOptions(threads), "/db", &fs));
+              } catch (const std::bad_alloc&) {
+                threw = true;
+              }
+              counted = base::DisarmAllocationFaults();
             }
-            counted = base::DisarmAllocationFaults();
+            ASSERT_FALSE(threw) << "Open threw std::bad_alloc at allocation " << n;
+            if (!g->ok()) {
+              ASSERT_EQ(g->status().code(), StatusCode::kResourceExhausted)
+                  << n << ": " << g->status().ToString();
+              ++exhausted;
+              continue;
+            }
+            ASSERT_EQ(test_util::Dump((**g)->GetSnapshot()), dump) << "allocation " << n;
+            (**g)->Close().IgnoreError();
+            g.reset();
+            if (counted < n) break;  // the open made fewer allocations: every one has failed
           }
-          ASSERT_FALSE(threw) << "Open threw std::bad_alloc at allocation " << n;
-          if (!g->ok()) {
-            ASSERT_EQ(g->status().code(), StatusCode::kResourceExhausted)
-                << n << ": " << g->status().ToString();
-            ++exhausted;
-            continue;
-          }
-          ASSERT_EQ(test_util::Dump((**g)->GetSnapshot()), dump) << "allocation " << n;
-          (**g)->Close().IgnoreError();
-          g.reset();
-          if (counted < n) break;  // the open made fewer allocations: every one has failed
+          EXPECT_GT(exhausted, 10);
         }
-        EXPECT_GT(exhausted, 10);
       }
     }
   }

@@ -31,6 +31,18 @@
 // failed or was skipped after another failure), so a failed load leaves a
 // graph that DestroyGraph frees completely. When several blocks are bad,
 // the one with the lowest index is reported, as a sequential load would.
+//
+// The rule that keeps this true under std::bad_alloc from anywhere (an
+// engine block, or a standard allocation: the pool's std::function, a
+// worker's vector, a block's read buffer): a phase sets a table's limit
+// only once every slot below it is sure to be written on every way out of
+// the phase, exceptions included. ForEachTask gives each task index exactly
+// one of task(i) and skip(i) even when the pool cannot start or a task
+// throws (a guard skips the indices no worker took), ForEachBlock's task
+// zeroes whatever its block did not write whatever threw, and skip and
+// zero never allocate. Before the limit is set (ReserveTable), a failure
+// leaves the limit 0 and DestroyGraph frees the nodes without reading a
+// slot.
 #include "checkpoint/checkpoint_reader.h"
 
 #include <algorithm>
@@ -232,6 +244,8 @@ class FirstError {
     status_ = std::move(s);
     failed_.store(true, std::memory_order_relaxed);
   }
+  // A task threw: the others stop taking work (the exception is rethrown).
+  void Fail() { failed_.store(true, std::memory_order_relaxed); }
   bool failed() const { return failed_.load(std::memory_order_relaxed); }
   Status Take() {
     base::MutexLock lock(&mu_);
@@ -405,10 +419,23 @@ class Loader {
   }
 
   // Runs task(worker, i) for i in [0, n) on the workers, lowest index first
-  // per worker; `skip(i)` instead once any task has failed.
+  // per worker; `skip(i)` instead once any task has failed or thrown. Every
+  // index gets exactly one of the two, even if this throws: the indices no
+  // worker took (the pool could not start, or the workers stopped after a
+  // throw) are skipped on the way out. `skip` must not throw.
   template <typename Task, typename Skip>
   Status ForEachTask(std::size_t n, Task&& task, Skip&& skip) {
     std::atomic<std::size_t> next{0};
+    // Runs after every worker has returned (RunOnThreads joins them before
+    // it rethrows), so nothing takes an index behind it.
+    struct SkipUntaken {
+      std::atomic<std::size_t>& taken;
+      std::size_t count;
+      Skip& skip_one;
+      ~SkipUntaken() {
+        for (std::size_t i = taken.exchange(count, std::memory_order_relaxed); i < count; ++i) skip_one(i);
+      }
+    } skip_untaken{next, n, skip};
     FirstError error;
     base::RunOnThreads(std::min<std::size_t>(threads_, std::max<std::size_t>(n, 1)), [&](unsigned wi) {
       Worker& w = workers_[wi];
@@ -417,7 +444,13 @@ class Loader {
           skip(i);
           continue;
         }
-        Status s = task(w, i);
+        Status s;
+        try {
+          s = task(w, i);
+        } catch (...) {
+          error.Fail();
+          throw;
+        }
         if (!s.ok()) error.Record(i, std::move(s));
       }
     });
@@ -427,9 +460,9 @@ class Loader {
 
   // Reads and checks each element block, then runs decode(worker, block,
   // reader, &done) on its elements; whatever a
-  // block did not write (it failed after `done` elements, or was skipped
-  // after another failure) is zero(from, to)'d, so every reserved slot ends
-  // up written.
+  // block did not write (it failed or threw after `done` elements, or was
+  // skipped after another failure) is zero(from, to)'d, so every reserved
+  // slot ends up written. `zero` must not throw.
   template <typename Decode, typename Zero>
   Status ForEachBlock(const std::vector<BlockRef>& blocks, Decode&& decode, Zero&& zero) {
     return ForEachTask(
@@ -437,19 +470,22 @@ class Loader {
         [&](Worker& w, std::size_t i) {
           const BlockRef& b = blocks[i];
           std::uint64_t done = 0;
-          Result<std::span<const std::byte>> payload = ReadBlock(src_, b, seed_, &w.block);
-          Status st = payload.status();
-          if (st.ok()) {
-            base::ByteReader r = Body(*payload, b);
-            try {
+          Status st;
+          try {
+            // The read too: a file's block goes into the worker's buffer,
+            // which may grow.
+            Result<std::span<const std::byte>> payload = ReadBlock(src_, b, seed_, &w.block);
+            st = payload.status();
+            if (st.ok()) {
+              base::ByteReader r = Body(*payload, b);
               st = decode(w, b, r, &done);
-            } catch (...) {
-              // bad_alloc: the table's limit is already set, so the slots
-              // not yet written must be zeroed before DestroyGraph reads them.
-              zero(b.first + done, b.first + b.count);
-              throw;
+              if (st.ok() && r.remaining() != 0) st = Bad("trailing bytes in block");
             }
-            if (st.ok() && r.remaining() != 0) st = Bad("trailing bytes in block");
+          } catch (...) {
+            // bad_alloc: the table's limit is already set, so the slots
+            // not yet written must be zeroed before DestroyGraph reads them.
+            zero(b.first + done, b.first + b.count);
+            throw;
           }
           if (!st.ok()) zero(b.first + done, b.first + b.count);
           return st;

@@ -481,8 +481,13 @@ void BuildSets(GraphRoots& g, ElementKind kind, storage::MutationContext& ctx) {
         if (leaf->slots[i].type != storage::kDeadType) add(leaf->slots[i].type, pos + i);
     }
   }
-  for (std::uint32_t label = 0; label < names; ++label)
-    if (builders[label] != nullptr) g.catalog->MutableSet(kind, label) = builders[label]->Finish();
+  for (std::uint32_t label = 0; label < names; ++label) {
+    if (builders[label] == nullptr) continue;
+    // Two statements: MutableSet may grow the catalog's vector (and throw),
+    // and until Finish returns the builder still owns (and frees) its nodes.
+    IndexRoot& set = g.catalog->MutableSet(kind, label);
+    set = builders[label]->Finish();
+  }
 }
 
 Status BuildIndex(const GraphRoots& g, const IndexDef& def, unsigned threads, storage::MutationContext& ctx,

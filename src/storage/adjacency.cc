@@ -16,6 +16,13 @@ namespace {
 // less than the margin here) all fit their 32 bits.
 static_assert(kMaxDegreeCeiling + 1 + kMaxDegreeCeiling / 8 <= 0xFFFFFFFFu - (1u << 28));
 
+// Frees `block`, which `ctx` just allocated and nothing reaches yet (an
+// operation undone part-way: its retire threw). Never throws.
+void FreeUnlinkedBlock(void* block, MutationContext& ctx) {
+  if (ctx.blocks != nullptr) ctx.blocks->Remove(block);
+  ctx.account->Free(block);
+}
+
 // Appends `adds` to one group given its array and count; may replace the
 // array, once.
 void AppendToGroup(EdgeArray*& array, std::uint32_t count, std::span<const EntryAdd> adds,
@@ -26,7 +33,14 @@ void AppendToGroup(EdgeArray*& array, std::uint32_t count, std::span<const Entry
     // O(1) copies per append with slack bounded by one allocator bin.
     EdgeArray* grown = NewEdgeArray(array->type, std::max(count + n, count + 1 + count / 8), ctx);
     std::memcpy(grown->entries(), array->entries(), std::size_t{count} * sizeof(EdgeEntry));
-    ctx.Retire(array);  // freed now if this group allocated it
+    try {
+      ctx.Retire(array);  // freed now if this group allocated it
+    } catch (...) {
+      // The retire list could not grow: `array` stays, `grown` goes (the
+      // checkpoint loader tracks no blocks, so nothing else would free it).
+      FreeUnlinkedBlock(grown, ctx);
+      throw;
+    }
     array = grown;
   }
   EdgeEntry* out = array->entries() + count;
@@ -57,7 +71,12 @@ GroupDir* OwnDir(std::uintptr_t& head, std::uint32_t extra, MutationContext& ctx
   GroupDir* copy = NewDir(std::max(d->capacity, d->size + extra), ctx);
   copy->size = d->size;
   std::memcpy(copy->groups(), d->groups(), d->size * sizeof(GroupEntry));
-  ctx.Retire(d);  // freed now if private to this group
+  try {
+    ctx.Retire(d);  // freed now if private to this group
+  } catch (...) {
+    FreeUnlinkedBlock(copy, ctx);  // as in AppendToGroup
+    throw;
+  }
   head = reinterpret_cast<std::uintptr_t>(copy) | 1;
   return copy;
 }

@@ -25,6 +25,10 @@ inline bool OperatorNewShouldFail() {
   return g_operator_new_consults_faults.load(std::memory_order_relaxed) && base::ShouldFailAllocation();
 }
 
+// Called by the test binary's operator delete (quiver_tests) with each
+// block it is about to free; null: nothing is called.
+inline std::atomic<void (*)(void*)> g_operator_delete_observer{nullptr};
+
 // Switches the hook on for a scope.
 class ScopedOperatorNewFaults {
  public:

@@ -4,11 +4,15 @@
 #include "base/memory.h"
 
 #include <gtest/gtest.h>
+#include <malloc.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <future>
 #include <iostream>
 #include <memory>
@@ -18,9 +22,11 @@
 #include <utility>
 #include <vector>
 
+#include "alloc_hook.h"
 #include "env/forwarding_file_system.h"
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
+#include "index/index_build.h"
 #include "quiver/graph.h"
 #include "test_util.h"
 
@@ -972,6 +978,144 @@ TEST(MemoryTest, ChangesAcrossTheBatchesOfOneGroupRetireLinearBytes) {
   held = Snapshot();
   now = Snapshot();
   EXPECT_EQ(SettledMemoryStats(graph).retired_bytes, 0u);
+}
+
+// --- Large blocks given back in steps (base::DiscardPagesInSteps)
+
+// The 2 MiB-aligned steps inside [p, p + bytes).
+std::pair<std::uintptr_t, std::uintptr_t> WholeSteps(const void* p, std::size_t bytes) {
+  constexpr std::uintptr_t kStep = base::kDiscardStepBytes;
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  return {(at + kStep - 1) & ~(kStep - 1), (at + bytes) & ~(kStep - 1)};
+}
+
+TEST(DiscardPagesTest, WholeStepsReadZeroAndTheBytesAroundThemAreKept) {
+  const std::size_t bytes = base::kStepDiscardMinBytes + 3 * base::kDiscardStepBytes + 12345;
+  std::vector<unsigned char> block(bytes + 64, 0xAB);
+  // An unaligned start, so that both ends fall inside a step.
+  unsigned char* p = block.data() + 7;
+  base::DiscardPagesInSteps(p, bytes);
+  const auto [begin, end] = WholeSteps(p, bytes);
+  ASSERT_LT(begin, end);
+  std::size_t zero = 0, kept = 0, wrong = 0;
+  for (std::size_t i = 0; i < block.size(); ++i) {
+    const auto at = reinterpret_cast<std::uintptr_t>(block.data() + i);
+    if (at >= begin && at < end) {
+      zero += block[i] == 0;
+      wrong += block[i] != 0;
+    } else {
+      kept += block[i] == 0xAB;
+      wrong += block[i] != 0xAB;
+    }
+  }
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(zero, end - begin);
+  EXPECT_EQ(kept, block.size() - (end - begin));
+  // The memory stays usable: written again, it holds what was written.
+  std::fill(block.begin(), block.end(), 0x5C);
+  EXPECT_EQ(std::count(block.begin(), block.end(), 0x5C), static_cast<std::ptrdiff_t>(block.size()));
+}
+
+TEST(DiscardPagesTest, BlocksBelowTheThresholdAreLeftAlone) {
+  std::vector<unsigned char> block(base::kStepDiscardMinBytes - 1, 0xAB);
+  base::DiscardPagesInSteps(block.data(), block.size());
+  EXPECT_EQ(std::count(block.begin(), block.end(), 0xAB), static_cast<std::ptrdiff_t>(block.size()));
+}
+
+std::atomic<std::size_t> g_discarded_bytes{0};
+void CountDiscard(void*, std::size_t bytes) { g_discarded_bytes += bytes; }
+
+TEST(DiscardPagesTest, OnlyHugeAccountBlocksAndLargeScratchArraysAreDiscarded) {
+  base::SetDiscardObserverForTesting(&CountDiscard);
+  g_discarded_bytes = 0;
+  base::MemoryAccount account;
+  // A block mimalloc keeps in its segments, reused warm (as a batch's
+  // edge-add buffers are, on the writer's thread): left alone.
+  void* large = account.Allocate(base::kAccountDiscardMinBytes / 2);
+  std::memset(large, 0x11, base::kAccountDiscardMinBytes / 2);
+  account.Free(large);
+  EXPECT_EQ(g_discarded_bytes.load(), 0u);
+  // A huge one, which the allocator unmaps: discarded first.
+  void* huge = account.Allocate(base::kAccountDiscardMinBytes + 4096);
+  std::memset(huge, 0x11, base::kAccountDiscardMinBytes + 4096);
+  account.Free(huge);
+  EXPECT_GE(g_discarded_bytes.load(), base::kAccountDiscardMinBytes + 4096);
+  EXPECT_EQ(account.allocated_bytes(), 0);
+
+  // A scratch vector that regrows past the threshold: each old array is
+  // discarded only after its values were moved.
+  g_discarded_bytes = 0;
+  {
+    std::vector<std::uint64_t, base::SteppedReleaseAllocator<std::uint64_t>> v;
+    const std::uint64_t n = 3 * base::kStepDiscardMinBytes / sizeof(std::uint64_t);
+    for (std::uint64_t i = 0; i < n; ++i) v.push_back(i * 2654435761u);
+    bool same = true;
+    for (std::uint64_t i = 0; i < n; ++i) same = same && v[i] == i * 2654435761u;
+    EXPECT_TRUE(same);
+  }
+  EXPECT_GE(g_discarded_bytes.load(), 3 * base::kStepDiscardMinBytes);
+  base::SetDiscardObserverForTesting(nullptr);
+}
+
+// Counts blocks of at least the threshold that operator delete frees with
+// pages still resident in their whole steps: blocks given back whole.
+std::atomic<int> g_resident_large_deletes{0};
+void CountResidentLargeDelete(void* p) {
+  if (p == nullptr) return;
+  const std::size_t bytes = malloc_usable_size(p);
+  if (bytes < base::kStepDiscardMinBytes) return;
+  const auto [begin, end] = WholeSteps(p, bytes);
+  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident((end - begin) / page);
+  if (begin >= end || mincore(reinterpret_cast<void*>(begin), end - begin, resident.data()) != 0) return;
+  if (std::any_of(resident.begin(), resident.end(), [](unsigned char r) { return (r & 1) != 0; }))
+    ++g_resident_large_deletes;
+}
+
+TEST(DiscardPagesTest, IndexBuildScratchIsNeverFreedWhole) {
+  {
+    // The detector's control: a plain vector of the same size is seen.
+    g_resident_large_deletes = 0;
+    auto plain = std::make_unique<std::vector<std::uint64_t>>(
+        2 * base::kStepDiscardMinBytes / sizeof(std::uint64_t), 1);
+    test_util::g_operator_delete_observer.store(&CountResidentLargeDelete);
+    plain.reset();
+    test_util::g_operator_delete_observer.store(nullptr);
+    EXPECT_EQ(g_resident_large_deletes.load(), 1);
+  }
+  for (const std::int32_t width : {8, -1}) {
+    SCOPED_TRACE(width == 8 ? "fixed-width keys" : "variable-width keys");
+    index::EntryList list(width);
+    // Enough entries that each array (and a variable-width sort's merge
+    // array) passes the threshold.
+    const std::uint64_t n = 600'000;
+    std::string key(width == 8 ? 8 : 12, 'k');
+    for (std::uint64_t i = 0; i < n; ++i) {
+      const std::uint64_t k = i * 0x9E3779B97F4A7C15ull;
+      if (width == 8) {
+        list.AddFixed(k, i);
+      } else {
+        std::memcpy(key.data(), &k, 8);
+        list.Add(key, i);
+      }
+    }
+    g_resident_large_deletes = 0;
+    test_util::g_operator_delete_observer.store(&CountResidentLargeDelete);
+    list.Sort(2);
+    std::uint64_t seen = 0;
+    bool ordered = true;
+    std::string last;
+    list.ForEach([&](std::string_view k, std::uint64_t) {
+      ordered = ordered && (seen == 0 || last <= k);
+      last.assign(k);
+      ++seen;
+    });
+    list = index::EntryList(width);  // frees the arrays
+    test_util::g_operator_delete_observer.store(nullptr);
+    EXPECT_EQ(seen, n);
+    EXPECT_TRUE(ordered);
+    EXPECT_EQ(g_resident_large_deletes.load(), 0);
+  }
 }
 
 }  // namespace

@@ -55,7 +55,11 @@ void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
   return ::operator new(n, std::nothrow);
 }
-void operator delete(void* p) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  if (auto* observe = quiver::test_util::g_operator_delete_observer.load(std::memory_order_relaxed))
+    observe(p);
+  std::free(p);
+}
 void operator delete(void* p, const std::nothrow_t&) noexcept { ::operator delete(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { ::operator delete(p); }
 void operator delete[](void* p) noexcept { ::operator delete(p); }

@@ -1,7 +1,10 @@
 #include "base/memory.h"
 
+#include <sys/mman.h>
+
 #include <atomic>
 #include <cassert>
+#include <cstdint>
 #include <new>
 
 // QUIVER_USE_MIMALLOC=0 (the sanitizer presets) routes engine blocks through
@@ -35,6 +38,20 @@ std::atomic<std::uint64_t> fault_at{0};
 std::atomic<bool> fault_persistent{false};
 
 std::atomic<FreeObserver> free_observer{nullptr};
+std::atomic<void (*)(void*, std::size_t)> discard_observer{nullptr};
+
+// Whether mimalloc was told to use huge OS pages: then a step could split
+// one or, on the kernels with the hugetlb bug (memory.h), overrun it, and
+// mimalloc itself never resets such memory, so neither does Free.
+bool HugeOsPages() {
+#if !defined(QUIVER_USE_MIMALLOC) || QUIVER_USE_MIMALLOC
+  static const bool huge =
+      mi_option_is_enabled(mi_option_large_os_pages) || mi_option_get(mi_option_reserve_huge_os_pages) > 0;
+  return huge;
+#else
+  return false;
+#endif
+}
 
 }  // namespace
 
@@ -90,8 +107,26 @@ void* MemoryAccount::AllocateGood(std::size_t bytes) {
 void MemoryAccount::Free(void* p) {
   if (p == nullptr) return;
   if (FreeObserver observe = free_observer.load(std::memory_order_relaxed); observe != nullptr) observe(p);
-  allocated_.fetch_sub(static_cast<std::int64_t>(QUIVER_USABLE_SIZE(p)), std::memory_order_relaxed);
+  const std::size_t bytes = QUIVER_USABLE_SIZE(p);
+  allocated_.fetch_sub(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
+  if (bytes >= kAccountDiscardMinBytes && !HugeOsPages()) DiscardPagesInSteps(p, bytes);
   QUIVER_FREE(p);
+}
+
+void SetDiscardObserverForTesting(void (*fn)(void* p, std::size_t bytes)) {
+  discard_observer.store(fn, std::memory_order_release);
+}
+
+void DiscardPagesInSteps(void* p, std::size_t bytes) {
+  if (bytes < kStepDiscardMinBytes) return;
+  if (auto* observe = discard_observer.load(std::memory_order_acquire)) observe(p, bytes);
+  constexpr std::uintptr_t kStep = kDiscardStepBytes;
+  const std::uintptr_t start = (reinterpret_cast<std::uintptr_t>(p) + kStep - 1) & ~(kStep - 1);
+  const std::uintptr_t end = (reinterpret_cast<std::uintptr_t>(p) + bytes) & ~(kStep - 1);
+  for (std::uintptr_t at = start; at < end; at += kStep) {
+    // Advice only: a failure leaves the pages to the free that follows.
+    (void)madvise(reinterpret_cast<void*>(at), kStep, MADV_DONTNEED);
+  }
 }
 
 std::size_t UsableSize(void* p) { return QUIVER_USABLE_SIZE(p); }

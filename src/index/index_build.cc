@@ -4,6 +4,7 @@
 #include <atomic>
 #include <bit>
 #include <cstring>
+#include <iterator>
 #include <memory>
 
 #include "base/parallel.h"
@@ -147,9 +148,11 @@ void EntryList::Append(EntryList&& other) {
 
 namespace {
 
-// Sorts `v` with `less`: two halves on two threads, then one merge.
-template <typename T, typename Less>
-void ParallelSort(std::vector<T>& v, unsigned threads, Less less) {
+// Sorts `v` with `less`: two halves on two threads, then one merge into a
+// second array of v's own type (std::inplace_merge's buffer would be freed
+// whole, stalling a writer that maps memory meanwhile: base::DiscardPagesInSteps).
+template <typename Vector, typename Less>
+void ParallelSort(Vector& v, unsigned threads, Less less) {
   if (threads < 2 || v.size() < 65536) {
     std::sort(v.begin(), v.end(), less);
     return;
@@ -162,7 +165,10 @@ void ParallelSort(std::vector<T>& v, unsigned threads, Less less) {
       std::sort(mid, v.end(), less);
     }
   });
-  std::inplace_merge(v.begin(), mid, v.end(), less);
+  Vector merged;
+  merged.reserve(v.size());
+  std::merge(v.begin(), mid, mid, v.end(), std::back_inserter(merged), less);
+  v.swap(merged);
 }
 
 }  // namespace
@@ -312,7 +318,14 @@ void EntryList::Sort(unsigned threads) {
   if (width_ == 8) {
     const std::size_t n = fixed_.size();
     const unsigned runs = threads < 2 || n < 65536 ? 1 : threads;
-    std::unique_ptr<Fixed[]> scratch(new Fixed[n]);  // default-initialised: not written here
+    // Not initialised: SortRun writes before it reads. Given back in steps,
+    // as the list's own array.
+    struct ScratchArray {
+      std::size_t n;
+      Fixed* p = base::SteppedReleaseAllocator<Fixed>().allocate(n);
+      ~ScratchArray() { base::SteppedReleaseAllocator<Fixed>().deallocate(p, n); }
+      Fixed* get() const { return p; }
+    } scratch{n};
     run_ends_.assign(runs, 0);
     base::RunOnThreads(runs, [&](unsigned r) {
       const std::size_t begin = n * r / runs, end = n * (r + 1) / runs;

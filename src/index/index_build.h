@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "base/memory.h"
 #include "index/catalog.h"
 #include "index/index_keys.h"
 #include "quiver/status.h"
@@ -71,12 +72,17 @@ class EntryList {
   static void SortRun(Fixed* a, Fixed* tmp, std::size_t n);
   std::string_view KeyOf(const Var& v) const { return std::string_view(arena_).substr(v.offset, v.length); }
 
+  // Up to hundreds of MB each: given back in steps (base::SteppedReleaseAllocator),
+  // so that freeing them does not stall a writer that maps memory meanwhile.
+  template <typename T>
+  using Scratch = std::vector<T, base::SteppedReleaseAllocator<T>>;
+
   std::int32_t width_;
-  std::vector<Fixed> fixed_;
+  Scratch<Fixed> fixed_;
   // After Sort: where each sorted run of fixed_ ends (empty: one run).
   std::vector<std::size_t> run_ends_;
-  std::string arena_;
-  std::vector<Var> var_;
+  std::basic_string<char, std::char_traits<char>, base::SteppedReleaseAllocator<char>> arena_;
+  Scratch<Var> var_;
 };
 
 // Collects the entries of `def` from `g`. InvalidArgument naming the

@@ -17,7 +17,10 @@
 #ifndef QUIVER_STORAGE_RETIRE_LIST_H_
 #define QUIVER_STORAGE_RETIRE_LIST_H_
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -25,6 +28,50 @@
 #include "base/safe_hash.h"
 
 namespace quiver::storage {
+
+// While one lives on a thread, RetireList::FreeAll on that thread frees in
+// slices of kPacedFreeBlocks and rests after each at least as long as the
+// slice took (and kPacedFreeRest): for a backlog freed off the writer's
+// thread (an online build's pinned snapshot, released by CreateIndex).
+//
+// Why: mimalloc hands a block freed by another thread back to its owner
+// (the writer) on a list the owner walks, a cache miss per block, at its
+// next allocation slow path, and the first free into each full page queues
+// that page for the owner at once. Freed in one burst, the ~100K blocks
+// an index build's backlog holds made one of the writer's commits wait
+// 10-25 ms (docs/impl.md, "Online index builds"); paced, each slow path
+// finds only what was freed since the last.
+inline constexpr std::size_t kPacedFreeBlocks = 256;
+inline constexpr std::chrono::microseconds kPacedFreeRest{20};
+
+// The pacing state of one thread: slices run across retire lists (a
+// backlog is thousands of versions' lists, most of a few blocks each).
+struct FreePacer {
+  bool on = false;
+  std::size_t in_slice = 0;  // blocks freed since the last rest
+  std::chrono::steady_clock::time_point slice_start;
+
+  // After each paced free.
+  void Count() {
+    if (in_slice++ == 0) slice_start = std::chrono::steady_clock::now();
+    if (in_slice < kPacedFreeBlocks) return;
+    std::this_thread::sleep_for(std::max<std::chrono::steady_clock::duration>(
+        std::chrono::steady_clock::now() - slice_start, kPacedFreeRest));
+    in_slice = 0;
+  }
+};
+inline thread_local FreePacer this_thread_free_pacer;
+
+class ScopedPacedFrees {
+ public:
+  ScopedPacedFrees() : was_(std::exchange(this_thread_free_pacer.on, true)) {}
+  ~ScopedPacedFrees() { this_thread_free_pacer.on = was_; }
+  ScopedPacedFrees(const ScopedPacedFrees&) = delete;
+  ScopedPacedFrees& operator=(const ScopedPacedFrees&) = delete;
+
+ private:
+  bool was_;
+};
 
 class RetireList {
  public:
@@ -54,9 +101,18 @@ class RetireList {
   std::size_t bytes() const { return bytes_; }
   std::size_t size() const { return entries_.size(); }
 
-  // Frees every entry; the list is empty afterwards.
+  // Frees every entry; the list is empty afterwards. Paced on a thread
+  // that holds a ScopedPacedFrees.
   void FreeAll(base::MemoryAccount* account) {
-    for (const Entry& e : entries_) e.fn(e.block, account);
+    FreePacer& pacer = this_thread_free_pacer;
+    if (!pacer.on) {
+      for (const Entry& e : entries_) e.fn(e.block, account);
+    } else {
+      for (const Entry& e : entries_) {
+        e.fn(e.block, account);
+        pacer.Count();
+      }
+    }
     Forget();
   }
   // Empties the list without freeing anything (a rolled-back group: its

@@ -1138,13 +1138,21 @@ TEST(PacedFreesTest, SlicesRunAcrossListsEveryBlockIsFreedAndTheScopeRestores) {
       EXPECT_TRUE(pacer.on);
     }
     EXPECT_TRUE(pacer.on);  // the outer scope still paces
-    pacer.in_slice = 0;
     for (storage::RetireList& list : lists) list.FreeAll(&account);
     // 905 frees: three whole slices rested after, 137 into the fourth, the
     // count carried from list to list (most lists of a backlog are short).
-    EXPECT_EQ(pacer.in_slice, (300 + 5 + 600) % storage::kPacedFreeBlocks);
+    EXPECT_EQ(pacer.in_slice, (300 + 5 + 600) % storage::kPacedFreeEntries);
   }
   EXPECT_FALSE(pacer.on);
+  // A later scope on the same thread (background_nice = 0 runs a release on
+  // the caller's thread) starts a fresh slice: it never rests for a slice
+  // an earlier build left part-way.
+  EXPECT_NE(pacer.in_slice, 0u);
+  {
+    storage::ScopedPacedFrees again;
+    EXPECT_EQ(pacer.in_slice, 0u);
+    EXPECT_EQ(pacer.busy.count(), 0);
+  }
   EXPECT_EQ(account.allocated_bytes(), 0);
   for (const storage::RetireList& list : lists) EXPECT_TRUE(list.empty());
 

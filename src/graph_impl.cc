@@ -857,7 +857,10 @@ Status GraphImpl::BuildAndPublish(const std::string& name, SequenceNumber declar
     index::BuiltIndex* built;
     ~ReleaseInBackground() {
       try {
-        base::RunInBackground(nice, [this] { built->ReleaseVersions(); });
+        base::RunInBackground(nice, [this] {
+          storage::ScopedPacedFrees paced;  // the backlog goes back to the writer a slice at a time
+          built->ReleaseVersions();
+        });
       } catch (...) {
         built->ReleaseVersions();  // a destructor never throws
       }

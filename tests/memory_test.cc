@@ -28,6 +28,7 @@
 #include "graph_impl.h"
 #include "index/index_build.h"
 #include "quiver/graph.h"
+#include "storage/retire_list.h"
 #include "test_util.h"
 
 namespace quiver {
@@ -1116,6 +1117,52 @@ TEST(DiscardPagesTest, IndexBuildScratchIsNeverFreedWhole) {
     EXPECT_TRUE(ordered);
     EXPECT_EQ(g_resident_large_deletes.load(), 0);
   }
+}
+
+// --- A backlog freed a slice at a time (storage::ScopedPacedFrees)
+
+TEST(PacedFreesTest, SlicesRunAcrossListsEveryBlockIsFreedAndTheScopeRestores) {
+  base::MemoryAccount account;
+  std::vector<storage::RetireList> lists(3);
+  const std::size_t sizes[3] = {300, 5, 600};
+  for (std::size_t l = 0; l < 3; ++l)
+    for (std::size_t i = 0; i < sizes[l]; ++i) lists[l].Add(account.Allocate(64));
+  ASSERT_GT(account.allocated_bytes(), 0);
+  storage::FreePacer& pacer = storage::this_thread_free_pacer;
+  EXPECT_FALSE(pacer.on);
+  {
+    storage::ScopedPacedFrees paced;
+    EXPECT_TRUE(pacer.on);
+    {
+      storage::ScopedPacedFrees nested;
+      EXPECT_TRUE(pacer.on);
+    }
+    EXPECT_TRUE(pacer.on);  // the outer scope still paces
+    for (storage::RetireList& list : lists) list.FreeAll(&account);
+    // 905 frees: three whole slices rested after, 137 into the fourth, the
+    // count carried from list to list (most lists of a backlog are short).
+    EXPECT_EQ(pacer.in_slice, (300 + 5 + 600) % storage::kPacedFreeEntries);
+  }
+  EXPECT_FALSE(pacer.on);
+  // A later scope on the same thread (background_nice = 0 runs a release on
+  // the caller's thread) starts a fresh slice: it never rests for a slice
+  // an earlier build left part-way.
+  EXPECT_NE(pacer.in_slice, 0u);
+  {
+    storage::ScopedPacedFrees again;
+    EXPECT_EQ(pacer.in_slice, 0u);
+    EXPECT_EQ(pacer.busy.count(), 0);
+  }
+  EXPECT_EQ(account.allocated_bytes(), 0);
+  for (const storage::RetireList& list : lists) EXPECT_TRUE(list.empty());
+
+  // Without the scope nothing is counted.
+  storage::RetireList plain;
+  plain.Add(account.Allocate(64));
+  const std::size_t before = pacer.in_slice;
+  plain.FreeAll(&account);
+  EXPECT_EQ(pacer.in_slice, before);
+  EXPECT_EQ(account.allocated_bytes(), 0);
 }
 
 }  // namespace

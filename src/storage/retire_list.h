@@ -17,7 +17,10 @@
 #ifndef QUIVER_STORAGE_RETIRE_LIST_H_
 #define QUIVER_STORAGE_RETIRE_LIST_H_
 
+#include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -25,6 +28,51 @@
 #include "base/safe_hash.h"
 
 namespace quiver::storage {
+
+// While one lives on a thread, RetireList::FreeAll on that thread frees in
+// slices of kPacedFreeEntries retire-list entries and rests after each as
+// long as the slice's frees took (kPacedFreeRest at least): for the backlog
+// an online index build's pinned snapshot held back, which CreateIndex
+// releases off the writer's thread.
+//
+// Why: mimalloc hands a block freed by another thread back to its owner
+// (the writer) on a list the owner walks, a cache miss per block, at its
+// next allocation slow path, and the first free into each full page queues
+// that page for the owner at once. Freed in one burst, the ~100K blocks of
+// a 10M-entry build's backlog made one of the writer's commits wait 10-25
+// ms (docs/impl.md, "Online index builds"); paced, each slow path finds
+// only what was freed since the last. Only the thread that frees the
+// backlog paces it: when an older snapshot than the build's is still held,
+// that snapshot's release frees the backlog, unpaced.
+inline constexpr std::size_t kPacedFreeEntries = 256;
+inline constexpr std::chrono::microseconds kPacedFreeRest{20};
+
+// The pacing state of one thread. A slice runs across retire lists (a
+// backlog is thousands of versions' lists, most of a few entries) and
+// counts only time spent freeing, not the time between two FreeAll calls.
+struct FreePacer {
+  bool on = false;
+  std::size_t in_slice = 0;                    // entries freed since the last rest
+  std::chrono::steady_clock::duration busy{};  // time those frees took
+};
+inline thread_local FreePacer this_thread_free_pacer;
+
+class ScopedPacedFrees {
+ public:
+  // The outermost scope starts a fresh slice.
+  ScopedPacedFrees() : was_(std::exchange(this_thread_free_pacer.on, true)) {
+    if (!was_) {
+      this_thread_free_pacer.in_slice = 0;
+      this_thread_free_pacer.busy = {};
+    }
+  }
+  ~ScopedPacedFrees() { this_thread_free_pacer.on = was_; }
+  ScopedPacedFrees(const ScopedPacedFrees&) = delete;
+  ScopedPacedFrees& operator=(const ScopedPacedFrees&) = delete;
+
+ private:
+  bool was_;
+};
 
 class RetireList {
  public:
@@ -54,9 +102,27 @@ class RetireList {
   std::size_t bytes() const { return bytes_; }
   std::size_t size() const { return entries_.size(); }
 
-  // Frees every entry; the list is empty afterwards.
+  // Frees every entry; the list is empty afterwards. Paced on a thread
+  // that holds a ScopedPacedFrees.
   void FreeAll(base::MemoryAccount* account) {
-    for (const Entry& e : entries_) e.fn(e.block, account);
+    FreePacer& pacer = this_thread_free_pacer;
+    if (!pacer.on) {
+      for (const Entry& e : entries_) e.fn(e.block, account);
+    } else {
+      auto since = std::chrono::steady_clock::now();
+      for (const Entry& e : entries_) {
+        e.fn(e.block, account);
+        if (++pacer.in_slice < kPacedFreeEntries) continue;
+        const auto now = std::chrono::steady_clock::now();
+        pacer.busy += now - since;
+        std::this_thread::sleep_for(
+            std::max<std::chrono::steady_clock::duration>(pacer.busy, kPacedFreeRest));
+        pacer.in_slice = 0;
+        pacer.busy = {};
+        since = std::chrono::steady_clock::now();
+      }
+      pacer.busy += std::chrono::steady_clock::now() - since;
+    }
     Forget();
   }
   // Empties the list without freeing anything (a rolled-back group: its

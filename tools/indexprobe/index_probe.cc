@@ -12,6 +12,12 @@
 //   upserts  UpsertVertex of N distinct random keys through a unique index in batches of 1,000 on
 //            a fresh volatile graph: "create" (every key new), then "merge" (every key found, the
 //            keys in another order); upserts/s per run, medians.
+//   online   the online build's commit stall: N vertices ("k", "t" as above) with an exact and a
+//            unique index on "k" and an ordered one on "t" (the family's graph at that point);
+//            then, R times, a writer thread commits one vertex every 100 us while CreateIndex
+//            builds an exact index on "t" (dropped after each run): the longest commit during
+//            the build and outside it (0.5 s before and after), their ratio (the family's
+//            onlineBuildCommitStall), and when in the build the longest began.
 //   durable  C single-vertex synced commits into a durable graph in D (a fresh subdirectory per
 //            run; must exist) with a unique index on "k" ("with") and into one without,
 //            alternately, R times each: commits/s, medians, and with / without.
@@ -24,11 +30,14 @@
 #include <time.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cli_args.h"
@@ -50,10 +59,11 @@ struct Args {
 };
 
 [[noreturn]] void Usage(const char* why) {
-  std::fprintf(stderr,
-               "quiver-index-probe: %s\nusage: quiver-index-probe [--scenario batches|upserts|durable] "
-               "[--vertices N] [--runs R] [--commits C] [--dir D] [--side both|with|without]\n",
-               why);
+  std::fprintf(
+      stderr,
+      "quiver-index-probe: %s\nusage: quiver-index-probe [--scenario batches|upserts|online|durable] "
+      "[--vertices N] [--runs R] [--commits C] [--dir D] [--side both|with|without]\n",
+      why);
   std::exit(2);
 }
 
@@ -75,7 +85,8 @@ Args Parse(int argc, char** argv) {
   if (flags.Has("--scenario")) a.scenario = flags.Get("--scenario");
   if (flags.Has("--side")) a.side = flags.Get("--side");
   a.dir = flags.Get("--dir");
-  if (a.scenario != "batches" && a.scenario != "upserts" && a.scenario != "durable") Usage("bad --scenario");
+  if (a.scenario != "batches" && a.scenario != "upserts" && a.scenario != "online" && a.scenario != "durable")
+    Usage("bad --scenario");
   if (a.side != "both" && a.side != "with" && a.side != "without") Usage("bad --side");
   if (a.scenario == "durable" && a.dir.empty()) Usage("--scenario durable needs --dir");
   if (a.vertices < kBatch || a.commits == 0 || runs == 0 || runs > 1000)
@@ -208,7 +219,74 @@ Timed Durable(const std::string& dir, std::uint64_t commits, bool indexed) {
   return t;
 }
 
+// One online build beside a paced writer; prints and returns the stall ratio.
+double OnlineBuild(Graph& g, std::uint64_t* next, int run) {
+  struct Commit {
+    std::uint64_t start, end;
+  };
+  std::vector<Commit> commits;
+  commits.reserve(1 << 16);
+  std::atomic<bool> stop{false};
+  std::thread writer([&] {
+    auto due = std::chrono::steady_clock::now();
+    while (!stop.load(std::memory_order_relaxed)) {
+      WriteBatch b;
+      const std::uint64_t i = (*next)++;
+      b.AddVertex("P", {{"k", KeyOf(i, kSaltK)}, {"t", KeyOf(i, kSaltT)}});
+      const std::uint64_t t0 = WallNs();
+      ValueOrDie(g.Write(std::move(b)), "Write");
+      commits.push_back({t0, WallNs()});
+      due += std::chrono::microseconds(100);
+      std::this_thread::sleep_until(due);
+      if (std::chrono::steady_clock::now() > due + std::chrono::milliseconds(10))
+        due = std::chrono::steady_clock::now();
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const std::uint64_t b0 = WallNs();
+  Index(g, "t_online", "P", "t", IndexKind::kExact);
+  const std::uint64_t b1 = WallNs();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  stop = true;
+  writer.join();
+  CheckOk(g.DropIndex("t_online"), "DropIndex");
+  std::uint64_t in = 0, out = 0, in_start = 0;
+  for (const Commit& c : commits) {
+    const bool during = c.end > b0 && c.start < b1;
+    const std::uint64_t d = c.end - c.start;
+    if (during && d > in) in = d, in_start = c.start;
+    if (!during) out = std::max(out, d);
+  }
+  const double ratio = static_cast<double>(in) / static_cast<double>(std::max<std::uint64_t>(out, 1));
+  std::printf(
+      "run %d: build %.3f s; longest commit %.2f ms during (began %.3f s in), %.2f ms outside; ratio %.2f\n",
+      run, static_cast<double>(b1 - b0) / 1e9, static_cast<double>(in) / 1e6,
+      in_start > b0 ? static_cast<double>(in_start - b0) / 1e9 : 0.0, static_cast<double>(out) / 1e6, ratio);
+  return ratio;
+}
+
+int RunOnline(const Args& a) {
+  auto graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory");
+  std::uint64_t next = 0;
+  for (; next < a.vertices; next += 10 * kBatch) {
+    WriteBatch b;
+    for (std::uint64_t i = next; i < next + 10 * kBatch && i < a.vertices; ++i)
+      b.AddVertex("P", {{"k", KeyOf(i, kSaltK)}, {"t", KeyOf(i, kSaltT)}});
+    ValueOrDie(graph->Write(std::move(b)), "Write");
+  }
+  next = a.vertices;
+  Index(*graph, "k_exact", "P", "k", IndexKind::kExact);
+  Index(*graph, "k_unique", "P", "k", IndexKind::kUnique);
+  Index(*graph, "t_ordered", "P", "t", IndexKind::kOrdered);
+  std::vector<double> ratios;
+  for (int r = 0; r < a.runs; ++r) ratios.push_back(OnlineBuild(*graph, &next, r));
+  std::printf("median of %d: stall ratio %.2f; %llu vertices\n", a.runs, Median(ratios),
+              static_cast<unsigned long long>(a.vertices));
+  return 0;
+}
+
 int Run(const Args& a) {
+  if (a.scenario == "online") return RunOnline(a);
   const bool with = a.side != "without", without = a.side != "with";
   std::vector<double> rw, rwo, uw, uwo;
   if (a.scenario == "upserts") {

@@ -198,6 +198,34 @@ std::string EncodeIdentity(std::uint32_t version) {
   return out;
 }
 
+Result<bool> CheckEmptyOrMissing(env::FileSystem* fs, const std::string& dir, std::string_view what) {
+  QUIVER_ASSIGN_OR_RETURN(bool exists, fs->Exists(dir));
+  if (!exists) return false;
+  QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
+  if (!names.empty())
+    return FailedPreconditionError(base::StrCat(what, ": ", dir, " is not empty (it holds \"", names.front(),
+                                                "\"); a new graph goes into a new or empty directory"));
+  return true;
+}
+
+RemoveUnlessDone::RemoveUnlessDone(env::FileSystem* fs, const std::string& dir,
+                                   std::uint64_t checkpoint_sequence)
+    : fs_(fs) {
+  const std::string identity = env::JoinPath(dir, kIdentityFileName);
+  const std::string checkpoint = env::JoinPath(dir, checkpoint::CheckpointFileName(checkpoint_sequence));
+  paths_ = {identity, identity + std::string(kTmpSuffix), checkpoint, checkpoint + std::string(kTmpSuffix)};
+}
+
+RemoveUnlessDone::~RemoveUnlessDone() {
+  if (done_) return;
+  for (const std::string& p : paths_) {
+    try {
+      fs_->Remove(p).IgnoreError();
+    } catch (...) {
+    }
+  }
+}
+
 Status WriteIdentity(env::FileSystem* fs, const std::string& dir) {
   const std::string path = env::JoinPath(dir, kIdentityFileName);
   const std::string tmp = path + std::string(kTmpSuffix);

@@ -109,6 +109,32 @@ Status CreateDirDurably(env::FileSystem* fs, const std::string& dir, bool sync_p
 // is being created.
 Status SyncAncestors(env::FileSystem* fs, const std::string& dir);
 
+// Whether `dir` may receive a new graph written whole into it (a backup, a
+// bulk import): true if it exists and is empty, false if it does not
+// exist; FailedPrecondition naming the first entry if it holds anything
+// ("<what>: DIR is not empty (it holds "NAME") ..."), else the file
+// system's error.
+Result<bool> CheckEmptyOrMissing(env::FileSystem* fs, const std::string& dir, std::string_view what);
+
+// The files a whole-graph write (a backup, a bulk import) may leave in its
+// new directory: the identity file and a checkpoint, each with its .tmp.
+// Unless Done() is called, the destructor removes them (best effort, never
+// throwing), so a write cut short leaves the directory as empty as it was
+// found and can be retried.
+class RemoveUnlessDone {
+ public:
+  RemoveUnlessDone(env::FileSystem* fs, const std::string& dir, std::uint64_t checkpoint_sequence);
+  ~RemoveUnlessDone();
+  RemoveUnlessDone(const RemoveUnlessDone&) = delete;
+  RemoveUnlessDone& operator=(const RemoveUnlessDone&) = delete;
+  void Done() { done_ = true; }
+
+ private:
+  env::FileSystem* const fs_;
+  std::vector<std::string> paths_;
+  bool done_ = false;
+};
+
 // Writes the identity file: QUIVER.tmp, fdatasync, rename, directory fsync.
 Status WriteIdentity(env::FileSystem* fs, const std::string& dir);
 // Reads and checks the identity file: Unimplemented if a newer Quiver wrote

@@ -22,7 +22,7 @@ Status Importer::CreateIndexes() {
   if (!options_.create_id_indexes) return Status::Ok();
   for (const IdSpace& space : spaces_) {
     if (space.key.empty()) continue;
-    const std::vector<IndexInfo> existing = graph_.GetSnapshot().Indexes();
+    const std::vector<IndexInfo> existing = graph_->GetSnapshot().Indexes();
     if (std::any_of(existing.begin(), existing.end(),
                     [&](const IndexInfo& i) { return IsIdIndex(i, space.label, space.key); })) {
       continue;
@@ -33,7 +33,7 @@ Status Importer::CreateIndexes() {
     spec.keys = {space.key};
     spec.kind = IndexKind::kUnique;
     spec.type = space.type == FieldType::kInt ? ValueType::kInt64 : ValueType::kString;
-    Status s = graph_.CreateIndex(spec);
+    Status s = graph_->CreateIndex(spec);
     if (!s.ok()) {
       DropCreatedIndexes().IgnoreError();  // best effort; `s` says what failed
       return s;
@@ -46,7 +46,7 @@ Status Importer::CreateIndexes() {
 Status Importer::DropCreatedIndexes() {
   Status first;
   for (const std::string& name : stats_.indexes_created) {
-    Status s = graph_.DropIndex(name);
+    Status s = graph_->DropIndex(name);
     if (first.ok()) first = std::move(s);
   }
   stats_.indexes_created.clear();
@@ -72,7 +72,7 @@ Status Importer::WaitOldest() {
 
 Status Importer::Submit() {
   if (batch_.empty()) return Status::Ok();
-  in_flight_.push_back({graph_.WriteAsync(std::move(batch_)), std::move(batch_entries_)});
+  in_flight_.push_back({graph_->WriteAsync(std::move(batch_)), std::move(batch_entries_)});
   batch_ = WriteBatch();
   batch_entries_.clear();
   batch_ops_ = 0;

@@ -6,12 +6,28 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "graph_dir.h"
 #include "import/csv_writer.h"
 
 namespace quiver::import {
 
 Importer::Importer(env::FileSystem* fs, Graph& graph, const ImportSpec& spec, const ImportOptions& options)
-    : fs_(fs), graph_(graph), spec_(spec), options_(options) {}
+    : fs_(fs), graph_(&graph), spec_(spec), options_(options) {}
+
+Importer::Importer(env::FileSystem* fs, std::string new_dir, const ImportSpec& spec,
+                   const ImportOptions& options)
+    : fs_(fs), new_dir_(std::move(new_dir)), spec_(spec), options_(options) {}
+
+std::uint32_t Importer::NameTable::Intern(std::string_view name) {
+  auto [it, inserted] = ids.try_emplace(name, static_cast<std::uint32_t>(names.size()));
+  if (inserted) names.emplace_back(name);
+  return it->second;
+}
+
+void Importer::InternNames(FileKind kind, const Row& row) {
+  (kind == FileKind::kVertices ? labels_ : types_).Intern(row.label);
+  for (const Property& p : row.properties) keys_.Intern(p.key);
+}
 
 const ImportFile& Importer::FileAt(std::size_t index) const {
   return index < spec_.vertices.size() ? spec_.vertices[index] : spec_.edges[index - spec_.vertices.size()];
@@ -29,11 +45,21 @@ Result<ImportStats> Importer::Run() {
   if (options_.batch_ops == 0 || options_.batches_in_flight == 0) {
     return InvalidArgumentError("ImportOptions::batch_ops and batches_in_flight must be at least 1");
   }
+  if (bulk()) {
+    // Checked again before the first write; here so a long parse is not wasted.
+    if (new_dir_.empty()) return InvalidArgumentError("import: the new graph's directory path is empty");
+    QUIVER_RETURN_IF_ERROR(graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import").status());
+  }
   rejected_lines_.assign(FileCount(), {});
+  rows_.assign(FileCount(), 0);
   QUIVER_RETURN_IF_ERROR(Validate());
   QUIVER_RETURN_IF_ERROR(WriteReport());
-  QUIVER_RETURN_IF_ERROR(CreateIndexes());
-  QUIVER_RETURN_IF_ERROR(WriteAll());
+  if (bulk()) {
+    QUIVER_RETURN_IF_ERROR(BulkWrite());
+  } else {
+    QUIVER_RETURN_IF_ERROR(CreateIndexes());
+    QUIVER_RETURN_IF_ERROR(WriteAll());
+  }
   return std::move(stats_);
 }
 
@@ -98,23 +124,33 @@ std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema) {
   return static_cast<std::uint32_t>(spaces_.size() - 1);
 }
 
+const IdMap* Importer::SpaceMap(std::string_view group) const {
+  if (last_map_ != nullptr && last_group_ == group) return last_map_;
+  auto space = ids_.find(group);
+  if (space == ids_.end()) return nullptr;
+  last_group_.assign(group);
+  last_map_ = &space->second;
+  return last_map_;
+}
+
 std::uint32_t Importer::Find(const ExternalId& id) const {
-  auto space = ids_.find(id.group);
-  if (space == ids_.end()) return kNoEntry;
-  auto it = space->second.find(id.key);
-  return it == space->second.end() ? kNoEntry : it->second;
+  const IdMap* map = SpaceMap(id.group);
+  return map == nullptr ? kNoEntry : map->Find(id);
 }
 
 Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row) {
   if (!row->has_id) return Status::Ok();
-  IdMap& space = ids_[std::string(row->id.group)];
+  auto space = ids_.find(row->id.group);
+  if (space == ids_.end()) {
+    space = ids_.try_emplace(std::string(row->id.group)).first;
+    last_map_ = nullptr;  // a rehash may have moved the maps
+  }
   const CsvField& f = *row->id.field;
-  auto [it, inserted] =
-      space.try_emplace(std::move(row->id.key), static_cast<std::uint32_t>(entries_.size()));
+  auto [entry, inserted] = space->second.Insert(row->id, static_cast<std::uint32_t>(entries_.size()));
   if (!inserted) {
-    const IdEntry& first = entries_[it->second];
+    const IdEntry& first = entries_[entry];
     return Reject(index, r.line(), f.line, f.column,
-                  base::StrCat("duplicate id '", it->first, "' (first at ", FileAt(first.file).path, ":",
+                  base::StrCat("duplicate id '", row->id.Text(), "' (first at ", FileAt(first.file).path, ":",
                                first.line, ")"),
                   r.raw());
   }
@@ -131,11 +167,11 @@ Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Sch
 Status Importer::ValidateEdge(std::size_t index, const CsvReader& r, const Row& row) {
   for (const ExternalId* id : {&row.start, &row.end}) {
     const std::uint32_t e = Find(*id);
-    if (e == kNoEntry || entries_[e].rejected) {
+    if (e == kNoEntry || e == kRejectedEntry) {
       const char* which = id == &row.start ? ":START_ID" : ":END_ID";
-      std::string reason = base::StrCat("unknown ", which, " '", id->key, "'");
+      std::string reason = base::StrCat("unknown ", which, " '", id->Text(), "'");
       if (!id->group.empty()) reason.append(base::StrCat(" in id space '", id->group, "'"));
-      if (e != kNoEntry) reason.append(" (its vertex row was rejected)");
+      if (e == kRejectedEntry) reason.append(" (its vertex row was rejected)");
       return Reject(index, r.line(), id->field->line, id->field->column, std::move(reason), r.raw());
     }
   }
@@ -151,11 +187,14 @@ Status Importer::ValidateFile(std::size_t index) {
     QUIVER_ASSIGN_OR_RETURN(bool more, NextRow(&in));
     if (!more) break;
     const CsvReader& r = *in.reader;
+    ++rows_[index];
     if (!builder.Build(r, &row, &issue)) {
       QUIVER_RETURN_IF_ERROR(
           Reject(index, r.line(), issue.line, issue.column, std::move(issue.reason), r.raw()));
       continue;
     }
+    // A row rejected below may leave a name no element uses: harmless.
+    if (bulk()) InternNames(KindAt(index), row);
     if (KindAt(index) == FileKind::kVertices) {
       QUIVER_RETURN_IF_ERROR(ValidateVertex(index, r, in.schema, &row));
     } else {
@@ -169,7 +208,8 @@ Status Importer::ValidateFile(std::size_t index) {
 // under the same key: rejected, so that the id stays unique per label (and
 // a unique index on it can be built).
 Status Importer::CheckExistingIds() {
-  const Snapshot snap = graph_.GetSnapshot();
+  if (bulk()) return Status::Ok();  // a new graph holds no vertex
+  const Snapshot snap = graph_->GetSnapshot();
   for (std::uint32_t s = 0; s < spaces_.size(); ++s) {
     const IdSpace& space = spaces_[s];
     if (space.key.empty()) continue;
@@ -188,9 +228,9 @@ Status Importer::CheckExistingIds() {
       } else {
         continue;
       }
-      auto it = group->second.find(text);
-      if (it == group->second.end()) continue;
-      IdEntry& e = entries_[it->second];
+      const std::uint32_t found = group->second.FindText(text);
+      if (found == kNoEntry) continue;
+      IdEntry& e = entries_[found];
       if (e.space != s || e.rejected) continue;
       e.rejected = true;
       QUIVER_RETURN_IF_ERROR(Reject(e.file, e.record_line, e.line, e.column,
@@ -207,7 +247,7 @@ Status Importer::CheckExistingIds() {
 // otherwise): the later of two equal ones, in input order, is rejected.
 Status Importer::CheckIdsAcrossSpaces() {
   struct Seen {
-    std::string_view id;
+    std::string id;
     std::uint32_t entry;
   };
   for (std::uint32_t s = 0; s < spaces_.size(); ++s) {
@@ -219,9 +259,11 @@ Status Importer::CheckIdsAcrossSpaces() {
     if (space.key.empty() || shared.size() < 2 || shared.front() != s) continue;
     std::vector<Seen> seen;
     for (std::uint32_t t : shared) {
-      for (const auto& [id, entry] : ids_[spaces_[t].group]) {
-        if (entries_[entry].space == t) seen.push_back({id, entry});
-      }
+      auto group = ids_.find(spaces_[t].group);
+      if (group == ids_.end()) continue;
+      group->second.ForEach([&](std::string id, std::uint32_t entry) {
+        if (entries_[entry].space == t) seen.push_back({std::move(id), entry});
+      });
     }
     std::sort(seen.begin(), seen.end(), [&](const Seen& a, const Seen& b) {
       const IdEntry& x = entries_[a.entry];
@@ -247,6 +289,10 @@ Status Importer::Validate() {
   for (std::size_t i = 0; i < spec_.vertices.size(); ++i) QUIVER_RETURN_IF_ERROR(ValidateFile(i));
   QUIVER_RETURN_IF_ERROR(CheckIdsAcrossSpaces());
   QUIVER_RETURN_IF_ERROR(CheckExistingIds());
+  // Every vertex is in. A rejected vertex's id stays in its map, marked, so
+  // an edge naming it is told why.
+  for (auto& [group, map] : ids_)
+    map.Freeze([&](std::uint32_t e) { return entries_[e].rejected ? kRejectedEntry : e; });
   for (std::size_t i = spec_.vertices.size(); i < FileCount(); ++i) QUIVER_RETURN_IF_ERROR(ValidateFile(i));
   for (std::vector<std::uint64_t>& lines : rejected_lines_) std::sort(lines.begin(), lines.end());
   return Status::Ok();

@@ -13,6 +13,15 @@
 //     groups them. Vertex batches commit before the first edge batch; each
 //     vertex's committed id goes into its id-map entry, where edges find it.
 //
+// Into a new graph (the bulk path, bulk_writer.cc), pass 2 writes no
+// batches: it encodes every row straight into the new graph's first
+// checkpoint (checkpoint::WriteCheckpointFile, ElementStream), with vertex
+// ids given in input order, then writes the identity file. Pass 1 also
+// collects the labels, types and keys (the checkpoint's names come before
+// its elements) and counts the rows (its header holds the id limits).
+// Nothing is acknowledged before the identity file is durable, and every
+// failure removes what was written: all-or-nothing.
+//
 // Memory: the id map (one entry, about 100 bytes, more for ids longer than
 // 15 bytes, per vertex with an id), the batches in flight, and one 1 MiB read buffer;
 // the input is never held whole. Parsing twice trades CPU for that bound.
@@ -20,6 +29,8 @@
 // Example:
 //   Importer importer(env::PosixFileSystem(), *graph, spec, options);
 //   Result<ImportStats> stats = importer.Run();
+//   Importer bulk(env::PosixFileSystem(), std::string("new-graph"), spec, options);
+//   stats = bulk.Run();  // then Graph::Open(options, "new-graph")
 #ifndef QUIVER_IMPORT_IMPORTER_H_
 #define QUIVER_IMPORT_IMPORTER_H_
 
@@ -27,15 +38,19 @@
 #include <deque>
 #include <future>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "base/strings.h"
+#include "checkpoint/chunk_encoder.h"
 #include "env/file_system.h"
 #include "import/csv_reader.h"
 #include "import/csv_schema.h"
+#include "import/id_map.h"
 #include "import/row_builder.h"
+#include "index/catalog.h"
 #include "quiver/graph.h"
 #include "quiver/import.h"
 
@@ -43,7 +58,10 @@ namespace quiver::import {
 
 class Importer {
  public:
+  // Imports into `graph`, through its writer.
   Importer(env::FileSystem* fs, Graph& graph, const ImportSpec& spec, const ImportOptions& options);
+  // Builds a new graph in `new_dir`, which must not exist or be empty.
+  Importer(env::FileSystem* fs, std::string new_dir, const ImportSpec& spec, const ImportOptions& options);
   Result<ImportStats> Run();
 
  private:
@@ -70,7 +88,9 @@ class Importer {
     bool rejected = false;
     VertexId vertex;  // set when its batch commits
   };
-  static constexpr std::uint32_t kNoEntry = ~std::uint32_t{0};
+  static constexpr std::uint32_t kNoEntry = IdMap::kNone;
+  // What an id map holds for a rejected vertex's id once pass 1 is done.
+  static constexpr std::uint32_t kRejectedEntry = IdMap::kNone - 1;
 
   const ImportFile& FileAt(std::size_t index) const;
   FileKind KindAt(std::size_t index) const;
@@ -93,6 +113,22 @@ class Importer {
   std::uint32_t Find(const ExternalId& id) const;
   Status WriteReport();
 
+  // Names interned in pass 1 for the bulk path, in id order.
+  struct NameTable {
+    absl::flat_hash_map<std::string, std::uint32_t, base::StringHash, base::StringEq> ids;
+    std::vector<std::string> names;
+    std::uint32_t Intern(std::string_view name);
+  };
+  bool bulk() const { return graph_ == nullptr; }
+  void InternNames(FileKind kind, const Row& row);
+
+  // Pass 2 into a new graph (bulk_writer.cc).
+  Status BulkWrite();
+  Status BulkWriteFile(std::size_t index, class BulkSink& out);
+  Status PlanIdIndexes();
+  Status CheckIdKeyOwner(std::size_t index, const CsvReader& r, std::uint32_t label, const Schema& schema,
+                         const Row& row, std::span<const checkpoint::KeyedValue> props) const;
+
   // Pass 2 (import_writer.cc).
   Status CreateIndexes();
   Status DropCreatedIndexes();
@@ -103,17 +139,26 @@ class Importer {
   Status DrainAll();
 
   env::FileSystem* fs_;
-  Graph& graph_;
+  Graph* graph_ = nullptr;  // null: the bulk path into new_dir_
+  std::string new_dir_;
   const ImportSpec& spec_;
   const ImportOptions& options_;
   ImportStats stats_;
 
-  using IdMap = absl::flat_hash_map<std::string, std::uint32_t, base::StringHash, base::StringEq>;
+  // The id map of `group`, null if it has none. The last one found is
+  // cached: the ids of a file are nearly always of one group.
+  const IdMap* SpaceMap(std::string_view group) const;
+
   absl::flat_hash_map<std::string, IdMap, base::StringHash, base::StringEq> ids_;  // group -> id -> entry
+  mutable const IdMap* last_map_ = nullptr;
+  mutable std::string last_group_;
   std::vector<IdEntry> entries_;
   std::vector<IdSpace> spaces_;
   std::vector<std::vector<std::uint64_t>> rejected_lines_;  // per file, record start lines, sorted
   std::vector<std::string> rejected_raw_;                   // per stats_.rejected entry
+  std::vector<std::uint64_t> rows_;                         // per file, records read in pass 1
+  NameTable labels_, types_, keys_;                         // bulk path only
+  std::vector<index::PropertyIndex> id_indexes_;            // bulk path only
 
   // Pass 2 state.
   struct Pending {

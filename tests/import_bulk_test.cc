@@ -1,0 +1,424 @@
+// quiver::ImportNewGraph, the bulk path: a new graph built whole in its
+// first checkpoint (src/import/bulk_writer.cc). It must give exactly the
+// graph that Import through batches gives, open with its id indexes, refuse
+// a directory that holds anything, remove what it wrote on any I/O error,
+// and leave either no graph or the whole import after a crash at any
+// point. Also the id map (src/import/id_map.h) that both paths share.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "env/fault_file_system.h"
+#include "env/sim_file_system.h"
+#include "graph_impl.h"
+#include "gtest/gtest.h"
+#include "import/id_map.h"
+#include "import_test_util.h"
+#include "quiver/graph.h"
+#include "quiver/import.h"
+#include "verify.h"
+
+namespace quiver {
+namespace {
+
+using testing_import::Canonical;
+using testing_import::PutFile;
+using testing_import::RunImport;
+
+const std::string kDir = "/db";
+
+Result<ImportStats> RunBulk(env::FileSystem& fs, const std::string& dir, const ImportSpec& spec,
+                            const ImportOptions& options = {}) {
+  import::Importer importer(&fs, dir, spec, options);
+  return importer.Run();
+}
+
+Options OpenOptions() {
+  Options o;
+  o.writer.spin_microseconds = 0;
+  o.create_if_missing = false;
+  return o;
+}
+
+// The index names and states a snapshot lists, sorted.
+std::vector<std::string> IndexNames(const Snapshot& s) {
+  std::vector<std::string> out;
+  for (const IndexInfo& i : s.Indexes())
+    out.push_back(i.spec.name + (i.state == IndexState::kReady ? ":ready" : ":building"));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// One input set: files written into /in, and how to import them.
+struct Input {
+  const char* name;
+  std::map<std::string, std::string> files;
+  ImportSpec spec;
+  ImportOptions options;
+};
+
+std::string EvlpVertices(int n, std::int64_t stride, std::int64_t offset) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += std::to_string(offset + stride * ((i * 7919) % n)) + "\n";
+  return out;
+}
+
+std::string EvlpEdges(int n, int per_vertex, std::int64_t stride, std::int64_t offset) {
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < per_vertex; ++j) {
+      const std::int64_t a = offset + stride * i;
+      const std::int64_t b = offset + stride * ((i * 31 + j * 17 + 1) % n);
+      out += std::to_string(a) + " " + std::to_string(b) + " " + std::to_string(0.25 * (i + j)) + "\n";
+    }
+  }
+  return out;
+}
+
+std::vector<Input> Inputs() {
+  std::vector<Input> v;
+  {
+    Input in{"TypedCsvWithGroupsQuotingAndIdIndexes", {}, {}, {}};
+    in.files["/in/people.csv"] =
+        "uid:ID(P)|:LABEL|name|age:long|score:double|active:boolean|e:float[]|raw:bytes|skip:IGNORE\n"
+        "p1|Person|\"Ada \"\"the first\"\" Lovelace\"|36|0.5|true|1;2.5|00ff|x\n"
+        "p2||\"multi|line\nname\"|-7|1e3|FALSE|\"\"|\"\"|y\n"
+        "p3|Robot|||||||\n"
+        "7|Person|Seven||||||\n";
+    // "1" is kept as a number by the id map, "0002" as text: both resolve.
+    in.files["/in/cities.csv"] = "cid:ID(C)|name\n1|London\n0002|Paris\n";
+    in.files["/in/edges.csv"] =
+        ":START_ID(P)|:END_ID(C)|:TYPE|since:int\np1|1|LIVES_IN|1833\np2|0002||\n7|1|LIVES_IN|7\n";
+    in.files["/in/knows.csv"] = ":START_ID(P)|:END_ID(P)|w:double\np1|p2|0.5\np2|7|\n";
+    in.spec.vertices = {{"/in/people.csv", "Human"}, {"/in/cities.csv", "City"}};
+    in.spec.edges = {{"/in/edges.csv", "VISITS"}, {"/in/knows.csv", "KNOWS"}};
+    in.options.delimiter = '|';
+    in.options.create_id_indexes = true;
+    v.push_back(in);
+  }
+  {
+    // Dense shuffled int ids over more than one checkpoint chunk of edges
+    // (kChunkIds = 65,536) and more than one 1 MiB read chunk.
+    Input in{"EvlpDenseIdsAcrossChunks", {}, {}, {}};
+    in.files["/in/g.v"] = EvlpVertices(9000, 1, 100);
+    in.files["/in/g.e"] = EvlpEdges(9000, 8, 1, 100);
+    in.spec = {.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
+    in.options.format = DataFormat::kEvlp;
+    in.options.create_id_indexes = true;
+    v.push_back(in);
+  }
+  {
+    // Sparse and negative ids: the id map keeps them hashed, not in an array.
+    Input in{"EvlpSparseNegativeIds", {}, {}, {}};
+    in.files["/in/g.v"] = EvlpVertices(500, 1'000'000'007, -250'000'000'000);
+    in.files["/in/g.e"] = EvlpEdges(500, 3, 1'000'000'007, -250'000'000'000);
+    in.spec = {.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
+    in.options.format = DataFormat::kEvlp;
+    v.push_back(in);
+  }
+  {
+    // Rejected rows are skipped the same way on both paths, a rejected
+    // vertex taking its edges with it.
+    Input in{"SkippedBadRows", {}, {}, {}};
+    in.files["/in/v.csv"] = "id:ID,age:int\na,1\nb,x\nc,3\na,4\nd,\n";
+    in.files["/in/e.csv"] = ":START_ID,:END_ID,:TYPE\na,c,R\nb,c,R\nc,zz,R\nd,a,\nc,d,S\n";
+    in.spec = {.vertices = {{"/in/v.csv", "N"}}, .edges = {{"/in/e.csv", "R"}}};
+    in.options.skip_bad_rows = 10;
+    in.options.create_id_indexes = true;
+    v.push_back(in);
+  }
+  {
+    Input in{"NoEdgesAndNoIds", {}, {}, {}};
+    in.files["/in/v.csv"] = ":LABEL,x:int\nA,1\nB,\nA,3\n";
+    in.spec = {.vertices = {{"/in/v.csv", ""}}};
+    v.push_back(in);
+  }
+  return v;
+}
+
+class ImportBulkTest : public ::testing::TestWithParam<Input> {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs_.CreateDir("/in").ok());
+    for (const auto& [path, content] : GetParam().files) PutFile(fs_, path, content);
+  }
+  env::SimFileSystem fs_;
+};
+
+TEST_P(ImportBulkTest, GivesTheGraphThatBatchesGive) {
+  const Input& in = GetParam();
+  auto batched = Graph::OpenInMemory().value();
+  Result<ImportStats> a = RunImport(fs_, *batched, in.spec, in.options);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+
+  Result<ImportStats> b = RunBulk(fs_, kDir, in.spec, in.options);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->vertices, a->vertices);
+  EXPECT_EQ(b->edges, a->edges);
+  EXPECT_EQ(b->batches, 0u);
+  EXPECT_GT(b->checkpoint_bytes, 0u);
+  ASSERT_EQ(b->rejected.size(), a->rejected.size());
+  for (std::size_t i = 0; i < a->rejected.size(); ++i) {
+    EXPECT_EQ(b->rejected[i].line, a->rejected[i].line);
+    EXPECT_EQ(b->rejected[i].reason, a->rejected[i].reason);
+  }
+  std::vector<std::string> created_a = a->indexes_created, created_b = b->indexes_created;
+  std::sort(created_a.begin(), created_a.end());
+  std::sort(created_b.begin(), created_b.end());
+  EXPECT_EQ(created_b, created_a);
+
+  // The directory holds exactly a checkpoint and the identity file, and
+  // passes Verify.
+  std::vector<std::string> names = fs_.ListDir(kDir).value();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"QUIVER", checkpoint::CheckpointFileName(1)}));
+  Result<VerifyReport> report = VerifyGraphDirectory(&fs_, kDir);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok()) << report->status.ToString();
+
+  auto g = GraphImpl::OpenDurable(OpenOptions(), kDir, &fs_);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const Snapshot s = (*g)->GetSnapshot();
+  EXPECT_EQ(Canonical(s), Canonical(batched->GetSnapshot()));
+  EXPECT_EQ(IndexNames(s), IndexNames(batched->GetSnapshot()));
+  EXPECT_EQ(s.sequence(), 1u);
+  // Every id resolves through its index to the vertex the batches gave it.
+  for (const IndexInfo& i : s.Indexes()) {
+    const Snapshot t = batched->GetSnapshot();
+    for (VertexId v : t.Vertices(*t.FindLabel(i.spec.label))) {
+      std::optional<PropertyView> id = t.GetProperty(v, i.spec.keys[0]);
+      if (!id) continue;
+      const PropertyValue value =
+          id->as_int64() ? PropertyValue(*id->as_int64()) : PropertyValue(std::string(*id->as_string()));
+      Result<std::optional<VertexId>> found = s.FindVertex(i.spec.label, i.spec.keys[0], value);
+      ASSERT_TRUE(found.ok()) << found.status().ToString();
+      EXPECT_EQ(*found, v);
+    }
+  }
+  // The new graph takes writes, and they survive a reopen.
+  WriteBatch w;
+  w.AddVertex("Later", {{"k", 1}});
+  ASSERT_TRUE((*g)->Write(std::move(w)).ok());
+  const std::string after = Canonical((*g)->GetSnapshot());
+  ASSERT_TRUE((*g)->Close().ok());
+  g->reset();
+  auto again = GraphImpl::OpenDurable(OpenOptions(), kDir, &fs_);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(Canonical((*again)->GetSnapshot()), after);
+}
+
+INSTANTIATE_TEST_SUITE_P(Inputs, ImportBulkTest, ::testing::ValuesIn(Inputs()),
+                         [](const ::testing::TestParamInfo<Input>& i) { return std::string(i.param.name); });
+
+Input SmallInput() {
+  Input in{"Small", {}, {}, {}};
+  in.files["/in/v.csv"] = "id:ID,name,age:int\np1,Ada,36\np2,Bob,\np3,\"C, the third\",3\n";
+  in.files["/in/e.csv"] = ":START_ID,:END_ID,:TYPE,w:double\np1,p2,KNOWS,0.5\np2,p3,KNOWS,\np3,p1,LIKES,2\n";
+  in.spec = {.vertices = {{"/in/v.csv", "Person"}}, .edges = {{"/in/e.csv", "R"}}};
+  in.options.create_id_indexes = true;
+  return in;
+}
+
+void PutInput(env::FileSystem& fs, const Input& in) {
+  ASSERT_TRUE(fs.CreateDir("/in").ok());
+  for (const auto& [path, content] : in.files) PutFile(fs, path, content);
+}
+
+std::string Expected(env::FileSystem& fs, const Input& in) {
+  auto g = Graph::OpenInMemory().value();
+  EXPECT_TRUE(RunImport(fs, *g, in.spec, in.options).ok());
+  return Canonical(g->GetSnapshot());
+}
+
+TEST(ImportBulkRulesTest, RefusesADirectoryThatHoldsAnythingAndTouchesNothing) {
+  env::SimFileSystem fs;
+  const Input in = SmallInput();
+  PutInput(fs, in);
+  ASSERT_TRUE(fs.CreateDir(kDir).ok());
+  PutFile(fs, kDir + "/notes.txt", "mine");
+  Result<ImportStats> r = RunBulk(fs, kDir, in.spec, in.options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("is not empty (it holds \"notes.txt\")"), std::string::npos);
+  EXPECT_EQ(fs.ListDir(kDir).value(), std::vector<std::string>{"notes.txt"});
+
+  // A graph's directory is not empty either.
+  ASSERT_TRUE(RunBulk(fs, "/other", in.spec, in.options).ok());
+  r = RunBulk(fs, "/other", in.spec, in.options);
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(RunBulk(fs, "", in.spec, in.options).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ImportBulkRulesTest, BadInputCreatesNothing) {
+  env::SimFileSystem fs;
+  Input in = SmallInput();
+  in.files["/in/e.csv"] = ":START_ID,:END_ID,:TYPE\np1,p2,R\np1,p9,R\n";
+  PutInput(fs, in);
+  Result<ImportStats> r = RunBulk(fs, kDir, in.spec, in.options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message().substr(0, 16), "/in/e.csv:3:4: u") << r.status().ToString();
+  EXPECT_FALSE(fs.Exists(kDir).value());
+}
+
+TEST(ImportBulkRulesTest, AnIdKeyFromAnOrdinaryColumnIsRefusedBeforeAnyGraph) {
+  env::SimFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir("/in").ok());
+  // c.csv's P holds "id" from an ordinary column, while a.csv keeps the P
+  // ids under "id": the unique index P.id could not be built.
+  PutFile(fs, "/in/a.csv", "id:ID(A)\n1\n");
+  PutFile(fs, "/in/c.csv", ":ID,:LABEL,id\nq,P,1\n");
+  ImportSpec spec{.vertices = {{"/in/a.csv", "P"}, {"/in/c.csv", "P"}}};
+  ImportOptions with_index;
+  with_index.create_id_indexes = true;
+  Result<ImportStats> r = RunBulk(fs, kDir, spec, with_index);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+  EXPECT_EQ(r.status().message().substr(0, 12), "/in/c.csv:2:") << r.status().ToString();
+  EXPECT_NE(r.status().message().find("from an ordinary column"), std::string::npos);
+  EXPECT_TRUE(fs.ListDir(kDir).value().empty());
+  // Without the index the same files import.
+  ASSERT_TRUE(RunBulk(fs, "/ok", spec).ok());
+}
+
+// Every I/O operation the bulk path makes, failed in turn (once, and from
+// then on): the import fails with that error, and the directory is left as
+// it was found (empty, or not there). No Sync of a file is retried after it
+// failed.
+TEST(ImportBulkFaultTest, EveryFailedOperationLeavesNoFiles) {
+  const Input in = SmallInput();
+  for (env::FaultMode mode : {env::FaultMode::kOnce, env::FaultMode::kPersistent}) {
+    std::uint64_t failures = 0;
+    for (std::uint64_t n = 1;; ++n) {
+      env::SimFileSystem sim;
+      PutInput(sim, in);
+      env::FaultFileSystem fs(&sim);
+      fs.SetFault({.ops = env::FaultOp::kAll, .mode = mode, .at = n});
+      Result<ImportStats> r = RunBulk(fs, kDir, in.spec, in.options);
+      if (fs.faults_injected() == 0) {
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        break;
+      }
+      EXPECT_EQ(fs.TotalSyncsAfterFailedSync(), 0u);
+      if (r.ok()) continue;  // a failed removal of a stale name, say: harmless
+      ++failures;
+      SCOPED_TRACE(::testing::Message() << "operation " << n << ": " << r.status().ToString());
+      if (mode == env::FaultMode::kPersistent) continue;  // the clean-up may fail too
+      Result<bool> exists = sim.Exists(kDir);
+      ASSERT_TRUE(exists.ok());
+      if (*exists) EXPECT_TRUE(sim.ListDir(kDir).value().empty());
+    }
+    EXPECT_GT(failures, 5u);
+  }
+}
+
+// Power lost at every mutating operation of a bulk import, under every
+// crash policy: the directory then opens as no graph, an empty new graph,
+// or exactly the whole import, never as part of it.
+TEST(ImportBulkCrashTest, PowerLossAnywhereLeavesNoGraphOrTheWholeImport) {
+  const Input in = SmallInput();
+  env::SimFileSystem once;
+  PutInput(once, in);
+  const std::string expected = Expected(once, in);
+  const std::uint64_t base = once.operation_count();
+  ASSERT_TRUE(RunBulk(once, kDir, in.spec, in.options).ok());
+  const std::uint64_t total = once.operation_count() - base;
+  ASSERT_GT(total, 5u);
+  int whole = 0, none = 0;
+  for (std::uint64_t n = 1; n <= total + 1; ++n) {
+    env::SimFileSystem run;
+    PutInput(run, in);
+    run.SetCrashAtOperation(run.operation_count() + n);
+    const bool ok = RunBulk(run, kDir, in.spec, in.options).ok();
+    for (env::CrashPolicy p : env::kAllCrashPolicies) {
+      SCOPED_TRACE(::testing::Message()
+                   << "crash at operation " << n << " under " << env::CrashPolicyName(p));
+      std::unique_ptr<env::SimFileSystem> crashed = run.Clone();
+      crashed->Crash(p, n);
+      auto g = GraphImpl::OpenDurable(OpenOptions(), kDir, crashed.get());
+      if (!g.ok()) {
+        EXPECT_EQ(g.status().code(), StatusCode::kNotFound) << g.status().ToString();
+        EXPECT_FALSE(ok);
+        ++none;
+        continue;
+      }
+      const Snapshot s = (*g)->GetSnapshot();
+      if (s.sequence() == 0) {
+        EXPECT_EQ(s.vertex_count(), 0u);
+        EXPECT_FALSE(ok);  // an acknowledged import survives every crash
+        ++none;
+      } else {
+        EXPECT_EQ(Canonical(s), expected);
+        ++whole;
+      }
+    }
+  }
+  EXPECT_GT(whole, 0);
+  EXPECT_GT(none, 0);
+}
+
+TEST(IdMapTest, CanonicalIntsAreNumbersAndTheRestText) {
+  std::int64_t n = 0;
+  for (const char* yes : {"0", "7", "-7", "9223372036854775807", "-9223372036854775808"}) {
+    EXPECT_TRUE(import::ParseCanonicalInt(yes, &n)) << yes;
+  }
+  for (const char* no : {"", "-", "-0", "007", "+7", "7 ", " 7", "9223372036854775808", "1e3", "0x1"}) {
+    EXPECT_FALSE(import::ParseCanonicalInt(no, &n)) << no;
+  }
+  import::IdMap m;
+  import::ExternalId seven, text_seven, zero_seven, name;
+  seven.SetNumber(7);
+  text_seven.SetText("7");
+  zero_seven.SetText("007");
+  name.SetText("p1");
+  EXPECT_TRUE(m.Insert(seven, 0).second);
+  EXPECT_FALSE(m.Insert(text_seven, 1).second);  // "7" in a string column is the int 7
+  EXPECT_TRUE(m.Insert(zero_seven, 2).second);   // "007" in a string column is not
+  EXPECT_TRUE(m.Insert(name, 3).second);
+  m.Freeze();
+  EXPECT_TRUE(m.dense());
+  EXPECT_EQ(m.Find(text_seven), 0u);
+  EXPECT_EQ(m.Find(zero_seven), 2u);
+  EXPECT_EQ(m.FindText("p1"), 3u);
+  EXPECT_EQ(m.FindText("8"), import::IdMap::kNone);
+  EXPECT_EQ(m.FindText("6"), import::IdMap::kNone);
+  m.Set(seven, 40);
+  EXPECT_EQ(m.FindText("7"), 40u);
+  std::map<std::string, std::uint32_t> all;
+  m.ForEach([&](std::string id, std::uint32_t e) { all[id] = e; });
+  EXPECT_EQ(all, (std::map<std::string, std::uint32_t>{{"7", 40}, {"007", 2}, {"p1", 3}}));
+}
+
+TEST(IdMapTest, OnlyDenseNumbersGoToTheArray) {
+  import::IdMap sparse, extremes, dense;
+  import::ExternalId id;
+  for (std::int64_t i = 0; i < 100; ++i) {
+    id.SetNumber(i * 5);  // range 496 > 4 * 100
+    sparse.Insert(id, static_cast<std::uint32_t>(i));
+    id.SetNumber(i * 3 - 150);  // range 298 <= 400
+    dense.Insert(id, static_cast<std::uint32_t>(i));
+  }
+  id.SetNumber(INT64_MIN);
+  extremes.Insert(id, 0);
+  id.SetNumber(INT64_MAX);
+  extremes.Insert(id, 1);  // the range is the whole line: no array
+  sparse.Freeze();
+  dense.Freeze();
+  extremes.Freeze();
+  EXPECT_FALSE(sparse.dense());
+  EXPECT_TRUE(dense.dense());
+  EXPECT_FALSE(extremes.dense());
+  EXPECT_EQ(sparse.FindText("495"), 99u);
+  EXPECT_EQ(sparse.FindText("496"), import::IdMap::kNone);
+  EXPECT_EQ(dense.FindText("-150"), 0u);
+  EXPECT_EQ(dense.FindText("147"), 99u);
+  EXPECT_EQ(dense.FindText("-151"), import::IdMap::kNone);
+  EXPECT_EQ(dense.FindText("148"), import::IdMap::kNone);
+  EXPECT_EQ(dense.FindText("-149"), import::IdMap::kNone);
+  EXPECT_EQ(extremes.FindText("-9223372036854775808"), 0u);
+  EXPECT_EQ(extremes.FindText("9223372036854775807"), 1u);
+}
+
+}  // namespace
+}  // namespace quiver

@@ -120,6 +120,11 @@ struct ImportOptions {
   // Batches in flight at once (the writer groups them into one commit).
   // Default 4; at least 1.
   std::size_t batches_in_flight = 4;
+  // Threads that parse one file, the calling thread included; 0 (default)
+  // uses every core. Only EVLP edge files are parsed in parallel (records
+  // of other files may hold line breaks, or add vertices in order); the
+  // result does not depend on the number.
+  std::uint32_t threads = 0;
 };
 
 // One bad row (or file): where and why. line and column count from 1 (the

@@ -221,8 +221,8 @@ Status EncodeEdges(const storage::GraphRoots& g, const Chunk& c, BlockBuilder& b
 
 }  // namespace
 
-ElementStream::ElementStream(BlockKind kind, std::uint32_t seed, EncodedChunk* out)
-    : builder_(std::make_unique<BlockBuilder>(kind, seed, out)) {}
+ElementStream::ElementStream(BlockKind kind, std::uint32_t seed, EncodedChunk* out, std::uint64_t first_id)
+    : builder_(std::make_unique<BlockBuilder>(kind, seed, out)), next_id_(first_id) {}
 
 ElementStream::~ElementStream() = default;
 

@@ -61,7 +61,7 @@ struct KeyedValue {
 
 class BlockBuilder;
 
-// Encodes elements handed over one at a time, with ids from 0 up, as the
+// Encodes elements handed over one at a time, with consecutive ids, as the
 // blocks of one kind (kVertices or kEdges), cut as EncodeChunk cuts them:
 // a block closes once its elements reach kTargetBlockBytes, and at Close.
 // A bulk import writes a new graph's checkpoint through it, element by
@@ -78,7 +78,9 @@ class BlockBuilder;
 //   QUIVER_RETURN_IF_ERROR(s.Close());  // chunk.blocks: one block
 class ElementStream {
  public:
-  ElementStream(BlockKind kind, std::uint32_t seed, EncodedChunk* out);
+  // The first element gets id `first_id` (a bulk import encodes one
+  // range of ids per thread).
+  ElementStream(BlockKind kind, std::uint32_t seed, EncodedChunk* out, std::uint64_t first_id = 0);
   ~ElementStream();
   ElementStream(const ElementStream&) = delete;
   ElementStream& operator=(const ElementStream&) = delete;

@@ -43,8 +43,8 @@ constexpr std::uint64_t kBulkSequence = 1;
 // Streams one kind of element into the checkpoint, a chunk at a time.
 class BulkSink {
  public:
-  BulkSink(checkpoint::CheckpointSink& sink, checkpoint::BlockKind kind)
-      : sink_(sink), stream_(kind, sink.seed(), &chunk_) {}
+  BulkSink(checkpoint::CheckpointSink& sink, checkpoint::BlockKind kind, std::uint64_t first_id)
+      : sink_(sink), stream_(kind, sink.seed(), &chunk_, first_id) {}
 
   Status Vertex(std::uint32_t label, std::span<const checkpoint::KeyedValue> props) {
     QUIVER_RETURN_IF_ERROR(stream_.Vertex(label, props));
@@ -82,7 +82,6 @@ Status Importer::BulkWriteFile(std::size_t index, BulkSink& out) {
   const std::vector<std::uint64_t>& rejected = rejected_lines_[index];
   std::size_t next_rejected = 0;
   const bool vertices = KindAt(index) == FileKind::kVertices;
-  const std::string& path = FileAt(index).path;
   Row row;
   RowIssue issue;
   std::vector<checkpoint::KeyedValue> props;
@@ -94,36 +93,22 @@ Status Importer::BulkWriteFile(std::size_t index, BulkSink& out) {
       ++next_rejected;
       continue;
     }
-    auto changed = [&](std::string_view what) {
-      return InternalError(base::StrCat(path, ":", r.line(), ": the file changed during the import: ", what));
-    };
-    if (!builder.Build(r, &row, &issue)) return changed(issue.reason);
-    props.clear();
-    for (const Property& p : row.properties) {
-      auto key = keys_.ids.find(p.key);
-      if (key == keys_.ids.end()) return changed(base::StrCat("a new property key '", p.key, "'"));
-      props.push_back({key->second, storage::ViewOf(p.value)});
-    }
-    std::sort(props.begin(), props.end(),
-              [](const checkpoint::KeyedValue& a, const checkpoint::KeyedValue& b) { return a.key < b.key; });
+    if (!builder.Build(r, &row, &issue)) return FileChanged(r, issue.reason);
+    QUIVER_RETURN_IF_ERROR(ResolveKeys(index, r, row, &props));
     if (vertices) {
       auto label = labels_.ids.find(row.label);
-      if (label == labels_.ids.end()) return changed(base::StrCat("a new label '", row.label, "'"));
+      if (label == labels_.ids.end()) return FileChanged(r, base::StrCat("a new label '", row.label, "'"));
       if (row.has_id) {
         // From here on the id maps to the vertex id, not the entry.
         const std::uint32_t e = Find(row.id);
-        if (e == kNoEntry || e == kRejectedEntry) return changed("an id pass 1 did not see");
+        if (e == kNoEntry || e == kRejectedEntry) return FileChanged(r, "an id pass 1 did not see");
         ids_.find(row.id.group)->second.Set(row.id, static_cast<std::uint32_t>(out.next_id()));
       }
       QUIVER_RETURN_IF_ERROR(CheckIdKeyOwner(index, r, label->second, in.schema, row, props));
       QUIVER_RETURN_IF_ERROR(out.Vertex(label->second, props));
     } else {
-      auto type = types_.ids.find(row.label);
-      if (type == types_.ids.end()) return changed(base::StrCat("a new edge type '", row.label, "'"));
-      const std::uint32_t s = Find(row.start);  // vertex ids (above)
-      const std::uint32_t e = Find(row.end);
-      if (s >= kRejectedEntry || e >= kRejectedEntry) return changed("an endpoint pass 1 did not see");
-      QUIVER_RETURN_IF_ERROR(out.Edge(type->second, s, e, props));
+      QUIVER_ASSIGN_OR_RETURN(EdgeRow edge, ResolveEdge(index, r, row, &cache_, &props));
+      QUIVER_RETURN_IF_ERROR(out.Edge(edge.type, edge.source, edge.target, props));
     }
   }
   return Status::Ok();
@@ -236,12 +221,20 @@ Status Importer::BulkWrite() {
       QUIVER_RETURN_IF_ERROR(sink.AppendBlock(block));
     }
     std::uint64_t written[2] = {0, 0};
-    for (int k = 0; k < 2; ++k) {
-      BulkSink out(sink, k == 0 ? checkpoint::BlockKind::kVertices : checkpoint::BlockKind::kEdges);
-      const std::size_t begin = k == 0 ? 0 : spec_.vertices.size();
-      const std::size_t end = k == 0 ? spec_.vertices.size() : FileCount();
-      for (std::size_t i = begin; i < end; ++i) QUIVER_RETURN_IF_ERROR(BulkWriteFile(i, out));
-      QUIVER_ASSIGN_OR_RETURN(written[k], out.Finish());
+    {
+      BulkSink out(sink, checkpoint::BlockKind::kVertices, 0);
+      for (std::size_t i = 0; i < spec_.vertices.size(); ++i) QUIVER_RETURN_IF_ERROR(BulkWriteFile(i, out));
+      QUIVER_ASSIGN_OR_RETURN(written[0], out.Finish());
+    }
+    for (std::size_t i = spec_.vertices.size(); i < FileCount(); ++i) {
+      if (!planned_[i].empty()) {
+        QUIVER_RETURN_IF_ERROR(BulkWriteEdgesParallel(i, sink, written[1]));
+        for (const PlannedBlock& b : planned_[i]) written[1] += b.edges;
+        continue;
+      }
+      BulkSink out(sink, checkpoint::BlockKind::kEdges, written[1]);
+      QUIVER_RETURN_IF_ERROR(BulkWriteFile(i, out));
+      QUIVER_ASSIGN_OR_RETURN(written[1], out.Finish());
     }
     if (written[0] != limits[0] || written[1] != limits[1])
       return InternalError(base::StrCat("import: the files changed during the import (", written[0],

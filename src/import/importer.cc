@@ -52,6 +52,7 @@ Result<ImportStats> Importer::Run() {
   }
   rejected_lines_.assign(FileCount(), {});
   rows_.assign(FileCount(), 0);
+  planned_.assign(FileCount(), {});
   QUIVER_RETURN_IF_ERROR(Validate());
   QUIVER_RETURN_IF_ERROR(WriteReport());
   if (bulk()) {
@@ -68,8 +69,7 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
   const FileKind kind = KindAt(index);
   const bool evlp = options_.format == DataFormat::kEvlp;
   Input in;
-  CsvDialect dialect{evlp ? ' ' : options_.delimiter, !evlp};
-  QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, dialect));
+  QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, DialectOf()));
   QUIVER_ASSIGN_OR_RETURN(bool any, in.reader->Next());
   if (!any) {
     return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
@@ -124,18 +124,14 @@ std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema) {
   return static_cast<std::uint32_t>(spaces_.size() - 1);
 }
 
-const IdMap* Importer::SpaceMap(std::string_view group) const {
-  if (last_map_ != nullptr && last_group_ == group) return last_map_;
-  auto space = ids_.find(group);
-  if (space == ids_.end()) return nullptr;
-  last_group_.assign(group);
-  last_map_ = &space->second;
-  return last_map_;
-}
-
-std::uint32_t Importer::Find(const ExternalId& id) const {
-  const IdMap* map = SpaceMap(id.group);
-  return map == nullptr ? kNoEntry : map->Find(id);
+std::uint32_t Importer::Find(const ExternalId& id, SpaceCache* cache) const {
+  if (cache->map == nullptr || cache->group != id.group) {
+    auto space = ids_.find(id.group);
+    if (space == ids_.end()) return kNoEntry;
+    cache->group.assign(id.group);
+    cache->map = &space->second;
+  }
+  return cache->map->Find(id);
 }
 
 Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row) {
@@ -143,7 +139,7 @@ Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Sch
   auto space = ids_.find(row->id.group);
   if (space == ids_.end()) {
     space = ids_.try_emplace(std::string(row->id.group)).first;
-    last_map_ = nullptr;  // a rehash may have moved the maps
+    cache_.map = nullptr;  // a rehash may have moved the maps
   }
   const CsvField& f = *row->id.field;
   auto [entry, inserted] = space->second.Insert(row->id, static_cast<std::uint32_t>(entries_.size()));
@@ -164,21 +160,30 @@ Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Sch
   return Status::Ok();
 }
 
-Status Importer::ValidateEdge(std::size_t index, const CsvReader& r, const Row& row) {
+bool Importer::EndpointsKnown(const Row& row, SpaceCache* cache, RowIssue* issue) const {
   for (const ExternalId* id : {&row.start, &row.end}) {
-    const std::uint32_t e = Find(*id);
+    const std::uint32_t e = Find(*id, cache);
     if (e == kNoEntry || e == kRejectedEntry) {
       const char* which = id == &row.start ? ":START_ID" : ":END_ID";
-      std::string reason = base::StrCat("unknown ", which, " '", id->Text(), "'");
-      if (!id->group.empty()) reason.append(base::StrCat(" in id space '", id->group, "'"));
-      if (e == kRejectedEntry) reason.append(" (its vertex row was rejected)");
-      return Reject(index, r.line(), id->field->line, id->field->column, std::move(reason), r.raw());
+      issue->reason = base::StrCat("unknown ", which, " '", id->Text(), "'");
+      if (!id->group.empty()) issue->reason.append(base::StrCat(" in id space '", id->group, "'"));
+      if (e == kRejectedEntry) issue->reason.append(" (its vertex row was rejected)");
+      issue->line = id->field->line;
+      issue->column = id->field->column;
+      return false;
     }
   }
-  return Status::Ok();
+  return true;
+}
+
+Status Importer::ValidateEdge(std::size_t index, const CsvReader& r, const Row& row) {
+  RowIssue issue;
+  if (EndpointsKnown(row, &cache_, &issue)) return Status::Ok();
+  return Reject(index, r.line(), issue.line, issue.column, std::move(issue.reason), r.raw());
 }
 
 Status Importer::ValidateFile(std::size_t index) {
+  if (Splittable(index)) return ValidateFileParallel(index);
   QUIVER_ASSIGN_OR_RETURN(Input in, OpenInput(index));
   RowBuilder builder(in.schema, FileAt(index).label);
   Row row;

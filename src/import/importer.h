@@ -44,11 +44,13 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "base/strings.h"
+#include "checkpoint/checkpoint_writer.h"
 #include "checkpoint/chunk_encoder.h"
 #include "env/file_system.h"
 #include "import/csv_reader.h"
 #include "import/csv_schema.h"
 #include "import/id_map.h"
+#include "import/input_blocks.h"
 #include "import/row_builder.h"
 #include "index/catalog.h"
 #include "quiver/graph.h"
@@ -63,6 +65,10 @@ class Importer {
   // Builds a new graph in `new_dir`, which must not exist or be empty.
   Importer(env::FileSystem* fs, std::string new_dir, const ImportSpec& spec, const ImportOptions& options);
   Result<ImportStats> Run();
+
+  // Input bytes per block of a file parsed in parallel (tests cut small
+  // files into many blocks).
+  void SetBlockBytesForTesting(std::uint64_t bytes) { block_bytes_ = bytes; }
 
  private:
   // One input file, open for a pass.
@@ -109,8 +115,19 @@ class Importer {
   Status Reject(std::size_t file, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,
                 std::string reason, std::string_view raw);
   std::uint32_t SpaceOf(const Row& row, const Schema& schema);
-  // The id-map entry of an id, kNoEntry if unknown.
-  std::uint32_t Find(const ExternalId& id) const;
+  // The last id map found, per thread: the ids of a file are nearly always
+  // of one group.
+  struct SpaceCache {
+    const IdMap* map = nullptr;
+    std::string group;
+  };
+  // The id-map entry of an id, kNoEntry if unknown. Thread-safe once
+  // every vertex is in, each thread with its own cache.
+  std::uint32_t Find(const ExternalId& id, SpaceCache* cache) const;
+  std::uint32_t Find(const ExternalId& id) { return Find(id, &cache_); }
+  // Whether both endpoints of an edge row are imported vertices; else the
+  // issue to reject the row with.
+  bool EndpointsKnown(const Row& row, SpaceCache* cache, RowIssue* issue) const;
   Status WriteReport();
 
   // Names interned in pass 1 for the bulk path, in id order.
@@ -121,6 +138,32 @@ class Importer {
   };
   bool bulk() const { return graph_ == nullptr; }
   void InternNames(FileKind kind, const Row& row);
+
+  // Parallel parsing of one file (parallel_input.cc): EVLP edge files,
+  // cut into blocks of whole lines, on ImportOptions::threads threads.
+  struct PlannedBlock {
+    InputBlock block;
+    std::uint64_t first_line = 0;
+    std::uint64_t edges = 0;  // rows accepted in pass 1
+  };
+  unsigned Threads() const;
+  // InternalError "<path>:<line>: the file changed during the import: <what>".
+  Status FileChanged(const CsvReader& r, std::string_view what) const;
+  bool Splittable(std::size_t index) const;
+  CsvDialect DialectOf() const;
+  Status ValidateFileParallel(std::size_t index);
+  Status BulkWriteEdgesParallel(std::size_t index, checkpoint::CheckpointSink& sink, std::uint64_t first_id);
+  // The edge of a valid row, with its properties' key ids (sorted) in
+  // `props`; InternalError if the row is not what pass 1 saw.
+  struct EdgeRow {
+    std::uint32_t type;
+    std::uint32_t source;
+    std::uint32_t target;
+  };
+  Result<EdgeRow> ResolveEdge(std::size_t index, const CsvReader& r, const Row& row, SpaceCache* cache,
+                              std::vector<checkpoint::KeyedValue>* props) const;
+  Status ResolveKeys(std::size_t index, const CsvReader& r, const Row& row,
+                     std::vector<checkpoint::KeyedValue>* props) const;
 
   // Pass 2 into a new graph (bulk_writer.cc).
   Status BulkWrite();
@@ -145,20 +188,19 @@ class Importer {
   const ImportOptions& options_;
   ImportStats stats_;
 
-  // The id map of `group`, null if it has none. The last one found is
-  // cached: the ids of a file are nearly always of one group.
-  const IdMap* SpaceMap(std::string_view group) const;
-
   absl::flat_hash_map<std::string, IdMap, base::StringHash, base::StringEq> ids_;  // group -> id -> entry
-  mutable const IdMap* last_map_ = nullptr;
-  mutable std::string last_group_;
+  SpaceCache cache_;                                                               // the calling thread's
   std::vector<IdEntry> entries_;
   std::vector<IdSpace> spaces_;
   std::vector<std::vector<std::uint64_t>> rejected_lines_;  // per file, record start lines, sorted
   std::vector<std::string> rejected_raw_;                   // per stats_.rejected entry
   std::vector<std::uint64_t> rows_;                         // per file, records read in pass 1
   NameTable labels_, types_, keys_;                         // bulk path only
-  std::vector<index::PropertyIndex> id_indexes_;            // bulk path only
+  std::vector<std::vector<PlannedBlock>> planned_;          // per file, if parsed in parallel
+  // Input bytes per block: enough to amortise a block's set-up, few enough
+  // that the window (two blocks per thread) stays a few tens of MiB.
+  std::uint64_t block_bytes_ = std::uint64_t{4} << 20;
+  std::vector<index::PropertyIndex> id_indexes_;  // bulk path only
 
   // Pass 2 state.
   struct Pending {

@@ -282,6 +282,22 @@ TEST(ImportBulkRulesTest, AnIdKeyFromAnOrdinaryColumnIsRefusedBeforeAnyGraph) {
   ASSERT_TRUE(RunBulk(fs, "/ok", spec).ok());
 }
 
+// The import is held by one checkpoint and no log: if that checkpoint is
+// damaged, Open refuses the directory; it never opens it as an empty graph.
+TEST(ImportBulkRulesTest, ADamagedCheckpointIsCorruptionNeverAnEmptyGraph) {
+  env::SimFileSystem fs;
+  const Input in = SmallInput();
+  PutInput(fs, in);
+  ASSERT_TRUE(RunBulk(fs, kDir, in.spec, in.options).ok());
+  const std::string path = kDir + "/" + checkpoint::CheckpointFileName(1);
+  std::string bytes = fs.ReadFileForTest(path).value();
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x40);
+  PutFile(fs, path, bytes);
+  auto g = GraphImpl::OpenDurable(OpenOptions(), kDir, &fs);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kCorruption) << g.status().ToString();
+}
+
 // Every I/O operation the bulk path makes, failed in turn (once, and from
 // then on): the import fails with that error, and the directory is left as
 // it was found (empty, or not there). No Sync of a file is retried after it

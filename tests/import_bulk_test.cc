@@ -438,7 +438,39 @@ TEST(ImportParallelTest, AnyThreadCountAndBlockSizeGivesWhatOneThreadGives) {
        100, "/in/g.e:905:6 'x1' is not an int"},
       {"no line break at the end", edges + "1000 1001", 100, "300 2993\n"},
   };
-  for (const Case& c : cases) {
+  // Weighted lines in every odd form the plain-line parser leaves to the
+  // generic reader, and plain ones beside them.
+  std::string weighted;
+  const char* odd[] = {"1000 1001 0.5",
+                       "+1000 1001 1",
+                       "1000\t1001 1",
+                       "1000 1001 +2",
+                       "1000 1001 1e3",
+                       "1000 1001 .5",
+                       "1000 1001 5.",
+                       "1000 1001 inf",
+                       "1000 1001 nan",
+                       "1000 1001 -0.0",
+                       "01000 1001 1",
+                       "1000 1001  1",
+                       "1000 1001 1 ",
+                       "1000 1001",
+                       "1000 1001 1\r2",
+                       "1000 1001 1\r",
+                       "-0 1001 1",
+                       "1000 1001 1x",
+                       "1000 99999999999999999999 1",
+                       "1000 1001 \xc3\xa9",
+                       "1000 1001 1e999",
+                       "1000 1001 0x1p3",
+                       "1000 1001 -1.25e-7"};
+  for (int round = 0; round < 40; ++round) {
+    for (const char* line : odd) weighted += std::string(line) + (round % 3 == 0 ? "\r\n" : "\n");
+  }
+  std::vector<Case> all = cases;
+  all.push_back({"weighted odd forms", weighted, 100'000, " 'inf' is not a finite double"});
+  all.push_back({"weighted, too many bad", weighted, 20, "(more than 20 bad rows)"});
+  for (const Case& c : all) {
     SCOPED_TRACE(c.name);
     env::SimFileSystem fs;
     ASSERT_TRUE(fs.CreateDir("/in").ok());

@@ -65,16 +65,27 @@ class IdMap {
   // has and false. Not after Freeze().
   std::pair<std::uint32_t, bool> Insert(const ExternalId& id, std::uint32_t entry);
   std::uint32_t Find(const ExternalId& id) const {
-    if (!id.numeric) {
-      auto it = text_.find(id.key);
-      return it == text_.end() ? kNone : it->second;
-    }
+    if (id.numeric) return FindNumber(id.number);
+    auto it = text_.find(id.key);
+    return it == text_.end() ? kNone : it->second;
+  }
+  // Find of a numeric id.
+  std::uint32_t FindNumber(std::int64_t n) const {
     if (dense_) {
-      const std::uint64_t at = static_cast<std::uint64_t>(id.number) - static_cast<std::uint64_t>(base_);
+      const std::uint64_t at = static_cast<std::uint64_t>(n) - static_cast<std::uint64_t>(base_);
       return at < array_.size() ? array_[at] : kNone;
     }
-    auto it = numbers_.find(id.number);
+    auto it = numbers_.find(n);
     return it == numbers_.end() ? kNone : it->second;
+  }
+  // Starts loading what FindNumber(n) will read.
+  void PrefetchNumber(std::int64_t n) const {
+    if (dense_) {
+      const std::uint64_t at = static_cast<std::uint64_t>(n) - static_cast<std::uint64_t>(base_);
+      if (at < array_.size()) __builtin_prefetch(&array_[at]);
+    } else {
+      numbers_.prefetch(n);
+    }
   }
   // The same for an id given as text (CheckExistingIds).
   std::uint32_t FindText(std::string_view text) const;

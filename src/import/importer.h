@@ -147,6 +147,10 @@ class Importer {
     std::uint64_t edges = 0;  // rows accepted in pass 1
   };
   unsigned Threads() const;
+  // Whether an EVLP edge file's plain lines may skip the generic reader.
+  bool FastEdgesOk(const Schema& schema) const;
+  // The id map of `group`, null if none.
+  const IdMap* FindSpace(std::string_view group) const;
   // InternalError "<path>:<line>: the file changed during the import: <what>".
   Status FileChanged(const CsvReader& r, std::string_view what) const;
   bool Splittable(std::size_t index) const;

@@ -999,7 +999,8 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
   }
   // Only an empty or new directory: a backup never mixes with other files
   // (another graph's log would be replayed onto it).
-  Result<bool> exists = graphdir::CheckEmptyOrMissing(fs, dir, "Backup");
+  Result<bool> exists =
+      graphdir::CheckEmptyOrMissing(fs, dir, "Backup", "a backup goes into a new or empty directory");
   if (!exists.ok()) {
     if (exists.status().code() == StatusCode::kFailedPrecondition) return exists.status();
     return failed(exists.status());

@@ -63,7 +63,14 @@ class BulkSink {
   std::uint64_t next_id() const { return stream_.next_id(); }
 
  private:
-  Status MaybeFlush() { return stream_.next_id() % checkpoint::kChunkIds == 0 ? Flush() : Status::Ok(); }
+  // At every kChunkIds-th id, as the checkpoint writer cuts, and whenever
+  // the closed blocks reach kFlushBytes: large properties must not pile up
+  // a chunk's worth of blocks in memory.
+  Status MaybeFlush() {
+    return stream_.next_id() % checkpoint::kChunkIds == 0 || chunk_.block_bytes >= kFlushBytes ? Flush()
+                                                                                               : Status::Ok();
+  }
+  static constexpr std::uint64_t kFlushBytes = std::uint64_t{8} << 20;
   Status Flush() {
     QUIVER_RETURN_IF_ERROR(stream_.Close());
     QUIVER_RETURN_IF_ERROR(sink_.AppendChunk(chunk_));
@@ -98,12 +105,9 @@ Status Importer::BulkWriteFile(std::size_t index, BulkSink& out) {
     if (vertices) {
       auto label = labels_.ids.find(row.label);
       if (label == labels_.ids.end()) return FileChanged(r, base::StrCat("a new label '", row.label, "'"));
-      if (row.has_id) {
-        // From here on the id maps to the vertex id, not the entry.
-        const std::uint32_t e = Find(row.id);
-        if (e == kNoEntry || e == kRejectedEntry) return FileChanged(r, "an id pass 1 did not see");
-        ids_.find(row.id.group)->second.Set(row.id, static_cast<std::uint32_t>(out.next_id()));
-      }
+      // The vertex id pass 1 gave this row's id, or the file changed (an id
+      // twice, or moved).
+      if (row.has_id && Find(row.id) != out.next_id()) return FileChanged(r, "an id pass 1 did not see here");
       QUIVER_RETURN_IF_ERROR(CheckIdKeyOwner(index, r, label->second, in.schema, row, props));
       QUIVER_RETURN_IF_ERROR(out.Vertex(label->second, props));
     } else {
@@ -150,6 +154,14 @@ Status Importer::PlanIdIndexes() {
     }
     auto def = std::make_shared<index::IndexDef>();
     def->name = base::StrCat(space.label, ".", space.key);
+    // "A.b" + "c" and "A" + "b.c" name one index: through batches the
+    // second CreateIndex is refused, before anything is written; so here.
+    for (const index::PropertyIndex& p : id_indexes_) {
+      if (p.def->name == def->name)
+        return AlreadyExistsError(base::StrCat("import: the id indexes of ", p.def->label, " (",
+                                               p.def->keys[0], ") and of ", space.label, " (", space.key,
+                                               ") would both be named '", def->name, "'"));
+    }
     def->element = ElementKind::kVertex;
     def->label = space.label;
     def->label_id = label;
@@ -195,14 +207,19 @@ Status Importer::BulkWrite() {
   std::uint64_t limits[2] = {0, 0};
   for (std::size_t i = 0; i < FileCount(); ++i)
     limits[KindAt(i) == FileKind::kVertices ? 0 : 1] += rows_[i] - rejected_lines_[i].size();
-  // The id maps hold vertex ids as u32 on this path.
-  if (limits[0] >= kRejectedEntry)
-    return ResourceExhaustedError(base::StrCat("import: ", limits[0],
-                                               " vertices; a new graph built whole takes at most ",
-                                               kRejectedEntry - 1, " (use Import into an open graph)"));
-  QUIVER_ASSIGN_OR_RETURN(bool exists, graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import"));
+  QUIVER_ASSIGN_OR_RETURN(bool exists, graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule));
   if (!exists) QUIVER_RETURN_IF_ERROR(graphdir::CreateDirDurably(fs_, new_dir_));
-  graphdir::RemoveUnlessDone remove_written(fs_, new_dir_, kBulkSequence);
+  // LOCK, held until the graph is whole, as a writable Open holds it: an
+  // Open of the directory meanwhile is refused, and cannot make a graph
+  // there that this import would then write into (or remove the files of).
+  const std::string lock_path = env::JoinPath(new_dir_, graphdir::kLockFileName);
+  QUIVER_ASSIGN_OR_RETURN(bool had_lock, fs_->Exists(lock_path));
+  Result<std::unique_ptr<env::FileLock>> lock = fs_->LockFile(lock_path, env::LockMode::kExclusive);
+  if (!lock.ok())
+    return Status(lock.status().code(), base::StrCat("import: ", new_dir_, ": ", lock.status().message()));
+  // Looked at again under the lock: an Open may have made a graph there since.
+  QUIVER_RETURN_IF_ERROR(graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule).status());
+  graphdir::RemoveUnlessDone remove_written(fs_, new_dir_, kBulkSequence, /*lock=*/!had_lock);
   const checkpoint::Header header{
       .uuid = NewGraphUuid(), .sequence = kBulkSequence, .vertex_limit = limits[0], .edge_limit = limits[1]};
   auto body = [&](checkpoint::CheckpointSink& sink) -> Status {

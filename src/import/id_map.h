@@ -98,16 +98,6 @@ class IdMap {
     Freeze();
   }
   void Freeze();
-  // Replaces the value of `id`, which must be in the map.
-  void Set(const ExternalId& id, std::uint32_t value) {
-    if (!id.numeric) {
-      text_.find(id.key)->second = value;
-    } else if (dense_) {
-      array_[static_cast<std::uint64_t>(id.number) - static_cast<std::uint64_t>(base_)] = value;
-    } else {
-      numbers_.find(id.number)->second = value;
-    }
-  }
   bool dense() const { return dense_; }
   std::size_t size() const { return count_; }
 

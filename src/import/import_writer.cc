@@ -107,20 +107,22 @@ Status Importer::WriteFile(std::size_t index) {
       ++next_rejected;
       continue;
     }
-    if (!builder.Build(r, &row, &issue)) {
-      return InternalError(base::StrCat(FileAt(index).path, ":", issue.line, ":", issue.column,
-                                        ": the file changed during the import: ", issue.reason));
-    }
+    if (!builder.Build(r, &row, &issue)) return FileChanged(r, issue.reason);
     if (vertices) {
+      std::uint32_t entry = kNoEntry;
+      if (row.has_id) {
+        // The entry pass 1 made for this very row, or the file changed.
+        entry = Find(row.id);
+        if (entry >= kRejectedEntry || entries_[entry].file != index ||
+            entries_[entry].record_line != r.line())
+          return FileChanged(r, "an id pass 1 did not see here");
+      }
       batch_.AddVertex(row.label, row.properties);
-      batch_entries_.push_back(row.has_id ? Find(row.id) : kNoEntry);
+      batch_entries_.push_back(entry);
     } else {
       const std::uint32_t s = Find(row.start);
       const std::uint32_t e = Find(row.end);
-      if (s == kNoEntry || e == kNoEntry) {
-        return InternalError(
-            base::StrCat(FileAt(index).path, ":", r.line(), ": the file changed during the import"));
-      }
+      if (s >= kRejectedEntry || e >= kRejectedEntry) return FileChanged(r, "an endpoint pass 1 did not see");
       batch_.AddEdge(row.label, entries_[s].vertex, entries_[e].vertex, row.properties);
     }
     batch_ops_ += 1 + row.properties.size();

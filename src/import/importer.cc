@@ -2,10 +2,12 @@
 #include "import/importer.h"
 
 #include <algorithm>
+#include <new>
 #include <tuple>
 #include <utility>
 
 #include "base/strings.h"
+#include "base/utf8.h"
 #include "graph_dir.h"
 #include "import/csv_writer.h"
 
@@ -38,17 +40,39 @@ FileKind Importer::KindAt(std::size_t index) const {
 }
 
 Result<ImportStats> Importer::Run() {
+  try {
+    return RunUnguarded();
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(
+        bulk() ? "import: out of memory; what it wrote into the new graph's directory was removed"
+               : "import: out of memory; the batches committed before it stay");
+  }
+}
+
+Result<ImportStats> Importer::RunUnguarded() {
   const char d = options_.delimiter;
   if (options_.format == DataFormat::kCsv && (d == '"' || d == '\n' || d == '\r')) {
     return InvalidArgumentError("ImportOptions::delimiter may not be a quote or a line break");
   }
+  // A byte of a multi-byte UTF-8 character would cut characters in two.
+  if (options_.format == DataFormat::kCsv && static_cast<unsigned char>(d) >= 0x80) {
+    return InvalidArgumentError("ImportOptions::delimiter must be an ASCII character");
+  }
+  for (const std::vector<ImportFile>* files : {&spec_.vertices, &spec_.edges}) {
+    for (const ImportFile& f : *files) {
+      if (!base::IsValidUtf8(f.label))
+        return InvalidArgumentError(base::StrCat("ImportFile::label of ", f.path, " is not valid UTF-8"));
+    }
+  }
+  if (!base::IsValidUtf8(options_.evlp_id_key) || !base::IsValidUtf8(options_.evlp_weight_key))
+    return InvalidArgumentError("ImportOptions::evlp_id_key and evlp_weight_key must be valid UTF-8");
   if (options_.batch_ops == 0 || options_.batches_in_flight == 0) {
     return InvalidArgumentError("ImportOptions::batch_ops and batches_in_flight must be at least 1");
   }
   if (bulk()) {
     // Checked again before the first write; here so a long parse is not wasted.
     if (new_dir_.empty()) return InvalidArgumentError("import: the new graph's directory path is empty");
-    QUIVER_RETURN_IF_ERROR(graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import").status());
+    QUIVER_RETURN_IF_ERROR(graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule).status());
   }
   rejected_lines_.assign(FileCount(), {});
   rows_.assign(FileCount(), 0);
@@ -142,6 +166,9 @@ Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Sch
     cache_.map = nullptr;  // a rehash may have moved the maps
   }
   const CsvField& f = *row->id.field;
+  if (entries_.size() >= kRejectedEntry)
+    return ResourceExhaustedError(base::StrCat("import: more than ", kRejectedEntry - 1,
+                                               " vertices with ids; the id map holds no more"));
   auto [entry, inserted] = space->second.Insert(row->id, static_cast<std::uint32_t>(entries_.size()));
   if (!inserted) {
     const IdEntry& first = entries_[entry];
@@ -156,6 +183,8 @@ Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Sch
   e.column = f.column;
   e.file = static_cast<std::uint32_t>(index);
   e.space = SpaceOf(*row, schema);
+  for (std::size_t i = 0; i <= index; ++i) e.ordinal += rows_[i];
+  --e.ordinal;  // rows_[index] counts this record
   entries_.push_back(e);
   return Status::Ok();
 }
@@ -198,13 +227,17 @@ Status Importer::ValidateFile(std::size_t index) {
           Reject(index, r.line(), issue.line, issue.column, std::move(issue.reason), r.raw()));
       continue;
     }
-    // A row rejected below may leave a name no element uses: harmless.
-    if (bulk()) InternNames(KindAt(index), row);
+    const std::size_t rejected = stats_.rejected.size();
     if (KindAt(index) == FileKind::kVertices) {
       QUIVER_RETURN_IF_ERROR(ValidateVertex(index, r, in.schema, &row));
     } else {
       QUIVER_RETURN_IF_ERROR(ValidateEdge(index, r, row));
     }
+    // The names of accepted rows only, in the order batches would intern
+    // them. (A vertex rejected later, for an id another id space also
+    // holds, keeps its names: the one case where the two paths' name ids
+    // may differ.)
+    if (bulk() && stats_.rejected.size() == rejected) InternNames(KindAt(index), row);
   }
   return Status::Ok();
 }
@@ -290,14 +323,52 @@ Status Importer::CheckIdsAcrossSpaces() {
   return Status::Ok();
 }
 
+Result<std::vector<std::uint32_t>> Importer::BulkVertexIds() {
+  std::uint64_t vertices = 0;
+  for (std::size_t f = 0; f < spec_.vertices.size(); ++f) {
+    std::sort(rejected_lines_[f].begin(), rejected_lines_[f].end());
+    vertices += rows_[f] - rejected_lines_[f].size();
+  }
+  // The id maps hold vertex ids as u32 on this path.
+  if (vertices >= kRejectedEntry)
+    return ResourceExhaustedError(base::StrCat("import: ", vertices,
+                                               " vertices; a new graph built whole takes at most ",
+                                               kRejectedEntry - 1, " (use Import into an open graph)"));
+  std::vector<std::uint32_t> ids(entries_.size());
+  std::uint64_t rejected_before_file = 0;
+  std::size_t file = 0;
+  std::size_t next = 0;  // rejected_lines_[file][next] is the first at or after the entry's record
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    const IdEntry& entry = entries_[e];
+    while (file < entry.file) {
+      rejected_before_file += rejected_lines_[file++].size();
+      next = 0;
+    }
+    const std::vector<std::uint64_t>& lines = rejected_lines_[file];
+    while (next < lines.size() && lines[next] < entry.record_line) ++next;
+    ids[e] = static_cast<std::uint32_t>(entry.ordinal - rejected_before_file - next);
+  }
+  return ids;
+}
+
 Status Importer::Validate() {
   for (std::size_t i = 0; i < spec_.vertices.size(); ++i) QUIVER_RETURN_IF_ERROR(ValidateFile(i));
   QUIVER_RETURN_IF_ERROR(CheckIdsAcrossSpaces());
   QUIVER_RETURN_IF_ERROR(CheckExistingIds());
   // Every vertex is in. A rejected vertex's id stays in its map, marked, so
-  // an edge naming it is told why.
-  for (auto& [group, map] : ids_)
-    map.Freeze([&](std::uint32_t e) { return entries_[e].rejected ? kRejectedEntry : e; });
+  // an edge naming it is told why. On the bulk path the maps hold vertex
+  // ids from here on (an edge endpoint is one lookup); through batches,
+  // entries (the vertex ids are known once the batches commit).
+  std::vector<std::uint32_t> vertex_ids;
+  if (bulk()) {
+    QUIVER_ASSIGN_OR_RETURN(vertex_ids, BulkVertexIds());
+  }
+  for (auto& [group, map] : ids_) {
+    map.Freeze([&](std::uint32_t e) {
+      if (entries_[e].rejected) return kRejectedEntry;
+      return bulk() ? vertex_ids[e] : e;
+    });
+  }
   for (std::size_t i = spec_.vertices.size(); i < FileCount(); ++i) QUIVER_RETURN_IF_ERROR(ValidateFile(i));
   for (std::vector<std::uint64_t>& lines : rejected_lines_) std::sort(lines.begin(), lines.end());
   return Status::Ok();

@@ -92,12 +92,15 @@ class Importer {
     std::uint32_t file = 0;
     std::uint32_t space = 0;
     bool rejected = false;
-    VertexId vertex;  // set when its batch commits
+    std::uint64_t ordinal = 0;  // the record's place among every vertex record read, from 0
+    VertexId vertex;            // set when its batch commits
   };
   static constexpr std::uint32_t kNoEntry = IdMap::kNone;
+  static constexpr const char* kNewGraphRule = "a new graph is imported into a new or empty directory";
   // What an id map holds for a rejected vertex's id once pass 1 is done.
   static constexpr std::uint32_t kRejectedEntry = IdMap::kNone - 1;
 
+  Result<ImportStats> RunUnguarded();
   const ImportFile& FileAt(std::size_t index) const;
   FileKind KindAt(std::size_t index) const;
   std::size_t FileCount() const { return spec_.vertices.size() + spec_.edges.size(); }
@@ -107,6 +110,9 @@ class Importer {
 
   // Pass 1.
   Status Validate();
+  // The bulk path's vertex id of each entry: its record's place among the
+  // vertex records that are not rejected.
+  Result<std::vector<std::uint32_t>> BulkVertexIds();
   Status ValidateFile(std::size_t index);
   Status ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row);
   Status ValidateEdge(std::size_t index, const CsvReader& r, const Row& row);

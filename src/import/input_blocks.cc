@@ -1,6 +1,7 @@
 #include "import/input_blocks.h"
 
 #include <algorithm>
+#include <chrono>
 #include <span>
 
 #include "base/strings.h"
@@ -70,15 +71,20 @@ void LineBases::Fail(std::size_t i) {
   published_.SignalAll();
 }
 
-std::optional<std::uint64_t> LineBases::Wait(std::size_t i) {
+std::optional<std::uint64_t> LineBases::Wait(std::size_t i, const std::function<bool()>& abandoned) {
   base::MutexLock lock(&mu_);
-  std::uint64_t base = 1;
-  for (std::size_t j = 0; j < i; ++j) {
-    while (counts_[j] == kUnknown) published_.Wait();
-    if (counts_[j] == kFailed) return std::nullopt;
-    base += counts_[j];
+  // starts_[k] is known for k <= starts_.size() - 1; extend it up to i.
+  while (starts_.size() <= i) {
+    const std::size_t k = starts_.size() - 1;
+    const std::uint64_t count = counts_[k];
+    if (count == kFailed) return std::nullopt;
+    if (count != kUnknown) {
+      starts_.push_back(starts_.back() + count);
+      continue;
+    }
+    if (!published_.WaitFor(std::chrono::milliseconds(5)) && abandoned()) return std::nullopt;
   }
-  return base;
+  return starts_[i];
 }
 
 }  // namespace quiver::import

@@ -19,11 +19,13 @@
 //   LineBases bases(blocks.size());
 //   // on the thread parsing block i:
 //   bases.Publish(i, CountLines(bytes));
-//   std::optional<std::uint64_t> first_line = bases.Wait(i);  // nullopt: an earlier block failed
+//   std::optional<std::uint64_t> first_line = bases.Wait(i, [] { return false; });  // nullopt: an earlier
+//   block failed
 #ifndef QUIVER_IMPORT_INPUT_BLOCKS_H_
 #define QUIVER_IMPORT_INPUT_BLOCKS_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -46,7 +48,7 @@ struct InputBlock {
 Result<std::vector<InputBlock>> PlanBlocks(env::FileSystem* fs, const std::string& path,
                                            std::uint64_t block_bytes);
 
-// Reads `block` of `path` whole. InvalidArgument ("changed") if the file is
+// Reads `block` of `path` whole. InternalError ("changed") if the file is
 // shorter than the plan.
 Result<std::string> ReadBlock(env::FileSystem* fs, const std::string& path, const InputBlock& block);
 
@@ -64,8 +66,10 @@ class LineBases {
   // Block `i` could not count its lines: the blocks after it give up.
   void Fail(std::size_t i);
   // The line number (from 1) block `i` starts on, once every block before
-  // it has published; nullopt if one of them failed.
-  std::optional<std::uint64_t> Wait(std::size_t i);
+  // it has published; nullopt if one of them failed, or if `abandoned()`
+  // turns true meanwhile (polled every few milliseconds while waiting: a
+  // block may be claimed and then dropped before its reader ever ran).
+  std::optional<std::uint64_t> Wait(std::size_t i, const std::function<bool()>& abandoned);
 
  private:
   static constexpr std::uint64_t kUnknown = ~std::uint64_t{0};
@@ -73,6 +77,9 @@ class LineBases {
   base::Mutex mu_;
   base::CondVar published_{&mu_};
   std::vector<std::uint64_t> counts_ ABSL_GUARDED_BY(mu_);
+  // starts_[k]: the first line of block k, for the blocks whose earlier
+  // blocks have all published (each Wait extends it; amortised O(1)).
+  std::vector<std::uint64_t> starts_ ABSL_GUARDED_BY(mu_) = {1};
 };
 
 }  // namespace quiver::import

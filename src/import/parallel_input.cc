@@ -150,8 +150,11 @@ Status ForEachLine(std::string_view bytes, std::uint64_t first_line, std::size_t
 }  // namespace
 
 unsigned Importer::Threads() const {
-  if (options_.threads != 0) return options_.threads;
-  return std::max(1u, std::thread::hardware_concurrency());
+  // More threads than this gain nothing on one file, and each holds two
+  // blocks in flight.
+  constexpr unsigned kMaxThreads = 64;
+  if (options_.threads != 0) return std::min(options_.threads, kMaxThreads);
+  return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
 }
 
 bool Importer::Splittable(std::size_t index) const {
@@ -226,7 +229,10 @@ Status Importer::ValidateFileParallel(std::size_t index) {
   };
   std::vector<BlockResult> results(blocks.size());
   LineBases bases(blocks.size());
-  const std::size_t enough = options_.skip_bad_rows + 1;
+  checkpoint::ChunkPipeline* pipeline = nullptr;  // set before Run, so before any worker
+  // More rejected rows than this cannot change the outcome (saturating:
+  // skip_bad_rows may be SIZE_MAX, "skip them all").
+  const std::size_t enough = options_.skip_bad_rows == SIZE_MAX ? SIZE_MAX : options_.skip_bad_rows + 1;
   const CsvDialect dialect = DialectOf();
   auto work = [&](std::size_t i, checkpoint::EncodedChunk*) -> Status {
     BlockResult& out = results[i];
@@ -237,7 +243,7 @@ Status Importer::ValidateFileParallel(std::size_t index) {
       return Status::Ok();
     }
     publish.Publish(CountLines(*bytes));
-    std::optional<std::uint64_t> first_line = bases.Wait(i);
+    std::optional<std::uint64_t> first_line = bases.Wait(i, [&] { return pipeline->Stopped(); });
     if (!first_line) return Status::Ok();  // an earlier block failed; its error is the one
     out.first_line = *first_line;
     RowBuilder builder(schema, FileAt(index).label);
@@ -321,8 +327,9 @@ Status Importer::ValidateFileParallel(std::size_t index) {
     return Status::Ok();
   };
   const unsigned threads = Threads();
-  checkpoint::ChunkPipeline pipeline(blocks.size(), threads, 2 * std::size_t{threads}, work, fold);
-  Status s = pipeline.Run();
+  checkpoint::ChunkPipeline run(blocks.size(), threads, 2 * std::size_t{threads}, work, fold);
+  pipeline = &run;
+  Status s = run.Run();
   if (!s.ok()) planned_[index].clear();
   return s;
 }
@@ -405,7 +412,16 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
   auto write = [&](const checkpoint::EncodedChunk& chunk) { return sink.AppendChunk(chunk); };
   const unsigned threads = Threads();
   checkpoint::ChunkPipeline pipeline(blocks.size(), threads, 2 * std::size_t{threads}, encode, write);
-  return pipeline.Run();
+  QUIVER_RETURN_IF_ERROR(pipeline.Run());
+  // Lines added after pass 1 lie past the plan: the file changed, as the
+  // one-thread path finds by its count.
+  QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<env::ReadableFile> file, fs_->OpenReadable(path));
+  QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file->Size());
+  const std::uint64_t planned = blocks.empty() ? 0 : blocks.back().block.offset + blocks.back().block.length;
+  if (size != planned)
+    return InternalError(base::StrCat(path, ": the file changed during the import (", size, " bytes, ",
+                                      planned, " at first)"));
+  return Status::Ok();
 }
 
 }  // namespace quiver::import

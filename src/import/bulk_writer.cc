@@ -84,38 +84,22 @@ class BulkSink {
 };
 
 Status Importer::BulkWriteFile(std::size_t index, BulkSink& out) {
-  QUIVER_ASSIGN_OR_RETURN(Input in, OpenInput(index));
-  RowBuilder builder(in.schema, FileAt(index).label);
-  const std::vector<std::uint64_t>& rejected = rejected_lines_[index];
-  std::size_t next_rejected = 0;
   const bool vertices = KindAt(index) == FileKind::kVertices;
-  Row row;
-  RowIssue issue;
   std::vector<checkpoint::KeyedValue> props;
-  while (true) {
-    QUIVER_ASSIGN_OR_RETURN(bool more, NextRow(&in));
-    if (!more) break;
-    const CsvReader& r = *in.reader;
-    if (next_rejected < rejected.size() && rejected[next_rejected] == r.line()) {
-      ++next_rejected;
-      continue;
-    }
-    if (!builder.Build(r, &row, &issue)) return FileChanged(r, issue.reason);
+  return ForEachAcceptedRow(index, [&](const CsvReader& r, const Row& row, const Schema& schema) -> Status {
     QUIVER_RETURN_IF_ERROR(ResolveKeys(index, r, row, &props));
-    if (vertices) {
-      auto label = labels_.ids.find(row.label);
-      if (label == labels_.ids.end()) return FileChanged(r, base::StrCat("a new label '", row.label, "'"));
-      // The vertex id pass 1 gave this row's id, or the file changed (an id
-      // twice, or moved).
-      if (row.has_id && Find(row.id) != out.next_id()) return FileChanged(r, "an id pass 1 did not see here");
-      QUIVER_RETURN_IF_ERROR(CheckIdKeyOwner(index, r, label->second, in.schema, row, props));
-      QUIVER_RETURN_IF_ERROR(out.Vertex(label->second, props));
-    } else {
+    if (!vertices) {
       QUIVER_ASSIGN_OR_RETURN(EdgeRow edge, ResolveEdge(index, r, row, &cache_, &props));
-      QUIVER_RETURN_IF_ERROR(out.Edge(edge.type, edge.source, edge.target, props));
+      return out.Edge(edge.type, edge.source, edge.target, props);
     }
-  }
-  return Status::Ok();
+    auto label = labels_.ids.find(row.label);
+    if (label == labels_.ids.end()) return FileChanged(r, base::StrCat("a new label '", row.label, "'"));
+    // The vertex id pass 1 gave this row's id, or the file changed (an id
+    // twice, or moved).
+    if (row.has_id && Find(row.id) != out.next_id()) return FileChanged(r, "an id pass 1 did not see here");
+    QUIVER_RETURN_IF_ERROR(CheckIdKeyOwner(index, r, label->second, schema, row, props));
+    return out.Vertex(label->second, props);
+  });
 }
 
 // The id indexes the bulk path declares (ImportOptions::create_id_indexes):

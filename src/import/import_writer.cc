@@ -92,22 +92,8 @@ Status Importer::DrainAll() {
 }
 
 Status Importer::WriteFile(std::size_t index) {
-  QUIVER_ASSIGN_OR_RETURN(Input in, OpenInput(index));
-  RowBuilder builder(in.schema, FileAt(index).label);
-  const std::vector<std::uint64_t>& rejected = rejected_lines_[index];
-  std::size_t next_rejected = 0;
   const bool vertices = KindAt(index) == FileKind::kVertices;
-  Row row;
-  RowIssue issue;
-  while (true) {
-    QUIVER_ASSIGN_OR_RETURN(bool more, NextRow(&in));
-    if (!more) break;
-    const CsvReader& r = *in.reader;
-    if (next_rejected < rejected.size() && rejected[next_rejected] == r.line()) {
-      ++next_rejected;
-      continue;
-    }
-    if (!builder.Build(r, &row, &issue)) return FileChanged(r, issue.reason);
+  return ForEachAcceptedRow(index, [&](const CsvReader& r, const Row& row, const Schema&) -> Status {
     if (vertices) {
       std::uint32_t entry = kNoEntry;
       if (row.has_id) {
@@ -126,9 +112,9 @@ Status Importer::WriteFile(std::size_t index) {
       batch_.AddEdge(row.label, entries_[s].vertex, entries_[e].vertex, row.properties);
     }
     batch_ops_ += 1 + row.properties.size();
-    if (batch_ops_ >= options_.batch_ops) QUIVER_RETURN_IF_ERROR(Submit());
-  }
-  return Status::Ok();
+    if (batch_ops_ >= options_.batch_ops) return Submit();
+    return Status::Ok();
+  });
 }
 
 Status Importer::WriteAll() {

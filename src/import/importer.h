@@ -107,6 +107,29 @@ class Importer {
   Result<Input> OpenInput(std::size_t index);
   // Reads the next row of `in`; false at the end.
   Result<bool> NextRow(Input* in);
+  // Pass 2's walk of file `index`: calls f(reader, row, schema) for every
+  // row pass 1 accepted, in order, built as pass 1 built it (a row that no
+  // longer builds: the file changed). Stops at f's first error.
+  template <typename F>
+  Status ForEachAcceptedRow(std::size_t index, F f) {
+    QUIVER_ASSIGN_OR_RETURN(Input in, OpenInput(index));
+    RowBuilder builder(in.schema, FileAt(index).label);
+    const std::vector<std::uint64_t>& rejected = rejected_lines_[index];
+    std::size_t next_rejected = 0;
+    Row row;
+    RowIssue issue;
+    while (true) {
+      QUIVER_ASSIGN_OR_RETURN(bool more, NextRow(&in));
+      if (!more) return Status::Ok();
+      const CsvReader& r = *in.reader;
+      if (next_rejected < rejected.size() && rejected[next_rejected] == r.line()) {
+        ++next_rejected;
+        continue;
+      }
+      if (!builder.Build(r, &row, &issue)) return FileChanged(r, issue.reason);
+      QUIVER_RETURN_IF_ERROR(f(r, row, in.schema));
+    }
+  }
 
   // Pass 1.
   Status Validate();

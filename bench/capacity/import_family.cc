@@ -62,60 +62,13 @@ namespace {
 // quiver::DataFormat has kCsv and kEvlp only.
 constexpr const char* kNoJsonLines = "JSON Lines import is not implemented";
 
-struct Row {
-  Row(const char* f, std::string v) : figure(f), variant(std::move(v)) {}
-  const char* figure;
-  std::string variant;
-  std::uint64_t elements = 0;
-  int threads = 1;
-  std::uint64_t samples = 1;
-  Json value;
-  const char* unit = "";
-  Json ceiling;
-  std::string ceiling_definition;  // empty: no ceiling
-  Json ratio;
-  std::string ratio_definition = "figure / ceiling";
-  std::string target;
-  // Whether the target is met, given the value and the ratio; empty: the row has no target, and
-  // targetMet says so (no_target).
-  std::function<bool(double value, double ratio)> met;
-  std::string no_target;
-  Json detail = Json::object();
-  // Why elements and samples are missing (a row that was not measured).
-  std::string missing = "not measured";
-};
-
-Json ToJson(const Row& r) {
-  Json j;
-  j["figure"] = r.figure;
-  j["variant"] = r.variant;
-  j["elements"] = Count(r.elements, r.missing);
-  j["threads"] = r.threads;
-  j["samples"] = Count(r.samples, r.missing);
-  j["value"] = r.value;
-  j["unit"] = r.unit;
-  j["ceiling"] = r.ceiling;
-  j["ceilingDefinition"] = r.ceiling_definition.empty() ? Json() : Json(r.ceiling_definition);
-  j["ratio"] = r.ratio;
-  j["ratioDefinition"] = r.ratio_definition;
-  j["target"] = r.target;
-  const std::optional<double> v = NumberOf(r.value), q = NumberOf(r.ratio);
-  if (!r.met) {
-    j["targetMet"] = NotMeasured(r.no_target);
-  } else if (v && q) {
-    j["targetMet"] = r.met(*v, *q);
-  } else {
-    j["targetMet"] = NotMeasured(v ? "the ratio was not measured" : "the figure was not measured");
+// The family's rows: one sample and a figure-over-ceiling ratio unless a row says otherwise.
+struct Row : TargetRow {
+  Row(const char* f, std::string v) : TargetRow(f, std::move(v)) {
+    samples = 1;
+    ratio_definition = "figure / ceiling";
   }
-  if (!r.detail.empty()) j["detail"] = r.detail;
-  return j;
-}
-
-Json Ratio(const Json& a, const Json& b, const char* why) {
-  const std::optional<double> x = NumberOf(a), y = NumberOf(b);
-  if (!x || !y) return NotMeasured(why);
-  return Positive(*x / *y, why);
-}
+};
 
 Json Rate(double n, double seconds) { return Positive(n / seconds, "no time elapsed"); }
 Json Seconds(double seconds) { return Positive(seconds, "no time elapsed"); }

@@ -333,7 +333,9 @@ TEST(ImportBulkFaultTest, EveryFailedOperationLeavesNoFiles) {
       if (mode == env::FaultMode::kPersistent) continue;  // the clean-up may fail too
       Result<bool> exists = sim.Exists(kDir);
       ASSERT_TRUE(exists.ok());
-      if (*exists) EXPECT_TRUE(sim.ListDir(kDir).value().empty());
+      if (*exists) {
+        EXPECT_TRUE(sim.ListDir(kDir).value().empty());
+      }
     }
     EXPECT_GT(failures, 5u);
   }

@@ -911,6 +911,123 @@ class IndexesTableTest(unittest.TestCase):
             rcd.validate(dict(report, indexes=rows), schema, "report")
 
 
+def import_rows():
+    """Rows of the import family as bench/capacity/import_family.cc writes them (chosen figures)."""
+    jsonl = {"value": None, "reason": "JSON Lines import is not implemented"}
+    parse = "read(2) of the same .e file in 1 MiB chunks and std::from_chars of each line's two integers"
+    new_graph = {"figure": "evlpImportNewGraph", "variant": "10000000 x 10; ImportNewGraph + Open + Close",
+                 "elements": 100_000_000, "threads": 2, "samples": 1, "value": 12_500_000.0,
+                 "unit": "edgesPerSecond", "ceiling": 62_000_000.0, "ceilingDefinition": parse, "ratio": 0.2016,
+                 "ratioDefinition": "figure / ceiling", "target": ">= 10M edges/s, end to end", "targetMet": True,
+                 "detail": {"importSeconds": 6.5, "openSeconds": 1.5, "closeSeconds": 0.0002,
+                            "importEdgesPerSecond": 15_384_615.0, "inputBytes": 1_500_000_000,
+                            "inputMegabytesPerSecond": 230.8}}
+    read = {"figure": "evlpSequentialRead", "variant": "read(2), page cache warm", "elements": 1_500_000_000,
+            "threads": 1, "samples": 3, "value": 9_500.0, "unit": "megabytesPerSecond",
+            "ceiling": {"value": None, "reason": "none: the row is itself a bound"}, "ceilingDefinition": None,
+            "ratio": 0.0243, "ratioDefinition": "the import's input MB/s / this read rate",
+            "target": "none: the input rate the import rows read beside",
+            "targetMet": {"value": None, "reason": "no target: a bound for the import rows"}}
+    batches = {"figure": "evlpImportBatches", "variant": "1000000 x 10; Import", "elements": 10_000_000,
+               "threads": 2, "samples": 1, "value": 640_000.0, "unit": "edgesPerSecond", "ceiling": 61_000_000.0,
+               "ceilingDefinition": parse, "ratio": 0.0105, "ratioDefinition": "figure / ceiling",
+               "target": "none: the batch path", "targetMet": {"value": None, "reason": "no target: a comparison row"},
+               "detail": {"batches": 51}}
+    export = {"figure": "exportCsv", "variant": "10000000 x 10", "elements": 100_000_000, "threads": 1, "samples": 1,
+              "value": 6_100_000.0, "unit": "edgesPerSecond", "ceiling": 41_000_000.0,
+              "ceilingDefinition": "write(2) of as many bytes, 1 MiB chunks, then one fdatasync, as edges/s",
+              "ratio": 0.1488, "ratioDefinition": "figure / ceiling, both in edges/s", "target": ">= 10M edges/s",
+              "targetMet": False, "detail": {"writtenBytes": 1_515_532_700, "writeMegabytesPerSecond": 620.0}}
+    peak = {"figure": "evlpImportPeakResident", "variant": "10000000 x 10; ImportNewGraph + Open",
+            "elements": 100_000_000, "threads": 2, "samples": 1_500, "value": 7_200_000_000.0, "unit": "bytes",
+            "ceiling": 5_600_000_000, "ceilingDefinition": "the opened graph's allocated bytes", "ratio": 1.2857,
+            "ratioDefinition": "peak resident set (sampled every 5 ms) minus before / allocated bytes",
+            "target": "ratio <= 1.3", "targetMet": True}
+    missing = {"figure": "jsonlImport", "variant": "JSON Lines into a new graph", "elements": jsonl, "threads": 1,
+               "samples": jsonl, "value": jsonl, "unit": "rowsPerSecond", "ceiling": jsonl, "ceilingDefinition": None,
+               "ratio": jsonl, "ratioDefinition": "figure / ceiling", "target": "none while the format is not implemented",
+               "targetMet": jsonl}
+    return [new_graph, read, batches, export, peak, missing]
+
+
+class ImportTableTest(unittest.TestCase):
+
+    def section(self, page, name):
+        return page[page.index(f"<!-- capacity:{name} -->"):page.index(f"<!-- /capacity:{name} -->")]
+
+    def report(self):
+        report = sample()
+        report["schemaMinor"] = 7
+        report["selectedFamilies"] = report["selectedFamilies"] + ["import"]
+        report["import"] = import_rows()
+        return report
+
+    def test_import_table(self):
+        ws = Workspace(self)
+        ws.write_report(self.report())
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        md = self.section(ws.read_page(), "import")
+        self.assertIn("| EVLP into a new graph, end to end | 10000000 x 10; ImportNewGraph + Open + Close | 100,000,000 |"
+                      " 2 | 12.5 M/s | 62.0 M/s (1) | 0.202 | figure / ceiling | >= 10M edges/s, end to end | yes |", md)
+        # A bound with no ceiling and no target: both say why, and the row is neither met nor failed.
+        self.assertIn("| 1 | 9,500 MB/s | not measured (none: the row is itself a bound) | 0.0243 |", md)
+        self.assertIn("| not measured (no target: a bound for the import rows) |", md)
+        self.assertIn("| 640,000/s | 61.0 M/s (1) | 0.0105 |", md)  # the same ceiling definition, one note
+        self.assertIn("| 6.10 M/s | 41.0 M/s (2) | 0.149 | figure / ceiling, both in edges/s | >= 10M edges/s | **no** |",
+                      md)
+        self.assertIn("| 7,200.0 MB | 5,600.0 MB (3) | 1.29 |", md)
+        self.assertIn("| JSON Lines into a new graph | JSON Lines into a new graph | not measured (JSON Lines import is"
+                      " not implemented) | 1 |", md)
+        self.assertIn("Ceilings: (1) read(2) of the same .e file", md)
+        self.assertNotIn("(4)", md)
+        self.assertIn("- EVLP into a new graph, end to end (10000000 x 10; ImportNewGraph + Open + Close): importSeconds"
+                      " 6.50 s, openSeconds 1.50 s, closeSeconds 200 µs, importEdgesPerSecond 15.4 M/s, inputBytes"
+                      " 1,500.0 MB, inputMegabytesPerSecond 231 MB/s.", md)
+        self.assertIn("- `Export` to CSV (10000000 x 10): writtenBytes 1,515.5 MB, writeMegabytesPerSecond 620 MB/s.", md)
+        self.assertIn("batches 51.", md)
+
+    def test_report_without_the_family_says_so(self):
+        ws = Workspace(self)
+        report = sample()
+        report.pop("import", None)
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertIn("it predates the `import` family", self.section(ws.read_page(), "import"))
+
+    def test_partial_report_family_not_measured(self):
+        ws = Workspace(self)
+        report = self.report()
+        report["partial"] = True
+        report["import"] = {"value": None, "reason": "not selected (--only indexes)"}
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertIn("*Not measured (not selected (--only indexes)).*", self.section(ws.read_page(), "import"))
+
+    def test_schema_refuses_a_zero_an_unknown_figure_or_unit_and_a_missing_verdict(self):
+        schema = os.path.join(REPO, "schemas", "capacity-report.schema.json")
+        report = self.report()
+        rcd.validate(report, schema, "report")
+        for broken in ({"value": 0}, {"ceiling": 0}, {"figure": "jsonlExport"}, {"unit": "ns"},
+                       {"detail": {"importSeconds": 0}}, {"elements": 0}, {"threads": 0}, {"extra": 1}):
+            rows = copy.deepcopy(report["import"])
+            rows[0].update(broken)
+            with self.assertRaises(rcd.RenderError, msg=str(broken)):
+                rcd.validate(dict(report, **{"import": rows}), schema, "report")
+        rows = copy.deepcopy(report["import"])
+        del rows[0]["targetMet"]
+        with self.assertRaises(rcd.RenderError):
+            rcd.validate(dict(report, **{"import": rows}), schema, "report")
+        rows = copy.deepcopy(report["import"])
+        rows[1]["targetMet"] = {"value": None}
+        with self.assertRaises(rcd.RenderError):
+            rcd.validate(dict(report, **{"import": rows}), schema, "report")
+        with self.assertRaises(rcd.RenderError):
+            rcd.validate(dict(report, selectedFamilies=report["selectedFamilies"] + ["export"]), schema, "report")
+
+
 def overwrite_sample():
     """The sample with schema minor 5's ceilings.overwriteFdatasync (chosen figures, not a run's), its
     durable writes rows' ratios pointing at it."""

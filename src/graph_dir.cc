@@ -198,6 +198,47 @@ std::string EncodeIdentity(std::uint32_t version) {
   return out;
 }
 
+Result<bool> CheckEmptyOrMissing(env::FileSystem* fs, const std::string& dir, std::string_view what,
+                                 std::string_view rule) {
+  QUIVER_ASSIGN_OR_RETURN(bool exists, fs->Exists(dir));
+  if (!exists) return false;
+  QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
+  for (const std::string& name : names) {
+    if (name == kLockFileName || IsOwnTempFile(name) || name == "lost+found") continue;
+    return FailedPreconditionError(
+        base::StrCat(what, ": ", dir, " is not empty (it holds \"", name, "\"); ", rule));
+  }
+  return true;
+}
+
+RemoveUnlessDone::RemoveUnlessDone(env::FileSystem* fs, const std::string& dir,
+                                   std::uint64_t checkpoint_sequence, bool lock)
+    : fs_(fs), dir_(dir) {
+  const std::string identity = env::JoinPath(dir, kIdentityFileName);
+  const std::string checkpoint = env::JoinPath(dir, checkpoint::CheckpointFileName(checkpoint_sequence));
+  paths_ = {identity, identity + std::string(kTmpSuffix), checkpoint, checkpoint + std::string(kTmpSuffix)};
+  if (lock) paths_.push_back(env::JoinPath(dir, kLockFileName));
+}
+
+RemoveUnlessDone::~RemoveUnlessDone() {
+  if (done_) return;
+  bool removed = false;
+  for (const std::string& p : paths_) {
+    try {
+      removed |= fs_->Remove(p).ok();
+    } catch (...) {
+    }
+  }
+  // A removal not made durable could be undone by a power loss: a synced
+  // checkpoint coming back would be adopted as a graph the caller was told
+  // failed.
+  if (!removed) return;
+  try {
+    fs_->SyncDir(dir_).IgnoreError();
+  } catch (...) {
+  }
+}
+
 Status WriteIdentity(env::FileSystem* fs, const std::string& dir) {
   const std::string path = env::JoinPath(dir, kIdentityFileName);
   const std::string tmp = path + std::string(kTmpSuffix);

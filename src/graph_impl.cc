@@ -999,15 +999,11 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
   }
   // Only an empty or new directory: a backup never mixes with other files
   // (another graph's log would be replayed onto it).
-  Result<bool> exists = fs->Exists(dir);
-  if (!exists.ok()) return failed(exists.status());
-  if (*exists) {
-    Result<std::vector<std::string>> names = fs->ListDir(dir);
-    if (!names.ok()) return failed(names.status());
-    if (!names->empty())
-      return FailedPreconditionError(base::StrCat("Backup: ", dir, " is not empty (it holds \"",
-                                                  names->front(),
-                                                  "\"); a backup goes into a new or empty directory"));
+  Result<bool> exists =
+      graphdir::CheckEmptyOrMissing(fs, dir, "Backup", "a backup goes into a new or empty directory");
+  if (!exists.ok()) {
+    if (exists.status().code() == StatusCode::kFailedPrecondition) return exists.status();
+    return failed(exists.status());
   }
   PinnedVersion pin(chain_);  // the writer goes on; this version stays as it is
   const storage::GraphRoots& roots = pin.roots();
@@ -1027,24 +1023,7 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
   }
   // However this returns or throws before the end, the directory is left as
   // empty as it was found (best effort), so the backup can be retried.
-  const std::string identity = env::JoinPath(dir, graphdir::kIdentityFileName);
-  const std::string checkpoint_file = env::JoinPath(dir, checkpoint::CheckpointFileName(roots.sequence));
-  const std::string written[] = {identity, identity + std::string(graphdir::kTmpSuffix), checkpoint_file,
-                                 checkpoint_file + std::string(graphdir::kTmpSuffix)};
-  struct RemoveUnlessDone {
-    env::FileSystem* fs;
-    const std::string (&paths)[4];
-    bool done = false;
-    ~RemoveUnlessDone() {
-      if (done) return;
-      for (const std::string& p : paths) {
-        try {
-          fs->Remove(p).IgnoreError();
-        } catch (...) {
-        }
-      }
-    }
-  } remove_written{fs, written};
+  graphdir::RemoveUnlessDone remove_written(fs, dir, roots.sequence);
   checkpoint::WriteOptions w = CheckpointWriteOptions(options_);
   w.record_wal_position = false;  // the copy has none of this graph's log
   w.progress = progress;
@@ -1059,7 +1038,7 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
   if (s.ok()) s = graphdir::WriteIdentity(fs, dir);
   if (s.ok()) s = graphdir::SyncAncestors(fs, dir);
   if (!s.ok()) return failed(s);
-  remove_written.done = true;
+  remove_written.Done();
   return BackupInfo{roots.sequence, ws.bytes};
 }
 

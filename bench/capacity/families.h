@@ -20,9 +20,9 @@
 
 namespace quiver::capacity {
 
-inline constexpr std::array<std::string_view, 10> kFamilies = {
-    "ceilings",  "memory",  "writes", "checkpoint", "load",
-    "traversal", "latency", "online", "analytics",  "indexes"};
+inline constexpr std::array<std::string_view, 11> kFamilies = {
+    "ceilings", "memory", "writes",    "checkpoint", "load",  "traversal",
+    "latency",  "online", "analytics", "indexes",    "import"};
 
 struct Context {
   const Profile& profile;
@@ -64,6 +64,8 @@ void PlanAnalytics(Context& ctx);
 Json RunAnalytics(Context& ctx);
 void PlanIndexes(Context& ctx);
 Json RunIndexes(Context& ctx);
+void PlanImport(Context& ctx);
+Json RunImport(Context& ctx);
 
 // Closes `graph`; a failure aborts the bench.
 void CheckClose(Graph& graph);

@@ -64,4 +64,36 @@ Json NoCeiling(std::string_view reason) {
   return e;
 }
 
+Json Ratio(const Json& a, const Json& b, const char* why) {
+  const std::optional<double> x = NumberOf(a), y = NumberOf(b);
+  if (!x || !y) return NotMeasured(why);
+  return Positive(*x / *y, why);
+}
+
+Json ToJson(const TargetRow& r) {
+  Json j;
+  j["figure"] = r.figure;
+  j["variant"] = r.variant;
+  j["elements"] = Count(r.elements, r.missing);
+  j["threads"] = r.threads;
+  j["samples"] = Count(r.samples, r.missing);
+  j["value"] = r.value;
+  j["unit"] = r.unit;
+  j["ceiling"] = r.ceiling;
+  j["ceilingDefinition"] = r.ceiling_definition.empty() ? Json() : Json(r.ceiling_definition);
+  j["ratio"] = r.ratio;
+  j["ratioDefinition"] = r.ratio_definition;
+  j["target"] = r.target;
+  const std::optional<double> v = NumberOf(r.value), q = NumberOf(r.ratio);
+  if (!r.met) {
+    j["targetMet"] = NotMeasured(r.no_target);
+  } else if (v && q) {
+    j["targetMet"] = r.met(*v, *q);
+  } else {
+    j["targetMet"] = NotMeasured(v ? "the ratio was not measured" : "the figure was not measured");
+  }
+  if (!r.detail.empty()) j["detail"] = r.detail;
+  return j;
+}
+
 }  // namespace quiver::capacity

@@ -13,6 +13,7 @@
 #define QUIVER_BENCH_CAPACITY_FIGURE_H_
 
 #include <cstdint>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -54,6 +55,36 @@ Json Efficiency(const Json& figure, const Json& ceiling, std::string_view pointe
 
 // An efficiency entry with no applicable ceiling.
 Json NoCeiling(std::string_view reason);
+
+// a / b, or NotMeasured(why) when either is not a number (or the quotient is not positive).
+Json Ratio(const Json& a, const Json& b, const char* why);
+
+// One row of a family that holds each figure to a target beside a same-run ceiling (the indexes
+// and import families: schema $defs/indexesRow, importRow).
+struct TargetRow {
+  TargetRow(const char* f, std::string v) : figure(f), variant(std::move(v)) {}
+  const char* figure;
+  std::string variant;
+  std::uint64_t elements = 0;
+  int threads = 1;
+  std::uint64_t samples = 0;
+  Json value;
+  const char* unit = "";
+  Json ceiling;
+  std::string ceiling_definition;  // empty: no ceiling
+  Json ratio;
+  std::string ratio_definition;
+  std::string target;
+  // Whether the target is met, given the value and the ratio (both numbers); empty: the row has
+  // no target, and targetMet says so with `no_target`.
+  std::function<bool(double value, double ratio)> met;
+  std::string no_target;
+  Json detail = Json::object();
+  // Why elements and samples are missing (a row that was not measured).
+  std::string missing = "not measured";
+};
+
+Json ToJson(const TargetRow& r);
 
 }  // namespace quiver::capacity
 

@@ -80,56 +80,7 @@ std::int64_t KeyOf(std::uint64_t i, std::uint64_t salt) {
 constexpr std::uint64_t kSaltK = 0x6b;
 constexpr std::uint64_t kSaltT = 0x74;
 
-struct Row {
-  Row(const char* f, std::string v) : figure(f), variant(std::move(v)) {}
-  const char* figure;
-  std::string variant;
-  std::uint64_t elements = 0;
-  int threads = 1;
-  std::uint64_t samples = 0;
-  Json value;
-  const char* unit = "";
-  Json ceiling;
-  std::string ceiling_definition;  // empty: no ceiling
-  Json ratio;
-  std::string ratio_definition;
-  std::string target;
-  // Whether the target is met, given the value and the ratio (both numbers).
-  std::function<bool(double value, double ratio)> met;
-  Json detail = Json::object();
-  // Why elements and samples are missing (a row that was not measured).
-  std::string missing = "not measured";
-};
-
-Json ToJson(const Row& r) {
-  Json j;
-  j["figure"] = r.figure;
-  j["variant"] = r.variant;
-  j["elements"] = Count(r.elements, r.missing);
-  j["threads"] = r.threads;
-  j["samples"] = Count(r.samples, r.missing);
-  j["value"] = r.value;
-  j["unit"] = r.unit;
-  j["ceiling"] = r.ceiling;
-  j["ceilingDefinition"] = r.ceiling_definition.empty() ? Json() : Json(r.ceiling_definition);
-  j["ratio"] = r.ratio;
-  j["ratioDefinition"] = r.ratio_definition;
-  j["target"] = r.target;
-  const std::optional<double> v = NumberOf(r.value), q = NumberOf(r.ratio);
-  if (v && q) {
-    j["targetMet"] = r.met(*v, *q);
-  } else {
-    j["targetMet"] = NotMeasured(v ? "the ratio was not measured" : "the figure was not measured");
-  }
-  if (!r.detail.empty()) j["detail"] = r.detail;
-  return j;
-}
-
-Json Ratio(const Json& a, const Json& b, const char* why) {
-  const std::optional<double> x = NumberOf(a), y = NumberOf(b);
-  if (!x || !y) return NotMeasured(why);
-  return Positive(*x / *y, why);
-}
+using Row = TargetRow;
 
 double Median(std::vector<double> v) { return QuantileD(v, 0.5); }
 

@@ -35,6 +35,9 @@
 //   indexes     label count / first id, B per index entry, online build (+ longest commit), unique
 //               point lookup vs a hash map, ordered range scan vs a sorted array: 200K | 10M int64
 //               keys; batches of 1,000 with 2 indexes vs without; UpsertVertex: 100K | 1M keys
+//   import      EVLP ImportNewGraph + Open + Close vs a raw from_chars parse, peak resident vs the
+//               graph's bytes: 100K | 10M x 10; Export to EVLP and CSV vs sequential writes; EVLP
+//               through batches: 100K | 1M x 10; typed CSV into a new graph: 50K | 1M x 10
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -60,7 +63,7 @@ constexpr const char* kUsage =
     "usage: quiver-bench --profile quick|full [--out PATH] [--runner-label TEXT] [--only FAMILY]\n"
     "                    [--data-dir DIR] [--record] [--history PATH]\n"
     "  FAMILY: ceilings, memory, writes, checkpoint, load, traversal, latency, online, analytics,\n"
-    "          indexes\n";
+    "          indexes, import\n";
 
 struct Args {
   std::string profile = "quick";
@@ -168,6 +171,7 @@ int Run(const Args& args) {
   if (ctx.Selected("online")) PlanOnline(ctx);
   if (ctx.Selected("analytics")) PlanAnalytics(ctx);
   if (ctx.Selected("indexes")) PlanIndexes(ctx);
+  if (ctx.Selected("import")) PlanImport(ctx);
   std::fprintf(stderr, "quiver-bench: profile %s, about %.0f s estimated; data in a fresh directory on %s\n",
                profile.name.c_str(), progress.EstimatedTotalSeconds(),
                report["environment"]["dataDirFileSystem"].dump().c_str());
@@ -190,6 +194,7 @@ int Run(const Args& args) {
   Json online = ctx.Selected("online") ? RunOnline(ctx) : NotMeasured(skipped);
   Json analytics = ctx.Selected("analytics") ? RunAnalytics(ctx) : NotMeasured(skipped);
   Json indexes = ctx.Selected("indexes") ? RunIndexes(ctx) : NotMeasured(skipped);
+  Json import_rows = ctx.Selected("import") ? RunImport(ctx) : NotMeasured(skipped);
   ctx.shared.clear();
   std::error_code ec;
   std::filesystem::remove_all(run_dir, ec);
@@ -205,6 +210,7 @@ int Run(const Args& args) {
   report["online"] = online;
   report["analytics"] = analytics;
   report["indexes"] = indexes;
+  report["import"] = import_rows;
   report["run"] = {{"seed", kSeed}, {"elapsedSeconds", progress.ElapsedSeconds()}};
 
   const std::string out = args.out ? *args.out : DefaultOutputPath();

@@ -55,6 +55,12 @@ struct Profile {
   // and the vertices of the graph reopened with and without two indexes.
   double index_durable_seconds = 0;
   std::uint64_t index_reopen_vertices = 0;
+  // import (import_family.cc): the V of the V x 10 EVLP files built into a new graph (and exported
+  // from it), the V of the EVLP files imported through batches (the same files when equal), and the
+  // V of the V x 10 CSV files built into a new graph.
+  std::uint64_t import_evlp_vertices = 0;
+  std::uint64_t import_batch_vertices = 0;
+  std::uint64_t import_csv_vertices = 0;
   // ceilings
   double fdatasync_seconds = 0;
   std::uint64_t sequential_write_bytes = 0;

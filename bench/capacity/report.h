@@ -15,8 +15,9 @@ inline constexpr int kSchemaVersion = 1;
 // Compatible revisions within the major (schemaMinor): 1 adds the utilisation objects; 2 the analytics
 // family; 3 the traversalLayout rows; 4 appendFdatasync.latencyMaxNs and
 // writerStall.p99CommitLatencyDuringNs; 5 ceilings.overwriteFdatasync, the durable writes rows' ceiling;
-// 6 the indexes family and the checkpoint rows' writerStall.deviceBesideWrites / p99DuringOverDevice.
-inline constexpr int kSchemaMinor = 6;
+// 6 the indexes family and the checkpoint rows' writerStall.deviceBesideWrites / p99DuringOverDevice;
+// 7 the import family.
+inline constexpr int kSchemaMinor = 7;
 
 // Files of the source tree the bench uses at run time.
 std::string SchemaPath();

@@ -31,63 +31,6 @@
 namespace quiver::checkpoint {
 namespace {
 
-// Appends to the checkpoint file, counts what was written, and paces the
-// file's write-back (see the top of this file).
-class PacedSink {
- public:
-  PacedSink(env::WritableFile* file, std::uint64_t writeback_bytes, WriteStats* stats,
-            std::function<Status()> check_space)
-      : file_(file), step_(writeback_bytes), stats_(stats), check_space_(std::move(check_space)) {}
-
-  // The header; its CRC (Header::seed) starts the trailer's CRC.
-  Status AppendHeader(std::span<const std::byte> bytes, std::uint32_t seed) {
-    file_crc_ = seed;
-    return Append(bytes);
-  }
-  // One framed block; its crc field goes into the trailer's CRC.
-  Status AppendBlock(std::span<const std::byte> block) {
-    file_crc_ = base::Crc32cExtend(file_crc_, block.data() + 8, 4);
-    ++stats_->blocks;
-    return Append(block);
-  }
-  Status AppendChunk(const EncodedChunk& chunk) {
-    for (std::size_t i = 0; i < chunk.blocks.size(); ++i) QUIVER_RETURN_IF_ERROR(AppendBlock(chunk.Block(i)));
-    return Status::Ok();
-  }
-  // The trailer: the CRC of the header and every block's crc field.
-  Status AppendTrailer() {
-    std::byte trailer[kTrailerBytes];
-    std::memcpy(trailer, &file_crc_, kTrailerBytes);
-    return Append(trailer);
-  }
-
- private:
-  Status Append(std::span<const std::byte> bytes) {
-    QUIVER_RETURN_IF_ERROR(file_->Append(bytes));
-    stats_->bytes += bytes.size();
-    return Pace();
-  }
-
-  Status Pace() {
-    const std::uint64_t end = file_->Size();
-    if (step_ == 0 || end - started_ < step_) return Status::Ok();
-    QUIVER_RETURN_IF_ERROR(check_space_());
-    QUIVER_RETURN_IF_ERROR(file_->StartWriteback(started_, end - started_));
-    QUIVER_RETURN_IF_ERROR(file_->WaitWriteback(waited_, started_ - waited_));
-    waited_ = started_;
-    started_ = end;
-    return Status::Ok();
-  }
-
-  env::WritableFile* const file_;
-  const std::uint64_t step_;
-  WriteStats* const stats_;
-  const std::function<Status()> check_space_;
-  std::uint32_t file_crc_ = 0;  // the trailer's CRC so far
-  std::uint64_t started_ = 0;   // write-back was started for [0, started_)
-  std::uint64_t waited_ = 0;    // and is complete for [0, waited_)
-};
-
 // The vertex table's chunks, then the edge table's, each [0, limit) cut
 // every `chunk_ids` ids.
 std::vector<Chunk> PlanChunks(const storage::GraphRoots& g, std::uint64_t chunk_ids) {
@@ -100,18 +43,10 @@ std::vector<Chunk> PlanChunks(const storage::GraphRoots& g, std::uint64_t chunk_
   return chunks;
 }
 
-Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::GraphRoots& g,
-                 const WriteOptions& options, WriteStats* stats, const std::function<Status()>& check_space) {
-  PacedSink sink(file, options.writeback_bytes, stats, check_space);
-  Header header{.uuid = uuid,
-                .sequence = g.sequence,
-                .vertex_limit = g.vertex_limit,
-                .edge_limit = g.edge_limit,
-                .wal_segment = options.record_wal_position ? g.log_segment : 0,
-                .wal_offset = options.record_wal_position ? g.log_offset : 0};
-  const std::array<std::byte, kHeaderBytes> header_bytes = EncodeHeader(&header);
-  const std::uint32_t seed = header.seed;  // every block's CRC continues it
-  QUIVER_RETURN_IF_ERROR(sink.AppendHeader(header_bytes, seed));
+// Every block of the version's checkpoint, from the names to the end block.
+Status WriteBlocks(CheckpointSink& sink, const storage::GraphRoots& g, const WriteOptions& options,
+                   WriteStats* stats) {
+  const std::uint32_t seed = sink.seed();  // every block's CRC continues it
   EncodedChunk names;
   for (auto [kind, table] : {std::pair{BlockKind::kLabels, g.labels},
                              {BlockKind::kEdgeTypes, g.types},
@@ -143,20 +78,21 @@ Status WriteBody(env::WritableFile* file, const wal::Uuid& uuid, const storage::
       },
       options.worker_nice);
   QUIVER_RETURN_IF_ERROR(pipeline.Run());
+  return sink.AppendEnd(g.live_vertices, g.live_edges);
+}
 
-  std::vector<std::byte> end_payload, end_block;
-  base::ByteWriter w(&end_payload);
-  w.PutVarint(g.live_vertices);
-  w.PutVarint(g.live_edges);
-  w.PutVarint(stats->blocks);
-  QUIVER_RETURN_IF_ERROR(AppendBlock(BlockKind::kEnd, end_payload, seed, &end_block));
-  QUIVER_RETURN_IF_ERROR(sink.AppendBlock(end_block));
+Status WriteBody(env::WritableFile* file, Header header, const CheckpointBody& body,
+                 const WriteOptions& options, WriteStats* stats, const std::function<Status()>& check_space) {
+  const std::array<std::byte, kHeaderBytes> header_bytes = EncodeHeader(&header);
+  CheckpointSink sink(file, options.writeback_bytes, stats, check_space, header.seed);
+  QUIVER_RETURN_IF_ERROR(sink.Append(header_bytes));
+  QUIVER_RETURN_IF_ERROR(body(sink));
+  if (!sink.ended()) return InternalError("checkpoint: the body wrote no end block");
   return sink.AppendTrailer();
 }
 
-Status WriteCheckpointUnguarded(env::FileSystem* fs, const std::string& dir, const wal::Uuid& uuid,
-                                const storage::GraphRoots& roots, WriteStats* stats,
-                                const WriteOptions& options) {
+Status WriteCheckpointUnguarded(env::FileSystem* fs, const std::string& dir, const Header& header,
+                                const CheckpointBody& body, WriteStats* stats, const WriteOptions& options) {
   // FreeSpace is a hint: if the file system cannot tell, ENOSPC still stops
   // the checkpoint cleanly.
   auto check_space = [&]() -> Status {
@@ -168,7 +104,7 @@ Status WriteCheckpointUnguarded(env::FileSystem* fs, const std::string& dir, con
                                                " are kept for the write-ahead log"));
   };
   QUIVER_RETURN_IF_ERROR(check_space());
-  std::string name = CheckpointFileName(roots.sequence);
+  std::string name = CheckpointFileName(header.sequence);
   std::string tmp = env::JoinPath(dir, name + ".tmp");
   // However this returns or throws short of the rename, the .tmp goes (after
   // the file, declared below, is closed): left behind it would hold a whole
@@ -189,7 +125,7 @@ Status WriteCheckpointUnguarded(env::FileSystem* fs, const std::string& dir, con
   if (!file.ok()) return file.status();
   Status s;
   try {
-    s = WriteBody(file->get(), uuid, roots, options, stats, check_space);
+    s = WriteBody(file->get(), header, body, options, stats, check_space);
   } catch (const std::bad_alloc&) {
     s = CheckpointOutOfMemory();
   }
@@ -213,11 +149,11 @@ Status WriteCheckpointUnguarded(env::FileSystem* fs, const std::string& dir, con
 
 }  // namespace
 
-Status WriteCheckpoint(env::FileSystem* fs, const std::string& dir, const wal::Uuid& uuid,
-                       const storage::GraphRoots& roots, WriteStats* stats, const WriteOptions& options) {
+Status WriteCheckpointFile(env::FileSystem* fs, const std::string& dir, const Header& header,
+                           const CheckpointBody& body, WriteStats* stats, const WriteOptions& options) {
   *stats = WriteStats{};
   try {
-    return WriteCheckpointUnguarded(fs, dir, uuid, roots, stats, options);
+    return WriteCheckpointUnguarded(fs, dir, header, body, stats, options);
   } catch (const std::bad_alloc&) {
     // Outside the body's own guard (names, open, sync, rename, the
     // directory fsync): the .tmp is removed on the way out; a directory
@@ -225,6 +161,67 @@ Status WriteCheckpoint(env::FileSystem* fs, const std::string& dir, const wal::U
     // caller stops.
     return CheckpointOutOfMemory();
   }
+}
+
+Status WriteCheckpoint(env::FileSystem* fs, const std::string& dir, const wal::Uuid& uuid,
+                       const storage::GraphRoots& roots, WriteStats* stats, const WriteOptions& options) {
+  const Header header{.uuid = uuid,
+                      .sequence = roots.sequence,
+                      .vertex_limit = roots.vertex_limit,
+                      .edge_limit = roots.edge_limit,
+                      .wal_segment = options.record_wal_position ? roots.log_segment : 0,
+                      .wal_offset = options.record_wal_position ? roots.log_offset : 0};
+  return WriteCheckpointFile(
+      fs, dir, header, [&](CheckpointSink& sink) { return WriteBlocks(sink, roots, options, stats); }, stats,
+      options);
+}
+
+// CheckpointSink.
+
+Status CheckpointSink::AppendBlock(std::span<const std::byte> block) {
+  file_crc_ = base::Crc32cExtend(file_crc_, block.data() + 8, 4);
+  ++stats_->blocks;
+  return Append(block);
+}
+
+Status CheckpointSink::AppendChunk(const EncodedChunk& chunk) {
+  for (std::size_t i = 0; i < chunk.blocks.size(); ++i) QUIVER_RETURN_IF_ERROR(AppendBlock(chunk.Block(i)));
+  return Status::Ok();
+}
+
+Status CheckpointSink::AppendEnd(std::uint64_t live_vertices, std::uint64_t live_edges) {
+  std::vector<std::byte> payload, block;
+  base::ByteWriter w(&payload);
+  w.PutVarint(live_vertices);
+  w.PutVarint(live_edges);
+  w.PutVarint(stats_->blocks);
+  QUIVER_RETURN_IF_ERROR(checkpoint::AppendBlock(BlockKind::kEnd, payload, seed_, &block));
+  QUIVER_RETURN_IF_ERROR(AppendBlock(block));
+  ended_ = true;
+  return Status::Ok();
+}
+
+Status CheckpointSink::AppendTrailer() {
+  std::byte trailer[kTrailerBytes];
+  std::memcpy(trailer, &file_crc_, kTrailerBytes);
+  return Append(trailer);
+}
+
+Status CheckpointSink::Append(std::span<const std::byte> bytes) {
+  QUIVER_RETURN_IF_ERROR(file_->Append(bytes));
+  stats_->bytes += bytes.size();
+  return Pace();
+}
+
+Status CheckpointSink::Pace() {
+  const std::uint64_t end = file_->Size();
+  if (step_ == 0 || end - started_ < step_) return Status::Ok();
+  QUIVER_RETURN_IF_ERROR(check_space_());
+  QUIVER_RETURN_IF_ERROR(file_->StartWriteback(started_, end - started_));
+  QUIVER_RETURN_IF_ERROR(file_->WaitWriteback(waited_, started_ - waited_));
+  waited_ = started_;
+  started_ = end;
+  return Status::Ok();
 }
 
 }  // namespace quiver::checkpoint

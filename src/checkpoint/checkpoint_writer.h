@@ -17,9 +17,12 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
+#include <utility>
 
 #include "checkpoint/checkpoint_format.h"
+#include "checkpoint/chunk_encoder.h"
 #include "env/file_system.h"
 #include "quiver/status.h"
 #include "storage/elements.h"
@@ -65,6 +68,63 @@ struct WriteOptions {
   // chunk of elements, on the calling thread. Default none.
   std::function<void(std::uint64_t)> progress = {};
 };
+
+// Appends the parts of one checkpoint file, in order: the header (by
+// WriteCheckpointFile), the blocks, the end block, the trailer. It counts
+// blocks and bytes into WriteStats, keeps the trailer's CRC, and paces the
+// file's write-back (checkpoint_writer.cc says why).
+class CheckpointSink {
+ public:
+  CheckpointSink(env::WritableFile* file, std::uint64_t writeback_bytes, WriteStats* stats,
+                 std::function<Status()> check_space, std::uint32_t seed)
+      : file_(file),
+        step_(writeback_bytes),
+        stats_(stats),
+        check_space_(std::move(check_space)),
+        seed_(seed),
+        file_crc_(seed) {}
+
+  // What every block's CRC continues: the header's CRC (Header::seed).
+  std::uint32_t seed() const { return seed_; }
+  // One framed block (checkpoint::AppendBlock, EncodedChunk::Block).
+  Status AppendBlock(std::span<const std::byte> block);
+  // Every block of `chunk`, in order.
+  Status AppendChunk(const EncodedChunk& chunk);
+  // The end block, counting the blocks appended before it.
+  Status AppendEnd(std::uint64_t live_vertices, std::uint64_t live_edges);
+  bool ended() const { return ended_; }
+
+  // For WriteCheckpointFile: raw bytes (the header), and the trailer.
+  Status Append(std::span<const std::byte> bytes);
+  Status AppendTrailer();
+
+ private:
+  Status Pace();
+
+  env::WritableFile* const file_;
+  const std::uint64_t step_;
+  WriteStats* const stats_;
+  const std::function<Status()> check_space_;
+  const std::uint32_t seed_;
+  std::uint32_t file_crc_;     // the trailer's CRC so far
+  std::uint64_t started_ = 0;  // write-back was started for [0, started_)
+  std::uint64_t waited_ = 0;   // and is complete for [0, waited_)
+  bool ended_ = false;
+};
+
+// Appends every block of a checkpoint, from the names through the end
+// block (CheckpointSink::AppendEnd), in the grammar's order.
+using CheckpointBody = std::function<Status(CheckpointSink&)>;
+
+// Writes a checkpoint file `header` describes into `dir`, its blocks
+// appended by `body`, through the steps above (`.tmp`, fdatasync, close,
+// rename, directory fsync; the `.tmp` removed on any failure). The
+// header's uuid, sequence and limits are the caller's to get right; the
+// file's name comes from header.sequence. Uses `options`' writeback_bytes
+// and keep_free_bytes. A bulk import writes a new graph's first checkpoint
+// through it; WriteCheckpoint below is this with a version as the body.
+Status WriteCheckpointFile(env::FileSystem* fs, const std::string& dir, const Header& header,
+                           const CheckpointBody& body, WriteStats* stats, const WriteOptions& options = {});
 
 // Writes the checkpoint of `roots` into `dir`. Returns the first error
 // (ResourceExhausted for ENOSPC, memory exhaustion, or an element over

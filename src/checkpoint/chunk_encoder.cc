@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "base/coding.h"
 #include "base/crc32c.h"
@@ -54,14 +55,23 @@ Status CheckPayloadSize(std::size_t n) {
   return Status::Ok();
 }
 
+}  // namespace
+
 // Lays out the blocks of one chunk in out->bytes. Each block starts with
 // kMaxPrefixBytes of room; when it closes, its header and varint prefix are
 // written right-aligned in that room, just before the elements.
 class BlockBuilder {
  public:
   BlockBuilder(BlockKind kind, std::uint32_t seed, EncodedChunk* out) : kind_(kind), seed_(seed), out_(out) {
+    Restart();
+  }
+
+  // Forgets the blocks laid out so far (none may be open), keeping the
+  // buffer.
+  void Restart() {
     out_->blocks.clear();
     out_->block_bytes = 0;
+    len_ = 0;
   }
 
   // Starts element `id`, opening a block if none is open.
@@ -128,6 +138,23 @@ class BlockBuilder {
     }
     Append(scratch_);
   }
+  // The same for properties given as (key id, value), keys increasing.
+  void PutProps(std::byte* p, std::span<const KeyedValue> props) {
+    if (props.empty()) {
+      *p++ = std::byte{0};
+      Commit(p);
+      return;
+    }
+    Commit(p);
+    scratch_.clear();
+    base::ByteWriter w(&scratch_);
+    w.PutVarint(props.size());
+    for (const KeyedValue& prop : props) {
+      w.PutVarint(prop.key);
+      wal::EncodeValue(w, prop.value);
+    }
+    Append(scratch_);
+  }
 
  private:
   static constexpr std::size_t kMinBytes = std::size_t{64} << 10;
@@ -141,6 +168,8 @@ class BlockBuilder {
   std::uint64_t first_id_ = 0;
   std::uint64_t count_ = 0;
 };
+
+namespace {
 
 Status EncodeVertices(const storage::GraphRoots& g, const Chunk& c, BlockBuilder& b) {
   for (std::uint64_t id = c.begin; id < c.end;) {
@@ -192,15 +221,47 @@ Status EncodeEdges(const storage::GraphRoots& g, const Chunk& c, BlockBuilder& b
 
 }  // namespace
 
+ElementStream::ElementStream(BlockKind kind, std::uint32_t seed, EncodedChunk* out, std::uint64_t first_id)
+    : builder_(std::make_unique<BlockBuilder>(kind, seed, out)), next_id_(first_id) {}
+
+ElementStream::~ElementStream() = default;
+
+Status ElementStream::Vertex(std::uint32_t label, std::span<const KeyedValue> props) {
+  builder_->BeginElement(next_id_++);
+  std::byte* p = builder_->Reserve(kMaxFixedBytes);
+  *p++ = std::byte{1};
+  builder_->PutProps(PutVarint(p, label), props);
+  return builder_->EndElement();
+}
+
+Status ElementStream::Edge(std::uint32_t type, std::uint64_t source, std::uint64_t target,
+                           std::span<const KeyedValue> props) {
+  builder_->BeginElement(next_id_++);
+  std::byte* p = builder_->Reserve(kMaxFixedBytes);
+  *p++ = std::byte{1};
+  p = PutVarint(p, type);
+  p = PutVarint(p, source);
+  builder_->PutProps(PutVarint(p, target), props);
+  return builder_->EndElement();
+}
+
+Status ElementStream::Close() { return builder_->Close(); }
+
+void ElementStream::Restart() { builder_->Restart(); }
+
 Status EncodeChunk(const storage::GraphRoots& g, const Chunk& chunk, std::uint32_t seed, EncodedChunk* out) {
   BlockBuilder b(chunk.kind, seed, out);
   return chunk.kind == BlockKind::kVertices ? EncodeVertices(g, chunk, b) : EncodeEdges(g, chunk, b);
 }
 
-Status EncodeNames(BlockKind kind, const storage::InternTable& table, std::uint32_t seed, EncodedChunk* out) {
+namespace {
+
+template <typename NameAt>
+Status EncodeNameList(BlockKind kind, std::uint32_t count, NameAt name_at, std::uint32_t seed,
+                      EncodedChunk* out) {
   BlockBuilder b(kind, seed, out);
-  for (std::uint32_t id = 0; id < table.size(); ++id) {
-    const std::string_view name = table.Name(id);
+  for (std::uint32_t id = 0; id < count; ++id) {
+    const std::string_view name = name_at(id);
     b.BeginElement(id);
     std::byte* p = PutVarint(b.Reserve(kMaxVarintBytes + name.size()), name.size());
     std::memcpy(p, name.data(), name.size());
@@ -208,6 +269,21 @@ Status EncodeNames(BlockKind kind, const storage::InternTable& table, std::uint3
     QUIVER_RETURN_IF_ERROR(b.EndElement());
   }
   return b.Close();
+}
+
+}  // namespace
+
+Status EncodeNames(BlockKind kind, const storage::InternTable& table, std::uint32_t seed, EncodedChunk* out) {
+  return EncodeNameList(
+      kind, table.size(), [&](std::uint32_t id) { return table.Name(id); }, seed, out);
+}
+
+Status EncodeNames(BlockKind kind, std::span<const std::string> names, std::uint32_t seed,
+                   EncodedChunk* out) {
+  if (names.size() > UINT32_MAX) return ResourceExhaustedError("checkpoint: over 2^32 names of one kind");
+  return EncodeNameList(
+      kind, static_cast<std::uint32_t>(names.size()),
+      [&](std::uint32_t id) { return std::string_view(names[id]); }, seed, out);
 }
 
 Status AppendBlock(BlockKind kind, std::span<const std::byte> payload, std::uint32_t seed,

@@ -17,11 +17,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "checkpoint/checkpoint_format.h"
 #include "quiver/status.h"
+#include "quiver/value.h"
 #include "storage/elements.h"
 
 namespace quiver::checkpoint {
@@ -50,6 +53,56 @@ struct EncodedChunk {
   }
 };
 
+// One property handed to ElementStream: its key id and its value.
+struct KeyedValue {
+  std::uint32_t key = 0;
+  PropertyView value;
+};
+
+class BlockBuilder;
+
+// Encodes elements handed over one at a time, with consecutive ids, as the
+// blocks of one kind (kVertices or kEdges), cut as EncodeChunk cuts them:
+// a block closes once its elements reach kTargetBlockBytes, and at Close.
+// A bulk import writes a new graph's checkpoint through it, element by
+// element as it reads its input, with no version to walk. Every element
+// is live (the format's marker 1). Close() after the last element of a
+// chunk; then `out` holds that chunk's blocks, to be appended to the file,
+// and Restart() empties it for the next chunk (the ids go on).
+//
+// Example:
+//   EncodedChunk chunk;
+//   ElementStream s(BlockKind::kVertices, header.seed, &chunk);
+//   KeyedValue id{.key = 0, .value = PropertyView(std::int64_t{7})};
+//   QUIVER_RETURN_IF_ERROR(s.Vertex(/*label=*/0, {&id, 1}));
+//   QUIVER_RETURN_IF_ERROR(s.Close());  // chunk.blocks: one block
+class ElementStream {
+ public:
+  // The first element gets id `first_id` (a bulk import encodes one
+  // range of ids per thread).
+  ElementStream(BlockKind kind, std::uint32_t seed, EncodedChunk* out, std::uint64_t first_id = 0);
+  ~ElementStream();
+  ElementStream(const ElementStream&) = delete;
+  ElementStream& operator=(const ElementStream&) = delete;
+
+  // The next vertex or edge. `props` must be in increasing key order with
+  // no key twice (the format requires it; not checked here). Fails only
+  // with ResourceExhausted, for a block over 4 GiB.
+  Status Vertex(std::uint32_t label, std::span<const KeyedValue> props);
+  Status Edge(std::uint32_t type, std::uint64_t source, std::uint64_t target,
+              std::span<const KeyedValue> props);
+  // Closes the open block, if any.
+  Status Close();
+  // Forgets the closed blocks in `out`, keeping its buffer.
+  void Restart();
+  // The id the next element gets.
+  std::uint64_t next_id() const { return next_id_; }
+
+ private:
+  std::unique_ptr<BlockBuilder> builder_;
+  std::uint64_t next_id_ = 0;
+};
+
 // Every function below frames blocks whose CRC continues `seed`: the file
 // header's CRC (Header::seed), which ties each block to its file
 // (checkpoint_format.h).
@@ -63,6 +116,8 @@ Status EncodeChunk(const storage::GraphRoots& g, const Chunk& chunk, std::uint32
 // Encodes the names of `table` as blocks of `kind` (kLabels, kEdgeTypes or
 // kPropertyKeys) into `out`, cut as element blocks are.
 Status EncodeNames(BlockKind kind, const storage::InternTable& table, std::uint32_t seed, EncodedChunk* out);
+// The same for names given in id order.
+Status EncodeNames(BlockKind kind, std::span<const std::string> names, std::uint32_t seed, EncodedChunk* out);
 
 // Frames one block of `kind` around `payload` into `out` (appended): the
 // 16-byte header with its CRC, then the payload. ResourceExhausted if the

@@ -97,6 +97,11 @@ void ChunkPipeline::WorkerLoop() {
   }
 }
 
+bool ChunkPipeline::Stopped() const {
+  base::MutexLock lock(&mu_);
+  return stop_;
+}
+
 Status ChunkPipeline::Run() {
   std::vector<std::thread> workers;
   // Stops and joins the workers however Run leaves (error or success).

@@ -66,6 +66,10 @@ class ChunkPipeline {
 
   // Encodes and writes chunks [0, count); returns the first error, if any.
   Status Run();
+  // Whether the pipeline has stopped claiming chunks (an error): an encoder
+  // waiting on another chunk's progress checks it, since a chunk claimed
+  // but never encoded (its buffer's allocation failed) makes none.
+  bool Stopped() const;
 
  private:
   bool CanClaim() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -84,7 +88,7 @@ class ChunkPipeline {
   const EncodeFn encode_;
   const WriteFn write_;
 
-  base::Mutex mu_;
+  mutable base::Mutex mu_;
   base::CondVar changed_{&mu_};  // a chunk became ready or was written, or stop_ was set
   std::size_t next_claim_ ABSL_GUARDED_BY(mu_) = 0;
   std::size_t next_write_ ABSL_GUARDED_BY(mu_) = 0;

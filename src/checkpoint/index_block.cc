@@ -19,12 +19,12 @@ Status Bad(std::string_view what) {
 
 }  // namespace
 
-std::vector<std::byte> EncodeIndexBlock(const index::Catalog& catalog) {
+std::vector<std::byte> EncodeIndexBlock(std::span<const index::PropertyIndex> indexes) {
   std::vector<std::byte> payload;
   base::ByteWriter w(&payload);
   w.PutVarint(0);
-  w.PutVarint(catalog.indexes().size());
-  for (const index::PropertyIndex& p : catalog.indexes()) {
+  w.PutVarint(indexes.size());
+  for (const index::PropertyIndex& p : indexes) {
     const index::IndexDef& def = *p.def;
     w.PutString(def.name);
     w.PutU8(static_cast<std::uint8_t>(def.element));

@@ -18,6 +18,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "base/coding.h"
@@ -29,7 +30,12 @@
 namespace quiver::checkpoint {
 
 // The payload of the block for `catalog`'s indexes (first_id and count included).
-std::vector<std::byte> EncodeIndexBlock(const index::Catalog& catalog);
+// The payload of the index definitions block listing `indexes` (a
+// catalog's, or the definitions a bulk import declares), in that order.
+std::vector<std::byte> EncodeIndexBlock(std::span<const index::PropertyIndex> indexes);
+inline std::vector<std::byte> EncodeIndexBlock(const index::Catalog& catalog) {
+  return EncodeIndexBlock(catalog.indexes());
+}
 
 // Decodes `count` definitions from `r` (after the prefix) of a checkpoint
 // of `format_version` into g.catalog, each unbuilt: Corruption for an

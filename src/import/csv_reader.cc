@@ -4,6 +4,7 @@
 #include "import/csv_reader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <utility>
 
 #include "base/strings.h"
@@ -28,6 +29,35 @@ Result<std::unique_ptr<CsvReader>> CsvReader::Open(env::FileSystem* fs, const st
   Result<std::uint64_t> size = (*file)->Size();
   if (!size.ok()) return PositionError(size.status().code(), path, 0, 0, size.status().message());
   return std::unique_ptr<CsvReader>(new CsvReader(std::move(*file), path, dialect, *size));
+}
+
+namespace {
+
+// A block already in memory, read as a file.
+class BytesFile final : public env::ReadableFile {
+ public:
+  explicit BytesFile(std::string bytes) : bytes_(std::move(bytes)) {}
+  Result<std::size_t> ReadAt(std::uint64_t offset, std::span<std::byte> buf) const override {
+    if (offset >= bytes_.size()) return std::size_t{0};
+    const std::size_t n = std::min<std::size_t>(buf.size(), bytes_.size() - static_cast<std::size_t>(offset));
+    std::memcpy(buf.data(), bytes_.data() + offset, n);
+    return n;
+  }
+  Result<std::uint64_t> Size() const override { return bytes_.size(); }
+
+ private:
+  const std::string bytes_;
+};
+
+}  // namespace
+
+std::unique_ptr<CsvReader> CsvReader::OverBytes(std::string path, std::string bytes, CsvDialect dialect,
+                                                std::uint64_t first_line) {
+  const std::uint64_t size = bytes.size();
+  std::unique_ptr<CsvReader> r(
+      new CsvReader(std::make_unique<BytesFile>(std::move(bytes)), std::move(path), dialect, size));
+  r->line_ = first_line;
+  return r;
 }
 
 CsvReader::CsvReader(std::unique_ptr<env::ReadableFile> file, std::string path, CsvDialect dialect,
@@ -81,6 +111,10 @@ Result<bool> CsvReader::Next() {
 }
 
 Status CsvReader::CheckUtf8() {
+  // The fields are the record's bytes cut at ASCII delimiters and quotes,
+  // so a valid record has valid fields: one check of the record, and the
+  // fields one by one only to say where the damage is.
+  if (base::IsValidUtf8(raw_)) return Status::Ok();
   for (const CsvField& f : fields_) {
     if (!base::IsValidUtf8(f.text)) {
       return PositionError(StatusCode::kInvalidArgument, path_, f.line, f.column, "invalid UTF-8");

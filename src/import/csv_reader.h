@@ -57,6 +57,12 @@ class CsvReader {
   static Result<std::unique_ptr<CsvReader>> Open(env::FileSystem* fs, const std::string& path,
                                                  CsvDialect dialect);
 
+  // A reader of `bytes`, one block of a file cut at line breaks
+  // (input_blocks.h), whose first line is line `first_line` of `path`:
+  // its positions and errors are those of the whole file.
+  static std::unique_ptr<CsvReader> OverBytes(std::string path, std::string bytes, CsvDialect dialect,
+                                              std::uint64_t first_line);
+
   // Reads the next record: true if there is one (fields(), line(), raw()
   // describe it), false at the end of the file.
   Result<bool> Next();

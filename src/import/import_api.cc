@@ -1,4 +1,4 @@
-// quiver::Import and quiver::Export (include/quiver/import.h) on the
+// quiver::Import, quiver::ImportNewGraph and quiver::Export (include/quiver/import.h) on the
 // operating system's file system.
 #include "import/exporter.h"
 #include "import/importer.h"
@@ -8,6 +8,12 @@ namespace quiver {
 
 Result<ImportStats> Import(Graph& graph, const ImportSpec& spec, const ImportOptions& options) {
   import::Importer importer(env::PosixFileSystem(), graph, spec, options);
+  return importer.Run();
+}
+
+Result<ImportStats> ImportNewGraph(std::string_view dir, const ImportSpec& spec,
+                                   const ImportOptions& options) {
+  import::Importer importer(env::PosixFileSystem(), std::string(dir), spec, options);
   return importer.Run();
 }
 

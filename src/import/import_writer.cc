@@ -22,7 +22,7 @@ Status Importer::CreateIndexes() {
   if (!options_.create_id_indexes) return Status::Ok();
   for (const IdSpace& space : spaces_) {
     if (space.key.empty()) continue;
-    const std::vector<IndexInfo> existing = graph_.GetSnapshot().Indexes();
+    const std::vector<IndexInfo> existing = graph_->GetSnapshot().Indexes();
     if (std::any_of(existing.begin(), existing.end(),
                     [&](const IndexInfo& i) { return IsIdIndex(i, space.label, space.key); })) {
       continue;
@@ -33,7 +33,7 @@ Status Importer::CreateIndexes() {
     spec.keys = {space.key};
     spec.kind = IndexKind::kUnique;
     spec.type = space.type == FieldType::kInt ? ValueType::kInt64 : ValueType::kString;
-    Status s = graph_.CreateIndex(spec);
+    Status s = graph_->CreateIndex(spec);
     if (!s.ok()) {
       DropCreatedIndexes().IgnoreError();  // best effort; `s` says what failed
       return s;
@@ -46,7 +46,7 @@ Status Importer::CreateIndexes() {
 Status Importer::DropCreatedIndexes() {
   Status first;
   for (const std::string& name : stats_.indexes_created) {
-    Status s = graph_.DropIndex(name);
+    Status s = graph_->DropIndex(name);
     if (first.ok()) first = std::move(s);
   }
   stats_.indexes_created.clear();
@@ -72,7 +72,7 @@ Status Importer::WaitOldest() {
 
 Status Importer::Submit() {
   if (batch_.empty()) return Status::Ok();
-  in_flight_.push_back({graph_.WriteAsync(std::move(batch_)), std::move(batch_entries_)});
+  in_flight_.push_back({graph_->WriteAsync(std::move(batch_)), std::move(batch_entries_)});
   batch_ = WriteBatch();
   batch_entries_.clear();
   batch_ops_ = 0;
@@ -92,41 +92,29 @@ Status Importer::DrainAll() {
 }
 
 Status Importer::WriteFile(std::size_t index) {
-  QUIVER_ASSIGN_OR_RETURN(Input in, OpenInput(index));
-  RowBuilder builder(in.schema, FileAt(index).label);
-  const std::vector<std::uint64_t>& rejected = rejected_lines_[index];
-  std::size_t next_rejected = 0;
   const bool vertices = KindAt(index) == FileKind::kVertices;
-  Row row;
-  RowIssue issue;
-  while (true) {
-    QUIVER_ASSIGN_OR_RETURN(bool more, NextRow(&in));
-    if (!more) break;
-    const CsvReader& r = *in.reader;
-    if (next_rejected < rejected.size() && rejected[next_rejected] == r.line()) {
-      ++next_rejected;
-      continue;
-    }
-    if (!builder.Build(r, &row, &issue)) {
-      return InternalError(base::StrCat(FileAt(index).path, ":", issue.line, ":", issue.column,
-                                        ": the file changed during the import: ", issue.reason));
-    }
+  return ForEachAcceptedRow(index, [&](const CsvReader& r, const Row& row, const Schema&) -> Status {
     if (vertices) {
+      std::uint32_t entry = kNoEntry;
+      if (row.has_id) {
+        // The entry pass 1 made for this very row, or the file changed.
+        entry = Find(row.id);
+        if (entry >= kRejectedEntry || entries_[entry].file != index ||
+            entries_[entry].record_line != r.line())
+          return FileChanged(r, "an id pass 1 did not see here");
+      }
       batch_.AddVertex(row.label, row.properties);
-      batch_entries_.push_back(row.has_id ? Find(row.id) : kNoEntry);
+      batch_entries_.push_back(entry);
     } else {
       const std::uint32_t s = Find(row.start);
       const std::uint32_t e = Find(row.end);
-      if (s == kNoEntry || e == kNoEntry) {
-        return InternalError(
-            base::StrCat(FileAt(index).path, ":", r.line(), ": the file changed during the import"));
-      }
+      if (s >= kRejectedEntry || e >= kRejectedEntry) return FileChanged(r, "an endpoint pass 1 did not see");
       batch_.AddEdge(row.label, entries_[s].vertex, entries_[e].vertex, row.properties);
     }
     batch_ops_ += 1 + row.properties.size();
-    if (batch_ops_ >= options_.batch_ops) QUIVER_RETURN_IF_ERROR(Submit());
-  }
-  return Status::Ok();
+    if (batch_ops_ >= options_.batch_ops) return Submit();
+    return Status::Ok();
+  });
 }
 
 Status Importer::WriteAll() {

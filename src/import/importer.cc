@@ -2,16 +2,34 @@
 #include "import/importer.h"
 
 #include <algorithm>
+#include <new>
 #include <tuple>
 #include <utility>
 
 #include "base/strings.h"
+#include "base/utf8.h"
+#include "graph_dir.h"
 #include "import/csv_writer.h"
 
 namespace quiver::import {
 
 Importer::Importer(env::FileSystem* fs, Graph& graph, const ImportSpec& spec, const ImportOptions& options)
-    : fs_(fs), graph_(graph), spec_(spec), options_(options) {}
+    : fs_(fs), graph_(&graph), spec_(spec), options_(options) {}
+
+Importer::Importer(env::FileSystem* fs, std::string new_dir, const ImportSpec& spec,
+                   const ImportOptions& options)
+    : fs_(fs), new_dir_(std::move(new_dir)), spec_(spec), options_(options) {}
+
+std::uint32_t Importer::NameTable::Intern(std::string_view name) {
+  auto [it, inserted] = ids.try_emplace(name, static_cast<std::uint32_t>(names.size()));
+  if (inserted) names.emplace_back(name);
+  return it->second;
+}
+
+void Importer::InternNames(FileKind kind, const Row& row) {
+  (kind == FileKind::kVertices ? labels_ : types_).Intern(row.label);
+  for (const Property& p : row.properties) keys_.Intern(p.key);
+}
 
 const ImportFile& Importer::FileAt(std::size_t index) const {
   return index < spec_.vertices.size() ? spec_.vertices[index] : spec_.edges[index - spec_.vertices.size()];
@@ -22,18 +40,51 @@ FileKind Importer::KindAt(std::size_t index) const {
 }
 
 Result<ImportStats> Importer::Run() {
+  try {
+    return RunUnguarded();
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(
+        bulk() ? "import: out of memory; what it wrote into the new graph's directory was removed"
+               : "import: out of memory; the batches committed before it stay");
+  }
+}
+
+Result<ImportStats> Importer::RunUnguarded() {
   const char d = options_.delimiter;
   if (options_.format == DataFormat::kCsv && (d == '"' || d == '\n' || d == '\r')) {
     return InvalidArgumentError("ImportOptions::delimiter may not be a quote or a line break");
   }
+  // A byte of a multi-byte UTF-8 character would cut characters in two.
+  if (options_.format == DataFormat::kCsv && static_cast<unsigned char>(d) >= 0x80) {
+    return InvalidArgumentError("ImportOptions::delimiter must be an ASCII character");
+  }
+  for (const std::vector<ImportFile>* files : {&spec_.vertices, &spec_.edges}) {
+    for (const ImportFile& f : *files) {
+      if (!base::IsValidUtf8(f.label))
+        return InvalidArgumentError(base::StrCat("ImportFile::label of ", f.path, " is not valid UTF-8"));
+    }
+  }
+  if (!base::IsValidUtf8(options_.evlp_id_key) || !base::IsValidUtf8(options_.evlp_weight_key))
+    return InvalidArgumentError("ImportOptions::evlp_id_key and evlp_weight_key must be valid UTF-8");
   if (options_.batch_ops == 0 || options_.batches_in_flight == 0) {
     return InvalidArgumentError("ImportOptions::batch_ops and batches_in_flight must be at least 1");
   }
+  if (bulk()) {
+    // Checked again before the first write; here so a long parse is not wasted.
+    if (new_dir_.empty()) return InvalidArgumentError("import: the new graph's directory path is empty");
+    QUIVER_RETURN_IF_ERROR(graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule).status());
+  }
   rejected_lines_.assign(FileCount(), {});
+  rows_.assign(FileCount(), 0);
+  planned_.assign(FileCount(), {});
   QUIVER_RETURN_IF_ERROR(Validate());
   QUIVER_RETURN_IF_ERROR(WriteReport());
-  QUIVER_RETURN_IF_ERROR(CreateIndexes());
-  QUIVER_RETURN_IF_ERROR(WriteAll());
+  if (bulk()) {
+    QUIVER_RETURN_IF_ERROR(BulkWrite());
+  } else {
+    QUIVER_RETURN_IF_ERROR(CreateIndexes());
+    QUIVER_RETURN_IF_ERROR(WriteAll());
+  }
   return std::move(stats_);
 }
 
@@ -42,8 +93,7 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
   const FileKind kind = KindAt(index);
   const bool evlp = options_.format == DataFormat::kEvlp;
   Input in;
-  CsvDialect dialect{evlp ? ' ' : options_.delimiter, !evlp};
-  QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, dialect));
+  QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, DialectOf()));
   QUIVER_ASSIGN_OR_RETURN(bool any, in.reader->Next());
   if (!any) {
     return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
@@ -98,23 +148,32 @@ std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema) {
   return static_cast<std::uint32_t>(spaces_.size() - 1);
 }
 
-std::uint32_t Importer::Find(const ExternalId& id) const {
-  auto space = ids_.find(id.group);
-  if (space == ids_.end()) return kNoEntry;
-  auto it = space->second.find(id.key);
-  return it == space->second.end() ? kNoEntry : it->second;
+std::uint32_t Importer::Find(const ExternalId& id, SpaceCache* cache) const {
+  if (cache->map == nullptr || cache->group != id.group) {
+    auto space = ids_.find(id.group);
+    if (space == ids_.end()) return kNoEntry;
+    cache->group.assign(id.group);
+    cache->map = &space->second;
+  }
+  return cache->map->Find(id);
 }
 
 Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row) {
   if (!row->has_id) return Status::Ok();
-  IdMap& space = ids_[std::string(row->id.group)];
+  auto space = ids_.find(row->id.group);
+  if (space == ids_.end()) {
+    space = ids_.try_emplace(std::string(row->id.group)).first;
+    cache_.map = nullptr;  // a rehash may have moved the maps
+  }
   const CsvField& f = *row->id.field;
-  auto [it, inserted] =
-      space.try_emplace(std::move(row->id.key), static_cast<std::uint32_t>(entries_.size()));
+  if (entries_.size() >= kRejectedEntry)
+    return ResourceExhaustedError(base::StrCat("import: more than ", kRejectedEntry - 1,
+                                               " vertices with ids; the id map holds no more"));
+  auto [entry, inserted] = space->second.Insert(row->id, static_cast<std::uint32_t>(entries_.size()));
   if (!inserted) {
-    const IdEntry& first = entries_[it->second];
+    const IdEntry& first = entries_[entry];
     return Reject(index, r.line(), f.line, f.column,
-                  base::StrCat("duplicate id '", it->first, "' (first at ", FileAt(first.file).path, ":",
+                  base::StrCat("duplicate id '", row->id.Text(), "' (first at ", FileAt(first.file).path, ":",
                                first.line, ")"),
                   r.raw());
   }
@@ -124,25 +183,36 @@ Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Sch
   e.column = f.column;
   e.file = static_cast<std::uint32_t>(index);
   e.space = SpaceOf(*row, schema);
+  for (std::size_t i = 0; i <= index; ++i) e.ordinal += rows_[i];
+  --e.ordinal;  // rows_[index] counts this record
   entries_.push_back(e);
   return Status::Ok();
 }
 
-Status Importer::ValidateEdge(std::size_t index, const CsvReader& r, const Row& row) {
+bool Importer::EndpointsKnown(const Row& row, SpaceCache* cache, RowIssue* issue) const {
   for (const ExternalId* id : {&row.start, &row.end}) {
-    const std::uint32_t e = Find(*id);
-    if (e == kNoEntry || entries_[e].rejected) {
+    const std::uint32_t e = Find(*id, cache);
+    if (e == kNoEntry || e == kRejectedEntry) {
       const char* which = id == &row.start ? ":START_ID" : ":END_ID";
-      std::string reason = base::StrCat("unknown ", which, " '", id->key, "'");
-      if (!id->group.empty()) reason.append(base::StrCat(" in id space '", id->group, "'"));
-      if (e != kNoEntry) reason.append(" (its vertex row was rejected)");
-      return Reject(index, r.line(), id->field->line, id->field->column, std::move(reason), r.raw());
+      issue->reason = base::StrCat("unknown ", which, " '", id->Text(), "'");
+      if (!id->group.empty()) issue->reason.append(base::StrCat(" in id space '", id->group, "'"));
+      if (e == kRejectedEntry) issue->reason.append(" (its vertex row was rejected)");
+      issue->line = id->field->line;
+      issue->column = id->field->column;
+      return false;
     }
   }
-  return Status::Ok();
+  return true;
+}
+
+Status Importer::ValidateEdge(std::size_t index, const CsvReader& r, const Row& row) {
+  RowIssue issue;
+  if (EndpointsKnown(row, &cache_, &issue)) return Status::Ok();
+  return Reject(index, r.line(), issue.line, issue.column, std::move(issue.reason), r.raw());
 }
 
 Status Importer::ValidateFile(std::size_t index) {
+  if (Splittable(index)) return ValidateFileParallel(index);
   QUIVER_ASSIGN_OR_RETURN(Input in, OpenInput(index));
   RowBuilder builder(in.schema, FileAt(index).label);
   Row row;
@@ -151,16 +221,23 @@ Status Importer::ValidateFile(std::size_t index) {
     QUIVER_ASSIGN_OR_RETURN(bool more, NextRow(&in));
     if (!more) break;
     const CsvReader& r = *in.reader;
+    ++rows_[index];
     if (!builder.Build(r, &row, &issue)) {
       QUIVER_RETURN_IF_ERROR(
           Reject(index, r.line(), issue.line, issue.column, std::move(issue.reason), r.raw()));
       continue;
     }
+    const std::size_t rejected = stats_.rejected.size();
     if (KindAt(index) == FileKind::kVertices) {
       QUIVER_RETURN_IF_ERROR(ValidateVertex(index, r, in.schema, &row));
     } else {
       QUIVER_RETURN_IF_ERROR(ValidateEdge(index, r, row));
     }
+    // The names of accepted rows only, in the order batches would intern
+    // them. (A vertex rejected later, for an id another id space also
+    // holds, keeps its names: the one case where the two paths' name ids
+    // may differ.)
+    if (bulk() && stats_.rejected.size() == rejected) InternNames(KindAt(index), row);
   }
   return Status::Ok();
 }
@@ -169,7 +246,8 @@ Status Importer::ValidateFile(std::size_t index) {
 // under the same key: rejected, so that the id stays unique per label (and
 // a unique index on it can be built).
 Status Importer::CheckExistingIds() {
-  const Snapshot snap = graph_.GetSnapshot();
+  if (bulk()) return Status::Ok();  // a new graph holds no vertex
+  const Snapshot snap = graph_->GetSnapshot();
   for (std::uint32_t s = 0; s < spaces_.size(); ++s) {
     const IdSpace& space = spaces_[s];
     if (space.key.empty()) continue;
@@ -188,9 +266,9 @@ Status Importer::CheckExistingIds() {
       } else {
         continue;
       }
-      auto it = group->second.find(text);
-      if (it == group->second.end()) continue;
-      IdEntry& e = entries_[it->second];
+      const std::uint32_t found = group->second.FindText(text);
+      if (found == kNoEntry) continue;
+      IdEntry& e = entries_[found];
       if (e.space != s || e.rejected) continue;
       e.rejected = true;
       QUIVER_RETURN_IF_ERROR(Reject(e.file, e.record_line, e.line, e.column,
@@ -207,7 +285,7 @@ Status Importer::CheckExistingIds() {
 // otherwise): the later of two equal ones, in input order, is rejected.
 Status Importer::CheckIdsAcrossSpaces() {
   struct Seen {
-    std::string_view id;
+    std::string id;
     std::uint32_t entry;
   };
   for (std::uint32_t s = 0; s < spaces_.size(); ++s) {
@@ -219,9 +297,11 @@ Status Importer::CheckIdsAcrossSpaces() {
     if (space.key.empty() || shared.size() < 2 || shared.front() != s) continue;
     std::vector<Seen> seen;
     for (std::uint32_t t : shared) {
-      for (const auto& [id, entry] : ids_[spaces_[t].group]) {
-        if (entries_[entry].space == t) seen.push_back({id, entry});
-      }
+      auto group = ids_.find(spaces_[t].group);
+      if (group == ids_.end()) continue;
+      group->second.ForEach([&](std::string id, std::uint32_t entry) {
+        if (entries_[entry].space == t) seen.push_back({std::move(id), entry});
+      });
     }
     std::sort(seen.begin(), seen.end(), [&](const Seen& a, const Seen& b) {
       const IdEntry& x = entries_[a.entry];
@@ -243,10 +323,52 @@ Status Importer::CheckIdsAcrossSpaces() {
   return Status::Ok();
 }
 
+Result<std::vector<std::uint32_t>> Importer::BulkVertexIds() {
+  std::uint64_t vertices = 0;
+  for (std::size_t f = 0; f < spec_.vertices.size(); ++f) {
+    std::sort(rejected_lines_[f].begin(), rejected_lines_[f].end());
+    vertices += rows_[f] - rejected_lines_[f].size();
+  }
+  // The id maps hold vertex ids as u32 on this path.
+  if (vertices >= kRejectedEntry)
+    return ResourceExhaustedError(base::StrCat("import: ", vertices,
+                                               " vertices; a new graph built whole takes at most ",
+                                               kRejectedEntry - 1, " (use Import into an open graph)"));
+  std::vector<std::uint32_t> ids(entries_.size());
+  std::uint64_t rejected_before_file = 0;
+  std::size_t file = 0;
+  std::size_t next = 0;  // rejected_lines_[file][next] is the first at or after the entry's record
+  for (std::size_t e = 0; e < entries_.size(); ++e) {
+    const IdEntry& entry = entries_[e];
+    while (file < entry.file) {
+      rejected_before_file += rejected_lines_[file++].size();
+      next = 0;
+    }
+    const std::vector<std::uint64_t>& lines = rejected_lines_[file];
+    while (next < lines.size() && lines[next] < entry.record_line) ++next;
+    ids[e] = static_cast<std::uint32_t>(entry.ordinal - rejected_before_file - next);
+  }
+  return ids;
+}
+
 Status Importer::Validate() {
   for (std::size_t i = 0; i < spec_.vertices.size(); ++i) QUIVER_RETURN_IF_ERROR(ValidateFile(i));
   QUIVER_RETURN_IF_ERROR(CheckIdsAcrossSpaces());
   QUIVER_RETURN_IF_ERROR(CheckExistingIds());
+  // Every vertex is in. A rejected vertex's id stays in its map, marked, so
+  // an edge naming it is told why. On the bulk path the maps hold vertex
+  // ids from here on (an edge endpoint is one lookup); through batches,
+  // entries (the vertex ids are known once the batches commit).
+  std::vector<std::uint32_t> vertex_ids;
+  if (bulk()) {
+    QUIVER_ASSIGN_OR_RETURN(vertex_ids, BulkVertexIds());
+  }
+  for (auto& [group, map] : ids_) {
+    map.Freeze([&](std::uint32_t e) {
+      if (entries_[e].rejected) return kRejectedEntry;
+      return bulk() ? vertex_ids[e] : e;
+    });
+  }
   for (std::size_t i = spec_.vertices.size(); i < FileCount(); ++i) QUIVER_RETURN_IF_ERROR(ValidateFile(i));
   for (std::vector<std::uint64_t>& lines : rejected_lines_) std::sort(lines.begin(), lines.end());
   return Status::Ok();

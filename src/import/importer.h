@@ -13,6 +13,15 @@
 //     groups them. Vertex batches commit before the first edge batch; each
 //     vertex's committed id goes into its id-map entry, where edges find it.
 //
+// Into a new graph (the bulk path, bulk_writer.cc), pass 2 writes no
+// batches: it encodes every row straight into the new graph's first
+// checkpoint (checkpoint::WriteCheckpointFile, ElementStream), with vertex
+// ids given in input order, then writes the identity file. Pass 1 also
+// collects the labels, types and keys (the checkpoint's names come before
+// its elements) and counts the rows (its header holds the id limits).
+// Nothing is acknowledged before the identity file is durable, and every
+// failure removes what was written: all-or-nothing.
+//
 // Memory: the id map (one entry, about 100 bytes, more for ids longer than
 // 15 bytes, per vertex with an id), the batches in flight, and one 1 MiB read buffer;
 // the input is never held whole. Parsing twice trades CPU for that bound.
@@ -20,6 +29,8 @@
 // Example:
 //   Importer importer(env::PosixFileSystem(), *graph, spec, options);
 //   Result<ImportStats> stats = importer.Run();
+//   Importer bulk(env::PosixFileSystem(), std::string("new-graph"), spec, options);
+//   stats = bulk.Run();  // then Graph::Open(options, "new-graph")
 #ifndef QUIVER_IMPORT_IMPORTER_H_
 #define QUIVER_IMPORT_IMPORTER_H_
 
@@ -27,15 +38,21 @@
 #include <deque>
 #include <future>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "base/strings.h"
+#include "checkpoint/checkpoint_writer.h"
+#include "checkpoint/chunk_encoder.h"
 #include "env/file_system.h"
 #include "import/csv_reader.h"
 #include "import/csv_schema.h"
+#include "import/id_map.h"
+#include "import/input_blocks.h"
 #include "import/row_builder.h"
+#include "index/catalog.h"
 #include "quiver/graph.h"
 #include "quiver/import.h"
 
@@ -43,8 +60,15 @@ namespace quiver::import {
 
 class Importer {
  public:
+  // Imports into `graph`, through its writer.
   Importer(env::FileSystem* fs, Graph& graph, const ImportSpec& spec, const ImportOptions& options);
+  // Builds a new graph in `new_dir`, which must not exist or be empty.
+  Importer(env::FileSystem* fs, std::string new_dir, const ImportSpec& spec, const ImportOptions& options);
   Result<ImportStats> Run();
+
+  // Input bytes per block of a file parsed in parallel (tests cut small
+  // files into many blocks).
+  void SetBlockBytesForTesting(std::uint64_t bytes) { block_bytes_ = bytes; }
 
  private:
   // One input file, open for a pass.
@@ -68,19 +92,50 @@ class Importer {
     std::uint32_t file = 0;
     std::uint32_t space = 0;
     bool rejected = false;
-    VertexId vertex;  // set when its batch commits
+    std::uint64_t ordinal = 0;  // the record's place among every vertex record read, from 0
+    VertexId vertex;            // set when its batch commits
   };
-  static constexpr std::uint32_t kNoEntry = ~std::uint32_t{0};
+  static constexpr std::uint32_t kNoEntry = IdMap::kNone;
+  static constexpr const char* kNewGraphRule = "a new graph is imported into a new or empty directory";
+  // What an id map holds for a rejected vertex's id once pass 1 is done.
+  static constexpr std::uint32_t kRejectedEntry = IdMap::kNone - 1;
 
+  Result<ImportStats> RunUnguarded();
   const ImportFile& FileAt(std::size_t index) const;
   FileKind KindAt(std::size_t index) const;
   std::size_t FileCount() const { return spec_.vertices.size() + spec_.edges.size(); }
   Result<Input> OpenInput(std::size_t index);
   // Reads the next row of `in`; false at the end.
   Result<bool> NextRow(Input* in);
+  // Pass 2's walk of file `index`: calls f(reader, row, schema) for every
+  // row pass 1 accepted, in order, built as pass 1 built it (a row that no
+  // longer builds: the file changed). Stops at f's first error.
+  template <typename F>
+  Status ForEachAcceptedRow(std::size_t index, F f) {
+    QUIVER_ASSIGN_OR_RETURN(Input in, OpenInput(index));
+    RowBuilder builder(in.schema, FileAt(index).label);
+    const std::vector<std::uint64_t>& rejected = rejected_lines_[index];
+    std::size_t next_rejected = 0;
+    Row row;
+    RowIssue issue;
+    while (true) {
+      QUIVER_ASSIGN_OR_RETURN(bool more, NextRow(&in));
+      if (!more) return Status::Ok();
+      const CsvReader& r = *in.reader;
+      if (next_rejected < rejected.size() && rejected[next_rejected] == r.line()) {
+        ++next_rejected;
+        continue;
+      }
+      if (!builder.Build(r, &row, &issue)) return FileChanged(r, issue.reason);
+      QUIVER_RETURN_IF_ERROR(f(r, row, in.schema));
+    }
+  }
 
   // Pass 1.
   Status Validate();
+  // The bulk path's vertex id of each entry: its record's place among the
+  // vertex records that are not rejected.
+  Result<std::vector<std::uint32_t>> BulkVertexIds();
   Status ValidateFile(std::size_t index);
   Status ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row);
   Status ValidateEdge(std::size_t index, const CsvReader& r, const Row& row);
@@ -89,9 +144,66 @@ class Importer {
   Status Reject(std::size_t file, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,
                 std::string reason, std::string_view raw);
   std::uint32_t SpaceOf(const Row& row, const Schema& schema);
-  // The id-map entry of an id, kNoEntry if unknown.
-  std::uint32_t Find(const ExternalId& id) const;
+  // The last id map found, per thread: the ids of a file are nearly always
+  // of one group.
+  struct SpaceCache {
+    const IdMap* map = nullptr;
+    std::string group;
+  };
+  // The id-map entry of an id, kNoEntry if unknown. Thread-safe once
+  // every vertex is in, each thread with its own cache.
+  std::uint32_t Find(const ExternalId& id, SpaceCache* cache) const;
+  std::uint32_t Find(const ExternalId& id) { return Find(id, &cache_); }
+  // Whether both endpoints of an edge row are imported vertices; else the
+  // issue to reject the row with.
+  bool EndpointsKnown(const Row& row, SpaceCache* cache, RowIssue* issue) const;
   Status WriteReport();
+
+  // Names interned in pass 1 for the bulk path, in id order.
+  struct NameTable {
+    absl::flat_hash_map<std::string, std::uint32_t, base::StringHash, base::StringEq> ids;
+    std::vector<std::string> names;
+    std::uint32_t Intern(std::string_view name);
+  };
+  bool bulk() const { return graph_ == nullptr; }
+  void InternNames(FileKind kind, const Row& row);
+
+  // Parallel parsing of one file (parallel_input.cc): EVLP edge files,
+  // cut into blocks of whole lines, on ImportOptions::threads threads.
+  struct PlannedBlock {
+    InputBlock block;
+    std::uint64_t first_line = 0;
+    std::uint64_t edges = 0;  // rows accepted in pass 1
+  };
+  unsigned Threads() const;
+  // Whether an EVLP edge file's plain lines may skip the generic reader.
+  bool FastEdgesOk(const Schema& schema) const;
+  // The id map of `group`, null if none.
+  const IdMap* FindSpace(std::string_view group) const;
+  // InternalError "<path>:<line>: the file changed during the import: <what>".
+  Status FileChanged(const CsvReader& r, std::string_view what) const;
+  bool Splittable(std::size_t index) const;
+  CsvDialect DialectOf() const;
+  Status ValidateFileParallel(std::size_t index);
+  Status BulkWriteEdgesParallel(std::size_t index, checkpoint::CheckpointSink& sink, std::uint64_t first_id);
+  // The edge of a valid row, with its properties' key ids (sorted) in
+  // `props`; InternalError if the row is not what pass 1 saw.
+  struct EdgeRow {
+    std::uint32_t type;
+    std::uint32_t source;
+    std::uint32_t target;
+  };
+  Result<EdgeRow> ResolveEdge(std::size_t index, const CsvReader& r, const Row& row, SpaceCache* cache,
+                              std::vector<checkpoint::KeyedValue>* props) const;
+  Status ResolveKeys(std::size_t index, const CsvReader& r, const Row& row,
+                     std::vector<checkpoint::KeyedValue>* props) const;
+
+  // Pass 2 into a new graph (bulk_writer.cc).
+  Status BulkWrite();
+  Status BulkWriteFile(std::size_t index, class BulkSink& out);
+  Status PlanIdIndexes();
+  Status CheckIdKeyOwner(std::size_t index, const CsvReader& r, std::uint32_t label, const Schema& schema,
+                         const Row& row, std::span<const checkpoint::KeyedValue> props) const;
 
   // Pass 2 (import_writer.cc).
   Status CreateIndexes();
@@ -103,17 +215,25 @@ class Importer {
   Status DrainAll();
 
   env::FileSystem* fs_;
-  Graph& graph_;
+  Graph* graph_ = nullptr;  // null: the bulk path into new_dir_
+  std::string new_dir_;
   const ImportSpec& spec_;
   const ImportOptions& options_;
   ImportStats stats_;
 
-  using IdMap = absl::flat_hash_map<std::string, std::uint32_t, base::StringHash, base::StringEq>;
   absl::flat_hash_map<std::string, IdMap, base::StringHash, base::StringEq> ids_;  // group -> id -> entry
+  SpaceCache cache_;                                                               // the calling thread's
   std::vector<IdEntry> entries_;
   std::vector<IdSpace> spaces_;
   std::vector<std::vector<std::uint64_t>> rejected_lines_;  // per file, record start lines, sorted
   std::vector<std::string> rejected_raw_;                   // per stats_.rejected entry
+  std::vector<std::uint64_t> rows_;                         // per file, records read in pass 1
+  NameTable labels_, types_, keys_;                         // bulk path only
+  std::vector<std::vector<PlannedBlock>> planned_;          // per file, if parsed in parallel
+  // Input bytes per block: enough to amortise a block's set-up, few enough
+  // that the window (two blocks per thread) stays a few tens of MiB.
+  std::uint64_t block_bytes_ = std::uint64_t{4} << 20;
+  std::vector<index::PropertyIndex> id_indexes_;  // bulk path only
 
   // Pass 2 state.
   struct Pending {

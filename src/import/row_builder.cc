@@ -35,9 +35,9 @@ bool RowBuilder::BuildId(const CsvField& f, const Column& col, ExternalId* id, R
     std::string why;
     std::optional<PropertyValue> v = ParseFieldValue(FieldType::kInt, f.text, &why);
     if (!v) return RejectAt(issue, f, why);
-    id->key = base::StrCat(*v->as_int64());
+    id->SetNumber(*v->as_int64());
   } else {
-    id->key.assign(f.text);
+    id->SetText(f.text);
   }
   return true;
 }
@@ -84,9 +84,7 @@ bool RowBuilder::Build(const CsvReader& reader, Row* row, RowIssue* issue) {
         row->has_id = true;
         if (!col.name.empty()) {
           if (col.type == FieldType::kInt) {
-            std::int64_t v = 0;
-            std::from_chars(row->id.key.data(), row->id.key.data() + row->id.key.size(), v);
-            row->properties.push_back({col.name, PropertyValue(v)});
+            row->properties.push_back({col.name, PropertyValue(row->id.number)});
           } else {
             row->properties.push_back({col.name, PropertyValue(f.text)});
           }

@@ -18,6 +18,7 @@
 
 #include "import/csv_reader.h"
 #include "import/csv_schema.h"
+#include "import/id_map.h"
 #include "quiver/value.h"
 
 namespace quiver::import {
@@ -27,14 +28,6 @@ struct RowIssue {
   std::uint64_t line = 0;
   std::uint64_t column = 0;
   std::string reason;
-};
-
-// An external id as the id map keys it: its id space and its canonical text
-// (for int ids the decimal form, so "007" and "7" are one id).
-struct ExternalId {
-  std::string_view group;
-  std::string key;
-  const CsvField* field = nullptr;  // where it is, for errors
 };
 
 struct Row {

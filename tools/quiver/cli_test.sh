@@ -79,12 +79,11 @@ cmp -s "$WORK/csv1/edges.csv" "$WORK/csv2/edges.csv" || fail "edges.csv differs 
 expect_rc 1 "$QUIVER" export "$WORK/g" "$WORK/csv1"
 expect_in err "AlreadyExists"
 
-# Bad input: exit 1, file:line:column, and the graph unchanged.
+# Bad input: exit 1, file:line:column, and no graph made (a new graph is built whole or not at all).
 printf 'id:ID,age:int\np1,1\np2,x\n' >"$WORK/bad.csv"
 expect_rc 1 "$QUIVER" import --vertices "P=$WORK/bad.csv" "$WORK/g3"
 expect_in err "bad.csv:3:4: 'x' is not an int (column age)"
-expect_rc 0 "$QUIVER" stats "$WORK/g3"
-expect_in out "vertices 0"
+[ ! -e "$WORK/g3" ] || fail "a failed import into a new graph left $WORK/g3"
 expect_rc 1 "$QUIVER" import --vertices "$WORK/nope.csv" "$WORK/g3"
 expect_in err "nope.csv:0:0: no such file"
 expect_rc 1 "$QUIVER" import --vertices "$WORK/bad.csv" "$WORK/g3"
@@ -97,6 +96,16 @@ expect_in out "(1 rows rejected)"
 expect_in err "rejected $WORK/bad.csv:3:4: 'x' is not an int (column age)"
 grep -qF "$WORK/bad.csv,3,4,'x' is not an int (column age),\"p2,x\"" "$WORK/rejected.csv" ||
   fail "report: $(cat "$WORK/rejected.csv")"
+expect_in out "into a new graph"
+
+# Into an existing graph the rows go through batches; bad input there changes nothing.
+expect_rc 1 "$QUIVER" import --vertices "P=$WORK/bad.csv" "$WORK/g3"
+expect_in err "bad.csv:3:4: 'x' is not an int (column age)"
+printf 'id:ID\nq1\n' >"$WORK/more.csv"
+expect_rc 0 "$QUIVER" import --vertices "P=$WORK/more.csv" "$WORK/g3"
+expect_in out "imported 1 vertices and 0 edges in 1 batches"
+expect_rc 0 "$QUIVER" stats "$WORK/g3"
+expect_in out "vertices 2"
 
 # Read-only commands on a missing graph fail with 1.
 expect_rc 1 "$QUIVER" stats "$WORK/missing"

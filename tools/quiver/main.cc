@@ -1,6 +1,7 @@
 // quiver: the command-line tool for Quiver graph directories.
 //
-//   quiver import [options] DIR     load CSV or EVLP files into the graph at DIR
+//   quiver import [options] DIR     load CSV or EVLP files into the graph at DIR (a new
+//                                   graph: built whole in one checkpoint)
 //   quiver export [options] DIR OUT write the graph at DIR to files in OUT
 //   quiver stats DIR                counts by label and type, property keys, indexes
 //   quiver verify DIR               check every checkpoint and WAL segment (read-only)
@@ -12,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 #include <string_view>
 
@@ -39,13 +41,16 @@ constexpr const char* kMainHelp =
 
 constexpr const char* kImportHelp =
     "usage: quiver import [options] DIR\n"
-    "Loads files into the graph at DIR (created if missing). Bad input changes nothing.\n"
+    "Loads files into the graph at DIR. A missing or empty DIR gets a new graph, built whole in\n"
+    "one checkpoint (all-or-nothing); an existing graph gets the rows through large batches.\n"
+    "Bad input changes nothing.\n"
     "  --vertices [LABEL=]FILE   a vertex file (repeatable); LABEL for rows without a :LABEL\n"
     "  --edges [TYPE=]FILE       an edge file (repeatable); TYPE for rows without a :TYPE\n"
     "  --format csv|evlp         input format (default csv); EVLP labels default to Vertex / EDGE\n"
     "  --delimiter C             CSV field delimiter (default ','; 'tab' for a tab)\n"
     "  --id-index                create a unique index on each label's id property\n"
     "  --skip-bad-rows N         import the rest if at most N rows are bad (default 0)\n"
+    "  --batches                 a new graph too goes through batches (slower; for comparison)\n"
     "  --report FILE             write the rejected rows there, as CSV\n"
     "  --quiet                   print nothing on success\n";
 
@@ -123,6 +128,14 @@ int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help
   return -1;
 }
 
+// Whether `dir` is missing or an empty directory: an import there builds a
+// new graph whole (ImportNewGraph).
+bool IsNewGraphDir(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return !ec;
+  return std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec) && !ec;
+}
+
 int Import(int argc, const char* const* argv) {
   CliArgs args;
   args.AddOption("--vertices");
@@ -132,6 +145,7 @@ int Import(int argc, const char* const* argv) {
   args.AddOption("--skip-bad-rows", "0");
   args.AddOption("--report");
   args.AddFlag("--id-index");
+  args.AddFlag("--batches");
   args.AddFlag("--quiet");
   if (int rc = ParseArgs(args, argc, argv, kImportHelp, 1); rc >= 0) return rc;
   ImportOptions options;
@@ -153,23 +167,38 @@ int Import(int argc, const char* const* argv) {
   for (const std::string& f : args.GetAll("--edges")) spec.edges.push_back(FileArg(f, evlp ? "EDGE" : ""));
   if (spec.vertices.empty() && spec.edges.empty()) return Usage(kImportHelp, "nothing to import");
 
-  Result<std::unique_ptr<Graph>> graph = Graph::Open(Options{}, args.positional()[0]);
-  if (!graph.ok()) return Fail("open " + args.positional()[0], graph.status());
+  const std::string& dir = args.positional()[0];
   const auto start = std::chrono::steady_clock::now();
-  Result<ImportStats> r = quiver::Import(**graph, spec, options);
+  Result<ImportStats> r = InvalidArgumentError("");
+  const bool bulk = !args.Has("--batches") && IsNewGraphDir(dir);
+  if (bulk) {
+    r = quiver::ImportNewGraph(dir, spec, options);
+    if (!r.ok()) return Fail("import", r.status());
+  } else {
+    Result<std::unique_ptr<Graph>> graph = Graph::Open(Options{}, dir);
+    if (!graph.ok()) return Fail("open " + dir, graph.status());
+    r = quiver::Import(**graph, spec, options);
+    Status closed = (*graph)->Close();
+    if (!r.ok()) return Fail("import", r.status());
+    if (!closed.ok()) return Fail("close", closed);
+  }
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  Status closed = (*graph)->Close();
-  if (!r.ok()) return Fail("import", r.status());
-  if (!closed.ok()) return Fail("close", closed);
   for (const ImportRowError& e : r->rejected) {
     std::fprintf(stderr, "quiver: rejected %s:%llu:%llu: %s\n", e.file.c_str(),
                  static_cast<unsigned long long>(e.line), static_cast<unsigned long long>(e.column),
                  e.reason.c_str());
   }
   if (!args.Has("--quiet")) {
-    std::printf("imported %llu vertices and %llu edges in %llu batches (%zu rows rejected) in %.3f s",
-                static_cast<unsigned long long>(r->vertices), static_cast<unsigned long long>(r->edges),
-                static_cast<unsigned long long>(r->batches), r->rejected.size(), seconds);
+    if (bulk) {
+      std::printf("imported %llu vertices and %llu edges into a new graph, one %.1f MB checkpoint",
+                  static_cast<unsigned long long>(r->vertices), static_cast<unsigned long long>(r->edges),
+                  static_cast<double>(r->checkpoint_bytes) / 1e6);
+    } else {
+      std::printf("imported %llu vertices and %llu edges in %llu batches",
+                  static_cast<unsigned long long>(r->vertices), static_cast<unsigned long long>(r->edges),
+                  static_cast<unsigned long long>(r->batches));
+    }
+    std::printf(" (%zu rows rejected) in %.3f s", r->rejected.size(), seconds);
     if (seconds > 0) std::printf(": %.0f edges/s", static_cast<double>(r->edges) / seconds);
     std::printf("\n");
     for (const std::string& index : r->indexes_created) std::printf("created index %s\n", index.c_str());

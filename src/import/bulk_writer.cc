@@ -1,0 +1,260 @@
+// Importer, pass 2 into a new graph (the bulk path): see importer.h.
+//
+// The new graph's whole state goes into its first checkpoint, written as
+// the rows are read: names, index definitions, then every vertex and edge
+// in id order, cut into blocks as the checkpoint writer cuts a version
+// (a chunk of kChunkIds ids at a time). Graph::Open then loads it with the
+// checkpoint loader's parallel build: the tables, the adjacency arrays,
+// the label and type sets and the id indexes. No WAL record is written;
+// the graph's log starts at the first commit after the import.
+//
+// Order of the files, as Graph::Backup writes them: the checkpoint (its
+// .tmp, fdatasync, rename, directory fsync), then the identity file, then
+// a sync of every ancestor. Until the identity file is there the directory
+// holds no graph that Open would take over half-made: a crash before the
+// checkpoint's rename leaves a .tmp (removed by the next writable Open,
+// and the directory opens as a new empty graph); a crash after it leaves
+// a whole checkpoint, which Open adopts. On an error every file written is
+// removed (graphdir::RemoveUnlessDone), so the directory is as empty as it
+// was found.
+#include <algorithm>
+#include <utility>
+
+#include "base/strings.h"
+#include "checkpoint/checkpoint_writer.h"
+#include "checkpoint/chunk_encoder.h"
+#include "checkpoint/index_block.h"
+#include "graph_dir.h"
+#include "import/importer.h"
+#include "index/index_keys.h"
+#include "recovery.h"
+#include "storage/prop_block.h"
+
+namespace quiver::import {
+namespace {
+
+// The sequence number of a bulk-built graph's checkpoint: the state after
+// one batch, so that the id indexes (declared at 1) are declared at or
+// before it, as the format requires.
+constexpr std::uint64_t kBulkSequence = 1;
+
+}  // namespace
+
+// Streams one kind of element into the checkpoint, a chunk at a time.
+class BulkSink {
+ public:
+  BulkSink(checkpoint::CheckpointSink& sink, checkpoint::BlockKind kind, std::uint64_t first_id)
+      : sink_(sink), stream_(kind, sink.seed(), &chunk_, first_id) {}
+
+  Status Vertex(std::uint32_t label, std::span<const checkpoint::KeyedValue> props) {
+    QUIVER_RETURN_IF_ERROR(stream_.Vertex(label, props));
+    return MaybeFlush();
+  }
+  Status Edge(std::uint32_t type, std::uint64_t source, std::uint64_t target,
+              std::span<const checkpoint::KeyedValue> props) {
+    QUIVER_RETURN_IF_ERROR(stream_.Edge(type, source, target, props));
+    return MaybeFlush();
+  }
+  // Appends what is left; returns how many elements went through.
+  Result<std::uint64_t> Finish() {
+    QUIVER_RETURN_IF_ERROR(Flush());
+    return stream_.next_id();
+  }
+  std::uint64_t next_id() const { return stream_.next_id(); }
+
+ private:
+  // At every kChunkIds-th id, as the checkpoint writer cuts, and whenever
+  // the closed blocks reach kFlushBytes: large properties must not pile up
+  // a chunk's worth of blocks in memory.
+  Status MaybeFlush() {
+    return stream_.next_id() % checkpoint::kChunkIds == 0 || chunk_.block_bytes >= kFlushBytes ? Flush()
+                                                                                               : Status::Ok();
+  }
+  static constexpr std::uint64_t kFlushBytes = std::uint64_t{8} << 20;
+  Status Flush() {
+    QUIVER_RETURN_IF_ERROR(stream_.Close());
+    QUIVER_RETURN_IF_ERROR(sink_.AppendChunk(chunk_));
+    stream_.Restart();
+    return Status::Ok();
+  }
+
+  checkpoint::CheckpointSink& sink_;
+  checkpoint::EncodedChunk chunk_;
+  checkpoint::ElementStream stream_;
+};
+
+Status Importer::BulkWriteFile(std::size_t index, BulkSink& out) {
+  const bool vertices = KindAt(index) == FileKind::kVertices;
+  std::vector<checkpoint::KeyedValue> props;
+  return ForEachAcceptedRow(index, [&](const CsvReader& r, const Row& row, const Schema& schema) -> Status {
+    QUIVER_RETURN_IF_ERROR(ResolveKeys(index, r, row, &props));
+    if (!vertices) {
+      QUIVER_ASSIGN_OR_RETURN(EdgeRow edge, ResolveEdge(index, r, row, &cache_, &props));
+      return out.Edge(edge.type, edge.source, edge.target, props);
+    }
+    auto label = labels_.ids.find(row.label);
+    if (label == labels_.ids.end()) return FileChanged(r, base::StrCat("a new label '", row.label, "'"));
+    // The vertex id pass 1 gave this row's id, or the file changed (an id
+    // twice, or moved).
+    if (row.has_id && Find(row.id) != out.next_id()) return FileChanged(r, "an id pass 1 did not see here");
+    QUIVER_RETURN_IF_ERROR(CheckIdKeyOwner(index, r, label->second, schema, row, props));
+    return out.Vertex(label->second, props);
+  });
+}
+
+// The id indexes the bulk path declares (ImportOptions::create_id_indexes):
+// one per (label, key) of the id spaces that keep their id, ready, declared
+// at kBulkSequence; the loader builds their contents at Open.
+Status Importer::PlanIdIndexes() {
+  if (!options_.create_id_indexes) return Status::Ok();
+  // Names in the order an import through batches interns them, so both
+  // paths give the same ids: the indexes' labels and keys first (it
+  // creates them before its first write), then pass 1's order.
+  NameTable labels, keys;
+  for (const IdSpace& space : spaces_) {
+    if (space.key.empty()) continue;
+    labels.Intern(space.label);
+    keys.Intern(space.key);
+  }
+  for (const std::string& name : labels_.names) labels.Intern(name);
+  for (const std::string& name : keys_.names) keys.Intern(name);
+  labels_ = std::move(labels);
+  keys_ = std::move(keys);
+  for (const IdSpace& space : spaces_) {
+    if (space.key.empty()) continue;
+    const ValueType type = space.type == FieldType::kInt ? ValueType::kInt64 : ValueType::kString;
+    const std::uint32_t label = labels_.Intern(space.label);
+    const std::uint32_t key = keys_.Intern(space.key);
+    auto same = std::find_if(id_indexes_.begin(), id_indexes_.end(), [&](const index::PropertyIndex& p) {
+      return p.def->label_id == label && p.def->key_ids[0] == key;
+    });
+    if (same != id_indexes_.end()) {
+      if (*same->def->type != type)
+        return InvalidArgumentError(base::StrCat("import: the ", space.label, " ids kept as '", space.key,
+                                                 "' are ", ValueTypeName(*same->def->type),
+                                                 " in one id space and ", ValueTypeName(type),
+                                                 " in another; one unique index cannot hold both"));
+      continue;
+    }
+    auto def = std::make_shared<index::IndexDef>();
+    def->name = base::StrCat(space.label, ".", space.key);
+    // "A.b" + "c" and "A" + "b.c" name one index: through batches the
+    // second CreateIndex is refused, before anything is written; so here.
+    for (const index::PropertyIndex& p : id_indexes_) {
+      if (p.def->name == def->name)
+        return AlreadyExistsError(base::StrCat("import: the id indexes of ", p.def->label, " (",
+                                               p.def->keys[0], ") and of ", space.label, " (", space.key,
+                                               ") would both be named '", def->name, "'"));
+    }
+    def->element = ElementKind::kVertex;
+    def->label = space.label;
+    def->label_id = label;
+    def->keys = {space.key};
+    def->key_ids = {key};
+    def->kind = IndexKind::kUnique;
+    def->type = type;
+    def->declared = kBulkSequence;
+    def->key_width = index::KeyWidthFor(def->Spec());
+    index::PropertyIndex p;
+    p.state = IndexState::kReady;
+    p.root.key_width = def->key_width;
+    p.def = std::move(def);
+    id_indexes_.push_back(std::move(p));
+  }
+  return Status::Ok();
+}
+
+// With id indexes, a vertex may hold an indexed key only as the id its own
+// row gave it: a value from an ordinary column could repeat another
+// vertex's id, and the new graph's unique index would refuse to load.
+Status Importer::CheckIdKeyOwner(std::size_t index, const CsvReader& r, std::uint32_t label,
+                                 const Schema& schema, const Row& row,
+                                 std::span<const checkpoint::KeyedValue> props) const {
+  for (const index::PropertyIndex& p : id_indexes_) {
+    if (p.def->label_id != label) continue;
+    const std::uint32_t key = p.def->key_ids[0];
+    const bool holds = std::any_of(props.begin(), props.end(),
+                                   [&](const checkpoint::KeyedValue& v) { return v.key == key; });
+    if (!holds) continue;
+    if (row.has_id && schema.columns[schema.id].name == p.def->keys[0]) continue;
+    return PositionError(StatusCode::kInvalidArgument, FileAt(index).path, r.line(), 1,
+                         base::StrCat("a ", p.def->label, " holds '", p.def->keys[0],
+                                      "' from an ordinary column, but that key keeps the ", p.def->label,
+                                      " ids of another file (create_id_indexes needs it to hold ids only)"));
+  }
+  return Status::Ok();
+}
+
+Status Importer::BulkWrite() {
+  QUIVER_RETURN_IF_ERROR(PlanIdIndexes());
+  // The id limits, from pass 1's counts: every row read but the rejected.
+  std::uint64_t limits[2] = {0, 0};
+  for (std::size_t i = 0; i < FileCount(); ++i)
+    limits[KindAt(i) == FileKind::kVertices ? 0 : 1] += rows_[i] - rejected_lines_[i].size();
+  QUIVER_ASSIGN_OR_RETURN(bool exists, graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule));
+  if (!exists) QUIVER_RETURN_IF_ERROR(graphdir::CreateDirDurably(fs_, new_dir_));
+  // LOCK, held until the graph is whole, as a writable Open holds it: an
+  // Open of the directory meanwhile is refused, and cannot make a graph
+  // there that this import would then write into (or remove the files of).
+  const std::string lock_path = env::JoinPath(new_dir_, graphdir::kLockFileName);
+  QUIVER_ASSIGN_OR_RETURN(bool had_lock, fs_->Exists(lock_path));
+  Result<std::unique_ptr<env::FileLock>> lock = fs_->LockFile(lock_path, env::LockMode::kExclusive);
+  if (!lock.ok())
+    return Status(lock.status().code(), base::StrCat("import: ", new_dir_, ": ", lock.status().message()));
+  // Looked at again under the lock: an Open may have made a graph there since.
+  QUIVER_RETURN_IF_ERROR(graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule).status());
+  graphdir::RemoveUnlessDone remove_written(fs_, new_dir_, kBulkSequence, /*lock=*/!had_lock);
+  const checkpoint::Header header{
+      .uuid = NewGraphUuid(), .sequence = kBulkSequence, .vertex_limit = limits[0], .edge_limit = limits[1]};
+  auto body = [&](checkpoint::CheckpointSink& sink) -> Status {
+    checkpoint::EncodedChunk names;
+    for (auto [kind, table] : {std::pair{checkpoint::BlockKind::kLabels, &labels_},
+                               {checkpoint::BlockKind::kEdgeTypes, &types_},
+                               {checkpoint::BlockKind::kPropertyKeys, &keys_}}) {
+      QUIVER_RETURN_IF_ERROR(checkpoint::EncodeNames(kind, table->names, sink.seed(), &names));
+      QUIVER_RETURN_IF_ERROR(sink.AppendChunk(names));
+    }
+    if (!id_indexes_.empty()) {
+      std::vector<std::byte> block;
+      QUIVER_RETURN_IF_ERROR(checkpoint::AppendBlock(checkpoint::BlockKind::kIndexDefinitions,
+                                                     checkpoint::EncodeIndexBlock(id_indexes_), sink.seed(),
+                                                     &block));
+      QUIVER_RETURN_IF_ERROR(sink.AppendBlock(block));
+    }
+    std::uint64_t written[2] = {0, 0};
+    {
+      BulkSink out(sink, checkpoint::BlockKind::kVertices, 0);
+      for (std::size_t i = 0; i < spec_.vertices.size(); ++i) QUIVER_RETURN_IF_ERROR(BulkWriteFile(i, out));
+      QUIVER_ASSIGN_OR_RETURN(written[0], out.Finish());
+    }
+    for (std::size_t i = spec_.vertices.size(); i < FileCount(); ++i) {
+      if (!planned_[i].empty()) {
+        QUIVER_RETURN_IF_ERROR(BulkWriteEdgesParallel(i, sink, written[1]));
+        for (const PlannedBlock& b : planned_[i]) written[1] += b.edges;
+        continue;
+      }
+      BulkSink out(sink, checkpoint::BlockKind::kEdges, written[1]);
+      QUIVER_RETURN_IF_ERROR(BulkWriteFile(i, out));
+      QUIVER_ASSIGN_OR_RETURN(written[1], out.Finish());
+    }
+    if (written[0] != limits[0] || written[1] != limits[1])
+      return InternalError(base::StrCat("import: the files changed during the import (", written[0],
+                                        " vertices and ", written[1], " edges read again, ", limits[0],
+                                        " and ", limits[1], " at first)"));
+    return sink.AppendEnd(written[0], written[1]);
+  };
+  checkpoint::WriteStats ws;
+  Status s = checkpoint::WriteCheckpointFile(fs_, new_dir_, header, body, &ws);
+  // The identity file last: until it is there, an import cut short is no graph.
+  if (s.ok()) s = graphdir::WriteIdentity(fs_, new_dir_);
+  if (s.ok()) s = graphdir::SyncAncestors(fs_, new_dir_);
+  if (!s.ok()) return s;
+  remove_written.Done();
+  stats_.vertices = limits[0];
+  stats_.edges = limits[1];
+  stats_.checkpoint_bytes = ws.bytes;
+  for (const index::PropertyIndex& p : id_indexes_) stats_.indexes_created.push_back(p.def->name);
+  return Status::Ok();
+}
+
+}  // namespace quiver::import

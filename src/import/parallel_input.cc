@@ -1,0 +1,427 @@
+// Importer: one file parsed on several threads (see importer.h and
+// input_blocks.h). Only EVLP edge files take this path: their records
+// never span a line break, and their rows touch nothing but the id maps,
+// which are read-only once every vertex is in.
+//
+// Both passes cut the file the same way (pass 1 plans the blocks and
+// keeps the plan) and run the blocks through a ChunkPipeline, whose write
+// step runs on the calling thread in block order. Pass 1's workers only
+// read: each keeps its block's row count, rejected rows (at most
+// skip_bad_rows + 1: more cannot matter) and the first error that stopped
+// its reading; the write step folds them in, in input order, so that the
+// rows rejected, the error returned and the names' order are exactly those
+// of one thread reading the whole file. Pass 2's workers encode their
+// block's edges as checkpoint blocks, the first id of each block known
+// from pass 1's counts; the write step appends them to the checkpoint.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <thread>
+#include <utility>
+
+#include "base/strings.h"
+#include "checkpoint/chunk_pipeline.h"
+#include "import/importer.h"
+#include "storage/prop_block.h"
+
+namespace quiver::import {
+namespace {
+
+// Publishes a block's line count, or its failure, exactly once.
+class PublishOnce {
+ public:
+  PublishOnce(LineBases& bases, std::size_t i) : bases_(bases), i_(i) {}
+  ~PublishOnce() {
+    if (!done_) bases_.Fail(i_);
+  }
+  PublishOnce(const PublishOnce&) = delete;
+  PublishOnce& operator=(const PublishOnce&) = delete;
+  void Publish(std::uint64_t lines) {
+    bases_.Publish(i_, lines);
+    done_ = true;
+  }
+
+ private:
+  LineBases& bases_;
+  const std::size_t i_;
+  bool done_ = false;
+};
+
+// One EVLP edge line the fast parser took: what RowBuilder would have
+// built from it.
+struct FastEdge {
+  std::string_view text;  // the line, with its '\n'
+  std::int64_t source = 0;
+  std::int64_t target = 0;
+  double weight = 0;
+  bool has_weight = false;
+  std::uint64_t line = 0;
+};
+
+// Parses one plain EVLP edge line at `p` the way CsvReader + RowBuilder
+// would for a file of `columns` columns, in one pass over its bytes: an
+// optional '-' and 1 to 18 digits per endpoint (no overflow possible),
+// single spaces, and for 3 columns a finite double in from_chars' own
+// form; then '\n', "\r\n" or the end. On success returns where the line
+// ends (at its '\n', or `end`); on anything else (a '+', a tab, an empty
+// field, a long number, a '\r' inside, non-ASCII) returns null, and the
+// generic path reads the line and gives its exact row, rejection or error.
+const char* ParseFastEdge(const char* p, const char* end, std::size_t columns, FastEdge* e) {
+  std::int64_t ends[2];
+  for (int k = 0; k < 2; ++k) {
+    const bool negative = p != end && *p == '-';
+    p += negative;
+    const char* digits = p;
+    std::int64_t v = 0;
+    while (p != end && static_cast<unsigned char>(*p - '0') < 10) {
+      if (p - digits == 18) return nullptr;  // 19 digits or more: the generic path
+      v = v * 10 + (*p++ - '0');
+    }
+    if (p == digits) return nullptr;
+    ends[k] = negative ? -v : v;
+    if (k == 0) {
+      if (p == end || *p != ' ') return nullptr;
+      ++p;
+    }
+  }
+  e->source = ends[0];
+  e->target = ends[1];
+  e->has_weight = columns == 3;
+  if (e->has_weight) {
+    if (p == end || *p != ' ') return nullptr;
+    ++p;
+    if (p == end || *p == '+' || *p == ' ' || *p == '\t') return nullptr;
+    auto [stop, ec] = std::from_chars(p, end, e->weight);
+    if (ec != std::errc() || !std::isfinite(e->weight)) return nullptr;
+    p = stop;
+  }
+  if (p != end && *p == '\r' && p + 1 != end && p[1] == '\n') ++p;
+  if (p != end && *p != '\n') return nullptr;
+  return p;
+}
+
+// Walks the lines of `bytes` (a block whose first line is `first_line`).
+// Each line the fast parser takes goes to `fast` (in batches, so that
+// `prefetch` can start loading what each will read); any other line, with
+// its '\n', to `slow`. Both are called in line order; empty lines are
+// skipped as CsvReader skips them. The first non-OK status stops the walk.
+template <typename Prefetch, typename Fast, typename Slow>
+Status ForEachLine(std::string_view bytes, std::uint64_t first_line, std::size_t columns, Prefetch prefetch,
+                   Fast fast, Slow slow) {
+  constexpr std::size_t kBatch = 16;
+  FastEdge batch[kBatch];
+  std::size_t pending = 0;
+  auto flush = [&]() -> Status {
+    for (std::size_t i = 0; i < pending; ++i) QUIVER_RETURN_IF_ERROR(fast(batch[i]));
+    pending = 0;
+    return Status::Ok();
+  };
+  std::uint64_t line_no = first_line;
+  const char* p = bytes.data();
+  const char* const end = p + bytes.size();
+  while (p != end) {
+    const char* line_start = p;
+    if (*p == '\n' || (*p == '\r' && p + 1 != end && p[1] == '\n')) {  // an empty line: skipped
+      p += *p == '\n' ? 1 : 2;
+      ++line_no;
+      continue;
+    }
+    FastEdge& e = batch[pending];
+    const char* stop = ParseFastEdge(p, end, columns, &e);
+    if (stop != nullptr) {
+      p = stop == end ? end : stop + 1;
+      e.line = line_no;
+      e.text = std::string_view(line_start, static_cast<std::size_t>(p - line_start));
+      prefetch(e);
+      if (++pending == kBatch) QUIVER_RETURN_IF_ERROR(flush());
+    } else {
+      const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
+      p = nl == nullptr ? end : static_cast<const char*>(nl) + 1;
+      QUIVER_RETURN_IF_ERROR(flush());
+      QUIVER_RETURN_IF_ERROR(
+          slow(std::string_view(line_start, static_cast<std::size_t>(p - line_start)), line_no));
+    }
+    ++line_no;
+  }
+  return flush();
+}
+
+}  // namespace
+
+unsigned Importer::Threads() const {
+  // More threads than this gain nothing on one file, and each holds two
+  // blocks in flight.
+  constexpr unsigned kMaxThreads = 64;
+  if (options_.threads != 0) return std::min(options_.threads, kMaxThreads);
+  return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
+}
+
+bool Importer::Splittable(std::size_t index) const {
+  return options_.format == DataFormat::kEvlp && KindAt(index) == FileKind::kEdges && Threads() > 1;
+}
+
+CsvDialect Importer::DialectOf() const {
+  const bool evlp = options_.format == DataFormat::kEvlp;
+  return CsvDialect{evlp ? ' ' : options_.delimiter, !evlp};
+}
+
+bool Importer::FastEdgesOk(const Schema& schema) const {
+  const std::size_t n = schema.columns.size();
+  return options_.format == DataFormat::kEvlp && schema.kind == FileKind::kEdges &&
+         (n == 2 || (n == 3 && !schema.columns[2].name.empty()));
+}
+
+const IdMap* Importer::FindSpace(std::string_view group) const {
+  auto space = ids_.find(group);
+  return space == ids_.end() ? nullptr : &space->second;
+}
+
+Status Importer::FileChanged(const CsvReader& r, std::string_view what) const {
+  return InternalError(base::StrCat(r.path(), ":", r.line(), ": the file changed during the import: ", what));
+}
+
+Status Importer::ResolveKeys(std::size_t index, const CsvReader& r, const Row& row,
+                             std::vector<checkpoint::KeyedValue>* props) const {
+  (void)index;
+  props->clear();
+  for (const Property& p : row.properties) {
+    auto key = keys_.ids.find(p.key);
+    if (key == keys_.ids.end()) return FileChanged(r, base::StrCat("a new property key '", p.key, "'"));
+    props->push_back({key->second, storage::ViewOf(p.value)});
+  }
+  std::sort(props->begin(), props->end(),
+            [](const checkpoint::KeyedValue& a, const checkpoint::KeyedValue& b) { return a.key < b.key; });
+  return Status::Ok();
+}
+
+Result<Importer::EdgeRow> Importer::ResolveEdge(std::size_t index, const CsvReader& r, const Row& row,
+                                                SpaceCache* cache,
+                                                std::vector<checkpoint::KeyedValue>* props) const {
+  QUIVER_RETURN_IF_ERROR(ResolveKeys(index, r, row, props));
+  auto type = types_.ids.find(row.label);
+  if (type == types_.ids.end()) return FileChanged(r, base::StrCat("a new edge type '", row.label, "'"));
+  // On this path the id maps hold vertex ids (BulkWriteFile).
+  const std::uint32_t s = Find(row.start, cache);
+  const std::uint32_t e = Find(row.end, cache);
+  if (s >= kRejectedEntry || e >= kRejectedEntry) return FileChanged(r, "an endpoint pass 1 did not see");
+  return EdgeRow{type->second, s, e};
+}
+
+Status Importer::ValidateFileParallel(std::size_t index) {
+  const std::string& path = FileAt(index).path;
+  Schema schema;
+  {
+    QUIVER_ASSIGN_OR_RETURN(Input head, OpenInput(index));  // the schema, and the empty-file check
+    schema = std::move(head.schema);
+  }
+  QUIVER_ASSIGN_OR_RETURN(std::vector<InputBlock> blocks, PlanBlocks(fs_, path, block_bytes_));
+  struct Bad {
+    std::uint64_t record_line, line, column;
+    std::string reason, raw;
+  };
+  struct BlockResult {
+    std::uint64_t first_line = 0;
+    std::uint64_t rows = 0;
+    std::vector<Bad> bad;
+    Status error;
+    NameTable types, keys;  // bulk: the names in the order first seen
+  };
+  std::vector<BlockResult> results(blocks.size());
+  LineBases bases(blocks.size());
+  checkpoint::ChunkPipeline* pipeline = nullptr;  // set before Run, so before any worker
+  // More rejected rows than this cannot change the outcome (saturating:
+  // skip_bad_rows may be SIZE_MAX, "skip them all").
+  const std::size_t enough = options_.skip_bad_rows == SIZE_MAX ? SIZE_MAX : options_.skip_bad_rows + 1;
+  const CsvDialect dialect = DialectOf();
+  auto work = [&](std::size_t i, checkpoint::EncodedChunk*) -> Status {
+    BlockResult& out = results[i];
+    PublishOnce publish(bases, i);
+    Result<std::string> bytes = ReadBlock(fs_, path, blocks[i]);
+    if (!bytes.ok()) {
+      out.error = bytes.status();
+      return Status::Ok();
+    }
+    publish.Publish(CountLines(*bytes));
+    std::optional<std::uint64_t> first_line = bases.Wait(i, [&] { return pipeline->Stopped(); });
+    if (!first_line) return Status::Ok();  // an earlier block failed; its error is the one
+    out.first_line = *first_line;
+    RowBuilder builder(schema, FileAt(index).label);
+    SpaceCache cache;
+    Row row;
+    RowIssue issue;
+    // The generic path over `text` (lines from `line` on): false once the
+    // block's reading stops (an error, or enough rejected rows).
+    auto generic = [&](std::string_view text, std::uint64_t line) -> bool {
+      std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, std::string(text), dialect, line);
+      while (out.bad.size() < enough) {
+        Result<bool> more = reader->Next();
+        if (!more.ok()) {
+          out.error = more.status();
+          return false;
+        }
+        if (!*more) return true;
+        ++out.rows;
+        const CsvReader& r = *reader;
+        if (!builder.Build(r, &row, &issue) || !EndpointsKnown(row, &cache, &issue)) {
+          out.bad.push_back(
+              {r.line(), issue.line, issue.column, std::move(issue.reason), std::string(r.raw())});
+          continue;
+        }
+        if (bulk()) {
+          out.types.Intern(row.label);
+          for (const Property& p : row.properties) out.keys.Intern(p.key);
+        }
+      }
+      return false;
+    };
+    if (!FastEdgesOk(schema)) {
+      generic(*bytes, *first_line);
+      return Status::Ok();
+    }
+    // Plain lines skip CsvReader and RowBuilder; a line whose endpoints are
+    // not both known is read again by the generic path for its exact reason.
+    const Status kStop = CancelledError("stop");
+    const IdMap* map = FindSpace("");
+    bool interned_type = false, interned_weight = false;
+    ForEachLine(
+        *bytes, *first_line, schema.columns.size(),
+        [&](const FastEdge& e) {
+          if (map == nullptr) return;
+          map->PrefetchNumber(e.source);
+          map->PrefetchNumber(e.target);
+        },
+        [&](const FastEdge& e) -> Status {
+          const std::uint32_t s = map == nullptr ? kNoEntry : map->FindNumber(e.source);
+          const std::uint32_t t = map == nullptr ? kNoEntry : map->FindNumber(e.target);
+          if (s >= kRejectedEntry || t >= kRejectedEntry)
+            return generic(e.text, e.line) ? Status::Ok() : kStop;
+          ++out.rows;
+          if (bulk() && !interned_type) {
+            out.types.Intern(FileAt(index).label);
+            interned_type = true;
+          }
+          if (bulk() && e.has_weight && !interned_weight) {
+            out.keys.Intern(schema.columns[2].name);
+            interned_weight = true;
+          }
+          return Status::Ok();
+        },
+        [&](std::string_view text, std::uint64_t line) { return generic(text, line) ? Status::Ok() : kStop; })
+        .IgnoreError();  // kStop: out says why
+    return Status::Ok();
+  };
+  std::size_t next = 0;
+  auto fold = [&](const checkpoint::EncodedChunk&) -> Status {
+    BlockResult b = std::move(results[next]);
+    results[next] = BlockResult{};
+    const InputBlock block = blocks[next++];
+    rows_[index] += b.rows;
+    for (Bad& bad : b.bad)
+      QUIVER_RETURN_IF_ERROR(
+          Reject(index, bad.record_line, bad.line, bad.column, std::move(bad.reason), bad.raw));
+    for (const std::string& name : b.types.names) types_.Intern(name);
+    for (const std::string& name : b.keys.names) keys_.Intern(name);
+    if (!b.error.ok()) return b.error;
+    planned_[index].push_back({block, b.first_line, b.rows - b.bad.size()});
+    return Status::Ok();
+  };
+  const unsigned threads = Threads();
+  checkpoint::ChunkPipeline run(blocks.size(), threads, 2 * std::size_t{threads}, work, fold);
+  pipeline = &run;
+  Status s = run.Run();
+  if (!s.ok()) planned_[index].clear();
+  return s;
+}
+
+Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::CheckpointSink& sink,
+                                        std::uint64_t first_id) {
+  const std::string& path = FileAt(index).path;
+  Schema schema;
+  {
+    QUIVER_ASSIGN_OR_RETURN(Input head, OpenInput(index));
+    schema = std::move(head.schema);
+  }
+  const std::vector<PlannedBlock>& blocks = planned_[index];
+  std::vector<std::uint64_t> first_ids(blocks.size());
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    first_ids[i] = first_id;
+    first_id += blocks[i].edges;
+  }
+  const std::vector<std::uint64_t>& rejected = rejected_lines_[index];
+  const CsvDialect dialect = DialectOf();
+  auto encode = [&](std::size_t i, checkpoint::EncodedChunk* out) -> Status {
+    const PlannedBlock& b = blocks[i];
+    QUIVER_ASSIGN_OR_RETURN(std::string bytes, ReadBlock(fs_, path, b.block));
+    checkpoint::ElementStream stream(checkpoint::BlockKind::kEdges, sink.seed(), out, first_ids[i]);
+    RowBuilder builder(schema, FileAt(index).label);
+    SpaceCache cache;
+    Row row;
+    RowIssue issue;
+    std::vector<checkpoint::KeyedValue> props;
+    auto next_rejected = std::lower_bound(rejected.begin(), rejected.end(), b.first_line);
+    auto skip = [&](std::uint64_t line) {
+      while (next_rejected != rejected.end() && *next_rejected < line) ++next_rejected;
+      return next_rejected != rejected.end() && *next_rejected == line;
+    };
+    // The generic path over `text` (lines from `line` on).
+    auto generic = [&](std::string_view text, std::uint64_t line) -> Status {
+      std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, std::string(text), dialect, line);
+      while (true) {
+        QUIVER_ASSIGN_OR_RETURN(bool more, reader->Next());
+        if (!more) return Status::Ok();
+        const CsvReader& r = *reader;
+        if (skip(r.line())) continue;
+        if (!builder.Build(r, &row, &issue)) return FileChanged(r, issue.reason);
+        QUIVER_ASSIGN_OR_RETURN(EdgeRow edge, ResolveEdge(index, r, row, &cache, &props));
+        QUIVER_RETURN_IF_ERROR(stream.Edge(edge.type, edge.source, edge.target, props));
+      }
+    };
+    if (!FastEdgesOk(schema)) {
+      QUIVER_RETURN_IF_ERROR(generic(bytes, b.first_line));
+    } else {
+      const IdMap* map = FindSpace("");
+      auto type = types_.ids.find(FileAt(index).label);
+      auto weight = schema.columns.size() == 3 ? keys_.ids.find(schema.columns[2].name) : keys_.ids.end();
+      QUIVER_RETURN_IF_ERROR(ForEachLine(
+          bytes, b.first_line, schema.columns.size(),
+          [&](const FastEdge& e) {
+            if (map == nullptr) return;
+            map->PrefetchNumber(e.source);
+            map->PrefetchNumber(e.target);
+          },
+          [&](const FastEdge& e) -> Status {
+            if (skip(e.line)) return Status::Ok();
+            const std::uint32_t s = map == nullptr ? kNoEntry : map->FindNumber(e.source);  // vertex ids here
+            const std::uint32_t t = map == nullptr ? kNoEntry : map->FindNumber(e.target);
+            if (s >= kRejectedEntry || t >= kRejectedEntry || type == types_.ids.end() ||
+                (e.has_weight && weight == keys_.ids.end()))
+              return generic(e.text, e.line);  // gives the exact error
+            checkpoint::KeyedValue w;
+            if (e.has_weight) w = {weight->second, PropertyView(e.weight)};
+            return stream.Edge(type->second, s, t, {&w, e.has_weight ? 1u : 0u});
+          },
+          generic));
+    }
+    QUIVER_RETURN_IF_ERROR(stream.Close());
+    if (stream.next_id() != first_ids[i] + b.edges)
+      return InternalError(base::StrCat(path, ": the file changed during the import (a block holds ",
+                                        stream.next_id() - first_ids[i], " edges, ", b.edges, " at first)"));
+    return Status::Ok();
+  };
+  auto write = [&](const checkpoint::EncodedChunk& chunk) { return sink.AppendChunk(chunk); };
+  const unsigned threads = Threads();
+  checkpoint::ChunkPipeline pipeline(blocks.size(), threads, 2 * std::size_t{threads}, encode, write);
+  QUIVER_RETURN_IF_ERROR(pipeline.Run());
+  // Lines added after pass 1 lie past the plan: the file changed, as the
+  // one-thread path finds by its count.
+  QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<env::ReadableFile> file, fs_->OpenReadable(path));
+  QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file->Size());
+  const std::uint64_t planned = blocks.empty() ? 0 : blocks.back().block.offset + blocks.back().block.length;
+  if (size != planned)
+    return InternalError(base::StrCat(path, ": the file changed during the import (", size, " bytes, ",
+                                      planned, " at first)"));
+  return Status::Ok();
+}
+
+}  // namespace quiver::import

@@ -1,0 +1,788 @@
+// quiver::ImportNewGraph, the bulk path: a new graph built whole in its
+// first checkpoint (src/import/bulk_writer.cc). It must give exactly the
+// graph that Import through batches gives, open with its id indexes, refuse
+// a directory that holds anything, remove what it wrote on any I/O error,
+// and leave either no graph or the whole import after a crash at any
+// point. Also the id map (src/import/id_map.h) that both paths share.
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "env/fault_file_system.h"
+#include "env/forwarding_file_system.h"
+#include "env/sim_file_system.h"
+#include "graph_impl.h"
+#include "gtest/gtest.h"
+#include "import/id_map.h"
+#include "import_test_util.h"
+#include "quiver/graph.h"
+#include "quiver/import.h"
+#include "verify.h"
+
+namespace quiver {
+namespace {
+
+using testing_import::Canonical;
+using testing_import::PutFile;
+using testing_import::RunImport;
+
+const std::string kDir = "/db";
+
+Result<ImportStats> RunBulk(env::FileSystem& fs, const std::string& dir, const ImportSpec& spec,
+                            const ImportOptions& options = {}) {
+  import::Importer importer(&fs, dir, spec, options);
+  return importer.Run();
+}
+
+Options OpenOptions() {
+  Options o;
+  o.writer.spin_microseconds = 0;
+  o.create_if_missing = false;
+  return o;
+}
+
+// The index names and states a snapshot lists, sorted.
+std::vector<std::string> IndexNames(const Snapshot& s) {
+  std::vector<std::string> out;
+  for (const IndexInfo& i : s.Indexes())
+    out.push_back(i.spec.name + (i.state == IndexState::kReady ? ":ready" : ":building"));
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// One input set: files written into /in, and how to import them.
+struct Input {
+  const char* name;
+  std::map<std::string, std::string> files;
+  ImportSpec spec;
+  ImportOptions options;
+};
+
+std::string EvlpVertices(int n, std::int64_t stride, std::int64_t offset) {
+  std::string out;
+  for (int i = 0; i < n; ++i) out += std::to_string(offset + stride * ((i * 7919) % n)) + "\n";
+  return out;
+}
+
+std::string EvlpEdges(int n, int per_vertex, std::int64_t stride, std::int64_t offset) {
+  std::string out;
+  for (int i = 0; i < n; ++i) {
+    for (int j = 0; j < per_vertex; ++j) {
+      const std::int64_t a = offset + stride * i;
+      const std::int64_t b = offset + stride * ((i * 31 + j * 17 + 1) % n);
+      out += std::to_string(a) + " " + std::to_string(b) + " " + std::to_string(0.25 * (i + j)) + "\n";
+    }
+  }
+  return out;
+}
+
+std::vector<Input> Inputs() {
+  std::vector<Input> v;
+  {
+    Input in{"TypedCsvWithGroupsQuotingAndIdIndexes", {}, {}, {}};
+    in.files["/in/people.csv"] =
+        "uid:ID(P)|:LABEL|name|age:long|score:double|active:boolean|e:float[]|raw:bytes|skip:IGNORE\n"
+        "p1|Person|\"Ada \"\"the first\"\" Lovelace\"|36|0.5|true|1;2.5|00ff|x\n"
+        "p2||\"multi|line\nname\"|-7|1e3|FALSE|\"\"|\"\"|y\n"
+        "p3|Robot|||||||\n"
+        "7|Person|Seven||||||\n";
+    // "1" is kept as a number by the id map, "0002" as text: both resolve.
+    in.files["/in/cities.csv"] = "cid:ID(C)|name\n1|London\n0002|Paris\n";
+    in.files["/in/edges.csv"] =
+        ":START_ID(P)|:END_ID(C)|:TYPE|since:int\np1|1|LIVES_IN|1833\np2|0002||\n7|1|LIVES_IN|7\n";
+    in.files["/in/knows.csv"] = ":START_ID(P)|:END_ID(P)|w:double\np1|p2|0.5\np2|7|\n";
+    in.spec.vertices = {{"/in/people.csv", "Human"}, {"/in/cities.csv", "City"}};
+    in.spec.edges = {{"/in/edges.csv", "VISITS"}, {"/in/knows.csv", "KNOWS"}};
+    in.options.delimiter = '|';
+    in.options.create_id_indexes = true;
+    v.push_back(in);
+  }
+  {
+    // Dense shuffled int ids over more than one checkpoint chunk of edges
+    // (kChunkIds = 65,536) and more than one 1 MiB read chunk.
+    Input in{"EvlpDenseIdsAcrossChunks", {}, {}, {}};
+    in.files["/in/g.v"] = EvlpVertices(9000, 1, 100);
+    in.files["/in/g.e"] = EvlpEdges(9000, 8, 1, 100);
+    in.spec = {.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
+    in.options.format = DataFormat::kEvlp;
+    in.options.create_id_indexes = true;
+    v.push_back(in);
+  }
+  {
+    // Sparse and negative ids: the id map keeps them hashed, not in an array.
+    Input in{"EvlpSparseNegativeIds", {}, {}, {}};
+    in.files["/in/g.v"] = EvlpVertices(500, 1'000'000'007, -250'000'000'000);
+    in.files["/in/g.e"] = EvlpEdges(500, 3, 1'000'000'007, -250'000'000'000);
+    in.spec = {.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
+    in.options.format = DataFormat::kEvlp;
+    v.push_back(in);
+  }
+  {
+    // Rejected rows are skipped the same way on both paths, a rejected
+    // vertex taking its edges with it.
+    Input in{"SkippedBadRows", {}, {}, {}};
+    in.files["/in/v.csv"] = "id:ID,age:int\na,1\nb,x\nc,3\na,4\nd,\n";
+    in.files["/in/e.csv"] = ":START_ID,:END_ID,:TYPE\na,c,R\nb,c,R\nc,zz,R\nd,a,\nc,d,S\n";
+    in.spec = {.vertices = {{"/in/v.csv", "N"}}, .edges = {{"/in/e.csv", "R"}}};
+    in.options.skip_bad_rows = 10;
+    in.options.create_id_indexes = true;
+    v.push_back(in);
+  }
+  {
+    // A rejected row's names are not interned: a key only it holds, or one
+    // it holds first, gets the id batches would give it (review).
+    Input in{"RejectedRowsGiveNoNames", {}, {}, {}};
+    in.files["/in/v.csv"] = "id:ID,p,q,r\na,,,\na,1,,9\nb,,2,\nc,3,4,\n";
+    in.spec = {.vertices = {{"/in/v.csv", "N"}}};
+    in.options.skip_bad_rows = 1;
+    v.push_back(in);
+  }
+  {
+    Input in{"NoEdgesAndNoIds", {}, {}, {}};
+    in.files["/in/v.csv"] = ":LABEL,x:int\nA,1\nB,\nA,3\n";
+    in.spec = {.vertices = {{"/in/v.csv", ""}}};
+    v.push_back(in);
+  }
+  return v;
+}
+
+class ImportBulkTest : public ::testing::TestWithParam<Input> {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs_.CreateDir("/in").ok());
+    for (const auto& [path, content] : GetParam().files) PutFile(fs_, path, content);
+  }
+  env::SimFileSystem fs_;
+};
+
+TEST_P(ImportBulkTest, GivesTheGraphThatBatchesGive) {
+  const Input& in = GetParam();
+  auto batched = Graph::OpenInMemory().value();
+  Result<ImportStats> a = RunImport(fs_, *batched, in.spec, in.options);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+
+  Result<ImportStats> b = RunBulk(fs_, kDir, in.spec, in.options);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->vertices, a->vertices);
+  EXPECT_EQ(b->edges, a->edges);
+  EXPECT_EQ(b->batches, 0u);
+  EXPECT_GT(b->checkpoint_bytes, 0u);
+  ASSERT_EQ(b->rejected.size(), a->rejected.size());
+  for (std::size_t i = 0; i < a->rejected.size(); ++i) {
+    EXPECT_EQ(b->rejected[i].line, a->rejected[i].line);
+    EXPECT_EQ(b->rejected[i].reason, a->rejected[i].reason);
+  }
+  std::vector<std::string> created_a = a->indexes_created, created_b = b->indexes_created;
+  std::sort(created_a.begin(), created_a.end());
+  std::sort(created_b.begin(), created_b.end());
+  EXPECT_EQ(created_b, created_a);
+
+  // The directory holds exactly a checkpoint and the identity file, and
+  // passes Verify.
+  std::vector<std::string> names = fs_.ListDir(kDir).value();
+  std::sort(names.begin(), names.end());
+  EXPECT_EQ(names, (std::vector<std::string>{"QUIVER", checkpoint::CheckpointFileName(1)}));
+  Result<VerifyReport> report = VerifyGraphDirectory(&fs_, kDir);
+  ASSERT_TRUE(report.ok());
+  EXPECT_TRUE(report->ok()) << report->status.ToString();
+
+  auto g = GraphImpl::OpenDurable(OpenOptions(), kDir, &fs_);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  const Snapshot s = (*g)->GetSnapshot();
+  EXPECT_EQ(Canonical(s), Canonical(batched->GetSnapshot()));
+  EXPECT_EQ(IndexNames(s), IndexNames(batched->GetSnapshot()));
+  EXPECT_EQ(s.sequence(), 1u);
+  // Every id resolves through its index to the vertex the batches gave it.
+  for (const IndexInfo& i : s.Indexes()) {
+    const Snapshot t = batched->GetSnapshot();
+    for (VertexId v : t.Vertices(*t.FindLabel(i.spec.label))) {
+      std::optional<PropertyView> id = t.GetProperty(v, i.spec.keys[0]);
+      if (!id) continue;
+      const PropertyValue value =
+          id->as_int64() ? PropertyValue(*id->as_int64()) : PropertyValue(std::string(*id->as_string()));
+      Result<std::optional<VertexId>> found = s.FindVertex(i.spec.label, i.spec.keys[0], value);
+      ASSERT_TRUE(found.ok()) << found.status().ToString();
+      EXPECT_EQ(*found, v);
+    }
+  }
+  // The new graph takes writes, and they survive a reopen.
+  WriteBatch w;
+  w.AddVertex("Later", {{"k", 1}});
+  ASSERT_TRUE((*g)->Write(std::move(w)).ok());
+  const std::string after = Canonical((*g)->GetSnapshot());
+  ASSERT_TRUE((*g)->Close().ok());
+  g->reset();
+  auto again = GraphImpl::OpenDurable(OpenOptions(), kDir, &fs_);
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(Canonical((*again)->GetSnapshot()), after);
+}
+
+INSTANTIATE_TEST_SUITE_P(Inputs, ImportBulkTest, ::testing::ValuesIn(Inputs()),
+                         [](const ::testing::TestParamInfo<Input>& i) { return std::string(i.param.name); });
+
+Input SmallInput() {
+  Input in{"Small", {}, {}, {}};
+  in.files["/in/v.csv"] = "id:ID,name,age:int\np1,Ada,36\np2,Bob,\np3,\"C, the third\",3\n";
+  in.files["/in/e.csv"] = ":START_ID,:END_ID,:TYPE,w:double\np1,p2,KNOWS,0.5\np2,p3,KNOWS,\np3,p1,LIKES,2\n";
+  in.spec = {.vertices = {{"/in/v.csv", "Person"}}, .edges = {{"/in/e.csv", "R"}}};
+  in.options.create_id_indexes = true;
+  return in;
+}
+
+void PutInput(env::FileSystem& fs, const Input& in) {
+  ASSERT_TRUE(fs.CreateDir("/in").ok());
+  for (const auto& [path, content] : in.files) PutFile(fs, path, content);
+}
+
+std::string Expected(env::FileSystem& fs, const Input& in) {
+  auto g = Graph::OpenInMemory().value();
+  EXPECT_TRUE(RunImport(fs, *g, in.spec, in.options).ok());
+  return Canonical(g->GetSnapshot());
+}
+
+TEST(ImportBulkRulesTest, RefusesADirectoryThatHoldsAnythingAndTouchesNothing) {
+  env::SimFileSystem fs;
+  const Input in = SmallInput();
+  PutInput(fs, in);
+  ASSERT_TRUE(fs.CreateDir(kDir).ok());
+  PutFile(fs, kDir + "/notes.txt", "mine");
+  Result<ImportStats> r = RunBulk(fs, kDir, in.spec, in.options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("is not empty (it holds \"notes.txt\")"), std::string::npos);
+  EXPECT_EQ(fs.ListDir(kDir).value(), std::vector<std::string>{"notes.txt"});
+
+  // A graph's directory is not empty either.
+  ASSERT_TRUE(RunBulk(fs, "/other", in.spec, in.options).ok());
+  r = RunBulk(fs, "/other", in.spec, in.options);
+  EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(RunBulk(fs, "", in.spec, in.options).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(ImportBulkRulesTest, BadInputCreatesNothing) {
+  env::SimFileSystem fs;
+  Input in = SmallInput();
+  in.files["/in/e.csv"] = ":START_ID,:END_ID,:TYPE\np1,p2,R\np1,p9,R\n";
+  PutInput(fs, in);
+  Result<ImportStats> r = RunBulk(fs, kDir, in.spec, in.options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message().substr(0, 16), "/in/e.csv:3:4: u") << r.status().ToString();
+  EXPECT_FALSE(fs.Exists(kDir).value());
+}
+
+TEST(ImportBulkRulesTest, AnIdKeyFromAnOrdinaryColumnIsRefusedBeforeAnyGraph) {
+  env::SimFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir("/in").ok());
+  // c.csv's P holds "id" from an ordinary column, while a.csv keeps the P
+  // ids under "id": the unique index P.id could not be built.
+  PutFile(fs, "/in/a.csv", "id:ID(A)\n1\n");
+  PutFile(fs, "/in/c.csv", ":ID,:LABEL,id\nq,P,1\n");
+  ImportSpec spec{.vertices = {{"/in/a.csv", "P"}, {"/in/c.csv", "P"}}};
+  ImportOptions with_index;
+  with_index.create_id_indexes = true;
+  Result<ImportStats> r = RunBulk(fs, kDir, spec, with_index);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+  EXPECT_EQ(r.status().message().substr(0, 12), "/in/c.csv:2:") << r.status().ToString();
+  EXPECT_NE(r.status().message().find("from an ordinary column"), std::string::npos);
+  EXPECT_TRUE(fs.ListDir(kDir).value().empty());
+  // Without the index the same files import.
+  ASSERT_TRUE(RunBulk(fs, "/ok", spec).ok());
+}
+
+// The import is held by one checkpoint and no log: if that checkpoint is
+// damaged, Open refuses the directory; it never opens it as an empty graph.
+TEST(ImportBulkRulesTest, ADamagedCheckpointIsCorruptionNeverAnEmptyGraph) {
+  env::SimFileSystem fs;
+  const Input in = SmallInput();
+  PutInput(fs, in);
+  ASSERT_TRUE(RunBulk(fs, kDir, in.spec, in.options).ok());
+  const std::string path = kDir + "/" + checkpoint::CheckpointFileName(1);
+  std::string bytes = fs.ReadFileForTest(path).value();
+  bytes[bytes.size() / 2] = static_cast<char>(bytes[bytes.size() / 2] ^ 0x40);
+  PutFile(fs, path, bytes);
+  auto g = GraphImpl::OpenDurable(OpenOptions(), kDir, &fs);
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.status().code(), StatusCode::kCorruption) << g.status().ToString();
+}
+
+// Every I/O operation the bulk path makes, failed in turn (once, and from
+// then on): the import fails with that error, and the directory is left as
+// it was found (empty, or not there). No Sync of a file is retried after it
+// failed.
+TEST(ImportBulkFaultTest, EveryFailedOperationLeavesNoFiles) {
+  const Input in = SmallInput();
+  for (env::FaultMode mode : {env::FaultMode::kOnce, env::FaultMode::kPersistent}) {
+    std::uint64_t failures = 0;
+    for (std::uint64_t n = 1;; ++n) {
+      env::SimFileSystem sim;
+      PutInput(sim, in);
+      env::FaultFileSystem fs(&sim);
+      fs.SetFault({.ops = env::FaultOp::kAll, .mode = mode, .at = n});
+      Result<ImportStats> r = RunBulk(fs, kDir, in.spec, in.options);
+      if (fs.faults_injected() == 0) {
+        ASSERT_TRUE(r.ok()) << r.status().ToString();
+        break;
+      }
+      EXPECT_EQ(fs.TotalSyncsAfterFailedSync(), 0u);
+      if (r.ok()) continue;  // a failed removal of a stale name, say: harmless
+      ++failures;
+      SCOPED_TRACE(::testing::Message() << "operation " << n << ": " << r.status().ToString());
+      if (mode == env::FaultMode::kPersistent) continue;  // the clean-up may fail too
+      Result<bool> exists = sim.Exists(kDir);
+      ASSERT_TRUE(exists.ok());
+      if (*exists) {
+        EXPECT_TRUE(sim.ListDir(kDir).value().empty());
+      }
+    }
+    EXPECT_GT(failures, 5u);
+  }
+}
+
+// Power lost at every mutating operation of a bulk import, under every
+// crash policy: the directory then opens as no graph, an empty new graph,
+// or exactly the whole import, never as part of it.
+TEST(ImportBulkCrashTest, PowerLossAnywhereLeavesNoGraphOrTheWholeImport) {
+  const Input in = SmallInput();
+  env::SimFileSystem once;
+  PutInput(once, in);
+  const std::string expected = Expected(once, in);
+  const std::uint64_t base = once.operation_count();
+  ASSERT_TRUE(RunBulk(once, kDir, in.spec, in.options).ok());
+  const std::uint64_t total = once.operation_count() - base;
+  ASSERT_GT(total, 5u);
+  int whole = 0, none = 0;
+  for (std::uint64_t n = 1; n <= total + 1; ++n) {
+    env::SimFileSystem run;
+    PutInput(run, in);
+    run.SetCrashAtOperation(run.operation_count() + n);
+    const bool ok = RunBulk(run, kDir, in.spec, in.options).ok();
+    for (env::CrashPolicy p : env::kAllCrashPolicies) {
+      SCOPED_TRACE(::testing::Message()
+                   << "crash at operation " << n << " under " << env::CrashPolicyName(p));
+      std::unique_ptr<env::SimFileSystem> crashed = run.Clone();
+      crashed->Crash(p, n);
+      auto g = GraphImpl::OpenDurable(OpenOptions(), kDir, crashed.get());
+      if (!g.ok()) {
+        EXPECT_EQ(g.status().code(), StatusCode::kNotFound) << g.status().ToString();
+        EXPECT_FALSE(ok);
+        ++none;
+        continue;
+      }
+      const Snapshot s = (*g)->GetSnapshot();
+      if (s.sequence() == 0) {
+        EXPECT_EQ(s.vertex_count(), 0u);
+        EXPECT_FALSE(ok);  // an acknowledged import survives every crash
+        ++none;
+      } else {
+        EXPECT_EQ(Canonical(s), expected);
+        ++whole;
+      }
+    }
+  }
+  EXPECT_GT(whole, 0);
+  EXPECT_GT(none, 0);
+}
+
+// What one import did, as text: its counts, every rejected row, and the
+// graph it gave (opened, for the bulk path).
+std::string Outcome(env::SimFileSystem& fs, const ImportSpec& spec, const ImportOptions& options,
+                    std::uint64_t block_bytes, bool bulk, const std::string& dir) {
+  std::unique_ptr<Graph> memory;
+  std::unique_ptr<import::Importer> importer;
+  if (bulk) {
+    importer = std::make_unique<import::Importer>(&fs, dir, spec, options);
+  } else {
+    memory = Graph::OpenInMemory().value();
+    importer = std::make_unique<import::Importer>(&fs, *memory, spec, options);
+  }
+  importer->SetBlockBytesForTesting(block_bytes);
+  Result<ImportStats> r = importer->Run();
+  if (!r.ok()) return r.status().ToString();
+  std::string out = std::to_string(r->vertices) + " " + std::to_string(r->edges) + "\n";
+  for (const ImportRowError& e : r->rejected)
+    out += e.file + ":" + std::to_string(e.line) + ":" + std::to_string(e.column) + " " + e.reason + "\n";
+  if (!bulk) return out + Canonical(memory->GetSnapshot());
+  auto g = GraphImpl::OpenDurable(OpenOptions(), dir, &fs);
+  if (!g.ok()) return g.status().ToString();
+  return out + Canonical((*g)->GetSnapshot());
+}
+
+// An EVLP edge file cut into blocks of a few bytes and parsed on 2 and 3
+// threads gives what one thread gives: the same rows rejected in the same
+// order, the same error at the same position, the same graph; through
+// batches and in bulk.
+TEST(ImportParallelTest, AnyThreadCountAndBlockSizeGivesWhatOneThreadGives) {
+  std::string vertices, edges;
+  for (int i = 0; i < 300; ++i) vertices += std::to_string(1000 + (i * 37) % 300) + "\n";
+  for (int i = 0; i < 3000; ++i) {
+    const int a = 1000 + (i * 7) % 300, b = 1000 + (i * 13 + 5) % 300;
+    if (i % 401 == 17) {
+      edges += std::to_string(a) + " 77\n";  // unknown endpoint: rejected
+    } else if (i % 577 == 3) {
+      edges += "\n\r\n";  // empty lines count as lines
+      edges += std::to_string(a) + " " + std::to_string(b) + "\r\n";
+    } else {
+      edges += std::to_string(a) + " " + std::to_string(b) + "\n";
+    }
+  }
+  struct Case {
+    const char* name;
+    std::string edges;
+    std::size_t skip;
+    std::string outcome;  // a part of what one thread gives
+  };
+  const std::vector<Case> cases = {
+      // i = 17 is on line 20: two empty lines came at i = 3.
+      {"rows rejected", edges, 100, "300 2992\n/in/g.e:20:6 unknown :END_ID '77'\n"},
+      // The sixth rejected row: i = 2022, after four pairs of empty lines.
+      {"one too many rejected", edges, 5,
+       "InvalidArgument: /in/g.e:2031:6: unknown :END_ID '77' (more than 5 bad rows)"},
+      // 3,000 rows and six pairs of empty lines before it.
+      {"invalid UTF-8 in a late block",
+       edges + "1000 10\xff"
+               "01\n1000 1001\n",
+       100, "InvalidArgument: /in/g.e:3013:6: invalid UTF-8"},
+      {"not an int in the middle",
+       edges.substr(0, edges.find('\n', 9000) + 1) + "1000 x1\n" + edges.substr(edges.find('\n', 9000) + 1),
+       100, "/in/g.e:905:6 'x1' is not an int"},
+      {"no line break at the end", edges + "1000 1001", 100, "300 2993\n"},
+  };
+  // Weighted lines in every odd form the plain-line parser leaves to the
+  // generic reader, and plain ones beside them.
+  std::string weighted;
+  const char* odd[] = {"1000 1001 0.5",
+                       "+1000 1001 1",
+                       "1000\t1001 1",
+                       "1000 1001 +2",
+                       "1000 1001 1e3",
+                       "1000 1001 .5",
+                       "1000 1001 5.",
+                       "1000 1001 inf",
+                       "1000 1001 nan",
+                       "1000 1001 -0.0",
+                       "01000 1001 1",
+                       "1000 1001  1",
+                       "1000 1001 1 ",
+                       "1000 1001",
+                       "1000 1001 1\r2",
+                       "1000 1001 1\r",
+                       "-0 1001 1",
+                       "1000 1001 1x",
+                       "1000 99999999999999999999 1",
+                       "1000 1001 \xc3\xa9",
+                       "1000 1001 1e999",
+                       "1000 1001 0x1p3",
+                       "1000 1001 -1.25e-7"};
+  for (int round = 0; round < 40; ++round) {
+    for (const char* line : odd) weighted += std::string(line) + (round % 3 == 0 ? "\r\n" : "\n");
+  }
+  std::vector<Case> all = cases;
+  all.push_back({"weighted odd forms", weighted, 100'000, " 'inf' is not a finite double"});
+  all.push_back({"weighted, too many bad", weighted, 20, "(more than 20 bad rows)"});
+  for (const Case& c : all) {
+    SCOPED_TRACE(c.name);
+    env::SimFileSystem fs;
+    ASSERT_TRUE(fs.CreateDir("/in").ok());
+    PutFile(fs, "/in/g.v", vertices);
+    PutFile(fs, "/in/g.e", c.edges);
+    const ImportSpec spec{.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
+    ImportOptions one;
+    one.format = DataFormat::kEvlp;
+    one.skip_bad_rows = c.skip;
+    one.create_id_indexes = true;
+    one.threads = 1;
+    int dirs = 0;
+    for (bool bulk : {false, true}) {
+      const std::string want = Outcome(fs, spec, one, 1 << 20, bulk, "/db" + std::to_string(dirs++));
+      EXPECT_NE(want.find(c.outcome), std::string::npos) << want.substr(0, 300);
+      for (std::uint32_t threads : {2u, 3u}) {
+        for (std::uint64_t block : {1u, 7u, 64u, 4096u}) {
+          ImportOptions o = one;
+          o.threads = threads;
+          EXPECT_EQ(Outcome(fs, spec, o, block, bulk, "/db" + std::to_string(dirs++)), want)
+              << threads << " threads, blocks of " << block << (bulk ? " bytes, bulk" : " bytes, batches");
+        }
+      }
+    }
+  }
+}
+
+// Rewrites a file in the wrapped SimFileSystem when something happens
+// (the path's n-th open for reading, or the first checkpoint .tmp opened
+// for writing), to test an input that changes between the two passes.
+class ChangingFileSystem : public env::ForwardingFileSystem {
+ public:
+  ChangingFileSystem(env::SimFileSystem* sim, std::string path, std::string content, int on_open)
+      : ForwardingFileSystem(sim),
+        sim_(sim),
+        path_(std::move(path)),
+        content_(std::move(content)),
+        on_open_(on_open) {}
+  Result<std::unique_ptr<env::ReadableFile>> OpenReadable(const std::string& path) override {
+    if (path == path_ && ++opens_ == on_open_) Change();
+    return ForwardingFileSystem::OpenReadable(path);
+  }
+  Result<std::unique_ptr<env::WritableFile>> OpenWritable(const std::string& path,
+                                                          env::OpenMode mode) override {
+    if (on_open_ == 0 && path.ends_with(".qck.tmp")) Change();
+    return ForwardingFileSystem::OpenWritable(path, mode);
+  }
+
+ private:
+  void Change() { EXPECT_TRUE(sim_->WriteFileForTest(path_, content_).ok()); }
+  env::SimFileSystem* sim_;
+  const std::string path_, content_;
+  const int on_open_;  // 0: when the checkpoint's .tmp is opened
+  int opens_ = 0;
+};
+
+// Review findings: inputs that change between the passes are InternalError
+// on both paths, never a wrong graph or a read out of bounds.
+TEST(ImportBulkReviewTest, AFileChangedBetweenThePassesIsAnError) {
+  {
+    // Through batches: x is rejected (the graph holds it), and the edge
+    // file then names x.
+    env::SimFileSystem sim;
+    ASSERT_TRUE(sim.CreateDir("/in").ok());
+    PutFile(sim, "/in/v.csv", "id:ID\nx\ny\nz\n");
+    PutFile(sim, "/in/e.csv", ":START_ID,:END_ID,:TYPE\ny,z,R\n");
+    ChangingFileSystem fs(&sim, "/in/e.csv", ":START_ID,:END_ID,:TYPE\ny,x,R\n", 2);
+    auto g = Graph::OpenInMemory().value();
+    WriteBatch b;
+    b.AddVertex("N", {{"id", "x"}});
+    ASSERT_TRUE(g->Write(std::move(b)).ok());
+    ImportOptions o;
+    o.skip_bad_rows = 1;
+    const ImportSpec spec{.vertices = {{"/in/v.csv", "N"}}, .edges = {{"/in/e.csv", "R"}}};
+    Result<ImportStats> r = RunImport(fs, *g, spec, o);
+    EXPECT_EQ(r.status().code(), StatusCode::kInternal) << r.status().ToString();
+    EXPECT_NE(r.status().message().find("changed"), std::string::npos) << r.status().ToString();
+  }
+  // Into a new graph: an id twice in pass 2, also where a vertex without an
+  // id makes the vertex ids differ from the entries.
+  for (const char* first : {"", ":LABEL\nA\n"}) {
+    env::SimFileSystem sim;
+    ASSERT_TRUE(sim.CreateDir("/in").ok());
+    PutFile(sim, "/in/v.csv", "id:ID\na\nb\n");
+    ImportSpec spec{.vertices = {{"/in/v.csv", "N"}}};
+    if (*first != 0) {
+      PutFile(sim, "/in/u.csv", first);
+      spec.vertices.insert(spec.vertices.begin(), {"/in/u.csv", "N"});
+    }
+    ChangingFileSystem fs(&sim, "/in/v.csv", "id:ID\na\na\n", 2);
+    ImportOptions o;
+    o.create_id_indexes = true;
+    Result<ImportStats> r = RunBulk(fs, kDir, spec, o);
+    EXPECT_EQ(r.status().code(), StatusCode::kInternal) << r.status().ToString();
+    EXPECT_TRUE(sim.ListDir(kDir).value().empty());
+  }
+  // Lines appended to an EVLP edge file after pass 1, on 1 and 2 threads.
+  for (std::uint32_t threads : {1u, 2u}) {
+    env::SimFileSystem sim;
+    ASSERT_TRUE(sim.CreateDir("/in").ok());
+    PutFile(sim, "/in/g.v", "1\n2\n");
+    PutFile(sim, "/in/g.e", "1 2\n2 1\n");
+    ChangingFileSystem fs(&sim, "/in/g.e", "1 2\n2 1\n1 1\n", 0);
+    ImportOptions o;
+    o.format = DataFormat::kEvlp;
+    o.threads = threads;
+    const ImportSpec spec{.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
+    import::Importer importer(&fs, kDir, spec, o);  // holds `spec` by reference
+    importer.SetBlockBytesForTesting(3);
+    Result<ImportStats> r = importer.Run();
+    EXPECT_EQ(r.status().code(), StatusCode::kInternal) << threads << ": " << r.status().ToString();
+    EXPECT_TRUE(sim.ListDir(kDir).value().empty());
+  }
+}
+
+TEST(ImportBulkReviewTest, SkippingEveryBadRowChecksEveryRow) {
+  env::SimFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir("/in").ok());
+  PutFile(fs, "/in/g.v", "1\n2\n");
+  PutFile(fs, "/in/g.e", "1 2\n1 77\n2 1\n1 x\n");
+  const ImportSpec spec{.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
+  ImportOptions o;
+  o.format = DataFormat::kEvlp;
+  o.skip_bad_rows = SIZE_MAX;
+  for (bool bulk : {false, true}) {
+    o.threads = 1;
+    const std::string one = Outcome(fs, spec, o, 4, bulk, bulk ? "/one" : "");
+    EXPECT_EQ(one.substr(0, 4), "2 2\n") << one;
+    EXPECT_NE(one.find("/in/g.e:2:3 unknown :END_ID '77'"), std::string::npos) << one;
+    o.threads = 2;
+    EXPECT_EQ(Outcome(fs, spec, o, 4, bulk, bulk ? "/two" : ""), one);
+  }
+  // Absurd thread counts are capped, not a failure.
+  o.threads = UINT32_MAX;
+  EXPECT_TRUE(RunBulk(fs, "/many", spec, o).ok());
+}
+
+TEST(ImportBulkReviewTest, IdIndexesThatWouldShareANameAreRefusedBeforeAnyGraph) {
+  env::SimFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir("/in").ok());
+  PutFile(fs, "/in/a.csv", "c:ID(G1)\n1\n");
+  PutFile(fs, "/in/b.csv", "b.c:ID(G2)\n1\n");
+  const ImportSpec spec{.vertices = {{"/in/a.csv", "A.b"}, {"/in/b.csv", "A"}}};
+  ImportOptions o;
+  o.create_id_indexes = true;
+  Result<ImportStats> r = RunBulk(fs, kDir, spec, o);
+  EXPECT_EQ(r.status().code(), StatusCode::kAlreadyExists) << r.status().ToString();
+  EXPECT_NE(r.status().message().find("'A.b.c'"), std::string::npos);
+  EXPECT_FALSE(fs.Exists(kDir).value());
+  // Through batches the second CreateIndex is refused the same way.
+  auto g = Graph::OpenInMemory().value();
+  EXPECT_EQ(RunImport(fs, *g, spec, o).status().code(), StatusCode::kAlreadyExists);
+}
+
+TEST(ImportBulkReviewTest, BadOptionsAndNamesAreRefused) {
+  env::SimFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir("/in").ok());
+  PutFile(fs, "/in/v.csv", "id:ID\xA7name\na\xC2\xA7x\n");
+  ImportOptions o;
+  o.delimiter = '\xA7';  // a byte of a UTF-8 character: it would cut "\xC2\xA7" in two
+  Result<ImportStats> r = RunBulk(fs, kDir, {.vertices = {{"/in/v.csv", "N"}}}, o);
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+  PutFile(fs, "/in/w.csv", "id:ID\na\n");
+  r = RunBulk(fs, kDir, {.vertices = {{"/in/w.csv", "N\xff"}}}, {.create_id_indexes = true});
+  EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+  EXPECT_FALSE(fs.Exists(kDir).value());
+}
+
+// An Open of the directory while the import writes it is refused (the
+// import holds LOCK), and the import then completes.
+class OpenDuringImport : public env::ForwardingFileSystem {
+ public:
+  explicit OpenDuringImport(env::FileSystem* base) : ForwardingFileSystem(base) {}
+  Result<std::unique_ptr<env::WritableFile>> OpenWritable(const std::string& path,
+                                                          env::OpenMode mode) override {
+    if (!tried_ && path.ends_with(".qck.tmp")) {
+      tried_ = true;
+      Options o;
+      o.create_if_missing = true;
+      open_status_ = GraphImpl::OpenDurable(o, kDir, this).status();
+    }
+    return ForwardingFileSystem::OpenWritable(path, mode);
+  }
+  bool tried_ = false;
+  Status open_status_;
+};
+
+TEST(ImportBulkReviewTest, TheDirectoryIsLockedWhileTheImportWritesIt) {
+  env::SimFileSystem sim;
+  const Input in = SmallInput();
+  PutInput(sim, in);
+  OpenDuringImport fs(&sim);
+  ASSERT_TRUE(RunBulk(fs, kDir, in.spec, in.options).ok());
+  ASSERT_TRUE(fs.tried_);
+  EXPECT_EQ(fs.open_status_.code(), StatusCode::kFailedPrecondition) << fs.open_status_.ToString();
+  auto g = GraphImpl::OpenDurable(OpenOptions(), kDir, &sim);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ(Canonical((*g)->GetSnapshot()), Expected(sim, in));
+}
+
+// A failure after the checkpoint's rename (the identity file's sync) is
+// made durable: no power loss after it brings the import back.
+TEST(ImportBulkReviewTest, AFailedImportStaysFailedAfterAPowerLoss) {
+  const Input in = SmallInput();
+  env::SimFileSystem sim;
+  PutInput(sim, in);
+  env::FaultFileSystem fs(&sim);
+  fs.SetFault({.ops = env::FaultOp::kSync, .at = 1, .path_contains = "QUIVER.tmp"});
+  ASSERT_FALSE(RunBulk(fs, kDir, in.spec, in.options).ok());
+  ASSERT_EQ(fs.faults_injected(), 1u);
+  for (env::CrashPolicy p : env::kAllCrashPolicies) {
+    std::unique_ptr<env::SimFileSystem> crashed = sim.Clone();
+    crashed->Crash(p, 7);
+    auto g = GraphImpl::OpenDurable(OpenOptions(), kDir, crashed.get());
+    EXPECT_FALSE(g.ok()) << env::CrashPolicyName(p) << ": the failed import came back";
+  }
+}
+
+// After a crash that left the checkpoint's .tmp, the import can simply run
+// again.
+TEST(ImportBulkReviewTest, AnImportCutShortByACrashCanBeRunAgain) {
+  const Input in = SmallInput();
+  env::SimFileSystem once;
+  PutInput(once, in);
+  const std::uint64_t base = once.operation_count();
+  ASSERT_TRUE(RunBulk(once, kDir, in.spec, in.options).ok());
+  const std::uint64_t total = once.operation_count() - base;
+  for (std::uint64_t n = 1; n <= total; ++n) {
+    env::SimFileSystem run;
+    PutInput(run, in);
+    run.SetCrashAtOperation(run.operation_count() + n);
+    if (RunBulk(run, kDir, in.spec, in.options).ok()) continue;
+    std::unique_ptr<env::SimFileSystem> crashed = run.Clone();
+    crashed->Crash(env::CrashPolicy::kKeepRandomPrefix, n);
+    PutInput(*crashed, in);  // the inputs were never synced
+    if (GraphImpl::OpenDurable(OpenOptions(), kDir, crashed.get()).ok()) continue;  // the whole import
+    Result<ImportStats> again = RunBulk(*crashed, kDir, in.spec, in.options);
+    EXPECT_TRUE(again.ok()) << "crash at operation " << n << ": " << again.status().ToString();
+  }
+}
+
+TEST(IdMapTest, CanonicalIntsAreNumbersAndTheRestText) {
+  std::int64_t n = 0;
+  for (const char* yes : {"0", "7", "-7", "9223372036854775807", "-9223372036854775808"}) {
+    EXPECT_TRUE(import::ParseCanonicalInt(yes, &n)) << yes;
+  }
+  for (const char* no : {"", "-", "-0", "007", "+7", "7 ", " 7", "9223372036854775808", "1e3", "0x1"}) {
+    EXPECT_FALSE(import::ParseCanonicalInt(no, &n)) << no;
+  }
+  import::IdMap m;
+  import::ExternalId seven, text_seven, zero_seven, name;
+  seven.SetNumber(7);
+  text_seven.SetText("7");
+  zero_seven.SetText("007");
+  name.SetText("p1");
+  EXPECT_TRUE(m.Insert(seven, 0).second);
+  EXPECT_FALSE(m.Insert(text_seven, 1).second);  // "7" in a string column is the int 7
+  EXPECT_TRUE(m.Insert(zero_seven, 2).second);   // "007" in a string column is not
+  EXPECT_TRUE(m.Insert(name, 3).second);
+  m.Freeze();
+  EXPECT_TRUE(m.dense());
+  EXPECT_EQ(m.Find(text_seven), 0u);
+  EXPECT_EQ(m.Find(zero_seven), 2u);
+  EXPECT_EQ(m.FindText("p1"), 3u);
+  EXPECT_EQ(m.FindText("8"), import::IdMap::kNone);
+  EXPECT_EQ(m.FindText("6"), import::IdMap::kNone);
+  std::map<std::string, std::uint32_t> all;
+  m.ForEach([&](std::string id, std::uint32_t e) { all[id] = e; });
+  EXPECT_EQ(all, (std::map<std::string, std::uint32_t>{{"7", 0}, {"007", 2}, {"p1", 3}}));
+}
+
+TEST(IdMapTest, OnlyDenseNumbersGoToTheArray) {
+  import::IdMap sparse, extremes, dense;
+  import::ExternalId id;
+  for (std::int64_t i = 0; i < 100; ++i) {
+    id.SetNumber(i * 5);  // range 496 > 4 * 100
+    sparse.Insert(id, static_cast<std::uint32_t>(i));
+    id.SetNumber(i * 3 - 150);  // range 298 <= 400
+    dense.Insert(id, static_cast<std::uint32_t>(i));
+  }
+  id.SetNumber(INT64_MIN);
+  extremes.Insert(id, 0);
+  id.SetNumber(INT64_MAX);
+  extremes.Insert(id, 1);  // the range is the whole line: no array
+  sparse.Freeze();
+  dense.Freeze();
+  extremes.Freeze();
+  EXPECT_FALSE(sparse.dense());
+  EXPECT_TRUE(dense.dense());
+  EXPECT_FALSE(extremes.dense());
+  EXPECT_EQ(sparse.FindText("495"), 99u);
+  EXPECT_EQ(sparse.FindText("496"), import::IdMap::kNone);
+  EXPECT_EQ(dense.FindText("-150"), 0u);
+  EXPECT_EQ(dense.FindText("147"), 99u);
+  EXPECT_EQ(dense.FindText("-151"), import::IdMap::kNone);
+  EXPECT_EQ(dense.FindText("148"), import::IdMap::kNone);
+  EXPECT_EQ(dense.FindText("-149"), import::IdMap::kNone);
+  EXPECT_EQ(extremes.FindText("-9223372036854775808"), 0u);
+  EXPECT_EQ(extremes.FindText("9223372036854775807"), 1u);
+}
+
+}  // namespace
+}  // namespace quiver

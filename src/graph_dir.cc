@@ -199,12 +199,12 @@ std::string EncodeIdentity(std::uint32_t version) {
 }
 
 Result<bool> CheckEmptyOrMissing(env::FileSystem* fs, const std::string& dir, std::string_view what,
-                                 std::string_view rule) {
+                                 std::string_view rule, std::span<const std::string> allowed) {
   QUIVER_ASSIGN_OR_RETURN(bool exists, fs->Exists(dir));
   if (!exists) return false;
   QUIVER_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
   for (const std::string& name : names) {
-    if (name == kLockFileName || IsOwnTempFile(name) || name == "lost+found") continue;
+    if (std::find(allowed.begin(), allowed.end(), name) != allowed.end()) continue;
     return FailedPreconditionError(
         base::StrCat(what, ": ", dir, " is not empty (it holds \"", name, "\"); ", rule));
   }
@@ -212,12 +212,11 @@ Result<bool> CheckEmptyOrMissing(env::FileSystem* fs, const std::string& dir, st
 }
 
 RemoveUnlessDone::RemoveUnlessDone(env::FileSystem* fs, const std::string& dir,
-                                   std::uint64_t checkpoint_sequence, bool lock)
+                                   std::uint64_t checkpoint_sequence)
     : fs_(fs), dir_(dir) {
   const std::string identity = env::JoinPath(dir, kIdentityFileName);
   const std::string checkpoint = env::JoinPath(dir, checkpoint::CheckpointFileName(checkpoint_sequence));
   paths_ = {identity, identity + std::string(kTmpSuffix), checkpoint, checkpoint + std::string(kTmpSuffix)};
-  if (lock) paths_.push_back(env::JoinPath(dir, kLockFileName));
 }
 
 RemoveUnlessDone::~RemoveUnlessDone() {

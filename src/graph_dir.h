@@ -23,6 +23,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -110,24 +111,22 @@ Status CreateDirDurably(env::FileSystem* fs, const std::string& dir, bool sync_p
 Status SyncAncestors(env::FileSystem* fs, const std::string& dir);
 
 // Whether `dir` may receive a new graph written whole into it (a backup, a
-// bulk import): true if it exists and holds nothing but what Open also
-// counts as nothing (LOCK, Quiver's own *.tmp files left by a crash,
-// lost+found), false if it does not exist; FailedPrecondition naming the
-// first other entry ("<what>: DIR is not empty (it holds "NAME"); <rule>"),
-// else the file system's error.
+// bulk import): true if it exists and holds nothing but `allowed` names,
+// false if it does not exist; FailedPrecondition naming the first other
+// entry ("<what>: DIR is not empty (it holds "NAME"); <rule>"), else the
+// file system's error.
 Result<bool> CheckEmptyOrMissing(env::FileSystem* fs, const std::string& dir, std::string_view what,
-                                 std::string_view rule);
+                                 std::string_view rule, std::span<const std::string> allowed = {});
 
 // The files a whole-graph write (a backup, a bulk import) may leave in its
-// new directory: the identity file and a checkpoint, each with its .tmp
-// (and LOCK, if `lock` says the write created it). Unless Done() is
+// new directory: the identity file and a checkpoint, each with its .tmp.
+// Unless Done() is
 // called, the destructor removes them and then fsyncs the directory (best
 // effort, never throwing), so a write cut short leaves the directory as
 // empty as it was found, also after a power loss, and can be retried.
 class RemoveUnlessDone {
  public:
-  RemoveUnlessDone(env::FileSystem* fs, const std::string& dir, std::uint64_t checkpoint_sequence,
-                   bool lock = false);
+  RemoveUnlessDone(env::FileSystem* fs, const std::string& dir, std::uint64_t checkpoint_sequence);
   ~RemoveUnlessDone();
   RemoveUnlessDone(const RemoveUnlessDone&) = delete;
   RemoveUnlessDone& operator=(const RemoveUnlessDone&) = delete;

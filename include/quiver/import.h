@@ -179,16 +179,17 @@ Result<ImportStats> Import(Graph& graph, const ImportSpec& spec, const ImportOpt
 // batches_in_flight are not used.
 //
 // All-or-nothing: on any error, every file it wrote is removed again (a
-// directory it created stays, empty) and that removal is synced, and a
+// directory it created stays, holding at most LOCK) and that removal is
+// synced (best effort), and a
 // crash at any point leaves either no graph (an empty directory, or only
 // LOCK and a `.tmp` file: run the import again) or the whole import. It
 // holds the directory's LOCK while it writes, so a Graph::Open of it
 // meanwhile is refused. FailedPrecondition if `dir` holds anything but
-// LOCK, Quiver's own `.tmp` files and lost+found; AlreadyExists if two id
+// lost+found and what an import cut short leaves (LOCK, its `.tmp` files); AlreadyExists if two id
 // indexes would get one name; InvalidArgument if one label's ids kept under
 // one key have two types (with create_id_indexes), or if a vertex holds its
 // label's id key from an ordinary column while that key keeps ids from
-// another file; ResourceExhausted for 2^32 - 2 vertices or more. Not
+// another file; ResourceExhausted for more than 2^32 - 3 vertices. Not
 // checked here, unlike a WriteBatch: Options::limits (a 16 MiB string
 // loads as it is).
 //

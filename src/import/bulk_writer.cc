@@ -185,25 +185,34 @@ Status Importer::CheckIdKeyOwner(std::size_t index, const CsvReader& r, std::uin
   return Status::Ok();
 }
 
+std::vector<std::string> Importer::NewGraphLeftovers() {
+  const std::string checkpoint = checkpoint::CheckpointFileName(kBulkSequence);
+  return {graphdir::kLockFileName, checkpoint + std::string(graphdir::kTmpSuffix),
+          std::string(graphdir::kIdentityFileName) + std::string(graphdir::kTmpSuffix), "lost+found"};
+}
+
 Status Importer::BulkWrite() {
   QUIVER_RETURN_IF_ERROR(PlanIdIndexes());
   // The id limits, from pass 1's counts: every row read but the rejected.
   std::uint64_t limits[2] = {0, 0};
   for (std::size_t i = 0; i < FileCount(); ++i)
     limits[KindAt(i) == FileKind::kVertices ? 0 : 1] += rows_[i] - rejected_lines_[i].size();
-  QUIVER_ASSIGN_OR_RETURN(bool exists, graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule));
+  QUIVER_ASSIGN_OR_RETURN(bool exists, graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule,
+                                                                     NewGraphLeftovers()));
   if (!exists) QUIVER_RETURN_IF_ERROR(graphdir::CreateDirDurably(fs_, new_dir_));
   // LOCK, held until the graph is whole, as a writable Open holds it: an
   // Open of the directory meanwhile is refused, and cannot make a graph
   // there that this import would then write into (or remove the files of).
   const std::string lock_path = env::JoinPath(new_dir_, graphdir::kLockFileName);
-  QUIVER_ASSIGN_OR_RETURN(bool had_lock, fs_->Exists(lock_path));
   Result<std::unique_ptr<env::FileLock>> lock = fs_->LockFile(lock_path, env::LockMode::kExclusive);
   if (!lock.ok())
     return Status(lock.status().code(), base::StrCat("import: ", new_dir_, ": ", lock.status().message()));
   // Looked at again under the lock: an Open may have made a graph there since.
-  QUIVER_RETURN_IF_ERROR(graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule).status());
-  graphdir::RemoveUnlessDone remove_written(fs_, new_dir_, kBulkSequence, /*lock=*/!had_lock);
+  QUIVER_RETURN_IF_ERROR(
+      graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule, NewGraphLeftovers()).status());
+  // LOCK stays, as a writable Open leaves it: removing it under a waiting
+  // locker would let two writers in (the file it holds is no longer LOCK).
+  graphdir::RemoveUnlessDone remove_written(fs_, new_dir_, kBulkSequence);
   const checkpoint::Header header{
       .uuid = NewGraphUuid(), .sequence = kBulkSequence, .vertex_limit = limits[0], .edge_limit = limits[1]};
   auto body = [&](checkpoint::CheckpointSink& sink) -> Status {

@@ -62,6 +62,9 @@ Result<ImportStats> Importer::RunUnguarded() {
     for (const ImportFile& f : *files) {
       if (!base::IsValidUtf8(f.label))
         return InvalidArgumentError(base::StrCat("ImportFile::label of ", f.path, " is not valid UTF-8"));
+      if (files == &spec_.vertices && f.label.find(';') != std::string::npos)
+        return InvalidArgumentError(base::StrCat("ImportFile::label of ", f.path, " ('", f.label,
+                                                 "') names more than one label: a Quiver vertex has one"));
     }
   }
   if (!base::IsValidUtf8(options_.evlp_id_key) || !base::IsValidUtf8(options_.evlp_weight_key))
@@ -72,7 +75,8 @@ Result<ImportStats> Importer::RunUnguarded() {
   if (bulk()) {
     // Checked again before the first write; here so a long parse is not wasted.
     if (new_dir_.empty()) return InvalidArgumentError("import: the new graph's directory path is empty");
-    QUIVER_RETURN_IF_ERROR(graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule).status());
+    QUIVER_RETURN_IF_ERROR(
+        graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule, NewGraphLeftovers()).status());
   }
   rejected_lines_.assign(FileCount(), {});
   rows_.assign(FileCount(), 0);

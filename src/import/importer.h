@@ -97,6 +97,10 @@ class Importer {
   };
   static constexpr std::uint32_t kNoEntry = IdMap::kNone;
   static constexpr const char* kNewGraphRule = "a new graph is imported into a new or empty directory";
+  // What a new graph's directory may hold: what an import cut short by a
+  // crash leaves (LOCK, its checkpoint's and identity file's .tmp), and
+  // lost+found. Not another writer's leftovers (a Backup's checkpoint).
+  static std::vector<std::string> NewGraphLeftovers();
   // What an id map holds for a rejected vertex's id once pass 1 is done.
   static constexpr std::uint32_t kRejectedEntry = IdMap::kNone - 1;
 

@@ -50,8 +50,7 @@ Result<std::string> ReadBlock(env::FileSystem* fs, const std::string& path, cons
       std::size_t got,
       file->ReadAt(block.offset, std::as_writable_bytes(std::span<char>(bytes.data(), bytes.size()))));
   if (got != bytes.size())
-    return InvalidArgumentError(
-        base::StrCat(path, ": the file changed during the import (shorter than it was)"));
+    return InternalError(base::StrCat(path, ": the file changed during the import (shorter than it was)"));
   return bytes;
 }
 

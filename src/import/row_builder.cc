@@ -52,6 +52,9 @@ bool RowBuilder::BuildLabel(const CsvField* f, Row* row, RowIssue* issue) {
     return RejectRow(issue, 0, 0, what);  // caught at the header; see ImportFile::label
   }
   if (vertices && row->label.find(';') != std::string_view::npos) {
+    // The file's own label is refused before any row (Importer::Run).
+    if (f == nullptr || f->text.empty())
+      return RejectRow(issue, 0, 0, "more than one label in the file's label");
     return RejectAt(issue, *f,
                     base::StrCat("more than one label ('", row->label, "'): a Quiver vertex has one"));
   }

@@ -250,6 +250,16 @@ Row SequentialReadRow(const ImportInputs& in, double read_seconds, double import
   return r;
 }
 
+// The detail every new-graph import row carries: the three wall times and the bytes in and out.
+void AddNewGraphDetail(const ImportInputs& in, const NewGraph& g, Row* r) {
+  r->detail["importSeconds"] = Seconds(g.import_seconds);
+  r->detail["openSeconds"] = Seconds(g.open_seconds);
+  r->detail["closeSeconds"] = Seconds(g.close_seconds);
+  r->detail["inputBytes"] = Count(in.bytes, "the files are empty");
+  r->detail["checkpointBytes"] =
+      Count(g.stats.checkpoint_bytes, "ImportNewGraph reported no checkpoint bytes");
+}
+
 Row EvlpNewGraphRow(Context& ctx, const ImportInputs& in, const NewGraph& g, double parse_seconds) {
   const double total = g.import_seconds + g.open_seconds + g.close_seconds;
   const auto edges = static_cast<double>(in.edges);
@@ -266,14 +276,9 @@ Row EvlpNewGraphRow(Context& ctx, const ImportInputs& in, const NewGraph& g, dou
   r.ratio = Ratio(r.value, r.ceiling, "a side was not measured");
   r.target = ">= 10M edges/s, end to end";
   r.met = [](double v, double) { return v >= 10e6; };
-  r.detail["importSeconds"] = Seconds(g.import_seconds);
-  r.detail["openSeconds"] = Seconds(g.open_seconds);
-  r.detail["closeSeconds"] = Seconds(g.close_seconds);
+  AddNewGraphDetail(in, g, &r);
   r.detail["importEdgesPerSecond"] = Rate(edges, g.import_seconds);
-  r.detail["inputBytes"] = Count(in.bytes, "the files are empty");
   r.detail["inputMegabytesPerSecond"] = Rate(static_cast<double>(in.bytes) / 1e6, g.import_seconds);
-  r.detail["checkpointBytes"] =
-      Count(g.stats.checkpoint_bytes, "ImportNewGraph reported no checkpoint bytes");
   return r;
 }
 
@@ -397,12 +402,7 @@ Row CsvNewGraphRow(Context& ctx, const ImportInputs& in) {
   r.ratio = Ratio(r.value, r.ceiling, "a side was not measured");
   r.target = ">= 3M rows/s, end to end";
   r.met = [](double v, double) { return v >= 3e6; };
-  r.detail["importSeconds"] = Seconds(g.import_seconds);
-  r.detail["openSeconds"] = Seconds(g.open_seconds);
-  r.detail["closeSeconds"] = Seconds(g.close_seconds);
-  r.detail["inputBytes"] = Count(in.bytes, "the files are empty");
-  r.detail["checkpointBytes"] =
-      Count(g.stats.checkpoint_bytes, "ImportNewGraph reported no checkpoint bytes");
+  AddNewGraphDetail(in, g, &r);
   ctx.progress.Note("CSV " + r.value.dump() + " rows/s (split " + r.ceiling.dump() + ")");
   return r;
 }

@@ -87,11 +87,11 @@ Status Importer::BulkWriteFile(std::size_t index, BulkSink& out) {
   const bool vertices = KindAt(index) == FileKind::kVertices;
   std::vector<checkpoint::KeyedValue> props;
   return ForEachAcceptedRow(index, [&](const CsvReader& r, const Row& row, const Schema& schema) -> Status {
-    QUIVER_RETURN_IF_ERROR(ResolveKeys(index, r, row, &props));
     if (!vertices) {
-      QUIVER_ASSIGN_OR_RETURN(EdgeRow edge, ResolveEdge(index, r, row, &cache_, &props));
+      QUIVER_ASSIGN_OR_RETURN(EdgeRow edge, ResolveEdge(r, row, &cache_, &props));  // the keys too
       return out.Edge(edge.type, edge.source, edge.target, props);
     }
+    QUIVER_RETURN_IF_ERROR(ResolveKeys(r, row, &props));
     auto label = labels_.ids.find(row.label);
     if (label == labels_.ids.end()) return FileChanged(r, base::StrCat("a new label '", row.label, "'"));
     // The vertex id pass 1 gave this row's id, or the file changed (an id

@@ -197,10 +197,9 @@ class Importer {
     std::uint32_t source;
     std::uint32_t target;
   };
-  Result<EdgeRow> ResolveEdge(std::size_t index, const CsvReader& r, const Row& row, SpaceCache* cache,
+  Result<EdgeRow> ResolveEdge(const CsvReader& r, const Row& row, SpaceCache* cache,
                               std::vector<checkpoint::KeyedValue>* props) const;
-  Status ResolveKeys(std::size_t index, const CsvReader& r, const Row& row,
-                     std::vector<checkpoint::KeyedValue>* props) const;
+  Status ResolveKeys(const CsvReader& r, const Row& row, std::vector<checkpoint::KeyedValue>* props) const;
 
   // Pass 2 into a new graph (bulk_writer.cc).
   Status BulkWrite();

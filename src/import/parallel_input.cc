@@ -181,9 +181,8 @@ Status Importer::FileChanged(const CsvReader& r, std::string_view what) const {
   return InternalError(base::StrCat(r.path(), ":", r.line(), ": the file changed during the import: ", what));
 }
 
-Status Importer::ResolveKeys(std::size_t index, const CsvReader& r, const Row& row,
+Status Importer::ResolveKeys(const CsvReader& r, const Row& row,
                              std::vector<checkpoint::KeyedValue>* props) const {
-  (void)index;
   props->clear();
   for (const Property& p : row.properties) {
     auto key = keys_.ids.find(p.key);
@@ -195,10 +194,9 @@ Status Importer::ResolveKeys(std::size_t index, const CsvReader& r, const Row& r
   return Status::Ok();
 }
 
-Result<Importer::EdgeRow> Importer::ResolveEdge(std::size_t index, const CsvReader& r, const Row& row,
-                                                SpaceCache* cache,
+Result<Importer::EdgeRow> Importer::ResolveEdge(const CsvReader& r, const Row& row, SpaceCache* cache,
                                                 std::vector<checkpoint::KeyedValue>* props) const {
-  QUIVER_RETURN_IF_ERROR(ResolveKeys(index, r, row, props));
+  QUIVER_RETURN_IF_ERROR(ResolveKeys(r, row, props));
   auto type = types_.ids.find(row.label);
   if (type == types_.ids.end()) return FileChanged(r, base::StrCat("a new edge type '", row.label, "'"));
   // On this path the id maps hold vertex ids (BulkWriteFile).
@@ -373,7 +371,7 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
         const CsvReader& r = *reader;
         if (skip(r.line())) continue;
         if (!builder.Build(r, &row, &issue)) return FileChanged(r, issue.reason);
-        QUIVER_ASSIGN_OR_RETURN(EdgeRow edge, ResolveEdge(index, r, row, &cache, &props));
+        QUIVER_ASSIGN_OR_RETURN(EdgeRow edge, ResolveEdge(r, row, &cache, &props));
         QUIVER_RETURN_IF_ERROR(stream.Edge(edge.type, edge.source, edge.target, props));
       }
     };

@@ -748,6 +748,69 @@ TEST(ImportBulkReviewTest, AnImportCutShortByACrashCanBeRunAgain) {
   }
 }
 
+// ImportOptions::progress: each phase ("checking", then "loading") starts at
+// 0 and climbs to the files' total size, never back, on both paths and
+// through the parallel blocks; a failed import reports nothing after it.
+TEST(ImportProgressTest, EachPhaseClimbsFromZeroToTheTotal) {
+  env::SimFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir("/in").ok());
+  std::string vertices, edges;
+  for (int i = 0; i < 1000; ++i) vertices += std::to_string(i) + "\n";
+  for (int i = 0; i < 200000; ++i) edges += std::to_string(i % 1000) + " " + std::to_string((i * 7) % 1000) + "\n";
+  PutFile(fs, "/in/g.v", vertices);
+  PutFile(fs, "/in/g.e", edges);
+  const std::uint64_t total = vertices.size() + edges.size();
+  ImportSpec spec{.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
+  for (bool bulk : {true, false}) {
+    SCOPED_TRACE(bulk ? "bulk" : "batches");
+    std::vector<ImportProgress> seen;
+    std::vector<std::string> phases;
+    ImportOptions options{.format = DataFormat::kEvlp, .threads = 2};
+    options.progress = [&](const ImportProgress& p) {
+      seen.push_back(p);
+      if (phases.empty() || phases.back() != p.phase) phases.emplace_back(p.phase);
+    };
+    Result<ImportStats> r = InvalidArgumentError("");
+    if (bulk) {
+      import::Importer importer(&fs, std::string("/bulk"), spec, options);
+      importer.SetBlockBytesForTesting(64 << 10);  // about 30 blocks in parallel
+      r = importer.Run();
+    } else {
+      auto g = Graph::OpenInMemory().value();
+      r = RunImport(fs, *g, spec, options);
+    }
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(phases, (std::vector<std::string>{"checking", "loading"}));
+    std::uint64_t last = 0;
+    std::string phase;
+    std::size_t reports = 0;
+    for (const ImportProgress& p : seen) {
+      EXPECT_EQ(p.bytes_total, total);
+      if (p.phase != phase) {
+        if (!phase.empty()) EXPECT_EQ(last, total) << phase << " ended short";
+        phase = std::string(p.phase);
+        EXPECT_EQ(p.bytes_done, 0u);
+        last = 0;
+      }
+      EXPECT_GE(p.bytes_done, last) << phase;
+      EXPECT_LE(p.bytes_done, total);
+      last = p.bytes_done;
+      ++reports;
+    }
+    EXPECT_EQ(last, total);
+    EXPECT_GE(reports, bulk ? 40u : 8u);  // blocks of 64 KiB; rows by 65,536
+  }
+  // A failed import stops reporting where it failed.
+  PutFile(fs, "/in/bad.e", "0 1\n0 x\n");
+  std::vector<ImportProgress> seen;
+  ImportOptions options{.format = DataFormat::kEvlp};
+  options.progress = [&](const ImportProgress& p) { seen.push_back(p); };
+  ImportSpec bad{.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/bad.e", "E"}}};
+  EXPECT_FALSE(RunBulk(fs, "/bad", bad, options).ok());
+  ASSERT_FALSE(seen.empty());
+  for (const ImportProgress& p : seen) EXPECT_EQ(p.phase, "checking");
+}
+
 TEST(IdMapTest, CanonicalIntsAreNumbersAndTheRestText) {
   std::int64_t n = 0;
   for (const char* yes : {"0", "7", "-7", "9223372036854775807", "-9223372036854775808"}) {

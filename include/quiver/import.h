@@ -57,6 +57,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -87,6 +88,16 @@ struct ImportFile {
 struct ImportSpec {
   std::vector<ImportFile> vertices{};
   std::vector<ImportFile> edges{};
+};
+
+// How far an import is (ImportOptions::progress). An import reads its
+// files twice: phase "checking" validates every row, phase "loading" writes
+// them; in each, bytes_done counts from 0 to bytes_total, the input files'
+// sizes together.
+struct ImportProgress {
+  std::string_view phase{};
+  std::uint64_t bytes_done = 0;
+  std::uint64_t bytes_total = 0;
 };
 
 struct ImportOptions {
@@ -125,6 +136,11 @@ struct ImportOptions {
   // of other files may hold line breaks, or add vertices in order); the
   // result does not depend on the number.
   std::uint32_t threads = 0;
+  // Called as the import goes: at the start of each phase, every 65,536
+  // rows or 4 MiB block of a file, and at the end of each file; on the
+  // calling thread, never concurrently. Keep it cheap; it must not call
+  // into the graph being imported into. Empty (default): not called.
+  std::function<void(const ImportProgress&)> progress{};
 };
 
 // One bad row (or file): where and why. line and column count from 1 (the

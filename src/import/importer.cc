@@ -81,6 +81,20 @@ Result<ImportStats> Importer::RunUnguarded() {
   rejected_lines_.assign(FileCount(), {});
   rows_.assign(FileCount(), 0);
   planned_.assign(FileCount(), {});
+  if (options_.progress) {
+    // The sizes the files have now (a missing one counts 0: OpenInput
+    // reports it).
+    progress_bases_.assign(1, 0);
+    for (std::size_t i = 0; i < FileCount(); ++i) {
+      std::uint64_t size = 0;
+      Result<std::unique_ptr<env::ReadableFile>> file = fs_->OpenReadable(FileAt(i).path);
+      if (file.ok()) {
+        Result<std::uint64_t> s = (*file)->Size();
+        if (s.ok()) size = *s;
+      }
+      progress_bases_.push_back(progress_bases_.back() + size);
+    }
+  }
   QUIVER_RETURN_IF_ERROR(Validate());
   QUIVER_RETURN_IF_ERROR(WriteReport());
   if (bulk()) {
@@ -97,6 +111,7 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
   const FileKind kind = KindAt(index);
   const bool evlp = options_.format == DataFormat::kEvlp;
   Input in;
+  in.index = index;
   QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, DialectOf()));
   QUIVER_ASSIGN_OR_RETURN(bool any, in.reader->Next());
   if (!any) {
@@ -124,7 +139,23 @@ Result<bool> Importer::NextRow(Input* in) {
     in->first_taken = true;
     return true;
   }
-  return in->reader->Next();
+  QUIVER_ASSIGN_OR_RETURN(bool more, in->reader->Next());
+  if (options_.progress && (!more || (++in->rows & 0xFFFF) == 0))
+    ReportProgress(in->index, more ? in->reader->bytes_read() : UINT64_MAX);
+  return more;
+}
+
+void Importer::StartProgress(std::string_view phase) {
+  if (!options_.progress) return;
+  progress_phase_ = phase;
+  options_.progress(ImportProgress{phase, 0, progress_bases_.back()});
+}
+
+void Importer::ReportProgress(std::size_t index, std::uint64_t offset) {
+  if (!options_.progress) return;
+  const std::uint64_t base = progress_bases_[index];
+  const std::uint64_t size = progress_bases_[index + 1] - base;  // a file that grew counts its old size
+  options_.progress(ImportProgress{progress_phase_, base + std::min(offset, size), progress_bases_.back()});
 }
 
 Status Importer::Reject(std::size_t file, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,
@@ -356,6 +387,7 @@ Result<std::vector<std::uint32_t>> Importer::BulkVertexIds() {
 }
 
 Status Importer::Validate() {
+  StartProgress("checking");
   for (std::size_t i = 0; i < spec_.vertices.size(); ++i) QUIVER_RETURN_IF_ERROR(ValidateFile(i));
   QUIVER_RETURN_IF_ERROR(CheckIdsAcrossSpaces());
   QUIVER_RETURN_IF_ERROR(CheckExistingIds());

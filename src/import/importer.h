@@ -73,6 +73,8 @@ class Importer {
  private:
   // One input file, open for a pass.
   struct Input {
+    std::size_t index = 0;  // the file's
+    std::uint64_t rows = 0;  // read so far (for progress)
     std::unique_ptr<CsvReader> reader;
     Schema schema;
     bool first_is_data = false;  // EVLP: the record read to learn the schema is a row
@@ -105,6 +107,10 @@ class Importer {
   static constexpr std::uint32_t kRejectedEntry = IdMap::kNone - 1;
 
   Result<ImportStats> RunUnguarded();
+  // ImportOptions::progress: a phase starts (at byte 0); file `index` is
+  // read up to `offset`.
+  void StartProgress(std::string_view phase);
+  void ReportProgress(std::size_t index, std::uint64_t offset);
   const ImportFile& FileAt(std::size_t index) const;
   FileKind KindAt(std::size_t index) const;
   std::size_t FileCount() const { return spec_.vertices.size() + spec_.edges.size(); }
@@ -236,6 +242,10 @@ class Importer {
   // Input bytes per block: enough to amortise a block's set-up, few enough
   // that the window (two blocks per thread) stays a few tens of MiB.
   std::uint64_t block_bytes_ = std::uint64_t{4} << 20;
+  // ImportOptions::progress: the files' sizes before each file (and their
+  // total last), and the phase being reported.
+  std::vector<std::uint64_t> progress_bases_;
+  std::string_view progress_phase_;
   std::vector<index::PropertyIndex> id_indexes_;  // bulk path only
 
   // Pass 2 state.

@@ -322,6 +322,7 @@ Status Importer::ValidateFileParallel(std::size_t index) {
     for (const std::string& name : b.keys.names) keys_.Intern(name);
     if (!b.error.ok()) return b.error;
     planned_[index].push_back({block, b.first_line, b.rows - b.bad.size()});
+    ReportProgress(index, block.offset + block.length);
     return Status::Ok();
   };
   const unsigned threads = Threads();
@@ -407,7 +408,12 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
                                         stream.next_id() - first_ids[i], " edges, ", b.edges, " at first)"));
     return Status::Ok();
   };
-  auto write = [&](const checkpoint::EncodedChunk& chunk) { return sink.AppendChunk(chunk); };
+  std::size_t written = 0;
+  auto write = [&](const checkpoint::EncodedChunk& chunk) {
+    const InputBlock& block = blocks[written++].block;
+    ReportProgress(index, block.offset + block.length);
+    return sink.AppendChunk(chunk);
+  };
   const unsigned threads = Threads();
   checkpoint::ChunkPipeline pipeline(blocks.size(), threads, 2 * std::size_t{threads}, encode, write);
   QUIVER_RETURN_IF_ERROR(pipeline.Run());

@@ -147,6 +147,28 @@ std::vector<Input> Inputs() {
     v.push_back(in);
   }
   {
+    // JSON Lines: every value type, string and number ids, rows naming
+    // their own label or taking the file's, edges over several blocks.
+    Input in{"JsonLinesEveryValueType", {}, {}, {}};
+    in.files["/in/v.jsonl"] =
+        "{\"id\": \"p1\", \"label\": \"Person\", \"properties\": {\"name\": \"Ada \\\"A\\\" \\u00e9\", "
+        "\"age\": 36, \"score\": 0.5, \"ok\": true, \"e\": [1, 2.5], \"raw\": {\"bytes\": \"00ff\"}, \"gone\": null}}\n"
+        "{\"id\": \"7\", \"properties\": {\"age\": -1}}\n"
+        "{\"id\": \"p3\", \"label\": \"Robot\"}\n";
+    in.files["/in/c.jsonl"] = "{\"id\": 1, \"label\": \"City\"}\n{\"id\": 2}\n";
+    std::string edges;
+    for (int i = 0; i < 300; ++i) {
+      edges += i % 2 == 0 ? "{\"start\": \"p1\", \"end\": 7, \"properties\": {\"w\": " + std::to_string(i) + ".5}}\n"
+                          : "{\"type\": \"LIKES\", \"end\": \"p3\", \"start\": 1}\n";
+    }
+    in.files["/in/e.jsonl"] = edges;
+    in.spec.vertices = {{"/in/v.jsonl", "Human"}, {"/in/c.jsonl", "City"}};
+    in.spec.edges = {{"/in/e.jsonl", "KNOWS"}};
+    in.options.format = DataFormat::kJsonl;
+    in.options.create_id_indexes = true;
+    v.push_back(in);
+  }
+  {
     Input in{"NoEdgesAndNoIds", {}, {}, {}};
     in.files["/in/v.csv"] = ":LABEL,x:int\nA,1\nB,\nA,3\n";
     in.spec = {.vertices = {{"/in/v.csv", ""}}};
@@ -787,7 +809,9 @@ TEST(ImportProgressTest, EachPhaseClimbsFromZeroToTheTotal) {
     for (const ImportProgress& p : seen) {
       EXPECT_EQ(p.bytes_total, total);
       if (p.phase != phase) {
-        if (!phase.empty()) EXPECT_EQ(last, total) << phase << " ended short";
+        if (!phase.empty()) {
+          EXPECT_EQ(last, total) << phase << " ended short";
+        }
         phase = std::string(p.phase);
         EXPECT_EQ(p.bytes_done, 0u);
         last = 0;

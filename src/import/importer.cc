@@ -67,8 +67,10 @@ Result<ImportStats> Importer::RunUnguarded() {
                                                  "') names more than one label: a Quiver vertex has one"));
     }
   }
-  if (!base::IsValidUtf8(options_.evlp_id_key) || !base::IsValidUtf8(options_.evlp_weight_key))
-    return InvalidArgumentError("ImportOptions::evlp_id_key and evlp_weight_key must be valid UTF-8");
+  if (!base::IsValidUtf8(options_.evlp_id_key) || !base::IsValidUtf8(options_.evlp_weight_key) ||
+      !base::IsValidUtf8(options_.jsonl_id_key))
+    return InvalidArgumentError(
+        "ImportOptions::evlp_id_key, evlp_weight_key and jsonl_id_key must be valid UTF-8");
   if (options_.batch_ops == 0 || options_.batches_in_flight == 0) {
     return InvalidArgumentError("ImportOptions::batch_ops and batches_in_flight must be at least 1");
   }
@@ -110,21 +112,29 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
   const ImportFile& file = FileAt(index);
   const FileKind kind = KindAt(index);
   const bool evlp = options_.format == DataFormat::kEvlp;
+  const bool jsonl = options_.format == DataFormat::kJsonl;
   Input in;
   in.index = index;
   QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, DialectOf()));
   QUIVER_ASSIGN_OR_RETURN(bool any, in.reader->Next());
   if (!any) {
     return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
-                         evlp ? "empty file" : "empty file (no header)");
+                         evlp || jsonl ? "empty file" : "empty file (no header)");
   }
-  if (evlp) {
+  if (jsonl) {
+    // Its first record is a row, whose id's type is the file's.
+    in.schema = JsonlSchema(kind, options_.jsonl_id_key,
+                            kind == FileKind::kVertices ? JsonlIdType(in.reader->fields()[0].text) : FieldType::kString);
+    in.first_is_data = true;
+  } else if (evlp) {
     in.schema = EvlpSchema(kind, in.reader->fields().size(), options_.evlp_id_key, options_.evlp_weight_key);
     in.first_is_data = true;
   } else {
     QUIVER_ASSIGN_OR_RETURN(in.schema, ParseCsvHeader(in.reader->fields(), kind, file.path));
   }
-  const bool has_name_column = kind == FileKind::kVertices ? in.schema.label >= 0 : in.schema.type >= 0;
+  // (A JSON Lines row names its own label or type, or takes the file's.)
+  const bool has_name_column =
+      in.schema.json || (kind == FileKind::kVertices ? in.schema.label >= 0 : in.schema.type >= 0);
   if (!has_name_column && file.label.empty()) {
     return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
                          kind == FileKind::kVertices

@@ -158,10 +158,14 @@ unsigned Importer::Threads() const {
 }
 
 bool Importer::Splittable(std::size_t index) const {
-  return options_.format == DataFormat::kEvlp && KindAt(index) == FileKind::kEdges && Threads() > 1;
+  // A record of these is one line (JSON escapes its line breaks).
+  const bool one_line_records = options_.format == DataFormat::kEvlp || options_.format == DataFormat::kJsonl;
+  return one_line_records && KindAt(index) == FileKind::kEdges && Threads() > 1;
 }
 
 CsvDialect Importer::DialectOf() const {
+  // JSON Lines: one field per line ('\n' as the delimiter), no quoting.
+  if (options_.format == DataFormat::kJsonl) return CsvDialect{'\n', false};
   const bool evlp = options_.format == DataFormat::kEvlp;
   return CsvDialect{evlp ? ' ' : options_.delimiter, !evlp};
 }

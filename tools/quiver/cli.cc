@@ -121,7 +121,8 @@ Json ToJson(const PropertyView& v) {
     }
     case ValueType::kFloatVector: {
       Json a = Json::array();
-      for (float f : *v.as_float_vector()) {
+      const auto floats = v.as_float_vector();  // named: a temporary optional would die before the loop
+      for (float f : *floats) {
         if (std::isfinite(f)) {
           a.push_back(f);
         } else {
@@ -167,7 +168,8 @@ std::string ToText(const PropertyView& v) {
     case ValueType::kFloatVector: {
       std::string s = "[";
       bool first = true;
-      for (float f : *v.as_float_vector()) {
+      const auto floats = v.as_float_vector();  // named: a temporary optional would die before the loop
+      for (float f : *floats) {
         if (!first) s += ";";
         first = false;
         s += FormatDouble(f);

@@ -38,7 +38,7 @@ expect_in err "unknown option --bogus"
 expect_rc 2 "$QUIVER" import "$WORK/g"
 expect_in err "nothing to import"
 expect_rc 2 "$QUIVER" import --format xml --vertices a.csv "$WORK/g"
-expect_in err "--format must be csv or evlp"
+expect_in err "--format must be csv, evlp or jsonl"
 expect_rc 2 "$QUIVER" export "$WORK/g"
 expect_in err "expected 2 argument(s), got 1"
 expect_rc 0 "$QUIVER" --help
@@ -77,6 +77,22 @@ expect_rc 0 "$QUIVER" import --quiet --vertices "$WORK/csv1/vertices.csv" --edge
 expect_rc 0 "$QUIVER" export "$WORK/g2" "$WORK/csv2"
 cmp -s "$WORK/csv1/vertices.csv" "$WORK/csv2/vertices.csv" || fail "vertices.csv differs after a round trip"
 cmp -s "$WORK/csv1/edges.csv" "$WORK/csv2/edges.csv" || fail "edges.csv differs after a round trip"
+
+# JSON Lines round trip: export, import into a new graph, and its CSV export is the first one.
+expect_rc 0 "$QUIVER" export --format jsonl "$WORK/g" "$WORK/jsonl"
+expect_in out "wrote $WORK/jsonl/vertices.jsonl"
+head -1 "$WORK/jsonl/vertices.jsonl" | grep -qF '{"id":1,"label":"Vertex","properties":{}}' ||
+  fail "vertices.jsonl: $(head -2 "$WORK/jsonl/vertices.jsonl")"
+expect_rc 0 "$QUIVER" import --format jsonl --vertices "$WORK/jsonl/vertices.jsonl" \
+  --edges "$WORK/jsonl/edges.jsonl" "$WORK/gj"
+expect_in out "imported 10 vertices and 17 edges into a new graph"
+expect_rc 0 "$QUIVER" export "$WORK/gj" "$WORK/csvj"
+cmp -s "$WORK/csv1/vertices.csv" "$WORK/csvj/vertices.csv" || fail "vertices.csv differs after a JSON Lines round trip"
+cmp -s "$WORK/csv1/edges.csv" "$WORK/csvj/edges.csv" || fail "edges.csv differs after a JSON Lines round trip"
+printf '{"id": 1}\n{"id": 2, "oops": 1}\n' >"$WORK/bad.jsonl"
+expect_rc 1 "$QUIVER" import --format jsonl --vertices "V=$WORK/bad.jsonl" "$WORK/gbad"
+expect_in err "bad.jsonl:2:11: unknown member \"oops\""
+[ ! -e "$WORK/gbad" ] || fail "a failed JSON Lines import left $WORK/gbad"
 
 # Export never overwrites.
 expect_rc 1 "$QUIVER" export "$WORK/g" "$WORK/csv1"

@@ -17,7 +17,7 @@ constexpr const char* kImportHelp =
     "Bad input changes nothing.\n"
     "  --vertices [LABEL=]FILE   a vertex file (repeatable); LABEL for rows without a :LABEL\n"
     "  --edges [TYPE=]FILE       an edge file (repeatable); TYPE for rows without a :TYPE\n"
-    "  --format csv|evlp         input format (default csv); EVLP labels default to Vertex / EDGE\n"
+    "  --format csv|evlp|jsonl   input format (default csv); EVLP labels default to Vertex / EDGE\n"
     "  --delimiter C             CSV field delimiter (default ','; 'tab' for a tab)\n"
     "  --id-index                create a unique index on each label's id property\n"
     "  --skip-bad-rows N         import the rest if at most N rows are bad (default 0)\n"
@@ -29,9 +29,9 @@ constexpr const char* kImportHelp =
 
 constexpr const char* kExportHelp =
     "usage: quiver export [options] DIR OUTDIR\n"
-    "Writes the graph at DIR (opened read-only) to OUTDIR: vertices.csv and edges.csv, or\n"
-    "graph.v and graph.e. Existing files are not overwritten.\n"
-    "  --format csv|evlp   output format (default csv)\n"
+    "Writes the graph at DIR (opened read-only) to OUTDIR: vertices.csv and edges.csv,\n"
+    "graph.v and graph.e, or vertices.jsonl and edges.jsonl. Existing files are not overwritten.\n"
+    "  --format csv|evlp|jsonl   output format (default csv)\n"
     "  --delimiter C       CSV field delimiter (default ',')\n"
     "  --json              print the result as JSON\n"
     "  --quiet             print nothing on success\n";
@@ -49,6 +49,8 @@ bool ParseFormat(const std::string& text, DataFormat* format) {
     *format = DataFormat::kCsv;
   } else if (text == "evlp") {
     *format = DataFormat::kEvlp;
+  } else if (text == "jsonl") {
+    *format = DataFormat::kJsonl;
   } else {
     return false;
   }
@@ -102,7 +104,7 @@ int Import(int argc, const char* const* argv) {
   if (int rc = ParseArgs(args, argc, argv, kImportHelp, 1); rc >= 0) return rc;
   ImportOptions options;
   if (!ParseFormat(args.Get("--format"), &options.format)) {
-    return Usage(kImportHelp, "--format must be csv or evlp");
+    return Usage(kImportHelp, "--format must be csv, evlp or jsonl");
   }
   if (!ParseDelimiter(args.Get("--delimiter"), &options.delimiter)) {
     return Usage(kImportHelp, "--delimiter must be one character (or 'tab')");
@@ -193,7 +195,7 @@ int Export(int argc, const char* const* argv) {
   if (int rc = ParseArgs(args, argc, argv, kExportHelp, 2); rc >= 0) return rc;
   ExportOptions options;
   if (!ParseFormat(args.Get("--format"), &options.format)) {
-    return Usage(kExportHelp, "--format must be csv or evlp");
+    return Usage(kExportHelp, "--format must be csv, evlp or jsonl");
   }
   if (!ParseDelimiter(args.Get("--delimiter"), &options.delimiter)) {
     return Usage(kExportHelp, "--delimiter must be one character (or 'tab')");

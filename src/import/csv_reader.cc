@@ -203,6 +203,11 @@ Result<CsvReader::Step> CsvReader::Parse() {
       record_end = p;
       break;
     }
+    if (delim == '\n' && !dialect_.quoting) {
+      // One field per line (JSON Lines): the line break, found by memchr.
+      const void* nl = std::memchr(buf_.data() + p, '\n', n - p);
+      p = nl == nullptr ? n : static_cast<std::size_t>(static_cast<const char*>(nl) - buf_.data());
+    }
     while (p < n && buf_[p] != delim && buf_[p] != '\n') {
       if (dialect_.quoting && buf_[p] == '"') return ErrorAt(p, line, ls, "quote inside an unquoted field");
       ++p;

@@ -252,7 +252,7 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
     if (field.unescaped_key().get(key) != simdjson::SUCCESS) return reject_at(Location(doc), "invalid JSON");
     ondemand::value v = field.value();
     const char* at = v.raw_json_token().data();
-    const std::string k(key);
+    const std::string_view k = key;
     if (vertices && k == "id" && !row->has_id) {
       if (!take_id(v, at, &j.id, &row->id)) return false;
       row->has_id = true;
@@ -292,7 +292,8 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
         if (!value->is_null()) row->properties.push_back({std::string(name), std::move(*value)});
       }
     } else {
-      const bool known = vertices ? (k == "id" || k == "label" || k == "properties")
+      using namespace std::string_view_literals;
+      const bool known = vertices ? (k == "id"sv || k == "label"sv || k == "properties"sv)
                                   : (k == "start" || k == "end" || k == "type" || k == "properties");
       return reject_at(key_at, known ? base::StrCat("member \"", k, "\" given twice")
                                  : base::StrCat("unknown member \"", k, "\" (", vertices ? "a vertex has id, label and properties"

@@ -26,6 +26,8 @@
 //    numbers with a fraction or exponent (double), booleans, null (unset),
 //    arrays of numbers (float vectors) and {"bytes": "<hex>"}. Unknown
 //    members are an error. Parsed with simdjson.
+// Any file may be gzip-compressed (its first bytes gzip's magic): it is
+// read through zlib, and positions are those of the decompressed text.
 //
 // Import is all-or-nothing against bad input: every file is parsed and
 // every row validated (column counts, value types, UTF-8, duplicate ids,

@@ -151,7 +151,7 @@ Result<bool> Importer::NextRow(Input* in) {
   }
   QUIVER_ASSIGN_OR_RETURN(bool more, in->reader->Next());
   if (options_.progress && (!more || (++in->rows & 0xFFFF) == 0))
-    ReportProgress(in->index, more ? in->reader->bytes_read() : UINT64_MAX);
+    ReportProgress(in->index, more ? in->reader->file_bytes_read() : UINT64_MAX);
   return more;
 }
 

@@ -22,6 +22,7 @@
 
 #include "base/strings.h"
 #include "checkpoint/chunk_pipeline.h"
+#include "import/gzip_file.h"
 #include "import/importer.h"
 #include "storage/prop_block.h"
 
@@ -158,9 +159,12 @@ unsigned Importer::Threads() const {
 }
 
 bool Importer::Splittable(std::size_t index) const {
-  // A record of these is one line (JSON escapes its line breaks).
+  // A record of these is one line (JSON escapes its line breaks). A gzip
+  // file is read in order only: one thread.
   const bool one_line_records = options_.format == DataFormat::kEvlp || options_.format == DataFormat::kJsonl;
-  return one_line_records && KindAt(index) == FileKind::kEdges && Threads() > 1;
+  if (!one_line_records || KindAt(index) != FileKind::kEdges || Threads() <= 1) return false;
+  Result<bool> gzip = IsGzip(fs_, FileAt(index).path);
+  return gzip.ok() && !*gzip;  // an unreadable file fails in OpenInput, with its position
 }
 
 CsvDialect Importer::DialectOf() const {

@@ -94,6 +94,17 @@ expect_rc 1 "$QUIVER" import --format jsonl --vertices "V=$WORK/bad.jsonl" "$WOR
 expect_in err "bad.jsonl:2:11: unknown member \"oops\""
 [ ! -e "$WORK/gbad" ] || fail "a failed JSON Lines import left $WORK/gbad"
 
+# Gzip input: the same graph; a truncated file is an error naming it, and no graph.
+gzip -c "$DATA/example-directed.e" >"$WORK/e.gz"
+expect_rc 0 "$QUIVER" import --format evlp --vertices "$DATA/example-directed.v" --edges "$WORK/e.gz" "$WORK/ggz"
+expect_in out "imported 10 vertices and 17 edges"
+expect_rc 0 "$QUIVER" export --format evlp "$WORK/ggz" "$WORK/evlp-gz"
+cmp -s "$WORK/evlp/graph.e" "$WORK/evlp-gz/graph.e" || fail "graph.e differs after a gzip import"
+head -c 20 "$WORK/e.gz" >"$WORK/cut.gz"
+expect_rc 1 "$QUIVER" import --format evlp --vertices "$DATA/example-directed.v" --edges "$WORK/cut.gz" "$WORK/gcut"
+expect_in err "cut.gz:1:0: truncated gzip file"
+[ ! -e "$WORK/gcut" ] || fail "a truncated gzip import left $WORK/gcut"
+
 # Export never overwrites.
 expect_rc 1 "$QUIVER" export "$WORK/g" "$WORK/csv1"
 expect_in err "AlreadyExists"

@@ -111,11 +111,15 @@ void AppendValueText(std::string& out, const PropertyValue& v) {
     }
     case ValueType::kDouble: AppendFloat(out, *v.as_double()); return;
     case ValueType::kString: AppendQuoted(out, *v.as_string()); return;
-    case ValueType::kBytes:
+    case ValueType::kBytes: {
       out.append("x'");
-      for (std::byte b : *v.as_bytes()) AppendHexByte(out, static_cast<std::uint8_t>(b));
+      // A named span: a range-for over *v.as_bytes() would reference the
+      // span inside a temporary optional.
+      const std::span<const std::byte> bytes = *v.as_bytes();
+      for (std::byte b : bytes) AppendHexByte(out, static_cast<std::uint8_t>(b));
       out.push_back('\'');
       return;
+    }
     case ValueType::kFloatVector: {
       out.append("f32[");
       const std::span<const float> floats = *v.as_float_vector();

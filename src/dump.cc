@@ -99,8 +99,9 @@ Status DumpGraphDirectory(env::FileSystem* fs, const std::string& dir, const Dum
 Status DumpGraphFile(env::FileSystem* fs, const std::string& path, const DumpOptions& options,
                      const DumpLineFn& out) {
   if (!out) return InvalidArgumentError("DumpFile: no output function");
-  const std::size_t slash = path.rfind('/');
-  const std::string_view name = std::string_view(path).substr(slash == std::string::npos ? 0 : slash + 1);
+  std::string_view name = path;
+  if (const std::size_t slash = name.rfind('/'); slash != std::string_view::npos)
+    name.remove_prefix(slash + 1);
   const std::optional<FileKind> kind = KindOf(name);
   if (!kind)
     return InvalidArgumentError(base::StrCat("DumpFile: ", path,

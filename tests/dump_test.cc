@@ -313,6 +313,32 @@ TEST(DumpTest, DamagedSegmentShowsTheGroupsBeforeTheDamageThenCorruption) {
   EXPECT_EQ(d.lines.back().rfind("  ! stopped at offset " + std::to_string(at) + ": ", 0), 0u) << d.text;
 }
 
+// A group whose record is whole and CRC-valid but whose payload does not
+// decode (no writer makes one; a bug would): the group's offset and why.
+TEST(DumpTest, UndecodableGroupStopsAtItsOffset) {
+  env::SimFileSystem fs;
+  MakeGraph(fs);
+  const std::string path = OnlyFile(fs, IsSegment);
+  std::string bytes = fs.ReadFileForTest(path).value();
+  const std::size_t record = wal::kWalPageBytes;  // group 1
+  std::uint32_t length;
+  std::memcpy(&length, bytes.data() + record + 4, 4);
+  // Payload: batch count, sequence (8 bytes), first vertex, first edge,
+  // op count, then the first operation's kind.
+  const std::size_t kind = record + wal::kRecordHeaderBytes + 1 + 8 + 1 + 1 + 1;
+  ASSERT_EQ(bytes[kind], 1);  // AddVertex
+  bytes[kind] = 99;
+  std::uint32_t crc = base::Crc32c(bytes.data() + record + 4, wal::kRecordHeaderBytes - 4);
+  crc = base::Crc32cExtend(crc, bytes.data() + record + wal::kRecordHeaderBytes, length);
+  std::memcpy(bytes.data() + record, &crc, 4);
+  ASSERT_TRUE(fs.WriteFileForTest(path, bytes).ok());
+  const Dumped d = DumpDir(fs, {.checkpoint = false});
+  EXPECT_EQ(d.status.code(), StatusCode::kCorruption) << d.status.ToString();
+  ASSERT_EQ(d.lines.size(), 4u) << d.text;
+  EXPECT_EQ(d.lines[2], "  group at 4096, sequence 1");
+  EXPECT_EQ(d.lines[3], "  ! stopped at offset 4096: WAL group: bad operation 0 of batch 0");
+}
+
 TEST(DumpTest, TornTailIsShownAndIsNoError) {
   env::SimFileSystem fs;
   MakeGraph(fs);

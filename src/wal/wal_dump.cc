@@ -145,8 +145,8 @@ class SegmentDumper {
       return s;
     }
     if (!scan_.header_valid) {
-      Line(1, base::StrCat("header: not intact in these ", scan_.file_bytes,
-                           " bytes: a start a crash interrupted, which held no group"));
+      Line(1, base::StrCat("header: not intact (", scan_.file_bytes,
+                           " bytes): a segment creation a crash interrupted, holding no group"));
       return s;
     }
     std::string end =

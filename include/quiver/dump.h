@@ -35,7 +35,7 @@
 // a missing segment) is VerifyDirectory's question (verify.h).
 //
 // Example:
-//   quiver::Status s = quiver::DumpDirectory("/var/lib/myapp/graph", {.values = false},
+//   quiver::Status s = quiver::DumpDirectory("graph", {.values = false},
 //                                            [](std::string_view line) { std::cout << line << '\n'; });
 //
 // The text of a segment (docs/wal_format.md's worked example):

@@ -5,7 +5,7 @@
 //
 // The golden files are tests/data/dump/*.golden. After a deliberate change
 // of the dump's text (or of the files a graph writes), regenerate them with
-//   QUIVER_UPDATE_GOLDEN=1 quiver_tests --gtest_filter='DumpTest.*Golden*'
+//   QUIVER_REGENERATE_GOLDEN=1 quiver_tests --gtest_filter='DumpTest.*Golden*'
 // and review the diff.
 #include "dump.h"
 
@@ -70,22 +70,22 @@ std::string WithoutUuid(const std::string& text) {
 }
 
 // Compares `text` with tests/data/dump/<name>, or writes it there with
-// QUIVER_UPDATE_GOLDEN=1.
+// QUIVER_REGENERATE_GOLDEN=1.
 void ExpectGolden(const std::string& name, const std::string& text) {
   const std::filesystem::path path = kGoldenDir / name;
-  const char* update = std::getenv("QUIVER_UPDATE_GOLDEN");
+  const char* update = std::getenv("QUIVER_REGENERATE_GOLDEN");
   if (update != nullptr && std::string(update) == "1") {
     std::filesystem::create_directories(kGoldenDir);
     std::ofstream(path, std::ios::binary) << text;
     GTEST_SKIP() << "wrote " << path;
   }
   std::ifstream in(path, std::ios::binary);
-  ASSERT_TRUE(in.good()) << path << " is missing: run with QUIVER_UPDATE_GOLDEN=1";
+  ASSERT_TRUE(in.good()) << path << " is missing: run with QUIVER_REGENERATE_GOLDEN=1";
   std::stringstream golden;
   golden << in.rdbuf();
   EXPECT_EQ(text, golden.str())
       << "the dump differs from " << path
-      << " (after a deliberate change: QUIVER_UPDATE_GOLDEN=1, then review the diff)";
+      << " (after a deliberate change: QUIVER_REGENERATE_GOLDEN=1, then review the diff)";
 }
 
 Options GraphOptions() {

@@ -43,7 +43,7 @@ expect_rc 2 "$QUIVER" export "$WORK/g"
 expect_in err "expected 2 argument(s), got 1"
 expect_rc 0 "$QUIVER" --help
 expect_in out "usage: quiver <command>"
-for c in import export backup info verify neighbors path run; do
+for c in import export backup info verify dump neighbors path run; do
   expect_rc 0 "$QUIVER" "$c" --help
   expect_in out "usage: quiver $c"
 done
@@ -263,6 +263,23 @@ sed -E -e 's/^memory [0-9]+ bytes allocated, [0-9.]+ per element$/memory N bytes
 diff -u "$GOLDEN/info-wal.golden" "$WORK/info.masked" >"$WORK/diff" ||
   fail "info differs from $GOLDEN/info-wal.golden: $(cat "$WORK/diff")"
 
+# dump: the records of each file (the library's golden tests pin the whole text).
+expect_rc 0 "$QUIVER" dump "$WORK/g"
+for line in "checkpoint-00000000000000000001.qck (636 bytes)" "header: format 3, graph " \
+  'index "Vertex.id": unique on vertices :Vertex (id), type int64; declared at sequence 1, ready' \
+  "v9 :Vertex {id: 10}" "e8 :EDGE v2 -> v9 {weight: 0.52}" "10 live vertices, 17 live edges"; do
+  expect_in out "$line"
+done
+expect_rc 0 "$QUIVER" dump --wal "$WORK/g-copy"
+expect_in out "set v0.rank = 0.16977227285104013"
+expect_in out "end: 1 group, the log ends at 8192"
+! grep -q "checkpoint-" "$WORK/out" || fail "dump --wal printed a checkpoint"
+expect_rc 0 "$QUIVER" dump --checkpoint --no-values "$WORK/g-copy/checkpoint-00000000000000000002.qck"
+expect_in out "block at 197: vertices, ids 0..9"
+! grep -q "v0 :Vertex" "$WORK/out" || fail "dump --no-values printed elements"
+expect_rc 1 "$QUIVER" dump "$WORK/missing"
+expect_in err "NotFound"
+
 # Progress on a terminal (script(1) gives the command one): a phase line on stderr, then cleared.
 if command -v script >/dev/null 2>&1; then
   script -qec "$QUIVER import --format evlp --vertices $DATA/example-directed.v --edges $DATA/example-directed.e $WORK/g-tty" \
@@ -279,6 +296,9 @@ ckpt=$(ls "$WORK/g"/checkpoint-*.qck | tail -1)
 [ -n "$ckpt" ] || fail "no checkpoint in $WORK/g"
 printf '\xff\xff\xff\xff' | dd of="$ckpt" bs=1 seek=100 conv=notrunc status=none
 expect_rc 1 "$QUIVER" verify "$WORK/g"
+expect_in err "Corruption"
+expect_rc 1 "$QUIVER" dump "$WORK/g"
+expect_in out "! stopped at offset "
 expect_in err "Corruption"
 expect_rc 1 "$QUIVER" verify --json "$WORK/g"
 python3 -c '

@@ -1,9 +1,11 @@
 // quiver info / verify: what a graph directory holds, and whether its files
 // are sound. Both change nothing.
 #include <cstdio>
+#include <filesystem>
 #include <string>
 
 #include "cli.h"
+#include "quiver/dump.h"
 #include "quiver/verify.h"
 
 namespace quiver::cli {
@@ -22,6 +24,17 @@ constexpr const char* kVerifyHelp =
     "Checks every CRC, the framing and the replay chain of the graph directory DIR and prints\n"
     "one line per file. Changes nothing. Exit 1 if anything is damaged.\n"
     "  --json    print the report as JSON\n";
+
+constexpr const char* kDumpHelp =
+    "usage: quiver dump [options] DIR|FILE\n"
+    "Prints the records of a graph directory's WAL segments and checkpoints (or of one\n"
+    "wal-<n>.log or checkpoint-<n>.qck file), one per line: headers, commit groups and their\n"
+    "operations, checkpoint blocks and their elements. Changes nothing. Damage ends a file's text\n"
+    "with a line \"! stopped at offset N: <why>\" and exits 1.\n"
+    "  --wal           only the WAL segments\n"
+    "  --checkpoint    only the checkpoints\n"
+    "  --no-values     headers, groups and blocks only (no operations, no elements)\n"
+    "  --limit N       at most N groups per segment and N elements per checkpoint (default all)\n";
 
 const char* KindName(IndexKind kind) {
   switch (kind) {
@@ -185,6 +198,32 @@ int Info(int argc, const char* const* argv) {
   }
   for (const VerifiedFile& f : files->files) std::printf("%s\n", FileLine(f).c_str());
   std::printf("files %s\n", files->ok() ? "ok" : files->status.ToString().c_str());
+  return kOk;
+}
+
+int Dump(int argc, const char* const* argv) {
+  CliArgs args;
+  args.AddFlag("--wal");
+  args.AddFlag("--checkpoint");
+  args.AddFlag("--no-values");
+  args.AddOption("--limit", "0");
+  if (int rc = ParseArgs(args, argc, argv, kDumpHelp, 1); rc >= 0) return rc;
+  DumpOptions options;
+  // Neither flag: both kinds.
+  options.wal = args.Has("--wal") || !args.Has("--checkpoint");
+  options.checkpoint = args.Has("--checkpoint") || !args.Has("--wal");
+  options.values = !args.Has("--no-values");
+  if (!args.GetU64("--limit", &options.max_records)) return Usage(kDumpHelp, "--limit needs a number");
+  const std::string& target = args.positional()[0];
+  auto print = [](std::string_view line) {
+    std::fwrite(line.data(), 1, line.size(), stdout);
+    std::fputc('\n', stdout);
+  };
+  std::error_code ec;
+  const bool is_file = std::filesystem::is_regular_file(target, ec);
+  const Status s = is_file ? DumpFile(target, options, print) : DumpDirectory(target, options, print);
+  std::fflush(stdout);
+  if (!s.ok()) return Fail("dump " + target, s);
   return kOk;
 }
 

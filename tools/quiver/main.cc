@@ -54,7 +54,7 @@ int main(int argc, char** argv) {
   if (command == "backup") return Backup(n, rest);
   if (command == "info" || command == "stats") return Info(n, rest);
   if (command == "verify") return Verify(n, rest);
-  // DUMP-PENDING if (command == "dump") return Dump(n, rest);
+  if (command == "dump") return Dump(n, rest);
   if (command == "neighbors") return Neighbors(n, rest);
   if (command == "path") return Path(n, rest);
   if (command == "run") return Run(n, rest);

@@ -39,6 +39,7 @@ Result<ImportStats> RunBulk(env::FileSystem& fs, const std::string& dir, const I
 // What a failed import may leave in its directory: nothing, or the LOCK
 // it held (a writable Open leaves LOCK too).
 bool HoldsNoGraph(env::FileSystem& fs, const std::string& dir) {
+  if (!fs.Exists(dir).value()) return true;
   const std::vector<std::string> left = fs.ListDir(dir).value();
   return left.empty() || left == std::vector<std::string>{"LOCK"};
 }

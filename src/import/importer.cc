@@ -183,11 +183,19 @@ Status Importer::Reject(std::size_t file, std::uint64_t record_line, std::uint64
   return Status::Ok();
 }
 
-std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema) {
+std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema, const IdSpace** clash) {
   const Column& col = schema.columns[schema.id];
   for (std::uint32_t i = 0; i < spaces_.size(); ++i) {
     const IdSpace& s = spaces_[i];
-    if (s.label == row.label && s.key == col.name && s.group == col.group) return i;
+    if (s.label == row.label && s.key == col.name && s.group == col.group) {
+      // One label's ids kept under one key have one type (a JSON Lines
+      // file's is its first id's): else no unique index could hold them.
+      if (!s.key.empty() && s.type != col.type) {
+        *clash = &s;
+        return kNoEntry;
+      }
+      return i;
+    }
   }
   spaces_.push_back({std::string(row.label), col.name, col.group, col.type});
   return static_cast<std::uint32_t>(spaces_.size() - 1);
@@ -204,7 +212,26 @@ std::uint32_t Importer::Find(const ExternalId& id, SpaceCache* cache) const {
 }
 
 Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row) {
+  if (options_.create_id_indexes) {
+    const std::string_view kept = row->has_id ? std::string_view(schema.columns[schema.id].name) : "";
+    for (const Property& p : row->properties) {
+      if (p.key == kept) continue;  // its own id, kept under its key
+      ordinary_keys_.try_emplace(base::StrCat(row->label, std::string_view("\0", 1), p.key),
+                                 OrdinaryKey{static_cast<std::uint32_t>(index), r.line()});
+    }
+  }
   if (!row->has_id) return Status::Ok();
+  const IdSpace* clash = nullptr;
+  const std::uint32_t space_of = SpaceOf(*row, schema, &clash);
+  if (space_of == kNoEntry) {
+    const CsvField& f = *row->id.field;
+    const char* type = schema.columns[schema.id].type == FieldType::kInt ? "an int" : "a string";
+    return Reject(index, r.line(), f.line, f.column,
+                  base::StrCat(type, " id, but the ", clash->label, " ids kept as '", clash->key, "' are ",
+                               clash->type == FieldType::kInt ? "ints" : "strings",
+                               " in an earlier file (one unique index could not hold both)"),
+                  r.raw());
+  }
   auto space = ids_.find(row->id.group);
   if (space == ids_.end()) {
     space = ids_.try_emplace(std::string(row->id.group)).first;
@@ -227,7 +254,7 @@ Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Sch
   e.line = f.line;
   e.column = f.column;
   e.file = static_cast<std::uint32_t>(index);
-  e.space = SpaceOf(*row, schema);
+  e.space = space_of;
   for (std::size_t i = 0; i <= index; ++i) e.ordinal += rows_[i];
   --e.ordinal;  // rows_[index] counts this record
   entries_.push_back(e);
@@ -396,9 +423,23 @@ Result<std::vector<std::uint32_t>> Importer::BulkVertexIds() {
   return ids;
 }
 
+Status Importer::CheckOrdinaryIdKeys() const {
+  for (const IdSpace& space : spaces_) {
+    if (space.key.empty()) continue;
+    auto it = ordinary_keys_.find(base::StrCat(space.label, std::string_view("\0", 1), space.key));
+    if (it == ordinary_keys_.end()) continue;
+    return PositionError(StatusCode::kInvalidArgument, FileAt(it->second.file).path, it->second.line, 1,
+                         base::StrCat("a ", space.label, " holds '", space.key,
+                                      "' from an ordinary column or property, but that key keeps the ",
+                                      space.label, " ids (create_id_indexes needs it to hold ids only)"));
+  }
+  return Status::Ok();
+}
+
 Status Importer::Validate() {
   StartProgress("checking");
   for (std::size_t i = 0; i < spec_.vertices.size(); ++i) QUIVER_RETURN_IF_ERROR(ValidateFile(i));
+  if (options_.create_id_indexes) QUIVER_RETURN_IF_ERROR(CheckOrdinaryIdKeys());
   QUIVER_RETURN_IF_ERROR(CheckIdsAcrossSpaces());
   QUIVER_RETURN_IF_ERROR(CheckExistingIds());
   // Every vertex is in. A rejected vertex's id stays in its map, marked, so

@@ -150,10 +150,16 @@ class Importer {
   Status ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row);
   Status ValidateEdge(std::size_t index, const CsvReader& r, const Row& row);
   Status CheckIdsAcrossSpaces();
+  // Pass 1, with create_id_indexes: no vertex holds its label's id key
+  // from an ordinary column (ordinary_keys_), on both paths alike.
+  Status CheckOrdinaryIdKeys() const;
   Status CheckExistingIds();
   Status Reject(std::size_t file, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,
                 std::string reason, std::string_view raw);
-  std::uint32_t SpaceOf(const Row& row, const Schema& schema);
+  // The id space of a vertex row with an id; kNoEntry, with `*clash` set to
+  // the space it would join, if that space keeps its ids under the same key
+  // as another type.
+  std::uint32_t SpaceOf(const Row& row, const Schema& schema, const IdSpace** clash);
   // The last id map found, per thread: the ids of a file are nearly always
   // of one group.
   struct SpaceCache {
@@ -234,6 +240,14 @@ class Importer {
   SpaceCache cache_;                                                               // the calling thread's
   std::vector<IdEntry> entries_;
   std::vector<IdSpace> spaces_;
+  // With create_id_indexes: the first vertex row, per (label, key), that
+  // holds the key from an ordinary column (not as its own kept id); a key
+  // that keeps a label's ids must not (the unique index would not build).
+  struct OrdinaryKey {
+    std::uint32_t file;
+    std::uint64_t line;
+  };
+  absl::flat_hash_map<std::string, OrdinaryKey> ordinary_keys_;  // "<label>\0<key>"
   std::vector<std::vector<std::uint64_t>> rejected_lines_;  // per file, record start lines, sorted
   std::vector<std::string> rejected_raw_;                   // per stats_.rejected entry
   std::vector<std::uint64_t> rows_;                         // per file, records read in pass 1

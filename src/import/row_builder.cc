@@ -113,21 +113,40 @@ std::optional<PropertyValue> JsonValue(ondemand::value v, std::string* why) {
       return PropertyValue(b);
     }
     case ondemand::json_type::number: {
+      // simdjson checks the grammar; the value is read from the digits as
+      // CSV reads them (simdjson 3.0.1's slow path gives 0 for 19 or more
+      // significant digits), so both formats agree on every number.
+      const std::string_view digits = TrimJsonSpace(v.raw_json_token());
       ondemand::number n;
-      if (v.get_number().get(n) != simdjson::SUCCESS) {
-        *why = "a number out of range";
+      if (v.get_number().get(n) != simdjson::SUCCESS &&
+          digits.find_first_of(".eE") == std::string_view::npos) {
+        // An integer simdjson cannot hold: beyond int64 (or not one at all).
+        std::uint64_t u = 0;
+        const auto r = std::from_chars(digits.data(), digits.data() + digits.size(), u);
+        *why = r.ec == std::errc::result_out_of_range ? "an integer beyond the int64 range"
+                                                      : base::StrCat("'", digits, "' is not a JSON number");
         return std::nullopt;
       }
-      switch (n.get_number_type()) {
-        case ondemand::number_type::signed_integer: return PropertyValue(n.get_int64());
-        case ondemand::number_type::floating_point_number: return PropertyValue(n.get_double());
-        case ondemand::number_type::unsigned_integer: *why = "an integer beyond the int64 range"; return std::nullopt;
+      const bool integral = digits.find_first_of(".eE") == std::string_view::npos;
+      if (integral && n.get_number_type() == ondemand::number_type::unsigned_integer) {
+        *why = "an integer beyond the int64 range";
+        return std::nullopt;
       }
-      break;
+      std::string item_why;
+      std::optional<PropertyValue> value =
+          ParseFieldValue(integral ? FieldType::kInt : FieldType::kDouble, digits, &item_why);
+      if (!value) {
+        *why = integral ? "an integer beyond the int64 range" : base::StrCat("'", digits, "' is not a finite double");
+        return std::nullopt;
+      }
+      return value;
     }
     case ondemand::json_type::string: {
       std::string_view s;
-      if (v.get_string().get(s) != simdjson::SUCCESS) break;
+      if (v.get_string().get(s) != simdjson::SUCCESS) {
+        *why = "invalid JSON string (a bad escape)";
+        return std::nullopt;
+      }
       return PropertyValue(s);
     }
     case ondemand::json_type::array: {
@@ -233,8 +252,8 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
       return true;
     }
     std::string_view s;
-    if (type != ondemand::json_type::string || v.get_string().get(s) != simdjson::SUCCESS)
-      return reject_at(where, "an id must be a string or an int64");
+    if (type != ondemand::json_type::string) return reject_at(where, "an id must be a string or an int64");
+    if (v.get_string().get(s) != simdjson::SUCCESS) return reject_at(where, "invalid JSON string (a bad escape)");
     if (s.empty()) return reject_at(where, "empty id");
     id->SetText(s);
     j.id_is_number = false;
@@ -249,7 +268,8 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
     ondemand::field field = member.value_unsafe();
     const char* key_at = field.key().raw() - 1;  // its opening quote (before unescaped_key takes the key)
     std::string_view key;
-    if (field.unescaped_key().get(key) != simdjson::SUCCESS) return reject_at(Location(doc), "invalid JSON");
+    if (field.unescaped_key().get(key) != simdjson::SUCCESS)
+      return reject_at(key_at, "invalid JSON string (a bad escape in a member name)");
     ondemand::value v = field.value();
     const char* at = v.raw_json_token().data();
     const std::string_view k = key;
@@ -265,8 +285,10 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
       (k == "start" ? has_start : has_end) = true;
     } else if (k == (vertices ? "label" : "type") && !has_label) {
       std::string_view s;
-      if (v.get_string().get(s) != simdjson::SUCCESS)
+      ondemand::json_type type;
+      if (v.type().get(type) != simdjson::SUCCESS || type != ondemand::json_type::string)
         return reject_at(at, base::StrCat("\"", k, "\" must be a string"));
+      if (v.get_string().get(s) != simdjson::SUCCESS) return reject_at(at, "invalid JSON string (a bad escape)");
       j.label.assign(s);
       has_label = true;
       label_at = at;
@@ -275,20 +297,24 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
       ondemand::object props;
       if (v.get_object().get(props) != simdjson::SUCCESS)
         return reject_at(at, "\"properties\" must be an object");
+      seen_keys_.clear();  // every name given, null values' too
       for (auto p : props) {
+        if (p.error() != simdjson::SUCCESS) return reject_at(Location(doc), "invalid JSON (the object's structure)");
+        ondemand::field pf = p.value_unsafe();
+        const char* name_at = pf.key().raw() - 1;  // before unescaped_key takes the key
         std::string_view name;
-        ondemand::value pv;
-        if (p.unescaped_key().get(name) != simdjson::SUCCESS || p.value().get(pv) != simdjson::SUCCESS) {
-          return reject_at(Location(doc), "invalid JSON (the object's structure)");
-        }
+        if (pf.unescaped_key().get(name) != simdjson::SUCCESS)
+          return reject_at(name_at, "invalid JSON string (a bad escape in a property name)");
+        ondemand::value pv = pf.value();
         const char* value_at = pv.raw_json_token().data();
         if (name.empty()) return reject_at(value_at, "a property needs a name");
         std::string why;
         std::optional<PropertyValue> value = JsonValue(pv, &why);
         if (!value) return reject_at(value_at, base::StrCat(why, " (property ", name, ")"));
-        if (std::find_if(row->properties.begin(), row->properties.end(),
-                         [&](const Property& q) { return q.key == name; }) != row->properties.end())
+        // (Names are views into the parser's string buffer, valid for this record.)
+        if (std::find(seen_keys_.begin(), seen_keys_.end(), name) != seen_keys_.end())
           return reject_at(value_at, base::StrCat("property '", name, "' given twice"));
+        seen_keys_.push_back(name);
         if (!value->is_null()) row->properties.push_back({std::string(name), std::move(*value)});
       }
     } else {
@@ -306,6 +332,10 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
   if (!vertices && (!has_start || !has_end))
     return reject_at(base, has_start ? "no \"end\" member" : "no \"start\" member");
   // The label: the row's own, else the file's.
+  if ((!has_label || j.label.empty()) && default_label_.empty())
+    return reject_at(has_label ? label_at : base,
+                     vertices ? "no \"label\" (or an empty one) and no label for the file (ImportFile::label)"
+                              : "no \"type\" (or an empty one) and no type for the file (ImportFile::label)");
   CsvField label_field{j.label, false, record.line, column_of(label_at)};
   if (!BuildLabel(has_label ? &label_field : nullptr, row, issue)) return false;
   // The id, kept under the schema's key: a number as an int64, a string as

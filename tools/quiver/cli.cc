@@ -180,10 +180,36 @@ std::string ToText(const PropertyView& v) {
   return "";
 }
 
-void PrintJson(const Json& j) {
+void PrintJson(const Json& j, std::FILE* out) {
   const std::string text = j.dump(2, ' ', false, Json::error_handler_t::replace);
-  std::fwrite(text.data(), 1, text.size(), stdout);
-  std::fputc('\n', stdout);
+  std::fwrite(text.data(), 1, text.size(), out);
+  std::fputc('\n', out);
+}
+
+std::string Printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string CsvField(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
 }
 
 bool StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
@@ -193,10 +219,9 @@ ProgressLine::ProgressLine(bool enabled) : enabled_(enabled) {}
 void ProgressLine::Update(std::string_view phase, std::uint64_t done, std::uint64_t total, std::string_view unit) {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
-  if (phase != phase_) {
+  if (phase != phase_) {  // a new phase: its rate starts again, the redraw pace does not
     phase_ = std::string(phase);
     phase_start_ = now;
-    last_draw_ = {};
   }
   if (now - last_draw_ < std::chrono::milliseconds(200) && !(total != 0 && done >= total)) return;
   last_draw_ = now;
@@ -205,11 +230,11 @@ void ProgressLine::Update(std::string_view phase, std::uint64_t done, std::uint6
   // Bytes in MB, anything else as it is.
   const bool bytes = unit == "bytes";
   const double scale = bytes ? 1e-6 : 1;
-  const std::string shown_unit = bytes ? "MB" : std::string(unit);
+  const std::string shown_unit = bytes ? " MB" : unit.empty() ? "" : " " + std::string(unit);
   char line[200];
   int n = 0;
   if (total != 0) {
-    n = std::snprintf(line, sizeof line, "%s: %.*f/%.*f %s (%.3g/s", phase_.c_str(), bytes ? 1 : 0,
+    n = std::snprintf(line, sizeof line, "%s: %.*f/%.*f%s (%.3g/s", phase_.c_str(), bytes ? 1 : 0,
                       static_cast<double>(done) * scale, bytes ? 1 : 0, static_cast<double>(total) * scale,
                       shown_unit.c_str(), rate * scale);
     if (rate > 0 && done < total) {
@@ -217,7 +242,7 @@ void ProgressLine::Update(std::string_view phase, std::uint64_t done, std::uint6
                          static_cast<double>(total - done) / rate);
     }
   } else {
-    n = std::snprintf(line, sizeof line, "%s: %.*f %s (%.3g/s", phase_.c_str(), bytes ? 1 : 0,
+    n = std::snprintf(line, sizeof line, "%s: %.*f%s (%.3g/s", phase_.c_str(), bytes ? 1 : 0,
                       static_cast<double>(done) * scale, shown_unit.c_str(), rate * scale);
   }
   if (n < 0 || static_cast<std::size_t>(n) >= sizeof line - 2) return;

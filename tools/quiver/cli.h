@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -59,8 +60,14 @@ Json ToJson(const PropertyView& v);
 std::string ToText(const PropertyView& v);
 // A double to round trip ("%.17g" shortened), "infinity" / "-infinity" / "nan".
 std::string FormatDouble(double d);
-// Prints `j` to stdout, indented, and a newline.
-void PrintJson(const Json& j);
+// Prints `j` to `out` (stdout by default), indented, and a newline.
+void PrintJson(const Json& j, std::FILE* out = stdout);
+// A name or value for a line of text output: control bytes (a line break,
+// a tab, NUL) as \xNN, so a stored name cannot forge or cut a line.
+std::string Printable(std::string_view s);
+// `s` as one CSV field: quoted (quotes doubled) if it holds a comma, a
+// quote or a line break.
+std::string CsvField(std::string_view s);
 
 // A progress line on stderr: "\r<phase>: <done>/<total> <unit> (<rate>/s,
 // ETA <s> s)", redrawn at most every 200 ms, only when stderr is a terminal

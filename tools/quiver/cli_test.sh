@@ -89,6 +89,15 @@ expect_in out "imported 10 vertices and 17 edges into a new graph"
 expect_rc 0 "$QUIVER" export "$WORK/gj" "$WORK/csvj"
 cmp -s "$WORK/csv1/vertices.csv" "$WORK/csvj/vertices.csv" || fail "vertices.csv differs after a JSON Lines round trip"
 cmp -s "$WORK/csv1/edges.csv" "$WORK/csvj/edges.csv" || fail "edges.csv differs after a JSON Lines round trip"
+# Quiver ids exported (--jsonl-id-key '') and imported without keeping them give the same graph.
+expect_rc 0 "$QUIVER" export --format jsonl --jsonl-id-key '' "$WORK/g" "$WORK/jsonl-qids"
+head -1 "$WORK/jsonl-qids/vertices.jsonl" | grep -qF '{"id":0,"label":"Vertex","properties":{"id":1}}' ||
+  fail "vertices.jsonl with Quiver ids: $(head -2 "$WORK/jsonl-qids/vertices.jsonl")"
+expect_rc 0 "$QUIVER" import --format jsonl --jsonl-id-key '' --vertices "$WORK/jsonl-qids/vertices.jsonl" \
+  --edges "$WORK/jsonl-qids/edges.jsonl" "$WORK/gq"
+expect_rc 0 "$QUIVER" export "$WORK/gq" "$WORK/csvq"
+cmp -s "$WORK/csv1/vertices.csv" "$WORK/csvq/vertices.csv" || fail "vertices.csv differs after a Quiver-id round trip"
+cmp -s "$WORK/csv1/edges.csv" "$WORK/csvq/edges.csv" || fail "edges.csv differs after a Quiver-id round trip"
 printf '{"id": 1}\n{"id": 2, "oops": 1}\n' >"$WORK/bad.jsonl"
 expect_rc 1 "$QUIVER" import --format jsonl --vertices "V=$WORK/bad.jsonl" "$WORK/gbad"
 expect_in err "bad.jsonl:2:11: unknown member \"oops\""
@@ -279,6 +288,35 @@ expect_in out "block at 197: vertices, ids 0..9"
 ! grep -q "v0 :Vertex" "$WORK/out" || fail "dump --no-values printed elements"
 expect_rc 1 "$QUIVER" dump "$WORK/missing"
 expect_in err "NotFound"
+
+# Review: a failed run changes nothing; an indexed key is refused before any write.
+echo keep >"$WORK/exists.csv"
+expect_rc 1 "$QUIVER" run --write-property c --out "$WORK/exists.csv" wcc "$WORK/g-copy"
+expect_in err "File exists"
+expect_rc 1 "$QUIVER" run --write-property id wcc "$WORK/g-copy"
+expect_in err "index 'Vertex.id' covers that key"
+expect_rc 0 "$QUIVER" info "$WORK/g-copy"
+expect_in out "sequence 2"
+! grep -q "^key c " "$WORK/out" || fail "a refused run wrote property c"
+[ "$(cat "$WORK/exists.csv")" = keep ] || fail "run overwrote --out"
+expect_rc 2 "$QUIVER" run --out "$WORK/tri.csv" triangles "$WORK/g"
+expect_in err "triangles gives one number"
+# Review: JSON output keeps its own members whatever --show / --id-key name.
+expect_rc 0 "$QUIVER" path --json --show cost "$WORK/g" 0 9
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert d["paths"][0]["vertices"] == [0, 2, 9], d' \
+  "$WORK/out" || fail "path --json --show: $(cat "$WORK/out")"
+expect_rc 0 "$QUIVER" run --format jsonl --id-key vertex wcc "$WORK/g"
+expect_in out '{"vertex":0,"value":0,"properties":{"vertex":null}}'
+# Review: output that cannot be written is a failure.
+"$QUIVER" run wcc "$WORK/g" >/dev/full 2>"$WORK/err"
+[ $? -eq 1 ] || fail "run to a full device did not fail"
+expect_in err "writing"
+# Review: a stored name cannot forge a line of info's text.
+printf '{"id": 1, "label": "evil\\nvertices 999"}\n' >"$WORK/evil.jsonl"
+expect_rc 0 "$QUIVER" import --format jsonl --vertices "$WORK/evil.jsonl" "$WORK/gevil"
+expect_rc 0 "$QUIVER" info "$WORK/gevil"
+expect_in out 'label evil\x0avertices 999 1'
+! grep -q '^vertices 999' "$WORK/out" || fail "a label forged a line of info"
 
 # Progress on a terminal (script(1) gives the command one): a phase line on stderr, then cleared.
 if command -v script >/dev/null 2>&1; then

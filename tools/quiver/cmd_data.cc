@@ -24,6 +24,8 @@ constexpr const char* kImportHelp =
     "  --batches                 a new graph too goes through batches (slower; for comparison)\n"
     "  --report FILE             write the rejected rows there, as CSV\n"
     "  --threads N               threads parsing one file (default 0: every core)\n"
+    "  --jsonl-id-key KEY        JSON Lines: the property that keeps a vertex's id (default id;\n"
+    "                            '' keeps none: for files whose ids are Quiver ids)\n"
     "  --json                    print the result as JSON\n"
     "  --quiet                   print nothing on success, show no progress\n";
 
@@ -33,6 +35,8 @@ constexpr const char* kExportHelp =
     "graph.v and graph.e, or vertices.jsonl and edges.jsonl. Existing files are not overwritten.\n"
     "  --format csv|evlp|jsonl   output format (default csv)\n"
     "  --delimiter C       CSV field delimiter (default ',')\n"
+    "  --jsonl-id-key KEY  JSON Lines: write each vertex's KEY as its id when every vertex holds a\n"
+    "                      distinct one (default id; '' always writes Quiver ids)\n"
     "  --json              print the result as JSON\n"
     "  --quiet             print nothing on success\n";
 
@@ -97,6 +101,7 @@ int Import(int argc, const char* const* argv) {
   args.AddOption("--skip-bad-rows", "0");
   args.AddOption("--report");
   args.AddOption("--threads", "0");
+  args.AddOption("--jsonl-id-key", "id");
   args.AddFlag("--id-index");
   args.AddFlag("--batches");
   args.AddFlag("--json");
@@ -119,6 +124,7 @@ int Import(int argc, const char* const* argv) {
   options.threads = static_cast<std::uint32_t>(threads);
   options.reject_report = args.Get("--report");
   options.create_id_indexes = args.Has("--id-index");
+  options.jsonl_id_key = args.Get("--jsonl-id-key");
   const bool evlp = options.format == DataFormat::kEvlp;
   ImportSpec spec;
   for (const std::string& f : args.GetAll("--vertices"))
@@ -190,6 +196,7 @@ int Export(int argc, const char* const* argv) {
   CliArgs args;
   args.AddOption("--format", "csv");
   args.AddOption("--delimiter", ",");
+  args.AddOption("--jsonl-id-key", "id");
   args.AddFlag("--json");
   args.AddFlag("--quiet");
   if (int rc = ParseArgs(args, argc, argv, kExportHelp, 2); rc >= 0) return rc;
@@ -200,6 +207,7 @@ int Export(int argc, const char* const* argv) {
   if (!ParseDelimiter(args.Get("--delimiter"), &options.delimiter)) {
     return Usage(kExportHelp, "--delimiter must be one character (or 'tab')");
   }
+  options.jsonl_id_key = args.Get("--jsonl-id-key");
   Result<std::unique_ptr<Graph>> graph = OpenReadOnly(args.positional()[0]);
   if (!graph.ok()) return Fail("open " + args.positional()[0], graph.status());
   const auto start = std::chrono::steady_clock::now();

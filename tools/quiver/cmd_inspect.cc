@@ -167,19 +167,19 @@ int Info(int argc, const char* const* argv) {
               static_cast<unsigned long long>(s.sequence()), static_cast<unsigned long long>(s.vertex_count()),
               static_cast<unsigned long long>(s.edge_count()));
   for (const LabelCount& l : s.Labels()) {
-    std::printf("label %s %llu\n", std::string(l.name).c_str(), static_cast<unsigned long long>(l.vertices));
+    std::printf("label %s %llu\n", Printable(l.name).c_str(), static_cast<unsigned long long>(l.vertices));
   }
   for (const EdgeTypeCount& t : s.EdgeTypes()) {
-    std::printf("type %s %llu\n", std::string(t.name).c_str(), static_cast<unsigned long long>(t.edges));
+    std::printf("type %s %llu\n", Printable(t.name).c_str(), static_cast<unsigned long long>(t.edges));
   }
   for (const PropertyKeyCount& k : s.PropertyKeys()) {
-    std::printf("key %s vertices %llu edges %llu\n", std::string(k.name).c_str(),
+    std::printf("key %s vertices %llu edges %llu\n", Printable(k.name).c_str(),
                 static_cast<unsigned long long>(k.vertices), static_cast<unsigned long long>(k.edges));
   }
   for (const IndexInfo& i : s.Indexes()) {
-    std::printf("index %s %s %s %s(%s)%s entries %llu%s\n", i.spec.name.c_str(), KindName(i.spec.kind),
-                i.spec.element == ElementKind::kVertex ? "vertex" : "edge", i.spec.label.c_str(),
-                Join(i.spec.keys, ",").c_str(),
+    std::printf("index %s %s %s %s(%s)%s entries %llu%s\n", Printable(i.spec.name).c_str(), KindName(i.spec.kind),
+                i.spec.element == ElementKind::kVertex ? "vertex" : "edge", Printable(i.spec.label).c_str(),
+                Printable(Join(i.spec.keys, ",")).c_str(),
                 i.spec.type ? (" " + std::string(ValueTypeName(*i.spec.type))).c_str() : "",
                 static_cast<unsigned long long>(i.entries), i.state == IndexState::kReady ? "" : " (building)");
   }

@@ -76,8 +76,10 @@ constexpr const char* kRunHelp =
     "  --id-key KEY            add a column with each vertex's KEY property (its external id)\n"
     "  --write-property KEY    write the results into the graph as vertex property KEY\n"
     "                          (opens it for writing; no results on stdout unless --out -)\n"
-    "  --json                  print the summary as JSON\n"
-    "  --quiet                 print no summary, show no progress\n";
+    "  --json                  print the summary as JSON (on stderr when the results go to stdout)\n"
+    "  --quiet                 print no summary, show no progress\n"
+    "--write-property refuses a key an index covers (a unique or typed index could refuse a\n"
+    "batch after others committed); results go to a new --out file, created before the run.\n";
 
 bool ParseDirection(const std::string& text, TraversalDirection* d) {
   if (text == "out") {
@@ -182,14 +184,15 @@ int Neighbors(int argc, const char* const* argv) {
     return kOk;
   }
   std::printf("vertex\tlabel\tdepth\tedge\ttype\tdirection\tparent");
-  for (const std::string& key : show) std::printf("\t%s", key.c_str());
+  for (const std::string& key : show) std::printf("\t%s", Printable(key).c_str());
   std::printf("\n");
   for (const Visit& v : visits) {
     auto [type, direction] = edge_of(v);
     std::printf("%llu\t%s\t%u\t%llu\t%s\t%s\t%llu", static_cast<unsigned long long>(v.vertex.value()),
-                LabelText(snap, v.vertex).c_str(), v.depth, static_cast<unsigned long long>(v.parent_edge.value()),
-                type.c_str(), direction, static_cast<unsigned long long>(v.parent.value()));
-    for (const std::string& key : show) std::printf("\t%s", KeyText(snap, v.vertex, key).c_str());
+                Printable(LabelText(snap, v.vertex)).c_str(), v.depth,
+                static_cast<unsigned long long>(v.parent_edge.value()), Printable(type).c_str(), direction,
+                static_cast<unsigned long long>(v.parent.value()));
+    for (const std::string& key : show) std::printf("\t%s", Printable(KeyText(snap, v.vertex, key)).c_str());
     std::printf("\n");
   }
   if (more) std::fprintf(stderr, "quiver: more than %llu vertices; --limit shows more\n",
@@ -242,7 +245,7 @@ int Path(int argc, const char* const* argv) {
   }
   auto vertex_text = [&](VertexId v) {
     std::string t = std::to_string(v.value());
-    if (!show.empty()) t += "(" + show + "=" + KeyText(snap, v, show) + ")";
+    if (!show.empty()) t += "(" + Printable(show) + "=" + Printable(KeyText(snap, v, show)) + ")";
     return t;
   };
   if (args.Has("--json")) {
@@ -252,7 +255,9 @@ int Path(int argc, const char* const* argv) {
       for (VertexId v : p.vertices) x["vertices"].push_back(v.value());
       for (EdgeId e : p.edges) x["edges"].push_back(e.value());
       if (!show.empty()) {
-        for (VertexId v : p.vertices) x[show].push_back(KeyJson(snap, v, show));
+        Json values = Json::array();
+        for (VertexId v : p.vertices) values.push_back(KeyJson(snap, v, show));
+        x["properties"][show] = std::move(values);
       }
       j["paths"].push_back(std::move(x));
     }
@@ -268,7 +273,7 @@ int Path(int argc, const char* const* argv) {
     for (std::size_t i = 0; i < p.edges.size(); ++i) {
       std::optional<EdgeInfo> e = snap.GetEdge(p.edges[i]);
       const std::string label =
-          "e" + std::to_string(p.edges[i].value()) + ":" + (e ? std::string(snap.EdgeTypeName(e->type)) : "");
+          "e" + std::to_string(p.edges[i].value()) + ":" + (e ? Printable(snap.EdgeTypeName(e->type)) : "");
       const bool forward = !e || e->source == p.vertices[i];
       line += forward ? " -[" + label + "]-> " : " <-[" + label + "]- ";
       line += vertex_text(p.vertices[i + 1]);
@@ -302,26 +307,19 @@ Json ValueJson(const Results& r, std::size_t i) {
 // Writes the results, one line per vertex, to `out`.
 Status WriteResults(std::FILE* out, const Snapshot& snap, const Projection& p, const Results& r, bool jsonl,
                     const std::string& id_key) {
-  if (!jsonl) std::fprintf(out, id_key.empty() ? "vertex,value\n" : "vertex,%s,value\n", id_key.c_str());
+  if (!jsonl) std::fprintf(out, id_key.empty() ? "vertex,value\n" : "vertex,%s,value\n", CsvField(id_key).c_str());
   for (std::uint32_t i = 0; i < p.vertex_count(); ++i) {
     const VertexId v = p.ToVertexId(i);
     if (jsonl) {
-      Json j = {{"vertex", v.value()}};
-      if (!id_key.empty()) j[id_key] = KeyJson(snap, v, id_key);
-      j["value"] = ValueJson(r, i);
+      Json j = {{"vertex", v.value()}, {"value", ValueJson(r, i)}};
+      if (!id_key.empty()) j["properties"][id_key] = KeyJson(snap, v, id_key);
       const std::string line = j.dump(-1, ' ', false, Json::error_handler_t::replace);
       std::fprintf(out, "%s\n", line.c_str());
     } else if (id_key.empty()) {
       std::fprintf(out, "%llu,%s\n", static_cast<unsigned long long>(v.value()), ValueText(r, i).c_str());
     } else {
-      // The key's text, quoted as CSV when it must be.
-      std::string id = KeyText(snap, v, id_key);
-      if (id.find_first_of(",\"\n\r") != std::string::npos) {
-        std::string q = "\"";
-        for (char c : id) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-        id = q + "\"";
-      }
-      std::fprintf(out, "%llu,%s,%s\n", static_cast<unsigned long long>(v.value()), id.c_str(),
+      std::fprintf(out, "%llu,%s,%s\n", static_cast<unsigned long long>(v.value()),
+                   CsvField(KeyText(snap, v, id_key)).c_str(),
                    ValueText(r, i).c_str());
     }
   }
@@ -362,6 +360,11 @@ int Run(int argc, const char* const* argv) {
   }
   const std::string& format = args.Get("--format");
   if (format != "csv" && format != "jsonl") return Usage(kRunHelp, "--format must be csv or jsonl");
+  if (algorithm == "triangles") {
+    for (const char* o : {"--out", "--format", "--id-key", "--write-property"}) {
+      if (args.Has(o)) return Usage(kRunHelp, std::string("triangles gives one number: it takes no ") + o);
+    }
+  }
   std::uint64_t threads = 0, iterations = algorithm == "cdlp" ? 10 : 20;
   if (!args.GetU64("--threads", &threads) || threads > 1024) return Usage(kRunHelp, "--threads needs a number");
   if (args.Has("--iterations") && (!args.GetU64("--iterations", &iterations) || iterations > 1'000'000)) {
@@ -386,24 +389,46 @@ int Run(int argc, const char* const* argv) {
   const std::string& out_path = args.Get("--out");
   const bool quiet = args.Has("--quiet");
 
+  // --out first: a file that exists (never overwritten) fails the run
+  // before anything is computed or written back.
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> out_file(nullptr, &std::fclose);
+  if (!out_path.empty() && out_path != "-") {
+    out_file.reset(std::fopen(out_path.c_str(), "wx"));
+    if (out_file == nullptr) return Fail("run: --out " + out_path, IOError(std::strerror(errno)));
+  }
+  // A failed run leaves no results file behind (an empty one would look like one).
+  auto fail = [&](std::string_view what, const Status& s) {
+    if (out_file != nullptr) {
+      out_file.reset();
+      std::remove(out_path.c_str());
+    }
+    return Fail(what, s);
+  };
   Result<std::unique_ptr<Graph>> graph = write_key.empty() ? OpenReadOnly(dir) : OpenExisting(dir);
-  if (!graph.ok()) return Fail("open " + dir, graph.status());
+  if (!graph.ok()) return fail("open " + dir, graph.status());
   const Snapshot snap = (*graph)->GetSnapshot();
+  // Results written into an indexed key could break the index's rule (a
+  // unique key, a declared type) after some batches committed: refused.
+  for (const IndexInfo& i : snap.Indexes()) {
+    if (write_key.empty() || i.spec.element != ElementKind::kVertex) continue;
+    if (std::find(i.spec.keys.begin(), i.spec.keys.end(), write_key) != i.spec.keys.end())
+      return fail("run: --write-property " + write_key,
+                  FailedPreconditionError("index '" + i.spec.name + "' covers that key; write the results to "
+                                          "another key"));
+  }
   VertexId source;
   if (needs_source) {
     Result<VertexId> v = ResolveVertex(snap, args.Get("--source"), args.Get("--by"));
-    if (!v.ok()) return Fail("run: --source", v.status());
+    if (!v.ok()) return fail("run: --source", v.status());
     source = *v;
   }
   ProgressLine progress(!quiet && StderrIsTerminal());
   const auto start = std::chrono::steady_clock::now();
   Result<Projection> proj = Project(snap, ps);
-  if (!proj.ok()) return Fail("run: projection", proj.status());
+  if (!proj.ok()) return fail("run: projection", proj.status());
   RunOptions run;
   run.threads = static_cast<std::uint32_t>(threads);
-  run.progress = [&progress, &algorithm](const quiver::Progress& p) {
-    progress.Update(algorithm + " " + std::string(p.phase), p.done, p.total, "");
-  };
+  run.progress = [&progress](const quiver::Progress& p) { progress.Update(p.phase, p.done, p.total, ""); };
   Results results;
   std::uint64_t triangles = 0;
   Status s;
@@ -446,7 +471,7 @@ int Run(int argc, const char* const* argv) {
     if (r.ok()) triangles = *r;
   }
   progress.Finish();
-  if (!s.ok()) return Fail("run " + algorithm, s);
+  if (!s.ok()) return fail("run " + algorithm, s);
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   std::uint64_t written = 0;
@@ -454,32 +479,34 @@ int Run(int argc, const char* const* argv) {
   if (per_vertex && !write_key.empty()) {
     Result<std::uint64_t> w = results.is_real ? WriteVertexProperty(**graph, *proj, write_key, results.real)
                                               : WriteVertexProperty(**graph, *proj, write_key, results.integer);
-    if (!w.ok()) return Fail("run: --write-property " + write_key, w.status());
+    if (!w.ok())
+      return fail("run: --write-property " + write_key,
+                  Status(w.status().code(), std::string(w.status().message()) +
+                                                " (the batches written before the failing one stay committed)"));
     written = *w;
     Status closed = (*graph)->Close();
-    if (!closed.ok()) return Fail("close", closed);
+    if (!closed.ok()) return fail("close", closed);
   }
   // Results go to --out, or to stdout unless they were written back.
   const bool to_stdout = per_vertex && (out_path == "-" || (out_path.empty() && write_key.empty()));
-  if (per_vertex && !out_path.empty() && out_path != "-") {
-    std::FILE* out = std::fopen(out_path.c_str(), "wx");  // never overwrite
-    if (out == nullptr) return Fail("run: --out " + out_path, IOError(std::strerror(errno)));
-    Status ws = WriteResults(out, snap, *proj, results, format == "jsonl", args.Get("--id-key"));
-    if (std::fclose(out) != 0 && ws.ok()) ws = IOError(std::strerror(errno));
+  if (out_file != nullptr) {
+    Status ws = WriteResults(out_file.get(), snap, *proj, results, format == "jsonl", args.Get("--id-key"));
+    if (std::fflush(out_file.get()) != 0 && ws.ok()) ws = IOError(std::strerror(errno));
+    if (std::fclose(out_file.release()) != 0 && ws.ok()) ws = IOError(std::strerror(errno));
     if (!ws.ok()) return Fail("run: --out " + out_path, ws);
   } else if (to_stdout) {
     Status ws = WriteResults(stdout, snap, *proj, results, format == "jsonl", args.Get("--id-key"));
-    if (!ws.ok()) return Fail("run", ws);
+    if (!ws.ok()) return fail("run", ws);
   }
   // The summary: on stderr when the results took stdout.
   std::FILE* summary = to_stdout ? stderr : stdout;
-  if (args.Has("--json") && !to_stdout) {
+  if (args.Has("--json")) {
     Json j = {{"algorithm", algorithm},       {"vertices", proj->vertex_count()},
                         {"edges", proj->edge_count()},   {"seconds", seconds},
                         {"written_back", written}};
     if (!per_vertex) j["triangles"] = triangles;
     if (!out_path.empty()) j["out"] = out_path;
-    PrintJson(j);
+    PrintJson(j, summary);  // on stderr when the results took stdout
   } else if (!per_vertex) {
     std::printf("triangles %llu\n", static_cast<unsigned long long>(triangles));
   } else if (!quiet) {

@@ -49,14 +49,32 @@ int main(int argc, char** argv) {
   }
   const int n = argc - 2;
   const char* const* rest = argv + 2;
-  if (command == "import") return Import(n, rest);
-  if (command == "export") return Export(n, rest);
-  if (command == "backup") return Backup(n, rest);
-  if (command == "info" || command == "stats") return Info(n, rest);
-  if (command == "verify") return Verify(n, rest);
-  if (command == "dump") return Dump(n, rest);
-  if (command == "neighbors") return Neighbors(n, rest);
-  if (command == "path") return Path(n, rest);
-  if (command == "run") return Run(n, rest);
-  return Usage(kMainHelp, "unknown command '" + command + "'");
+  int rc = kUsage;
+  if (command == "import") {
+    rc = Import(n, rest);
+  } else if (command == "export") {
+    rc = Export(n, rest);
+  } else if (command == "backup") {
+    rc = Backup(n, rest);
+  } else if (command == "info" || command == "stats") {
+    rc = Info(n, rest);
+  } else if (command == "verify") {
+    rc = Verify(n, rest);
+  } else if (command == "dump") {
+    rc = Dump(n, rest);
+  } else if (command == "neighbors") {
+    rc = Neighbors(n, rest);
+  } else if (command == "path") {
+    rc = Path(n, rest);
+  } else if (command == "run") {
+    rc = Run(n, rest);
+  } else {
+    return Usage(kMainHelp, "unknown command '" + command + "'");
+  }
+  // Output lost (a full disk, a closed pipe) is a failure, not a success.
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "quiver: writing the output failed\n");
+    return kFailed;
+  }
+  return rc;
 }

@@ -83,6 +83,7 @@ Result<ImportStats> Importer::RunUnguarded() {
   rejected_lines_.assign(FileCount(), {});
   rows_.assign(FileCount(), 0);
   planned_.assign(FileCount(), {});
+  planned_end_.assign(FileCount(), 0);
   if (options_.progress) {
     // The sizes the files have now (a missing one counts 0: OpenInput
     // reports it).

@@ -253,6 +253,7 @@ class Importer {
   std::vector<std::uint64_t> rows_;                         // per file, records read in pass 1
   NameTable labels_, types_, keys_;                         // bulk path only
   std::vector<std::vector<PlannedBlock>> planned_;          // per file, if parsed in parallel
+  std::vector<std::uint64_t> planned_end_;                   // per such file, the end of its plan
   // Input bytes per block: enough to amortise a block's set-up, few enough
   // that the window (two blocks per thread) stays a few tens of MiB.
   std::uint64_t block_bytes_ = std::uint64_t{4} << 20;

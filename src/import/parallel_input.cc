@@ -159,10 +159,10 @@ unsigned Importer::Threads() const {
 }
 
 bool Importer::Splittable(std::size_t index) const {
-  // A record of these is one line (JSON escapes its line breaks). A gzip
-  // file is read in order only: one thread.
-  const bool one_line_records = options_.format == DataFormat::kEvlp || options_.format == DataFormat::kJsonl;
-  if (!one_line_records || KindAt(index) != FileKind::kEdges || Threads() <= 1) return false;
+  // Edge files of every format: a record of EVLP and JSON Lines is one
+  // line (JSON escapes its line breaks), CSV is cut where quotes allow
+  // (PlanQuotedBlocks). A gzip file is read in order only: one thread.
+  if (KindAt(index) != FileKind::kEdges || Threads() <= 1) return false;
   Result<bool> gzip = IsGzip(fs_, FileAt(index).path);
   return gzip.ok() && !*gzip;  // an unreadable file fails in OpenInput, with its position
 }
@@ -217,11 +217,22 @@ Result<Importer::EdgeRow> Importer::ResolveEdge(const CsvReader& r, const Row& r
 Status Importer::ValidateFileParallel(std::size_t index) {
   const std::string& path = FileAt(index).path;
   Schema schema;
+  std::uint64_t start = 0, rows_line = 1;  // where the rows start
   {
     QUIVER_ASSIGN_OR_RETURN(Input head, OpenInput(index));  // the schema, and the empty-file check
     schema = std::move(head.schema);
+    if (!head.first_is_data) {  // a CSV header: the blocks start past it
+      start = head.reader->bytes_read();
+      rows_line = head.reader->end_line() + 1;
+    }
   }
-  QUIVER_ASSIGN_OR_RETURN(std::vector<InputBlock> blocks, PlanBlocks(fs_, path, block_bytes_));
+  std::vector<InputBlock> blocks;
+  if (options_.format == DataFormat::kCsv) {
+    QUIVER_ASSIGN_OR_RETURN(blocks, PlanQuotedBlocks(fs_, path, start, block_bytes_));
+  } else {
+    QUIVER_ASSIGN_OR_RETURN(blocks, PlanBlocks(fs_, path, block_bytes_));
+  }
+  planned_end_[index] = blocks.empty() ? start : blocks.back().offset + blocks.back().length;
   struct Bad {
     std::uint64_t record_line, line, column;
     std::string reason, raw;
@@ -234,7 +245,7 @@ Status Importer::ValidateFileParallel(std::size_t index) {
     NameTable types, keys;  // bulk: the names in the order first seen
   };
   std::vector<BlockResult> results(blocks.size());
-  LineBases bases(blocks.size());
+  LineBases bases(blocks.size(), rows_line);
   checkpoint::ChunkPipeline* pipeline = nullptr;  // set before Run, so before any worker
   // More rejected rows than this cannot change the outcome (saturating:
   // skip_bad_rows may be SIZE_MAX, "skip them all").
@@ -429,7 +440,7 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
   // one-thread path finds by its count.
   QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<env::ReadableFile> file, fs_->OpenReadable(path));
   QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file->Size());
-  const std::uint64_t planned = blocks.empty() ? 0 : blocks.back().block.offset + blocks.back().block.length;
+  const std::uint64_t planned = planned_end_[index];
   if (size != planned)
     return InternalError(base::StrCat(path, ": the file changed during the import (", size, " bytes, ",
                                       planned, " at first)"));

@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <map>
+#include <new>
 #include <optional>
 #include <string_view>
 #include <vector>
@@ -113,12 +114,22 @@ Status DumpGraphFile(env::FileSystem* fs, const std::string& path, const DumpOpt
   return *s;
 }
 
+// A hostile file can claim more bytes than memory holds (a segment is read
+// whole, as Verify reads it): ResourceExhausted, never an exception.
 Status DumpDirectory(std::string_view dir, const DumpOptions& options, const DumpLineFn& out) {
-  return DumpGraphDirectory(env::PosixFileSystem(), std::string(dir), options, out);
+  try {
+    return DumpGraphDirectory(env::PosixFileSystem(), std::string(dir), options, out);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(base::StrCat("dump ", dir, ": out of memory (a file too large to read whole)"));
+  }
 }
 
 Status DumpFile(std::string_view path, const DumpOptions& options, const DumpLineFn& out) {
-  return DumpGraphFile(env::PosixFileSystem(), std::string(path), options, out);
+  try {
+    return DumpGraphFile(env::PosixFileSystem(), std::string(path), options, out);
+  } catch (const std::bad_alloc&) {
+    return ResourceExhaustedError(base::StrCat("dump ", path, ": out of memory (a file too large to read whole)"));
+  }
 }
 
 }  // namespace quiver

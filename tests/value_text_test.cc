@@ -65,6 +65,21 @@ TEST(ValueTextTest, IndexSpecs) {
                         .label = "KNOWS",
                         .kind = IndexKind::kUniqueEndpoints});
   EXPECT_EQ(out, "\"knows once\": edge-endpoint constraint on edges :KNOWS");
+  // Review: a damaged record's element kind is shown as it is, not as vertices.
+  out.clear();
+  AppendIndexSpec(out, {.name = "x", .element = static_cast<ElementKind>(5), .label = "L", .keys = {"k"}});
+  EXPECT_EQ(out, "x: exact on element 5 :L (k)");
+}
+
+// Review: valid UTF-8 that breaks or reorders a line (NEL and the other C1
+// controls, U+2028/U+2029, the bidi controls) is escaped, and a message
+// from a damaged file prints as one line.
+TEST(ValueTextTest, NothingPrintedBreaksALine) {
+  EXPECT_EQ(Quoted("a\u2028b"), R"("a\u2028b")");
+  EXPECT_EQ(Quoted("a\u2029b\u0085c"), R"("a\u2029b\u0085c")");
+  EXPECT_EQ(Quoted("\u202e\u2066x\u2069"), R"("\u202e\u2066x\u2069")");
+  EXPECT_EQ(Quoted("\u2027\u00a0"), "\"\u2027\u00a0\"");  // neighbours stay as they are
+  EXPECT_EQ(OneLine("index 'x\n  block at 196: vertices' \"q\""), R"(index 'x\n  block at 196: vertices' "q")");
 }
 
 }  // namespace

@@ -2,7 +2,10 @@
 // line, for debugging and for the format docs' examples (the `quiver dump`
 // command prints it). Like LevelDB's DumpFile: it reads through the same
 // readers and decoders as recovery and Verify, takes no lock and changes
-// nothing, so it may run beside a graph that has the directory open.
+// nothing, so it may run beside a graph that has the directory open; it
+// reads each segment whole while the writer may be appending to the last
+// one, so such a dump can show a damaged or torn last group that a second
+// run does not (as VerifyDirectory can).
 //
 // What it prints, per file (docs/wal_format.md and docs/checkpoint_format.md
 // each have a section with an example):

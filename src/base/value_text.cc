@@ -33,8 +33,27 @@ void AppendQuoted(std::string& out, std::string_view s) {
   // Valid UTF-8 stays readable; anything else shows its bytes.
   const bool utf8 = IsValidUtf8(s);
   out.push_back('"');
-  for (char c : s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
     const auto b = static_cast<std::uint8_t>(c);
+    // Valid UTF-8 that would break or reorder a line of text: C1 controls
+    // (U+0080-U+009F, NEL among them), the line and paragraph separators
+    // and the bidirectional controls (U+2028-U+202E, U+2066-U+2069), as \u.
+    if (utf8 && b == 0xC2 && i + 1 < s.size() && static_cast<std::uint8_t>(s[i + 1]) <= 0x9F) {
+      out.append("\\u00");
+      AppendHexByte(out, static_cast<std::uint8_t>(s[i + 1]));
+      ++i;
+      continue;
+    }
+    if (utf8 && b == 0xE2 && i + 2 < s.size()) {
+      const auto b1 = static_cast<std::uint8_t>(s[i + 1]), b2 = static_cast<std::uint8_t>(s[i + 2]);
+      if ((b1 == 0x80 && b2 >= 0xA8 && b2 <= 0xAE) || (b1 == 0x81 && b2 >= 0xA6 && b2 <= 0xA9)) {
+        out.append("\\u20");
+        AppendHexByte(out, static_cast<std::uint8_t>(b1 == 0x80 ? b2 - 0x80 : b2 - 0x80 + 0x40));
+        i += 2;
+        continue;
+      }
+    }
     switch (c) {
       case '"': out.append("\\\""); continue;
       case '\\': out.append("\\\\"); continue;
@@ -77,7 +96,15 @@ void AppendIndexSpec(std::string& out, const IndexSpec& spec) {
       out.append(std::to_string(static_cast<int>(spec.kind)));
       break;
   }
-  out.append(spec.element == ElementKind::kEdge ? " on edges :" : " on vertices :");
+  switch (spec.element) {
+    case ElementKind::kVertex: out.append(" on vertices :"); break;
+    case ElementKind::kEdge: out.append(" on edges :"); break;
+    default:  // a damaged or newer record: shown as it is, never as another value
+      out.append(" on element ");
+      out.append(std::to_string(static_cast<int>(spec.element)));
+      out.append(" :");
+      break;
+  }
   AppendName(out, spec.label);
   if (!spec.keys.empty()) {
     out.append(" (");
@@ -96,6 +123,18 @@ void AppendIndexSpec(std::string& out, const IndexSpec& spec) {
 std::string Quoted(std::string_view s) {
   std::string out;
   AppendQuoted(out, s);
+  return out;
+}
+
+std::string OneLine(std::string_view s) {
+  std::string q = Quoted(s);
+  // Drop the quotes AppendQuoted added, and unescape the quotes and
+  // backslashes it escaped (they cannot break a line).
+  std::string out;
+  for (std::size_t i = 1; i + 1 < q.size(); ++i) {
+    if (q[i] == '\\' && (q[i + 1] == '"' || q[i + 1] == '\\')) ++i;
+    out.push_back(q[i]);
+  }
   return out;
 }
 

@@ -34,6 +34,9 @@ namespace quiver::base {
 void AppendQuoted(std::string& out, std::string_view s);
 // `s` quoted and escaped.
 std::string Quoted(std::string_view s);
+// `s` (a message that may quote names from a damaged file) as one line of
+// text: escaped as Quoted escapes, without the surrounding quotes.
+std::string OneLine(std::string_view s);
 
 // Appends `name` bare or quoted, as the top of this file says.
 void AppendName(std::string& out, std::string_view name);

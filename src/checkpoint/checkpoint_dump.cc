@@ -75,8 +75,8 @@ class CheckpointDumper final : public CheckpointVisitor {
   Status Finish(Status s, std::uint64_t bad_offset, std::uint64_t file_bytes) {
     if (!s.ok()) {
       Line(1, s.code() == StatusCode::kCorruption
-                  ? base::StrCat("! stopped at offset ", bad_offset, ": ", s.message())
-                  : base::StrCat("! ", s.message()));
+                  ? base::StrCat("! stopped at offset ", bad_offset, ": ", base::OneLine(s.message()))
+                  : base::StrCat("! ", base::OneLine(s.message())));
       return s;
     }
     if (header_.trailer_bytes != 0)

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "base/strings.h"
+#include "base/value_text.h"
 #include "checkpoint/checkpoint_format.h"
 #include "index/index_keys.h"
 
@@ -52,7 +53,7 @@ Status ReadIndexDef(base::ByteReader& r, std::uint32_t format_version, IndexDefR
   if (kind == static_cast<std::uint8_t>(IndexKind::kUniqueEndpoints) &&
       format_version < kFirstEndpointConstraintVersion)
     return BadDefinitions(base::StrCat(
-        "index '", def->name, "' is an edge-endpoint constraint (kind 3) in a format version ",
+        "index ", base::Quoted(def->name), " is an edge-endpoint constraint (kind 3) in a format version ",
         format_version, " checkpoint; that kind came with format version ", kFirstEndpointConstraintVersion));
   def->element = static_cast<ElementKind>(element);
   def->kind = static_cast<IndexKind>(kind);

@@ -138,9 +138,9 @@ class SegmentDumper {
     if (!s.ok()) {
       if (s.code() == StatusCode::kCorruption) {
         const std::uint64_t at = undecodable_at_.value_or(scan_.bad_offset);
-        Line(1, base::StrCat("! stopped at offset ", at, ": ", s.message()));
+        Line(1, base::StrCat("! stopped at offset ", at, ": ", base::OneLine(s.message())));
       } else {
-        Line(1, base::StrCat("! ", s.message()));
+        Line(1, base::StrCat("! ", base::OneLine(s.message())));
       }
       return s;
     }

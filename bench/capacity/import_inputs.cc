@@ -184,48 +184,14 @@ ImportInputs WriteEvlpInputs(const std::string& dir, std::uint64_t v) {
   return in;
 }
 
-ImportInputs WriteCsvInputs(const std::string& dir, std::uint64_t v) {
-  ImportInputs in;
-  in.dir = dir;
-  in.vertex_files = {dir + "/vertices.csv"};
-  in.edge_files = {dir + "/edges.csv"};
-  in.vertices = v;
-  in.edges = v * kImportOutDegree;
-  const std::uint64_t v_stride = std::max<std::uint64_t>(1, v / kSamples);
-  const std::uint64_t e_stride = std::max<std::uint64_t>(1, in.edges / kSamples);
-  const std::vector<std::uint32_t> ids = ShuffledIds(v, 0xc1);
-  Rng rng(kSeed ^ 0xc2);
-  OutFile vf(in.vertex_files[0]), ef(in.edge_files[0]);
-  vf << "id:ID,name,age:int,score:double\n";
-  ef << ":START_ID,:END_ID,:TYPE,since:int\n";
-  for (std::uint64_t p = 0; p < v; ++p) {
-    const auto id = static_cast<std::int64_t>(ids[p]);
-    const std::string name = NameOf(rng);
-    const auto age = static_cast<std::int64_t>(18 + rng.Uniform(80));
-    const double score = static_cast<double>(rng.Uniform(1'000'000)) / 1000.0;
-    vf << id << ',' << name << ',' << age << ',' << score << '\n';
-    if (p % v_stride == 0) in.vertex_samples.push_back({p, id, age, name, score});
-  }
-  for (std::uint64_t p = 0; p < v; ++p) {
-    for (std::uint64_t j = 0; j < kImportOutDegree; ++j) {
-      const auto source = static_cast<std::int64_t>(ids[p]);
-      const auto target = static_cast<std::int64_t>(rng.Uniform(v));
-      const auto since = static_cast<std::int64_t>(1970 + rng.Uniform(56));
-      ef << source << ',' << target << ",KNOWS," << since << '\n';
-      const std::uint64_t k = p * kImportOutDegree + j;
-      if (k % e_stride == 0) in.edge_samples.push_back({k, source, target, since});
-    }
-  }
-  in.bytes = vf.Close() + ef.Close();
-  return in;
-}
+namespace {
 
-ImportInputs WriteJsonlInputs(const std::string& dir, std::uint64_t v) {
-  // The CSV generator's rows (the same seed and order), written as JSON objects.
+// The CSV and JSON Lines files: one generator (the same seed, so the same rows), two spellings.
+ImportInputs WriteRowInputs(const std::string& dir, std::uint64_t v, bool jsonl) {
   ImportInputs in;
   in.dir = dir;
-  in.vertex_files = {dir + "/vertices.jsonl"};
-  in.edge_files = {dir + "/edges.jsonl"};
+  in.vertex_files = {dir + (jsonl ? "/vertices.jsonl" : "/vertices.csv")};
+  in.edge_files = {dir + (jsonl ? "/edges.jsonl" : "/edges.csv")};
   in.vertices = v;
   in.edges = v * kImportOutDegree;
   const std::uint64_t v_stride = std::max<std::uint64_t>(1, v / kSamples);
@@ -233,16 +199,24 @@ ImportInputs WriteJsonlInputs(const std::string& dir, std::uint64_t v) {
   const std::vector<std::uint32_t> ids = ShuffledIds(v, 0xc1);
   Rng rng(kSeed ^ 0xc2);
   OutFile vf(in.vertex_files[0]), ef(in.edge_files[0]);
+  if (!jsonl) {
+    vf << "id:ID,name,age:int,score:double\n";
+    ef << ":START_ID,:END_ID,:TYPE,since:int\n";
+  }
   for (std::uint64_t p = 0; p < v; ++p) {
     const auto id = static_cast<std::int64_t>(ids[p]);
     const std::string name = NameOf(rng);
     const auto age = static_cast<std::int64_t>(18 + rng.Uniform(80));
-    // A score with a fraction is written with one (a double); a whole one gets ".0".
     const double score = static_cast<double>(rng.Uniform(1'000'000)) / 1000.0;
-    vf << "{\"id\":\"" << id << "\",\"properties\":{\"name\":\"" << name << "\",\"age\":" << age
-       << ",\"score\":" << score;
-    if (score == static_cast<double>(static_cast<std::int64_t>(score))) vf << ".0";
-    vf << "}}\n";
+    if (jsonl) {
+      vf << "{\"id\":\"" << id << "\",\"properties\":{\"name\":\"" << name << "\",\"age\":" << age
+         << ",\"score\":" << score;
+      // A whole score gets ".0": written as "3" it would be an int64.
+      if (score == static_cast<double>(static_cast<std::int64_t>(score))) vf << ".0";
+      vf << "}}\n";
+    } else {
+      vf << id << ',' << name << ',' << age << ',' << score << '\n';
+    }
     in.int_sum += static_cast<std::uint64_t>(age);
     if (p % v_stride == 0) in.vertex_samples.push_back({p, id, age, name, score});
   }
@@ -251,8 +225,12 @@ ImportInputs WriteJsonlInputs(const std::string& dir, std::uint64_t v) {
       const auto source = static_cast<std::int64_t>(ids[p]);
       const auto target = static_cast<std::int64_t>(rng.Uniform(v));
       const auto since = static_cast<std::int64_t>(1970 + rng.Uniform(56));
-      ef << "{\"start\":\"" << source << "\",\"end\":\"" << target
-         << "\",\"type\":\"KNOWS\",\"properties\":{\"since\":" << since << "}}\n";
+      if (jsonl) {
+        ef << "{\"start\":\"" << source << "\",\"end\":\"" << target
+           << "\",\"type\":\"KNOWS\",\"properties\":{\"since\":" << since << "}}\n";
+      } else {
+        ef << source << ',' << target << ",KNOWS," << since << '\n';
+      }
       in.int_sum += static_cast<std::uint64_t>(since);
       const std::uint64_t k = p * kImportOutDegree + j;
       if (k % e_stride == 0) in.edge_samples.push_back({k, source, target, since});
@@ -261,6 +239,12 @@ ImportInputs WriteJsonlInputs(const std::string& dir, std::uint64_t v) {
   in.bytes = vf.Close() + ef.Close();
   return in;
 }
+
+}  // namespace
+
+ImportInputs WriteCsvInputs(const std::string& dir, std::uint64_t v) { return WriteRowInputs(dir, v, false); }
+
+ImportInputs WriteJsonlInputs(const std::string& dir, std::uint64_t v) { return WriteRowInputs(dir, v, true); }
 
 double ReadInputSeconds(const ImportInputs& in) {
   std::vector<char> buf(kChunkBytes);

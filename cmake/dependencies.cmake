@@ -6,6 +6,8 @@ find_package(Threads REQUIRED)
 find_package(absl CONFIG REQUIRED)      # libabsl-dev 20220623
 find_package(mimalloc CONFIG REQUIRED)  # libmimalloc-dev 2.0; exports the shared target `mimalloc`
 find_package(xsimd CONFIG REQUIRED)     # libxsimd-dev 8.1, header-only
+find_package(simdjson CONFIG REQUIRED)  # libsimdjson-dev 3.0: JSON Lines import
+find_package(ZLIB REQUIRED)             # zlib1g-dev: gzip input to import
 
 # Debian's xsimd target lists "xtl" in its link interface without providing
 # that target, which would put -lxtl on every link line. Quiver uses xsimd's

@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache git
   clang clang-format clang-tidy
-  libabsl-dev libmimalloc-dev libxsimd-dev nlohmann-json3-dev
+  libabsl-dev libmimalloc-dev libxsimd-dev nlohmann-json3-dev libsimdjson-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-jsonschema python3-matplotlib
   # quiver-bench only (the analytics family's peers); the library never links them

@@ -98,6 +98,60 @@ std::vector<BadCase> Cases() {
        "/in/g.v:3:1: ", "duplicate id '1' (first at /in/g.v:1)", DataFormat::kEvlp},
       {"EvlpWrongColumnCount", "1\n2\n", "1 2 0.5\n2 1\n", StatusCode::kInvalidArgument,
        "/in/g.e:2:4: ", "wrong column count: 2 fields, the header has 3", DataFormat::kEvlp},
+      {"JsonlNotAnObject", "[1, 2]\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:1: ", "not a JSON object", DataFormat::kJsonl},
+      {"JsonlInvalidJson", "{\"id\": \"p1\" \"label\": \"x\"}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:", "invalid JSON", DataFormat::kJsonl},
+      {"JsonlUnknownMember", "{\"id\": \"p1\", \"name\": \"Ada\"}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:14: ", "unknown member \"name\"", DataFormat::kJsonl},
+      {"JsonlMemberTwice", "{\"id\": \"p1\", \"id\": \"p2\"}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:14: ", "member \"id\" given twice", DataFormat::kJsonl},
+      {"JsonlIdNotStringOrInt", "{\"id\": true}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:8: ", "an id must be a string or an int64", DataFormat::kJsonl},
+      {"JsonlMixedIdKinds", "{\"id\": 1}\n{\"id\": \"p2\"}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:2:8: ", "a string id in a file whose ids are numbers", DataFormat::kJsonl},
+      {"JsonlLabelNotAString", "{\"id\": \"p1\", \"label\": 5}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:23: ", "\"label\" must be a string", DataFormat::kJsonl},
+      {"JsonlTwoLabels", "{\"id\": \"p1\", \"label\": \"A;B\"}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:23: ", "more than one label", DataFormat::kJsonl},
+      {"JsonlIntegerBeyondInt64", "{\"id\": \"p1\", \"properties\": {\"n\": 18446744073709551615}}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:34: ", "an integer beyond the int64 range (property n)", DataFormat::kJsonl},
+      {"JsonlNestedObject", "{\"id\": \"p1\", \"properties\": {\"o\": {\"a\": 1}}}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:34: ", "an object value must be {\"bytes\": \"<hex>\"}", DataFormat::kJsonl},
+      {"JsonlStringArray", "{\"id\": \"p1\", \"properties\": {\"tags\": [\"a\"]}}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:37: ", "an array holds numbers only", DataFormat::kJsonl},
+      {"JsonlFloatBeyondRange", "{\"id\": \"p1\", \"properties\": {\"e\": [1e39]}}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:34: ", "'1e39' is not a finite float", DataFormat::kJsonl},
+      {"JsonlPropertyTwice", "{\"id\": \"p1\", \"properties\": {\"a\": 1, \"a\": 2}}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:42: ", "property 'a' given twice", DataFormat::kJsonl},
+      {"JsonlIdKeyAlsoAProperty", "{\"id\": \"p1\", \"properties\": {\"id\": \"x\"}}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:8: ", "property 'id' given twice (the id is kept under it)", DataFormat::kJsonl},
+      {"JsonlTextAfterTheObject", "{\"id\": \"p1\"} {\"x\": 1}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:14: ", "text after the JSON object", DataFormat::kJsonl},
+      {"JsonlUnbalanced", "{\"id\": \"p1\"} x\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:1: ", "invalid JSON (", DataFormat::kJsonl},
+      {"JsonlDuplicateId", "{\"id\": \"p1\"}\n{\"id\": \"p1\"}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:2:8: ", "duplicate id 'p1' (first at /in/v.jsonl:1)", DataFormat::kJsonl},
+      {"JsonlIdAlreadyInGraph", "{\"id\": \"p0\", \"label\": \"Person\"}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:8: ", "id 'p0' is already held by vertex 0 (Person.id)", DataFormat::kJsonl},
+      {"JsonlInvalidUtf8", "{\"id\": \"p\xff\"}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:", "invalid UTF-8", DataFormat::kJsonl},
+      {"JsonlPropertyTwiceAfterANull", "{\"id\": \"p1\", \"properties\": {\"a\": null, \"a\": 1}}\n", "",
+       StatusCode::kInvalidArgument, "/in/v.jsonl:1:45: ", "property 'a' given twice", DataFormat::kJsonl},
+      {"JsonlBadEscape", "{\"id\": \"p1\", \"label\": \"\\udc00\"}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:23: ", "invalid JSON string (a bad escape)", DataFormat::kJsonl},
+      {"JsonlNotAJsonNumber", "{\"id\": \"p1\", \"properties\": {\"n\": 01}}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:34: ", "'01' is not a JSON number", DataFormat::kJsonl},
+      {"JsonlIntegerBeyondUint64", "{\"id\": \"p1\", \"properties\": {\"n\": 99999999999999999999}}\n", "",
+       StatusCode::kInvalidArgument, "/in/v.jsonl:1:34: ", "an integer beyond the int64 range", DataFormat::kJsonl},
+      {"JsonlDoubleBeyondRange", "{\"id\": \"p1\", \"properties\": {\"n\": 1e400}}\n", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:34: ", "'1e400' is not a finite double", DataFormat::kJsonl},
+      {"JsonlEmptyFile", "", "", StatusCode::kInvalidArgument,
+       "/in/v.jsonl:1:1: ", "empty file", DataFormat::kJsonl},
+      {"JsonlEdgeWithoutEnd", "{\"id\": \"p1\"}\n", "{\"start\": \"p1\"}\n", StatusCode::kInvalidArgument,
+       "/in/e.jsonl:1:1: ", "no \"end\" member", DataFormat::kJsonl},
+      {"JsonlUnknownEndpoint", "{\"id\": \"p1\"}\n", "{\"start\": \"p1\", \"end\": \"p9\"}\n", StatusCode::kInvalidArgument,
+       "/in/e.jsonl:1:24: ", "unknown :END_ID 'p9'", DataFormat::kJsonl},
   };
 }
 
@@ -108,8 +162,9 @@ TEST_P(ImportBadInputTest, ReportsPositionAndChangesNothing) {
   env::SimFileSystem fs;
   ASSERT_TRUE(fs.CreateDir("/in").ok());
   const bool evlp = c.format == DataFormat::kEvlp;
-  const std::string vpath = evlp ? "/in/g.v" : "/in/v.csv";
-  const std::string epath = evlp ? "/in/g.e" : "/in/e.csv";
+  const bool jsonl = c.format == DataFormat::kJsonl;
+  const std::string vpath = evlp ? "/in/g.v" : jsonl ? "/in/v.jsonl" : "/in/v.csv";
+  const std::string epath = evlp ? "/in/g.e" : jsonl ? "/in/e.jsonl" : "/in/e.csv";
   PutFile(fs, vpath, c.vertices);
   ImportSpec spec;
   spec.vertices.push_back({vpath, "Person"});

@@ -39,6 +39,7 @@ Result<ImportStats> RunBulk(env::FileSystem& fs, const std::string& dir, const I
 // What a failed import may leave in its directory: nothing, or the LOCK
 // it held (a writable Open leaves LOCK too).
 bool HoldsNoGraph(env::FileSystem& fs, const std::string& dir) {
+  if (!fs.Exists(dir).value()) return true;
   const std::vector<std::string> left = fs.ListDir(dir).value();
   return left.empty() || left == std::vector<std::string>{"LOCK"};
 }
@@ -144,6 +145,28 @@ std::vector<Input> Inputs() {
     in.files["/in/v.csv"] = "id:ID,p,q,r\na,,,\na,1,,9\nb,,2,\nc,3,4,\n";
     in.spec = {.vertices = {{"/in/v.csv", "N"}}};
     in.options.skip_bad_rows = 1;
+    v.push_back(in);
+  }
+  {
+    // JSON Lines: every value type, string and number ids, rows naming
+    // their own label or taking the file's, edges over several blocks.
+    Input in{"JsonLinesEveryValueType", {}, {}, {}};
+    in.files["/in/v.jsonl"] =
+        "{\"id\": \"p1\", \"label\": \"Person\", \"properties\": {\"name\": \"Ada \\\"A\\\" \\u00e9\", "
+        "\"age\": 36, \"score\": 0.5, \"ok\": true, \"e\": [1, 2.5], \"raw\": {\"bytes\": \"00ff\"}, \"gone\": null}}\n"
+        "{\"id\": \"7\", \"properties\": {\"age\": -1}}\n"
+        "{\"id\": \"p3\", \"label\": \"Robot\"}\n";
+    in.files["/in/c.jsonl"] = "{\"id\": 1, \"label\": \"City\"}\n{\"id\": 2}\n";
+    std::string edges;
+    for (int i = 0; i < 300; ++i) {
+      edges += i % 2 == 0 ? "{\"start\": \"p1\", \"end\": 7, \"properties\": {\"w\": " + std::to_string(i) + ".5}}\n"
+                          : "{\"type\": \"LIKES\", \"end\": \"p3\", \"start\": 1}\n";
+    }
+    in.files["/in/e.jsonl"] = edges;
+    in.spec.vertices = {{"/in/v.jsonl", "Human"}, {"/in/c.jsonl", "City"}};
+    in.spec.edges = {{"/in/e.jsonl", "KNOWS"}};
+    in.options.format = DataFormat::kJsonl;
+    in.options.create_id_indexes = true;
     v.push_back(in);
   }
   {
@@ -517,6 +540,68 @@ TEST(ImportParallelTest, AnyThreadCountAndBlockSizeGivesWhatOneThreadGives) {
   }
 }
 
+// CSV edge files are cut only where a record ends (PlanQuotedBlocks):
+// quoted fields with line breaks, doubled quotes and delimiters, CRLF,
+// empty lines, rejected rows and quoting errors late in the file give on
+// any thread count and block size what one thread gives.
+TEST(ImportParallelTest, CsvCutWhereQuotesAllowGivesWhatOneThreadGives) {
+  std::string vertices = "id:ID,name\n";
+  for (int i = 0; i < 100; ++i) vertices += "v" + std::to_string(i) + ",n" + std::to_string(i) + "\n";
+  std::string edges = ":START_ID,:END_ID,:TYPE,note,w:int\n";
+  for (int i = 0; i < 600; ++i) {
+    const std::string a = "v" + std::to_string(i % 100), b = "v" + std::to_string((i * 7 + 3) % 100);
+    switch (i % 9) {
+      case 0: edges += a + "," + b + ",R,\"two\nlines\"," + std::to_string(i) + "\n"; break;
+      case 1: edges += a + "," + b + ",R,\"say \"\"hi\"\", ok\",1\r\n"; break;
+      case 2: edges += "\n" + a + "," + b + ",,\"\",2\n"; break;
+      case 3: edges += a + "," + b + ",R,\"\n\n\",3\n"; break;
+      case 4: edges += a + ",zz,R,x,4\n"; break;  // unknown endpoint: rejected
+      case 5: edges += a + "," + b + ",R,\"q\",x5\n"; break;  // not an int: rejected
+      default: edges += a + "," + b + ",S,plain," + std::to_string(i) + "\n";
+    }
+  }
+  struct Case {
+    const char* name;
+    std::string edges;
+    std::string outcome;  // a part of what one thread gives
+  };
+  const std::vector<Case> cases = {
+      {"quoted line breaks", edges, " 'x5' is not an int"},
+      // One thread reads the stray quote's field on to the next quote, then
+      // fails there; the blocks cut by quote parity do the same.
+      {"a stray quote mid-file", edges + "v1,v2,R,\"open,1\n" + edges.substr(edges.find('\n') + 1),
+       "871:10: unexpected character after a closing quote"},
+      {"unterminated quote at the end", edges + "v1,v2,R,\"open,1\nv1,v2,R,x,2\n", "unterminated quoted field"},
+      {"text after a closing quote late", edges + "v1,v2,R,\"a\"b,1\n" + "v1,v2,R,\"c\",2\n", "after a closing quote"},
+      {"quote in an unquoted field late", edges + "v1,v2,R,a\"b,1\n", "quote inside an unquoted field"},
+      {"header only", ":START_ID,:END_ID,:TYPE\n", "100 0\n"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    env::SimFileSystem fs;
+    ASSERT_TRUE(fs.CreateDir("/in").ok());
+    PutFile(fs, "/in/v.csv", vertices);
+    PutFile(fs, "/in/e.csv", c.edges);
+    const ImportSpec spec{.vertices = {{"/in/v.csv", "V"}}, .edges = {{"/in/e.csv", "E"}}};
+    ImportOptions one;
+    one.skip_bad_rows = 1000;
+    one.threads = 1;
+    int dirs = 0;
+    for (bool bulk : {false, true}) {
+      const std::string want = Outcome(fs, spec, one, 1 << 20, bulk, "/db" + std::to_string(dirs++));
+      EXPECT_NE(want.find(c.outcome), std::string::npos) << want.substr(0, 300);
+      for (std::uint32_t threads : {2u, 3u}) {
+        for (std::uint64_t block : {1u, 5u, 64u, 4096u}) {
+          ImportOptions o = one;
+          o.threads = threads;
+          EXPECT_EQ(Outcome(fs, spec, o, block, bulk, "/db" + std::to_string(dirs++)), want)
+              << threads << " threads, blocks of " << block << (bulk ? " bytes, bulk" : " bytes, batches");
+        }
+      }
+    }
+  }
+}
+
 // Rewrites a file in the wrapped SimFileSystem when something happens
 // (the path's n-th open for reading, or the first checkpoint .tmp opened
 // for writing), to test an input that changes between the two passes.
@@ -563,6 +648,7 @@ TEST(ImportBulkReviewTest, AFileChangedBetweenThePassesIsAnError) {
     ASSERT_TRUE(g->Write(std::move(b)).ok());
     ImportOptions o;
     o.skip_bad_rows = 1;
+    o.threads = 1;  // the opens counted are one thread's (a CSV edge file is cut into blocks on more)
     const ImportSpec spec{.vertices = {{"/in/v.csv", "N"}}, .edges = {{"/in/e.csv", "R"}}};
     Result<ImportStats> r = RunImport(fs, *g, spec, o);
     EXPECT_EQ(r.status().code(), StatusCode::kInternal) << r.status().ToString();
@@ -746,6 +832,71 @@ TEST(ImportBulkReviewTest, AnImportCutShortByACrashCanBeRunAgain) {
     Result<ImportStats> again = RunBulk(*crashed, kDir, in.spec, in.options);
     EXPECT_TRUE(again.ok()) << "crash at operation " << n << ": " << again.status().ToString();
   }
+}
+
+// ImportOptions::progress: each phase ("checking", then "loading") starts at
+// 0 and climbs to the files' total size, never back, on both paths and
+// through the parallel blocks; a failed import reports nothing after it.
+TEST(ImportProgressTest, EachPhaseClimbsFromZeroToTheTotal) {
+  env::SimFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir("/in").ok());
+  std::string vertices, edges;
+  for (int i = 0; i < 1000; ++i) vertices += std::to_string(i) + "\n";
+  for (int i = 0; i < 200000; ++i) edges += std::to_string(i % 1000) + " " + std::to_string((i * 7) % 1000) + "\n";
+  PutFile(fs, "/in/g.v", vertices);
+  PutFile(fs, "/in/g.e", edges);
+  const std::uint64_t total = vertices.size() + edges.size();
+  ImportSpec spec{.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
+  for (bool bulk : {true, false}) {
+    SCOPED_TRACE(bulk ? "bulk" : "batches");
+    std::vector<ImportProgress> seen;
+    std::vector<std::string> phases;
+    ImportOptions options{.format = DataFormat::kEvlp, .threads = 2};
+    options.progress = [&](const ImportProgress& p) {
+      seen.push_back(p);
+      if (phases.empty() || phases.back() != p.phase) phases.emplace_back(p.phase);
+    };
+    Result<ImportStats> r = InvalidArgumentError("");
+    if (bulk) {
+      import::Importer importer(&fs, std::string("/bulk"), spec, options);
+      importer.SetBlockBytesForTesting(64 << 10);  // about 30 blocks in parallel
+      r = importer.Run();
+    } else {
+      auto g = Graph::OpenInMemory().value();
+      r = RunImport(fs, *g, spec, options);
+    }
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(phases, (std::vector<std::string>{"checking", "loading"}));
+    std::uint64_t last = 0;
+    std::string phase;
+    std::size_t reports = 0;
+    for (const ImportProgress& p : seen) {
+      EXPECT_EQ(p.bytes_total, total);
+      if (p.phase != phase) {
+        if (!phase.empty()) {
+          EXPECT_EQ(last, total) << phase << " ended short";
+        }
+        phase = std::string(p.phase);
+        EXPECT_EQ(p.bytes_done, 0u);
+        last = 0;
+      }
+      EXPECT_GE(p.bytes_done, last) << phase;
+      EXPECT_LE(p.bytes_done, total);
+      last = p.bytes_done;
+      ++reports;
+    }
+    EXPECT_EQ(last, total);
+    EXPECT_GE(reports, bulk ? 40u : 8u);  // blocks of 64 KiB; rows by 65,536
+  }
+  // A failed import stops reporting where it failed.
+  PutFile(fs, "/in/bad.e", "0 1\n0 x\n");
+  std::vector<ImportProgress> seen;
+  ImportOptions options{.format = DataFormat::kEvlp};
+  options.progress = [&](const ImportProgress& p) { seen.push_back(p); };
+  ImportSpec bad{.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/bad.e", "E"}}};
+  EXPECT_FALSE(RunBulk(fs, "/bad", bad, options).ok());
+  ASSERT_FALSE(seen.empty());
+  for (const ImportProgress& p : seen) EXPECT_EQ(p.phase, "checking");
 }
 
 TEST(IdMapTest, CanonicalIntsAreNumbersAndTheRestText) {

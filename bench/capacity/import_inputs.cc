@@ -14,6 +14,7 @@
 #include <utility>
 
 #include "graphs.h"
+#include "simdjson.h"
 #include "timing.h"
 
 namespace quiver::capacity {
@@ -183,11 +184,14 @@ ImportInputs WriteEvlpInputs(const std::string& dir, std::uint64_t v) {
   return in;
 }
 
-ImportInputs WriteCsvInputs(const std::string& dir, std::uint64_t v) {
+namespace {
+
+// The CSV and JSON Lines files: one generator (the same seed, so the same rows), two spellings.
+ImportInputs WriteRowInputs(const std::string& dir, std::uint64_t v, bool jsonl) {
   ImportInputs in;
   in.dir = dir;
-  in.vertex_files = {dir + "/vertices.csv"};
-  in.edge_files = {dir + "/edges.csv"};
+  in.vertex_files = {dir + (jsonl ? "/vertices.jsonl" : "/vertices.csv")};
+  in.edge_files = {dir + (jsonl ? "/edges.jsonl" : "/edges.csv")};
   in.vertices = v;
   in.edges = v * kImportOutDegree;
   const std::uint64_t v_stride = std::max<std::uint64_t>(1, v / kSamples);
@@ -195,14 +199,25 @@ ImportInputs WriteCsvInputs(const std::string& dir, std::uint64_t v) {
   const std::vector<std::uint32_t> ids = ShuffledIds(v, 0xc1);
   Rng rng(kSeed ^ 0xc2);
   OutFile vf(in.vertex_files[0]), ef(in.edge_files[0]);
-  vf << "id:ID,name,age:int,score:double\n";
-  ef << ":START_ID,:END_ID,:TYPE,since:int\n";
+  if (!jsonl) {
+    vf << "id:ID,name,age:int,score:double\n";
+    ef << ":START_ID,:END_ID,:TYPE,since:int\n";
+  }
   for (std::uint64_t p = 0; p < v; ++p) {
     const auto id = static_cast<std::int64_t>(ids[p]);
     const std::string name = NameOf(rng);
     const auto age = static_cast<std::int64_t>(18 + rng.Uniform(80));
     const double score = static_cast<double>(rng.Uniform(1'000'000)) / 1000.0;
-    vf << id << ',' << name << ',' << age << ',' << score << '\n';
+    if (jsonl) {
+      vf << "{\"id\":\"" << id << "\",\"properties\":{\"name\":\"" << name << "\",\"age\":" << age
+         << ",\"score\":" << score;
+      // A whole score gets ".0": written as "3" it would be an int64.
+      if (score == static_cast<double>(static_cast<std::int64_t>(score))) vf << ".0";
+      vf << "}}\n";
+    } else {
+      vf << id << ',' << name << ',' << age << ',' << score << '\n';
+    }
+    in.int_sum += static_cast<std::uint64_t>(age);
     if (p % v_stride == 0) in.vertex_samples.push_back({p, id, age, name, score});
   }
   for (std::uint64_t p = 0; p < v; ++p) {
@@ -210,7 +225,13 @@ ImportInputs WriteCsvInputs(const std::string& dir, std::uint64_t v) {
       const auto source = static_cast<std::int64_t>(ids[p]);
       const auto target = static_cast<std::int64_t>(rng.Uniform(v));
       const auto since = static_cast<std::int64_t>(1970 + rng.Uniform(56));
-      ef << source << ',' << target << ",KNOWS," << since << '\n';
+      if (jsonl) {
+        ef << "{\"start\":\"" << source << "\",\"end\":\"" << target
+           << "\",\"type\":\"KNOWS\",\"properties\":{\"since\":" << since << "}}\n";
+      } else {
+        ef << source << ',' << target << ",KNOWS," << since << '\n';
+      }
+      in.int_sum += static_cast<std::uint64_t>(since);
       const std::uint64_t k = p * kImportOutDegree + j;
       if (k % e_stride == 0) in.edge_samples.push_back({k, source, target, since});
     }
@@ -218,6 +239,12 @@ ImportInputs WriteCsvInputs(const std::string& dir, std::uint64_t v) {
   in.bytes = vf.Close() + ef.Close();
   return in;
 }
+
+}  // namespace
+
+ImportInputs WriteCsvInputs(const std::string& dir, std::uint64_t v) { return WriteRowInputs(dir, v, false); }
+
+ImportInputs WriteJsonlInputs(const std::string& dir, std::uint64_t v) { return WriteRowInputs(dir, v, true); }
 
 double ReadInputSeconds(const ImportInputs& in) {
   std::vector<char> buf(kChunkBytes);
@@ -281,6 +308,67 @@ double SplitCsvSeconds(const ImportInputs& in) {
     const std::uint64_t files = in.vertex_files.size() + in.edge_files.size();
     if (lines != in.vertices + in.edges + files || commas != 3 * lines)
       Fail("the raw CSV split disagrees with the files");
+  }
+  return best;
+}
+
+namespace {
+
+// Reads every member of `object` (nested objects too), adding its int values to *sum; the
+// objects read. simdjson's errors stop the bench.
+void VisitJson(simdjson::ondemand::object object, std::uint64_t* sum) {
+  for (auto field : object) {
+    simdjson::ondemand::value v;
+    if (field.value().get(v) != simdjson::SUCCESS) Fail("the raw JSON Lines parse failed");
+    simdjson::ondemand::json_type type;
+    if (v.type().get(type) != simdjson::SUCCESS) Fail("the raw JSON Lines parse failed");
+    if (type == simdjson::ondemand::json_type::object) {
+      simdjson::ondemand::object inner;
+      if (v.get_object().get(inner) != simdjson::SUCCESS) Fail("the raw JSON Lines parse failed");
+      VisitJson(inner, sum);
+    } else if (type == simdjson::ondemand::json_type::number) {
+      simdjson::ondemand::number n;
+      if (v.get_number().get(n) != simdjson::SUCCESS) Fail("the raw JSON Lines parse failed");
+      if (n.is_int64()) *sum += static_cast<std::uint64_t>(n.get_int64());
+      Consume(static_cast<std::uint64_t>(n.as_double()));
+    } else {
+      std::string_view s;
+      if (v.get_string().get(s) != simdjson::SUCCESS) Fail("the raw JSON Lines parse failed");
+      Consume(s.size());
+    }
+  }
+}
+
+}  // namespace
+
+double ParseJsonlSeconds(const ImportInputs& in) {
+  double best = 1e30;
+  simdjson::ondemand::parser parser;
+  std::string padded;
+  for (int pass = 0; pass < kImportCeilingPasses; ++pass) {
+    std::uint64_t objects = 0, sum = 0;
+    const std::uint64_t t0 = NowNs();
+    for (const auto* files : {&in.vertex_files, &in.edge_files}) {
+      for (const std::string& path : *files) {
+        ReadLines(path, [&](const char* p, const char* end) {
+          padded.assign(p, end);
+          const std::size_t n = padded.size();
+          padded.append(simdjson::SIMDJSON_PADDING, '\0');
+          simdjson::ondemand::document_stream stream;
+          if (parser.iterate_many(padded.data(), n, simdjson::ondemand::DEFAULT_BATCH_SIZE).get(stream) !=
+              simdjson::SUCCESS)
+            Fail("the raw JSON Lines parse failed");
+          for (auto doc : stream) {
+            simdjson::ondemand::object object;
+            if (doc.get_object().get(object) != simdjson::SUCCESS) Fail("the raw JSON Lines parse failed");
+            VisitJson(object, &sum);
+            ++objects;
+          }
+        });
+      }
+    }
+    best = std::min(best, SecondsSince(t0));
+    if (objects != in.vertices + in.edges || sum != in.int_sum) Fail("the raw JSON Lines parse disagrees with the files");
   }
   return best;
 }

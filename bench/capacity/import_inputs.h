@@ -13,6 +13,9 @@
 //                 letters, an age of 18-97, a score of 0-999.999 in steps of 0.001
 //   edges.csv     ":START_ID,:END_ID,:TYPE,since:int": 10 per vertex as graph.e's, type KNOWS,
 //                 since 1970-2025
+// JSON Lines (WriteJsonlInputs, V vertices): the CSV files' rows as JSON objects, ids as strings:
+//   vertices.jsonl  {"id":"17","properties":{"name":"abcdef","age":30,"score":12.5}}
+//   edges.jsonl     {"start":"17","end":"4","type":"KNOWS","properties":{"since":1999}}
 #ifndef QUIVER_BENCH_CAPACITY_IMPORT_INPUTS_H_
 #define QUIVER_BENCH_CAPACITY_IMPORT_INPUTS_H_
 
@@ -50,6 +53,7 @@ struct ImportInputs {
   std::uint64_t vertices = 0, edges = 0;
   std::uint64_t bytes = 0;         // of every file
   std::uint64_t endpoint_sum = 0;  // EVLP: of every edge line's two ids
+  std::uint64_t int_sum = 0;       // JSON Lines: of every age and since
   std::vector<EdgeSample> edge_samples;
   std::vector<VertexSample> vertex_samples;  // CSV only
 };
@@ -57,6 +61,7 @@ struct ImportInputs {
 // Writes the EVLP (CSV) files of `vertices` vertices into `dir`, which must exist.
 ImportInputs WriteEvlpInputs(const std::string& dir, std::uint64_t vertices);
 ImportInputs WriteCsvInputs(const std::string& dir, std::uint64_t vertices);
+ImportInputs WriteJsonlInputs(const std::string& dir, std::uint64_t vertices);
 
 // The raw ceilings: each runs kImportCeilingPasses times and returns the fastest pass's seconds.
 
@@ -71,6 +76,11 @@ double ParseEvlpSeconds(const ImportInputs& in);
 // Seconds to read the CSV files of `in` in 1 MiB chunks counting ',' and '\n'. Stops the bench
 // unless every line has 4 fields and each file a header and one line per row.
 double SplitCsvSeconds(const ImportInputs& in);
+
+// Seconds to read the JSON Lines files of `in` in 1 MiB chunks of whole lines and parse every line
+// with simdjson's on-demand document stream (iterate_many), reading every member's value. Stops the
+// bench unless the count of objects and the sum of the int values are the generated ones.
+double ParseJsonlSeconds(const ImportInputs& in);
 
 // Seconds to write `bytes` to a fresh file in `dir` with write(2) in 1 MiB chunks and then one
 // fdatasync (one pass; the file is removed after), or the null pattern naming the call that failed.

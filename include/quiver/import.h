@@ -1,6 +1,6 @@
 // Bulk import and export: loading a graph from files and writing one out.
 //
-// Two formats (docs/import-export.md has the grammar and examples):
+// Three formats (docs/import-export.md has the grammar and examples):
 //  - CSV with typed headers in the convention of Neo4j's admin import.
 //    Vertex files: an id column (`id:ID`, or `id:ID(Group)` for a separate
 //    id space; a named id column is also stored as a string property of
@@ -17,6 +17,17 @@
 //    line and a `.e` file of `source target [weight]` lines, separated by
 //    single spaces. Ids are kept as an int64 property (ImportOptions::
 //    evlp_id_key), weights as a double property (evlp_weight_key).
+//  - JSON Lines: one JSON object per line. A vertex:
+//    {"id": "p1", "label": "Person", "properties": {"name": "Ada", "age": 36}}
+//    an edge: {"start": "p1", "end": "p2", "type": "KNOWS", "properties": {...}}.
+//    "id" (optional) is a string or an integer, kept as a property
+//    (ImportOptions::jsonl_id_key), all of one kind per file; "label" /
+//    "type" default to the file's. Values: strings, integers (int64),
+//    numbers with a fraction or exponent (double), booleans, null (unset),
+//    arrays of numbers (float vectors) and {"bytes": "<hex>"}. Unknown
+//    members are an error. Parsed with simdjson.
+// Any file may be gzip-compressed (its first bytes gzip's magic): it is
+// read through zlib, and positions are those of the decompressed text.
 //
 // Import is all-or-nothing against bad input: every file is parsed and
 // every row validated (column counts, value types, UTF-8, duplicate ids,
@@ -57,6 +68,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -72,6 +84,7 @@ class Snapshot;
 enum class DataFormat : std::uint8_t {
   kCsv = 0,   // Neo4j-style typed CSV
   kEvlp = 1,  // LDBC Graphalytics .v / .e
+  kJsonl = 2,  // JSON Lines: one JSON object per vertex or edge
 };
 
 // One input file. `label` is the default label (vertex files) or edge type
@@ -89,6 +102,16 @@ struct ImportSpec {
   std::vector<ImportFile> edges{};
 };
 
+// How far an import is (ImportOptions::progress). An import reads its
+// files twice: phase "checking" validates every row, phase "loading" writes
+// them; in each, bytes_done counts from 0 to bytes_total, the input files'
+// sizes together.
+struct ImportProgress {
+  std::string_view phase{};
+  std::uint64_t bytes_done = 0;
+  std::uint64_t bytes_total = 0;
+};
+
 struct ImportOptions {
   DataFormat format = DataFormat::kCsv;
   // CSV field delimiter (not '"', '\n' or '\r'). Default ','.
@@ -98,6 +121,9 @@ struct ImportOptions {
   // "weight".
   std::string evlp_id_key = "id";
   std::string evlp_weight_key = "weight";
+  // JSON Lines: the property that keeps a vertex's "id" (empty: not kept).
+  // Default "id".
+  std::string jsonl_id_key = "id";
   // Create a unique index on (label, id key) for every label whose vertex
   // file has a named id column (EVLP: evlp_id_key), before writing, unless a
   // ready unique index on exactly that key exists; it is named
@@ -125,6 +151,11 @@ struct ImportOptions {
   // of other files may hold line breaks, or add vertices in order); the
   // result does not depend on the number.
   std::uint32_t threads = 0;
+  // Called as the import goes: at the start of each phase, every 65,536
+  // rows or 4 MiB block of a file, and at the end of each file; on the
+  // calling thread, never concurrently. Keep it cheap; it must not call
+  // into the graph being imported into. Empty (default): not called.
+  std::function<void(const ImportProgress&)> progress{};
 };
 
 // One bad row (or file): where and why. line and column count from 1 (the
@@ -212,6 +243,11 @@ struct ExportOptions {
   // `evlp_weight_key`.
   std::string evlp_id_key = "id";
   std::string evlp_weight_key = "weight";
+  // JSON Lines: if every vertex holds `jsonl_id_key`, all as int64 or all
+  // as strings, and no two the same, those are the "id"s written (and the
+  // key is not repeated among the properties); else the Quiver vertex ids
+  // are. Empty: always the Quiver ids. Default "id".
+  std::string jsonl_id_key = "id";
 };
 
 // What an export wrote.
@@ -227,10 +263,14 @@ struct ExportStats {
 // every (property key, type) pair in use, so importing them into an empty
 // graph gives an identical graph (null-valued properties are written as
 // unset). EVLP as graph.v and graph.e (ids as ExportOptions says; labels,
-// types and other properties are not kept). Writes may continue while it
-// runs: it reads only the snapshot. AlreadyExists if an output file
-// exists (nothing is overwritten); the I/O status otherwise (files written
-// so far are removed, best effort).
+// types and other properties are not kept). JSON Lines as vertices.jsonl
+// and edges.jsonl, one object per element with every property (ids as
+// ExportOptions::jsonl_id_key says), so importing them with the same
+// jsonl_id_key gives an identical graph when the ids came from that key
+// (else import with jsonl_id_key empty). Writes may continue
+// while it runs: it reads only the snapshot. AlreadyExists if an output
+// file exists (nothing is overwritten); the I/O status otherwise (files
+// written so far are removed, best effort).
 //
 // Example:
 //   quiver::Snapshot snap = graph->GetSnapshot();

@@ -3,6 +3,7 @@
 #define QUIVER_QUIVER_H_
 
 #include "quiver/change_feed.h"
+#include "quiver/dump.h"
 #include "quiver/graph.h"
 #include "quiver/ids.h"
 #include "quiver/logger.h"

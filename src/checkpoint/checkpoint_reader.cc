@@ -50,6 +50,7 @@
 #include <chrono>
 #include <cstring>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -162,9 +163,11 @@ base::ByteReader Body(std::span<const std::byte> payload, const BlockRef& b) {
 
 // Phase 1. On success the last block is the end block.
 // On failure *at (if set) is the offset of the block that failed a check,
-// or of the trailer.
+// or of the trailer. `each` (if set) is called with every block whose
+// framing passed, before the next one is looked at (ScanCheckpointFile);
+// its failure stops the pass.
 Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef>* blocks,
-                   std::uint64_t* at = nullptr) {
+                   std::uint64_t* at = nullptr, const std::function<Status(const BlockRef&)>& each = {}) {
   // A block header and the longest (first, count) prefix: two 10-byte varints.
   constexpr std::size_t kPeek = kBlockHeaderBytes + 20;
   std::vector<std::byte> scratch;
@@ -213,6 +216,7 @@ Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef
     }
     blocks->push_back(b);
     file_crc = base::Crc32cExtend(file_crc, h + 8, 4);
+    if (each) QUIVER_RETURN_IF_ERROR(each(b));
     last_kind = kind;
     last_rank = rank;
     pos += kBlockHeaderBytes + length;
@@ -823,6 +827,18 @@ Status Load(const Source& src, GraphRoots& roots, storage::MutationContext& ctx,
   return s;
 }
 
+// The end block's checks that need no loaded graph: its totals are within
+// the header's limits and it counts the blocks before it.
+Status CheckEndTotals(std::span<const std::byte> end, const Header& header, std::size_t blocks_before) {
+  base::ByteReader r(end);
+  std::uint64_t live_vertices, live_edges, before;
+  if (!r.GetVarint(&live_vertices) || !r.GetVarint(&live_edges) || !r.GetVarint(&before) ||
+      r.remaining() != 0 || before != blocks_before || live_vertices > header.vertex_limit ||
+      live_edges > header.edge_limit)
+    return Bad("end block disagrees with the file");
+  return Status::Ok();
+}
+
 }  // namespace
 
 Status LoadCheckpoint(std::span<const std::byte> file, GraphRoots& roots, storage::MutationContext& ctx,
@@ -847,12 +863,39 @@ Status VerifyCheckpointFile(const env::ReadableFile& file, Header* header, std::
   }
   at = blocks.back().offset;
   QUIVER_ASSIGN_OR_RETURN(auto end, ReadBlock(src, blocks.back(), header->seed, &scratch));
-  base::ByteReader r(end);
-  std::uint64_t live_vertices, live_edges, before;
-  if (!r.GetVarint(&live_vertices) || !r.GetVarint(&live_edges) || !r.GetVarint(&before) ||
-      r.remaining() != 0 || before != blocks.size() - 1 || live_vertices > header->vertex_limit ||
-      live_edges > header->edge_limit)
-    return Bad("end block disagrees with the file");
+  QUIVER_RETURN_IF_ERROR(CheckEndTotals(end, *header, blocks.size() - 1));
+  at = 0;
+  return Status::Ok();
+}
+
+Status ScanCheckpointFile(const env::ReadableFile& file, CheckpointVisitor& visitor,
+                          std::uint64_t* bad_offset) {
+  std::uint64_t unused = 0;
+  std::uint64_t& at = bad_offset != nullptr ? *bad_offset : unused;
+  at = 0;
+  QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file.Size());
+  FileSource src(file, size);
+  std::vector<std::byte> scratch;
+  QUIVER_ASSIGN_OR_RETURN(auto head, src.Read(0, std::min<std::uint64_t>(size, kHeaderBytes), &scratch));
+  Header header;
+  QUIVER_RETURN_IF_ERROR(ParseHeader(head, &header));
+  QUIVER_RETURN_IF_ERROR(visitor.VisitHeader(header));
+  std::vector<BlockRef> blocks;
+  // Each block's CRC is checked as soon as its framing is: IndexBlocks'
+  // `at` still names the block.
+  QUIVER_RETURN_IF_ERROR(IndexBlocks(src, header, &blocks, &at, [&](const BlockRef& b) -> Status {
+    QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src, b, header.seed, &scratch));
+    return visitor.VisitBlock(ScannedBlock{.kind = b.kind,
+                                           .offset = b.offset,
+                                           .length = b.length,
+                                           .crc = b.crc,
+                                           .first_id = b.first,
+                                           .count = b.count,
+                                           .body = payload.subspan(b.prefix)});
+  }));
+  at = blocks.back().offset;
+  QUIVER_ASSIGN_OR_RETURN(auto end, ReadBlock(src, blocks.back(), header.seed, &scratch));
+  QUIVER_RETURN_IF_ERROR(CheckEndTotals(end, header, blocks.size() - 1));
   at = 0;
   return Status::Ok();
 }

@@ -18,7 +18,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "base/coding.h"
@@ -36,6 +38,24 @@ std::vector<std::byte> EncodeIndexBlock(std::span<const index::PropertyIndex> in
 inline std::vector<std::byte> EncodeIndexBlock(const index::Catalog& catalog) {
   return EncodeIndexBlock(catalog.indexes());
 }
+
+// One definition as the block stores it, its ids not yet resolved.
+struct IndexDefRecord {
+  std::string_view name;  // a view into the block
+  ElementKind element = ElementKind::kVertex;
+  std::uint64_t label_id = 0;  // a label, or for an edge index an edge type
+  IndexKind kind = IndexKind::kExact;
+  std::optional<ValueType> type;
+  std::vector<std::uint64_t> key_ids;
+  SequenceNumber declared = 0;
+  bool ready = false;
+};
+
+// Reads one IndexDef from `r` of a checkpoint of `format_version`:
+// Corruption for truncated input, an unknown element, kind, type or state,
+// or a kind that format version does not have (3 before version 3). Checks
+// nothing that needs the names blocks (DecodeIndexBlock does).
+Status ReadIndexDef(base::ByteReader& r, std::uint32_t format_version, IndexDefRecord* def);
 
 // Decodes `count` definitions from `r` (after the prefix) of a checkpoint
 // of `format_version` into g.catalog, each unbuilt: Corruption for an

@@ -192,6 +192,7 @@ std::vector<std::string> Importer::NewGraphLeftovers() {
 }
 
 Status Importer::BulkWrite() {
+  StartProgress("loading");
   QUIVER_RETURN_IF_ERROR(PlanIdIndexes());
   // The id limits, from pass 1's counts: every row read but the rejected.
   std::uint64_t limits[2] = {0, 0};

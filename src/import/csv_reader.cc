@@ -9,6 +9,7 @@
 
 #include "base/strings.h"
 #include "base/utf8.h"
+#include "import/gzip_file.h"
 
 namespace quiver::import {
 
@@ -28,6 +29,18 @@ Result<std::unique_ptr<CsvReader>> CsvReader::Open(env::FileSystem* fs, const st
   }
   Result<std::uint64_t> size = (*file)->Size();
   if (!size.ok()) return PositionError(size.status().code(), path, 0, 0, size.status().message());
+  // A gzip file is read through zlib; its end is where the decompressed
+  // bytes end (a short read), not a size known up front.
+  std::byte magic[2] = {};
+  Result<std::size_t> n = (*file)->ReadAt(0, magic);
+  if (!n.ok()) return PositionError(n.status().code(), path, 0, 0, n.status().message());
+  if (*n == 2 && magic[0] == std::byte{0x1f} && magic[1] == std::byte{0x8b}) {
+    auto gzip = std::make_unique<GzipFile>(std::move(*file));
+    const GzipFile* raw = gzip.get();
+    std::unique_ptr<CsvReader> r(new CsvReader(std::move(gzip), path, dialect, UINT64_MAX));
+    r->gzip_ = raw;
+    return r;
+  }
   return std::unique_ptr<CsvReader>(new CsvReader(std::move(*file), path, dialect, *size));
 }
 
@@ -87,6 +100,10 @@ Status CsvReader::Fill() {
   file_offset_ += *got;
   if (*got < want) file_size_ = file_offset_;  // the file shrank: its end is here
   return Status::Ok();
+}
+
+std::uint64_t CsvReader::file_bytes_read() const {
+  return gzip_ != nullptr ? gzip_->compressed_bytes_read() : consumed_;
 }
 
 Status CsvReader::ErrorAt(std::size_t pos, std::uint64_t line, std::size_t line_start,
@@ -202,6 +219,11 @@ Result<CsvReader::Step> CsvReader::Parse() {
       if (!eol) return ErrorAt(p, line, ls, "unexpected character after a closing quote");
       record_end = p;
       break;
+    }
+    if (delim == '\n' && !dialect_.quoting) {
+      // One field per line (JSON Lines): the line break, found by memchr.
+      const void* nl = std::memchr(buf_.data() + p, '\n', n - p);
+      p = nl == nullptr ? n : static_cast<std::size_t>(static_cast<const char*>(nl) - buf_.data());
     }
     while (p < n && buf_[p] != delim && buf_[p] != '\n') {
       if (dialect_.quoting && buf_[p] == '"') return ErrorAt(p, line, ls, "quote inside an unquoted field");

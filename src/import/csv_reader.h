@@ -8,6 +8,9 @@
 // '\n' or "\r\n". Empty lines are skipped. With quoting off (EVLP), '"' is
 // an ordinary character. Every field must be valid UTF-8.
 //
+// A gzip-compressed file (its first bytes gzip's magic) is read through
+// zlib (GzipFile): positions are those of the decompressed text.
+//
 // Errors: a broken quote (unterminated, or text after the closing quote, or
 // a quote inside an unquoted field) and invalid UTF-8 end the reading with
 // InvalidArgument "<path>:<line>:<column>: <reason>". The reader is then
@@ -78,6 +81,9 @@ class CsvReader {
   const std::string& path() const { return path_; }
   // Bytes consumed so far.
   std::uint64_t bytes_read() const { return consumed_; }
+  // Bytes of the file read so far: bytes_read(), or for a gzip file the
+  // compressed bytes zlib has taken (for progress against the file's size).
+  std::uint64_t file_bytes_read() const;
 
  private:
   CsvReader(std::unique_ptr<env::ReadableFile> file, std::string path, CsvDialect dialect,
@@ -103,6 +109,7 @@ class CsvReader {
   };
 
   std::unique_ptr<env::ReadableFile> file_;
+  const class GzipFile* gzip_ = nullptr;  // file_, if the file is gzip-compressed
   std::string path_;
   CsvDialect dialect_;
   std::uint64_t file_size_;

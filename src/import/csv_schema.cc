@@ -189,4 +189,20 @@ Schema EvlpSchema(FileKind kind, std::size_t columns, std::string_view id_key, s
   return s;
 }
 
+Schema JsonlSchema(FileKind kind, std::string_view id_key, FieldType id_type) {
+  Schema s;
+  s.kind = kind;
+  s.json = true;
+  if (kind == FileKind::kVertices) {
+    s.columns.push_back({ColumnRole::kId, std::string(id_key), id_type, ""});
+    s.id = 0;
+    return s;
+  }
+  s.columns.push_back({ColumnRole::kStartId, "", FieldType::kString, ""});
+  s.columns.push_back({ColumnRole::kEndId, "", FieldType::kString, ""});
+  s.start = 0;
+  s.end = 1;
+  return s;
+}
+
 }  // namespace quiver::import

@@ -55,6 +55,10 @@ struct Schema {
   int start = -1;
   int end = -1;
   int type = -1;
+  // JSON Lines: each record is one JSON object (RowBuilder reads its
+  // members); `columns` name the id (vertices: its key and type) and the
+  // endpoints.
+  bool json = false;
 };
 
 // Parses the header record `header` of file `path`. Errors carry the
@@ -69,6 +73,11 @@ Result<Schema> ParseCsvHeader(std::span<const CsvField> header, FileKind kind, s
 // `id_key`, "" for not kept); an edge file two int endpoints and, when
 // `columns` is 3, a double weight kept under `weight_key`.
 Schema EvlpSchema(FileKind kind, std::size_t columns, std::string_view id_key, std::string_view weight_key);
+
+// The schema of a JSON Lines file: a vertex file's ids are kept under
+// `id_key` ("" for not kept) and are of `id_type` (kInt or kString: the
+// type of the file's first id); an edge file's endpoints may be either.
+Schema JsonlSchema(FileKind kind, std::string_view id_key, FieldType id_type);
 
 }  // namespace quiver::import
 

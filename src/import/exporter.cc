@@ -2,7 +2,9 @@
 #include "import/exporter.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
+#include <optional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -187,6 +189,164 @@ Status WriteEvlp(const Snapshot& snap, const ExportOptions& options, CsvWriter* 
   return Status::Ok();
 }
 
+// ---- JSON Lines ----
+
+void AppendJsonString(std::string* out, std::string_view s) {
+  out->push_back('"');
+  for (char c : s) {
+    switch (c) {
+      case '"': out->append("\\\""); break;
+      case '\\': out->append("\\\\"); break;
+      case '\n': out->append("\\n"); break;
+      case '\r': out->append("\\r"); break;
+      case '\t': out->append("\\t"); break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          static constexpr char kHex[] = "0123456789abcdef";
+          out->append("\\u00");
+          out->push_back(kHex[(c >> 4) & 15]);
+          out->push_back(kHex[c & 15]);
+        } else {
+          out->push_back(c);  // UTF-8 as it is (stored strings are valid UTF-8)
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+// A value as JSON that the importer reads back as the same value: a double
+// always with a '.' or an exponent (else it would come back an int64),
+// bytes as {"bytes": "<hex>"}. InvalidArgument for a non-finite double or
+// float (JSON has no NaN or infinity), naming `what`: a graph holds none
+// (a WriteBatch refuses them), so this guards against a change to that rule.
+Status AppendJsonValue(std::string* out, const PropertyView& v, std::string* text, const std::string& what) {
+  switch (v.type()) {
+    case ValueType::kNull: out->append("null"); return Status::Ok();
+    case ValueType::kString: AppendJsonString(out, *v.as_string()); return Status::Ok();
+    case ValueType::kBool:
+    case ValueType::kInt64: FormatFieldValue(v, text); out->append(*text); return Status::Ok();
+    case ValueType::kDouble: {
+      if (!std::isfinite(*v.as_double()))
+        return InvalidArgumentError(base::StrCat("Export: ", what, " is ", *v.as_double(), ": JSON has no NaN or infinity"));
+      FormatFieldValue(v, text);
+      out->append(*text);
+      if (text->find_first_of(".eEn") == std::string::npos) out->append(".0");
+      return Status::Ok();
+    }
+    case ValueType::kBytes:
+      FormatFieldValue(v, text);
+      out->append("{\"bytes\":\"");
+      out->append(*text);
+      out->append("\"}");
+      return Status::Ok();
+    case ValueType::kFloatVector: {
+      out->push_back('[');
+      bool first = true;
+      const auto floats = v.as_float_vector();  // named: a temporary optional would die before the loop
+      for (float f : *floats) {
+        if (!std::isfinite(f))
+          return InvalidArgumentError(base::StrCat("Export: ", what, " holds ", f, ": JSON has no NaN or infinity"));
+        if (!first) out->push_back(',');
+        first = false;
+        char buf[32];
+        const auto r = std::to_chars(buf, buf + sizeof buf, f);
+        out->append(buf, r.ptr);
+      }
+      out->push_back(']');
+      return Status::Ok();
+    }
+  }
+  return Status::Ok();
+}
+
+// JSON Lines ids: every vertex's value under `key` if all hold one, all
+// int64 or all strings, and no two the same (then the key is not written
+// among the properties); else (nullopt) the Quiver ids.
+struct JsonlIds {
+  std::optional<PropertyKeyId> key;
+  bool numbers = true;
+};
+
+JsonlIds FindJsonlIds(const Snapshot& snap, const std::string& key) {
+  const std::optional<PropertyKeyId> k = key.empty() ? std::nullopt : snap.FindPropertyKey(key);
+  if (!k) return {};
+  absl::flat_hash_set<std::int64_t> numbers;
+  absl::flat_hash_set<std::string> strings;
+  bool any = false, numeric = true;
+  for (VertexId v : snap.Vertices()) {
+    std::optional<PropertyView> p = snap.GetProperty(v, *k);
+    if (!p) return {};
+    if (!any) numeric = p->as_int64().has_value();
+    any = true;
+    if (numeric) {
+      if (!p->as_int64() || !numbers.insert(*p->as_int64()).second) return {};
+    } else if (!p->as_string() || !strings.emplace(*p->as_string()).second) {
+      return {};
+    }
+  }
+  if (!any) return {};
+  return {k, numeric};
+}
+
+Status WriteJsonl(const Snapshot& snap, const ExportOptions& options, CsvWriter* vw, CsvWriter* ew,
+                  ExportStats* stats) {
+  const JsonlIds ids = FindJsonlIds(snap, options.jsonl_id_key);
+  std::string text;
+  auto append_id = [&](std::string* out, VertexId v) {
+    if (!ids.key) {
+      out->append(base::StrCat(v.value()));
+      return;
+    }
+    const PropertyView p = *snap.GetProperty(v, *ids.key);
+    if (ids.numbers) {
+      out->append(base::StrCat(*p.as_int64()));
+    } else {
+      AppendJsonString(out, *p.as_string());
+    }
+  };
+  // `skip`: the id key, for a vertex whose id was written from it.
+  auto append_props = [&](std::string* out, const PropertyRange& props, std::optional<PropertyKeyId> skip,
+                          const std::string& what) -> Status {
+    out->append(",\"properties\":{");
+    bool first = true;
+    for (const PropertyRange::Entry& e : props) {
+      if (e.value.is_null() || e.key == skip) continue;
+      if (!first) out->push_back(',');
+      first = false;
+      AppendJsonString(out, snap.PropertyKeyName(e.key));
+      out->push_back(':');
+      QUIVER_RETURN_IF_ERROR(
+          AppendJsonValue(out, e.value, &text, base::StrCat(what, "'s ", snap.PropertyKeyName(e.key))));
+    }
+    out->append("}}\n");
+    return Status::Ok();
+  };
+  for (VertexId v : snap.Vertices()) {
+    std::string* out = vw->buffer();
+    out->append("{\"id\":");
+    append_id(out, v);
+    out->append(",\"label\":");
+    AppendJsonString(out, snap.LabelName(*snap.LabelOf(v)));
+    QUIVER_RETURN_IF_ERROR(append_props(out, snap.Properties(v), ids.key, base::StrCat("vertex ", v.value())));
+    QUIVER_RETURN_IF_ERROR(vw->MaybeFlush());
+    ++stats->vertices;
+  }
+  for (EdgeId e : snap.Edges()) {
+    const EdgeInfo info = *snap.GetEdge(e);
+    std::string* out = ew->buffer();
+    out->append("{\"start\":");
+    append_id(out, info.source);
+    out->append(",\"end\":");
+    append_id(out, info.target);
+    out->append(",\"type\":");
+    AppendJsonString(out, snap.EdgeTypeName(info.type));
+    QUIVER_RETURN_IF_ERROR(append_props(out, snap.Properties(e), std::nullopt, base::StrCat("edge ", e.value())));
+    QUIVER_RETURN_IF_ERROR(ew->MaybeFlush());
+    ++stats->edges;
+  }
+  return Status::Ok();
+}
+
 Status CreateDirs(env::FileSystem* fs, const std::string& dir) {
   for (std::size_t i = 1; i <= dir.size(); ++i) {
     if (i == dir.size() || dir[i] == '/') QUIVER_RETURN_IF_ERROR(fs->CreateDir(dir.substr(0, i)));
@@ -198,8 +358,9 @@ Status WriteAll(env::FileSystem* fs, const Snapshot& snap, const std::string& di
                 const ExportOptions& options, ExportStats* stats) {
   QUIVER_RETURN_IF_ERROR(CreateDirs(fs, dir));
   const bool csv = options.format == DataFormat::kCsv;
-  const std::string vpath = env::JoinPath(dir, csv ? "vertices.csv" : "graph.v");
-  const std::string epath = env::JoinPath(dir, csv ? "edges.csv" : "graph.e");
+  const bool jsonl = options.format == DataFormat::kJsonl;
+  const std::string vpath = env::JoinPath(dir, csv ? "vertices.csv" : jsonl ? "vertices.jsonl" : "graph.v");
+  const std::string epath = env::JoinPath(dir, csv ? "edges.csv" : jsonl ? "edges.jsonl" : "graph.e");
   QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<CsvWriter> vw,
                           CsvWriter::Create(fs, vpath, env::OpenMode::kCreateNew));
   stats->files.push_back(vpath);
@@ -210,6 +371,8 @@ Status WriteAll(env::FileSystem* fs, const Snapshot& snap, const std::string& di
     CsvExport x(snap, options);
     QUIVER_RETURN_IF_ERROR(x.WriteVertices(vw.get(), stats));
     QUIVER_RETURN_IF_ERROR(x.WriteEdges(ew.get(), stats));
+  } else if (jsonl) {
+    QUIVER_RETURN_IF_ERROR(WriteJsonl(snap, options, vw.get(), ew.get(), stats));
   } else {
     QUIVER_RETURN_IF_ERROR(WriteEvlp(snap, options, vw.get(), ew.get(), stats));
   }

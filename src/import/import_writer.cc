@@ -118,6 +118,7 @@ Status Importer::WriteFile(std::size_t index) {
 }
 
 Status Importer::WriteAll() {
+  StartProgress("loading");
   Status s;
   for (std::size_t i = 0; i < FileCount() && s.ok(); ++i) {
     // Edges need the committed ids of every vertex.

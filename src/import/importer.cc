@@ -67,8 +67,10 @@ Result<ImportStats> Importer::RunUnguarded() {
                                                  "') names more than one label: a Quiver vertex has one"));
     }
   }
-  if (!base::IsValidUtf8(options_.evlp_id_key) || !base::IsValidUtf8(options_.evlp_weight_key))
-    return InvalidArgumentError("ImportOptions::evlp_id_key and evlp_weight_key must be valid UTF-8");
+  if (!base::IsValidUtf8(options_.evlp_id_key) || !base::IsValidUtf8(options_.evlp_weight_key) ||
+      !base::IsValidUtf8(options_.jsonl_id_key))
+    return InvalidArgumentError(
+        "ImportOptions::evlp_id_key, evlp_weight_key and jsonl_id_key must be valid UTF-8");
   if (options_.batch_ops == 0 || options_.batches_in_flight == 0) {
     return InvalidArgumentError("ImportOptions::batch_ops and batches_in_flight must be at least 1");
   }
@@ -81,6 +83,21 @@ Result<ImportStats> Importer::RunUnguarded() {
   rejected_lines_.assign(FileCount(), {});
   rows_.assign(FileCount(), 0);
   planned_.assign(FileCount(), {});
+  planned_end_.assign(FileCount(), 0);
+  if (options_.progress) {
+    // The sizes the files have now (a missing one counts 0: OpenInput
+    // reports it).
+    progress_bases_.assign(1, 0);
+    for (std::size_t i = 0; i < FileCount(); ++i) {
+      std::uint64_t size = 0;
+      Result<std::unique_ptr<env::ReadableFile>> file = fs_->OpenReadable(FileAt(i).path);
+      if (file.ok()) {
+        Result<std::uint64_t> s = (*file)->Size();
+        if (s.ok()) size = *s;
+      }
+      progress_bases_.push_back(progress_bases_.back() + size);
+    }
+  }
   QUIVER_RETURN_IF_ERROR(Validate());
   QUIVER_RETURN_IF_ERROR(WriteReport());
   if (bulk()) {
@@ -96,20 +113,29 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
   const ImportFile& file = FileAt(index);
   const FileKind kind = KindAt(index);
   const bool evlp = options_.format == DataFormat::kEvlp;
+  const bool jsonl = options_.format == DataFormat::kJsonl;
   Input in;
+  in.index = index;
   QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, DialectOf()));
   QUIVER_ASSIGN_OR_RETURN(bool any, in.reader->Next());
   if (!any) {
     return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
-                         evlp ? "empty file" : "empty file (no header)");
+                         evlp || jsonl ? "empty file" : "empty file (no header)");
   }
-  if (evlp) {
+  if (jsonl) {
+    // Its first record is a row, whose id's type is the file's.
+    in.schema = JsonlSchema(kind, options_.jsonl_id_key,
+                            kind == FileKind::kVertices ? JsonlIdType(in.reader->fields()[0].text) : FieldType::kString);
+    in.first_is_data = true;
+  } else if (evlp) {
     in.schema = EvlpSchema(kind, in.reader->fields().size(), options_.evlp_id_key, options_.evlp_weight_key);
     in.first_is_data = true;
   } else {
     QUIVER_ASSIGN_OR_RETURN(in.schema, ParseCsvHeader(in.reader->fields(), kind, file.path));
   }
-  const bool has_name_column = kind == FileKind::kVertices ? in.schema.label >= 0 : in.schema.type >= 0;
+  // (A JSON Lines row names its own label or type, or takes the file's.)
+  const bool has_name_column =
+      in.schema.json || (kind == FileKind::kVertices ? in.schema.label >= 0 : in.schema.type >= 0);
   if (!has_name_column && file.label.empty()) {
     return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
                          kind == FileKind::kVertices
@@ -124,7 +150,23 @@ Result<bool> Importer::NextRow(Input* in) {
     in->first_taken = true;
     return true;
   }
-  return in->reader->Next();
+  QUIVER_ASSIGN_OR_RETURN(bool more, in->reader->Next());
+  if (options_.progress && (!more || (++in->rows & 0xFFFF) == 0))
+    ReportProgress(in->index, more ? in->reader->file_bytes_read() : UINT64_MAX);
+  return more;
+}
+
+void Importer::StartProgress(std::string_view phase) {
+  if (!options_.progress) return;
+  progress_phase_ = phase;
+  options_.progress(ImportProgress{phase, 0, progress_bases_.back()});
+}
+
+void Importer::ReportProgress(std::size_t index, std::uint64_t offset) {
+  if (!options_.progress) return;
+  const std::uint64_t base = progress_bases_[index];
+  const std::uint64_t size = progress_bases_[index + 1] - base;  // a file that grew counts its old size
+  options_.progress(ImportProgress{progress_phase_, base + std::min(offset, size), progress_bases_.back()});
 }
 
 Status Importer::Reject(std::size_t file, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,
@@ -142,11 +184,19 @@ Status Importer::Reject(std::size_t file, std::uint64_t record_line, std::uint64
   return Status::Ok();
 }
 
-std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema) {
+std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema, const IdSpace** clash) {
   const Column& col = schema.columns[schema.id];
   for (std::uint32_t i = 0; i < spaces_.size(); ++i) {
     const IdSpace& s = spaces_[i];
-    if (s.label == row.label && s.key == col.name && s.group == col.group) return i;
+    if (s.label == row.label && s.key == col.name && s.group == col.group) {
+      // One label's ids kept under one key have one type (a JSON Lines
+      // file's is its first id's): else no unique index could hold them.
+      if (!s.key.empty() && s.type != col.type) {
+        *clash = &s;
+        return kNoEntry;
+      }
+      return i;
+    }
   }
   spaces_.push_back({std::string(row.label), col.name, col.group, col.type});
   return static_cast<std::uint32_t>(spaces_.size() - 1);
@@ -163,7 +213,26 @@ std::uint32_t Importer::Find(const ExternalId& id, SpaceCache* cache) const {
 }
 
 Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row) {
+  if (options_.create_id_indexes) {
+    const std::string_view kept = row->has_id ? std::string_view(schema.columns[schema.id].name) : "";
+    for (const Property& p : row->properties) {
+      if (p.key == kept) continue;  // its own id, kept under its key
+      ordinary_keys_.try_emplace(base::StrCat(row->label, std::string_view("\0", 1), p.key),
+                                 OrdinaryKey{static_cast<std::uint32_t>(index), r.line()});
+    }
+  }
   if (!row->has_id) return Status::Ok();
+  const IdSpace* clash = nullptr;
+  const std::uint32_t space_of = SpaceOf(*row, schema, &clash);
+  if (space_of == kNoEntry) {
+    const CsvField& f = *row->id.field;
+    const char* type = schema.columns[schema.id].type == FieldType::kInt ? "an int" : "a string";
+    return Reject(index, r.line(), f.line, f.column,
+                  base::StrCat(type, " id, but the ", clash->label, " ids kept as '", clash->key, "' are ",
+                               clash->type == FieldType::kInt ? "ints" : "strings",
+                               " in an earlier file (one unique index could not hold both)"),
+                  r.raw());
+  }
   auto space = ids_.find(row->id.group);
   if (space == ids_.end()) {
     space = ids_.try_emplace(std::string(row->id.group)).first;
@@ -186,7 +255,7 @@ Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Sch
   e.line = f.line;
   e.column = f.column;
   e.file = static_cast<std::uint32_t>(index);
-  e.space = SpaceOf(*row, schema);
+  e.space = space_of;
   for (std::size_t i = 0; i <= index; ++i) e.ordinal += rows_[i];
   --e.ordinal;  // rows_[index] counts this record
   entries_.push_back(e);
@@ -355,8 +424,23 @@ Result<std::vector<std::uint32_t>> Importer::BulkVertexIds() {
   return ids;
 }
 
+Status Importer::CheckOrdinaryIdKeys() const {
+  for (const IdSpace& space : spaces_) {
+    if (space.key.empty()) continue;
+    auto it = ordinary_keys_.find(base::StrCat(space.label, std::string_view("\0", 1), space.key));
+    if (it == ordinary_keys_.end()) continue;
+    return PositionError(StatusCode::kInvalidArgument, FileAt(it->second.file).path, it->second.line, 1,
+                         base::StrCat("a ", space.label, " holds '", space.key,
+                                      "' from an ordinary column or property, but that key keeps the ",
+                                      space.label, " ids (create_id_indexes needs it to hold ids only)"));
+  }
+  return Status::Ok();
+}
+
 Status Importer::Validate() {
+  StartProgress("checking");
   for (std::size_t i = 0; i < spec_.vertices.size(); ++i) QUIVER_RETURN_IF_ERROR(ValidateFile(i));
+  if (options_.create_id_indexes) QUIVER_RETURN_IF_ERROR(CheckOrdinaryIdKeys());
   QUIVER_RETURN_IF_ERROR(CheckIdsAcrossSpaces());
   QUIVER_RETURN_IF_ERROR(CheckExistingIds());
   // Every vertex is in. A rejected vertex's id stays in its map, marked, so

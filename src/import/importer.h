@@ -73,6 +73,8 @@ class Importer {
  private:
   // One input file, open for a pass.
   struct Input {
+    std::size_t index = 0;  // the file's
+    std::uint64_t rows = 0;  // read so far (for progress)
     std::unique_ptr<CsvReader> reader;
     Schema schema;
     bool first_is_data = false;  // EVLP: the record read to learn the schema is a row
@@ -105,6 +107,10 @@ class Importer {
   static constexpr std::uint32_t kRejectedEntry = IdMap::kNone - 1;
 
   Result<ImportStats> RunUnguarded();
+  // ImportOptions::progress: a phase starts (at byte 0); file `index` is
+  // read up to `offset`.
+  void StartProgress(std::string_view phase);
+  void ReportProgress(std::size_t index, std::uint64_t offset);
   const ImportFile& FileAt(std::size_t index) const;
   FileKind KindAt(std::size_t index) const;
   std::size_t FileCount() const { return spec_.vertices.size() + spec_.edges.size(); }
@@ -144,10 +150,16 @@ class Importer {
   Status ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row);
   Status ValidateEdge(std::size_t index, const CsvReader& r, const Row& row);
   Status CheckIdsAcrossSpaces();
+  // Pass 1, with create_id_indexes: no vertex holds its label's id key
+  // from an ordinary column (ordinary_keys_), on both paths alike.
+  Status CheckOrdinaryIdKeys() const;
   Status CheckExistingIds();
   Status Reject(std::size_t file, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,
                 std::string reason, std::string_view raw);
-  std::uint32_t SpaceOf(const Row& row, const Schema& schema);
+  // The id space of a vertex row with an id; kNoEntry, with `*clash` set to
+  // the space it would join, if that space keeps its ids under the same key
+  // as another type.
+  std::uint32_t SpaceOf(const Row& row, const Schema& schema, const IdSpace** clash);
   // The last id map found, per thread: the ids of a file are nearly always
   // of one group.
   struct SpaceCache {
@@ -228,14 +240,27 @@ class Importer {
   SpaceCache cache_;                                                               // the calling thread's
   std::vector<IdEntry> entries_;
   std::vector<IdSpace> spaces_;
+  // With create_id_indexes: the first vertex row, per (label, key), that
+  // holds the key from an ordinary column (not as its own kept id); a key
+  // that keeps a label's ids must not (the unique index would not build).
+  struct OrdinaryKey {
+    std::uint32_t file;
+    std::uint64_t line;
+  };
+  absl::flat_hash_map<std::string, OrdinaryKey> ordinary_keys_;  // "<label>\0<key>"
   std::vector<std::vector<std::uint64_t>> rejected_lines_;  // per file, record start lines, sorted
   std::vector<std::string> rejected_raw_;                   // per stats_.rejected entry
   std::vector<std::uint64_t> rows_;                         // per file, records read in pass 1
   NameTable labels_, types_, keys_;                         // bulk path only
   std::vector<std::vector<PlannedBlock>> planned_;          // per file, if parsed in parallel
+  std::vector<std::uint64_t> planned_end_;                   // per such file, the end of its plan
   // Input bytes per block: enough to amortise a block's set-up, few enough
   // that the window (two blocks per thread) stays a few tens of MiB.
   std::uint64_t block_bytes_ = std::uint64_t{4} << 20;
+  // ImportOptions::progress: the files' sizes before each file (and their
+  // total last), and the phase being reported.
+  std::vector<std::uint64_t> progress_bases_;
+  std::string_view progress_phase_;
   std::vector<index::PropertyIndex> id_indexes_;  // bulk path only
 
   // Pass 2 state.

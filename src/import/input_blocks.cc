@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <span>
 
 #include "base/strings.h"
@@ -40,6 +41,58 @@ Result<std::vector<InputBlock>> PlanBlocks(env::FileSystem* fs, const std::strin
     blocks.push_back({start, cut - start});
     start = cut;
   }
+  return blocks;
+}
+
+Result<std::vector<InputBlock>> PlanQuotedBlocks(env::FileSystem* fs, const std::string& path,
+                                                 std::uint64_t start, std::uint64_t block_bytes) {
+  QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<env::ReadableFile> file, fs->OpenReadable(path));
+  QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file->Size());
+  std::vector<InputBlock> blocks;
+  std::string chunk(std::size_t{1} << 20, '\0');
+  const std::uint64_t step = std::max<std::uint64_t>(block_bytes, 1);
+  std::uint64_t block_start = start;
+  std::uint64_t at = start;
+  bool quoted = false;  // an odd number of quotes since the last cut
+  while (at < size) {
+    QUIVER_ASSIGN_OR_RETURN(std::size_t got,
+                            file->ReadAt(at, std::as_writable_bytes(std::span<char>(chunk.data(), chunk.size()))));
+    if (got == 0) break;
+    const char* p = chunk.data();
+    const char* end = p + got;
+    while (p < end) {
+      if (quoted) {
+        // Inside quotes: only the next quote matters.
+        const void* q = std::memchr(p, '"', static_cast<std::size_t>(end - p));
+        if (q == nullptr) break;
+        p = static_cast<const char*>(q) + 1;
+        quoted = false;
+        continue;
+      }
+      // Outside: the next quote, or a line break far enough on to cut at.
+      const auto offset = [&](const char* c) { return at + static_cast<std::uint64_t>(c - chunk.data()); };
+      const std::uint64_t want = block_start + step;
+      const char* from = p;
+      if (offset(p) < want) from = p + std::min<std::uint64_t>(want - offset(p), static_cast<std::uint64_t>(end - p));
+      const void* q = std::memchr(p, '"', static_cast<std::size_t>(end - p));
+      const char* quote = q == nullptr ? end : static_cast<const char*>(q);
+      if (from < quote) {
+        const void* nl = std::memchr(from, '\n', static_cast<std::size_t>(quote - from));
+        if (nl != nullptr) {
+          const std::uint64_t cut = offset(static_cast<const char*>(nl)) + 1;
+          blocks.push_back({block_start, cut - block_start});
+          block_start = cut;
+          p = static_cast<const char*>(nl) + 1;
+          continue;
+        }
+      }
+      if (quote == end) break;
+      p = quote + 1;
+      quoted = true;
+    }
+    at += got;
+  }
+  if (block_start < size) blocks.push_back({block_start, size - block_start});
   return blocks;
 }
 

@@ -5,8 +5,15 @@
 // `block_bytes` it looks for the next line break and cuts just past it. So
 // the plan costs one small read per block, and every block but the last
 // ends with '\n'. This is correct only for files in which a line break
-// always ends a record: EVLP, and CSV without quoting. (A quoted CSV field
-// may hold a line break; such files are parsed by one thread.)
+// always ends a record: EVLP and JSON Lines.
+//
+// PlanQuotedBlocks does the same for CSV, whose quoted fields may hold line
+// breaks: it reads the whole file once (memchr for quotes and line breaks,
+// memory speed) and cuts only at a line break after an even number of
+// quotes, where a record ends (a doubled quote inside a field counts two).
+// Up to the first quoting error the cuts are where one thread's reader ends
+// records; that error is reported by the block holding it, whose start is
+// still a record boundary, and the blocks after it are dropped unread.
 //
 // The blocks' first line numbers are not known until the lines before
 // them are counted. LineBases hands them over: the thread parsing block i
@@ -48,6 +55,11 @@ struct InputBlock {
 Result<std::vector<InputBlock>> PlanBlocks(env::FileSystem* fs, const std::string& path,
                                            std::uint64_t block_bytes);
 
+// The blocks of `path` from byte `start` on (past a CSV header), cut only
+// where a record ends (see the top of this file).
+Result<std::vector<InputBlock>> PlanQuotedBlocks(env::FileSystem* fs, const std::string& path,
+                                                 std::uint64_t start, std::uint64_t block_bytes);
+
 // Reads `block` of `path` whole. InternalError ("changed") if the file is
 // shorter than the plan.
 Result<std::string> ReadBlock(env::FileSystem* fs, const std::string& path, const InputBlock& block);
@@ -58,7 +70,9 @@ std::uint64_t CountLines(std::string_view bytes);
 
 class LineBases {
  public:
-  explicit LineBases(std::size_t blocks) : counts_(blocks, kUnknown) {}
+  // `first_line`: the line block 0 starts on (past a header: not 1).
+  explicit LineBases(std::size_t blocks, std::uint64_t first_line = 1)
+      : counts_(blocks, kUnknown), starts_{first_line} {}
 
   // Block `i` holds `lines` lines. Every block claimed must publish, or
   // fail (Fail), or the blocks after it wait forever.
@@ -79,7 +93,7 @@ class LineBases {
   std::vector<std::uint64_t> counts_ ABSL_GUARDED_BY(mu_);
   // starts_[k]: the first line of block k, for the blocks whose earlier
   // blocks have all published (each Wait extends it; amortised O(1)).
-  std::vector<std::uint64_t> starts_ ABSL_GUARDED_BY(mu_) = {1};
+  std::vector<std::uint64_t> starts_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace quiver::import

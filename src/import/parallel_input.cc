@@ -22,6 +22,7 @@
 
 #include "base/strings.h"
 #include "checkpoint/chunk_pipeline.h"
+#include "import/gzip_file.h"
 #include "import/importer.h"
 #include "storage/prop_block.h"
 
@@ -158,10 +159,17 @@ unsigned Importer::Threads() const {
 }
 
 bool Importer::Splittable(std::size_t index) const {
-  return options_.format == DataFormat::kEvlp && KindAt(index) == FileKind::kEdges && Threads() > 1;
+  // Edge files of every format: a record of EVLP and JSON Lines is one
+  // line (JSON escapes its line breaks), CSV is cut where quotes allow
+  // (PlanQuotedBlocks). A gzip file is read in order only: one thread.
+  if (KindAt(index) != FileKind::kEdges || Threads() <= 1) return false;
+  Result<bool> gzip = IsGzip(fs_, FileAt(index).path);
+  return gzip.ok() && !*gzip;  // an unreadable file fails in OpenInput, with its position
 }
 
 CsvDialect Importer::DialectOf() const {
+  // JSON Lines: one field per line ('\n' as the delimiter), no quoting.
+  if (options_.format == DataFormat::kJsonl) return CsvDialect{'\n', false};
   const bool evlp = options_.format == DataFormat::kEvlp;
   return CsvDialect{evlp ? ' ' : options_.delimiter, !evlp};
 }
@@ -209,11 +217,22 @@ Result<Importer::EdgeRow> Importer::ResolveEdge(const CsvReader& r, const Row& r
 Status Importer::ValidateFileParallel(std::size_t index) {
   const std::string& path = FileAt(index).path;
   Schema schema;
+  std::uint64_t start = 0, rows_line = 1;  // where the rows start
   {
     QUIVER_ASSIGN_OR_RETURN(Input head, OpenInput(index));  // the schema, and the empty-file check
     schema = std::move(head.schema);
+    if (!head.first_is_data) {  // a CSV header: the blocks start past it
+      start = head.reader->bytes_read();
+      rows_line = head.reader->end_line() + 1;
+    }
   }
-  QUIVER_ASSIGN_OR_RETURN(std::vector<InputBlock> blocks, PlanBlocks(fs_, path, block_bytes_));
+  std::vector<InputBlock> blocks;
+  if (options_.format == DataFormat::kCsv) {
+    QUIVER_ASSIGN_OR_RETURN(blocks, PlanQuotedBlocks(fs_, path, start, block_bytes_));
+  } else {
+    QUIVER_ASSIGN_OR_RETURN(blocks, PlanBlocks(fs_, path, block_bytes_));
+  }
+  planned_end_[index] = blocks.empty() ? start : blocks.back().offset + blocks.back().length;
   struct Bad {
     std::uint64_t record_line, line, column;
     std::string reason, raw;
@@ -226,7 +245,7 @@ Status Importer::ValidateFileParallel(std::size_t index) {
     NameTable types, keys;  // bulk: the names in the order first seen
   };
   std::vector<BlockResult> results(blocks.size());
-  LineBases bases(blocks.size());
+  LineBases bases(blocks.size(), rows_line);
   checkpoint::ChunkPipeline* pipeline = nullptr;  // set before Run, so before any worker
   // More rejected rows than this cannot change the outcome (saturating:
   // skip_bad_rows may be SIZE_MAX, "skip them all").
@@ -322,6 +341,7 @@ Status Importer::ValidateFileParallel(std::size_t index) {
     for (const std::string& name : b.keys.names) keys_.Intern(name);
     if (!b.error.ok()) return b.error;
     planned_[index].push_back({block, b.first_line, b.rows - b.bad.size()});
+    ReportProgress(index, block.offset + block.length);
     return Status::Ok();
   };
   const unsigned threads = Threads();
@@ -407,7 +427,12 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
                                         stream.next_id() - first_ids[i], " edges, ", b.edges, " at first)"));
     return Status::Ok();
   };
-  auto write = [&](const checkpoint::EncodedChunk& chunk) { return sink.AppendChunk(chunk); };
+  std::size_t written = 0;
+  auto write = [&](const checkpoint::EncodedChunk& chunk) {
+    const InputBlock& block = blocks[written++].block;
+    ReportProgress(index, block.offset + block.length);
+    return sink.AppendChunk(chunk);
+  };
   const unsigned threads = Threads();
   checkpoint::ChunkPipeline pipeline(blocks.size(), threads, 2 * std::size_t{threads}, encode, write);
   QUIVER_RETURN_IF_ERROR(pipeline.Run());
@@ -415,7 +440,7 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
   // one-thread path finds by its count.
   QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<env::ReadableFile> file, fs_->OpenReadable(path));
   QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file->Size());
-  const std::uint64_t planned = blocks.empty() ? 0 : blocks.back().block.offset + blocks.back().block.length;
+  const std::uint64_t planned = planned_end_[index];
   if (size != planned)
     return InternalError(base::StrCat(path, ": the file changed during the import (", size, " bytes, ",
                                       planned, " at first)"));

@@ -12,6 +12,7 @@
 #define QUIVER_IMPORT_ROW_BUILDER_H_
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -39,10 +40,17 @@ struct Row {
   ExternalId end;
 };
 
+// The type of a JSON Lines vertex record's "id" member: kInt for a
+// number, else kString (what the file's ids must all be, if it is its first).
+FieldType JsonlIdType(std::string_view record);
+
 class RowBuilder {
  public:
   // `schema` must outlive the builder; `default_label` is the file's label.
   RowBuilder(const Schema& schema, std::string_view default_label);
+  ~RowBuilder();
+  RowBuilder(const RowBuilder&) = delete;
+  RowBuilder& operator=(const RowBuilder&) = delete;
 
   // Builds the reader's current record into `row` (views into the reader,
   // valid until its next Next()). False, with `issue` set, for a bad row.
@@ -51,6 +59,10 @@ class RowBuilder {
  private:
   bool BuildId(const CsvField& f, const Column& col, ExternalId* id, RowIssue* issue);
   bool BuildLabel(const CsvField* f, Row* row, RowIssue* issue);
+  // JSON Lines (Schema::json): the record's one field is a JSON object.
+  bool BuildJson(const CsvReader& reader, Row* row, RowIssue* issue);
+  struct Json;  // the parser and its buffers (row_builder.cc)
+  std::unique_ptr<Json> json_;
 
   const Schema& schema_;
   std::string_view default_label_;

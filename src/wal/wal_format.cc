@@ -119,6 +119,17 @@ std::optional<std::uint32_t> PaddingPayloadFor(std::uint64_t end) {
   return static_cast<std::uint32_t>(total - kRecordHeaderBytes);
 }
 
+std::string UuidText(const Uuid& uuid) {
+  constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (std::size_t i = 0; i < uuid.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out.push_back('-');
+    out.push_back(kHex[uuid[i] >> 4]);
+    out.push_back(kHex[uuid[i] & 0xF]);
+  }
+  return out;
+}
+
 std::string SegmentFileName(std::uint64_t segment_number) {
   return base::NumberedFileName("wal-", segment_number, ".log");
 }

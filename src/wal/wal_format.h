@@ -139,6 +139,10 @@ inline std::size_t PaddedLength(std::uint32_t length) { return (std::size_t{leng
 // `end` is on one (no padding).
 std::optional<std::uint32_t> PaddingPayloadFor(std::uint64_t end);
 
+// `uuid` in the 8-4-4-4-12 lowercase hex form of RFC 4122
+// ("0f1e2d3c-4b5a-4978-8796-a5b4c3d2e1f0").
+std::string UuidText(const Uuid& uuid);
+
 std::string SegmentFileName(std::uint64_t segment_number);
 // The segment number of a file name, or nullopt if it is not a segment.
 std::optional<std::uint64_t> ParseSegmentFileName(std::string_view name);

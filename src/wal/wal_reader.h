@@ -78,7 +78,9 @@ struct SegmentScan {
 };
 
 // Called for each complete group in order; a non-OK status stops the scan
-// and is returned.
+// and is returned. With `covered` 0 (nothing skipped), while it runs the
+// scan's valid_end is the offset where the visited group starts (the end
+// of the group or header before it): the dump prints it.
 using GroupVisitor =
     std::function<Status(SequenceNumber first, SequenceNumber last, std::span<const std::byte> payload)>;
 

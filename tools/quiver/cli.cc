@@ -1,0 +1,263 @@
+// See cli.h.
+#include "cli.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <optional>
+
+namespace quiver::cli {
+
+int Usage(const char* help, const std::string& error) {
+  std::fprintf(stderr, "quiver: %s\n%s", error.c_str(), help);
+  return kUsage;
+}
+
+int Fail(std::string_view what, const Status& s) {
+  std::fprintf(stderr, "quiver: %.*s: %s\n", static_cast<int>(what.size()), what.data(), s.ToString().c_str());
+  return kFailed;
+}
+
+int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help, std::size_t positional) {
+  args.AddFlag("--help");
+  args.AddFlag("-h");
+  std::string error;
+  if (!args.Parse(argc, argv, &error)) return Usage(help, error);
+  if (args.Has("--help") || args.Has("-h")) {
+    std::fputs(help, stdout);
+    return kOk;
+  }
+  if (args.positional().size() != positional) {
+    return Usage(help, "expected " + std::to_string(positional) + " argument(s), got " +
+                           std::to_string(args.positional().size()));
+  }
+  return -1;
+}
+
+Result<std::unique_ptr<Graph>> OpenReadOnly(const std::string& dir) {
+  Options options;
+  options.read_only = true;
+  options.create_if_missing = false;
+  return Graph::Open(options, dir);
+}
+
+Result<std::unique_ptr<Graph>> OpenExisting(const std::string& dir) {
+  Options options;
+  options.create_if_missing = false;
+  return Graph::Open(options, dir);
+}
+
+namespace {
+
+std::optional<std::int64_t> ParseInt64(std::string_view text) {
+  std::int64_t v = 0;
+  const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+Result<VertexId> ResolveVertex(const Snapshot& snap, const std::string& text, const std::string& by) {
+  if (by.empty()) {
+    std::uint64_t id = 0;
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), id);
+    if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size()) {
+      return InvalidArgumentError("'" + text + "' is not a vertex id (use --by LABEL.KEY to name it by a key)");
+    }
+    if (!snap.HasVertex(VertexId(id))) return NotFoundError("no vertex " + text);
+    return VertexId(id);
+  }
+  const std::size_t dot = by.find('.');
+  if (dot == std::string::npos || dot == 0 || dot + 1 == by.size()) {
+    return InvalidArgumentError("--by must be LABEL.KEY, not '" + by + "'");
+  }
+  const std::string label = by.substr(0, dot);
+  const std::string key = by.substr(dot + 1);
+  // Through FindVertices, which takes an exact, unique or ordered index:
+  // an int64 first if the text reads as one, then the string.
+  Status error;         // the last lookup's error
+  bool looked = false;  // whether some index took the value
+  auto lookup = [&](const PropertyValue& value) -> std::optional<VertexId> {
+    Result<std::vector<VertexId>> ids = snap.FindVertices(label, key, value);
+    if (!ids.ok()) {
+      error = ids.status();
+      return std::nullopt;
+    }
+    looked = true;
+    if (ids->empty()) return std::nullopt;
+    return ids->front();
+  };
+  if (std::optional<std::int64_t> n = ParseInt64(text)) {
+    if (std::optional<VertexId> v = lookup(PropertyValue(*n))) return *v;
+  }
+  if (std::optional<VertexId> v = lookup(PropertyValue(text))) return *v;
+  if (!looked) return error;
+  return NotFoundError("no " + label + " vertex with " + key + " = " + text);
+}
+
+Json ToJson(const PropertyView& v) {
+  switch (v.type()) {
+    case ValueType::kNull:
+      return nullptr;
+    case ValueType::kBool:
+      return *v.as_bool();
+    case ValueType::kInt64:
+      return *v.as_int64();
+    case ValueType::kDouble: {
+      const double d = *v.as_double();
+      if (!std::isfinite(d)) return nullptr;
+      return d;
+    }
+    case ValueType::kString:
+      // nlohmann's dump throws on invalid UTF-8; stored strings are valid.
+      return std::string(*v.as_string());
+    case ValueType::kBytes: {
+      Json a = Json::array();
+      for (std::byte b : *v.as_bytes()) a.push_back(static_cast<unsigned>(b));
+      return a;
+    }
+    case ValueType::kFloatVector: {
+      Json a = Json::array();
+      const auto floats = v.as_float_vector();  // named: a temporary optional would die before the loop
+      for (float f : *floats) {
+        if (std::isfinite(f)) {
+          a.push_back(f);
+        } else {
+          a.push_back(nullptr);
+        }
+      }
+      return a;
+    }
+  }
+  return nullptr;
+}
+
+std::string FormatDouble(double d) {
+  if (std::isnan(d)) return "nan";
+  if (std::isinf(d)) return d > 0 ? "infinity" : "-infinity";
+  // The shortest form that reads back as the same double.
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, d);
+  return std::string(buf, r.ptr);
+}
+
+std::string ToText(const PropertyView& v) {
+  switch (v.type()) {
+    case ValueType::kNull:
+      return "null";
+    case ValueType::kBool:
+      return *v.as_bool() ? "true" : "false";
+    case ValueType::kInt64:
+      return std::to_string(*v.as_int64());
+    case ValueType::kDouble:
+      return FormatDouble(*v.as_double());
+    case ValueType::kString:
+      return std::string(*v.as_string());
+    case ValueType::kBytes: {
+      std::string s = "bytes[";
+      char hex[3];
+      for (std::byte b : *v.as_bytes()) {
+        std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned>(b));
+        s += hex;
+      }
+      return s + "]";
+    }
+    case ValueType::kFloatVector: {
+      std::string s = "[";
+      bool first = true;
+      const auto floats = v.as_float_vector();  // named: a temporary optional would die before the loop
+      for (float f : *floats) {
+        if (!first) s += ";";
+        first = false;
+        s += FormatDouble(f);
+      }
+      return s + "]";
+    }
+  }
+  return "";
+}
+
+void PrintJson(const Json& j, std::FILE* out) {
+  const std::string text = j.dump(2, ' ', false, Json::error_handler_t::replace);
+  std::fwrite(text.data(), 1, text.size(), out);
+  std::fputc('\n', out);
+}
+
+std::string Printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02x", u);
+      out += hex;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string CsvField(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string q = "\"";
+  for (char c : s) {
+    if (c == '"') q += '"';
+    q += c;
+  }
+  return q + "\"";
+}
+
+bool StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
+
+ProgressLine::ProgressLine(bool enabled) : enabled_(enabled) {}
+
+void ProgressLine::Update(std::string_view phase, std::uint64_t done, std::uint64_t total, std::string_view unit) {
+  if (!enabled_) return;
+  const auto now = std::chrono::steady_clock::now();
+  if (phase != phase_) {  // a new phase: its rate starts again, the redraw pace does not
+    phase_ = std::string(phase);
+    phase_start_ = now;
+  }
+  if (now - last_draw_ < std::chrono::milliseconds(200) && !(total != 0 && done >= total)) return;
+  last_draw_ = now;
+  const double seconds = std::chrono::duration<double>(now - phase_start_).count();
+  const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0;
+  // Bytes in MB, anything else as it is.
+  const bool bytes = unit == "bytes";
+  const double scale = bytes ? 1e-6 : 1;
+  const std::string shown_unit = bytes ? " MB" : unit.empty() ? "" : " " + std::string(unit);
+  char line[200];
+  int n = 0;
+  if (total != 0) {
+    n = std::snprintf(line, sizeof line, "%s: %.*f/%.*f%s (%.3g/s", phase_.c_str(), bytes ? 1 : 0,
+                      static_cast<double>(done) * scale, bytes ? 1 : 0, static_cast<double>(total) * scale,
+                      shown_unit.c_str(), rate * scale);
+    if (rate > 0 && done < total) {
+      n += std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), ", ETA %.0f s",
+                         static_cast<double>(total - done) / rate);
+    }
+  } else {
+    n = std::snprintf(line, sizeof line, "%s: %.*f%s (%.3g/s", phase_.c_str(), bytes ? 1 : 0,
+                      static_cast<double>(done) * scale, shown_unit.c_str(), rate * scale);
+  }
+  if (n < 0 || static_cast<std::size_t>(n) >= sizeof line - 2) return;
+  // "\r" redraws the line; "\033[K" clears what a longer line left.
+  std::fprintf(stderr, "\r%s)\033[K", line);
+  std::fflush(stderr);
+  drawn_ = true;
+}
+
+void ProgressLine::Finish() {
+  if (!drawn_) return;
+  std::fputs("\r\033[K", stderr);
+  std::fflush(stderr);
+  drawn_ = false;
+  phase_.clear();
+}
+
+}  // namespace quiver::cli

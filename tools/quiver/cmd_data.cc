@@ -1,0 +1,255 @@
+// quiver import / export / backup: data in and out of a graph directory.
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "cli.h"
+#include "quiver/import.h"
+
+namespace quiver::cli {
+namespace {
+
+constexpr const char* kImportHelp =
+    "usage: quiver import [options] DIR\n"
+    "Loads files into the graph at DIR. A missing or empty DIR gets a new graph, built whole in\n"
+    "one checkpoint (all-or-nothing); an existing graph gets the rows through large batches.\n"
+    "Bad input changes nothing.\n"
+    "  --vertices [LABEL=]FILE   a vertex file (repeatable); LABEL for rows without a :LABEL\n"
+    "  --edges [TYPE=]FILE       an edge file (repeatable); TYPE for rows without a :TYPE\n"
+    "  --format csv|evlp|jsonl   input format (default csv); EVLP labels default to Vertex / EDGE\n"
+    "  --delimiter C             CSV field delimiter (default ','; 'tab' for a tab)\n"
+    "  --id-index                create a unique index on each label's id property\n"
+    "  --skip-bad-rows N         import the rest if at most N rows are bad (default 0)\n"
+    "  --batches                 a new graph too goes through batches (slower; for comparison)\n"
+    "  --report FILE             write the rejected rows there, as CSV\n"
+    "  --threads N               threads parsing one file (default 0: every core)\n"
+    "  --jsonl-id-key KEY        JSON Lines: the property that keeps a vertex's id (default id;\n"
+    "                            '' keeps none: for files whose ids are Quiver ids)\n"
+    "  --json                    print the result as JSON\n"
+    "  --quiet                   print nothing on success, show no progress\n";
+
+constexpr const char* kExportHelp =
+    "usage: quiver export [options] DIR OUTDIR\n"
+    "Writes the graph at DIR (opened read-only) to OUTDIR: vertices.csv and edges.csv,\n"
+    "graph.v and graph.e, or vertices.jsonl and edges.jsonl. Existing files are not overwritten.\n"
+    "  --format csv|evlp|jsonl   output format (default csv)\n"
+    "  --delimiter C       CSV field delimiter (default ',')\n"
+    "  --jsonl-id-key KEY  JSON Lines: write each vertex's KEY as its id when every vertex holds a\n"
+    "                      distinct one (default id; '' always writes Quiver ids)\n"
+    "  --json              print the result as JSON\n"
+    "  --quiet             print nothing on success\n";
+
+constexpr const char* kBackupHelp =
+    "usage: quiver backup [options] DIR DEST\n"
+    "Copies the graph at DIR (opened read-only) into DEST, a new or empty directory, as one\n"
+    "checkpoint: opening DEST gives the graph as of the copied commit. A failed backup leaves\n"
+    "no graph in DEST.\n"
+    "  --json              print the result as JSON\n"
+    "  --quiet             print nothing on success, show no progress\n";
+
+bool ParseFormat(const std::string& text, DataFormat* format) {
+  if (text == "csv") {
+    *format = DataFormat::kCsv;
+  } else if (text == "evlp") {
+    *format = DataFormat::kEvlp;
+  } else if (text == "jsonl") {
+    *format = DataFormat::kJsonl;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+bool ParseDelimiter(const std::string& text, char* delimiter) {
+  if (text == "tab" || text == "\\t") {
+    *delimiter = '\t';
+    return true;
+  }
+  if (text.size() != 1) return false;
+  *delimiter = text[0];
+  return true;
+}
+
+// "[LABEL=]FILE" -> ImportFile.
+ImportFile FileArg(const std::string& arg, const std::string& fallback_label) {
+  const std::size_t eq = arg.find('=');
+  if (eq == std::string::npos) return {arg, fallback_label};
+  return {arg.substr(eq + 1), arg.substr(0, eq)};
+}
+
+// Whether `dir` is missing or an empty directory: an import there builds a
+// new graph whole (ImportNewGraph).
+bool IsNewGraphDir(const std::string& dir) {
+  std::error_code ec;
+  if (!std::filesystem::exists(dir, ec)) return !ec;
+  return std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec) && !ec;
+}
+
+double SecondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+int Import(int argc, const char* const* argv) {
+  CliArgs args;
+  args.AddOption("--vertices");
+  args.AddOption("--edges");
+  args.AddOption("--format", "csv");
+  args.AddOption("--delimiter", ",");
+  args.AddOption("--skip-bad-rows", "0");
+  args.AddOption("--report");
+  args.AddOption("--threads", "0");
+  args.AddOption("--jsonl-id-key", "id");
+  args.AddFlag("--id-index");
+  args.AddFlag("--batches");
+  args.AddFlag("--json");
+  args.AddFlag("--quiet");
+  if (int rc = ParseArgs(args, argc, argv, kImportHelp, 1); rc >= 0) return rc;
+  ImportOptions options;
+  if (!ParseFormat(args.Get("--format"), &options.format)) {
+    return Usage(kImportHelp, "--format must be csv, evlp or jsonl");
+  }
+  if (!ParseDelimiter(args.Get("--delimiter"), &options.delimiter)) {
+    return Usage(kImportHelp, "--delimiter must be one character (or 'tab')");
+  }
+  std::uint64_t skip = 0;
+  if (!args.GetU64("--skip-bad-rows", &skip)) return Usage(kImportHelp, "--skip-bad-rows needs a number");
+  options.skip_bad_rows = static_cast<std::size_t>(skip);
+  std::uint64_t threads = 0;
+  if (!args.GetU64("--threads", &threads) || threads > 1024) {
+    return Usage(kImportHelp, "--threads needs a number (at most 1024)");
+  }
+  options.threads = static_cast<std::uint32_t>(threads);
+  options.reject_report = args.Get("--report");
+  options.create_id_indexes = args.Has("--id-index");
+  options.jsonl_id_key = args.Get("--jsonl-id-key");
+  const bool evlp = options.format == DataFormat::kEvlp;
+  ImportSpec spec;
+  for (const std::string& f : args.GetAll("--vertices"))
+    spec.vertices.push_back(FileArg(f, evlp ? "Vertex" : ""));
+  for (const std::string& f : args.GetAll("--edges")) spec.edges.push_back(FileArg(f, evlp ? "EDGE" : ""));
+  if (spec.vertices.empty() && spec.edges.empty()) return Usage(kImportHelp, "nothing to import");
+
+  const bool quiet = args.Has("--quiet");
+  ProgressLine progress(!quiet && StderrIsTerminal());
+  options.progress = [&progress](const ImportProgress& p) {
+    progress.Update(p.phase, p.bytes_done, p.bytes_total, "bytes");
+  };
+  const std::string& dir = args.positional()[0];
+  const auto start = std::chrono::steady_clock::now();
+  Result<ImportStats> r = InvalidArgumentError("");
+  const bool bulk = !args.Has("--batches") && IsNewGraphDir(dir);
+  if (bulk) {
+    r = quiver::ImportNewGraph(dir, spec, options);
+    progress.Finish();
+    if (!r.ok()) return Fail("import", r.status());
+  } else {
+    Result<std::unique_ptr<Graph>> graph = Graph::Open(Options{}, dir);
+    if (!graph.ok()) return Fail("open " + dir, graph.status());
+    r = quiver::Import(**graph, spec, options);
+    progress.Finish();
+    Status closed = (*graph)->Close();
+    if (!r.ok()) return Fail("import", r.status());
+    if (!closed.ok()) return Fail("close", closed);
+  }
+  const double seconds = SecondsSince(start);
+  for (const ImportRowError& e : r->rejected) {
+    std::fprintf(stderr, "quiver: rejected %s:%llu:%llu: %s\n", e.file.c_str(),
+                 static_cast<unsigned long long>(e.line), static_cast<unsigned long long>(e.column),
+                 e.reason.c_str());
+  }
+  if (args.Has("--json")) {
+    Json j = {{"new_graph", bulk},
+                        {"vertices", r->vertices},
+                        {"edges", r->edges},
+                        {"batches", r->batches},
+                        {"checkpoint_bytes", r->checkpoint_bytes},
+                        {"seconds", seconds},
+                        {"indexes_created", r->indexes_created},
+                        {"rejected", Json::array()}};
+    for (const ImportRowError& e : r->rejected) {
+      j["rejected"].push_back({{"file", e.file}, {"line", e.line}, {"column", e.column}, {"reason", e.reason}});
+    }
+    PrintJson(j);
+    return kOk;
+  }
+  if (quiet) return kOk;
+  if (bulk) {
+    std::printf("imported %llu vertices and %llu edges into a new graph, one %.1f MB checkpoint",
+                static_cast<unsigned long long>(r->vertices), static_cast<unsigned long long>(r->edges),
+                static_cast<double>(r->checkpoint_bytes) / 1e6);
+  } else {
+    std::printf("imported %llu vertices and %llu edges in %llu batches",
+                static_cast<unsigned long long>(r->vertices), static_cast<unsigned long long>(r->edges),
+                static_cast<unsigned long long>(r->batches));
+  }
+  std::printf(" (%zu rows rejected) in %.3f s", r->rejected.size(), seconds);
+  if (seconds > 0) std::printf(": %.0f edges/s", static_cast<double>(r->edges) / seconds);
+  std::printf("\n");
+  for (const std::string& index : r->indexes_created) std::printf("created index %s\n", index.c_str());
+  return kOk;
+}
+
+int Export(int argc, const char* const* argv) {
+  CliArgs args;
+  args.AddOption("--format", "csv");
+  args.AddOption("--delimiter", ",");
+  args.AddOption("--jsonl-id-key", "id");
+  args.AddFlag("--json");
+  args.AddFlag("--quiet");
+  if (int rc = ParseArgs(args, argc, argv, kExportHelp, 2); rc >= 0) return rc;
+  ExportOptions options;
+  if (!ParseFormat(args.Get("--format"), &options.format)) {
+    return Usage(kExportHelp, "--format must be csv, evlp or jsonl");
+  }
+  if (!ParseDelimiter(args.Get("--delimiter"), &options.delimiter)) {
+    return Usage(kExportHelp, "--delimiter must be one character (or 'tab')");
+  }
+  options.jsonl_id_key = args.Get("--jsonl-id-key");
+  Result<std::unique_ptr<Graph>> graph = OpenReadOnly(args.positional()[0]);
+  if (!graph.ok()) return Fail("open " + args.positional()[0], graph.status());
+  const auto start = std::chrono::steady_clock::now();
+  Result<ExportStats> r = quiver::Export((*graph)->GetSnapshot(), args.positional()[1], options);
+  if (!r.ok()) return Fail("export", r.status());
+  if (args.Has("--json")) {
+    PrintJson({{"vertices", r->vertices}, {"edges", r->edges}, {"files", r->files}, {"seconds", SecondsSince(start)}});
+    return kOk;
+  }
+  if (!args.Has("--quiet")) {
+    std::printf("exported %llu vertices and %llu edges\n", static_cast<unsigned long long>(r->vertices),
+                static_cast<unsigned long long>(r->edges));
+    for (const std::string& f : r->files) std::printf("wrote %s\n", f.c_str());
+  }
+  return kOk;
+}
+
+int Backup(int argc, const char* const* argv) {
+  CliArgs args;
+  args.AddFlag("--json");
+  args.AddFlag("--quiet");
+  if (int rc = ParseArgs(args, argc, argv, kBackupHelp, 2); rc >= 0) return rc;
+  const std::string& dir = args.positional()[0];
+  const std::string& dest = args.positional()[1];
+  Result<std::unique_ptr<Graph>> graph = OpenReadOnly(dir);
+  if (!graph.ok()) return Fail("open " + dir, graph.status());
+  ProgressLine progress(!args.Has("--quiet") && StderrIsTerminal());
+  const auto start = std::chrono::steady_clock::now();
+  Result<BackupInfo> r = (*graph)->Backup(dest, [&progress](std::uint64_t bytes) {
+    progress.Update("backup", bytes, 0, "bytes");
+  });
+  progress.Finish();
+  if (!r.ok()) return Fail("backup", r.status());
+  const double seconds = SecondsSince(start);
+  if (args.Has("--json")) {
+    PrintJson({{"sequence", r->sequence}, {"bytes", r->bytes}, {"dest", dest}, {"seconds", seconds}});
+  } else if (!args.Has("--quiet")) {
+    std::printf("backed up sequence %llu of %s into %s: one %.1f MB checkpoint in %.3f s\n",
+                static_cast<unsigned long long>(r->sequence), dir.c_str(), dest.c_str(),
+                static_cast<double>(r->bytes) / 1e6, seconds);
+  }
+  return kOk;
+}
+
+}  // namespace quiver::cli

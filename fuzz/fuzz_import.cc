@@ -59,9 +59,7 @@ void Run(const std::uint8_t* data, std::size_t size) {
     case 0: options.format = DataFormat::kCsv; break;
     case 1: options.format = DataFormat::kEvlp; break;
     case 2: options.format = DataFormat::kJsonl; break;
-    default:
-      options.format = DataFormat::kCsv;
-      options.delimiter = ';';
+    default: options.format = DataFormat::kCsv; options.delimiter = ';';
   }
   if ((mode & 4) != 0) options.skip_bad_rows = SIZE_MAX;
   options.create_id_indexes = (mode & 8) != 0;
@@ -102,7 +100,8 @@ void Run(const std::uint8_t* data, std::size_t size) {
     Result<bool> exists = fs.Exists("/g");
     if (exists.ok() && *exists) {
       const std::vector<std::string> left = fs.ListDir("/g").value();
-      QUIVER_FUZZ_CHECK(left.empty() || left == std::vector<std::string>{"LOCK"}, "a failed bulk import left files");
+      QUIVER_FUZZ_CHECK(left.empty() || left == std::vector<std::string>{"LOCK"},
+                        "a failed bulk import left files");
     }
     return;
   }
@@ -110,7 +109,8 @@ void Run(const std::uint8_t* data, std::size_t size) {
   QUIVER_FUZZ_CHECK(Rejected(*batched) == Rejected(*bulk),
                     "rejected rows differ:\n" + Rejected(*batched) + "---\n" + Rejected(*bulk));
   Result<VerifyReport> report = VerifyGraphDirectory(&fs, "/g");
-  QUIVER_FUZZ_CHECK(report.ok() && report->ok(), report.ok() ? report->status.ToString() : report.status().ToString());
+  QUIVER_FUZZ_CHECK(report.ok() && report->ok(),
+                    report.ok() ? report->status.ToString() : report.status().ToString());
   Options open;
   open.writer.spin_microseconds = 0;
   open.create_if_missing = false;

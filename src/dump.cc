@@ -120,7 +120,8 @@ Status DumpDirectory(std::string_view dir, const DumpOptions& options, const Dum
   try {
     return DumpGraphDirectory(env::PosixFileSystem(), std::string(dir), options, out);
   } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError(base::StrCat("dump ", dir, ": out of memory (a file too large to read whole)"));
+    return ResourceExhaustedError(
+        base::StrCat("dump ", dir, ": out of memory (a file too large to read whole)"));
   }
 }
 
@@ -128,7 +129,8 @@ Status DumpFile(std::string_view path, const DumpOptions& options, const DumpLin
   try {
     return DumpGraphFile(env::PosixFileSystem(), std::string(path), options, out);
   } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError(base::StrCat("dump ", path, ": out of memory (a file too large to read whole)"));
+    return ResourceExhaustedError(
+        base::StrCat("dump ", path, ": out of memory (a file too large to read whole)"));
   }
 }
 

@@ -547,7 +547,18 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
   group.reserve(std::max<std::size_t>(
       1, std::min(options_.writer.max_group_batches, options_.writer.max_queued_batches)));
   writer_ = std::thread([this, group = std::move(group)]() mutable { WriterLoop(std::move(group)); });
-  if (durable_ != nullptr) checkpointer_ = std::thread([this] { CheckpointLoop(); });
+  if (durable_ == nullptr) return;
+  try {
+    checkpointer_ = std::thread([this] { CheckpointLoop(); });
+  } catch (...) {
+    // No checkpoint thread to be had (its state's allocation, or the
+    // thread itself): the writer, which has nothing queued, stops and is
+    // joined before the members go, or the running thread's destructor
+    // would terminate the process. Open reports the exception.
+    queue_.Close();
+    writer_.join();
+    throw;
+  }
 }
 
 GraphImpl::~GraphImpl() {

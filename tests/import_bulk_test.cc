@@ -153,14 +153,16 @@ std::vector<Input> Inputs() {
     Input in{"JsonLinesEveryValueType", {}, {}, {}};
     in.files["/in/v.jsonl"] =
         "{\"id\": \"p1\", \"label\": \"Person\", \"properties\": {\"name\": \"Ada \\\"A\\\" \\u00e9\", "
-        "\"age\": 36, \"score\": 0.5, \"ok\": true, \"e\": [1, 2.5], \"raw\": {\"bytes\": \"00ff\"}, \"gone\": null}}\n"
+        "\"age\": 36, \"score\": 0.5, \"ok\": true, \"e\": [1, 2.5], \"raw\": {\"bytes\": \"00ff\"}, "
+        "\"gone\": null}}\n"
         "{\"id\": \"7\", \"properties\": {\"age\": -1}}\n"
         "{\"id\": \"p3\", \"label\": \"Robot\"}\n";
     in.files["/in/c.jsonl"] = "{\"id\": 1, \"label\": \"City\"}\n{\"id\": 2}\n";
     std::string edges;
     for (int i = 0; i < 300; ++i) {
-      edges += i % 2 == 0 ? "{\"start\": \"p1\", \"end\": 7, \"properties\": {\"w\": " + std::to_string(i) + ".5}}\n"
-                          : "{\"type\": \"LIKES\", \"end\": \"p3\", \"start\": 1}\n";
+      edges += i % 2 == 0
+                   ? "{\"start\": \"p1\", \"end\": 7, \"properties\": {\"w\": " + std::to_string(i) + ".5}}\n"
+                   : "{\"type\": \"LIKES\", \"end\": \"p3\", \"start\": 1}\n";
     }
     in.files["/in/e.jsonl"] = edges;
     in.spec.vertices = {{"/in/v.jsonl", "Human"}, {"/in/c.jsonl", "City"}};
@@ -555,7 +557,7 @@ TEST(ImportParallelTest, CsvCutWhereQuotesAllowGivesWhatOneThreadGives) {
       case 1: edges += a + "," + b + ",R,\"say \"\"hi\"\", ok\",1\r\n"; break;
       case 2: edges += "\n" + a + "," + b + ",,\"\",2\n"; break;
       case 3: edges += a + "," + b + ",R,\"\n\n\",3\n"; break;
-      case 4: edges += a + ",zz,R,x,4\n"; break;  // unknown endpoint: rejected
+      case 4: edges += a + ",zz,R,x,4\n"; break;              // unknown endpoint: rejected
       case 5: edges += a + "," + b + ",R,\"q\",x5\n"; break;  // not an int: rejected
       default: edges += a + "," + b + ",S,plain," + std::to_string(i) + "\n";
     }
@@ -571,8 +573,10 @@ TEST(ImportParallelTest, CsvCutWhereQuotesAllowGivesWhatOneThreadGives) {
       // fails there; the blocks cut by quote parity do the same.
       {"a stray quote mid-file", edges + "v1,v2,R,\"open,1\n" + edges.substr(edges.find('\n') + 1),
        "871:10: unexpected character after a closing quote"},
-      {"unterminated quote at the end", edges + "v1,v2,R,\"open,1\nv1,v2,R,x,2\n", "unterminated quoted field"},
-      {"text after a closing quote late", edges + "v1,v2,R,\"a\"b,1\n" + "v1,v2,R,\"c\",2\n", "after a closing quote"},
+      {"unterminated quote at the end", edges + "v1,v2,R,\"open,1\nv1,v2,R,x,2\n",
+       "unterminated quoted field"},
+      {"text after a closing quote late", edges + "v1,v2,R,\"a\"b,1\n" + "v1,v2,R,\"c\",2\n",
+       "after a closing quote"},
       {"quote in an unquoted field late", edges + "v1,v2,R,a\"b,1\n", "quote inside an unquoted field"},
       {"header only", ":START_ID,:END_ID,:TYPE\n", "100 0\n"},
   };
@@ -842,7 +846,8 @@ TEST(ImportProgressTest, EachPhaseClimbsFromZeroToTheTotal) {
   ASSERT_TRUE(fs.CreateDir("/in").ok());
   std::string vertices, edges;
   for (int i = 0; i < 1000; ++i) vertices += std::to_string(i) + "\n";
-  for (int i = 0; i < 200000; ++i) edges += std::to_string(i % 1000) + " " + std::to_string((i * 7) % 1000) + "\n";
+  for (int i = 0; i < 200000; ++i)
+    edges += std::to_string(i % 1000) + " " + std::to_string((i * 7) % 1000) + "\n";
   PutFile(fs, "/in/g.v", vertices);
   PutFile(fs, "/in/g.e", edges);
   const std::uint64_t total = vertices.size() + edges.size();

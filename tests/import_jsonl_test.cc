@@ -34,12 +34,14 @@ TEST(ImportJsonlTest, ValuesComeInWithTheirTypes) {
   env::SimFileSystem fs;
   ASSERT_TRUE(fs.CreateDir("/in").ok());
   PutFile(fs, "/in/v.jsonl",
-          "{\"id\": \"a\", \"label\": \"P\", \"properties\": {\"s\": \"x\\\"y\\\\z\\n\\u00e9\", \"i\": -9223372036854775808, "
+          "{\"id\": \"a\", \"label\": \"P\", \"properties\": {\"s\": \"x\\\"y\\\\z\\n\\u00e9\", \"i\": "
+          "-9223372036854775808, "
           "\"d\": 1.0, \"e\": 2e3, \"b\": false, \"n\": null, \"v\": [0.1, -2, 3e-5], \"empty\": [], "
           "\"raw\": {\"bytes\": \"00FF10\"}, \"blank\": \"\"}}\r\n"
           "\n"
           "   {\"properties\": {}, \"id\": \"b\"}   \n");
-  PutFile(fs, "/in/e.jsonl", "{\"start\": \"a\", \"end\": \"b\", \"type\": \"R\", \"properties\": {\"w\": 5}}\n");
+  PutFile(fs, "/in/e.jsonl",
+          "{\"start\": \"a\", \"end\": \"b\", \"type\": \"R\", \"properties\": {\"w\": 5}}\n");
   auto g = Graph::OpenInMemory().value();
   Result<ImportStats> r =
       RunImport(fs, *g, {.vertices = {{"/in/v.jsonl", "Q"}}, .edges = {{"/in/e.jsonl", ""}}}, Jsonl());
@@ -151,15 +153,26 @@ TEST(ImportJsonlTest, IdKeysTheUniqueIndexCouldNotHoldAreRefusedOnBothPaths) {
     std::string where, reason;
   };
   const std::vector<Case> cases = {
-      {"a number id file then a string id file", {"{\"id\": 1}\n", "{\"id\": \"a\"}\n"}, false,
-       "/in/f1:1:8: ", "a string id, but the V ids kept as 'id' are ints in an earlier file"},
+      {"a number id file then a string id file",
+       {"{\"id\": 1}\n", "{\"id\": \"a\"}\n"},
+       false,
+       "/in/f1:1:8: ",
+       "a string id, but the V ids kept as 'id' are ints in an earlier file"},
       {"the same through labels named in the rows",
-       {"{\"id\": 1, \"label\": \"W\"}\n", "{\"id\": \"z\", \"label\": \"W\"}\n"}, false, "/in/f1:1:8: ",
+       {"{\"id\": 1, \"label\": \"W\"}\n", "{\"id\": \"z\", \"label\": \"W\"}\n"},
+       false,
+       "/in/f1:1:8: ",
        "a string id, but the W ids kept as 'id' are ints"},
-      {"an id key from the properties", {"{\"id\": 1}\n{\"properties\": {\"id\": 2}}\n"}, true, "/in/f0:2:1: ",
+      {"an id key from the properties",
+       {"{\"id\": 1}\n{\"properties\": {\"id\": 2}}\n"},
+       true,
+       "/in/f0:2:1: ",
        "a V holds 'id' from an ordinary column or property, but that key keeps the V ids"},
-      {"an id key from the properties, the same value", {"{\"id\": 5}\n{\"properties\": {\"id\": 5}}\n"}, true,
-       "/in/f0:2:1: ", "from an ordinary column or property"},
+      {"an id key from the properties, the same value",
+       {"{\"id\": 5}\n{\"properties\": {\"id\": 5}}\n"},
+       true,
+       "/in/f0:2:1: ",
+       "from an ordinary column or property"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -205,7 +218,8 @@ TEST(ImportJsonlTest, EveryValueSurvivesExportThenImport) {
   const std::string vertices = GetFile(fs, "/out/vertices.jsonl");
   EXPECT_NE(vertices.find("\"one\":1.0"), std::string::npos) << vertices;
   EXPECT_NE(vertices.find("\"raw\":{\"bytes\":\"00ff\"}"), std::string::npos) << vertices;
-  EXPECT_NE(vertices.find("{\"id\":1,\"label\":\"City\",\"properties\":{\"name\":\"London\"}}"), std::string::npos)
+  EXPECT_NE(vertices.find("{\"id\":1,\"label\":\"City\",\"properties\":{\"name\":\"London\"}}"),
+            std::string::npos)
       << vertices;
 
   // No vertex holds "id": the Quiver ids were written, so they are not kept.
@@ -221,8 +235,9 @@ TEST(ImportJsonlTest, EveryValueSurvivesExportThenImport) {
 TEST(ImportJsonlTest, KeptIdsRoundTripAndTheSecondExportIsTheSameBytes) {
   env::SimFileSystem fs;
   ASSERT_TRUE(fs.CreateDir("/in").ok());
-  PutFile(fs, "/in/v.jsonl",
-          "{\"id\": \"u9\", \"label\": \"U\", \"properties\": {\"k\": 1}}\n{\"id\": \"u1\", \"label\": \"U\"}\n");
+  PutFile(
+      fs, "/in/v.jsonl",
+      "{\"id\": \"u9\", \"label\": \"U\", \"properties\": {\"k\": 1}}\n{\"id\": \"u1\", \"label\": \"U\"}\n");
   PutFile(fs, "/in/e.jsonl", "{\"start\": \"u1\", \"end\": \"u9\", \"type\": \"F\"}\n");
   const ImportSpec spec{.vertices = {{"/in/v.jsonl", ""}}, .edges = {{"/in/e.jsonl", ""}}};
   auto g = Graph::OpenInMemory().value();
@@ -234,10 +249,12 @@ TEST(ImportJsonlTest, KeptIdsRoundTripAndTheSecondExportIsTheSameBytes) {
   EXPECT_EQ(GetFile(fs, "/a/vertices.jsonl"),
             "{\"id\":\"u9\",\"label\":\"U\",\"properties\":{\"k\":1}}\n"
             "{\"id\":\"u1\",\"label\":\"U\",\"properties\":{}}\n");
-  EXPECT_EQ(GetFile(fs, "/a/edges.jsonl"), "{\"start\":\"u1\",\"end\":\"u9\",\"type\":\"F\",\"properties\":{}}\n");
+  EXPECT_EQ(GetFile(fs, "/a/edges.jsonl"),
+            "{\"start\":\"u1\",\"end\":\"u9\",\"type\":\"F\",\"properties\":{}}\n");
   auto h = Graph::OpenInMemory().value();
   ASSERT_TRUE(
-      RunImport(fs, *h, {.vertices = {{"/a/vertices.jsonl", ""}}, .edges = {{"/a/edges.jsonl", ""}}}, Jsonl()).ok());
+      RunImport(fs, *h, {.vertices = {{"/a/vertices.jsonl", ""}}, .edges = {{"/a/edges.jsonl", ""}}}, Jsonl())
+          .ok());
   EXPECT_EQ(Canonical(h->GetSnapshot()), Canonical(g->GetSnapshot()));
   ASSERT_TRUE(import::RunExport(&fs, h->GetSnapshot(), "/b", eo).ok());
   EXPECT_EQ(GetFile(fs, "/b/vertices.jsonl"), GetFile(fs, "/a/vertices.jsonl"));

@@ -79,7 +79,8 @@ TEST(ValueTextTest, NothingPrintedBreaksALine) {
   EXPECT_EQ(Quoted("a\u2029b\u0085c"), R"("a\u2029b\u0085c")");
   EXPECT_EQ(Quoted("\u202e\u2066x\u2069"), R"("\u202e\u2066x\u2069")");
   EXPECT_EQ(Quoted("\u2027\u00a0"), "\"\u2027\u00a0\"");  // neighbours stay as they are
-  EXPECT_EQ(OneLine("index 'x\n  block at 196: vertices' \"q\""), R"(index 'x\n  block at 196: vertices' "q")");
+  EXPECT_EQ(OneLine("index 'x\n  block at 196: vertices' \"q\""),
+            R"(index 'x\n  block at 196: vertices' "q")");
 }
 
 }  // namespace

@@ -388,11 +388,11 @@ struct RowsShape {
   const char* figure;
   DataFormat format;
   const char* graph_dir;
-  const char* variant;             // after "<V> x 10; "
+  const char* variant;  // after "<V> x 10; "
   const char* ceiling_definition;
   double target_rows_per_second;
   const char* target;
-  const char* note;                // progress: "<note> <value> rows/s (<ceiling_note> <ceiling>)"
+  const char* note;  // progress: "<note> <value> rows/s (<ceiling_note> <ceiling>)"
   const char* ceiling_note;
 };
 
@@ -401,7 +401,8 @@ Row RowsNewGraphRow(Context& ctx, const ImportInputs& in, const RowsShape& shape
   CloseNewGraph(ctx, g);
   const double total = g.import_seconds + g.open_seconds + g.close_seconds;
   const auto rows = static_cast<double>(in.vertices + in.edges);
-  Row r{shape.figure, std::to_string(in.vertices) + " x 10; " + shape.variant + "; ImportNewGraph + Open + Close"};
+  Row r{shape.figure,
+        std::to_string(in.vertices) + " x 10; " + shape.variant + "; ImportNewGraph + Open + Close"};
   r.elements = in.vertices + in.edges;
   r.threads = Threads(ctx, shape.format);
   r.value = Rate(rows, total);
@@ -420,14 +421,14 @@ Row RowsNewGraphRow(Context& ctx, const ImportInputs& in, const RowsShape& shape
 
 Row CsvNewGraphRow(Context& ctx, const ImportInputs& in) {
   const double split_seconds = SplitCsvSeconds(in);
-  return RowsNewGraphRow(
-      ctx, in,
-      {"csvImportNewGraph", DataFormat::kCsv, "import-csv-graph",
-       "id:ID,name,age:int,score:double and :START_ID,:END_ID,:TYPE,since:int",
-       "read(2) of the same files in 1 MiB chunks counting ',' and '\\n' (the fields of every line), 1 thread "
-       "(best of 3 passes)",
-       3e6, ">= 3M rows/s, end to end", "CSV", "split"},
-      split_seconds);
+  return RowsNewGraphRow(ctx, in,
+                         {"csvImportNewGraph", DataFormat::kCsv, "import-csv-graph",
+                          "id:ID,name,age:int,score:double and :START_ID,:END_ID,:TYPE,since:int",
+                          "read(2) of the same files in 1 MiB chunks counting ',' and '\\n' (the fields of "
+                          "every line), 1 thread "
+                          "(best of 3 passes)",
+                          3e6, ">= 3M rows/s, end to end", "CSV", "split"},
+                         split_seconds);
 }
 
 Row JsonLinesRow(Context& ctx, const ImportInputs& in) {

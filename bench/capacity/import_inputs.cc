@@ -244,7 +244,9 @@ ImportInputs WriteRowInputs(const std::string& dir, std::uint64_t v, bool jsonl)
 
 ImportInputs WriteCsvInputs(const std::string& dir, std::uint64_t v) { return WriteRowInputs(dir, v, false); }
 
-ImportInputs WriteJsonlInputs(const std::string& dir, std::uint64_t v) { return WriteRowInputs(dir, v, true); }
+ImportInputs WriteJsonlInputs(const std::string& dir, std::uint64_t v) {
+  return WriteRowInputs(dir, v, true);
+}
 
 double ReadInputSeconds(const ImportInputs& in) {
   std::vector<char> buf(kChunkBytes);
@@ -368,7 +370,8 @@ double ParseJsonlSeconds(const ImportInputs& in) {
       }
     }
     best = std::min(best, SecondsSince(t0));
-    if (objects != in.vertices + in.edges || sum != in.int_sum) Fail("the raw JSON Lines parse disagrees with the files");
+    if (objects != in.vertices + in.edges || sum != in.int_sum)
+      Fail("the raw JSON Lines parse disagrees with the files");
   }
   return best;
 }

@@ -82,8 +82,8 @@ class Graph;
 class Snapshot;
 
 enum class DataFormat : std::uint8_t {
-  kCsv = 0,   // Neo4j-style typed CSV
-  kEvlp = 1,  // LDBC Graphalytics .v / .e
+  kCsv = 0,    // Neo4j-style typed CSV
+  kEvlp = 1,   // LDBC Graphalytics .v / .e
   kJsonl = 2,  // JSON Lines: one JSON object per vertex or edge
 };
 

@@ -4,8 +4,8 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <optional>
 #include <memory>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -224,10 +224,14 @@ Status AppendJsonValue(std::string* out, const PropertyView& v, std::string* tex
     case ValueType::kNull: out->append("null"); return Status::Ok();
     case ValueType::kString: AppendJsonString(out, *v.as_string()); return Status::Ok();
     case ValueType::kBool:
-    case ValueType::kInt64: FormatFieldValue(v, text); out->append(*text); return Status::Ok();
+    case ValueType::kInt64:
+      FormatFieldValue(v, text);
+      out->append(*text);
+      return Status::Ok();
     case ValueType::kDouble: {
       if (!std::isfinite(*v.as_double()))
-        return InvalidArgumentError(base::StrCat("Export: ", what, " is ", *v.as_double(), ": JSON has no NaN or infinity"));
+        return InvalidArgumentError(
+            base::StrCat("Export: ", what, " is ", *v.as_double(), ": JSON has no NaN or infinity"));
       FormatFieldValue(v, text);
       out->append(*text);
       if (text->find_first_of(".eEn") == std::string::npos) out->append(".0");
@@ -245,7 +249,8 @@ Status AppendJsonValue(std::string* out, const PropertyView& v, std::string* tex
       const auto floats = v.as_float_vector();  // named: a temporary optional would die before the loop
       for (float f : *floats) {
         if (!std::isfinite(f))
-          return InvalidArgumentError(base::StrCat("Export: ", what, " holds ", f, ": JSON has no NaN or infinity"));
+          return InvalidArgumentError(
+              base::StrCat("Export: ", what, " holds ", f, ": JSON has no NaN or infinity"));
         if (!first) out->push_back(',');
         first = false;
         char buf[32];
@@ -327,7 +332,8 @@ Status WriteJsonl(const Snapshot& snap, const ExportOptions& options, CsvWriter*
     append_id(out, v);
     out->append(",\"label\":");
     AppendJsonString(out, snap.LabelName(*snap.LabelOf(v)));
-    QUIVER_RETURN_IF_ERROR(append_props(out, snap.Properties(v), ids.key, base::StrCat("vertex ", v.value())));
+    QUIVER_RETURN_IF_ERROR(
+        append_props(out, snap.Properties(v), ids.key, base::StrCat("vertex ", v.value())));
     QUIVER_RETURN_IF_ERROR(vw->MaybeFlush());
     ++stats->vertices;
   }
@@ -340,7 +346,8 @@ Status WriteJsonl(const Snapshot& snap, const ExportOptions& options, CsvWriter*
     append_id(out, info.target);
     out->append(",\"type\":");
     AppendJsonString(out, snap.EdgeTypeName(info.type));
-    QUIVER_RETURN_IF_ERROR(append_props(out, snap.Properties(e), std::nullopt, base::StrCat("edge ", e.value())));
+    QUIVER_RETURN_IF_ERROR(
+        append_props(out, snap.Properties(e), std::nullopt, base::StrCat("edge ", e.value())));
     QUIVER_RETURN_IF_ERROR(ew->MaybeFlush());
     ++stats->edges;
   }

@@ -19,13 +19,13 @@ Result<bool> IsGzip(env::FileSystem* fs, const std::string& path) {
 struct GzipFile::State {
   std::unique_ptr<env::ReadableFile> file;
   z_stream zs{};
-  bool ready = false;                 // inflateInit2 succeeded
-  std::vector<unsigned char> in;      // compressed bytes read, not yet consumed
+  bool ready = false;                   // inflateInit2 succeeded
+  std::vector<unsigned char> in;        // compressed bytes read, not yet consumed
   std::uint64_t compressed_offset = 0;  // next compressed byte to read
   std::uint64_t offset = 0;             // next decompressed byte to hand out
-  bool file_done = false;             // the compressed file is read to its end
-  bool in_member = false;             // inside a member (its end not yet reached)
-  bool done = false;                  // every member decompressed
+  bool file_done = false;               // the compressed file is read to its end
+  bool in_member = false;               // inside a member (its end not yet reached)
+  bool done = false;                    // every member decompressed
 };
 
 GzipFile::GzipFile(std::unique_ptr<env::ReadableFile> compressed) : state_(std::make_unique<State>()) {
@@ -53,8 +53,8 @@ Result<std::size_t> GzipFile::ReadAt(std::uint64_t offset, std::span<std::byte> 
   State& s = *state_;
   if (!s.ready) return ResourceExhaustedError("gzip: zlib could not start (out of memory)");
   if (offset != s.offset)
-    return InvalidArgumentError(base::StrCat("gzip: a read at ", offset, " after one that ended at ", s.offset,
-                                             " (reads must be sequential)"));
+    return InvalidArgumentError(base::StrCat("gzip: a read at ", offset, " after one that ended at ",
+                                             s.offset, " (reads must be sequential)"));
   std::size_t got = 0;
   while (got < buf.size() && !s.done) {
     if (s.zs.avail_in == 0 && !s.file_done) {
@@ -66,7 +66,8 @@ Result<std::size_t> GzipFile::ReadAt(std::uint64_t offset, std::span<std::byte> 
       if (n == 0) s.file_done = true;
     }
     if (s.zs.avail_in == 0 && s.file_done) {
-      if (s.in_member) return InvalidArgumentError("truncated gzip file (the compressed data ends inside a member)");
+      if (s.in_member)
+        return InvalidArgumentError("truncated gzip file (the compressed data ends inside a member)");
       s.done = true;
       break;
     }

@@ -124,8 +124,9 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
   }
   if (jsonl) {
     // Its first record is a row, whose id's type is the file's.
-    in.schema = JsonlSchema(kind, options_.jsonl_id_key,
-                            kind == FileKind::kVertices ? JsonlIdType(in.reader->fields()[0].text) : FieldType::kString);
+    in.schema = JsonlSchema(
+        kind, options_.jsonl_id_key,
+        kind == FileKind::kVertices ? JsonlIdType(in.reader->fields()[0].text) : FieldType::kString);
     in.first_is_data = true;
   } else if (evlp) {
     in.schema = EvlpSchema(kind, in.reader->fields().size(), options_.evlp_id_key, options_.evlp_weight_key);

@@ -73,7 +73,7 @@ class Importer {
  private:
   // One input file, open for a pass.
   struct Input {
-    std::size_t index = 0;  // the file's
+    std::size_t index = 0;   // the file's
     std::uint64_t rows = 0;  // read so far (for progress)
     std::unique_ptr<CsvReader> reader;
     Schema schema;
@@ -248,12 +248,12 @@ class Importer {
     std::uint64_t line;
   };
   absl::flat_hash_map<std::string, OrdinaryKey> ordinary_keys_;  // "<label>\0<key>"
-  std::vector<std::vector<std::uint64_t>> rejected_lines_;  // per file, record start lines, sorted
-  std::vector<std::string> rejected_raw_;                   // per stats_.rejected entry
-  std::vector<std::uint64_t> rows_;                         // per file, records read in pass 1
-  NameTable labels_, types_, keys_;                         // bulk path only
-  std::vector<std::vector<PlannedBlock>> planned_;          // per file, if parsed in parallel
-  std::vector<std::uint64_t> planned_end_;                   // per such file, the end of its plan
+  std::vector<std::vector<std::uint64_t>> rejected_lines_;       // per file, record start lines, sorted
+  std::vector<std::string> rejected_raw_;                        // per stats_.rejected entry
+  std::vector<std::uint64_t> rows_;                              // per file, records read in pass 1
+  NameTable labels_, types_, keys_;                              // bulk path only
+  std::vector<std::vector<PlannedBlock>> planned_;               // per file, if parsed in parallel
+  std::vector<std::uint64_t> planned_end_;                       // per such file, the end of its plan
   // Input bytes per block: enough to amortise a block's set-up, few enough
   // that the window (two blocks per thread) stays a few tens of MiB.
   std::uint64_t block_bytes_ = std::uint64_t{4} << 20;

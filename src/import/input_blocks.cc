@@ -55,8 +55,9 @@ Result<std::vector<InputBlock>> PlanQuotedBlocks(env::FileSystem* fs, const std:
   std::uint64_t at = start;
   bool quoted = false;  // an odd number of quotes since the last cut
   while (at < size) {
-    QUIVER_ASSIGN_OR_RETURN(std::size_t got,
-                            file->ReadAt(at, std::as_writable_bytes(std::span<char>(chunk.data(), chunk.size()))));
+    QUIVER_ASSIGN_OR_RETURN(
+        std::size_t got,
+        file->ReadAt(at, std::as_writable_bytes(std::span<char>(chunk.data(), chunk.size()))));
     if (got == 0) break;
     const char* p = chunk.data();
     const char* end = p + got;
@@ -73,7 +74,8 @@ Result<std::vector<InputBlock>> PlanQuotedBlocks(env::FileSystem* fs, const std:
       const auto offset = [&](const char* c) { return at + static_cast<std::uint64_t>(c - chunk.data()); };
       const std::uint64_t want = block_start + step;
       const char* from = p;
-      if (offset(p) < want) from = p + std::min<std::uint64_t>(want - offset(p), static_cast<std::uint64_t>(end - p));
+      if (offset(p) < want)
+        from = p + std::min<std::uint64_t>(want - offset(p), static_cast<std::uint64_t>(end - p));
       const void* q = std::memchr(p, '"', static_cast<std::size_t>(end - p));
       const char* quote = q == nullptr ? end : static_cast<const char*>(q);
       if (from < quote) {

@@ -136,7 +136,8 @@ std::optional<PropertyValue> JsonValue(ondemand::value v, std::string* why) {
       std::optional<PropertyValue> value =
           ParseFieldValue(integral ? FieldType::kInt : FieldType::kDouble, digits, &item_why);
       if (!value) {
-        *why = integral ? "an integer beyond the int64 range" : base::StrCat("'", digits, "' is not a finite double");
+        *why = integral ? "an integer beyond the int64 range"
+                        : base::StrCat("'", digits, "' is not a finite double");
         return std::nullopt;
       }
       return value;
@@ -169,7 +170,8 @@ std::optional<PropertyValue> JsonValue(ondemand::value v, std::string* why) {
         }
         const std::string_view digits = e.raw_json_token();
         std::string item_why;
-        std::optional<PropertyValue> f = ParseFieldValue(FieldType::kFloatArray, TrimJsonSpace(digits), &item_why);
+        std::optional<PropertyValue> f =
+            ParseFieldValue(FieldType::kFloatArray, TrimJsonSpace(digits), &item_why);
         double d = 0;
         if (!f || f->as_float_vector()->size() != 1 || e.get_double().get(d) != simdjson::SUCCESS) {
           *why = base::StrCat("'", TrimJsonSpace(digits), "' is not a finite float (in a float vector)");
@@ -213,9 +215,8 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
   const char* base = j.padded.data();
   // The position of `p` (a pointer into the record's copy).
   auto column_of = [&](const char* p) {
-    const std::size_t offset = p != nullptr && p >= base && p <= base + record.text.size()
-                                   ? static_cast<std::size_t>(p - base)
-                                   : 0;
+    const std::size_t offset =
+        p != nullptr && p >= base && p <= base + record.text.size() ? static_cast<std::size_t>(p - base) : 0;
     return record.column + offset;
   };
   auto reject_at = [&](const char* p, std::string reason) {
@@ -231,7 +232,8 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
   if (error == simdjson::SUCCESS) error = doc.get_object().get(object);
   if (error != simdjson::SUCCESS) {
     const std::size_t first = record.text.find_first_not_of(" \t\r");
-    if (first == std::string_view::npos || record.text[first] != '{') return reject_at(base, "not a JSON object");
+    if (first == std::string_view::npos || record.text[first] != '{')
+      return reject_at(base, "not a JSON object");
     return reject_at(base, base::StrCat("invalid JSON (", simdjson::error_message(error), ")"));
   }
   // Sets `id` from a string or an integer member (a vertex's: also
@@ -246,14 +248,16 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
     if (v.type().get(type) != simdjson::SUCCESS) return reject_at(where, "invalid JSON");
     if (type == ondemand::json_type::number) {
       std::int64_t n = 0;
-      if (v.get_int64().get(n) != simdjson::SUCCESS) return reject_at(where, "an id must be a string or an int64");
+      if (v.get_int64().get(n) != simdjson::SUCCESS)
+        return reject_at(where, "an id must be a string or an int64");
       id->SetNumber(n);
       j.id_is_number = true;
       return true;
     }
     std::string_view s;
     if (type != ondemand::json_type::string) return reject_at(where, "an id must be a string or an int64");
-    if (v.get_string().get(s) != simdjson::SUCCESS) return reject_at(where, "invalid JSON string (a bad escape)");
+    if (v.get_string().get(s) != simdjson::SUCCESS)
+      return reject_at(where, "invalid JSON string (a bad escape)");
     if (s.empty()) return reject_at(where, "empty id");
     id->SetText(s);
     j.id_is_number = false;
@@ -278,17 +282,20 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
       row->has_id = true;
       // One label's ids are all numbers or all strings: the file's first id decides.
       if (j.id_is_number != (schema_.columns[0].type == FieldType::kInt))
-        return reject_at(at, j.id_is_number ? "a number id in a file whose ids are strings (as its first row's)"
-                                            : "a string id in a file whose ids are numbers (as its first row's)");
+        return reject_at(at, j.id_is_number
+                                 ? "a number id in a file whose ids are strings (as its first row's)"
+                                 : "a string id in a file whose ids are numbers (as its first row's)");
     } else if (!vertices && (k == "start" || k == "end") && !(k == "start" ? has_start : has_end)) {
-      if (!take_id(v, at, k == "start" ? &j.start : &j.end, k == "start" ? &row->start : &row->end)) return false;
+      if (!take_id(v, at, k == "start" ? &j.start : &j.end, k == "start" ? &row->start : &row->end))
+        return false;
       (k == "start" ? has_start : has_end) = true;
     } else if (k == (vertices ? "label" : "type") && !has_label) {
       std::string_view s;
       ondemand::json_type type;
       if (v.type().get(type) != simdjson::SUCCESS || type != ondemand::json_type::string)
         return reject_at(at, base::StrCat("\"", k, "\" must be a string"));
-      if (v.get_string().get(s) != simdjson::SUCCESS) return reject_at(at, "invalid JSON string (a bad escape)");
+      if (v.get_string().get(s) != simdjson::SUCCESS)
+        return reject_at(at, "invalid JSON string (a bad escape)");
       j.label.assign(s);
       has_label = true;
       label_at = at;
@@ -299,7 +306,8 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
         return reject_at(at, "\"properties\" must be an object");
       seen_keys_.clear();  // every name given, null values' too
       for (auto p : props) {
-        if (p.error() != simdjson::SUCCESS) return reject_at(Location(doc), "invalid JSON (the object's structure)");
+        if (p.error() != simdjson::SUCCESS)
+          return reject_at(Location(doc), "invalid JSON (the object's structure)");
         ondemand::field pf = p.value_unsafe();
         const char* name_at = pf.key().raw() - 1;  // before unescaped_key takes the key
         std::string_view name;
@@ -322,8 +330,10 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
       const bool known = vertices ? (k == "id"sv || k == "label"sv || k == "properties"sv)
                                   : (k == "start" || k == "end" || k == "type" || k == "properties");
       return reject_at(key_at, known ? base::StrCat("member \"", k, "\" given twice")
-                                 : base::StrCat("unknown member \"", k, "\" (", vertices ? "a vertex has id, label and properties"
-                                                                                      : "an edge has start, end, type and properties", ")"));
+                                     : base::StrCat("unknown member \"", k, "\" (",
+                                                    vertices ? "a vertex has id, label and properties"
+                                                             : "an edge has start, end, type and properties",
+                                                    ")"));
     }
   }
   // A location left means tokens after the object (at the end there is none).
@@ -347,8 +357,8 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
         return RejectRow(issue, j.id.line, j.id.column,
                          base::StrCat("property '", id_key, "' given twice (the id is kept under it)"));
     }
-    row->properties.insert(row->properties.begin(),
-                           {id_key, j.id_is_number ? PropertyValue(row->id.number) : PropertyValue(j.id_text)});
+    row->properties.insert(row->properties.begin(), {id_key, j.id_is_number ? PropertyValue(row->id.number)
+                                                                            : PropertyValue(j.id_text)});
   }
   return true;
 }
@@ -365,10 +375,12 @@ FieldType JsonlIdType(std::string_view record) {
   for (auto member : object) {
     std::string_view key;
     ondemand::value v;
-    if (member.unescaped_key().get(key) != simdjson::SUCCESS || member.value().get(v) != simdjson::SUCCESS) break;
+    if (member.unescaped_key().get(key) != simdjson::SUCCESS || member.value().get(v) != simdjson::SUCCESS)
+      break;
     if (key != "id") continue;
     ondemand::json_type type;
-    if (v.type().get(type) == simdjson::SUCCESS && type == ondemand::json_type::number) return FieldType::kInt;
+    if (v.type().get(type) == simdjson::SUCCESS && type == ondemand::json_type::number)
+      return FieldType::kInt;
     break;
   }
   return FieldType::kString;

@@ -16,7 +16,8 @@ int Usage(const char* help, const std::string& error) {
 }
 
 int Fail(std::string_view what, const Status& s) {
-  std::fprintf(stderr, "quiver: %.*s: %s\n", static_cast<int>(what.size()), what.data(), s.ToString().c_str());
+  std::fprintf(stderr, "quiver: %.*s: %s\n", static_cast<int>(what.size()), what.data(),
+               s.ToString().c_str());
   return kFailed;
 }
 
@@ -65,7 +66,8 @@ Result<VertexId> ResolveVertex(const Snapshot& snap, const std::string& text, co
     std::uint64_t id = 0;
     const auto r = std::from_chars(text.data(), text.data() + text.size(), id);
     if (text.empty() || r.ec != std::errc() || r.ptr != text.data() + text.size()) {
-      return InvalidArgumentError("'" + text + "' is not a vertex id (use --by LABEL.KEY to name it by a key)");
+      return InvalidArgumentError("'" + text +
+                                  "' is not a vertex id (use --by LABEL.KEY to name it by a key)");
     }
     if (!snap.HasVertex(VertexId(id))) return NotFoundError("no vertex " + text);
     return VertexId(id);
@@ -100,12 +102,9 @@ Result<VertexId> ResolveVertex(const Snapshot& snap, const std::string& text, co
 
 Json ToJson(const PropertyView& v) {
   switch (v.type()) {
-    case ValueType::kNull:
-      return nullptr;
-    case ValueType::kBool:
-      return *v.as_bool();
-    case ValueType::kInt64:
-      return *v.as_int64();
+    case ValueType::kNull: return nullptr;
+    case ValueType::kBool: return *v.as_bool();
+    case ValueType::kInt64: return *v.as_int64();
     case ValueType::kDouble: {
       const double d = *v.as_double();
       if (!std::isfinite(d)) return nullptr;
@@ -146,16 +145,11 @@ std::string FormatDouble(double d) {
 
 std::string ToText(const PropertyView& v) {
   switch (v.type()) {
-    case ValueType::kNull:
-      return "null";
-    case ValueType::kBool:
-      return *v.as_bool() ? "true" : "false";
-    case ValueType::kInt64:
-      return std::to_string(*v.as_int64());
-    case ValueType::kDouble:
-      return FormatDouble(*v.as_double());
-    case ValueType::kString:
-      return std::string(*v.as_string());
+    case ValueType::kNull: return "null";
+    case ValueType::kBool: return *v.as_bool() ? "true" : "false";
+    case ValueType::kInt64: return std::to_string(*v.as_int64());
+    case ValueType::kDouble: return FormatDouble(*v.as_double());
+    case ValueType::kString: return std::string(*v.as_string());
     case ValueType::kBytes: {
       std::string s = "bytes[";
       char hex[3];
@@ -216,7 +210,8 @@ bool StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
 
 ProgressLine::ProgressLine(bool enabled) : enabled_(enabled) {}
 
-void ProgressLine::Update(std::string_view phase, std::uint64_t done, std::uint64_t total, std::string_view unit) {
+void ProgressLine::Update(std::string_view phase, std::uint64_t done, std::uint64_t total,
+                          std::string_view unit) {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
   if (phase != phase_) {  // a new phase: its rate starts again, the redraw pace does not

@@ -27,8 +27,8 @@ using Json = nlohmann::ordered_json;
 
 // Exit codes (README.md, "The quiver tool").
 inline constexpr int kOk = 0;
-inline constexpr int kFailed = 1;  // bad input, an I/O error, a damaged directory
-inline constexpr int kUsage = 2;   // bad arguments
+inline constexpr int kFailed = 1;    // bad input, an I/O error, a damaged directory
+inline constexpr int kUsage = 2;     // bad arguments
 inline constexpr int kNoResult = 3;  // the question had no answer (`path`: no path)
 
 // Prints "quiver: <error>" and the command's help to stderr; kUsage.

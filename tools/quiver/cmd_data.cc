@@ -162,15 +162,16 @@ int Import(int argc, const char* const* argv) {
   }
   if (args.Has("--json")) {
     Json j = {{"new_graph", bulk},
-                        {"vertices", r->vertices},
-                        {"edges", r->edges},
-                        {"batches", r->batches},
-                        {"checkpoint_bytes", r->checkpoint_bytes},
-                        {"seconds", seconds},
-                        {"indexes_created", r->indexes_created},
-                        {"rejected", Json::array()}};
+              {"vertices", r->vertices},
+              {"edges", r->edges},
+              {"batches", r->batches},
+              {"checkpoint_bytes", r->checkpoint_bytes},
+              {"seconds", seconds},
+              {"indexes_created", r->indexes_created},
+              {"rejected", Json::array()}};
     for (const ImportRowError& e : r->rejected) {
-      j["rejected"].push_back({{"file", e.file}, {"line", e.line}, {"column", e.column}, {"reason", e.reason}});
+      j["rejected"].push_back(
+          {{"file", e.file}, {"line", e.line}, {"column", e.column}, {"reason", e.reason}});
     }
     PrintJson(j);
     return kOk;
@@ -214,7 +215,10 @@ int Export(int argc, const char* const* argv) {
   Result<ExportStats> r = quiver::Export((*graph)->GetSnapshot(), args.positional()[1], options);
   if (!r.ok()) return Fail("export", r.status());
   if (args.Has("--json")) {
-    PrintJson({{"vertices", r->vertices}, {"edges", r->edges}, {"files", r->files}, {"seconds", SecondsSince(start)}});
+    PrintJson({{"vertices", r->vertices},
+               {"edges", r->edges},
+               {"files", r->files},
+               {"seconds", SecondsSince(start)}});
     return kOk;
   }
   if (!args.Has("--quiet")) {
@@ -236,9 +240,8 @@ int Backup(int argc, const char* const* argv) {
   if (!graph.ok()) return Fail("open " + dir, graph.status());
   ProgressLine progress(!args.Has("--quiet") && StderrIsTerminal());
   const auto start = std::chrono::steady_clock::now();
-  Result<BackupInfo> r = (*graph)->Backup(dest, [&progress](std::uint64_t bytes) {
-    progress.Update("backup", bytes, 0, "bytes");
-  });
+  Result<BackupInfo> r = (*graph)->Backup(
+      dest, [&progress](std::uint64_t bytes) { progress.Update("backup", bytes, 0, "bytes"); });
   progress.Finish();
   if (!r.ok()) return Fail("backup", r.status());
   const double seconds = SecondsSince(start);

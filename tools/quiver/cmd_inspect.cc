@@ -38,26 +38,19 @@ constexpr const char* kDumpHelp =
 
 const char* KindName(IndexKind kind) {
   switch (kind) {
-    case IndexKind::kExact:
-      return "exact";
-    case IndexKind::kUnique:
-      return "unique";
-    case IndexKind::kOrdered:
-      return "ordered";
-    case IndexKind::kUniqueEndpoints:
-      return "unique-endpoints";
+    case IndexKind::kExact: return "exact";
+    case IndexKind::kUnique: return "unique";
+    case IndexKind::kOrdered: return "ordered";
+    case IndexKind::kUniqueEndpoints: return "unique-endpoints";
   }
   return "unknown";
 }
 
 const char* FileKindName(VerifiedFileKind kind) {
   switch (kind) {
-    case VerifiedFileKind::kCheckpoint:
-      return "checkpoint";
-    case VerifiedFileKind::kWalSegment:
-      return "wal";
-    case VerifiedFileKind::kDirectoryRecord:
-      return "record";
+    case VerifiedFileKind::kCheckpoint: return "checkpoint";
+    case VerifiedFileKind::kWalSegment: return "wal";
+    case VerifiedFileKind::kDirectoryRecord: return "record";
   }
   return "file";
 }
@@ -73,13 +66,13 @@ std::string Join(const std::vector<std::string>& parts, const char* sep) {
 
 Json FileJson(const VerifiedFile& f) {
   Json j = {{"name", f.name},
-                      {"kind", FileKindName(f.kind)},
-                      {"bytes", f.bytes},
-                      {"format_version", f.format_version},
-                      {"first_sequence", f.first_sequence},
-                      {"last_sequence", f.last_sequence},
-                      {"tail_bytes", f.tail_bytes},
-                      {"ok", f.status.ok()}};
+            {"kind", FileKindName(f.kind)},
+            {"bytes", f.bytes},
+            {"format_version", f.format_version},
+            {"first_sequence", f.first_sequence},
+            {"last_sequence", f.last_sequence},
+            {"tail_bytes", f.tail_bytes},
+            {"ok", f.status.ok()}};
   if (!f.status.ok()) j["status"] = f.status.ToString();
   if (f.first_bad_offset) j["first_bad_offset"] = *f.first_bad_offset;
   return j;
@@ -119,35 +112,37 @@ int Info(int argc, const char* const* argv) {
 
   if (args.Has("--json")) {
     Json j = {{"directory", dir},
-                        {"sequence", s.sequence()},
-                        {"vertices", s.vertex_count()},
-                        {"edges", s.edge_count()},
-                        {"labels", Json::array()},
-                        {"edge_types", Json::array()},
-                        {"property_keys", Json::array()},
-                        {"indexes", Json::array()},
-                        {"memory", {{"allocated_bytes", memory.allocated_bytes}, {"bytes_per_element", per_element}}},
-                        {"open",
-                         {{"checkpoint_sequence", open.checkpoint_sequence},
-                          {"wal_segments_read", open.wal_segments_read},
-                          {"wal_groups_replayed", open.wal_groups_replayed},
-                          {"wal_batches_replayed", open.wal_batches_replayed},
-                          {"tail_bytes_truncated", open.tail_bytes_truncated},
-                          {"used_previous_checkpoint", open.used_previous_checkpoint},
-                          {"microseconds", open.open_microseconds}}}};
-    for (const LabelCount& l : s.Labels()) j["labels"].push_back({{"name", l.name}, {"vertices", l.vertices}});
-    for (const EdgeTypeCount& t : s.EdgeTypes()) j["edge_types"].push_back({{"name", t.name}, {"edges", t.edges}});
+              {"sequence", s.sequence()},
+              {"vertices", s.vertex_count()},
+              {"edges", s.edge_count()},
+              {"labels", Json::array()},
+              {"edge_types", Json::array()},
+              {"property_keys", Json::array()},
+              {"indexes", Json::array()},
+              {"memory", {{"allocated_bytes", memory.allocated_bytes}, {"bytes_per_element", per_element}}},
+              {"open",
+               {{"checkpoint_sequence", open.checkpoint_sequence},
+                {"wal_segments_read", open.wal_segments_read},
+                {"wal_groups_replayed", open.wal_groups_replayed},
+                {"wal_batches_replayed", open.wal_batches_replayed},
+                {"tail_bytes_truncated", open.tail_bytes_truncated},
+                {"used_previous_checkpoint", open.used_previous_checkpoint},
+                {"microseconds", open.open_microseconds}}}};
+    for (const LabelCount& l : s.Labels())
+      j["labels"].push_back({{"name", l.name}, {"vertices", l.vertices}});
+    for (const EdgeTypeCount& t : s.EdgeTypes())
+      j["edge_types"].push_back({{"name", t.name}, {"edges", t.edges}});
     for (const PropertyKeyCount& k : s.PropertyKeys()) {
       j["property_keys"].push_back({{"name", k.name}, {"vertices", k.vertices}, {"edges", k.edges}});
     }
     for (const IndexInfo& i : s.Indexes()) {
       Json x = {{"name", i.spec.name},
-                          {"element", i.spec.element == ElementKind::kVertex ? "vertex" : "edge"},
-                          {"label", i.spec.label},
-                          {"keys", i.spec.keys},
-                          {"kind", KindName(i.spec.kind)},
-                          {"entries", i.entries},
-                          {"ready", i.state == IndexState::kReady}};
+                {"element", i.spec.element == ElementKind::kVertex ? "vertex" : "edge"},
+                {"label", i.spec.label},
+                {"keys", i.spec.keys},
+                {"kind", KindName(i.spec.kind)},
+                {"entries", i.entries},
+                {"ready", i.state == IndexState::kReady}};
       if (i.spec.type) x["type"] = std::string(ValueTypeName(*i.spec.type));
       j["indexes"].push_back(std::move(x));
     }
@@ -164,7 +159,8 @@ int Info(int argc, const char* const* argv) {
   }
 
   std::printf("directory %s\nsequence %llu\nvertices %llu\nedges %llu\n", dir.c_str(),
-              static_cast<unsigned long long>(s.sequence()), static_cast<unsigned long long>(s.vertex_count()),
+              static_cast<unsigned long long>(s.sequence()),
+              static_cast<unsigned long long>(s.vertex_count()),
               static_cast<unsigned long long>(s.edge_count()));
   for (const LabelCount& l : s.Labels()) {
     std::printf("label %s %llu\n", Printable(l.name).c_str(), static_cast<unsigned long long>(l.vertices));
@@ -177,21 +173,23 @@ int Info(int argc, const char* const* argv) {
                 static_cast<unsigned long long>(k.vertices), static_cast<unsigned long long>(k.edges));
   }
   for (const IndexInfo& i : s.Indexes()) {
-    std::printf("index %s %s %s %s(%s)%s entries %llu%s\n", Printable(i.spec.name).c_str(), KindName(i.spec.kind),
-                i.spec.element == ElementKind::kVertex ? "vertex" : "edge", Printable(i.spec.label).c_str(),
-                Printable(Join(i.spec.keys, ",")).c_str(),
+    std::printf("index %s %s %s %s(%s)%s entries %llu%s\n", Printable(i.spec.name).c_str(),
+                KindName(i.spec.kind), i.spec.element == ElementKind::kVertex ? "vertex" : "edge",
+                Printable(i.spec.label).c_str(), Printable(Join(i.spec.keys, ",")).c_str(),
                 i.spec.type ? (" " + std::string(ValueTypeName(*i.spec.type))).c_str() : "",
-                static_cast<unsigned long long>(i.entries), i.state == IndexState::kReady ? "" : " (building)");
+                static_cast<unsigned long long>(i.entries),
+                i.state == IndexState::kReady ? "" : " (building)");
   }
   std::printf("memory %llu bytes allocated, %.1f per element\n",
               static_cast<unsigned long long>(memory.allocated_bytes), per_element);
-  std::printf("open loaded checkpoint %llu%s, replayed %llu WAL groups (%llu batches) from %llu segments in %.3f s\n",
-              static_cast<unsigned long long>(open.checkpoint_sequence),
-              open.used_previous_checkpoint ? " (the previous one: the newest is damaged)" : "",
-              static_cast<unsigned long long>(open.wal_groups_replayed),
-              static_cast<unsigned long long>(open.wal_batches_replayed),
-              static_cast<unsigned long long>(open.wal_segments_read),
-              static_cast<double>(open.open_microseconds) / 1e6);
+  std::printf(
+      "open loaded checkpoint %llu%s, replayed %llu WAL groups (%llu batches) from %llu segments in %.3f s\n",
+      static_cast<unsigned long long>(open.checkpoint_sequence),
+      open.used_previous_checkpoint ? " (the previous one: the newest is damaged)" : "",
+      static_cast<unsigned long long>(open.wal_groups_replayed),
+      static_cast<unsigned long long>(open.wal_batches_replayed),
+      static_cast<unsigned long long>(open.wal_segments_read),
+      static_cast<double>(open.open_microseconds) / 1e6);
   if (!files.ok()) {
     std::printf("files: %s\n", files.status().ToString().c_str());
     return kOk;

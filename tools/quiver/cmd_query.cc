@@ -173,10 +173,13 @@ int Neighbors(int argc, const char* const* argv) {
     Json j = {{"vertex", start->value()}, {"neighbors", Json::array()}, {"truncated", more}};
     for (const Visit& v : visits) {
       auto [type, direction] = edge_of(v);
-      Json n = {{"vertex", v.vertex.value()}, {"label", LabelText(snap, v.vertex)},
-                          {"depth", v.depth},           {"edge", v.parent_edge.value()},
-                          {"type", type},               {"direction", direction},
-                          {"parent", v.parent.value()}};
+      Json n = {{"vertex", v.vertex.value()},
+                {"label", LabelText(snap, v.vertex)},
+                {"depth", v.depth},
+                {"edge", v.parent_edge.value()},
+                {"type", type},
+                {"direction", direction},
+                {"parent", v.parent.value()}};
       for (const std::string& key : show) n["properties"][key] = KeyJson(snap, v.vertex, key);
       j["neighbors"].push_back(std::move(n));
     }
@@ -195,8 +198,9 @@ int Neighbors(int argc, const char* const* argv) {
     for (const std::string& key : show) std::printf("\t%s", Printable(KeyText(snap, v.vertex, key)).c_str());
     std::printf("\n");
   }
-  if (more) std::fprintf(stderr, "quiver: more than %llu vertices; --limit shows more\n",
-                         static_cast<unsigned long long>(limit));
+  if (more)
+    std::fprintf(stderr, "quiver: more than %llu vertices; --limit shows more\n",
+                 static_cast<unsigned long long>(limit));
   return kOk;
 }
 
@@ -221,7 +225,8 @@ int Path(int argc, const char* const* argv) {
     return Usage(kPathHelp, "--default-weight needs a number");
   }
   std::uint64_t k = 0;
-  if (!args.GetU64("--k", &k) || k == 0 || k > 1'000'000) return Usage(kPathHelp, "--k needs a number from 1 to 1000000");
+  if (!args.GetU64("--k", &k) || k == 0 || k > 1'000'000)
+    return Usage(kPathHelp, "--k needs a number from 1 to 1000000");
   const std::string& show = args.Get("--show");
 
   Result<std::unique_ptr<Graph>> graph = OpenReadOnly(args.positional()[0]);
@@ -307,7 +312,8 @@ Json ValueJson(const Results& r, std::size_t i) {
 // Writes the results, one line per vertex, to `out`.
 Status WriteResults(std::FILE* out, const Snapshot& snap, const Projection& p, const Results& r, bool jsonl,
                     const std::string& id_key) {
-  if (!jsonl) std::fprintf(out, id_key.empty() ? "vertex,value\n" : "vertex,%s,value\n", CsvField(id_key).c_str());
+  if (!jsonl)
+    std::fprintf(out, id_key.empty() ? "vertex,value\n" : "vertex,%s,value\n", CsvField(id_key).c_str());
   for (std::uint32_t i = 0; i < p.vertex_count(); ++i) {
     const VertexId v = p.ToVertexId(i);
     if (jsonl) {
@@ -319,8 +325,7 @@ Status WriteResults(std::FILE* out, const Snapshot& snap, const Projection& p, c
       std::fprintf(out, "%llu,%s\n", static_cast<unsigned long long>(v.value()), ValueText(r, i).c_str());
     } else {
       std::fprintf(out, "%llu,%s,%s\n", static_cast<unsigned long long>(v.value()),
-                   CsvField(KeyText(snap, v, id_key)).c_str(),
-                   ValueText(r, i).c_str());
+                   CsvField(KeyText(snap, v, id_key)).c_str(), ValueText(r, i).c_str());
     }
   }
   if (std::ferror(out)) return IOError("writing the results failed");
@@ -350,7 +355,8 @@ int Run(int argc, const char* const* argv) {
   if (int rc = ParseArgs(args, argc, argv, kRunHelp, 2); rc >= 0) return rc;
   const std::string& algorithm = args.positional()[0];
   const std::string& dir = args.positional()[1];
-  static const char* const kAlgorithms[] = {"bfs", "pagerank", "wcc", "cdlp", "lcc", "sssp", "triangles", "kcore"};
+  static const char* const kAlgorithms[] = {"bfs", "pagerank", "wcc",       "cdlp",
+                                            "lcc", "sssp",     "triangles", "kcore"};
   if (std::find(std::begin(kAlgorithms), std::end(kAlgorithms), algorithm) == std::end(kAlgorithms)) {
     return Usage(kRunHelp, "unknown algorithm '" + algorithm + "'");
   }
@@ -366,7 +372,8 @@ int Run(int argc, const char* const* argv) {
     }
   }
   std::uint64_t threads = 0, iterations = algorithm == "cdlp" ? 10 : 20;
-  if (!args.GetU64("--threads", &threads) || threads > 1024) return Usage(kRunHelp, "--threads needs a number");
+  if (!args.GetU64("--threads", &threads) || threads > 1024)
+    return Usage(kRunHelp, "--threads needs a number");
   if (args.Has("--iterations") && (!args.GetU64("--iterations", &iterations) || iterations > 1'000'000)) {
     return Usage(kRunHelp, "--iterations needs a number (at most 1000000)");
   }
@@ -381,7 +388,8 @@ int Run(int argc, const char* const* argv) {
     ps.weight_property = args.Get("--weight");
     if (args.Has("--default-weight")) {
       double w = 0;
-      if (!ParseDouble(args.Get("--default-weight"), &w)) return Usage(kRunHelp, "--default-weight needs a number");
+      if (!ParseDouble(args.Get("--default-weight"), &w))
+        return Usage(kRunHelp, "--default-weight needs a number");
       ps.default_weight = w;
     }
   }
@@ -413,7 +421,8 @@ int Run(int argc, const char* const* argv) {
     if (write_key.empty() || i.spec.element != ElementKind::kVertex) continue;
     if (std::find(i.spec.keys.begin(), i.spec.keys.end(), write_key) != i.spec.keys.end())
       return fail("run: --write-property " + write_key,
-                  FailedPreconditionError("index '" + i.spec.name + "' covers that key; write the results to "
+                  FailedPreconditionError("index '" + i.spec.name +
+                                          "' covers that key; write the results to "
                                           "another key"));
   }
   VertexId source;
@@ -477,12 +486,14 @@ int Run(int argc, const char* const* argv) {
   std::uint64_t written = 0;
   const bool per_vertex = algorithm != "triangles";
   if (per_vertex && !write_key.empty()) {
-    Result<std::uint64_t> w = results.is_real ? WriteVertexProperty(**graph, *proj, write_key, results.real)
-                                              : WriteVertexProperty(**graph, *proj, write_key, results.integer);
+    Result<std::uint64_t> w = results.is_real
+                                  ? WriteVertexProperty(**graph, *proj, write_key, results.real)
+                                  : WriteVertexProperty(**graph, *proj, write_key, results.integer);
     if (!w.ok())
-      return fail("run: --write-property " + write_key,
-                  Status(w.status().code(), std::string(w.status().message()) +
-                                                " (the batches written before the failing one stay committed)"));
+      return fail(
+          "run: --write-property " + write_key,
+          Status(w.status().code(), std::string(w.status().message()) +
+                                        " (the batches written before the failing one stay committed)"));
     written = *w;
     Status closed = (*graph)->Close();
     if (!closed.ok()) return fail("close", closed);
@@ -501,17 +512,19 @@ int Run(int argc, const char* const* argv) {
   // The summary: on stderr when the results took stdout.
   std::FILE* summary = to_stdout ? stderr : stdout;
   if (args.Has("--json")) {
-    Json j = {{"algorithm", algorithm},       {"vertices", proj->vertex_count()},
-                        {"edges", proj->edge_count()},   {"seconds", seconds},
-                        {"written_back", written}};
+    Json j = {{"algorithm", algorithm},
+              {"vertices", proj->vertex_count()},
+              {"edges", proj->edge_count()},
+              {"seconds", seconds},
+              {"written_back", written}};
     if (!per_vertex) j["triangles"] = triangles;
     if (!out_path.empty()) j["out"] = out_path;
     PrintJson(j, summary);  // on stderr when the results took stdout
   } else if (!per_vertex) {
     std::printf("triangles %llu\n", static_cast<unsigned long long>(triangles));
   } else if (!quiet) {
-    std::fprintf(summary, "%s over %u vertices and %llu edges in %.3f s", algorithm.c_str(), proj->vertex_count(),
-                 static_cast<unsigned long long>(proj->edge_count()), seconds);
+    std::fprintf(summary, "%s over %u vertices and %llu edges in %.3f s", algorithm.c_str(),
+                 proj->vertex_count(), static_cast<unsigned long long>(proj->edge_count()), seconds);
     if (!write_key.empty()) {
       std::fprintf(summary, "; wrote property %s of %llu vertices", write_key.c_str(),
                    static_cast<unsigned long long>(written));

@@ -31,10 +31,10 @@ Result<std::unique_ptr<CsvReader>> CsvReader::Open(env::FileSystem* fs, const st
   if (!size.ok()) return PositionError(size.status().code(), path, 0, 0, size.status().message());
   // A gzip file is read through zlib; its end is where the decompressed
   // bytes end (a short read), not a size known up front.
-  std::byte magic[2] = {};
-  Result<std::size_t> n = (*file)->ReadAt(0, magic);
-  if (!n.ok()) return PositionError(n.status().code(), path, 0, 0, n.status().message());
-  if (*n == 2 && magic[0] == std::byte{0x1f} && magic[1] == std::byte{0x8b}) {
+  Result<bool> compressed = IsGzip(**file);
+  if (!compressed.ok())
+    return PositionError(compressed.status().code(), path, 0, 0, compressed.status().message());
+  if (*compressed) {
     auto gzip = std::make_unique<GzipFile>(std::move(*file));
     const GzipFile* raw = gzip.get();
     std::unique_ptr<CsvReader> r(new CsvReader(std::move(gzip), path, dialect, UINT64_MAX));

@@ -9,11 +9,15 @@
 
 namespace quiver::import {
 
+Result<bool> IsGzip(const env::ReadableFile& file) {
+  std::byte magic[2] = {};
+  QUIVER_ASSIGN_OR_RETURN(std::size_t n, file.ReadAt(0, magic));
+  return n == 2 && magic[0] == std::byte{0x1f} && magic[1] == std::byte{0x8b};
+}
+
 Result<bool> IsGzip(env::FileSystem* fs, const std::string& path) {
   QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<env::ReadableFile> file, fs->OpenReadable(path));
-  std::byte magic[2] = {};
-  QUIVER_ASSIGN_OR_RETURN(std::size_t n, file->ReadAt(0, magic));
-  return n == 2 && magic[0] == std::byte{0x1f} && magic[1] == std::byte{0x8b};
+  return IsGzip(*file);
 }
 
 struct GzipFile::State {

@@ -26,7 +26,8 @@
 
 namespace quiver::import {
 
-// Whether `path` starts with gzip's magic bytes (1f 8b).
+// Whether `file` (or the file at `path`) starts with gzip's magic bytes (1f 8b).
+Result<bool> IsGzip(const env::ReadableFile& file);
 Result<bool> IsGzip(env::FileSystem* fs, const std::string& path);
 
 class GzipFile final : public env::ReadableFile {

@@ -295,7 +295,6 @@ struct Results {
   std::vector<double> real;
   std::vector<std::int64_t> integer;
   bool is_real = false;
-  std::size_t size() const { return is_real ? real.size() : integer.size(); }
 };
 
 std::string ValueText(const Results& r, std::size_t i) {

@@ -1,8 +1,8 @@
 // quiver: the command-line tool for Quiver graph directories.
 //
-//   quiver import [options] DIR        load CSV or EVLP files (a new graph: built whole in
+//   quiver import [options] DIR        load CSV, EVLP or JSON Lines files (a new graph: built whole in
 //                                      one checkpoint)
-//   quiver export [options] DIR OUT    write the graph to CSV or EVLP files in OUT
+//   quiver export [options] DIR OUT    write the graph to CSV, EVLP or JSON Lines files in OUT
 //   quiver backup [options] DIR DEST   copy the graph into DEST as one checkpoint
 //   quiver info [options] DIR          counts, keys, indexes, memory, checkpoint and WAL state
 //   quiver verify [options] DIR        check every checkpoint and WAL segment (read-only)
@@ -25,8 +25,8 @@ namespace {
 constexpr const char* kMainHelp =
     "usage: quiver <command> [options] ...\n"
     "commands:\n"
-    "  import     load CSV (Neo4j-style headers) or LDBC Graphalytics EVLP files into a graph\n"
-    "  export     write a graph's current state to CSV or EVLP files\n"
+    "  import     load CSV (Neo4j-style headers), LDBC Graphalytics EVLP or JSON Lines files into a graph\n"
+    "  export     write a graph's current state to CSV, EVLP or JSON Lines files\n"
     "  backup     copy a graph into a new directory as one checkpoint\n"
     "  info       counts by label and type, property keys, indexes, memory, checkpoint and WAL state\n"
     "  verify     check every checkpoint and WAL segment of a graph directory (changes nothing)\n"

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -586,7 +587,14 @@ TEST(ImportParallelTest, CsvCutWhereQuotesAllowGivesWhatOneThreadGives) {
     ASSERT_TRUE(fs.CreateDir("/in").ok());
     PutFile(fs, "/in/v.csv", vertices);
     PutFile(fs, "/in/e.csv", c.edges);
+    // The same rows with the header in its own file (ImportFile::header):
+    // the blocks start at byte 0 and line 1.
+    const std::size_t header_end = c.edges.find('\n') + 1;
+    PutFile(fs, "/in/eh.csv", c.edges.substr(0, header_end));
+    PutFile(fs, "/in/e-rows.csv", c.edges.substr(header_end));
     const ImportSpec spec{.vertices = {{"/in/v.csv", "V"}}, .edges = {{"/in/e.csv", "E"}}};
+    const ImportSpec parts{.vertices = {{"/in/v.csv", "V"}},
+                           .edges = {{"/in/e-rows.csv", "E", "/in/eh.csv"}}};
     ImportOptions one;
     one.skip_bad_rows = 1000;
     one.threads = 1;
@@ -594,12 +602,31 @@ TEST(ImportParallelTest, CsvCutWhereQuotesAllowGivesWhatOneThreadGives) {
     for (bool bulk : {false, true}) {
       const std::string want = Outcome(fs, spec, one, 1 << 20, bulk, "/db" + std::to_string(dirs++));
       EXPECT_NE(want.find(c.outcome), std::string::npos) << want.substr(0, 300);
+      const std::string want_parts = Outcome(fs, parts, one, 1 << 20, bulk, "/db" + std::to_string(dirs++));
       for (std::uint32_t threads : {2u, 3u}) {
         for (std::uint64_t block : {1u, 5u, 64u, 4096u}) {
           ImportOptions o = one;
           o.threads = threads;
           EXPECT_EQ(Outcome(fs, spec, o, block, bulk, "/db" + std::to_string(dirs++)), want)
               << threads << " threads, blocks of " << block << (bulk ? " bytes, bulk" : " bytes, batches");
+          EXPECT_EQ(Outcome(fs, parts, o, block, bulk, "/db" + std::to_string(dirs++)), want_parts)
+              << "header file, " << threads << " threads, blocks of " << block
+              << (bulk ? " bytes, bulk" : "");
+        }
+      }
+      // One line less before every row: the same graph, each rejected row
+      // a line earlier in its file.
+      if (want.find("InvalidArgument") == std::string::npos) {
+        std::istringstream a(want), b(want_parts);
+        std::string la, lb;
+        while (std::getline(a, la) && std::getline(b, lb)) {
+          if (!la.starts_with("/in/e.csv:")) {
+            EXPECT_EQ(la, lb);
+            continue;
+          }
+          const std::size_t colon = la.find(':', 10);
+          EXPECT_EQ(lb, "/in/e-rows.csv:" + std::to_string(std::stoull(la.substr(10, colon - 10)) - 1) +
+                            la.substr(colon));
         }
       }
     }

@@ -62,6 +62,11 @@ Result<ImportStats> Importer::RunUnguarded() {
     for (const ImportFile& f : *files) {
       if (!base::IsValidUtf8(f.label))
         return InvalidArgumentError(base::StrCat("ImportFile::label of ", f.path, " is not valid UTF-8"));
+      if (!f.header.empty() && options_.format != DataFormat::kCsv) {
+        return InvalidArgumentError(
+            base::StrCat("ImportFile::header of ", f.path,
+                         ": a header file is for CSV only (EVLP and JSON Lines have none)"));
+      }
       if (files == &spec_.vertices && f.label.find(';') != std::string::npos)
         return InvalidArgumentError(base::StrCat("ImportFile::label of ", f.path, " ('", f.label,
                                                  "') names more than one label: a Quiver vertex has one"));
@@ -116,13 +121,26 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
   const bool jsonl = options_.format == DataFormat::kJsonl;
   Input in;
   in.index = index;
-  QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, DialectOf()));
-  QUIVER_ASSIGN_OR_RETURN(bool any, in.reader->Next());
-  if (!any) {
-    return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
-                         evlp || jsonl ? "empty file" : "empty file (no header)");
+  if (!file.header.empty()) {
+    // The header is another file's first record (CSV only: Run checked);
+    // every record of this one is a row, and it may have none.
+    QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<CsvReader> header,
+                            CsvReader::Open(fs_, file.header, DialectOf()));
+    QUIVER_ASSIGN_OR_RETURN(bool any, header->Next());
+    if (!any) return PositionError(StatusCode::kInvalidArgument, file.header, 1, 1, "empty header file");
+    QUIVER_ASSIGN_OR_RETURN(in.schema, ParseCsvHeader(header->fields(), kind, file.header));
+    QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, DialectOf()));
+  } else {
+    QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, DialectOf()));
+    QUIVER_ASSIGN_OR_RETURN(bool any, in.reader->Next());
+    if (!any) {
+      return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
+                           evlp || jsonl ? "empty file" : "empty file (no header)");
+    }
   }
-  if (jsonl) {
+  if (!file.header.empty()) {
+    // The schema is the header file's.
+  } else if (jsonl) {
     // Its first record is a row, whose id's type is the file's.
     in.schema = JsonlSchema(
         kind, options_.jsonl_id_key,
@@ -133,12 +151,14 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
     in.first_is_data = true;
   } else {
     QUIVER_ASSIGN_OR_RETURN(in.schema, ParseCsvHeader(in.reader->fields(), kind, file.path));
+    in.rows_offset = in.reader->bytes_read();
+    in.rows_line = in.reader->end_line() + 1;
   }
   // (A JSON Lines row names its own label or type, or takes the file's.)
   const bool has_name_column =
       in.schema.json || (kind == FileKind::kVertices ? in.schema.label >= 0 : in.schema.type >= 0);
   if (!has_name_column && file.label.empty()) {
-    return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
+    return PositionError(StatusCode::kInvalidArgument, file.header.empty() ? file.path : file.header, 1, 1,
                          kind == FileKind::kVertices
                              ? "no :LABEL column and no label for the file (ImportFile::label)"
                              : "no :TYPE column and no type for the file (ImportFile::label)");

@@ -77,8 +77,11 @@ class Importer {
     std::uint64_t rows = 0;  // read so far (for progress)
     std::unique_ptr<CsvReader> reader;
     Schema schema;
-    bool first_is_data = false;  // EVLP: the record read to learn the schema is a row
+    bool first_is_data = false;  // EVLP, JSON Lines: the record read to learn the schema is a row
     bool first_taken = false;
+    // Where the rows start: past a CSV header line, else the file's start.
+    std::uint64_t rows_offset = 0;
+    std::uint64_t rows_line = 1;
   };
   // The vertices of one label whose ids share an id space and a key.
   struct IdSpace {

@@ -221,10 +221,8 @@ Status Importer::ValidateFileParallel(std::size_t index) {
   {
     QUIVER_ASSIGN_OR_RETURN(Input head, OpenInput(index));  // the schema, and the empty-file check
     schema = std::move(head.schema);
-    if (!head.first_is_data) {  // a CSV header: the blocks start past it
-      start = head.reader->bytes_read();
-      rows_line = head.reader->end_line() + 1;
-    }
+    start = head.rows_offset;  // past a CSV header line
+    rows_line = head.rows_line;
   }
   std::vector<InputBlock> blocks;
   if (options_.format == DataFormat::kCsv) {

@@ -961,6 +961,69 @@ TEST(IdMapTest, CanonicalIntsAreNumbersAndTheRestText) {
   EXPECT_EQ(all, (std::map<std::string, std::uint32_t>{{"7", 0}, {"007", 2}, {"p1", 3}}));
 }
 
+// Numbers from about 0 go straight to a growing array while inserting
+// (IdMap::kDirectSlack); the first number outside moves every id to the
+// hash table. Either way a repeated id is found at once, Freeze remaps
+// every value, and HoldsNumber is false for unknown and rejected ids.
+TEST(IdMapTest, TheDirectArrayWhileInsertingAndLeavingIt) {
+  struct Case {
+    const char* name;
+    std::int64_t spoiler;  // inserted after half the ids; 0: none
+    bool dense;
+  };
+  const std::int64_t far = static_cast<std::int64_t>(import::IdMap::kDirectSlack) * 8;
+  for (const Case& c : {Case{"direct throughout", 0, true}, Case{"a negative id", -5, true},
+                        Case{"an id far out", far, false}}) {
+    SCOPED_TRACE(c.name);
+    import::IdMap m;
+    import::ExternalId id;
+    std::uint32_t entry = 0;
+    std::vector<std::int64_t> order;
+    for (std::int64_t i = 0; i < 5000; ++i) order.push_back((i * 7919) % 5000);  // a permutation
+    for (std::size_t k = 0; k < order.size(); ++k) {
+      if (k == order.size() / 2 && c.spoiler != 0) {
+        id.SetNumber(c.spoiler);
+        ASSERT_TRUE(m.Insert(id, entry++).second);
+      }
+      id.SetNumber(order[k]);
+      auto [e, inserted] = m.Insert(id, entry);
+      ASSERT_TRUE(inserted);
+      EXPECT_EQ(e, entry);
+      ++entry;
+      if (k % 1000 == 999) {  // a repeat, before and after leaving the array
+        id.SetNumber(order[k / 2]);
+        auto [first, again] = m.Insert(id, 99999);
+        EXPECT_FALSE(again);
+        EXPECT_EQ(m.Find(id), first);
+      }
+    }
+    EXPECT_EQ(m.size(), entry);
+    EXPECT_NE(m.FindText("4999"), import::IdMap::kNone);
+    EXPECT_EQ(m.FindText("5000"), import::IdMap::kNone);
+    // Every value + 10, and the id 3's entry rejected.
+    const std::uint32_t three = m.FindText("3");
+    std::vector<std::uint32_t> remap(entry);
+    for (std::uint32_t v = 0; v < entry; ++v) remap[v] = v + 10;
+    remap[three] = import::IdMap::kRejected;
+    std::vector<std::uint32_t> before(5000);
+    for (std::int64_t n = 0; n < 5000; ++n) before[n] = m.FindNumber(n);
+    m.Freeze(remap);
+    EXPECT_EQ(m.dense(), c.dense);
+    for (std::int64_t n = 0; n < 5000; ++n) {
+      EXPECT_EQ(m.FindNumber(n), n == 3 ? import::IdMap::kRejected : before[n] + 10) << n;
+      EXPECT_EQ(m.HoldsNumber(n), n != 3) << n;
+    }
+    EXPECT_FALSE(m.HoldsNumber(5000));
+    EXPECT_FALSE(m.HoldsNumber(-1));
+    if (c.spoiler != 0) {
+      EXPECT_TRUE(m.HoldsNumber(c.spoiler));
+    }
+    std::size_t visited = 0;
+    m.ForEach([&](const std::string&, std::uint32_t) { ++visited; });
+    EXPECT_EQ(visited, entry);
+  }
+}
+
 TEST(IdMapTest, OnlyDenseNumbersGoToTheArray) {
   import::IdMap sparse, extremes, dense;
   import::ExternalId id;

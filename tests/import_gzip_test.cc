@@ -166,7 +166,8 @@ TEST(ImportGzipTest, ProgressCountsCompressedBytesUpToTheFileSize) {
     ++reports;
   };
   auto g = Graph::OpenInMemory().value();
-  ASSERT_TRUE(RunImport(fs, *g, {.vertices = {{"/in/g.v.gz", "V"}}}, o).ok());
+  Result<ImportStats> r = RunImport(fs, *g, {.vertices = {{"/in/g.v.gz", "V"}}}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(last, gz.size());
   EXPECT_GE(reports, 8u);  // 4 row reports per pass, besides the starts and ends
 }

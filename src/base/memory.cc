@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cassert>
 #include <cstdint>
+#include <cstring>
 #include <new>
 
 // QUIVER_USE_MIMALLOC=0 (the sanitizer presets) routes engine blocks through
@@ -127,6 +128,46 @@ void DiscardPagesInSteps(void* p, std::size_t bytes) {
     // Advice only: a failure leaves the pages to the free that follows.
     (void)madvise(reinterpret_cast<void*>(at), kStep, MADV_DONTNEED);
   }
+}
+
+void* AllocateLookupTableBytes(std::size_t bytes, bool* mapped) {
+  if (ShouldFailAllocation()) throw std::bad_alloc();
+  *mapped = false;
+  if (bytes == 0) return nullptr;
+  if (bytes < kStepDiscardMinBytes) {
+    void* p = ::operator new(bytes);
+    std::memset(p, 0, bytes);
+    return p;
+  }
+  // Map one huge page more than needed and keep the 2 MiB-aligned part:
+  // the kernel backs an aligned, advised range with huge pages at first
+  // touch (anonymous memory reads zero).
+  constexpr std::size_t kAlign = kDiscardStepBytes;
+  const std::size_t length = (bytes + kAlign - 1) / kAlign * kAlign;
+  void* raw = mmap(nullptr, length + kAlign, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const std::uintptr_t start = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t aligned = (start + kAlign - 1) & ~std::uintptr_t{kAlign - 1};
+  if (aligned > start) munmap(raw, aligned - start);
+  const std::uintptr_t tail = start + length + kAlign - (aligned + length);
+  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + length), tail);
+#ifdef MADV_HUGEPAGE
+  (void)madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);  // advice only
+#endif
+  *mapped = true;
+  return reinterpret_cast<void*>(aligned);
+}
+
+void FreeLookupTableBytes(void* p, std::size_t bytes, bool mapped) {
+  if (p == nullptr) return;
+  if (!mapped) {
+    ::operator delete(p);
+    return;
+  }
+  constexpr std::size_t kAlign = kDiscardStepBytes;
+  const std::size_t length = (bytes + kAlign - 1) / kAlign * kAlign;
+  DiscardPagesInSteps(p, length);
+  munmap(p, length);
 }
 
 std::size_t UsableSize(void* p) { return QUIVER_USABLE_SIZE(p); }

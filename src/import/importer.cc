@@ -207,6 +207,12 @@ Status Importer::Reject(std::size_t file, std::uint64_t record_line, std::uint64
 
 std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema, const IdSpace** clash) {
   const Column& col = schema.columns[schema.id];
+  // Nearly always the previous row's.
+  if (last_space_ < spaces_.size()) {
+    const IdSpace& s = spaces_[last_space_];
+    if (s.label == row.label && s.key == col.name && s.group == col.group && s.type == col.type)
+      return last_space_;
+  }
   for (std::uint32_t i = 0; i < spaces_.size(); ++i) {
     const IdSpace& s = spaces_[i];
     if (s.label == row.label && s.key == col.name && s.group == col.group) {
@@ -216,11 +222,11 @@ std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema, const IdSp
         *clash = &s;
         return kNoEntry;
       }
-      return i;
+      return last_space_ = i;
     }
   }
   spaces_.push_back({std::string(row.label), col.name, col.group, col.type});
-  return static_cast<std::uint32_t>(spaces_.size() - 1);
+  return last_space_ = static_cast<std::uint32_t>(spaces_.size() - 1);
 }
 
 std::uint32_t Importer::Find(const ExternalId& id, SpaceCache* cache) const {
@@ -254,16 +260,23 @@ Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Sch
                                " in an earlier file (one unique index could not hold both)"),
                   r.raw());
   }
-  auto space = ids_.find(row->id.group);
-  if (space == ids_.end()) {
-    space = ids_.try_emplace(std::string(row->id.group)).first;
-    cache_.map = nullptr;  // a rehash may have moved the maps
+  if (insert_map_ == nullptr || insert_group_ != row->id.group) {
+    auto space = ids_.find(row->id.group);
+    if (space == ids_.end()) {
+      space = ids_.try_emplace(std::string(row->id.group)).first;
+      cache_.map = nullptr;  // a rehash may have moved the maps
+      // A line of the file takes a few bytes at least. (Ids of later files
+      // that fall outside what this allows go to the hash table.)
+      space->second.SetSizeHint(r.file_size() / 8);
+    }
+    insert_map_ = &space->second;
+    insert_group_.assign(row->id.group);
   }
   const CsvField& f = *row->id.field;
   if (entries_.size() >= kRejectedEntry)
     return ResourceExhaustedError(base::StrCat("import: more than ", kRejectedEntry - 1,
                                                " vertices with ids; the id map holds no more"));
-  auto [entry, inserted] = space->second.Insert(row->id, static_cast<std::uint32_t>(entries_.size()));
+  auto [entry, inserted] = insert_map_->Insert(row->id, static_cast<std::uint32_t>(entries_.size()));
   if (!inserted) {
     const IdEntry& first = entries_[entry];
     return Reject(index, r.line(), f.line, f.column,
@@ -468,16 +481,17 @@ Status Importer::Validate() {
   // an edge naming it is told why. On the bulk path the maps hold vertex
   // ids from here on (an edge endpoint is one lookup); through batches,
   // entries (the vertex ids are known once the batches commit).
-  std::vector<std::uint32_t> vertex_ids;
+  std::vector<std::uint32_t> remap;  // entry -> what the maps hold from here on
   if (bulk()) {
-    QUIVER_ASSIGN_OR_RETURN(vertex_ids, BulkVertexIds());
+    QUIVER_ASSIGN_OR_RETURN(remap, BulkVertexIds());
+  } else {
+    remap.resize(entries_.size());
+    for (std::uint32_t e = 0; e < remap.size(); ++e) remap[e] = e;
   }
-  for (auto& [group, map] : ids_) {
-    map.Freeze([&](std::uint32_t e) {
-      if (entries_[e].rejected) return kRejectedEntry;
-      return bulk() ? vertex_ids[e] : e;
-    });
+  for (std::uint32_t e = 0; e < remap.size(); ++e) {
+    if (entries_[e].rejected) remap[e] = kRejectedEntry;
   }
+  for (auto& [group, map] : ids_) map.Freeze(remap);
   for (std::size_t i = spec_.vertices.size(); i < FileCount(); ++i) QUIVER_RETURN_IF_ERROR(ValidateFile(i));
   for (std::vector<std::uint64_t>& lines : rejected_lines_) std::sort(lines.begin(), lines.end());
   return Status::Ok();

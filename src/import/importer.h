@@ -107,7 +107,7 @@ class Importer {
   // lost+found. Not another writer's leftovers (a Backup's checkpoint).
   static std::vector<std::string> NewGraphLeftovers();
   // What an id map holds for a rejected vertex's id once pass 1 is done.
-  static constexpr std::uint32_t kRejectedEntry = IdMap::kNone - 1;
+  static constexpr std::uint32_t kRejectedEntry = IdMap::kRejected;
 
   Result<ImportStats> RunUnguarded();
   // ImportOptions::progress: a phase starts (at byte 0); file `index` is
@@ -241,6 +241,11 @@ class Importer {
 
   absl::flat_hash_map<std::string, IdMap, base::StringHash, base::StringEq> ids_;  // group -> id -> entry
   SpaceCache cache_;                                                               // the calling thread's
+  // Pass 1's vertex rows: the last id map inserted into (a new map may
+  // move the others: then null) and its group, and the last id space.
+  IdMap* insert_map_ = nullptr;
+  std::string insert_group_;
+  std::uint32_t last_space_ = 0;
   std::vector<IdEntry> entries_;
   std::vector<IdSpace> spaces_;
   // With create_id_indexes: the first vertex row, per (label, key), that

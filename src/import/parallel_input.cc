@@ -110,7 +110,7 @@ const char* ParseFastEdge(const char* p, const char* end, std::size_t columns, F
 template <typename Prefetch, typename Fast, typename Slow>
 Status ForEachLine(std::string_view bytes, std::uint64_t first_line, std::size_t columns, Prefetch prefetch,
                    Fast fast, Slow slow) {
-  constexpr std::size_t kBatch = 16;
+  constexpr std::size_t kBatch = 64;
   FastEdge batch[kBatch];
   std::size_t pending = 0;
   auto flush = [&]() -> Status {
@@ -303,13 +303,13 @@ Status Importer::ValidateFileParallel(std::size_t index) {
         *bytes, *first_line, schema.columns.size(),
         [&](const FastEdge& e) {
           if (map == nullptr) return;
-          map->PrefetchNumber(e.source);
-          map->PrefetchNumber(e.target);
+          map->PrefetchHolds(e.source);
+          map->PrefetchHolds(e.target);
         },
         [&](const FastEdge& e) -> Status {
-          const std::uint32_t s = map == nullptr ? kNoEntry : map->FindNumber(e.source);
-          const std::uint32_t t = map == nullptr ? kNoEntry : map->FindNumber(e.target);
-          if (s >= kRejectedEntry || t >= kRejectedEntry)
+          // Pass 1 needs only whether both endpoints are accepted vertices:
+          // the id map's bitmap, which stays in cache (id_map.h).
+          if (map == nullptr || !map->HoldsNumber(e.source) || !map->HoldsNumber(e.target))
             return generic(e.text, e.line) ? Status::Ok() : kStop;
           ++out.rows;
           if (bulk() && !interned_type) {

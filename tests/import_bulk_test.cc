@@ -9,8 +9,11 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "alloc_hook.h"
+#include "base/memory.h"
 #include "env/fault_file_system.h"
 #include "env/forwarding_file_system.h"
 #include "env/sim_file_system.h"
@@ -633,6 +636,80 @@ TEST(ImportParallelTest, CsvCutWhereQuotesAllowGivesWhatOneThreadGives) {
   }
 }
 
+// Plain EVLP vertex lines skip the generic reader (fast_lines.h) in pass 1
+// and on the bulk path's pass 2. Every odd form of a line, duplicates,
+// empty lines and CRLF give, at any block size, what the generic path
+// gives (the same file gzip-compressed is read by the generic path only):
+// the same rows rejected at the same positions, the same error, the same
+// graph.
+TEST(ImportParallelTest, EvlpVertexLinesReadFastGiveWhatTheGenericPathGives) {
+  std::string plain;
+  const char* odd[] = {"+17",
+                       " 18",
+                       "19 ",
+                       "007",
+                       "-0",
+                       "99999999999999999999",
+                       "12\r",
+                       "\t14",
+                       "1e3",
+                       "abc",
+                       "5",
+                       "-3",
+                       "--4",
+                       "4-",
+                       "1234567890123456789",
+                       "\xc3\xa9",
+                       "8 9",
+                       "0x10",
+                       "\r",
+                       "",
+                       "-",
+                       "-000",
+                       "123456789012345678"};
+  for (int i = 0; i < 200; ++i) {
+    plain += std::to_string((i * 37) % 200) + (i % 7 == 0 ? "\r\n" : "\n");
+    if (i % 9 == 4) plain += std::string(odd[(i / 9) % (sizeof(odd) / sizeof(odd[0]))]) + "\n";
+  }
+  struct Case {
+    const char* name;
+    std::string vertices;
+    std::size_t skip;
+    std::string id_key;
+  };
+  const std::vector<Case> cases = {
+      {"odd lines rejected", plain, 1000, "id"},      {"ids not kept", plain, 1000, ""},
+      {"one bad row too many", plain, 3, "id"},       {"an odd first line", "+5\n" + plain, 1000, "id"},
+      {"every line odd", "+1\n+2\n 3\n", 1000, "id"}, {"no line break at the end", "1\n2\n3", 0, "id"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    env::SimFileSystem fs;
+    ASSERT_TRUE(fs.CreateDir("/in").ok());
+    PutFile(fs, "/in/g.v", c.vertices);
+    PutFile(fs, "/in/z.v", testing_import::Gzip(c.vertices));
+    PutFile(fs, "/in/g.e", "0 1\n5 7\n1 0\n");
+    ImportOptions o;
+    o.format = DataFormat::kEvlp;
+    o.skip_bad_rows = c.skip;
+    o.evlp_id_key = c.id_key;
+    o.create_id_indexes = !c.id_key.empty();
+    o.threads = 1;
+    int dirs = 0;
+    for (bool bulk : {false, true}) {
+      const ImportSpec generic{.vertices = {{"/in/z.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
+      std::string want = Outcome(fs, generic, o, 1 << 20, bulk, "/db" + std::to_string(dirs++));
+      for (std::size_t at = want.find("/in/z.v"); at != std::string::npos; at = want.find("/in/z.v", at))
+        want.replace(at, 7, "/in/g.v");
+      const ImportSpec fast{.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
+      for (std::uint64_t block : {1u, 5u, 64u, 1u << 20}) {
+        EXPECT_EQ(Outcome(fs, fast, o, block, bulk, "/db" + std::to_string(dirs++)), want)
+            << "blocks of " << block << (bulk ? " bytes, bulk" : " bytes, batches");
+      }
+    }
+  }
+}
+
 // Rewrites a file in the wrapped SimFileSystem when something happens
 // (the path's n-th open for reading, or the first checkpoint .tmp opened
 // for writing), to test an input that changes between the two passes.
@@ -1021,6 +1098,139 @@ TEST(IdMapTest, TheDirectArrayWhileInsertingAndLeavingIt) {
     std::size_t visited = 0;
     m.ForEach([&](const std::string&, std::uint32_t) { ++visited; });
     EXPECT_EQ(visited, entry);
+  }
+}
+
+// Review findings (allocation failure): every allocation of Insert,
+// SetSizeHint and Freeze may fail; the map is then as it was, and doing
+// it again succeeds with the right answers (the Abseil tables here are
+// the safe ones: a failed resize corrupted them, base/safe_hash.h).
+TEST(IdMapTest, AnAllocationFailureLeavesTheMapAsItWas) {
+  for (std::uint64_t n = 1;; ++n) {
+    SCOPED_TRACE(n);
+    import::IdMap m;
+    import::ExternalId id;
+    bool failed = false;
+    std::vector<std::uint32_t> remap(3000);
+    for (std::uint32_t v = 0; v < remap.size(); ++v) remap[v] = v + 7;
+    {
+      test_util::ScopedOperatorNewFaults hook;
+      base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kOnce);
+      for (std::uint32_t i = 0; i < 3000; ++i) {
+        // Numbers 0.., then one far out (the array is left), then text.
+        if (i < 2000) {
+          id.SetNumber(i * 3);
+        } else if (i < 2500) {
+          id.SetNumber((std::int64_t{1} << 40) + i);
+        } else {
+          id.SetText("t" + std::to_string(i));
+        }
+        try {
+          m.Insert(id, i);
+        } catch (const std::bad_alloc&) {
+          failed = true;
+          m.Insert(id, i);  // again, unarmed (kOnce)
+        }
+      }
+      try {
+        m.Freeze(remap);
+      } catch (const std::bad_alloc&) {
+        failed = true;
+        m.Freeze(remap);
+      }
+      base::DisarmAllocationFaults();
+    }
+    ASSERT_EQ(m.size(), 3000u);
+    for (std::uint32_t i = 0; i < 3000; i += 7) {
+      const std::string text = i < 2000   ? std::to_string(i * 3)
+                               : i < 2500 ? std::to_string((std::int64_t{1} << 40) + i)
+                                          : "t" + std::to_string(i);
+      EXPECT_EQ(m.FindText(text), i + 7) << text;
+    }
+    EXPECT_EQ(m.FindText("1"), import::IdMap::kNone);
+    if (!failed) break;  // every allocation has been failed once
+  }
+}
+
+// Review finding: numeric ids spread thin under a generous first hint
+// must not fill the direct array's pages; a hint refined to the real
+// count (the importer's, every few thousand rows) moves them to the hash
+// table, and dense ones stay.
+TEST(IdMapTest, ASmallerHintMovesSparseIdsOutOfTheArray) {
+  import::IdMap sparse, dense;
+  sparse.SetSizeHint(std::uint64_t{1} << 24);
+  dense.SetSizeHint(std::uint64_t{1} << 24);
+  import::ExternalId id;
+  for (std::uint32_t i = 0; i < 4096; ++i) {
+    id.SetNumber(std::int64_t{i} * 1024);  // one per 4 KiB page of the array
+    sparse.Insert(id, i);
+    id.SetNumber((std::int64_t{i} * 7919) % 4096);
+    dense.Insert(id, i);
+  }
+  EXPECT_TRUE(sparse.in_array());
+  sparse.SetSizeHint(4096 + 4096 / 8);
+  dense.SetSizeHint(4096 + 4096 / 8);
+  EXPECT_FALSE(sparse.in_array());
+  EXPECT_TRUE(dense.in_array());
+  EXPECT_EQ(sparse.FindText("1024"), 1u);
+  EXPECT_EQ(sparse.FindText("1025"), import::IdMap::kNone);
+  sparse.Freeze();
+  dense.Freeze();
+  EXPECT_FALSE(sparse.dense());
+  EXPECT_TRUE(dense.dense());
+}
+
+// Review finding: a failure of any allocation during an import (through
+// batches and in bulk) is a status, never a crash, and a bulk import then
+// leaves no graph.
+TEST(ImportBulkReviewTest, AnAllocationFailureAnywhereIsAStatus) {
+  env::SimFileSystem sim;
+  ASSERT_TRUE(sim.CreateDir("/in").ok());
+  std::string v, e;
+  for (int i = 0; i < 300; ++i) v += std::to_string((i * 37) % 300) + "\n";
+  v += "x\n+5\n";  // two rows for the generic path
+  for (int i = 0; i < 900; ++i) e += std::to_string(i % 300) + " " + std::to_string((i * 7) % 300) + "\n";
+  PutFile(sim, "/in/g.v", v);
+  PutFile(sim, "/in/g.e", e);
+  const ImportSpec spec{.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
+  ImportOptions o;
+  o.format = DataFormat::kEvlp;
+  o.skip_bad_rows = 10;
+  o.create_id_indexes = true;
+  o.threads = 1;  // faults hit the armed thread only
+  for (bool bulk : {false, true}) {
+    int failures = 0;
+    for (std::uint64_t n = 1;; n += 1) {
+      SCOPED_TRACE(n);
+      std::unique_ptr<Graph> g;
+      std::unique_ptr<import::Importer> importer;
+      const std::string dir = "/db" + std::to_string(n) + (bulk ? "b" : "");
+      if (bulk) {
+        importer = std::make_unique<import::Importer>(&sim, dir, spec, o);
+      } else {
+        g = Graph::OpenInMemory().value();
+        importer = std::make_unique<import::Importer>(&sim, *g, spec, o);
+      }
+      importer->SetBlockBytesForTesting(256);
+      Result<ImportStats> r = ImportStats{};
+      {
+        test_util::ScopedOperatorNewFaults hook;
+        base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kOnce);
+        r = importer->Run();
+        base::DisarmAllocationFaults();
+      }
+      if (r.ok()) {
+        EXPECT_EQ(r->vertices, 300u);  // "x" and "+5" (a second 5) rejected
+        break;
+      }
+      ++failures;
+      EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().ToString();
+      if (bulk) {
+        EXPECT_TRUE(HoldsNoGraph(sim, dir));
+      }
+      ASSERT_LT(n, 20000u);
+    }
+    EXPECT_GT(failures, 10);
   }
 }
 

@@ -22,6 +22,7 @@
 #ifndef QUIVER_IMPORT_ID_MAP_H_
 #define QUIVER_IMPORT_ID_MAP_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -29,9 +30,9 @@
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
 #include "base/memory.h"
 #include "base/prefetch.h"
+#include "base/safe_hash.h"
 #include "base/strings.h"
 
 namespace quiver::import {
@@ -73,18 +74,22 @@ class IdMap {
   // While inserting, a number n >= 0 goes straight to a direct array if
   // n < kDirectSlack + kDenseFactor * the size hint: ids numbered from
   // about 0 (EVLP files, most exports), in any order, never touch a hash
-  // table. The first number outside moves them all to the hash table for
-  // good. The array is mapped whole and takes memory where ids fall: at
-  // most 4 bytes per slot of that bound (ids spread thin over all of it,
-  // which Freeze then finds not dense).
+  // table. The first number outside (or a hint that no longer covers the
+  // largest) moves them all to the hash table for good. The array is
+  // mapped whole at the first hint and takes memory (4 KiB pages) where
+  // ids fall, so at most 4 bytes per slot under the bound: with a hint
+  // close to the real count, about 16 bytes per id at worst. Freeze moves
+  // dense ids to a table on huge pages.
   static constexpr std::uint64_t kDirectSlack = std::uint64_t{1} << 20;
 
-  // The count of numeric ids expected (an upper estimate); before the
-  // first Insert.
-  void SetSizeHint(std::uint64_t numbers) { hint_ = numbers; }
+  // The count of numeric ids expected (an estimate, refined as the input
+  // is read: a smaller hint later can only move the ids to the hash
+  // table). Throws std::bad_alloc (the map is then as it was).
+  void SetSizeHint(std::uint64_t numbers);
 
   // Adds `id` -> `entry` (entry < kRejected), unless the id is there: then
-  // returns the entry it has and false. Not after Freeze().
+  // returns the entry it has and false. Not after Freeze(). Throws
+  // std::bad_alloc (the map is then as it was).
   std::pair<std::uint32_t, bool> Insert(const ExternalId& id, std::uint32_t entry);
   std::uint32_t Find(const ExternalId& id) const {
     if (id.numeric) return FindNumber(id.number);
@@ -130,13 +135,16 @@ class IdMap {
   // The same for an id given as text (CheckExistingIds).
   std::uint32_t FindText(std::string_view text) const;
   // No more Insert: replaces every value v by remap[v] (kRejected for a
-  // rejected record's id, say; every value must index `remap`), and keeps
-  // the numbers in the direct array if they are dense, else in the hash
-  // table.
+  // rejected record's id, say; every value must index `remap`, and every
+  // remap[v] be below kNone), and keeps the numbers in a direct array if
+  // they are dense, else in the hash table. Throws std::bad_alloc, and the
+  // map is then as it was (not frozen).
   void Freeze(std::span<const std::uint32_t> remap);
   // Freeze with every value kept.
   void Freeze();
   bool dense() const { return frozen_ && direct_; }
+  // Whether the numbers are in a direct array (tests).
+  bool in_array() const { return direct_ && numbers_count_ > 0; }
   std::size_t size() const { return count_; }
 
   // Calls f(text, entry) for every id (text a std::string), in no
@@ -151,15 +159,22 @@ class IdMap {
   }
 
  private:
-  // Moves the direct array's ids to the hash table.
+  // Moves the direct array's ids to the hash table (all or, on
+  // std::bad_alloc, none).
   void LeaveArray();
+  // Numbers below this may go to the direct array while inserting.
+  std::uint64_t DirectBound() const {
+    return std::min<std::uint64_t>(array_.size(), kDirectSlack + kDenseFactor * std::min(hint_, kMaxHint));
+  }
   // The direct array's slots that may hold an id.
   std::size_t Used() const {
     return numbers_count_ == 0 || !direct_ ? 0 : static_cast<std::size_t>(max_ - base_) + 1;
   }
 
-  absl::flat_hash_map<std::string, std::uint32_t, base::StringHash, base::StringEq> text_;
-  absl::flat_hash_map<std::int64_t, std::uint32_t> numbers_;
+  // Safe tables: the installed Abseil's resize is not exception-safe
+  // (base/safe_hash.h), and an import may run out of memory here.
+  base::SafeFlatHashMap<std::string, std::uint32_t, base::StringHash, base::StringEq> text_;
+  base::SafeFlatHashMap<std::int64_t, std::uint32_t> numbers_;
   // While direct_: 1 + the entry of number base_ + i, 0 if none (base_ is
   // 0 while inserting).
   base::LookupTable<std::uint32_t> array_;

@@ -62,6 +62,11 @@ Result<ImportStats> Importer::RunUnguarded() {
     for (const ImportFile& f : *files) {
       if (!base::IsValidUtf8(f.label))
         return InvalidArgumentError(base::StrCat("ImportFile::label of ", f.path, " is not valid UTF-8"));
+      if (!f.header.empty() && f.header == f.path) {
+        return InvalidArgumentError(
+            base::StrCat("ImportFile::header of ", f.path,
+                         " is the file itself (its header line would be read as a row)"));
+      }
       if (!f.header.empty() && options_.format != DataFormat::kCsv) {
         return InvalidArgumentError(
             base::StrCat("ImportFile::header of ", f.path,
@@ -154,6 +159,7 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
     in.rows_offset = in.reader->bytes_read();
     in.rows_line = in.reader->end_line() + 1;
   }
+  if (kind == FileKind::kVertices) vertex_file_bytes_ = in.reader->file_size();
   // (A JSON Lines row names its own label or type, or takes the file's.)
   const bool has_name_column =
       in.schema.json || (kind == FileKind::kVertices ? in.schema.label >= 0 : in.schema.type >= 0);
@@ -267,29 +273,37 @@ Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Sch
       cache_.map = nullptr;  // a rehash may have moved the maps
       // A line of the file takes a few bytes at least. (Ids of later files
       // that fall outside what this allows go to the hash table.)
-      space->second.SetSizeHint(r.file_size() / 8);
+      space->second.SetSizeHint(vertex_file_bytes_ / 8);
     }
     insert_map_ = &space->second;
     insert_group_.assign(row->id.group);
   }
   const CsvField& f = *row->id.field;
+  return AddId(index, r.line(), f.line, f.column, row->id, space_of, r.raw());
+}
+
+Status Importer::AddId(std::size_t index, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,
+                       const ExternalId& id, std::uint32_t space, std::string_view raw) {
   if (entries_.size() >= kRejectedEntry)
     return ResourceExhaustedError(base::StrCat("import: more than ", kRejectedEntry - 1,
                                                " vertices with ids; the id map holds no more"));
-  auto [entry, inserted] = insert_map_->Insert(row->id, static_cast<std::uint32_t>(entries_.size()));
+  // Room first: if the map took the id and the push then threw, the map
+  // would name an entry that does not exist.
+  if (entries_.size() == entries_.capacity()) entries_.reserve(2 * entries_.size() + 64);
+  auto [entry, inserted] = insert_map_->Insert(id, static_cast<std::uint32_t>(entries_.size()));
   if (!inserted) {
     const IdEntry& first = entries_[entry];
-    return Reject(index, r.line(), f.line, f.column,
-                  base::StrCat("duplicate id '", row->id.Text(), "' (first at ", FileAt(first.file).path, ":",
+    return Reject(index, record_line, line, column,
+                  base::StrCat("duplicate id '", id.Text(), "' (first at ", FileAt(first.file).path, ":",
                                first.line, ")"),
-                  r.raw());
+                  raw);
   }
   IdEntry e;
-  e.record_line = r.line();
-  e.line = f.line;
-  e.column = f.column;
+  e.record_line = record_line;
+  e.line = line;
+  e.column = column;
   e.file = static_cast<std::uint32_t>(index);
-  e.space = space_of;
+  e.space = space;
   for (std::size_t i = 0; i <= index; ++i) e.ordinal += rows_[i];
   --e.ordinal;  // rows_[index] counts this record
   entries_.push_back(e);
@@ -319,34 +333,53 @@ Status Importer::ValidateEdge(std::size_t index, const CsvReader& r, const Row& 
 }
 
 Status Importer::ValidateFile(std::size_t index) {
+  if (FastVerticesOk(index)) return ValidateVerticesFast(index);
   if (Splittable(index)) return ValidateFileParallel(index);
   QUIVER_ASSIGN_OR_RETURN(Input in, OpenInput(index));
   RowBuilder builder(in.schema, FileAt(index).label);
   Row row;
-  RowIssue issue;
+  const bool vertices = KindAt(index) == FileKind::kVertices;
   while (true) {
     QUIVER_ASSIGN_OR_RETURN(bool more, NextRow(&in));
     if (!more) break;
-    const CsvReader& r = *in.reader;
-    ++rows_[index];
-    if (!builder.Build(r, &row, &issue)) {
-      QUIVER_RETURN_IF_ERROR(
-          Reject(index, r.line(), issue.line, issue.column, std::move(issue.reason), r.raw()));
-      continue;
-    }
-    const std::size_t rejected = stats_.rejected.size();
-    if (KindAt(index) == FileKind::kVertices) {
-      QUIVER_RETURN_IF_ERROR(ValidateVertex(index, r, in.schema, &row));
-    } else {
-      QUIVER_RETURN_IF_ERROR(ValidateEdge(index, r, row));
-    }
-    // The names of accepted rows only, in the order batches would intern
-    // them. (A vertex rejected later, for an id another id space also
-    // holds, keeps its names: the one case where the two paths' name ids
-    // may differ.)
-    if (bulk() && stats_.rejected.size() == rejected) InternNames(KindAt(index), row);
+    QUIVER_RETURN_IF_ERROR(ValidateRow(index, *in.reader, in.schema, builder, &row).status());
+    if (vertices && (rows_[index] & (kHintRows - 1)) == 0) RefineIdHint(index, in.reader->file_bytes_read());
   }
   return Status::Ok();
+}
+
+void Importer::RefineIdHint(std::size_t index, std::uint64_t bytes_done) {
+  if (insert_map_ == nullptr || bytes_done == 0) return;
+  // The rows of this file at the rate so far, and those of the files before.
+  std::uint64_t rows = 0;
+  for (std::size_t i = 0; i < index; ++i) rows += rows_[i];
+  const double rate = static_cast<double>(rows_[index]) / static_cast<double>(bytes_done);
+  const double expected = static_cast<double>(rows) + rate * static_cast<double>(vertex_file_bytes_);
+  insert_map_->SetSizeHint(static_cast<std::uint64_t>(std::min(expected * 1.125, 1e18)) + kHintRows);
+}
+
+Result<bool> Importer::ValidateRow(std::size_t index, const CsvReader& r, const Schema& schema,
+                                   RowBuilder& builder, Row* row) {
+  ++rows_[index];
+  RowIssue issue;
+  if (!builder.Build(r, row, &issue)) {
+    QUIVER_RETURN_IF_ERROR(
+        Reject(index, r.line(), issue.line, issue.column, std::move(issue.reason), r.raw()));
+    return false;
+  }
+  const std::size_t rejected = stats_.rejected.size();
+  if (KindAt(index) == FileKind::kVertices) {
+    QUIVER_RETURN_IF_ERROR(ValidateVertex(index, r, schema, row));
+  } else {
+    QUIVER_RETURN_IF_ERROR(ValidateEdge(index, r, *row));
+  }
+  if (stats_.rejected.size() != rejected) return false;
+  // The names of accepted rows only, in the order batches would intern
+  // them. (A vertex rejected later, for an id another id space also
+  // holds, keeps its names: the one case where the two paths' name ids
+  // may differ.)
+  if (bulk()) InternNames(KindAt(index), *row);
+  return true;
 }
 
 // An id this import brings that a vertex of the same label already holds

@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/safe_hash.h"
 #include "base/strings.h"
 #include "checkpoint/checkpoint_writer.h"
 #include "checkpoint/chunk_encoder.h"
@@ -152,6 +153,25 @@ class Importer {
   Status ValidateFile(std::size_t index);
   Status ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row);
   Status ValidateEdge(std::size_t index, const CsvReader& r, const Row& row);
+  // Adds a vertex record's id to insert_map_ (in id space `space`), or
+  // rejects the record if the id is there.
+  Status AddId(std::size_t index, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,
+               const ExternalId& id, std::uint32_t space, std::string_view raw);
+  // Whether file `index` is an EVLP vertex file whose plain lines may skip
+  // the generic reader (fast_lines.h), in pass 1 and on the bulk path's
+  // pass 2; and those passes.
+  bool FastVerticesOk(std::size_t index) const;
+  Status ValidateVerticesFast(std::size_t index);
+  // Pass 1 of vertex file `index`, read up to `bytes_done` (of
+  // vertex_file_bytes_): tells the id map being filled how many ids to
+  // expect, every kHintRows rows (IdMap::SetSizeHint), so that sparse
+  // numeric ids leave its direct array early.
+  void RefineIdHint(std::size_t index, std::uint64_t bytes_done);
+  static constexpr std::uint64_t kHintRows = 4096;
+  // Pass 1's work for the record `r` holds (counted, built, validated):
+  // false if it was rejected.
+  Result<bool> ValidateRow(std::size_t index, const CsvReader& r, const Schema& schema, RowBuilder& builder,
+                           Row* row);
   Status CheckIdsAcrossSpaces();
   // Pass 1, with create_id_indexes: no vertex holds its label's id key
   // from an ordinary column (ordinary_keys_), on both paths alike.
@@ -219,6 +239,10 @@ class Importer {
   // Pass 2 into a new graph (bulk_writer.cc).
   Status BulkWrite();
   Status BulkWriteFile(std::size_t index, class BulkSink& out);
+  // One vertex row of the generic path into the checkpoint.
+  Status BulkVertex(std::size_t index, const CsvReader& r, const Row& row, const Schema& schema,
+                    BulkSink& out, std::vector<checkpoint::KeyedValue>* props);
+  Status BulkWriteVerticesFast(std::size_t index, BulkSink& out);
   Status PlanIdIndexes();
   Status CheckIdKeyOwner(std::size_t index, const CsvReader& r, std::uint32_t label, const Schema& schema,
                          const Row& row, std::span<const checkpoint::KeyedValue> props) const;
@@ -239,13 +263,14 @@ class Importer {
   const ImportOptions& options_;
   ImportStats stats_;
 
-  absl::flat_hash_map<std::string, IdMap, base::StringHash, base::StringEq> ids_;  // group -> id -> entry
-  SpaceCache cache_;                                                               // the calling thread's
+  base::SafeFlatHashMap<std::string, IdMap, base::StringHash, base::StringEq> ids_;  // group -> id -> entry
+  SpaceCache cache_;                                                                 // the calling thread's
   // Pass 1's vertex rows: the last id map inserted into (a new map may
   // move the others: then null) and its group, and the last id space.
   IdMap* insert_map_ = nullptr;
   std::string insert_group_;
   std::uint32_t last_space_ = 0;
+  std::uint64_t vertex_file_bytes_ = 0;  // the size of the vertex file opened last (OpenInput)
   std::vector<IdEntry> entries_;
   std::vector<IdSpace> spaces_;
   // With create_id_indexes: the first vertex row, per (label, key), that

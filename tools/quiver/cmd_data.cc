@@ -78,20 +78,27 @@ bool ParseDelimiter(const std::string& text, char* delimiter) {
 
 // "[LABEL=]FILE[,FILE...]" -> one ImportFile per file, all with LABEL (or
 // `fallback_label`). CSV: the files after the first take the first one's
-// header (ImportFile::header), as Neo4j's admin import does.
-void AddFileArg(const std::string& arg, const std::string& fallback_label, bool csv,
-                std::vector<ImportFile>* files) {
+// header (ImportFile::header), as Neo4j's admin import does. False (with
+// `*error`) for an empty file name in the list.
+bool AddFileArg(const std::string& arg, const std::string& fallback_label, bool csv,
+                std::vector<ImportFile>* files, std::string* error) {
+  // A label is what comes before a '=' that precedes the first ','.
   const std::size_t eq = arg.find('=');
-  const std::string label = eq == std::string::npos ? fallback_label : arg.substr(0, eq);
-  const std::string list = eq == std::string::npos ? arg : arg.substr(eq + 1);
+  const bool labelled = eq != std::string::npos && eq < arg.find(',');
+  const std::string label = labelled ? arg.substr(0, eq) : fallback_label;
+  const std::string list = labelled ? arg.substr(eq + 1) : arg;
   std::string header;
   std::size_t begin = 0;
   while (true) {
     const std::size_t comma = list.find(',', begin);
     std::string path = list.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    if (path.empty()) {
+      *error = "an empty file name in '" + arg + "'";
+      return false;
+    }
     files->push_back({path, label, header});
     if (csv && header.empty()) header = path;
-    if (comma == std::string::npos) return;
+    if (comma == std::string::npos) return true;
     begin = comma + 1;
   }
 }
@@ -146,9 +153,13 @@ int Import(int argc, const char* const* argv) {
   const bool evlp = options.format == DataFormat::kEvlp;
   ImportSpec spec;
   const bool csv = options.format == DataFormat::kCsv;
-  for (const std::string& f : args.GetAll("--vertices"))
-    AddFileArg(f, evlp ? "Vertex" : "", csv, &spec.vertices);
-  for (const std::string& f : args.GetAll("--edges")) AddFileArg(f, evlp ? "EDGE" : "", csv, &spec.edges);
+  std::string bad;
+  for (const std::string& f : args.GetAll("--vertices")) {
+    if (!AddFileArg(f, evlp ? "Vertex" : "", csv, &spec.vertices, &bad)) return Usage(kImportHelp, bad);
+  }
+  for (const std::string& f : args.GetAll("--edges")) {
+    if (!AddFileArg(f, evlp ? "EDGE" : "", csv, &spec.edges, &bad)) return Usage(kImportHelp, bad);
+  }
   if (spec.vertices.empty() && spec.edges.empty()) return Usage(kImportHelp, "nothing to import");
 
   const bool quiet = args.Has("--quiet");

@@ -386,6 +386,36 @@ TEST_F(ImportTest, EvlpWithoutWeightsAndWithoutKeptIds) {
   EXPECT_EQ(GetFile(fs_, "/out/graph.e"), "0 1\n1 2\n2 0\n");
 }
 
+// EVLP export writes the kept int64 ids only when every vertex has a
+// distinct one; distinctness is checked with a bitmap over a small range
+// and a hash set over a wide one, with the same answers.
+TEST_F(ImportTest, EvlpExportKeepsIdsOnlyWhenDistinct) {
+  struct Case {
+    const char* name;
+    std::vector<std::int64_t> ids;
+    std::string vertices;  // graph.v
+  };
+  const std::vector<Case> cases = {
+      {"dense, distinct", {5, 3, 4}, "5\n3\n4\n"},
+      {"dense, a repeat", {5, 3, 5}, "0\n1\n2\n"},
+      {"wide, distinct",
+       {-(std::int64_t{1} << 50), 7, std::int64_t{1} << 60},
+       "-1125899906842624\n7\n1152921504606846976\n"},
+      {"wide, a repeat", {std::int64_t{1} << 60, 7, std::int64_t{1} << 60}, "0\n1\n2\n"},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto g = NewGraph();
+    WriteBatch b;
+    for (std::int64_t id : c.ids) b.AddVertex("V", {{"id", id}});
+    ASSERT_TRUE(g->Write(std::move(b)).ok());
+    const std::string dir = "/evlp" + std::to_string(n++);
+    ASSERT_TRUE(RunExport(fs_, g->GetSnapshot(), dir, {.format = DataFormat::kEvlp}).ok());
+    EXPECT_EQ(GetFile(fs_, dir + "/graph.v"), c.vertices);
+  }
+}
+
 // A CSV header in its own file (ImportFile::header, Neo4j's
 // header.csv,part1.csv,...): its parts hold rows only, may be empty, and
 // give the graph that one file holding the header and every row gives,

@@ -507,6 +507,11 @@ TEST_F(ImportTest, HeaderInItsOwnFile) {
        StatusCode::kInvalidArgument,
        "ImportFile::header of /in/p1.csv: a header file is for CSV only"},
       // Review finding: its header line would be read as a row.
+      {"the file itself, spelled otherwise",
+       {"/in/people.csv", "", "/in//people.csv"},
+       DataFormat::kCsv,
+       StatusCode::kInvalidArgument,
+       "ImportFile::header of /in/people.csv is the file itself"},
       {"the file itself as its header",
        {"/in/people.csv", "", "/in/people.csv"},
        DataFormat::kCsv,

@@ -82,6 +82,8 @@ class CsvReader {
   // The file's size on disk (for a gzip file, compressed; for a reader
   // OverBytes, 0).
   std::uint64_t file_size() const { return disk_size_; }
+  // Whether the file is read through zlib.
+  bool compressed() const { return gzip_ != nullptr; }
   // Bytes consumed so far.
   std::uint64_t bytes_read() const { return consumed_; }
   // Bytes of the file read so far: bytes_read(), or for a gzip file the

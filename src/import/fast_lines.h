@@ -24,6 +24,26 @@
 
 namespace quiver::import {
 
+// The 1 to 19 decimal digits at *p (after a '-' if `negative`) as an
+// int64, advancing *p past them: what std::from_chars gives, or false for
+// no digit, 20 or more, or a value outside int64 (the generic path then
+// gives the exact error).
+inline bool ParseFastInt(const char** p, const char* end, bool negative, std::int64_t* out) {
+  const char* digits = *p;
+  const char* q = digits;
+  std::uint64_t v = 0;
+  while (q != end && static_cast<unsigned char>(*q - '0') < 10) {
+    if (q - digits == 19) return false;
+    v = v * 10 + static_cast<std::uint64_t>(*q++ - '0');  // 19 digits fit in a uint64
+  }
+  if (q == digits) return false;
+  const std::uint64_t limit = negative ? std::uint64_t{1} << 63 : (std::uint64_t{1} << 63) - 1;
+  if (v > limit) return false;
+  *out = negative ? static_cast<std::int64_t>(0 - v) : static_cast<std::int64_t>(v);
+  *p = q;
+  return true;
+}
+
 // One EVLP edge line the fast parser took: what RowBuilder would have
 // built from it.
 struct FastEdge {
@@ -37,7 +57,7 @@ struct FastEdge {
 
 // Parses one plain EVLP edge line at `p` the way CsvReader + RowBuilder
 // would for a file of `columns` columns, in one pass over its bytes: an
-// optional '-' and 1 to 18 digits per endpoint (no overflow possible),
+// optional '-' and 1 to 19 digits per endpoint within int64 (ParseFastInt),
 // single spaces, and for 3 columns a finite double in from_chars' own
 // form; then '\n', "\r\n" or the end. On success returns where the line
 // ends (at its '\n', or `end`); on anything else (a '+', a tab, an empty
@@ -48,14 +68,7 @@ inline const char* ParseFastEdge(const char* p, const char* end, std::size_t col
   for (int k = 0; k < 2; ++k) {
     const bool negative = p != end && *p == '-';
     p += negative;
-    const char* digits = p;
-    std::int64_t v = 0;
-    while (p != end && static_cast<unsigned char>(*p - '0') < 10) {
-      if (p - digits == 18) return nullptr;  // 19 digits or more: the generic path
-      v = v * 10 + (*p++ - '0');
-    }
-    if (p == digits) return nullptr;
-    ends[k] = negative ? -v : v;
+    if (!ParseFastInt(&p, end, negative, &ends[k])) return nullptr;
     if (k == 0) {
       if (p == end || *p != ' ') return nullptr;
       ++p;
@@ -84,20 +97,13 @@ struct FastVertex {
   std::uint64_t line = 0;
 };
 
-// Parses one plain EVLP vertex line at `p` (an optional '-' and 1 to 18
+// Parses one plain EVLP vertex line at `p` (an optional '-' and 1 to 19
 // digits, then '\n', "\r\n" or the end), as ParseFastEdge does an edge
 // line: the generic path reads anything else.
 inline const char* ParseFastVertex(const char* p, const char* end, FastVertex* v) {
   const bool negative = p != end && *p == '-';
   p += negative;
-  const char* digits = p;
-  std::int64_t n = 0;
-  while (p != end && static_cast<unsigned char>(*p - '0') < 10) {
-    if (p - digits == 18) return nullptr;
-    n = n * 10 + (*p++ - '0');
-  }
-  if (p == digits) return nullptr;
-  v->id = negative ? -n : n;
+  if (!ParseFastInt(&p, end, negative, &v->id)) return nullptr;
   if (p != end && *p == '\r' && p + 1 != end && p[1] == '\n') ++p;
   if (p != end && *p != '\n') return nullptr;
   return p;

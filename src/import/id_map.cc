@@ -76,6 +76,7 @@ void IdMap::LeaveArray() {
   array_ = {};
   base_ = 0;
   direct_ = false;
+  left_early_ = !frozen_;
 }
 
 std::uint32_t IdMap::FindText(std::string_view text) const {
@@ -101,7 +102,11 @@ void IdMap::Freeze(std::span<const std::uint32_t> remap) {
   const std::uint64_t range = static_cast<std::uint64_t>(max_) - static_cast<std::uint64_t>(min_) + 1;
   // (range 0: the whole int64 line)
   const bool dense = numbers_count_ > 0 && range != 0 && range <= kDenseFactor * numbers_count_;
-  if (direct_ && !dense) LeaveArray();  // all or nothing
+  if (direct_ && !dense) {
+    const bool early = left_early_;
+    LeaveArray();  // all or nothing
+    left_early_ = early;
+  }
   // Dense numbers go to a table of exactly their range, on huge pages
   // (written whole, read at random by every edge), with the accepted
   // bitmap beside it. Both are allocated before anything changes.

@@ -143,8 +143,10 @@ class IdMap {
   // Freeze with every value kept.
   void Freeze();
   bool dense() const { return frozen_ && direct_; }
-  // Whether the numbers are in a direct array (tests).
+  // Whether the numbers are in a direct array, and whether they left it
+  // before Freeze (tests).
   bool in_array() const { return direct_ && numbers_count_ > 0; }
+  bool left_array_while_inserting() const { return left_early_; }
   std::size_t size() const { return count_; }
 
   // Calls f(text, entry) for every id (text a std::string), in no
@@ -189,6 +191,7 @@ class IdMap {
   std::size_t count_ = 0;
   bool direct_ = true;  // the numbers are in array_
   bool frozen_ = false;
+  bool left_early_ = false;
 };
 
 }  // namespace quiver::import

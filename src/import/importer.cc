@@ -49,6 +49,13 @@ Result<ImportStats> Importer::Run() {
   }
 }
 
+bool Importer::SameFile(const std::string& a, const std::string& b) const {
+  if (a == b) return true;
+  Result<std::string> ra = fs_->RealPath(a);
+  Result<std::string> rb = fs_->RealPath(b);
+  return ra.ok() && rb.ok() && *ra == *rb;
+}
+
 Result<ImportStats> Importer::RunUnguarded() {
   const char d = options_.delimiter;
   if (options_.format == DataFormat::kCsv && (d == '"' || d == '\n' || d == '\r')) {
@@ -62,7 +69,7 @@ Result<ImportStats> Importer::RunUnguarded() {
     for (const ImportFile& f : *files) {
       if (!base::IsValidUtf8(f.label))
         return InvalidArgumentError(base::StrCat("ImportFile::label of ", f.path, " is not valid UTF-8"));
-      if (!f.header.empty() && f.header == f.path) {
+      if (!f.header.empty() && SameFile(f.header, f.path)) {
         return InvalidArgumentError(
             base::StrCat("ImportFile::header of ", f.path,
                          " is the file itself (its header line would be read as a row)"));
@@ -159,7 +166,10 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
     in.rows_offset = in.reader->bytes_read();
     in.rows_line = in.reader->end_line() + 1;
   }
-  if (kind == FileKind::kVertices) vertex_file_bytes_ = in.reader->file_size();
+  if (kind == FileKind::kVertices) {
+    vertex_file_bytes_ = in.reader->file_size();
+    vertex_file_compressed_ = in.reader->compressed();
+  }
   // (A JSON Lines row names its own label or type, or takes the file's.)
   const bool has_name_column =
       in.schema.json || (kind == FileKind::kVertices ? in.schema.label >= 0 : in.schema.type >= 0);
@@ -349,7 +359,9 @@ Status Importer::ValidateFile(std::size_t index) {
 }
 
 void Importer::RefineIdHint(std::size_t index, std::uint64_t bytes_done) {
-  if (insert_map_ == nullptr || bytes_done == 0) return;
+  // A gzip file's compressed bytes read say little of its rows read (zlib
+  // reads ahead): its first hint stands.
+  if (insert_map_ == nullptr || bytes_done == 0 || vertex_file_compressed_) return;
   // The rows of this file at the rate so far, and those of the files before.
   std::uint64_t rows = 0;
   for (std::size_t i = 0; i < index; ++i) rows += rows_[i];

@@ -70,6 +70,8 @@ class Importer {
   // Input bytes per block of a file parsed in parallel (tests cut small
   // files into many blocks).
   void SetBlockBytesForTesting(std::uint64_t bytes) { block_bytes_ = bytes; }
+  // The id map of an id space (group), null if none (tests).
+  const IdMap* IdMapForTesting(std::string_view group) const { return FindSpace(group); }
 
  private:
   // One input file, open for a pass.
@@ -111,6 +113,8 @@ class Importer {
   static constexpr std::uint32_t kRejectedEntry = IdMap::kRejected;
 
   Result<ImportStats> RunUnguarded();
+  // Whether two paths name one file (as given, or resolved by RealPath).
+  bool SameFile(const std::string& a, const std::string& b) const;
   // ImportOptions::progress: a phase starts (at byte 0); file `index` is
   // read up to `offset`.
   void StartProgress(std::string_view phase);
@@ -271,6 +275,7 @@ class Importer {
   std::string insert_group_;
   std::uint32_t last_space_ = 0;
   std::uint64_t vertex_file_bytes_ = 0;  // the size of the vertex file opened last (OpenInput)
+  bool vertex_file_compressed_ = false;  // and whether it is gzip
   std::vector<IdEntry> entries_;
   std::vector<IdSpace> spaces_;
   // With create_id_indexes: the first vertex row, per (label, key), that

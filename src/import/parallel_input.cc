@@ -150,12 +150,18 @@ Status Importer::ValidateVerticesFast(std::size_t index) {
   // of a one-column file.
   bool ready = false;
   std::uint32_t space = 0;
+  std::uint64_t block_offset = 0;  // of the block being read, and its bytes
+  const char* block_data = nullptr;
+  auto refine = [&](const char* at) {
+    RefineIdHint(index, block_offset + static_cast<std::uint64_t>(at - block_data));
+  };
   auto generic = [&](std::string_view text, std::uint64_t first_line) -> Status {
     std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, std::string(text), dialect, first_line);
     while (true) {
       QUIVER_ASSIGN_OR_RETURN(bool more, reader->Next());
       if (!more) return Status::Ok();
       QUIVER_ASSIGN_OR_RETURN(bool accepted, ValidateRow(index, *reader, schema, builder, &row));
+      if ((rows_[index] & (kHintRows - 1)) == 0) refine(text.data());
       if (accepted && !ready && row.has_id && schema.columns.size() == 1) {
         ready = true;
         space = last_space_;
@@ -165,6 +171,8 @@ Status Importer::ValidateVerticesFast(std::size_t index) {
   std::uint64_t line = 1;
   for (const InputBlock& block : blocks) {
     QUIVER_ASSIGN_OR_RETURN(std::string bytes, ReadBlock(fs_, path, block));
+    block_offset = block.offset;
+    block_data = bytes.data();
     QUIVER_RETURN_IF_ERROR(ForEachLine<FastVertex>(
         bytes, line,
         [&](const char* p, const char* end, FastVertex* v) {
@@ -172,8 +180,7 @@ Status Importer::ValidateVerticesFast(std::size_t index) {
         },
         [&](const FastVertex& v) { insert_map_->PrefetchNumber(v.id); },
         [&](const FastVertex& v) -> Status {
-          if ((++rows_[index] & (kHintRows - 1)) == 0)
-            RefineIdHint(index, block.offset + static_cast<std::uint64_t>(v.text.data() - bytes.data()));
+          if ((++rows_[index] & (kHintRows - 1)) == 0) refine(v.text.data());
           ExternalId id;
           id.SetNumber(v.id);
           return AddId(index, v.line, v.line, 1, id, space, RawOf(v.text));

@@ -120,9 +120,7 @@ Status Importer::BulkWriteVerticesFast(std::size_t index, BulkSink& out) {
   QUIVER_ASSIGN_OR_RETURN(std::vector<InputBlock> blocks, PlanBlocks(fs_, path, block_bytes_));
   RowBuilder builder(schema, FileAt(index).label);
   Row row;
-  RowIssue issue;
   std::vector<checkpoint::KeyedValue> props;
-  const CsvDialect dialect = DialectOf();
   const std::vector<std::uint64_t>& rejected = rejected_lines_[index];
   std::size_t next_rejected = 0;
   auto skip = [&](std::uint64_t line) {
@@ -139,15 +137,10 @@ Status Importer::BulkWriteVerticesFast(std::size_t index, BulkSink& out) {
   const bool plain = map != nullptr && schema.columns.size() == 1 && label != labels_.ids.end() &&
                      (!kept || key != keys_.ids.end());
   auto generic = [&](std::string_view text, std::uint64_t first_line) -> Status {
-    std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, std::string(text), dialect, first_line);
-    while (true) {
-      QUIVER_ASSIGN_OR_RETURN(bool more, reader->Next());
-      if (!more) return Status::Ok();
-      const CsvReader& r = *reader;
-      if (skip(r.line())) continue;
-      if (!builder.Build(r, &row, &issue)) return FileChanged(r, issue.reason);
-      QUIVER_RETURN_IF_ERROR(BulkVertex(index, r, row, schema, out, &props));
-    }
+    return ForEachRecordIn(path, text, first_line, builder, &row, skip,
+                           [&](const CsvReader& r, const Row& built) {
+                             return BulkVertex(index, r, built, schema, out, &props);
+                           });
   };
   std::uint64_t line = 1;
   for (const InputBlock& block : blocks) {

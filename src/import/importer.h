@@ -149,6 +149,26 @@ class Importer {
     }
   }
 
+  // Pass 2's generic path over `text`, lines of `path` from `first_line`
+  // on: calls f(reader, row) for every record on a line `skip` does not
+  // name, built as pass 1 built it (a row that no longer builds: the file
+  // changed). Stops at f's first error.
+  template <typename Skip, typename F>
+  Status ForEachRecordIn(const std::string& path, std::string_view text, std::uint64_t first_line,
+                         RowBuilder& builder, Row* row, Skip skip, F f) const {
+    std::unique_ptr<CsvReader> reader =
+        CsvReader::OverBytes(path, std::string(text), DialectOf(), first_line);
+    RowIssue issue;
+    while (true) {
+      QUIVER_ASSIGN_OR_RETURN(bool more, reader->Next());
+      if (!more) return Status::Ok();
+      const CsvReader& r = *reader;
+      if (skip(r.line())) continue;
+      if (!builder.Build(r, row, &issue)) return FileChanged(r, issue.reason);
+      QUIVER_RETURN_IF_ERROR(f(r, *row));
+    }
+  }
+
   // Pass 1.
   Status Validate();
   // The bulk path's vertex id of each entry: its record's place among the

@@ -345,7 +345,6 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
     first_id += blocks[i].edges;
   }
   const std::vector<std::uint64_t>& rejected = rejected_lines_[index];
-  const CsvDialect dialect = DialectOf();
   auto encode = [&](std::size_t i, checkpoint::EncodedChunk* out) -> Status {
     const PlannedBlock& b = blocks[i];
     QUIVER_ASSIGN_OR_RETURN(std::string bytes, ReadBlock(fs_, path, b.block));
@@ -353,7 +352,6 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
     RowBuilder builder(schema, FileAt(index).label);
     SpaceCache cache;
     Row row;
-    RowIssue issue;
     std::vector<checkpoint::KeyedValue> props;
     auto next_rejected = std::lower_bound(rejected.begin(), rejected.end(), b.first_line);
     auto skip = [&](std::uint64_t line) {
@@ -362,16 +360,11 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
     };
     // The generic path over `text` (lines from `line` on).
     auto generic = [&](std::string_view text, std::uint64_t line) -> Status {
-      std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, std::string(text), dialect, line);
-      while (true) {
-        QUIVER_ASSIGN_OR_RETURN(bool more, reader->Next());
-        if (!more) return Status::Ok();
-        const CsvReader& r = *reader;
-        if (skip(r.line())) continue;
-        if (!builder.Build(r, &row, &issue)) return FileChanged(r, issue.reason);
-        QUIVER_ASSIGN_OR_RETURN(EdgeRow edge, ResolveEdge(r, row, &cache, &props));
-        QUIVER_RETURN_IF_ERROR(stream.Edge(edge.type, edge.source, edge.target, props));
-      }
+      return ForEachRecordIn(path, text, line, builder, &row, skip,
+                             [&](const CsvReader& r, const Row& built) {
+                               QUIVER_ASSIGN_OR_RETURN(EdgeRow edge, ResolveEdge(r, built, &cache, &props));
+                               return stream.Edge(edge.type, edge.source, edge.target, props);
+                             });
     };
     if (!FastEdgesOk(schema)) {
       QUIVER_RETURN_IF_ERROR(generic(bytes, b.first_line));

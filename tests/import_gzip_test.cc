@@ -4,7 +4,6 @@
 // concatenation; positions are those of the decompressed text; a truncated
 // or damaged file is an error that changes nothing; progress counts the
 // compressed bytes, up to the file's size.
-#include <zlib.h>
 
 #include <string>
 #include <vector>
@@ -19,23 +18,9 @@ namespace quiver {
 namespace {
 
 using testing_import::Canonical;
+using testing_import::Gzip;
 using testing_import::PutFile;
 using testing_import::RunImport;
-
-// `text` as one gzip member.
-std::string Gzip(const std::string& text) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(deflateBound(&zs, text.size()) + 64, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
-  zs.avail_in = static_cast<uInt>(text.size());
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
 
 struct Files {
   std::string vertices, edges;
@@ -166,7 +151,8 @@ TEST(ImportGzipTest, ProgressCountsCompressedBytesUpToTheFileSize) {
     ++reports;
   };
   auto g = Graph::OpenInMemory().value();
-  ASSERT_TRUE(RunImport(fs, *g, {.vertices = {{"/in/g.v.gz", "V"}}}, o).ok());
+  Result<ImportStats> r = RunImport(fs, *g, {.vertices = {{"/in/g.v.gz", "V"}}}, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(last, gz.size());
   EXPECT_GE(reports, 8u);  // 4 row reports per pass, besides the starts and ends
 }

@@ -386,5 +386,150 @@ TEST_F(ImportTest, EvlpWithoutWeightsAndWithoutKeptIds) {
   EXPECT_EQ(GetFile(fs_, "/out/graph.e"), "0 1\n1 2\n2 0\n");
 }
 
+// EVLP export writes the kept int64 ids only when every vertex has a
+// distinct one; distinctness is checked with a bitmap over a small range
+// and a hash set over a wide one, with the same answers.
+TEST_F(ImportTest, EvlpExportKeepsIdsOnlyWhenDistinct) {
+  struct Case {
+    const char* name;
+    std::vector<std::int64_t> ids;
+    std::string vertices;  // graph.v
+  };
+  const std::vector<Case> cases = {
+      {"dense, distinct", {5, 3, 4}, "5\n3\n4\n"},
+      {"dense, a repeat", {5, 3, 5}, "0\n1\n2\n"},
+      {"wide, distinct",
+       {-(std::int64_t{1} << 50), 7, std::int64_t{1} << 60},
+       "-1125899906842624\n7\n1152921504606846976\n"},
+      {"wide, a repeat", {std::int64_t{1} << 60, 7, std::int64_t{1} << 60}, "0\n1\n2\n"},
+  };
+  int n = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto g = NewGraph();
+    WriteBatch b;
+    for (std::int64_t id : c.ids) b.AddVertex("V", {{"id", id}});
+    ASSERT_TRUE(g->Write(std::move(b)).ok());
+    const std::string dir = "/evlp" + std::to_string(n++);
+    ASSERT_TRUE(RunExport(fs_, g->GetSnapshot(), dir, {.format = DataFormat::kEvlp}).ok());
+    EXPECT_EQ(GetFile(fs_, dir + "/graph.v"), c.vertices);
+  }
+}
+
+// A CSV header in its own file (ImportFile::header, Neo4j's
+// header.csv,part1.csv,...): its parts hold rows only, may be empty, and
+// give the graph that one file holding the header and every row gives,
+// through batches and in bulk. Positions in a part count from its line 1;
+// errors of the header name the header file.
+TEST_F(ImportTest, HeaderInItsOwnFile) {
+  const std::string vheader = "id:ID(P),:LABEL,name,age:int\n";
+  const std::string part1 = "p1,Person,Ada,36\np2,,\"Bob\nB\",7\n", part3 = "p3,Robot,R,1\n";
+  const std::string eheader = ":START_ID(P),:END_ID(P),:TYPE,w:double\n",
+                    epart = "p1,p2,KNOWS,0.5\np3,p1,,1\n";
+  PutFile(fs_, "/in/ph.csv", vheader);
+  PutFile(fs_, "/in/p1.csv", part1);
+  PutFile(fs_, "/in/p2.csv", "");
+  PutFile(fs_, "/in/p3.csv", part3);
+  PutFile(fs_, "/in/eh.csv", eheader + "p9,p9,IGNORED,1\n");  // the header file's rows are not read
+  PutFile(fs_, "/in/e1.csv", epart);
+  PutFile(fs_, "/in/people.csv", vheader + part1 + part3);
+  PutFile(fs_, "/in/edges.csv", eheader + epart);
+  const ImportSpec parts{.vertices = {{"/in/p1.csv", "Human", "/in/ph.csv"},
+                                      {"/in/p2.csv", "Human", "/in/ph.csv"},
+                                      {"/in/p3.csv", "Human", "/in/ph.csv"}},
+                         .edges = {{"/in/e1.csv", "LIKES", "/in/eh.csv"}}};
+  const ImportSpec whole{.vertices = {{"/in/people.csv", "Human"}}, .edges = {{"/in/edges.csv", "LIKES"}}};
+  for (std::uint32_t threads : {1u, 2u}) {
+    ImportOptions options;
+    options.threads = threads;
+    auto want = NewGraph();
+    ASSERT_TRUE(RunImport(fs_, *want, whole, options).ok());
+    auto got = NewGraph();
+    Result<ImportStats> r = RunImport(fs_, *got, parts, options);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->vertices, 3u);
+    EXPECT_EQ(r->edges, 2u);
+    EXPECT_EQ(Canonical(got->GetSnapshot()), Canonical(want->GetSnapshot()));
+    EXPECT_NE(Canonical(got->GetSnapshot()).find("LIKES"), std::string::npos);
+    const std::string dir = "/bulk" + std::to_string(threads);
+    import::Importer bulk(&fs_, dir, parts, options);
+    ASSERT_TRUE(bulk.Run().ok());
+    auto opened = GraphImpl::OpenDurable(Options{}, dir, &fs_);
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    EXPECT_EQ(Canonical((*opened)->GetSnapshot()), Canonical(want->GetSnapshot()));
+  }
+
+  struct Bad {
+    const char* name;
+    ImportFile file;
+    DataFormat format;
+    StatusCode code;
+    std::string message;
+  };
+  PutFile(fs_, "/in/bad-part.csv", "p4,Person,D,x\n");
+  PutFile(fs_, "/in/bad-header.csv", "id:ID,age:foo\n");
+  PutFile(fs_, "/in/no-label-header.csv", "id:ID,name\n");
+  PutFile(fs_, "/in/blank.csv", "\n\n");
+  const std::vector<Bad> bad = {
+      {"a bad row of a part",
+       {"/in/bad-part.csv", "", "/in/ph.csv"},
+       DataFormat::kCsv,
+       StatusCode::kInvalidArgument,
+       "/in/bad-part.csv:1:13: 'x' is not an int (column age)"},
+      {"a missing header file",
+       {"/in/p1.csv", "", "/in/none.csv"},
+       DataFormat::kCsv,
+       StatusCode::kNotFound,
+       "/in/none.csv:0:0: no such file"},
+      {"an empty header file",
+       {"/in/p1.csv", "", "/in/blank.csv"},
+       DataFormat::kCsv,
+       StatusCode::kInvalidArgument,
+       "/in/blank.csv:1:1: empty header file"},
+      {"a bad header",
+       {"/in/p1.csv", "", "/in/bad-header.csv"},
+       DataFormat::kCsv,
+       StatusCode::kInvalidArgument,
+       "/in/bad-header.csv:1:7: unknown header type 'foo'"},
+      {"no label anywhere",
+       {"/in/p1.csv", "", "/in/no-label-header.csv"},
+       DataFormat::kCsv,
+       StatusCode::kInvalidArgument,
+       "/in/no-label-header.csv:1:1: no :LABEL column"},
+      {"a header with EVLP",
+       {"/in/p1.csv", "V", "/in/ph.csv"},
+       DataFormat::kEvlp,
+       StatusCode::kInvalidArgument,
+       "ImportFile::header of /in/p1.csv: a header file is for CSV only"},
+      {"a header with JSON Lines",
+       {"/in/p1.csv", "V", "/in/ph.csv"},
+       DataFormat::kJsonl,
+       StatusCode::kInvalidArgument,
+       "ImportFile::header of /in/p1.csv: a header file is for CSV only"},
+      // Review finding: its header line would be read as a row.
+      {"the file itself, spelled otherwise",
+       {"/in/people.csv", "", "/in//people.csv"},
+       DataFormat::kCsv,
+       StatusCode::kInvalidArgument,
+       "ImportFile::header of /in/people.csv is the file itself"},
+      {"the file itself as its header",
+       {"/in/people.csv", "", "/in/people.csv"},
+       DataFormat::kCsv,
+       StatusCode::kInvalidArgument,
+       "ImportFile::header of /in/people.csv is the file itself"},
+  };
+  for (const Bad& b : bad) {
+    SCOPED_TRACE(b.name);
+    auto g = NewGraph();
+    ImportOptions options;
+    options.format = b.format;
+    Result<ImportStats> r = RunImport(fs_, *g, {.vertices = {b.file}}, options);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), b.code) << r.status().ToString();
+    EXPECT_EQ(r.status().message().substr(0, b.message.size()), b.message) << r.status().ToString();
+    EXPECT_EQ(g->GetSnapshot().sequence(), 0u);
+  }
+}
+
 }  // namespace
 }  // namespace quiver

@@ -5,6 +5,8 @@
 #ifndef QUIVER_TESTS_IMPORT_TEST_UTIL_H_
 #define QUIVER_TESTS_IMPORT_TEST_UTIL_H_
 
+#include <zlib.h>
+
 #include <bit>
 #include <cstdint>
 #include <cstring>
@@ -26,6 +28,21 @@ inline void PutFile(env::FileSystem& fs, const std::string& path, std::string_vi
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   ASSERT_TRUE((*f)->Append(env::AsBytes(content)).ok());
   ASSERT_TRUE((*f)->Close().ok());
+}
+
+// `text` as one gzip member.
+inline std::string Gzip(const std::string& text) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&zs, text.size()) + 64, '\0');
+  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  zs.avail_in = static_cast<uInt>(text.size());
+  zs.next_out = reinterpret_cast<Bytef*>(out.data());
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
 }
 
 inline std::string GetFile(env::FileSystem& fs, const std::string& path) {

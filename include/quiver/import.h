@@ -91,9 +91,18 @@ enum class DataFormat : std::uint8_t {
 // (edge files) of rows that have no `:LABEL` / `:TYPE` column or leave it
 // empty; EVLP files have no such column, so it names them all.
 //   quiver::ImportFile f{.path = "data/example-directed.v", .label = "V"};
+//
+// `header` (CSV only): a file whose first record is this file's header, as
+// Neo4j's `header.csv,part1.csv,part2.csv`; `path` then has no header line
+// and every record of it is a row (an empty `path` is no rows). The header
+// file's other records, if any, are not read. Errors in the header name the
+// header file. Empty (default): the first record of `path` is its header.
+//   spec.vertices = {{.path = "people-1.csv", .label = "Person", .header = "people-header.csv"},
+//                    {.path = "people-2.csv", .label = "Person", .header = "people-header.csv"}};
 struct ImportFile {
   std::string path{};
   std::string label{};
+  std::string header{};
 };
 
 // What to import: vertex files first (in order), then edge files.
@@ -147,9 +156,10 @@ struct ImportOptions {
   // Default 4; at least 1.
   std::size_t batches_in_flight = 4;
   // Threads that parse one file, the calling thread included; 0 (default)
-  // uses every core. Only EVLP edge files are parsed in parallel (records
-  // of other files may hold line breaks, or add vertices in order); the
-  // result does not depend on the number.
+  // uses every core. Edge files of every format are parsed in parallel,
+  // cut into blocks of whole records (CSV only where quotes allow); vertex
+  // files (which add vertices in order) and gzip files are read by one
+  // thread. The result does not depend on the number.
   std::uint32_t threads = 0;
   // Called as the import goes: at the start of each phase, every 65,536
   // rows or 4 MiB block of a file, and at the end of each file; on the

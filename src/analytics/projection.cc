@@ -42,6 +42,7 @@
 #include <vector>
 
 #include "base/parallel.h"
+#include "base/prefetch.h"
 #include "quiver/analytics.h"
 #include "quiver/snapshot.h"
 #include "snapshot_internal.h"
@@ -112,8 +113,8 @@ inline void PrefetchAdjacency(const storage::VertexSlot& slot, Direction d) {
   const std::uintptr_t head = d == Direction::kOut ? slot.out_head : slot.in_head;
   if (head == 0) return;
   const char* p = static_cast<const char*>(storage::HeadBlock(head));
-  __builtin_prefetch(p);
-  __builtin_prefetch(p + 64);
+  base::Prefetch(p);
+  base::Prefetch(p + 64);
 }
 
 }  // namespace
@@ -580,7 +581,7 @@ class ProjectionBuilder {
           for (int k = 0; k < pass.dir_count; ++k) {
             const Direction d = pass.dirs[k];
             ForEntries(v, s, d, pass.DropsLoops(d, spec_.self_loops), [&](std::uint32_t, const EdgeEntry& e) {
-              __builtin_prefetch(worker->Props(*g_, e.edge().value()));
+              base::Prefetch(worker->Props(*g_, e.edge().value()));
             });
           }
         }

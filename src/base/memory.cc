@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cassert>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <new>
 
 // QUIVER_USE_MIMALLOC=0 (the sanitizer presets) routes engine blocks through
@@ -23,6 +25,13 @@
 #define QUIVER_FREE(p) std::free(p)
 #define QUIVER_USABLE_SIZE(p) malloc_usable_size(p)
 #define QUIVER_GOOD_SIZE(n) (((n) + 15) & ~std::size_t{15})
+#endif
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
+#else
+#define ASAN_POISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
+#define ASAN_UNPOISON_MEMORY_REGION(addr, size) ((void)(addr), (void)(size))
 #endif
 
 namespace quiver::base {
@@ -127,6 +136,48 @@ void DiscardPagesInSteps(void* p, std::size_t bytes) {
     // Advice only: a failure leaves the pages to the free that follows.
     (void)madvise(reinterpret_cast<void*>(at), kStep, MADV_DONTNEED);
   }
+}
+
+void* AllocateLookupTableBytes(std::size_t bytes, bool huge_pages, bool* mapped) {
+  if (ShouldFailAllocation()) throw std::bad_alloc();
+  *mapped = false;
+  if (bytes == 0) return nullptr;
+  if (bytes < kStepDiscardMinBytes) {
+    void* p = std::calloc(1, bytes);  // not operator new: one failure point, counted once
+    if (p == nullptr) throw std::bad_alloc();
+    return p;
+  }
+  // Map one huge page more than needed and keep the 2 MiB-aligned part: the
+  // kernel backs an aligned, advised range with huge pages at first touch
+  // (anonymous memory reads zero).
+  constexpr std::size_t kAlign = kDiscardStepBytes;
+  const std::size_t length = (bytes + kAlign - 1) / kAlign * kAlign;
+  void* raw = mmap(nullptr, length + kAlign, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (raw == MAP_FAILED) throw std::bad_alloc();
+  const std::uintptr_t start = reinterpret_cast<std::uintptr_t>(raw);
+  const std::uintptr_t aligned = (start + kAlign - 1) & ~std::uintptr_t{kAlign - 1};
+  if (aligned > start) munmap(raw, aligned - start);
+  const std::uintptr_t tail = start + length + kAlign - (aligned + length);
+  if (tail > 0) munmap(reinterpret_cast<void*>(aligned + length), tail);
+#ifdef MADV_HUGEPAGE
+  if (huge_pages) (void)madvise(reinterpret_cast<void*>(aligned), length, MADV_HUGEPAGE);  // advice only
+#endif
+  ASAN_POISON_MEMORY_REGION(reinterpret_cast<void*>(aligned + bytes), length - bytes);
+  *mapped = true;
+  return reinterpret_cast<void*>(aligned);
+}
+
+void FreeLookupTableBytes(void* p, std::size_t bytes, bool mapped) {
+  if (p == nullptr) return;
+  if (!mapped) {
+    std::free(p);
+    return;
+  }
+  constexpr std::size_t kAlign = kDiscardStepBytes;
+  const std::size_t length = (bytes + kAlign - 1) / kAlign * kAlign;
+  ASAN_UNPOISON_MEMORY_REGION(static_cast<char*>(p) + bytes, length - bytes);
+  DiscardPagesInSteps(p, length);
+  munmap(p, length);
 }
 
 std::size_t UsableSize(void* p) { return QUIVER_USABLE_SIZE(p); }

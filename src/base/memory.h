@@ -158,6 +158,62 @@ struct SteppedReleaseAllocator {
   }
 };
 
+// --- Tables read at random
+
+// LookupTable's block: `*mapped` says which of the two ways it came from.
+void* AllocateLookupTableBytes(std::size_t bytes, bool huge_pages, bool* mapped);
+void FreeLookupTableBytes(void* p, std::size_t bytes, bool mapped);
+
+// A zero-filled array of `size()` trivially copyable values for lookups at
+// random over tens of megabytes (an import's id map): its own anonymous
+// mapping, aligned to 2 MiB, whose pages take memory only where written.
+// With `huge_pages` it is advised MADV_HUGEPAGE before its first touch, so
+// that where the kernel serves transparent huge pages (the "madvise" mode
+// Debian ships) a random read misses the TLB far less: a 40 MB table spans
+// 10,240 small pages and 20 huge ones, and the L2 TLB holds about 2,000
+// entries. (Only for a table that will be written densely: a write then
+// takes a whole 2 MiB page.) Below kStepDiscardMinBytes it is zeroed
+// memory from calloc. Given back with DiscardPagesInSteps, then munmap
+// (see there why). Not counted in a MemoryAccount: working memory. Throws
+// std::bad_alloc (and fails under ArmAllocationFaults like an engine
+// block). Under AddressSanitizer the mapping's tail past size() is
+// poisoned.
+//
+//   LookupTable<std::uint32_t> t(n, /*huge_pages=*/true);  // t[0 .. n) are zero
+//   t[i] = v;
+template <typename T>
+class LookupTable {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+
+ public:
+  LookupTable() = default;
+  explicit LookupTable(std::size_t n, bool huge_pages = false) {
+    if (n > std::numeric_limits<std::size_t>::max() / sizeof(T) / 2) throw std::bad_alloc();
+    data_ = static_cast<T*>(AllocateLookupTableBytes(n * sizeof(T), huge_pages, &mapped_));
+    size_ = n;
+  }
+  ~LookupTable() { FreeLookupTableBytes(data_, size_ * sizeof(T), mapped_); }
+  LookupTable(LookupTable&& other) noexcept { swap(other); }
+  LookupTable& operator=(LookupTable&& other) noexcept {
+    LookupTable(std::move(other)).swap(*this);
+    return *this;
+  }
+  void swap(LookupTable& other) noexcept {
+    std::swap(data_, other.data_);
+    std::swap(size_, other.size_);
+    std::swap(mapped_, other.mapped_);
+  }
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T& operator[](std::size_t i) const { return data_[i]; }
+  T* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+  bool mapped_ = false;
+};
+
 // --- Allocation failure injection (tests)
 
 enum class AllocationFaultMode {

@@ -168,6 +168,10 @@ class SafeHashTable {
     return table_.contains(key);
   }
   template <typename K>
+  void prefetch(const K& key) const {
+    table_.prefetch(key);
+  }
+  template <typename K>
   decltype(auto) at(const K& key) {
     return table_.at(key);
   }

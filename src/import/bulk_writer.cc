@@ -25,7 +25,9 @@
 #include "checkpoint/chunk_encoder.h"
 #include "checkpoint/index_block.h"
 #include "graph_dir.h"
+#include "import/fast_lines.h"
 #include "import/importer.h"
+#include "import/input_blocks.h"
 #include "index/index_keys.h"
 #include "recovery.h"
 #include "storage/prop_block.h"
@@ -84,6 +86,7 @@ class BulkSink {
 };
 
 Status Importer::BulkWriteFile(std::size_t index, BulkSink& out) {
+  if (FastVerticesOk(index)) return BulkWriteVerticesFast(index, out);
   const bool vertices = KindAt(index) == FileKind::kVertices;
   std::vector<checkpoint::KeyedValue> props;
   return ForEachAcceptedRow(index, [&](const CsvReader& r, const Row& row, const Schema& schema) -> Status {
@@ -91,15 +94,74 @@ Status Importer::BulkWriteFile(std::size_t index, BulkSink& out) {
       QUIVER_ASSIGN_OR_RETURN(EdgeRow edge, ResolveEdge(r, row, &cache_, &props));  // the keys too
       return out.Edge(edge.type, edge.source, edge.target, props);
     }
-    QUIVER_RETURN_IF_ERROR(ResolveKeys(r, row, &props));
-    auto label = labels_.ids.find(row.label);
-    if (label == labels_.ids.end()) return FileChanged(r, base::StrCat("a new label '", row.label, "'"));
-    // The vertex id pass 1 gave this row's id, or the file changed (an id
-    // twice, or moved).
-    if (row.has_id && Find(row.id) != out.next_id()) return FileChanged(r, "an id pass 1 did not see here");
-    QUIVER_RETURN_IF_ERROR(CheckIdKeyOwner(index, r, label->second, schema, row, props));
-    return out.Vertex(label->second, props);
+    return BulkVertex(index, r, row, schema, out, &props);
   });
+}
+
+Status Importer::BulkVertex(std::size_t index, const CsvReader& r, const Row& row, const Schema& schema,
+                            BulkSink& out, std::vector<checkpoint::KeyedValue>* props) {
+  QUIVER_RETURN_IF_ERROR(ResolveKeys(r, row, props));
+  auto label = labels_.ids.find(row.label);
+  if (label == labels_.ids.end()) return FileChanged(r, base::StrCat("a new label '", row.label, "'"));
+  // The vertex id pass 1 gave this row's id, or the file changed (an id
+  // twice, or moved).
+  if (row.has_id && Find(row.id) != out.next_id()) return FileChanged(r, "an id pass 1 did not see here");
+  QUIVER_RETURN_IF_ERROR(CheckIdKeyOwner(index, r, label->second, schema, row, *props));
+  return out.Vertex(label->second, *props);
+}
+
+Status Importer::BulkWriteVerticesFast(std::size_t index, BulkSink& out) {
+  const std::string& path = FileAt(index).path;
+  Schema schema;
+  {
+    QUIVER_ASSIGN_OR_RETURN(Input head, OpenInput(index));
+    schema = std::move(head.schema);
+  }
+  QUIVER_ASSIGN_OR_RETURN(std::vector<InputBlock> blocks, PlanBlocks(fs_, path, block_bytes_));
+  RowBuilder builder(schema, FileAt(index).label);
+  Row row;
+  std::vector<checkpoint::KeyedValue> props;
+  const std::vector<std::uint64_t>& rejected = rejected_lines_[index];
+  std::size_t next_rejected = 0;
+  auto skip = [&](std::uint64_t line) {
+    while (next_rejected < rejected.size() && rejected[next_rejected] < line) ++next_rejected;
+    return next_rejected < rejected.size() && rejected[next_rejected] == line;
+  };
+  // What a plain line holds: the file's label and, unless evlp_id_key is
+  // empty, its id under that key (both interned in pass 1 if any row was
+  // accepted; else every line takes the generic path, which says why).
+  const IdMap* map = FindSpace("");
+  auto label = labels_.ids.find(FileAt(index).label);
+  const bool kept = !options_.evlp_id_key.empty();
+  auto key = kept ? keys_.ids.find(options_.evlp_id_key) : keys_.ids.end();
+  const bool plain = map != nullptr && schema.columns.size() == 1 && label != labels_.ids.end() &&
+                     (!kept || key != keys_.ids.end());
+  auto generic = [&](std::string_view text, std::uint64_t first_line) -> Status {
+    return ForEachRecordIn(path, text, first_line, builder, &row, skip,
+                           [&](const CsvReader& r, const Row& built) {
+                             return BulkVertex(index, r, built, schema, out, &props);
+                           });
+  };
+  std::uint64_t line = 1;
+  for (const InputBlock& block : blocks) {
+    QUIVER_ASSIGN_OR_RETURN(std::string bytes, ReadBlock(fs_, path, block));
+    QUIVER_RETURN_IF_ERROR(ForEachLine<FastVertex>(
+        bytes, line,
+        [&](const char* p, const char* end, FastVertex* v) {
+          return plain ? ParseFastVertex(p, end, v) : nullptr;
+        },
+        [&](const FastVertex& v) { map->PrefetchNumber(v.id); },
+        [&](const FastVertex& v) -> Status {
+          if (skip(v.line)) return Status::Ok();
+          if (map->FindNumber(v.id) != out.next_id()) return generic(v.text, v.line);  // gives the error
+          const checkpoint::KeyedValue id{kept ? key->second : 0, PropertyView(v.id)};
+          return out.Vertex(label->second, {&id, kept ? 1u : 0u});
+        },
+        generic));
+    line += CountLines(bytes);
+    ReportProgress(index, block.offset + block.length);
+  }
+  return Status::Ok();
 }
 
 // The id indexes the bulk path declares (ImportOptions::create_id_indexes):

@@ -39,9 +39,12 @@ Result<std::unique_ptr<CsvReader>> CsvReader::Open(env::FileSystem* fs, const st
     const GzipFile* raw = gzip.get();
     std::unique_ptr<CsvReader> r(new CsvReader(std::move(gzip), path, dialect, UINT64_MAX));
     r->gzip_ = raw;
+    r->disk_size_ = *size;
     return r;
   }
-  return std::unique_ptr<CsvReader>(new CsvReader(std::move(*file), path, dialect, *size));
+  std::unique_ptr<CsvReader> r(new CsvReader(std::move(*file), path, dialect, *size));
+  r->disk_size_ = *size;
+  return r;
 }
 
 namespace {

@@ -79,6 +79,11 @@ class CsvReader {
   // The record's bytes as they are in the file, without the line break.
   std::string_view raw() const { return raw_; }
   const std::string& path() const { return path_; }
+  // The file's size on disk (for a gzip file, compressed; for a reader
+  // OverBytes, 0).
+  std::uint64_t file_size() const { return disk_size_; }
+  // Whether the file is read through zlib.
+  bool compressed() const { return gzip_ != nullptr; }
   // Bytes consumed so far.
   std::uint64_t bytes_read() const { return consumed_; }
   // Bytes of the file read so far: bytes_read(), or for a gzip file the
@@ -113,6 +118,7 @@ class CsvReader {
   std::string path_;
   CsvDialect dialect_;
   std::uint64_t file_size_;
+  std::uint64_t disk_size_ = 0;
   std::uint64_t file_offset_ = 0;  // next byte of the file to read
   std::string buf_;                // bytes from the file, from buf_base_ on
   std::uint64_t buf_base_ = 0;     // file offset of buf_[0]

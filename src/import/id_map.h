@@ -7,7 +7,11 @@
 // no string hashed or formatted for the common all-numeric case. Once every
 // vertex is in, Freeze() moves the numbers to a direct array when they are
 // dense enough (their range at most kDenseFactor times their count), so an
-// edge endpoint costs one array load instead of a hash probe.
+// edge endpoint costs one array load instead of a hash probe. The array
+// sits on huge pages where the kernel gives them (base::LookupTable): at
+// 10M ids it is 40 MB, read at random by every edge. Beside it a bitmap
+// says which numbers map to an accepted entry (HoldsNumber): pass 1 of an
+// import only asks that, and at 1.25 MB for 10M ids it stays in cache.
 //
 // Example:
 //   IdMap m;
@@ -18,13 +22,17 @@
 #ifndef QUIVER_IMPORT_ID_MAP_H_
 #define QUIVER_IMPORT_ID_MAP_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
+#include "base/memory.h"
+#include "base/prefetch.h"
+#include "base/safe_hash.h"
 #include "base/strings.h"
 
 namespace quiver::import {
@@ -58,11 +66,30 @@ struct ExternalId {
 class IdMap {
  public:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  // The value a Freeze caller gives an id whose record was rejected: Find
+  // returns it, HoldsNumber says false.
+  static constexpr std::uint32_t kRejected = kNone - 1;
   // Numbers go to an array if their range is at most this times their count.
   static constexpr std::uint64_t kDenseFactor = 4;
+  // While inserting, a number n >= 0 goes straight to a direct array if
+  // n < kDirectSlack + kDenseFactor * the size hint: ids numbered from
+  // about 0 (EVLP files, most exports), in any order, never touch a hash
+  // table. The first number outside (or a hint that no longer covers the
+  // largest) moves them all to the hash table for good. The array is
+  // mapped whole at the first hint and takes memory (4 KiB pages) where
+  // ids fall, so at most 4 bytes per slot under the bound: with a hint
+  // close to the real count, about 16 bytes per id at worst. Freeze moves
+  // dense ids to a table on huge pages.
+  static constexpr std::uint64_t kDirectSlack = std::uint64_t{1} << 20;
 
-  // Adds `id` -> `entry`, unless the id is there: then returns the entry it
-  // has and false. Not after Freeze().
+  // The count of numeric ids expected (an estimate, refined as the input
+  // is read: a smaller hint later can only move the ids to the hash
+  // table). Throws std::bad_alloc (the map is then as it was).
+  void SetSizeHint(std::uint64_t numbers);
+
+  // Adds `id` -> `entry` (entry < kRejected), unless the id is there: then
+  // returns the entry it has and false. Not after Freeze(). Throws
+  // std::bad_alloc (the map is then as it was).
   std::pair<std::uint32_t, bool> Insert(const ExternalId& id, std::uint32_t entry);
   std::uint32_t Find(const ExternalId& id) const {
     if (id.numeric) return FindNumber(id.number);
@@ -71,34 +98,55 @@ class IdMap {
   }
   // Find of a numeric id.
   std::uint32_t FindNumber(std::int64_t n) const {
-    if (dense_) {
+    if (direct_) {
       const std::uint64_t at = static_cast<std::uint64_t>(n) - static_cast<std::uint64_t>(base_);
-      return at < array_.size() ? array_[at] : kNone;
+      return at < array_.size() ? array_[at] - 1 : kNone;  // 0 (none) wraps to kNone
     }
     auto it = numbers_.find(n);
     return it == numbers_.end() ? kNone : it->second;
   }
+  // Whether FindNumber(n) < kRejected: an id whose record was accepted.
+  // After Freeze only.
+  bool HoldsNumber(std::int64_t n) const {
+    if (direct_) {
+      const std::uint64_t at = static_cast<std::uint64_t>(n) - static_cast<std::uint64_t>(base_);
+      return at < array_.size() && ((accepted_[at >> 6] >> (at & 63)) & 1) != 0;
+    }
+    return FindNumber(n) < kRejected;
+  }
   // Starts loading what FindNumber(n) will read.
   void PrefetchNumber(std::int64_t n) const {
-    if (dense_) {
+    if (direct_) {
       const std::uint64_t at = static_cast<std::uint64_t>(n) - static_cast<std::uint64_t>(base_);
-      if (at < array_.size()) __builtin_prefetch(&array_[at]);
+      if (at < array_.size()) base::Prefetch(&array_[at]);
+    } else {
+      numbers_.prefetch(n);
+    }
+  }
+  // The same for HoldsNumber(n).
+  void PrefetchHolds(std::int64_t n) const {
+    if (direct_) {
+      const std::uint64_t at = static_cast<std::uint64_t>(n) - static_cast<std::uint64_t>(base_);
+      if (at < array_.size()) base::Prefetch(&accepted_[at >> 6]);
     } else {
       numbers_.prefetch(n);
     }
   }
   // The same for an id given as text (CheckExistingIds).
   std::uint32_t FindText(std::string_view text) const;
-  // No more Insert: builds the direct array if the numbers are dense, and
-  // replaces every value v by value(v) (a rejected entry's by a mark, say).
-  template <typename F>
-  void Freeze(F value) {
-    for (auto& [t, e] : text_) e = value(e);
-    for (auto& [n, e] : numbers_) e = value(e);
-    Freeze();
-  }
+  // No more Insert: replaces every value v by remap[v] (kRejected for a
+  // rejected record's id, say; every value must index `remap`, and every
+  // remap[v] be below kNone), and keeps the numbers in a direct array if
+  // they are dense, else in the hash table. Throws std::bad_alloc, and the
+  // map is then as it was (not frozen).
+  void Freeze(std::span<const std::uint32_t> remap);
+  // Freeze with every value kept.
   void Freeze();
-  bool dense() const { return dense_; }
+  bool dense() const { return frozen_ && direct_; }
+  // Whether the numbers are in a direct array, and whether they left it
+  // before Freeze (tests).
+  bool in_array() const { return direct_ && numbers_count_ > 0; }
+  bool left_array_while_inserting() const { return left_early_; }
   std::size_t size() const { return count_; }
 
   // Calls f(text, entry) for every id (text a std::string), in no
@@ -107,20 +155,43 @@ class IdMap {
   void ForEach(F f) const {
     for (const auto& [t, e] : text_) f(t, e);
     for (const auto& [n, e] : numbers_) f(base::StrCat(n), e);
-    for (std::size_t i = 0; i < array_.size(); ++i) {
-      if (array_[i] != kNone) f(base::StrCat(base_ + static_cast<std::int64_t>(i)), array_[i]);
+    for (std::size_t i = 0; i < Used(); ++i) {
+      if (array_[i] != 0) f(base::StrCat(base_ + static_cast<std::int64_t>(i)), array_[i] - 1);
     }
   }
 
  private:
-  absl::flat_hash_map<std::string, std::uint32_t, base::StringHash, base::StringEq> text_;
-  absl::flat_hash_map<std::int64_t, std::uint32_t> numbers_;
-  std::vector<std::uint32_t> array_;  // entry of number base_ + i, kNone if none
+  // Moves the direct array's ids to the hash table (all or, on
+  // std::bad_alloc, none).
+  void LeaveArray();
+  // Numbers below this may go to the direct array while inserting.
+  std::uint64_t DirectBound() const {
+    return std::min<std::uint64_t>(array_.size(), kDirectSlack + kDenseFactor * std::min(hint_, kMaxHint));
+  }
+  // The direct array's slots that may hold an id.
+  std::size_t Used() const {
+    return numbers_count_ == 0 || !direct_ ? 0 : static_cast<std::size_t>(max_ - base_) + 1;
+  }
+
+  // Safe tables: the installed Abseil's resize is not exception-safe
+  // (base/safe_hash.h), and an import may run out of memory here.
+  base::SafeFlatHashMap<std::string, std::uint32_t, base::StringHash, base::StringEq> text_;
+  base::SafeFlatHashMap<std::int64_t, std::uint32_t> numbers_;
+  // While direct_: 1 + the entry of number base_ + i, 0 if none (base_ is
+  // 0 while inserting).
+  base::LookupTable<std::uint32_t> array_;
+  base::LookupTable<std::uint64_t> accepted_;  // after Freeze: bit i says array_[i] - 1 < kRejected
   std::int64_t base_ = 0;
-  std::int64_t min_ = 0;
+  std::int64_t min_ = 0;  // of the numbers
   std::int64_t max_ = 0;
+  std::size_t numbers_count_ = 0;
+  std::uint64_t hint_ = 0;
+  // At most 4 GiB of address space for the direct array.
+  static constexpr std::uint64_t kMaxHint = std::uint64_t{1} << 28;
   std::size_t count_ = 0;
-  bool dense_ = false;
+  bool direct_ = true;  // the numbers are in array_
+  bool frozen_ = false;
+  bool left_early_ = false;
 };
 
 }  // namespace quiver::import

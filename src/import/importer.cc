@@ -49,6 +49,13 @@ Result<ImportStats> Importer::Run() {
   }
 }
 
+bool Importer::SameFile(const std::string& a, const std::string& b) const {
+  if (a == b) return true;
+  Result<std::string> ra = fs_->RealPath(a);
+  Result<std::string> rb = fs_->RealPath(b);
+  return ra.ok() && rb.ok() && *ra == *rb;
+}
+
 Result<ImportStats> Importer::RunUnguarded() {
   const char d = options_.delimiter;
   if (options_.format == DataFormat::kCsv && (d == '"' || d == '\n' || d == '\r')) {
@@ -62,6 +69,16 @@ Result<ImportStats> Importer::RunUnguarded() {
     for (const ImportFile& f : *files) {
       if (!base::IsValidUtf8(f.label))
         return InvalidArgumentError(base::StrCat("ImportFile::label of ", f.path, " is not valid UTF-8"));
+      if (!f.header.empty() && SameFile(f.header, f.path)) {
+        return InvalidArgumentError(
+            base::StrCat("ImportFile::header of ", f.path,
+                         " is the file itself (its header line would be read as a row)"));
+      }
+      if (!f.header.empty() && options_.format != DataFormat::kCsv) {
+        return InvalidArgumentError(
+            base::StrCat("ImportFile::header of ", f.path,
+                         ": a header file is for CSV only (EVLP and JSON Lines have none)"));
+      }
       if (files == &spec_.vertices && f.label.find(';') != std::string::npos)
         return InvalidArgumentError(base::StrCat("ImportFile::label of ", f.path, " ('", f.label,
                                                  "') names more than one label: a Quiver vertex has one"));
@@ -116,13 +133,26 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
   const bool jsonl = options_.format == DataFormat::kJsonl;
   Input in;
   in.index = index;
-  QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, DialectOf()));
-  QUIVER_ASSIGN_OR_RETURN(bool any, in.reader->Next());
-  if (!any) {
-    return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
-                         evlp || jsonl ? "empty file" : "empty file (no header)");
+  if (!file.header.empty()) {
+    // The header is another file's first record (CSV only: Run checked);
+    // every record of this one is a row, and it may have none.
+    QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<CsvReader> header,
+                            CsvReader::Open(fs_, file.header, DialectOf()));
+    QUIVER_ASSIGN_OR_RETURN(bool any, header->Next());
+    if (!any) return PositionError(StatusCode::kInvalidArgument, file.header, 1, 1, "empty header file");
+    QUIVER_ASSIGN_OR_RETURN(in.schema, ParseCsvHeader(header->fields(), kind, file.header));
+    QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, DialectOf()));
+  } else {
+    QUIVER_ASSIGN_OR_RETURN(in.reader, CsvReader::Open(fs_, file.path, DialectOf()));
+    QUIVER_ASSIGN_OR_RETURN(bool any, in.reader->Next());
+    if (!any) {
+      return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
+                           evlp || jsonl ? "empty file" : "empty file (no header)");
+    }
   }
-  if (jsonl) {
+  if (!file.header.empty()) {
+    // The schema is the header file's.
+  } else if (jsonl) {
     // Its first record is a row, whose id's type is the file's.
     in.schema = JsonlSchema(
         kind, options_.jsonl_id_key,
@@ -133,12 +163,18 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
     in.first_is_data = true;
   } else {
     QUIVER_ASSIGN_OR_RETURN(in.schema, ParseCsvHeader(in.reader->fields(), kind, file.path));
+    in.rows_offset = in.reader->bytes_read();
+    in.rows_line = in.reader->end_line() + 1;
+  }
+  if (kind == FileKind::kVertices) {
+    vertex_file_bytes_ = in.reader->file_size();
+    vertex_file_compressed_ = in.reader->compressed();
   }
   // (A JSON Lines row names its own label or type, or takes the file's.)
   const bool has_name_column =
       in.schema.json || (kind == FileKind::kVertices ? in.schema.label >= 0 : in.schema.type >= 0);
   if (!has_name_column && file.label.empty()) {
-    return PositionError(StatusCode::kInvalidArgument, file.path, 1, 1,
+    return PositionError(StatusCode::kInvalidArgument, file.header.empty() ? file.path : file.header, 1, 1,
                          kind == FileKind::kVertices
                              ? "no :LABEL column and no label for the file (ImportFile::label)"
                              : "no :TYPE column and no type for the file (ImportFile::label)");
@@ -187,6 +223,12 @@ Status Importer::Reject(std::size_t file, std::uint64_t record_line, std::uint64
 
 std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema, const IdSpace** clash) {
   const Column& col = schema.columns[schema.id];
+  // Nearly always the previous row's.
+  if (last_space_ < spaces_.size()) {
+    const IdSpace& s = spaces_[last_space_];
+    if (s.label == row.label && s.key == col.name && s.group == col.group && s.type == col.type)
+      return last_space_;
+  }
   for (std::uint32_t i = 0; i < spaces_.size(); ++i) {
     const IdSpace& s = spaces_[i];
     if (s.label == row.label && s.key == col.name && s.group == col.group) {
@@ -196,11 +238,11 @@ std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema, const IdSp
         *clash = &s;
         return kNoEntry;
       }
-      return i;
+      return last_space_ = i;
     }
   }
   spaces_.push_back({std::string(row.label), col.name, col.group, col.type});
-  return static_cast<std::uint32_t>(spaces_.size() - 1);
+  return last_space_ = static_cast<std::uint32_t>(spaces_.size() - 1);
 }
 
 std::uint32_t Importer::Find(const ExternalId& id, SpaceCache* cache) const {
@@ -234,29 +276,44 @@ Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Sch
                                " in an earlier file (one unique index could not hold both)"),
                   r.raw());
   }
-  auto space = ids_.find(row->id.group);
-  if (space == ids_.end()) {
-    space = ids_.try_emplace(std::string(row->id.group)).first;
-    cache_.map = nullptr;  // a rehash may have moved the maps
+  if (insert_map_ == nullptr || insert_group_ != row->id.group) {
+    auto space = ids_.find(row->id.group);
+    if (space == ids_.end()) {
+      space = ids_.try_emplace(std::string(row->id.group)).first;
+      cache_.map = nullptr;  // a rehash may have moved the maps
+      // A line of the file takes a few bytes at least. (Ids of later files
+      // that fall outside what this allows go to the hash table.)
+      space->second.SetSizeHint(vertex_file_bytes_ / 8);
+    }
+    insert_map_ = &space->second;
+    insert_group_.assign(row->id.group);
   }
   const CsvField& f = *row->id.field;
+  return AddId(index, r.line(), f.line, f.column, row->id, space_of, r.raw());
+}
+
+Status Importer::AddId(std::size_t index, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,
+                       const ExternalId& id, std::uint32_t space, std::string_view raw) {
   if (entries_.size() >= kRejectedEntry)
     return ResourceExhaustedError(base::StrCat("import: more than ", kRejectedEntry - 1,
                                                " vertices with ids; the id map holds no more"));
-  auto [entry, inserted] = space->second.Insert(row->id, static_cast<std::uint32_t>(entries_.size()));
+  // Room first: if the map took the id and the push then threw, the map
+  // would name an entry that does not exist.
+  if (entries_.size() == entries_.capacity()) entries_.reserve(2 * entries_.size() + 64);
+  auto [entry, inserted] = insert_map_->Insert(id, static_cast<std::uint32_t>(entries_.size()));
   if (!inserted) {
     const IdEntry& first = entries_[entry];
-    return Reject(index, r.line(), f.line, f.column,
-                  base::StrCat("duplicate id '", row->id.Text(), "' (first at ", FileAt(first.file).path, ":",
+    return Reject(index, record_line, line, column,
+                  base::StrCat("duplicate id '", id.Text(), "' (first at ", FileAt(first.file).path, ":",
                                first.line, ")"),
-                  r.raw());
+                  raw);
   }
   IdEntry e;
-  e.record_line = r.line();
-  e.line = f.line;
-  e.column = f.column;
+  e.record_line = record_line;
+  e.line = line;
+  e.column = column;
   e.file = static_cast<std::uint32_t>(index);
-  e.space = space_of;
+  e.space = space;
   for (std::size_t i = 0; i <= index; ++i) e.ordinal += rows_[i];
   --e.ordinal;  // rows_[index] counts this record
   entries_.push_back(e);
@@ -286,34 +343,55 @@ Status Importer::ValidateEdge(std::size_t index, const CsvReader& r, const Row& 
 }
 
 Status Importer::ValidateFile(std::size_t index) {
+  if (FastVerticesOk(index)) return ValidateVerticesFast(index);
   if (Splittable(index)) return ValidateFileParallel(index);
   QUIVER_ASSIGN_OR_RETURN(Input in, OpenInput(index));
   RowBuilder builder(in.schema, FileAt(index).label);
   Row row;
-  RowIssue issue;
+  const bool vertices = KindAt(index) == FileKind::kVertices;
   while (true) {
     QUIVER_ASSIGN_OR_RETURN(bool more, NextRow(&in));
     if (!more) break;
-    const CsvReader& r = *in.reader;
-    ++rows_[index];
-    if (!builder.Build(r, &row, &issue)) {
-      QUIVER_RETURN_IF_ERROR(
-          Reject(index, r.line(), issue.line, issue.column, std::move(issue.reason), r.raw()));
-      continue;
-    }
-    const std::size_t rejected = stats_.rejected.size();
-    if (KindAt(index) == FileKind::kVertices) {
-      QUIVER_RETURN_IF_ERROR(ValidateVertex(index, r, in.schema, &row));
-    } else {
-      QUIVER_RETURN_IF_ERROR(ValidateEdge(index, r, row));
-    }
-    // The names of accepted rows only, in the order batches would intern
-    // them. (A vertex rejected later, for an id another id space also
-    // holds, keeps its names: the one case where the two paths' name ids
-    // may differ.)
-    if (bulk() && stats_.rejected.size() == rejected) InternNames(KindAt(index), row);
+    QUIVER_RETURN_IF_ERROR(ValidateRow(index, *in.reader, in.schema, builder, &row).status());
+    if (vertices && (rows_[index] & (kHintRows - 1)) == 0) RefineIdHint(index, in.reader->file_bytes_read());
   }
   return Status::Ok();
+}
+
+void Importer::RefineIdHint(std::size_t index, std::uint64_t bytes_done) {
+  // A gzip file's compressed bytes read say little of its rows read (zlib
+  // reads ahead): its first hint stands.
+  if (insert_map_ == nullptr || bytes_done == 0 || vertex_file_compressed_) return;
+  // The rows of this file at the rate so far, and those of the files before.
+  std::uint64_t rows = 0;
+  for (std::size_t i = 0; i < index; ++i) rows += rows_[i];
+  const double rate = static_cast<double>(rows_[index]) / static_cast<double>(bytes_done);
+  const double expected = static_cast<double>(rows) + rate * static_cast<double>(vertex_file_bytes_);
+  insert_map_->SetSizeHint(static_cast<std::uint64_t>(std::min(expected * 1.125, 1e18)) + kHintRows);
+}
+
+Result<bool> Importer::ValidateRow(std::size_t index, const CsvReader& r, const Schema& schema,
+                                   RowBuilder& builder, Row* row) {
+  ++rows_[index];
+  RowIssue issue;
+  if (!builder.Build(r, row, &issue)) {
+    QUIVER_RETURN_IF_ERROR(
+        Reject(index, r.line(), issue.line, issue.column, std::move(issue.reason), r.raw()));
+    return false;
+  }
+  const std::size_t rejected = stats_.rejected.size();
+  if (KindAt(index) == FileKind::kVertices) {
+    QUIVER_RETURN_IF_ERROR(ValidateVertex(index, r, schema, row));
+  } else {
+    QUIVER_RETURN_IF_ERROR(ValidateEdge(index, r, *row));
+  }
+  if (stats_.rejected.size() != rejected) return false;
+  // The names of accepted rows only, in the order batches would intern
+  // them. (A vertex rejected later, for an id another id space also
+  // holds, keeps its names: the one case where the two paths' name ids
+  // may differ.)
+  if (bulk()) InternNames(KindAt(index), *row);
+  return true;
 }
 
 // An id this import brings that a vertex of the same label already holds
@@ -448,16 +526,17 @@ Status Importer::Validate() {
   // an edge naming it is told why. On the bulk path the maps hold vertex
   // ids from here on (an edge endpoint is one lookup); through batches,
   // entries (the vertex ids are known once the batches commit).
-  std::vector<std::uint32_t> vertex_ids;
+  std::vector<std::uint32_t> remap;  // entry -> what the maps hold from here on
   if (bulk()) {
-    QUIVER_ASSIGN_OR_RETURN(vertex_ids, BulkVertexIds());
+    QUIVER_ASSIGN_OR_RETURN(remap, BulkVertexIds());
+  } else {
+    remap.resize(entries_.size());
+    for (std::uint32_t e = 0; e < remap.size(); ++e) remap[e] = e;
   }
-  for (auto& [group, map] : ids_) {
-    map.Freeze([&](std::uint32_t e) {
-      if (entries_[e].rejected) return kRejectedEntry;
-      return bulk() ? vertex_ids[e] : e;
-    });
+  for (std::uint32_t e = 0; e < remap.size(); ++e) {
+    if (entries_[e].rejected) remap[e] = kRejectedEntry;
   }
+  for (auto& [group, map] : ids_) map.Freeze(remap);
   for (std::size_t i = spec_.vertices.size(); i < FileCount(); ++i) QUIVER_RETURN_IF_ERROR(ValidateFile(i));
   for (std::vector<std::uint64_t>& lines : rejected_lines_) std::sort(lines.begin(), lines.end());
   return Status::Ok();

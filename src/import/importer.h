@@ -43,6 +43,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "base/safe_hash.h"
 #include "base/strings.h"
 #include "checkpoint/checkpoint_writer.h"
 #include "checkpoint/chunk_encoder.h"
@@ -69,6 +70,8 @@ class Importer {
   // Input bytes per block of a file parsed in parallel (tests cut small
   // files into many blocks).
   void SetBlockBytesForTesting(std::uint64_t bytes) { block_bytes_ = bytes; }
+  // The id map of an id space (group), null if none (tests).
+  const IdMap* IdMapForTesting(std::string_view group) const { return FindSpace(group); }
 
  private:
   // One input file, open for a pass.
@@ -77,8 +80,11 @@ class Importer {
     std::uint64_t rows = 0;  // read so far (for progress)
     std::unique_ptr<CsvReader> reader;
     Schema schema;
-    bool first_is_data = false;  // EVLP: the record read to learn the schema is a row
+    bool first_is_data = false;  // EVLP, JSON Lines: the record read to learn the schema is a row
     bool first_taken = false;
+    // Where the rows start: past a CSV header line, else the file's start.
+    std::uint64_t rows_offset = 0;
+    std::uint64_t rows_line = 1;
   };
   // The vertices of one label whose ids share an id space and a key.
   struct IdSpace {
@@ -104,9 +110,11 @@ class Importer {
   // lost+found. Not another writer's leftovers (a Backup's checkpoint).
   static std::vector<std::string> NewGraphLeftovers();
   // What an id map holds for a rejected vertex's id once pass 1 is done.
-  static constexpr std::uint32_t kRejectedEntry = IdMap::kNone - 1;
+  static constexpr std::uint32_t kRejectedEntry = IdMap::kRejected;
 
   Result<ImportStats> RunUnguarded();
+  // Whether two paths name one file (as given, or resolved by RealPath).
+  bool SameFile(const std::string& a, const std::string& b) const;
   // ImportOptions::progress: a phase starts (at byte 0); file `index` is
   // read up to `offset`.
   void StartProgress(std::string_view phase);
@@ -141,6 +149,26 @@ class Importer {
     }
   }
 
+  // Pass 2's generic path over `text`, lines of `path` from `first_line`
+  // on: calls f(reader, row) for every record on a line `skip` does not
+  // name, built as pass 1 built it (a row that no longer builds: the file
+  // changed). Stops at f's first error.
+  template <typename Skip, typename F>
+  Status ForEachRecordIn(const std::string& path, std::string_view text, std::uint64_t first_line,
+                         RowBuilder& builder, Row* row, Skip skip, F f) const {
+    std::unique_ptr<CsvReader> reader =
+        CsvReader::OverBytes(path, std::string(text), DialectOf(), first_line);
+    RowIssue issue;
+    while (true) {
+      QUIVER_ASSIGN_OR_RETURN(bool more, reader->Next());
+      if (!more) return Status::Ok();
+      const CsvReader& r = *reader;
+      if (skip(r.line())) continue;
+      if (!builder.Build(r, row, &issue)) return FileChanged(r, issue.reason);
+      QUIVER_RETURN_IF_ERROR(f(r, *row));
+    }
+  }
+
   // Pass 1.
   Status Validate();
   // The bulk path's vertex id of each entry: its record's place among the
@@ -149,6 +177,25 @@ class Importer {
   Status ValidateFile(std::size_t index);
   Status ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row);
   Status ValidateEdge(std::size_t index, const CsvReader& r, const Row& row);
+  // Adds a vertex record's id to insert_map_ (in id space `space`), or
+  // rejects the record if the id is there.
+  Status AddId(std::size_t index, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,
+               const ExternalId& id, std::uint32_t space, std::string_view raw);
+  // Whether file `index` is an EVLP vertex file whose plain lines may skip
+  // the generic reader (fast_lines.h), in pass 1 and on the bulk path's
+  // pass 2; and those passes.
+  bool FastVerticesOk(std::size_t index) const;
+  Status ValidateVerticesFast(std::size_t index);
+  // Pass 1 of vertex file `index`, read up to `bytes_done` (of
+  // vertex_file_bytes_): tells the id map being filled how many ids to
+  // expect, every kHintRows rows (IdMap::SetSizeHint), so that sparse
+  // numeric ids leave its direct array early.
+  void RefineIdHint(std::size_t index, std::uint64_t bytes_done);
+  static constexpr std::uint64_t kHintRows = 4096;
+  // Pass 1's work for the record `r` holds (counted, built, validated):
+  // false if it was rejected.
+  Result<bool> ValidateRow(std::size_t index, const CsvReader& r, const Schema& schema, RowBuilder& builder,
+                           Row* row);
   Status CheckIdsAcrossSpaces();
   // Pass 1, with create_id_indexes: no vertex holds its label's id key
   // from an ordinary column (ordinary_keys_), on both paths alike.
@@ -216,6 +263,10 @@ class Importer {
   // Pass 2 into a new graph (bulk_writer.cc).
   Status BulkWrite();
   Status BulkWriteFile(std::size_t index, class BulkSink& out);
+  // One vertex row of the generic path into the checkpoint.
+  Status BulkVertex(std::size_t index, const CsvReader& r, const Row& row, const Schema& schema,
+                    BulkSink& out, std::vector<checkpoint::KeyedValue>* props);
+  Status BulkWriteVerticesFast(std::size_t index, BulkSink& out);
   Status PlanIdIndexes();
   Status CheckIdKeyOwner(std::size_t index, const CsvReader& r, std::uint32_t label, const Schema& schema,
                          const Row& row, std::span<const checkpoint::KeyedValue> props) const;
@@ -236,8 +287,15 @@ class Importer {
   const ImportOptions& options_;
   ImportStats stats_;
 
-  absl::flat_hash_map<std::string, IdMap, base::StringHash, base::StringEq> ids_;  // group -> id -> entry
-  SpaceCache cache_;                                                               // the calling thread's
+  base::SafeFlatHashMap<std::string, IdMap, base::StringHash, base::StringEq> ids_;  // group -> id -> entry
+  SpaceCache cache_;                                                                 // the calling thread's
+  // Pass 1's vertex rows: the last id map inserted into (a new map may
+  // move the others: then null) and its group, and the last id space.
+  IdMap* insert_map_ = nullptr;
+  std::string insert_group_;
+  std::uint32_t last_space_ = 0;
+  std::uint64_t vertex_file_bytes_ = 0;  // the size of the vertex file opened last (OpenInput)
+  bool vertex_file_compressed_ = false;  // and whether it is gzip
   std::vector<IdEntry> entries_;
   std::vector<IdSpace> spaces_;
   // With create_id_indexes: the first vertex row, per (label, key), that

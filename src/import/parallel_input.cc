@@ -22,6 +22,7 @@
 
 #include "base/strings.h"
 #include "checkpoint/chunk_pipeline.h"
+#include "import/fast_lines.h"
 #include "import/gzip_file.h"
 #include "import/importer.h"
 #include "storage/prop_block.h"
@@ -48,105 +49,6 @@ class PublishOnce {
   const std::size_t i_;
   bool done_ = false;
 };
-
-// One EVLP edge line the fast parser took: what RowBuilder would have
-// built from it.
-struct FastEdge {
-  std::string_view text;  // the line, with its '\n'
-  std::int64_t source = 0;
-  std::int64_t target = 0;
-  double weight = 0;
-  bool has_weight = false;
-  std::uint64_t line = 0;
-};
-
-// Parses one plain EVLP edge line at `p` the way CsvReader + RowBuilder
-// would for a file of `columns` columns, in one pass over its bytes: an
-// optional '-' and 1 to 18 digits per endpoint (no overflow possible),
-// single spaces, and for 3 columns a finite double in from_chars' own
-// form; then '\n', "\r\n" or the end. On success returns where the line
-// ends (at its '\n', or `end`); on anything else (a '+', a tab, an empty
-// field, a long number, a '\r' inside, non-ASCII) returns null, and the
-// generic path reads the line and gives its exact row, rejection or error.
-const char* ParseFastEdge(const char* p, const char* end, std::size_t columns, FastEdge* e) {
-  std::int64_t ends[2];
-  for (int k = 0; k < 2; ++k) {
-    const bool negative = p != end && *p == '-';
-    p += negative;
-    const char* digits = p;
-    std::int64_t v = 0;
-    while (p != end && static_cast<unsigned char>(*p - '0') < 10) {
-      if (p - digits == 18) return nullptr;  // 19 digits or more: the generic path
-      v = v * 10 + (*p++ - '0');
-    }
-    if (p == digits) return nullptr;
-    ends[k] = negative ? -v : v;
-    if (k == 0) {
-      if (p == end || *p != ' ') return nullptr;
-      ++p;
-    }
-  }
-  e->source = ends[0];
-  e->target = ends[1];
-  e->has_weight = columns == 3;
-  if (e->has_weight) {
-    if (p == end || *p != ' ') return nullptr;
-    ++p;
-    if (p == end || *p == '+' || *p == ' ' || *p == '\t') return nullptr;
-    auto [stop, ec] = std::from_chars(p, end, e->weight);
-    if (ec != std::errc() || !std::isfinite(e->weight)) return nullptr;
-    p = stop;
-  }
-  if (p != end && *p == '\r' && p + 1 != end && p[1] == '\n') ++p;
-  if (p != end && *p != '\n') return nullptr;
-  return p;
-}
-
-// Walks the lines of `bytes` (a block whose first line is `first_line`).
-// Each line the fast parser takes goes to `fast` (in batches, so that
-// `prefetch` can start loading what each will read); any other line, with
-// its '\n', to `slow`. Both are called in line order; empty lines are
-// skipped as CsvReader skips them. The first non-OK status stops the walk.
-template <typename Prefetch, typename Fast, typename Slow>
-Status ForEachLine(std::string_view bytes, std::uint64_t first_line, std::size_t columns, Prefetch prefetch,
-                   Fast fast, Slow slow) {
-  constexpr std::size_t kBatch = 16;
-  FastEdge batch[kBatch];
-  std::size_t pending = 0;
-  auto flush = [&]() -> Status {
-    for (std::size_t i = 0; i < pending; ++i) QUIVER_RETURN_IF_ERROR(fast(batch[i]));
-    pending = 0;
-    return Status::Ok();
-  };
-  std::uint64_t line_no = first_line;
-  const char* p = bytes.data();
-  const char* const end = p + bytes.size();
-  while (p != end) {
-    const char* line_start = p;
-    if (*p == '\n' || (*p == '\r' && p + 1 != end && p[1] == '\n')) {  // an empty line: skipped
-      p += *p == '\n' ? 1 : 2;
-      ++line_no;
-      continue;
-    }
-    FastEdge& e = batch[pending];
-    const char* stop = ParseFastEdge(p, end, columns, &e);
-    if (stop != nullptr) {
-      p = stop == end ? end : stop + 1;
-      e.line = line_no;
-      e.text = std::string_view(line_start, static_cast<std::size_t>(p - line_start));
-      prefetch(e);
-      if (++pending == kBatch) QUIVER_RETURN_IF_ERROR(flush());
-    } else {
-      const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
-      p = nl == nullptr ? end : static_cast<const char*>(nl) + 1;
-      QUIVER_RETURN_IF_ERROR(flush());
-      QUIVER_RETURN_IF_ERROR(
-          slow(std::string_view(line_start, static_cast<std::size_t>(p - line_start)), line_no));
-    }
-    ++line_no;
-  }
-  return flush();
-}
 
 }  // namespace
 
@@ -214,6 +116,82 @@ Result<Importer::EdgeRow> Importer::ResolveEdge(const CsvReader& r, const Row& r
   return EdgeRow{type->second, s, e};
 }
 
+bool Importer::FastVerticesOk(std::size_t index) const {
+  if (KindAt(index) != FileKind::kVertices || options_.format != DataFormat::kEvlp) return false;
+  Result<bool> gzip = IsGzip(fs_, FileAt(index).path);
+  return gzip.ok() && !*gzip;  // an unreadable file fails in OpenInput, with its position
+}
+
+namespace {
+
+// A fast line's record as CsvReader::raw() gives it: without its line break.
+std::string_view RawOf(std::string_view text) {
+  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  return text;
+}
+
+}  // namespace
+
+Status Importer::ValidateVerticesFast(std::size_t index) {
+  const std::string& path = FileAt(index).path;
+  Schema schema;
+  {
+    QUIVER_ASSIGN_OR_RETURN(Input head, OpenInput(index));  // the schema, and the empty-file check
+    schema = std::move(head.schema);
+  }
+  QUIVER_ASSIGN_OR_RETURN(std::vector<InputBlock> blocks, PlanBlocks(fs_, path, block_bytes_));
+  RowBuilder builder(schema, FileAt(index).label);
+  Row row;
+  const CsvDialect dialect = DialectOf();
+  // Plain lines skip the generic path once it has accepted a row of this
+  // file with an id: that row chose the id space and map (last_space_,
+  // insert_map_) and interned the names, all the same for every plain line
+  // of a one-column file.
+  bool ready = false;
+  std::uint32_t space = 0;
+  std::uint64_t block_offset = 0;  // of the block being read, and its bytes
+  const char* block_data = nullptr;
+  auto refine = [&](const char* at) {
+    RefineIdHint(index, block_offset + static_cast<std::uint64_t>(at - block_data));
+  };
+  auto generic = [&](std::string_view text, std::uint64_t first_line) -> Status {
+    std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, std::string(text), dialect, first_line);
+    while (true) {
+      QUIVER_ASSIGN_OR_RETURN(bool more, reader->Next());
+      if (!more) return Status::Ok();
+      QUIVER_ASSIGN_OR_RETURN(bool accepted, ValidateRow(index, *reader, schema, builder, &row));
+      if ((rows_[index] & (kHintRows - 1)) == 0) refine(text.data());
+      if (accepted && !ready && row.has_id && schema.columns.size() == 1) {
+        ready = true;
+        space = last_space_;
+      }
+    }
+  };
+  std::uint64_t line = 1;
+  for (const InputBlock& block : blocks) {
+    QUIVER_ASSIGN_OR_RETURN(std::string bytes, ReadBlock(fs_, path, block));
+    block_offset = block.offset;
+    block_data = bytes.data();
+    QUIVER_RETURN_IF_ERROR(ForEachLine<FastVertex>(
+        bytes, line,
+        [&](const char* p, const char* end, FastVertex* v) {
+          return ready ? ParseFastVertex(p, end, v) : nullptr;
+        },
+        [&](const FastVertex& v) { insert_map_->PrefetchNumber(v.id); },
+        [&](const FastVertex& v) -> Status {
+          if ((++rows_[index] & (kHintRows - 1)) == 0) refine(v.text.data());
+          ExternalId id;
+          id.SetNumber(v.id);
+          return AddId(index, v.line, v.line, 1, id, space, RawOf(v.text));
+        },
+        generic));
+    line += CountLines(bytes);
+    ReportProgress(index, block.offset + block.length);
+  }
+  return Status::Ok();
+}
+
 Status Importer::ValidateFileParallel(std::size_t index) {
   const std::string& path = FileAt(index).path;
   Schema schema;
@@ -221,10 +199,8 @@ Status Importer::ValidateFileParallel(std::size_t index) {
   {
     QUIVER_ASSIGN_OR_RETURN(Input head, OpenInput(index));  // the schema, and the empty-file check
     schema = std::move(head.schema);
-    if (!head.first_is_data) {  // a CSV header: the blocks start past it
-      start = head.reader->bytes_read();
-      rows_line = head.reader->end_line() + 1;
-    }
+    start = head.rows_offset;  // past a CSV header line
+    rows_line = head.rows_line;
   }
   std::vector<InputBlock> blocks;
   if (options_.format == DataFormat::kCsv) {
@@ -301,17 +277,19 @@ Status Importer::ValidateFileParallel(std::size_t index) {
     const Status kStop = CancelledError("stop");
     const IdMap* map = FindSpace("");
     bool interned_type = false, interned_weight = false;
-    ForEachLine(
-        *bytes, *first_line, schema.columns.size(),
+    const std::size_t columns = schema.columns.size();
+    ForEachLine<FastEdge>(
+        *bytes, *first_line,
+        [columns](const char* p, const char* end, FastEdge* e) { return ParseFastEdge(p, end, columns, e); },
         [&](const FastEdge& e) {
           if (map == nullptr) return;
-          map->PrefetchNumber(e.source);
-          map->PrefetchNumber(e.target);
+          map->PrefetchHolds(e.source);
+          map->PrefetchHolds(e.target);
         },
         [&](const FastEdge& e) -> Status {
-          const std::uint32_t s = map == nullptr ? kNoEntry : map->FindNumber(e.source);
-          const std::uint32_t t = map == nullptr ? kNoEntry : map->FindNumber(e.target);
-          if (s >= kRejectedEntry || t >= kRejectedEntry)
+          // Pass 1 needs only whether both endpoints are accepted vertices:
+          // the id map's bitmap, which stays in cache (id_map.h).
+          if (map == nullptr || !map->HoldsNumber(e.source) || !map->HoldsNumber(e.target))
             return generic(e.text, e.line) ? Status::Ok() : kStop;
           ++out.rows;
           if (bulk() && !interned_type) {
@@ -367,7 +345,6 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
     first_id += blocks[i].edges;
   }
   const std::vector<std::uint64_t>& rejected = rejected_lines_[index];
-  const CsvDialect dialect = DialectOf();
   auto encode = [&](std::size_t i, checkpoint::EncodedChunk* out) -> Status {
     const PlannedBlock& b = blocks[i];
     QUIVER_ASSIGN_OR_RETURN(std::string bytes, ReadBlock(fs_, path, b.block));
@@ -375,7 +352,6 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
     RowBuilder builder(schema, FileAt(index).label);
     SpaceCache cache;
     Row row;
-    RowIssue issue;
     std::vector<checkpoint::KeyedValue> props;
     auto next_rejected = std::lower_bound(rejected.begin(), rejected.end(), b.first_line);
     auto skip = [&](std::uint64_t line) {
@@ -384,16 +360,11 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
     };
     // The generic path over `text` (lines from `line` on).
     auto generic = [&](std::string_view text, std::uint64_t line) -> Status {
-      std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, std::string(text), dialect, line);
-      while (true) {
-        QUIVER_ASSIGN_OR_RETURN(bool more, reader->Next());
-        if (!more) return Status::Ok();
-        const CsvReader& r = *reader;
-        if (skip(r.line())) continue;
-        if (!builder.Build(r, &row, &issue)) return FileChanged(r, issue.reason);
-        QUIVER_ASSIGN_OR_RETURN(EdgeRow edge, ResolveEdge(r, row, &cache, &props));
-        QUIVER_RETURN_IF_ERROR(stream.Edge(edge.type, edge.source, edge.target, props));
-      }
+      return ForEachRecordIn(path, text, line, builder, &row, skip,
+                             [&](const CsvReader& r, const Row& built) {
+                               QUIVER_ASSIGN_OR_RETURN(EdgeRow edge, ResolveEdge(r, built, &cache, &props));
+                               return stream.Edge(edge.type, edge.source, edge.target, props);
+                             });
     };
     if (!FastEdgesOk(schema)) {
       QUIVER_RETURN_IF_ERROR(generic(bytes, b.first_line));
@@ -401,8 +372,12 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
       const IdMap* map = FindSpace("");
       auto type = types_.ids.find(FileAt(index).label);
       auto weight = schema.columns.size() == 3 ? keys_.ids.find(schema.columns[2].name) : keys_.ids.end();
-      QUIVER_RETURN_IF_ERROR(ForEachLine(
-          bytes, b.first_line, schema.columns.size(),
+      const std::size_t columns = schema.columns.size();
+      QUIVER_RETURN_IF_ERROR(ForEachLine<FastEdge>(
+          bytes, b.first_line,
+          [columns](const char* p, const char* end, FastEdge* e) {
+            return ParseFastEdge(p, end, columns, e);
+          },
           [&](const FastEdge& e) {
             if (map == nullptr) return;
             map->PrefetchNumber(e.source);

@@ -104,9 +104,13 @@ std::optional<PropertyValue> JsonValue(ondemand::value v, std::string* why) {
     return std::nullopt;
   }
   switch (type) {
-    case ondemand::json_type::null:
-      if (!v.is_null()) break;
+    case ondemand::json_type::null: {
+      // (is_null's result converted to bool throws on an error, such as
+      // "nd" where a null was expected: found by fuzz_import.)
+      bool null = false;
+      if (v.is_null().get(null) != simdjson::SUCCESS || !null) break;
       return PropertyValue();
+    }
     case ondemand::json_type::boolean: {
       bool b = false;
       if (v.get_bool().get(b) != simdjson::SUCCESS) break;

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <limits>
 
+#include "base/prefetch.h"
 #include "index/index_tree.h"
 #include "index/tree_node.h"
 
@@ -156,9 +157,9 @@ std::size_t IndexTree::Cursor::NextIds(std::uint64_t* out, std::size_t max) {
       if (valid_ && parent >= 0 && leaf_keys_ != nullptr &&
           index_[parent] + 1 < tree::Count(nodes_[parent])) {
         const auto* next = static_cast<const char*>(tree::Child(shape_, nodes_[parent], index_[parent] + 1));
-        __builtin_prefetch(next);
-        __builtin_prefetch(next + shape_.ids_off[kLeaf]);
-        __builtin_prefetch(next + shape_.ids_off[kLeaf] + 64);
+        base::Prefetch(next);
+        base::Prefetch(next + shape_.ids_off[kLeaf]);
+        base::Prefetch(next + shape_.ids_off[kLeaf] + 64);
       }
     }
   }

@@ -6,6 +6,7 @@
 #include <cassert>
 #include <limits>
 
+#include "base/prefetch.h"
 #include "index/key_codec.h"
 
 namespace quiver::index::tree {
@@ -55,7 +56,7 @@ std::uint32_t WidePartition(const unsigned char* keys, std::uint32_t stride, con
                             std::uint32_t lo, std::uint32_t n, Less less) {
   if (n >= config::kWideSearchMin) {
     const std::uint32_t step = n / 16;
-    for (std::uint32_t j = 1; j < 16; ++j) __builtin_prefetch(keys + (lo + j * step) * stride);
+    for (std::uint32_t j = 1; j < 16; ++j) base::Prefetch(keys + (lo + j * step) * stride);
     // The samples are in order: a binary search over them (4 comparisons,
     // not 15) while the prefetches are in flight.
     const std::uint32_t below = Partition(1, 15, [&](std::uint32_t j) { return less(lo + j * step); }) - 1;
@@ -64,7 +65,7 @@ std::uint32_t WidePartition(const unsigned char* keys, std::uint32_t stride, con
     const std::uint32_t end = below == 15 ? lo + n : lo + (below + 1) * step;
     for (int a = 0; a < lines.n; ++a) {
       for (std::uint32_t b = first * lines.size[a]; b < end * lines.size[a] + lines.size[a]; b += 64) {
-        __builtin_prefetch(lines.base[a] + b);
+        base::Prefetch(lines.base[a] + b);
       }
     }
     lo = first;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "base/prefetch.h"
 #include "traversal/context.h"
 
 namespace quiver {
@@ -103,7 +104,7 @@ void Expansion::RunDeduplicated() {
       std::size_t budget = kMaxNeighbourStamps;
       GraphView::ForEachEntry(view.Vertex(q[stamps_loading]), spec.direction, m.types,
                               [&](const EdgeEntry& e, bool) {
-                                __builtin_prefetch(&stamps[e.neighbor().value()]);
+                                base::Prefetch(&stamps[e.neighbor().value()]);
                                 return --budget != 0;
                               });
     }

@@ -18,6 +18,7 @@
 #include <optional>
 #include <vector>
 
+#include "base/prefetch.h"
 #include "quiver/snapshot.h"
 #include "quiver/traversal.h"
 #include "snapshot_internal.h"
@@ -89,8 +90,8 @@ class GraphView {
     const storage::VertexSlot* s = storage::VertexTable::Find(g_->vertices, v);
     if (s == nullptr) return;
     const char* p = reinterpret_cast<const char*>(s);
-    __builtin_prefetch(p);
-    __builtin_prefetch(p + sizeof(storage::VertexSlot) - 1);
+    base::Prefetch(p);
+    base::Prefetch(p + sizeof(storage::VertexSlot) - 1);
   }
   // Starts loading the first lines of the adjacency of `v` that a search in
   // direction `d` reads (its slot should be cached by now: PrefetchSlot).
@@ -116,11 +117,11 @@ class GraphView {
   static void PrefetchHead(std::uintptr_t head, std::uint32_t degree) {
     if (head == 0) return;
     const char* p = static_cast<const char*>(storage::HeadBlock(head));
-    __builtin_prefetch(p);
+    base::Prefetch(p);
     // One group: its entries follow the 8-byte header; a directory is read first.
     if (storage::IsDir(head)) return;
     const std::size_t bytes = std::min<std::size_t>(8 + 12 * std::size_t{degree}, 256);
-    for (std::size_t off = 64; off < bytes; off += 64) __builtin_prefetch(p + off);
+    for (std::size_t off = 64; off < bytes; off += 64) base::Prefetch(p + off);
   }
 
   template <typename Fn>
@@ -154,7 +155,7 @@ class PropertyCursor {
   }
   // Starts loading the table slot of edge `e`.
   void PrefetchSlot(std::uint64_t e) {
-    if (storage::PropBlock* const* slot = Slot(e)) __builtin_prefetch(slot);
+    if (storage::PropBlock* const* slot = Slot(e)) base::Prefetch(slot);
   }
 
  private:

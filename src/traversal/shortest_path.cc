@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "base/prefetch.h"
 #include "traversal/context.h"
 #include "traversal/paths.h"
 
@@ -74,7 +75,7 @@ class PairMarks {
     log_[marked_++] = Mark{depth, parent_edge};
   }
   // Starts loading the stamp of `v`.
-  void Prefetch(std::uint64_t v) const { __builtin_prefetch(&stamps_[v]); }
+  void Prefetch(std::uint64_t v) const { base::Prefetch(&stamps_[v]); }
   // The edge `v` (marked) was reached by; kNoEdge for the side's start.
   std::uint64_t ParentEdge(std::uint64_t v) const { return log_[stamps_[v].mark].parent_edge; }
 

@@ -13,6 +13,7 @@
 #include <span>
 #include <string>
 
+#include "base/prefetch.h"
 #include "traversal/context.h"
 
 namespace quiver {
@@ -111,7 +112,7 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
   const storage::PropBlock* ring[kBlockAhead] = {};
   auto fetch = [&](const EdgeEntry& e) {
     const storage::PropBlock* b = blocks_ahead.Block(e.edge().value());
-    if (b != nullptr) __builtin_prefetch(b);
+    if (b != nullptr) base::Prefetch(b);
     return b;
   };
   auto rank = [&](std::span<const EdgeEntry> entries) {

@@ -78,6 +78,21 @@ expect_rc 0 "$QUIVER" export "$WORK/g2" "$WORK/csv2"
 cmp -s "$WORK/csv1/vertices.csv" "$WORK/csv2/vertices.csv" || fail "vertices.csv differs after a round trip"
 cmp -s "$WORK/csv1/edges.csv" "$WORK/csv2/edges.csv" || fail "edges.csv differs after a round trip"
 
+# A header in its own file, Neo4j's way: HEADER,PART,PART gives the same graph.
+head -n 1 "$WORK/csv1/edges.csv" >"$WORK/csv1/e-header.csv"
+tail -n +2 "$WORK/csv1/edges.csv" | head -n 8 >"$WORK/csv1/e-part1.csv"
+tail -n +10 "$WORK/csv1/edges.csv" >"$WORK/csv1/e-part2.csv"
+expect_rc 0 "$QUIVER" import --quiet --vertices "$WORK/csv1/vertices.csv" \
+  --edges "$WORK/csv1/e-header.csv,$WORK/csv1/e-part1.csv,$WORK/csv1/e-part2.csv" "$WORK/g2h"
+expect_rc 0 "$QUIVER" export "$WORK/g2h" "$WORK/csv2h"
+cmp -s "$WORK/csv1/edges.csv" "$WORK/csv2h/edges.csv" || fail "edges.csv differs after a header-file import"
+
+# A label is only before the list; an empty file name is a usage error.
+expect_rc 1 "$QUIVER" import --vertices "$WORK/csv1/vertices.csv,P=$WORK/csv1/vertices.csv" "$WORK/g2x"
+expect_in err "P=$WORK/csv1/vertices.csv:0:0: no such file"
+expect_rc 2 "$QUIVER" import --vertices "$WORK/csv1/vertices.csv," "$WORK/g2x"
+expect_in err "an empty file name"
+
 # JSON Lines round trip: export, import into a new graph, and its CSV export is the first one.
 expect_rc 0 "$QUIVER" export --format jsonl "$WORK/g" "$WORK/jsonl"
 expect_in out "wrote $WORK/jsonl/vertices.jsonl"

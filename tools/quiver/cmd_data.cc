@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "cli.h"
 #include "quiver/import.h"
@@ -15,8 +16,12 @@ constexpr const char* kImportHelp =
     "Loads files into the graph at DIR. A missing or empty DIR gets a new graph, built whole in\n"
     "one checkpoint (all-or-nothing); an existing graph gets the rows through large batches.\n"
     "Bad input changes nothing.\n"
-    "  --vertices [LABEL=]FILE   a vertex file (repeatable); LABEL for rows without a :LABEL\n"
-    "  --edges [TYPE=]FILE       an edge file (repeatable); TYPE for rows without a :TYPE\n"
+    "  --vertices [LABEL=]FILE[,FILE...]\n"
+    "                            vertex files (repeatable); LABEL for rows without a :LABEL.\n"
+    "                            CSV: the first file's header is the header of the others,\n"
+    "                            which have none (Neo4j's header.csv,part1.csv,...)\n"
+    "  --edges [TYPE=]FILE[,FILE...]\n"
+    "                            edge files (repeatable); TYPE for rows without a :TYPE\n"
     "  --format csv|evlp|jsonl   input format (default csv); EVLP labels default to Vertex / EDGE\n"
     "  --delimiter C             CSV field delimiter (default ','; 'tab' for a tab)\n"
     "  --id-index                create a unique index on each label's id property\n"
@@ -71,11 +76,31 @@ bool ParseDelimiter(const std::string& text, char* delimiter) {
   return true;
 }
 
-// "[LABEL=]FILE" -> ImportFile.
-ImportFile FileArg(const std::string& arg, const std::string& fallback_label) {
+// "[LABEL=]FILE[,FILE...]" -> one ImportFile per file, all with LABEL (or
+// `fallback_label`). CSV: the files after the first take the first one's
+// header (ImportFile::header), as Neo4j's admin import does. False (with
+// `*error`) for an empty file name in the list.
+bool AddFileArg(const std::string& arg, const std::string& fallback_label, bool csv,
+                std::vector<ImportFile>* files, std::string* error) {
+  // A label is what comes before a '=' that precedes the first ','.
   const std::size_t eq = arg.find('=');
-  if (eq == std::string::npos) return {arg, fallback_label};
-  return {arg.substr(eq + 1), arg.substr(0, eq)};
+  const bool labelled = eq != std::string::npos && eq < arg.find(',');
+  const std::string label = labelled ? arg.substr(0, eq) : fallback_label;
+  const std::string list = labelled ? arg.substr(eq + 1) : arg;
+  std::string header;
+  std::size_t begin = 0;
+  while (true) {
+    const std::size_t comma = list.find(',', begin);
+    std::string path = list.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin);
+    if (path.empty()) {
+      *error = "an empty file name in '" + arg + "'";
+      return false;
+    }
+    files->push_back({path, label, header});
+    if (csv && header.empty()) header = path;
+    if (comma == std::string::npos) return true;
+    begin = comma + 1;
+  }
 }
 
 // Whether `dir` is missing or an empty directory: an import there builds a
@@ -127,9 +152,14 @@ int Import(int argc, const char* const* argv) {
   options.jsonl_id_key = args.Get("--jsonl-id-key");
   const bool evlp = options.format == DataFormat::kEvlp;
   ImportSpec spec;
-  for (const std::string& f : args.GetAll("--vertices"))
-    spec.vertices.push_back(FileArg(f, evlp ? "Vertex" : ""));
-  for (const std::string& f : args.GetAll("--edges")) spec.edges.push_back(FileArg(f, evlp ? "EDGE" : ""));
+  const bool csv = options.format == DataFormat::kCsv;
+  std::string bad;
+  for (const std::string& f : args.GetAll("--vertices")) {
+    if (!AddFileArg(f, evlp ? "Vertex" : "", csv, &spec.vertices, &bad)) return Usage(kImportHelp, bad);
+  }
+  for (const std::string& f : args.GetAll("--edges")) {
+    if (!AddFileArg(f, evlp ? "EDGE" : "", csv, &spec.edges, &bad)) return Usage(kImportHelp, bad);
+  }
   if (spec.vertices.empty() && spec.edges.empty()) return Usage(kImportHelp, "nothing to import");
 
   const bool quiet = args.Has("--quiet");

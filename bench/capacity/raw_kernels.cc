@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <bit>
 #include <functional>
 #include <iterator>
 #include <limits>
@@ -115,26 +116,83 @@ std::vector<double> RawPageRank(const RawGraph& g, int iterations, int threads) 
 
 std::vector<std::int64_t> RawBfs(const RawGraph& g, std::uint32_t source, int threads) {
   constexpr std::int64_t kUnreached = std::numeric_limits<std::int64_t>::max();
-  std::vector<std::int64_t> depth(g.n, kUnreached);
+  constexpr std::uint64_t kAlpha = 15, kBeta = 18;
+  const std::uint64_t n = g.n, words = (n + 63) / 64, chunks = (n + kChunk - 1) / kChunk;
+  std::vector<std::int64_t> depth(n, kUnreached);
   depth[source] = 0;
   std::vector<std::uint32_t> frontier{source};
   std::vector<std::vector<std::uint32_t>> found;
-  for (std::int64_t level = 0; !frontier.empty(); ++level) {
+  std::vector<std::uint64_t> count;
+  std::vector<std::uint64_t> front(words), next(words);
+  std::uint64_t unexamined = g.out.targets.size(), scout = g.out.Neighbors(source).size();
+  std::int64_t level = 0;
+  auto gather = [&] {
+    frontier.clear();
+    for (const auto& part : found) frontier.insert(frontier.end(), part.begin(), part.end());
+  };
+  while (!frontier.empty()) {
+    if (scout > unexamined / kAlpha) {  // bottom-up while the frontier is large
+      std::fill(front.begin(), front.end(), 0);
+      for (std::uint32_t v : frontier) front[v >> 6] |= std::uint64_t{1} << (v & 63);
+      std::uint64_t awake = frontier.size(), before = 0;
+      count.assign(chunks, 0);
+      do {
+        before = awake;
+        ForChunks(n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
+          std::uint64_t woke = 0;
+          std::fill(next.begin() + static_cast<std::ptrdiff_t>(b / 64),
+                    next.begin() + static_cast<std::ptrdiff_t>((e + 63) / 64), 0);
+          for (std::uint64_t v = b; v < e; ++v) {
+            if (depth[v] != kUnreached) continue;
+            for (std::uint32_t u : g.in.Neighbors(static_cast<std::uint32_t>(v))) {
+              if ((front[u >> 6] >> (u & 63)) & 1) {
+                depth[v] = level + 1;
+                next[v >> 6] |= std::uint64_t{1} << (v & 63);
+                ++woke;
+                break;
+              }
+            }
+          }
+          count[b / kChunk] = woke;
+        });
+        awake = 0;
+        for (std::uint64_t c : count) awake += c;
+        front.swap(next);
+        ++level;
+      } while (awake > 0 && (awake >= before || awake > n / kBeta));
+      found.assign(chunks, {});
+      ForChunks(n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
+        for (std::uint64_t w = b / 64; w < (e + 63) / 64; ++w)
+          for (std::uint64_t bits = front[w]; bits != 0; bits &= bits - 1)
+            found[b / kChunk].push_back(static_cast<std::uint32_t>(w * 64 + std::countr_zero(bits)));
+      });
+      gather();
+      scout = 1;
+      continue;
+    }
+    unexamined -= std::min(unexamined, scout);
     found.assign((frontier.size() + kChunk - 1) / kChunk, {});
+    count.assign(found.size(), 0);
     ForChunks(frontier.size(), threads, [&](int, std::uint64_t b, std::uint64_t e) {
       std::vector<std::uint32_t>& out = found[b / kChunk];
+      std::uint64_t edges = 0;
       for (std::uint64_t i = b; i < e; ++i) {
         for (std::uint32_t w : g.out.Neighbors(frontier[i])) {
           std::atomic_ref<std::int64_t> dw(depth[w]);
           std::int64_t expected = kUnreached;
           if (dw.load(std::memory_order_relaxed) == kUnreached &&
-              dw.compare_exchange_strong(expected, level + 1, std::memory_order_relaxed))
+              dw.compare_exchange_strong(expected, level + 1, std::memory_order_relaxed)) {
             out.push_back(w);
+            edges += g.out.Neighbors(w).size();
+          }
         }
       }
+      count[b / kChunk] = edges;
     });
-    frontier.clear();
-    for (const auto& part : found) frontier.insert(frontier.end(), part.begin(), part.end());
+    scout = 0;
+    for (std::uint64_t c : count) scout += c;
+    gather();
+    ++level;
   }
   return depth;
 }
@@ -155,19 +213,51 @@ std::vector<std::uint32_t> RawWcc(const RawGraph& g, int threads) {
       x = p;
     }
   };
+  auto link = [&](std::uint32_t x, std::uint32_t y) {
+    while (true) {
+      x = find(x);
+      y = find(y);
+      if (x == y) return;
+      if (x < y) std::swap(x, y);
+      std::uint32_t expected = x;
+      if (ref(x).compare_exchange_strong(expected, y, std::memory_order_acq_rel)) return;
+    }
+  };
+  // Afforest, as quiver::Wcc: two sampled rounds, then every vertex outside the most frequent
+  // root's tree links its remaining out-edges and its in-edges.
+  constexpr std::uint32_t kRounds = 2;
+  for (std::uint32_t r = 0; r < kRounds; ++r) {
+    ForChunks(g.n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
+      for (std::uint64_t v = b; v < e; ++v) {
+        const auto nbrs = g.out.Neighbors(static_cast<std::uint32_t>(v));
+        if (nbrs.size() > r) link(static_cast<std::uint32_t>(v), nbrs[r]);
+      }
+    });
+    ForChunks(g.n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
+      for (std::uint64_t v = b; v < e; ++v)
+        ref(static_cast<std::uint32_t>(v)).store(find(static_cast<std::uint32_t>(v)));
+    });
+  }
+  std::uint32_t giant = 0;
+  if (g.n > 0) {
+    std::vector<std::uint32_t> sample(1024);
+    std::uint64_t s = 1;
+    for (std::uint32_t& x : sample)
+      x = parent[(s = s * 6364136223846793005ULL + 1442695040888963407ULL) % g.n];
+    std::sort(sample.begin(), sample.end());
+    std::size_t best = 0;
+    for (std::size_t i = 0, j; i < sample.size(); i = j) {
+      for (j = i; j < sample.size() && sample[j] == sample[i];) ++j;
+      if (j - i > best) best = j - i, giant = sample[i];
+    }
+  }
   ForChunks(g.n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
     for (std::uint64_t v = b; v < e; ++v) {
-      for (std::uint32_t w : g.out.Neighbors(static_cast<std::uint32_t>(v))) {
-        std::uint32_t x = static_cast<std::uint32_t>(v), y = w;
-        while (true) {
-          x = find(x);
-          y = find(y);
-          if (x == y) break;
-          if (x < y) std::swap(x, y);
-          std::uint32_t expected = x;
-          if (ref(x).compare_exchange_strong(expected, y, std::memory_order_acq_rel)) break;
-        }
-      }
+      const auto u = static_cast<std::uint32_t>(v);
+      if (ref(u).load(std::memory_order_relaxed) == giant) continue;
+      const auto out = g.out.Neighbors(u);
+      for (std::size_t i = kRounds; i < out.size(); ++i) link(u, out[i]);
+      for (std::uint32_t w : g.in.Neighbors(u)) link(u, w);
     }
   });
   std::vector<std::uint32_t> comp(g.n);

@@ -5,8 +5,9 @@
 // Layout (the floor Projection is compared with): 64-bit offsets, 32-bit neighbour ids, out and
 // in, each vertex's neighbours sorted by id (out weights beside them, sorted with them). Kernels
 // run on `threads` threads over dynamically handed-out chunks of 4,096 vertices, the same
-// algorithms as src/analytics (pull PageRank, CAS-claimed level-synchronous BFS, lock-free
-// union-find, sort-and-count CDLP, mark-array LCC, binary-heap Dijkstra on one thread), so a
+// algorithms as src/analytics (pull PageRank, direction-optimising level-synchronous BFS,
+// Afforest over a lock-free union-find, sort-and-count CDLP, mark-array LCC, binary-heap
+// Dijkstra on one thread), so a
 // ratio to them measures what Quiver's abstractions cost, not a different algorithm.
 #ifndef QUIVER_BENCH_CAPACITY_RAW_KERNELS_H_
 #define QUIVER_BENCH_CAPACITY_RAW_KERNELS_H_

@@ -17,10 +17,14 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <queue>
 #include <random>
 #include <set>
+#include <thread>
 #include <vector>
 
+#include "alloc_hook.h"
+#include "base/memory.h"
 #include "gtest/gtest.h"
 #include "quiver/graph.h"
 
@@ -405,6 +409,115 @@ TEST(AnalyticsTest, BfsAndWccWithoutInAdjacencyAgree) {
   }
 }
 
+// Dijkstra on the projection's own arrays: the answer Sssp must give to the bit.
+std::vector<double> DijkstraOn(const Projection& p, std::uint32_t s) {
+  std::vector<double> dist(p.vertex_count(), kInf);
+  using Item = std::pair<double, std::uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+  dist[s] = 0;
+  heap.push({0.0, s});
+  while (!heap.empty()) {
+    const auto [d, v] = heap.top();
+    heap.pop();
+    if (d > dist[v]) continue;
+    for (std::size_t i = 0; i < p.OutNeighbors(v).size(); ++i) {
+      const double nd = d + p.OutWeights(v)[i];
+      const std::uint32_t w = p.OutNeighbors(v)[i];
+      if (nd < dist[w]) dist[w] = nd, heap.push({nd, w});
+    }
+  }
+  return dist;
+}
+
+// A graph for delta-stepping's bins: 20,000 edges of weights from 0 to 1
+// over three orders of magnitude; a chain of 600 edges of weight 5, entered
+// only from vertex 0; and 5 edges from vertex 0 of weights 1,000 .. 5,000,
+// each followed by one more edge.
+// The bin width (the mean weight over the mean out-degree) comes to about
+// 0.18, so the window of 4,096 bins spans about 740: the chain and the far
+// edges run past it, entries wait in the overflow, and the window moves.
+std::unique_ptr<Graph> SpreadWeightGraph(std::mt19937_64& rng) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < 3610; ++i) vs.push_back(b.AddVertex("V"));
+  for (int i = 0; i < 20000; ++i) {
+    const int kind = static_cast<int>(rng() % 10);
+    double w = 0;  // kind 5 and 6: zero
+    if (kind < 5) w = static_cast<double>(rng() % 1000) / 1e6;
+    if (kind >= 7) w = static_cast<double>(rng() % 1000) / 1e3;
+    b.AddEdge("E", vs[rng() % 3000], vs[rng() % 3000], {{"w", w}});
+  }
+  b.AddEdge("E", vs[0], vs[3000], {{"w", 1.0}});
+  // Straight from vertex 0 to distances 200..3140: one expansion fills the
+  // overflow with entries of many windows at once.
+  for (int k = 0; k < 5; ++k) {
+    b.AddEdge("E", vs[0], vs[3600 + k], {{"w", 1000.0 * (k + 1)}});
+    b.AddEdge("E", vs[3600 + k], vs[3605 + k], {{"w", 1.0}});  // reached only once that is expanded
+  }
+  for (int i = 3000; i + 1 < 3600; ++i) {
+    b.AddEdge("E", vs[i], vs[i + 1], {{"w", 5.0 + static_cast<double>(i % 7) * 1e-3}});
+    if (i % 50 == 0) b.AddEdge("E", vs[i], vs[rng() % 3000], {{"w", 0.5}});  // back into the rest
+  }
+  EXPECT_TRUE(graph->Write(std::move(b)).ok());
+  return graph;
+}
+
+TEST(AnalyticsTest, SsspIsDijkstraToTheBitOnEveryThreadCount) {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed);
+    auto graph = SpreadWeightGraph(rng);
+    Snapshot snap = graph->GetSnapshot();
+    auto p = Project(snap, {.in = false, .weight_property = "w", .threads = 2}).value();
+    for (const std::uint32_t src : {0u, static_cast<std::uint32_t>(rng() % 3000)}) {
+      const std::vector<double> want = DijkstraOn(p, src);
+      if (src == 0) EXPECT_GT(want[3599], 2990.0);  // the chain's end
+      if (src == 0) EXPECT_EQ(want[3609], 5001.0);  // past the farthest edge from 0
+      for (std::uint32_t t : {1u, 2u, 3u, 8u})
+        EXPECT_TRUE(Sssp(p, p.ToVertexId(src), {.threads = t}).value() == want) << t;
+    }
+  }
+}
+
+// An allocation Sssp makes on the calling thread can fail (once, or from then
+// on; with 2 threads that includes starting the second thread, which it then
+// does without): the answer is then ResourceExhausted or still exact.
+TEST(AnalyticsTest, SsspOutOfMemoryIsAStatusOrTheExactAnswer) {
+  std::mt19937_64 rng(5);
+  auto graph = SpreadWeightGraph(rng);
+  Snapshot snap = graph->GetSnapshot();
+  auto p = Project(snap, {.in = false, .weight_property = "w", .threads = 1}).value();
+  const std::vector<double> want = DijkstraOn(p, 0);
+  for (auto mode : {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
+    for (std::uint32_t threads : {1u, 2u}) {
+      int failures = 0;
+      // About 900 allocations with one thread (a bin's list grows on its own):
+      // every one of the first 64, then every 13th.
+      for (std::uint64_t n = 1;; n += n < 64 ? 1 : 13) {
+        SCOPED_TRACE(testing::Message() << "threads " << threads << " allocation " << n);
+        Result<std::vector<double>> r = InvalidArgumentError("not run");
+        std::uint64_t made = 0;
+        {
+          test_util::ScopedOperatorNewFaults hook;
+          base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
+          EXPECT_NO_THROW(r = Sssp(p, p.ToVertexId(0), {.threads = threads}));
+          made = base::DisarmAllocationFaults();
+        }
+        if (r.ok()) {
+          EXPECT_TRUE(*r == want);
+          if (made < n) break;  // the n-th allocation never came: every one has failed once
+          continue;
+        }
+        ++failures;
+        EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().ToString();
+        ASSERT_LT(n, 100000u);
+      }
+      EXPECT_GT(failures, 3);
+    }
+  }
+}
+
 // Large enough for many blocks (4096 vertices each), so threads really split work.
 TEST(AnalyticsTest, ResultsAreIdenticalOnEveryThreadCount) {
   std::mt19937_64 rng(7);
@@ -437,6 +550,7 @@ TEST(AnalyticsTest, ResultsAreIdenticalOnEveryThreadCount) {
   const auto bfs1 = Bfs(base, VertexId(5), one).value();
   const auto tri1 = TriangleCount(base, one).value();
   const auto core1 = CoreNumbers(base, one).value();
+  const auto sssp1 = Sssp(base, VertexId(5), one).value();
   for (std::uint32_t t : {2u, 3u, 8u}) {
     const RunOptions run{.threads = t};
     EXPECT_TRUE(PageRank(base, {.iterations = 10}, run).value() == pr1);  // bit-identical doubles
@@ -449,6 +563,7 @@ TEST(AnalyticsTest, ResultsAreIdenticalOnEveryThreadCount) {
     EXPECT_TRUE(Bfs(base, VertexId(5), run).value() == bfs1);
     EXPECT_EQ(TriangleCount(base, run).value(), tri1);
     EXPECT_TRUE(CoreNumbers(base, run).value() == core1);
+    EXPECT_TRUE(Sssp(base, VertexId(5), run).value() == sssp1);
   }
 }
 

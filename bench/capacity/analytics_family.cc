@@ -239,9 +239,9 @@ void RunShape(Context& ctx, const Shape& shape, Json& rows) {
   std::vector<double> dist, raw_dist;
   t = TimePair(
       repeats, [&] { dist = Take(Sssp(weighted, source, run), "Sssp"); },
-      [&] { raw_dist = RawSssp(raw, 0); });
+      [&] { raw_dist = RawSssp(raw, 0, threads); });
   CheckEqual(dist == raw_dist, "Sssp");
-  rows.push_back(KernelRow("sssp", shape, 1, std::nullopt, repeats, t,
+  rows.push_back(KernelRow("sssp", shape, threads, std::nullopt, repeats, t,
                            peers.Run(PeerKernel::kSssp, 0, 0, repeats),
                            "<= 1.3 x the raw CSR; >= 3 x faster than each peer"));
 }

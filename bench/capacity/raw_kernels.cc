@@ -6,10 +6,10 @@
 #include <functional>
 #include <iterator>
 #include <limits>
-#include <queue>
 #include <thread>
 #include <utility>
 
+#include "analytics/delta_stepping.h"
 #include "graphs.h"
 
 namespace quiver::capacity {
@@ -331,26 +331,19 @@ std::vector<double> RawLcc(const RawGraph& g, int threads) {
   return lcc;
 }
 
-std::vector<double> RawSssp(const RawGraph& g, std::uint32_t source) {
-  std::vector<double> dist(g.n, std::numeric_limits<double>::infinity());
-  using Item = std::pair<double, std::uint32_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
-  dist[source] = 0;
-  heap.push({0.0, source});
-  while (!heap.empty()) {
-    const auto [d, v] = heap.top();
-    heap.pop();
-    if (d > dist[v]) continue;
-    const auto nbrs = g.out.Neighbors(v);
-    const auto weights = g.out.Weights(v);
-    for (std::size_t i = 0; i < nbrs.size(); ++i) {
-      const double nd = d + weights[i];
-      if (nd < dist[nbrs[i]]) {
-        dist[nbrs[i]] = nd;
-        heap.push({nd, nbrs[i]});
-      }
-    }
-  }
+std::vector<double> RawSssp(const RawGraph& g, std::uint32_t source, int threads) {
+  // The library's own delta-stepping, run on the raw arrays.
+  struct View {
+    const RawGraph& g;
+    std::uint32_t vertex_count() const { return g.n; }
+    std::uint64_t edge_count() const { return g.out.targets.size(); }
+    std::span<const std::uint32_t> OutNeighbors(std::uint32_t v) const { return g.out.Neighbors(v); }
+    std::span<const double> OutWeights(std::uint32_t v) const { return g.out.Weights(v); }
+  };
+  std::vector<double> dist;
+  if (analytics::DeltaStepping(View{g}, source, static_cast<unsigned>(threads), {}, {}, &dist) !=
+      analytics::DeltaSteppingEnd::kDone)
+    Die("analytics raw CSR", ResourceExhaustedError("SSSP ran out of memory"));
   return dist;
 }
 

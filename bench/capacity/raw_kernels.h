@@ -6,8 +6,8 @@
 // in, each vertex's neighbours sorted by id (out weights beside them, sorted with them). Kernels
 // run on `threads` threads over dynamically handed-out chunks of 4,096 vertices, the same
 // algorithms as src/analytics (pull PageRank, direction-optimising level-synchronous BFS,
-// Afforest over a lock-free union-find, sort-and-count CDLP, mark-array LCC, binary-heap
-// Dijkstra on one thread), so a
+// Afforest over a lock-free union-find, sort-and-count CDLP, mark-array LCC, delta-stepping
+// SSSP), so a
 // ratio to them measures what Quiver's abstractions cost, not a different algorithm.
 #ifndef QUIVER_BENCH_CAPACITY_RAW_KERNELS_H_
 #define QUIVER_BENCH_CAPACITY_RAW_KERNELS_H_
@@ -59,8 +59,9 @@ std::vector<std::int64_t> RawBfs(const RawGraph& g, std::uint32_t source, int th
 std::vector<std::uint32_t> RawWcc(const RawGraph& g, int threads);
 std::vector<std::uint32_t> RawCdlp(const RawGraph& g, int iterations, int threads);
 std::vector<double> RawLcc(const RawGraph& g, int threads);
-// One thread, as quiver::Sssp.
-std::vector<double> RawSssp(const RawGraph& g, std::uint32_t source);
+// Delta-stepping, as quiver::Sssp: the library's template (analytics/delta_stepping.h) on the raw
+// arrays, so its ratio is the Projection's cost alone.
+std::vector<double> RawSssp(const RawGraph& g, std::uint32_t source, int threads);
 
 }  // namespace quiver::capacity
 

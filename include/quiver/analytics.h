@@ -292,12 +292,18 @@ Result<std::vector<VertexId>> Cdlp(const Projection& p, std::uint32_t iterations
 // outdeg(u)), 4 bytes per vertex of scratch per thread.
 Result<std::vector<double>> Lcc(const Projection& p, const RunOptions& run = {});
 
-// Graphalytics single-source shortest paths (Dijkstra) over out-edges with the
-// projection's weights: distance[i], +infinity if unreachable. Requires a
-// weighted projection with out adjacency. Errors: NotFound for a source not
-// in the projection; FailedPrecondition without weights; InvalidArgument if
-// any weight is negative (naming the edge); Cancelled. Runs on one thread
-// (run.threads is ignored). Cost: O((V + E) log V).
+// Graphalytics single-source shortest paths over out-edges with the
+// projection's weights: distance[i], +infinity if unreachable. A distance is
+// the least, over paths, of the path's weights added from the source in
+// order: exactly what Dijkstra gives, to the bit, on every thread count.
+// Requires a weighted projection with out adjacency. Errors: NotFound for a
+// source not in the projection; FailedPrecondition without weights;
+// InvalidArgument if any weight is negative (naming the edge);
+// ResourceExhausted out of memory; Cancelled (checked once a round).
+// Cost: parallel delta-stepping; O(V + E) work on graphs whose weights are
+// spread evenly, up to O(V E) in pathological cases; 16 bytes per vertex plus
+// 4 per waiting entry of scratch.
+// Example: auto dist = Sssp(weighted_proj, VertexId(1), {.threads = 2});
 Result<std::vector<double>> Sssp(const Projection& p, VertexId source, const RunOptions& run = {});
 
 // The number of triangles of the simple undirected graph under the projection

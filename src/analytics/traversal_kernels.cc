@@ -3,6 +3,8 @@
 // BFS is level-synchronous and direction-optimising: it pushes from a small
 // frontier and pulls into the unvisited vertices when the frontier is large.
 //
+// SSSP is delta-stepping (analytics/delta_stepping.h).
+//
 // WCC is Afforest over a lock-free union-find whose links always point from
 // the larger dense id to the smaller, so a tree's root is its smallest
 // member: the component label is canonical whatever order the unions ran in.
@@ -12,10 +14,10 @@
 #include <cmath>
 #include <limits>
 #include <optional>
-#include <queue>
 #include <string>
 #include <vector>
 
+#include "analytics/delta_stepping.h"
 #include "analytics/parallel_loop.h"
 #include "quiver/analytics.h"
 
@@ -29,6 +31,15 @@ using analytics::Step;
 using analytics::ThreadsFor;
 
 namespace {
+
+// Sssp's answer to running out of memory, built before main: making it must
+// not allocate.
+const Status& SsspOutOfMemory() {
+  static const Status* const s =
+      new Status(internal::ImmortalStatus(StatusCode::kResourceExhausted, "Sssp: out of memory"));
+  return *s;
+}
+[[maybe_unused]] const bool sssp_out_of_memory_built = (SsspOutOfMemory(), true);
 
 Status NotInProjection(const char* kernel, VertexId v) {
   return NotFoundError(std::string(kernel) + ": vertex " + std::to_string(v.value()) +
@@ -301,30 +312,12 @@ Result<std::vector<double>> Sssp(const Projection& p, VertexId source, const Run
                                 " has a negative weight");
   const std::optional<std::uint32_t> s = p.ToDense(source);
   if (!s) return NotInProjection("Sssp", source);
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  std::vector<double> dist(p.vertex_count(), kInf);
-  using Item = std::pair<double, std::uint32_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
-  dist[*s] = 0;
-  heap.push({0.0, *s});
-  std::uint64_t settled = 0;
-  while (!heap.empty()) {
-    const auto [d, v] = heap.top();
-    heap.pop();
-    if (d > dist[v]) continue;  // a stale entry
-    if (++settled % kBlock == 0 && !Step(run, "sssp settled", settled, p.vertex_count()))
-      return KernelCancelled("Sssp");
-    const auto nbrs = p.OutNeighbors(v);
-    const auto weights = p.OutWeights(v);
-    for (std::size_t i = 0; i < nbrs.size(); ++i) {
-      const double nd = d + weights[i];
-      if (nd < dist[nbrs[i]]) {
-        dist[nbrs[i]] = nd;
-        heap.push({nd, nbrs[i]});
-      }
-    }
-  }
-  if (CancelRequested(run)) return KernelCancelled("Sssp");
+  std::vector<double> dist;
+  const analytics::DeltaSteppingEnd end = analytics::DeltaStepping(
+      p, *s, ThreadsFor(run), [&] { return CancelRequested(run); },
+      [&](std::uint64_t rounds) { Step(run, "sssp rounds", rounds, 0); }, &dist);
+  if (end == analytics::DeltaSteppingEnd::kCancelled) return KernelCancelled("Sssp");
+  if (end == analytics::DeltaSteppingEnd::kOutOfMemory) return SsspOutOfMemory();
   return dist;
 }
 

@@ -1,5 +1,5 @@
 // analytics: whole-graph analytics (include/quiver/analytics.h) on 2 threads (1 on a one-core
-// machine), each figure beside a raw CSR kernel of the same run (raw_kernels.h) and, where
+// machine), each figure beside a raw CSR kernel of the same run (common/raw_kernels.h) and, where
 // quiver-bench was built with them, Boost.Graph and igraph (peers.h).
 //
 // Graph: V x 10 uniform (profile.analytics: 200K quick; 1M and 10M full), every edge carrying an
@@ -29,7 +29,6 @@
 #include "families.h"
 #include "peers.h"
 #include "quiver/analytics.h"
-#include "raw_kernels.h"
 #include "timing.h"
 
 namespace quiver::capacity {

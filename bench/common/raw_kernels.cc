@@ -1,4 +1,4 @@
-#include "raw_kernels.h"
+#include "common/raw_kernels.h"
 
 #include <algorithm>
 #include <atomic>
@@ -10,9 +10,9 @@
 #include <utility>
 
 #include "analytics/delta_stepping.h"
-#include "graphs.h"
+#include "common/bench_common.h"
 
-namespace quiver::capacity {
+namespace quiver::bench {
 namespace {
 
 constexpr std::uint64_t kChunk = 4096;
@@ -39,7 +39,8 @@ void ForChunks(std::uint64_t n, int threads,
   for (std::thread& t : pool) t.join();
 }
 
-RawGraph BuildRawGraph(const Snapshot& snapshot, VertexId first, std::uint64_t n, PropertyKeyId weight_key) {
+RawGraph BuildRawGraph(const Snapshot& snapshot, VertexId first, std::uint64_t n,
+                       std::optional<PropertyKeyId> weight_key) {
   RawGraph g;
   g.n = static_cast<std::uint32_t>(n);
   const std::uint64_t base = first.value();
@@ -52,13 +53,14 @@ RawGraph BuildRawGraph(const Snapshot& snapshot, VertexId first, std::uint64_t n
       for (const EdgeEntry& e : group.entries) {
         const std::uint64_t t = e.neighbor().value() - base;
         if (t >= n) Die("analytics raw CSR", InternalError("an edge leaves the vertex range"));
-        row.emplace_back(static_cast<std::uint32_t>(t), WeightOf(snapshot, e.edge(), weight_key));
+        row.emplace_back(static_cast<std::uint32_t>(t),
+                         weight_key ? WeightOf(snapshot, e.edge(), *weight_key) : 0.0);
       }
     }
     std::sort(row.begin(), row.end());
     for (const auto& [t, w] : row) {
       g.out.targets.push_back(t);
-      g.out.weights.push_back(w);
+      if (weight_key) g.out.weights.push_back(w);
     }
   }
   g.out.offsets[n] = g.out.targets.size();
@@ -347,4 +349,4 @@ std::vector<double> RawSssp(const RawGraph& g, std::uint32_t source, int threads
   return dist;
 }
 
-}  // namespace quiver::capacity
+}  // namespace quiver::bench

@@ -9,6 +9,7 @@
 #include <thread>
 #include <utility>
 
+#include "analytics/afforest.h"
 #include "analytics/delta_stepping.h"
 #include "common/bench_common.h"
 
@@ -200,72 +201,21 @@ std::vector<std::int64_t> RawBfs(const RawGraph& g, std::uint32_t source, int th
 }
 
 std::vector<std::uint32_t> RawWcc(const RawGraph& g, int threads) {
-  std::vector<std::uint32_t> parent(g.n);
-  for (std::uint32_t v = 0; v < g.n; ++v) parent[v] = v;
-  auto ref = [&](std::uint32_t x) { return std::atomic_ref<std::uint32_t>(parent[x]); };
-  auto find = [&](std::uint32_t x) {
-    while (true) {
-      const std::uint32_t p = ref(x).load(std::memory_order_acquire);
-      if (p == x) return x;
-      const std::uint32_t gp = ref(p).load(std::memory_order_acquire);
-      if (gp != p) {
-        std::uint32_t expected = p;
-        ref(x).compare_exchange_weak(expected, gp, std::memory_order_acq_rel);
-      }
-      x = p;
-    }
+  // The library's own Afforest, run on the raw arrays.
+  struct View {
+    const RawGraph& g;
+    std::uint32_t vertex_count() const { return g.n; }
+    std::span<const std::uint32_t> OutNeighbors(std::uint32_t v) const { return g.out.Neighbors(v); }
+    std::span<const std::uint32_t> InNeighbors(std::uint32_t v) const { return g.in.Neighbors(v); }
   };
-  auto link = [&](std::uint32_t x, std::uint32_t y) {
-    while (true) {
-      x = find(x);
-      y = find(y);
-      if (x == y) return;
-      if (x < y) std::swap(x, y);
-      std::uint32_t expected = x;
-      if (ref(x).compare_exchange_strong(expected, y, std::memory_order_acq_rel)) return;
-    }
-  };
-  // Afforest, as quiver::Wcc: two sampled rounds, then every vertex outside the most frequent
-  // root's tree links its remaining out-edges and its in-edges.
-  constexpr std::uint32_t kRounds = 2;
-  for (std::uint32_t r = 0; r < kRounds; ++r) {
-    ForChunks(g.n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
-      for (std::uint64_t v = b; v < e; ++v) {
-        const auto nbrs = g.out.Neighbors(static_cast<std::uint32_t>(v));
-        if (nbrs.size() > r) link(static_cast<std::uint32_t>(v), nbrs[r]);
-      }
-    });
-    ForChunks(g.n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
-      for (std::uint64_t v = b; v < e; ++v)
-        ref(static_cast<std::uint32_t>(v)).store(find(static_cast<std::uint32_t>(v)));
-    });
-  }
-  std::uint32_t giant = 0;
-  if (g.n > 0) {
-    std::vector<std::uint32_t> sample(1024);
-    std::uint64_t s = 1;
-    for (std::uint32_t& x : sample)
-      x = parent[(s = s * 6364136223846793005ULL + 1442695040888963407ULL) % g.n];
-    std::sort(sample.begin(), sample.end());
-    std::size_t best = 0;
-    for (std::size_t i = 0, j; i < sample.size(); i = j) {
-      for (j = i; j < sample.size() && sample[j] == sample[i];) ++j;
-      if (j - i > best) best = j - i, giant = sample[i];
-    }
-  }
-  ForChunks(g.n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
-    for (std::uint64_t v = b; v < e; ++v) {
-      const auto u = static_cast<std::uint32_t>(v);
-      if (ref(u).load(std::memory_order_relaxed) == giant) continue;
-      const auto out = g.out.Neighbors(u);
-      for (std::size_t i = kRounds; i < out.size(); ++i) link(u, out[i]);
-      for (std::uint32_t w : g.in.Neighbors(u)) link(u, w);
-    }
-  });
-  std::vector<std::uint32_t> comp(g.n);
-  ForChunks(g.n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
-    for (std::uint64_t v = b; v < e; ++v) comp[v] = find(static_cast<std::uint32_t>(v));
-  });
+  std::vector<std::uint32_t> comp;
+  analytics::Afforest(
+      View{g}, /*in_edges=*/true, /*undirected=*/false,
+      [&](std::string_view, std::uint64_t n, const std::function<void(std::uint64_t, std::uint64_t)>& fn) {
+        ForChunks(n, threads, [&](int, std::uint64_t b, std::uint64_t e) { fn(b, e); });
+        return true;
+      },
+      &comp);
   return comp;
 }
 

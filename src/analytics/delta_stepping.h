@@ -159,7 +159,13 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
   auto expand = [&]<bool kShared>(Worker& w, std::uint32_t u) {
     const double du = kShared ? dist_of(u) : d[u];
     if constexpr (kShared) {
-      if (std::atomic_ref<double>(ex[u]).exchange(du, std::memory_order_relaxed) == du) return;
+      // A load and a store, not an exchange: a locked instruction per vertex
+      // would stall the loads behind it. Two workers may then both expand u
+      // at du (wasted, harmless); none skips a distance nobody expands at,
+      // since whoever stored du read it as u's distance and expands at it.
+      std::atomic_ref<double> e(ex[u]);
+      if (e.load(std::memory_order_relaxed) == du) return;
+      e.store(du, std::memory_order_relaxed);
     } else {
       if (ex[u] == du) return;
       ex[u] = du;

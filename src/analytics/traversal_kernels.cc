@@ -5,18 +5,21 @@
 //
 // SSSP is delta-stepping (analytics/delta_stepping.h).
 //
-// WCC is Afforest over a lock-free union-find whose links always point from
-// the larger dense id to the smaller, so a tree's root is its smallest
-// member: the component label is canonical whatever order the unions ran in.
+// WCC is Afforest (analytics/afforest.h): its links always point from the
+// larger dense id to the smaller, so a tree's root is its smallest member and
+// the component label is canonical whatever order the links ran in.
 #include <algorithm>
 #include <atomic>
 #include <bit>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "analytics/afforest.h"
 #include "analytics/delta_stepping.h"
 #include "analytics/parallel_loop.h"
 #include "quiver/analytics.h"
@@ -177,128 +180,22 @@ Result<std::vector<std::int64_t>> Bfs(const Projection& p, VertexId source, cons
   return depth;
 }
 
-namespace {
-
-// Union-find over dense ids; parent[x] <= x always (invariant 1), so a root
-// is the smallest id of its tree.
-class UnionFind {
- public:
-  explicit UnionFind(std::uint32_t n) : parent_(n) {
-    for (std::uint32_t i = 0; i < n; ++i) parent_[i] = i;
-  }
-  std::uint32_t Find(std::uint32_t x) {
-    while (true) {
-      const std::uint32_t p = Ref(x).load(std::memory_order_acquire);
-      if (p == x) return x;
-      const std::uint32_t gp = Ref(p).load(std::memory_order_acquire);
-      // Path halving: gp < p < x, so invariant 1 holds after the swap.
-      if (gp != p) {
-        std::uint32_t expected = p;
-        Ref(x).compare_exchange_weak(expected, gp, std::memory_order_acq_rel);
-      }
-      x = p;
-    }
-  }
-  void Union(std::uint32_t a, std::uint32_t b) {
-    while (true) {
-      a = Find(a);
-      b = Find(b);
-      if (a == b) return;
-      if (a < b) std::swap(a, b);
-      std::uint32_t expected = a;  // link the larger root under the smaller
-      if (Ref(a).compare_exchange_strong(expected, b, std::memory_order_acq_rel)) return;
-    }
-  }
-  // Points x straight at its root. Only while no Union runs: a root found
-  // here stays a root until the store, so the store never undoes a link.
-  void Compress(std::uint32_t x) { Ref(x).store(Find(x), std::memory_order_relaxed); }
-  std::uint32_t Parent(std::uint32_t x) { return Ref(x).load(std::memory_order_relaxed); }
-
- private:
-  std::atomic_ref<std::uint32_t> Ref(std::uint32_t x) { return std::atomic_ref<std::uint32_t>(parent_[x]); }
-  std::vector<std::uint32_t> parent_;
-};
-
-// Afforest (Sutton, Ben-Nun, Barak, IPDPS'18): link each vertex to its first
-// kSampleRounds out-neighbours, compress, and take the root most frequent in
-// a fixed sample of vertices as the giant component. Every other vertex then
-// links the rest of its edges; a vertex already under that root skips its
-// own, because each edge from it to a vertex outside is linked from the other
-// end (from that vertex's in-edges, or its out-edges when the projection is
-// undirected). Without in adjacency no vertex can skip. The partition is the
-// same as linking every edge, and a root is its tree's smallest id, so the
-// labels are the same on every thread count.
-constexpr std::uint32_t kSampleRounds = 2;
-constexpr std::uint32_t kSamples = 1024;
-
-// The root under which most of kSamples vertices (a fixed SplitMix64
-// sequence) lie after compression; the smallest such root on a tie.
-std::uint32_t FrequentRoot(UnionFind& uf, std::uint32_t n) {
-  std::vector<std::uint32_t> roots(kSamples);
-  std::uint64_t state = 0x9e3779b97f4a7c15ULL;
-  for (std::uint32_t& r : roots) {
-    state += 0x9e3779b97f4a7c15ULL;
-    std::uint64_t z = state;
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    r = uf.Parent(static_cast<std::uint32_t>((z ^ (z >> 31)) % n));
-  }
-  std::sort(roots.begin(), roots.end());
-  std::uint32_t best = roots[0];
-  std::size_t best_count = 0;
-  for (std::size_t i = 0; i < roots.size();) {
-    std::size_t j = i;
-    while (j < roots.size() && roots[j] == roots[i]) ++j;
-    if (j - i > best_count) best = roots[i], best_count = j - i;
-    i = j;
-  }
-  return best;
-}
-
-}  // namespace
-
 Result<std::vector<VertexId>> Wcc(const Projection& p, const RunOptions& run) {
   if (!p.has_out()) return FailedPreconditionError("Wcc: the projection has no out adjacency");
   const unsigned threads = ThreadsFor(run);
-  const std::uint32_t n = p.vertex_count();
-  UnionFind uf(n);
-  bool done = true;
-  for (std::uint32_t r = 0; r < kSampleRounds && done; ++r) {
-    done = ParallelBlocks(run, threads, n, "wcc sample",
-                          [&](unsigned, std::uint64_t, std::uint64_t b, std::uint64_t e) {
-                            for (std::uint64_t v = b; v < e; ++v) {
-                              const auto u = static_cast<std::uint32_t>(v);
-                              const auto nbrs = p.OutNeighbors(u);
-                              if (nbrs.size() > r) uf.Union(u, nbrs[r]);
-                            }
-                          }) &&
-           ParallelBlocks(run, threads, n, "wcc compress",
-                          [&](unsigned, std::uint64_t, std::uint64_t b, std::uint64_t e) {
-                            for (std::uint64_t v = b; v < e; ++v) uf.Compress(static_cast<std::uint32_t>(v));
-                          });
-  }
-  if (!done) return KernelCancelled("Wcc");
-  const bool can_skip = p.has_in() && n > 0;
-  const std::uint32_t giant = can_skip ? FrequentRoot(uf, n) : 0;
-  const bool pull = p.has_in() && !p.undirected();
-  done = ParallelBlocks(run, threads, n, "wcc union",
-                        [&](unsigned, std::uint64_t, std::uint64_t b, std::uint64_t e) {
-                          for (std::uint64_t v = b; v < e; ++v) {
-                            const auto u = static_cast<std::uint32_t>(v);
-                            if (can_skip && uf.Parent(u) == giant) continue;
-                            const auto out = p.OutNeighbors(u);
-                            for (std::size_t i = kSampleRounds; i < out.size(); ++i) uf.Union(u, out[i]);
-                            if (pull)
-                              for (std::uint32_t w : p.InNeighbors(u)) uf.Union(u, w);
-                          }
-                        });
-  if (!done) return KernelCancelled("Wcc");
-  std::vector<VertexId> component(n);
-  done = ParallelBlocks(run, threads, n, "wcc label",
-                        [&](unsigned, std::uint64_t, std::uint64_t b, std::uint64_t e) {
-                          for (std::uint64_t v = b; v < e; ++v)
-                            component[v] = p.ToVertexId(uf.Find(static_cast<std::uint32_t>(v)));
-                        });
+  std::vector<std::uint32_t> comp;
+  auto for_blocks = [&](std::string_view phase, std::uint64_t n,
+                        const std::function<void(std::uint64_t, std::uint64_t)>& fn) {
+    return ParallelBlocks(run, threads, n, phase,
+                          [&](unsigned, std::uint64_t, std::uint64_t b, std::uint64_t e) { fn(b, e); });
+  };
+  if (!analytics::Afforest(p, p.has_in(), p.undirected(), for_blocks, &comp)) return KernelCancelled("Wcc");
+  std::vector<VertexId> component(comp.size());
+  const bool done = ParallelBlocks(run, threads, comp.size(), "wcc label",
+                                   [&](unsigned, std::uint64_t, std::uint64_t b, std::uint64_t e) {
+                                     for (std::uint64_t v = b; v < e; ++v)
+                                       component[v] = p.ToVertexId(comp[v]);
+                                   });
   if (!done) return KernelCancelled("Wcc");
   return component;
 }

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <bit>
 #include <functional>
 #include <iterator>
 #include <limits>
@@ -10,6 +9,7 @@
 #include <utility>
 
 #include "analytics/afforest.h"
+#include "analytics/bfs.h"
 #include "analytics/delta_stepping.h"
 #include "common/bench_common.h"
 
@@ -118,85 +118,24 @@ std::vector<double> RawPageRank(const RawGraph& g, int iterations, int threads) 
 }
 
 std::vector<std::int64_t> RawBfs(const RawGraph& g, std::uint32_t source, int threads) {
-  constexpr std::int64_t kUnreached = std::numeric_limits<std::int64_t>::max();
-  constexpr std::uint64_t kAlpha = 15, kBeta = 18;
-  const std::uint64_t n = g.n, words = (n + 63) / 64, chunks = (n + kChunk - 1) / kChunk;
-  std::vector<std::int64_t> depth(n, kUnreached);
-  depth[source] = 0;
-  std::vector<std::uint32_t> frontier{source};
-  std::vector<std::vector<std::uint32_t>> found;
-  std::vector<std::uint64_t> count;
-  std::vector<std::uint64_t> front(words), next(words);
-  std::uint64_t unexamined = g.out.targets.size(), scout = g.out.Neighbors(source).size();
-  std::int64_t level = 0;
-  auto gather = [&] {
-    frontier.clear();
-    for (const auto& part : found) frontier.insert(frontier.end(), part.begin(), part.end());
+  // The library's own direction-optimising BFS, run on the raw arrays.
+  struct View {
+    const RawGraph& g;
+    std::uint32_t vertex_count() const { return g.n; }
+    std::uint64_t edge_count() const { return g.out.targets.size(); }
+    std::span<const std::uint32_t> OutNeighbors(std::uint32_t v) const { return g.out.Neighbors(v); }
+    std::span<const std::uint32_t> InNeighbors(std::uint32_t v) const { return g.in.Neighbors(v); }
   };
-  while (!frontier.empty()) {
-    if (scout > unexamined / kAlpha) {  // bottom-up while the frontier is large
-      std::fill(front.begin(), front.end(), 0);
-      for (std::uint32_t v : frontier) front[v >> 6] |= std::uint64_t{1} << (v & 63);
-      std::uint64_t awake = frontier.size(), before = 0;
-      count.assign(chunks, 0);
-      do {
-        before = awake;
-        ForChunks(n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
-          std::uint64_t woke = 0;
-          std::fill(next.begin() + static_cast<std::ptrdiff_t>(b / 64),
-                    next.begin() + static_cast<std::ptrdiff_t>((e + 63) / 64), 0);
-          for (std::uint64_t v = b; v < e; ++v) {
-            if (depth[v] != kUnreached) continue;
-            for (std::uint32_t u : g.in.Neighbors(static_cast<std::uint32_t>(v))) {
-              if ((front[u >> 6] >> (u & 63)) & 1) {
-                depth[v] = level + 1;
-                next[v >> 6] |= std::uint64_t{1} << (v & 63);
-                ++woke;
-                break;
-              }
-            }
-          }
-          count[b / kChunk] = woke;
-        });
-        awake = 0;
-        for (std::uint64_t c : count) awake += c;
-        front.swap(next);
-        ++level;
-      } while (awake > 0 && (awake >= before || awake > n / kBeta));
-      found.assign(chunks, {});
-      ForChunks(n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
-        for (std::uint64_t w = b / 64; w < (e + 63) / 64; ++w)
-          for (std::uint64_t bits = front[w]; bits != 0; bits &= bits - 1)
-            found[b / kChunk].push_back(static_cast<std::uint32_t>(w * 64 + std::countr_zero(bits)));
-      });
-      gather();
-      scout = 1;
-      continue;
-    }
-    unexamined -= std::min(unexamined, scout);
-    found.assign((frontier.size() + kChunk - 1) / kChunk, {});
-    count.assign(found.size(), 0);
-    ForChunks(frontier.size(), threads, [&](int, std::uint64_t b, std::uint64_t e) {
-      std::vector<std::uint32_t>& out = found[b / kChunk];
-      std::uint64_t edges = 0;
-      for (std::uint64_t i = b; i < e; ++i) {
-        for (std::uint32_t w : g.out.Neighbors(frontier[i])) {
-          std::atomic_ref<std::int64_t> dw(depth[w]);
-          std::int64_t expected = kUnreached;
-          if (dw.load(std::memory_order_relaxed) == kUnreached &&
-              dw.compare_exchange_strong(expected, level + 1, std::memory_order_relaxed)) {
-            out.push_back(w);
-            edges += g.out.Neighbors(w).size();
-          }
-        }
-      }
-      count[b / kChunk] = edges;
-    });
-    scout = 0;
-    for (std::uint64_t c : count) scout += c;
-    gather();
-    ++level;
-  }
+  static_assert(analytics::kBfsBlock == kChunk);
+  std::vector<std::int64_t> depth;
+  analytics::DirectionOptimizingBfs(
+      View{g}, source, /*in_edges=*/true,
+      [&](std::string_view, std::uint64_t n,
+          const std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)>& fn) {
+        ForChunks(n, threads, [&](int, std::uint64_t b, std::uint64_t e) { fn(b / kChunk, b, e); });
+        return true;
+      },
+      [](std::int64_t) { return true; }, &depth);
   return depth;
 }
 

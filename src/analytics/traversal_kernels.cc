@@ -9,7 +9,6 @@
 // WCC is Afforest (analytics/afforest.h): its links always point from the
 // larger dense id to the smaller, so a tree's root is its smallest member and
 // the component label is canonical whatever order the links ran in.
-#include <cmath>
 #include <functional>
 #include <limits>
 #include <optional>

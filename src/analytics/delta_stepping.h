@@ -21,8 +21,12 @@
 // repeats, never a needed expansion. Bins order the work and nothing else, so
 // the floating-point rounding of a bin index cannot change an answer.
 //
-// Memory: 16 bytes per vertex (distance, last-expanded distance), plus the
-// entries waiting in bins: at most one per distance decrease, E in all.
+// Memory: 16 bytes per vertex (distance, last-expanded distance); per worker a
+// ring of 4,096 bins (96 KiB empty); and the entries waiting in bins, one per
+// distance decrease (4 bytes in the window, 16 past it), bins keeping their
+// capacity while the run lasts. On graphs whose weights are spread evenly a
+// vertex's distance drops about twice (2.0 per vertex on 200,000 x 10
+// uniform); a distance can drop once per path reaching it in the worst case.
 //
 // Thread safety: runs its own threads; the graph must not change meanwhile.
 #ifndef QUIVER_ANALYTICS_DELTA_STEPPING_H_
@@ -46,42 +50,67 @@ namespace quiver::analytics {
 
 enum class DeltaSteppingEnd { kDone, kCancelled, kOutOfMemory };
 
+// What a run did, for tests and tuning.
+struct DeltaSteppingStats {
+  std::uint64_t rounds = 0;        // barrier rounds (bins taken through the shared frontier)
+  std::uint64_t window_moves = 0;  // rebases: every bin of the window was empty
+  std::uint64_t waited = 0;        // entries put past the window
+  std::uint64_t unwaited = 0;      // entries taken back from past the window (each at most once)
+};
+
 // The bin width: the mean weight (from at most 4,096 evenly spaced entries)
-// over the mean out-degree, so a bin holds about one hop's worth of edges; 1
-// when that is not a positive finite number (every weight 0).
+// over the mean out-degree, so a bin holds about one hop's worth of edges.
+// When that is not a positive finite number (the sample saw only zeros, or
+// the division overflowed), the largest weight over the mean degree (at most
+// the largest double), and 1 when every weight is 0.
 template <class Graph>
 double DeltaFor(const Graph& g) {
   const std::uint64_t entries = g.edge_count();
   if (g.vertex_count() == 0 || entries == 0) return 1.0;
   const double* weights = g.OutWeights(0).data();  // every entry's weight, contiguous
+  const double degree = static_cast<double>(entries) / static_cast<double>(g.vertex_count());
   const std::uint64_t step = std::max<std::uint64_t>(1, entries / 4096);
   double mean = 0;
   std::uint64_t taken = 0;
   for (std::uint64_t i = 0; i < entries; i += step) ++taken;
   for (std::uint64_t i = 0; i < entries; i += step) mean += weights[i] / static_cast<double>(taken);
-  const double delta = mean * static_cast<double>(g.vertex_count()) / static_cast<double>(entries);
-  return std::isfinite(delta) && delta > 0 ? delta : 1.0;
+  if (const double delta = mean / degree; std::isfinite(delta) && delta > 0) return delta;
+  double largest = 0;
+  for (std::uint64_t i = 0; i < entries; ++i) largest = std::max(largest, weights[i]);
+  const double delta = std::min(largest / degree, std::numeric_limits<double>::max());
+  return delta > 0 ? delta : 1.0;
 }
 
 // Fills *dist (resized to vertex_count(); +infinity where unreachable) from
-// `source` on `threads` threads (a thread that cannot be started is done
-// without). On the calling thread, once a round, `round` (may be empty) is
-// called with the rounds so far and `stop` polled: true ends the run as
-// kCancelled. Out of memory ends as kOutOfMemory; an exception a callback
-// throws is rethrown once every thread has stopped.
+// `source` on `threads` threads (at most one per 1,024 vertices; a thread
+// that cannot be started is done without). On the calling thread, once a
+// round and every 4,096 expansions of a worker, `progress` (may be empty) is
+// called with the expansions counted so far and `stop` polled: true ends the
+// run as kCancelled, every worker stopping within 4,096 expansions. Out of
+// memory ends as kOutOfMemory; an exception a callback throws is rethrown
+// once every thread has stopped.
 template <class Graph>
 DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned threads,
                                const std::function<bool()>& stop,
-                               const std::function<void(std::uint64_t)>& round, std::vector<double>* dist) {
+                               const std::function<void(std::uint64_t)>& progress, std::vector<double>* dist,
+                               DeltaSteppingStats* stats = nullptr) {
   constexpr double kInf = std::numeric_limits<double>::infinity();
   // Bins [base, base + kWindow) live in each worker's ring; later ones wait
   // in its overflow list until every bin of the window is empty.
   constexpr std::uint64_t kWindow = 4096;
   constexpr std::uint64_t kNone = std::numeric_limits<std::uint64_t>::max();
-  // A worker keeps expanding its own current bin while it holds fewer than
-  // this (GAP's threshold): small bins then cost no barrier.
+  // Bins past this hold every larger distance together (worked through
+  // label-correcting, in no order): an index never nears 2^64.
+  constexpr std::uint64_t kMaxBin = std::uint64_t{1} << 62;
+  // A worker goes on expanding its own lowest bins, without a barrier, while
+  // the next holds fewer than kLocalBin entries (GAP's threshold, for the
+  // current bin) and lies within kLocalAhead bins of the current one: a long
+  // path of small bins (a chain, a road) then costs few rounds. Any order of
+  // expansion gives the same answer; this bound keeps the wasted work small.
   constexpr std::size_t kLocalBin = 1000;
-  constexpr std::uint64_t kClaim = 64;  // frontier entries a worker claims at once
+  constexpr std::uint64_t kLocalAhead = 1024;
+  constexpr std::uint64_t kClaim = 64;        // frontier entries a worker claims at once
+  constexpr std::uint64_t kPollEvery = 4096;  // expansions between two polls of `stop`
 
   const std::uint32_t n = g.vertex_count();
   std::vector<double> expanded;
@@ -93,13 +122,28 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
   }
   if (source >= n) return DeltaSteppingEnd::kDone;
   const double delta = DeltaFor(g);
-  threads = std::max(1u, threads);
+  // No more workers than blocks of 1,024 vertices: a barrier a round costs
+  // each of them, and a small graph has little to split.
+  threads = static_cast<unsigned>(std::clamp<std::uint64_t>(threads, 1, (std::uint64_t{n} + 1023) / 1024));
 
   struct Worker {
     std::vector<std::vector<std::uint32_t>> ring;
     std::uint64_t occupied[kWindow / 64] = {};  // bit i: ring[i] is not empty
-    std::vector<std::uint32_t> overflow;
+    // Entries of bins past the window, a min-heap by the bin they were
+    // pushed for: a move of the window takes only what it covers.
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> overflow;
     std::uint64_t offset = 0;  // where its part of the next frontier goes
+    std::uint64_t waited = 0, unwaited = 0;
+    void Wait(std::uint64_t b, std::uint32_t v) {
+      ++waited;
+      overflow.emplace_back(b, v);
+      std::push_heap(overflow.begin(), overflow.end(), std::greater<>());
+    }
+    void Unwait() {
+      ++unwaited;
+      std::pop_heap(overflow.begin(), overflow.end(), std::greater<>());
+      overflow.pop_back();
+    }
     void Push(std::uint64_t b, std::uint32_t v) {
       ring[b % kWindow].push_back(v);
       occupied[(b % kWindow) / 64] |= std::uint64_t{1} << (b % 64);
@@ -138,8 +182,8 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
 
   // Shared between rounds; written by the barrier's completion (one thread,
   // all others waiting) or atomically.
-  std::uint64_t base = 0, cur = 0, frontier_size = 1, rounds = 0;
-  std::atomic<std::uint64_t> next_bin{kNone}, claim{0}, tail{0};
+  std::uint64_t base = 0, cur = 0, frontier_size = 1, rounds = 0, window_moves = 0;
+  std::atomic<std::uint64_t> next_bin{kNone}, claim{0}, tail{0}, expansions{0};
   std::atomic<bool> any_overflow{false}, failed{false}, stop_requested{false};
   std::exception_ptr thrown;  // by a callback: rethrown on the calling thread
   bool done = false, cancelled = false, rebase = false;
@@ -152,7 +196,10 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
   };
   auto bin_of = [&](double x) -> std::uint64_t {
     const double q = x / delta;
-    return q < 0x1p62 ? static_cast<std::uint64_t>(q) : kNone - 1;
+    return q < static_cast<double>(kMaxBin) ? static_cast<std::uint64_t>(q) : kMaxBin;
+  };
+  auto stale = [&](std::uint32_t v) {  // v was expanded at its distance already
+    return std::atomic_ref<double>(ex[v]).load(std::memory_order_relaxed) == dist_of(v);
   };
   // Expands u at its current distance unless it was already expanded at it.
   // kShared: other workers read and lower the same distances.
@@ -188,7 +235,7 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
       if (b < base + kWindow)
         w.Push(b, nbrs[i]);
       else
-        w.overflow.push_back(nbrs[i]);
+        w.Wait(b, nbrs[i]);
     }
   };
   const bool shared = threads > 1;
@@ -220,6 +267,7 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
       case 1:  // after the overflow minimum: the new window
         if (const std::uint64_t b = next_bin.exchange(kNone); b != kNone) {
           base = cur = b;
+          ++window_moves;
         } else {
           done = true;  // every waiting entry was stale
         }
@@ -266,25 +314,47 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
       if (out) sync.arrive_and_drop();
     };
     while (true) {
-      // Phase 0: expand the frontier, then the worker's own small current bin.
+      // Phase 0: expand the frontier, then the worker's own small bins.
       work([&] {
-        for (std::uint64_t i; (i = claim.fetch_add(kClaim)) < frontier_size;)
-          for (std::uint64_t k = i; k < std::min(frontier_size, i + kClaim); ++k) expand_one(w, frontier[k]);
-        std::vector<std::uint32_t>* mine = &w.ring[cur % kWindow];
-        while (!mine->empty() && mine->size() < kLocalBin) {
-          std::vector<std::uint32_t> batch;
-          batch.swap(*mine);
-          for (std::uint32_t u : batch) expand_one(w, u);
-          if (mine->empty()) batch.swap(*mine), mine->clear();  // keep the capacity
+        std::uint64_t since_poll = 0;
+        // Counts an expansion; every kPollEvery, reports and polls (the
+        // calling thread) and reads the stop flag (every worker).
+        auto poll = [&] {
+          if (++since_poll < kPollEvery) return false;
+          since_poll = 0;
+          const std::uint64_t total =
+              expansions.fetch_add(kPollEvery, std::memory_order_relaxed) + kPollEvery;
+          if (id == 0) {
+            if (progress) progress(total);
+            if (stop && stop()) stop_requested = true;
+          }
+          return stop_requested.load(std::memory_order_relaxed);
+        };
+        bool stopping = false;
+        for (std::uint64_t i; !stopping && (i = claim.fetch_add(kClaim)) < frontier_size;)
+          for (std::uint64_t k = i; k < std::min(frontier_size, i + kClaim) && !stopping; ++k) {
+            expand_one(w, frontier[k]);
+            stopping = poll();
+          }
+        std::vector<std::uint32_t> batch;
+        for (std::uint64_t b = w.Lowest(cur); !stopping && b != kNone && b <= cur + kLocalAhead;
+             b = w.Lowest(cur)) {
+          if (w.ring[b % kWindow].size() >= kLocalBin) break;
+          batch.swap(w.ring[b % kWindow]);
+          w.Clear(b);
+          for (std::size_t k = 0; k < batch.size() && !stopping; ++k) {
+            expand_one(w, batch[k]);
+            stopping = poll();
+          }
+          batch.clear();
         }
-        if (mine->empty()) w.Clear(cur);
         const std::uint64_t b = w.Lowest(cur);
         std::uint64_t seen = next_bin.load();
         while (b < seen && !next_bin.compare_exchange_weak(seen, b)) {
         }
         if (!w.overflow.empty()) any_overflow = true;
-        if (id == 0) {  // the calling thread reports and polls
-          if (round) round(rounds);
+        if (id == 0) {  // the calling thread reports and polls once a round too
+          if (progress) progress(expansions.load(std::memory_order_relaxed));
           if (stop && stop()) stop_requested = true;
         }
       });
@@ -292,27 +362,23 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
       sync.arrive_and_wait();
       if (done) return;
       if (rebase) {
-        // Phase 1: the lowest bin among live overflow entries, then refill.
-        std::uint64_t low = kNone;
-        for (std::uint32_t v : w.overflow)
-          if (std::atomic_ref<double>(ex[v]).load(std::memory_order_relaxed) != dist_of(v))
-            low = std::min(low, bin_of(dist_of(v)));
+        // Phase 1: the lowest bin among live waiting entries, then refill.
+        work([&] {
+          while (!w.overflow.empty() && stale(w.overflow.front().second)) w.Unwait();
+        });
+        if (out) return;
+        const std::uint64_t low = w.overflow.empty() ? kNone : w.overflow.front().first;
         std::uint64_t seen = next_bin.load();
         while (low < seen && !next_bin.compare_exchange_weak(seen, low)) {
         }
         sync.arrive_and_wait();
         if (done) return;
         work([&] {
-          std::vector<std::uint32_t> keep;
-          for (std::uint32_t v : w.overflow) {
-            if (std::atomic_ref<double>(ex[v]).load(std::memory_order_relaxed) == dist_of(v)) continue;
-            const std::uint64_t b = bin_of(dist_of(v));
-            if (b < base + kWindow)
-              w.Push(b, v);
-            else
-              keep.push_back(v);
+          while (!w.overflow.empty() && w.overflow.front().first < base + kWindow) {
+            const std::uint32_t v = w.overflow.front().second;
+            w.Unwait();
+            if (!stale(v)) w.Push(std::max(base, bin_of(dist_of(v))), v);
           }
-          w.overflow.swap(keep);
         });
         if (out) return;
       }
@@ -342,6 +408,10 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
   }
   body(0);
   for (std::thread& t : pool) t.join();
+  if (stats != nullptr) {
+    *stats = {.rounds = rounds, .window_moves = window_moves};
+    for (const Worker& w : workers) stats->waited += w.waited, stats->unwaited += w.unwaited;
+  }
   if (thrown) std::rethrow_exception(thrown);
   if (failed.load()) return DeltaSteppingEnd::kOutOfMemory;
   return cancelled ? DeltaSteppingEnd::kCancelled : DeltaSteppingEnd::kDone;

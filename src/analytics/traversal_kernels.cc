@@ -11,6 +11,7 @@
 // the component label is canonical whatever order the links ran in.
 #include <functional>
 #include <limits>
+#include <new>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,14 +34,17 @@ using analytics::ThreadsFor;
 
 namespace {
 
-// Sssp's answer to running out of memory, built before main: making it must
-// not allocate.
-const Status& SsspOutOfMemory() {
-  static const Status* const s =
-      new Status(internal::ImmortalStatus(StatusCode::kResourceExhausted, "Sssp: out of memory"));
-  return *s;
+// The kernels' answers to running out of memory, built before main: making
+// one must not allocate.
+enum class Kernel { kBfs, kWcc, kSssp };
+const Status& OutOfMemory(Kernel k) {
+  static const Status* const s[] = {
+      new Status(internal::ImmortalStatus(StatusCode::kResourceExhausted, "Bfs: out of memory")),
+      new Status(internal::ImmortalStatus(StatusCode::kResourceExhausted, "Wcc: out of memory")),
+      new Status(internal::ImmortalStatus(StatusCode::kResourceExhausted, "Sssp: out of memory"))};
+  return *s[static_cast<int>(k)];
 }
-[[maybe_unused]] const bool sssp_out_of_memory_built = (SsspOutOfMemory(), true);
+[[maybe_unused]] const bool out_of_memory_built = (OutOfMemory(Kernel::kBfs), true);
 
 Status NotInProjection(const char* kernel, VertexId v) {
   return NotFoundError(std::string(kernel) + ": vertex " + std::to_string(v.value()) +
@@ -62,11 +66,15 @@ Result<std::vector<std::int64_t>> Bfs(const Projection& p, VertexId source, cons
         [&](unsigned, std::uint64_t blk, std::uint64_t b, std::uint64_t e) { fn(blk, b, e); });
   };
   std::vector<std::int64_t> depth;
-  if (!analytics::DirectionOptimizingBfs(
-          p, *s, p.has_in(), for_blocks,
-          [&](std::int64_t level) { return Step(run, "bfs level", static_cast<std::uint64_t>(level), 0); },
-          &depth))
-    return KernelCancelled("Bfs");
+  try {
+    if (!analytics::DirectionOptimizingBfs(
+            p, *s, p.has_in(), for_blocks,
+            [&](std::int64_t level) { return Step(run, "bfs level", static_cast<std::uint64_t>(level), 0); },
+            &depth))
+      return KernelCancelled("Bfs");
+  } catch (const std::bad_alloc&) {
+    return OutOfMemory(Kernel::kBfs);
+  }
   return depth;
 }
 
@@ -79,14 +87,19 @@ Result<std::vector<VertexId>> Wcc(const Projection& p, const RunOptions& run) {
     return ParallelBlocks(run, threads, n, phase,
                           [&](unsigned, std::uint64_t, std::uint64_t b, std::uint64_t e) { fn(b, e); });
   };
-  if (!analytics::Afforest(p, p.has_in(), p.undirected(), for_blocks, &comp)) return KernelCancelled("Wcc");
-  std::vector<VertexId> component(comp.size());
-  const bool done = ParallelBlocks(run, threads, comp.size(), "wcc label",
-                                   [&](unsigned, std::uint64_t, std::uint64_t b, std::uint64_t e) {
-                                     for (std::uint64_t v = b; v < e; ++v)
-                                       component[v] = p.ToVertexId(comp[v]);
-                                   });
-  if (!done) return KernelCancelled("Wcc");
+  std::vector<VertexId> component;
+  try {
+    if (!analytics::Afforest(p, p.has_in(), p.undirected(), for_blocks, &comp)) return KernelCancelled("Wcc");
+    component.resize(comp.size());
+    const bool done = ParallelBlocks(run, threads, comp.size(), "wcc label",
+                                     [&](unsigned, std::uint64_t, std::uint64_t b, std::uint64_t e) {
+                                       for (std::uint64_t v = b; v < e; ++v)
+                                         component[v] = p.ToVertexId(comp[v]);
+                                     });
+    if (!done) return KernelCancelled("Wcc");
+  } catch (const std::bad_alloc&) {
+    return OutOfMemory(Kernel::kWcc);
+  }
   return component;
 }
 
@@ -102,9 +115,10 @@ Result<std::vector<double>> Sssp(const Projection& p, VertexId source, const Run
   std::vector<double> dist;
   const analytics::DeltaSteppingEnd end = analytics::DeltaStepping(
       p, *s, ThreadsFor(run), [&] { return CancelRequested(run); },
-      [&](std::uint64_t rounds) { Step(run, "sssp rounds", rounds, 0); }, &dist);
+      [&](std::uint64_t expanded) { Step(run, "sssp vertices expanded", expanded, p.vertex_count()); },
+      &dist);
   if (end == analytics::DeltaSteppingEnd::kCancelled) return KernelCancelled("Sssp");
-  if (end == analytics::DeltaSteppingEnd::kOutOfMemory) return SsspOutOfMemory();
+  if (end == analytics::DeltaSteppingEnd::kOutOfMemory) return OutOfMemory(Kernel::kSssp);
   return dist;
 }
 

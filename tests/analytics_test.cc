@@ -17,10 +17,16 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <queue>
 #include <random>
 #include <set>
+#include <thread>
+#include <tuple>
 #include <vector>
 
+#include "alloc_hook.h"
+#include "analytics/delta_stepping.h"
+#include "base/memory.h"
 #include "gtest/gtest.h"
 #include "quiver/graph.h"
 
@@ -383,6 +389,244 @@ TEST(AnalyticsTest, RandomGraphsMatchReferenceKernels) {
   }
 }
 
+// Without in adjacency BFS cannot go bottom-up and WCC cannot skip the giant
+// component's edges; the answers must not change.
+TEST(AnalyticsTest, BfsAndWccWithoutInAdjacencyAgree) {
+  for (std::uint64_t seed = 1; seed <= 20; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed);
+    auto graph = RandomGraph(rng, 20 + static_cast<int>(rng() % 60), static_cast<int>(rng() % 300));
+    Snapshot snap = graph->GetSnapshot();
+    const RunOptions run{.threads = static_cast<std::uint32_t>(1 + rng() % 3)};
+    auto both = Project(snap, {.threads = 2}).value();
+    auto out_only = Project(snap, {.in = false, .threads = 2}).value();
+    ASSERT_TRUE(both.has_in());
+    ASSERT_FALSE(out_only.has_in());
+    if (both.vertex_count() == 0) continue;
+    EXPECT_TRUE(Wcc(both, run).value() == Wcc(out_only, run).value());
+    for (int i = 0; i < 4; ++i) {
+      const VertexId src = both.ToVertexId(static_cast<std::uint32_t>(rng() % both.vertex_count()));
+      EXPECT_TRUE(Bfs(both, src, run).value() == Bfs(out_only, src, run).value());
+    }
+  }
+}
+
+// Dijkstra on the projection's own arrays: the answer Sssp must give to the bit.
+std::vector<double> DijkstraOn(const Projection& p, std::uint32_t s) {
+  std::vector<double> dist(p.vertex_count(), kInf);
+  using Item = std::pair<double, std::uint32_t>;
+  std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
+  dist[s] = 0;
+  heap.push({0.0, s});
+  while (!heap.empty()) {
+    const auto [d, v] = heap.top();
+    heap.pop();
+    if (d > dist[v]) continue;
+    for (std::size_t i = 0; i < p.OutNeighbors(v).size(); ++i) {
+      const double nd = d + p.OutWeights(v)[i];
+      const std::uint32_t w = p.OutNeighbors(v)[i];
+      if (nd < dist[w]) dist[w] = nd, heap.push({nd, w});
+    }
+  }
+  return dist;
+}
+
+// A graph for delta-stepping's bins: 20,000 edges of weights from 0 to 1
+// over three orders of magnitude; a chain of 600 edges of weight 5, entered
+// only from vertex 0; and 5 edges from vertex 0 of weights 1,000 .. 5,000,
+// each followed by one more edge.
+// The bin width (the mean weight over the mean out-degree) comes to about
+// 0.18, so the window of 4,096 bins spans about 740: the chain and the far
+// edges run past it, entries wait in the overflow, and the window moves.
+std::unique_ptr<Graph> SpreadWeightGraph(std::mt19937_64& rng) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < 3610; ++i) vs.push_back(b.AddVertex("V"));
+  for (int i = 0; i < 20000; ++i) {
+    const int kind = static_cast<int>(rng() % 10);
+    double w = 0;  // kind 5 and 6: zero
+    if (kind < 5) w = static_cast<double>(rng() % 1000) / 1e6;
+    if (kind >= 7) w = static_cast<double>(rng() % 1000) / 1e3;
+    b.AddEdge("E", vs[rng() % 3000], vs[rng() % 3000], {{"w", w}});
+  }
+  b.AddEdge("E", vs[0], vs[3000], {{"w", 1.0}});
+  // Straight from vertex 0 to distances 200..3140: one expansion fills the
+  // overflow with entries of many windows at once.
+  for (int k = 0; k < 5; ++k) {
+    b.AddEdge("E", vs[0], vs[3600 + k], {{"w", 1000.0 * (k + 1)}});
+    b.AddEdge("E", vs[3600 + k], vs[3605 + k], {{"w", 1.0}});  // reached only once that is expanded
+  }
+  for (int i = 3000; i + 1 < 3600; ++i) {
+    b.AddEdge("E", vs[i], vs[i + 1], {{"w", 5.0 + static_cast<double>(i % 7) * 1e-3}});
+    if (i % 50 == 0) b.AddEdge("E", vs[i], vs[rng() % 3000], {{"w", 0.5}});  // back into the rest
+  }
+  EXPECT_TRUE(graph->Write(std::move(b)).ok());
+  return graph;
+}
+
+TEST(AnalyticsTest, SsspIsDijkstraToTheBitOnEveryThreadCount) {
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed);
+    auto graph = SpreadWeightGraph(rng);
+    Snapshot snap = graph->GetSnapshot();
+    auto p = Project(snap, {.in = false, .weight_property = "w", .threads = 2}).value();
+    for (const std::uint32_t src : {0u, static_cast<std::uint32_t>(rng() % 3000)}) {
+      const std::vector<double> want = DijkstraOn(p, src);
+      if (src == 0) EXPECT_GT(want[3599], 2990.0);  // the chain's end
+      if (src == 0) EXPECT_EQ(want[3609], 5001.0);  // past the farthest edge from 0
+      for (std::uint32_t t : {1u, 2u, 3u, 8u})
+        EXPECT_TRUE(Sssp(p, p.ToVertexId(src), {.threads = t}).value() == want) << t;
+    }
+  }
+}
+
+// An allocation Sssp makes on the calling thread can fail (once, or from then
+// on; with 2 threads that includes starting the second thread, which it then
+// does without): the answer is then ResourceExhausted or still exact.
+// Runs `kernel` with the calling thread's allocations failing in turn (once,
+// or from then on; with 2 threads that includes starting the second thread,
+// which the kernel then does without): each answer is ResourceExhausted or
+// exactly `want`, and no exception escapes.
+template <typename T, typename Kernel>
+void ExpectOutOfMemoryIsAStatusOrTheAnswer(const T& want, const Kernel& kernel) {
+  for (auto mode : {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
+    for (std::uint32_t threads : {1u, 2u}) {
+      int failures = 0;
+      // Hundreds of allocations (a bin's list grows on its own): every one of
+      // the first 64, then every 13th.
+      for (std::uint64_t n = 1;; n += n < 64 ? 1 : 13) {
+        SCOPED_TRACE(testing::Message() << "threads " << threads << " allocation " << n);
+        Result<T> r = InvalidArgumentError("not run");
+        std::uint64_t made = 0;
+        {
+          test_util::ScopedOperatorNewFaults hook;
+          base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
+          EXPECT_NO_THROW(r = kernel(RunOptions{.threads = threads}));
+          made = base::DisarmAllocationFaults();
+        }
+        if (r.ok()) {
+          EXPECT_TRUE(*r == want);
+          if (made < n) break;  // the n-th allocation never came: every one has failed once
+          continue;
+        }
+        ++failures;
+        EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().ToString();
+        ASSERT_LT(n, 100000u);
+      }
+      EXPECT_GT(failures, 2);
+    }
+  }
+}
+
+TEST(AnalyticsTest, OutOfMemoryIsAStatusOrTheExactAnswer) {
+  std::mt19937_64 rng(5);
+  auto graph = SpreadWeightGraph(rng);
+  Snapshot snap = graph->GetSnapshot();
+  auto p = Project(snap, {.weight_property = "w", .threads = 1}).value();
+  const VertexId src = p.ToVertexId(0);
+  ExpectOutOfMemoryIsAStatusOrTheAnswer(DijkstraOn(p, 0),
+                                        [&](const RunOptions& run) { return Sssp(p, src, run); });
+  ExpectOutOfMemoryIsAStatusOrTheAnswer(Bfs(p, src).value(),
+                                        [&](const RunOptions& run) { return Bfs(p, src, run); });
+  ExpectOutOfMemoryIsAStatusOrTheAnswer(Wcc(p).value(), [&](const RunOptions& run) { return Wcc(p, run); });
+}
+
+// Review findings: a distance past 2^62 bin widths, and weights the bin
+// width's sample never sees, ended in a loop that never returned; a window
+// move rescanned every waiting entry (quadratic); a long path of small bins
+// took a barrier round per bin; and `stop` was polled once a round only.
+std::unique_ptr<Graph> WeightedGraph(const std::vector<std::tuple<int, int, double>>& edges, int vertices) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < vertices; ++i) vs.push_back(b.AddVertex("V"));
+  for (auto [from, to, w] : edges) b.AddEdge("E", vs[from], vs[to], {{"w", w}});
+  EXPECT_TRUE(graph->Write(std::move(b)).ok());
+  return graph;
+}
+
+analytics::DeltaSteppingStats CheckDeltaStepping(const Graph& graph, std::uint32_t source, unsigned threads) {
+  Snapshot snap = graph.GetSnapshot();
+  auto p = Project(snap, {.in = false, .weight_property = "w", .threads = 1}).value();
+  std::vector<double> dist;
+  analytics::DeltaSteppingStats stats;
+  EXPECT_EQ(analytics::DeltaStepping(p, source, threads, {}, {}, &dist, &stats),
+            analytics::DeltaSteppingEnd::kDone);
+  EXPECT_TRUE(dist == DijkstraOn(p, source));
+  EXPECT_TRUE(Sssp(p, p.ToVertexId(source), {.threads = threads}).value() == dist);
+  EXPECT_LE(stats.unwaited, stats.waited);
+  return stats;
+}
+
+TEST(AnalyticsTest, SsspEndsOnHugeAndUnsampledWeights) {
+  for (unsigned threads : {1u, 3u}) {
+    SCOPED_TRACE(threads);
+    // The bin width overflows to infinity: 1e308 over a mean degree of 1/2.
+    CheckDeltaStepping(*WeightedGraph({{0, 1, 1e308}}, 2), 0, threads);
+    // 1e300 past 4,000 edges of 1e-3: far beyond 2^62 bins of width ~1e-3.
+    std::vector<std::tuple<int, int, double>> edges;
+    for (int i = 1; i <= 4000; ++i) edges.push_back({0, i, 1e-3});
+    edges.push_back({0, 4001, 1e300});
+    edges.push_back({4001, 4002, 1e290});
+    edges.push_back({4002, 4003, 1.0});
+    CheckDeltaStepping(*WeightedGraph(edges, 4004), 0, threads);
+    // Every sampled entry (every second one) weighs 0, the others 1e19.
+    edges.clear();
+    for (int i = 1; i <= 8192; ++i) edges.push_back({0, i, i % 2 == 1 ? 0.0 : 1e19});
+    CheckDeltaStepping(*WeightedGraph(edges, 8193), 0, threads);
+  }
+}
+
+TEST(AnalyticsTest, SsspTakesEachWaitingEntryBackOnce) {
+  // A star whose sampled entries (every second) weigh 1e-3 and the others
+  // 1,000 x i: the bins are ~1e-3 wide and each distance lies in a window of
+  // its own, so the window moves about 4,500 times.
+  std::vector<std::tuple<int, int, double>> edges;
+  for (int i = 0; i < 9000; ++i) edges.push_back({0, i + 1, i % 2 == 0 ? 1e-3 : 1000.0 * i});
+  auto graph = WeightedGraph(edges, 9001);
+  for (unsigned threads : {1u, 2u}) {
+    const analytics::DeltaSteppingStats stats = CheckDeltaStepping(*graph, 0, threads);
+    EXPECT_GT(stats.window_moves, 4000u);
+    EXPECT_EQ(stats.unwaited, stats.waited);
+  }
+}
+
+TEST(AnalyticsTest, SsspWalksALongPathOfSmallBinsInFewRounds) {
+  std::vector<std::tuple<int, int, double>> edges;
+  for (int i = 0; i + 1 < 20000; ++i) edges.push_back({i, i + 1, 1.0});
+  auto graph = WeightedGraph(edges, 20000);
+  for (unsigned threads : {1u, 2u, 8u}) {
+    const analytics::DeltaSteppingStats stats = CheckDeltaStepping(*graph, 0, threads);
+    EXPECT_LT(stats.rounds, 200u) << threads;  // 20,000 bins of one vertex each, 1,024 ahead at a time
+  }
+}
+
+TEST(AnalyticsTest, SsspReportsAndCancelsWithinOneBin) {
+  // 0 -> 1 weighs 1e12 and is sampled, so the bins are ~2.4e8 wide and the
+  // whole chain from vertex 1 lies in bin 0.
+  std::vector<std::tuple<int, int, double>> edges{{0, 1, 1e12}};
+  for (int i = 1; i + 1 < 40000; ++i) edges.push_back({i, i + 1, 1.0});
+  auto graph = WeightedGraph(edges, 40000);
+  Snapshot snap = graph->GetSnapshot();
+  auto p = Project(snap, {.in = false, .weight_property = "w"}).value();
+  int reports = 0;
+  ASSERT_TRUE(Sssp(p, p.ToVertexId(1), {.threads = 1, .progress = [&](const Progress&) { ++reports; }}).ok());
+  EXPECT_GE(reports, 40000 / 4096);
+  std::atomic<bool> cancel{false};
+  std::uint64_t last = 0;
+  const RunOptions run{.threads = 2,
+                       .progress =
+                           [&](const Progress& pr) {
+                             last = pr.done;
+                             if (pr.done >= 8192) cancel = true;
+                           },
+                       .cancel = &cancel};
+  EXPECT_EQ(Sssp(p, p.ToVertexId(1), run).status().code(), StatusCode::kCancelled);
+  EXPECT_LT(last, 40000u);
+}
+
 // Large enough for many blocks (4096 vertices each), so threads really split work.
 TEST(AnalyticsTest, ResultsAreIdenticalOnEveryThreadCount) {
   std::mt19937_64 rng(7);
@@ -415,6 +659,7 @@ TEST(AnalyticsTest, ResultsAreIdenticalOnEveryThreadCount) {
   const auto bfs1 = Bfs(base, VertexId(5), one).value();
   const auto tri1 = TriangleCount(base, one).value();
   const auto core1 = CoreNumbers(base, one).value();
+  const auto sssp1 = Sssp(base, VertexId(5), one).value();
   for (std::uint32_t t : {2u, 3u, 8u}) {
     const RunOptions run{.threads = t};
     EXPECT_TRUE(PageRank(base, {.iterations = 10}, run).value() == pr1);  // bit-identical doubles
@@ -427,6 +672,7 @@ TEST(AnalyticsTest, ResultsAreIdenticalOnEveryThreadCount) {
     EXPECT_TRUE(Bfs(base, VertexId(5), run).value() == bfs1);
     EXPECT_EQ(TriangleCount(base, run).value(), tri1);
     EXPECT_TRUE(CoreNumbers(base, run).value() == core1);
+    EXPECT_TRUE(Sssp(base, VertexId(5), run).value() == sssp1);
   }
 }
 

@@ -271,7 +271,7 @@ std::vector<PeerTime> Peers::Run(PeerKernel kernel, int iterations, std::uint32_
     }
     case PeerKernel::kSssp: {
 #ifdef QUIVER_BENCH_HAVE_BOOST_GRAPH
-      const std::vector<double> want = RawSssp(g, source);
+      const std::vector<double> want = RawSssp(g, source, 1);
       const auto& bg = boost_->graph;
       std::vector<double> dist(g.n);
       const double s = MedianSeconds(repeats, [&] {

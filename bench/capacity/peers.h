@@ -16,9 +16,20 @@
 #include <optional>
 #include <string>
 
-#include "raw_kernels.h"
+#include "common/raw_kernels.h"
 
 namespace quiver::capacity {
+
+// The raw CSR ceiling (bench/common), by name in this bench.
+using bench::BuildRawGraph;
+using bench::RawBfs;
+using bench::RawCdlp;
+using bench::RawGraph;
+using bench::RawLcc;
+using bench::RawPageRank;
+using bench::RawSssp;
+using bench::RawSweep;
+using bench::RawWcc;
 
 // One peer kernel's measurement: seconds (median), or the reason it was not measured.
 struct PeerTime {

@@ -229,7 +229,10 @@ inline constexpr std::int64_t kUnreachableDepth = std::numeric_limits<std::int64
 // of hops from source to vertex i, kUnreachableDepth if none. Requires
 // has_out(). Errors: NotFound if `source` is not in the projection;
 // FailedPrecondition without out adjacency; Cancelled.
-// Cost: O(V + E) work, level-synchronous over the threads.
+// Cost: O(V + E) work, level-synchronous over the threads. With in adjacency
+// too (has_in()), a large frontier is expanded bottom-up (every unvisited
+// vertex looks for a parent in the frontier), which examines a fraction of
+// the edges on graphs of small diameter; 2 bits per vertex of scratch.
 // Example: auto depth = Bfs(proj, VertexId(1));
 Result<std::vector<std::int64_t>> Bfs(const Projection& p, VertexId source, const RunOptions& run = {});
 
@@ -264,7 +267,10 @@ Result<std::vector<double>> PersonalizedPageRank(const Projection& p,
 // Weakly connected components: component[i] is the smallest VertexId in
 // vertex i's component (edge direction ignored). Requires has_out().
 // Errors: FailedPrecondition without out adjacency; Cancelled.
-// Cost: O(E alpha(V)) with a lock-free union-find.
+// Cost: O(E alpha(V)) with a lock-free union-find. With in adjacency too
+// (has_in()), the vertices of the largest component skip their edges after
+// two sampling rounds (Afforest), about 2V links on a graph with one giant
+// component.
 Result<std::vector<VertexId>> Wcc(const Projection& p, const RunOptions& run = {});
 
 // Graphalytics community detection by label propagation: every vertex starts
@@ -286,12 +292,18 @@ Result<std::vector<VertexId>> Cdlp(const Projection& p, std::uint32_t iterations
 // outdeg(u)), 4 bytes per vertex of scratch per thread.
 Result<std::vector<double>> Lcc(const Projection& p, const RunOptions& run = {});
 
-// Graphalytics single-source shortest paths (Dijkstra) over out-edges with the
-// projection's weights: distance[i], +infinity if unreachable. Requires a
-// weighted projection with out adjacency. Errors: NotFound for a source not
-// in the projection; FailedPrecondition without weights; InvalidArgument if
-// any weight is negative (naming the edge); Cancelled. Runs on one thread
-// (run.threads is ignored). Cost: O((V + E) log V).
+// Graphalytics single-source shortest paths over out-edges with the
+// projection's weights: distance[i], +infinity if unreachable. A distance is
+// the least, over paths, of the path's weights added from the source in
+// order: exactly what Dijkstra gives, to the bit, on every thread count.
+// Requires a weighted projection with out adjacency. Errors: NotFound for a
+// source not in the projection; FailedPrecondition without weights;
+// InvalidArgument if any weight is negative (naming the edge);
+// ResourceExhausted out of memory; Cancelled (checked once a round).
+// Cost: parallel delta-stepping; O(V + E) work on graphs whose weights are
+// spread evenly, up to O(V E) in pathological cases; 16 bytes per vertex plus
+// 4 per waiting entry of scratch.
+// Example: auto dist = Sssp(weighted_proj, VertexId(1), {.threads = 2});
 Result<std::vector<double>> Sssp(const Projection& p, VertexId source, const RunOptions& run = {});
 
 // The number of triangles of the simple undirected graph under the projection

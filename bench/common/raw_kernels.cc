@@ -1,17 +1,19 @@
-#include "raw_kernels.h"
+#include "common/raw_kernels.h"
 
 #include <algorithm>
 #include <atomic>
 #include <functional>
 #include <iterator>
 #include <limits>
-#include <queue>
 #include <thread>
 #include <utility>
 
-#include "graphs.h"
+#include "analytics/afforest.h"
+#include "analytics/bfs.h"
+#include "analytics/delta_stepping.h"
+#include "common/bench_common.h"
 
-namespace quiver::capacity {
+namespace quiver::bench {
 namespace {
 
 constexpr std::uint64_t kChunk = 4096;
@@ -38,7 +40,8 @@ void ForChunks(std::uint64_t n, int threads,
   for (std::thread& t : pool) t.join();
 }
 
-RawGraph BuildRawGraph(const Snapshot& snapshot, VertexId first, std::uint64_t n, PropertyKeyId weight_key) {
+RawGraph BuildRawGraph(const Snapshot& snapshot, VertexId first, std::uint64_t n,
+                       std::optional<PropertyKeyId> weight_key) {
   RawGraph g;
   g.n = static_cast<std::uint32_t>(n);
   const std::uint64_t base = first.value();
@@ -51,13 +54,14 @@ RawGraph BuildRawGraph(const Snapshot& snapshot, VertexId first, std::uint64_t n
       for (const EdgeEntry& e : group.entries) {
         const std::uint64_t t = e.neighbor().value() - base;
         if (t >= n) Die("analytics raw CSR", InternalError("an edge leaves the vertex range"));
-        row.emplace_back(static_cast<std::uint32_t>(t), WeightOf(snapshot, e.edge(), weight_key));
+        row.emplace_back(static_cast<std::uint32_t>(t),
+                         weight_key ? WeightOf(snapshot, e.edge(), *weight_key) : 0.0);
       }
     }
     std::sort(row.begin(), row.end());
     for (const auto& [t, w] : row) {
       g.out.targets.push_back(t);
-      g.out.weights.push_back(w);
+      if (weight_key) g.out.weights.push_back(w);
     }
   }
   g.out.offsets[n] = g.out.targets.size();
@@ -114,66 +118,43 @@ std::vector<double> RawPageRank(const RawGraph& g, int iterations, int threads) 
 }
 
 std::vector<std::int64_t> RawBfs(const RawGraph& g, std::uint32_t source, int threads) {
-  constexpr std::int64_t kUnreached = std::numeric_limits<std::int64_t>::max();
-  std::vector<std::int64_t> depth(g.n, kUnreached);
-  depth[source] = 0;
-  std::vector<std::uint32_t> frontier{source};
-  std::vector<std::vector<std::uint32_t>> found;
-  for (std::int64_t level = 0; !frontier.empty(); ++level) {
-    found.assign((frontier.size() + kChunk - 1) / kChunk, {});
-    ForChunks(frontier.size(), threads, [&](int, std::uint64_t b, std::uint64_t e) {
-      std::vector<std::uint32_t>& out = found[b / kChunk];
-      for (std::uint64_t i = b; i < e; ++i) {
-        for (std::uint32_t w : g.out.Neighbors(frontier[i])) {
-          std::atomic_ref<std::int64_t> dw(depth[w]);
-          std::int64_t expected = kUnreached;
-          if (dw.load(std::memory_order_relaxed) == kUnreached &&
-              dw.compare_exchange_strong(expected, level + 1, std::memory_order_relaxed))
-            out.push_back(w);
-        }
-      }
-    });
-    frontier.clear();
-    for (const auto& part : found) frontier.insert(frontier.end(), part.begin(), part.end());
-  }
+  // The library's own direction-optimising BFS, run on the raw arrays.
+  struct View {
+    const RawGraph& g;
+    std::uint32_t vertex_count() const { return g.n; }
+    std::uint64_t edge_count() const { return g.out.targets.size(); }
+    std::span<const std::uint32_t> OutNeighbors(std::uint32_t v) const { return g.out.Neighbors(v); }
+    std::span<const std::uint32_t> InNeighbors(std::uint32_t v) const { return g.in.Neighbors(v); }
+  };
+  static_assert(analytics::kBfsBlock == kChunk);
+  std::vector<std::int64_t> depth;
+  analytics::DirectionOptimizingBfs(
+      View{g}, source, /*in_edges=*/true,
+      [&](std::string_view, std::uint64_t n,
+          const std::function<void(std::uint64_t, std::uint64_t, std::uint64_t)>& fn) {
+        ForChunks(n, threads, [&](int, std::uint64_t b, std::uint64_t e) { fn(b / kChunk, b, e); });
+        return true;
+      },
+      [](std::int64_t) { return true; }, &depth);
   return depth;
 }
 
 std::vector<std::uint32_t> RawWcc(const RawGraph& g, int threads) {
-  std::vector<std::uint32_t> parent(g.n);
-  for (std::uint32_t v = 0; v < g.n; ++v) parent[v] = v;
-  auto ref = [&](std::uint32_t x) { return std::atomic_ref<std::uint32_t>(parent[x]); };
-  auto find = [&](std::uint32_t x) {
-    while (true) {
-      const std::uint32_t p = ref(x).load(std::memory_order_acquire);
-      if (p == x) return x;
-      const std::uint32_t gp = ref(p).load(std::memory_order_acquire);
-      if (gp != p) {
-        std::uint32_t expected = p;
-        ref(x).compare_exchange_weak(expected, gp, std::memory_order_acq_rel);
-      }
-      x = p;
-    }
+  // The library's own Afforest, run on the raw arrays.
+  struct View {
+    const RawGraph& g;
+    std::uint32_t vertex_count() const { return g.n; }
+    std::span<const std::uint32_t> OutNeighbors(std::uint32_t v) const { return g.out.Neighbors(v); }
+    std::span<const std::uint32_t> InNeighbors(std::uint32_t v) const { return g.in.Neighbors(v); }
   };
-  ForChunks(g.n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
-    for (std::uint64_t v = b; v < e; ++v) {
-      for (std::uint32_t w : g.out.Neighbors(static_cast<std::uint32_t>(v))) {
-        std::uint32_t x = static_cast<std::uint32_t>(v), y = w;
-        while (true) {
-          x = find(x);
-          y = find(y);
-          if (x == y) break;
-          if (x < y) std::swap(x, y);
-          std::uint32_t expected = x;
-          if (ref(x).compare_exchange_strong(expected, y, std::memory_order_acq_rel)) break;
-        }
-      }
-    }
-  });
-  std::vector<std::uint32_t> comp(g.n);
-  ForChunks(g.n, threads, [&](int, std::uint64_t b, std::uint64_t e) {
-    for (std::uint64_t v = b; v < e; ++v) comp[v] = find(static_cast<std::uint32_t>(v));
-  });
+  std::vector<std::uint32_t> comp;
+  analytics::Afforest(
+      View{g}, /*in_edges=*/true, /*undirected=*/false,
+      [&](std::string_view, std::uint64_t n, const std::function<void(std::uint64_t, std::uint64_t)>& fn) {
+        ForChunks(n, threads, [&](int, std::uint64_t b, std::uint64_t e) { fn(b, e); });
+        return true;
+      },
+      &comp);
   return comp;
 }
 
@@ -241,27 +222,20 @@ std::vector<double> RawLcc(const RawGraph& g, int threads) {
   return lcc;
 }
 
-std::vector<double> RawSssp(const RawGraph& g, std::uint32_t source) {
-  std::vector<double> dist(g.n, std::numeric_limits<double>::infinity());
-  using Item = std::pair<double, std::uint32_t>;
-  std::priority_queue<Item, std::vector<Item>, std::greater<>> heap;
-  dist[source] = 0;
-  heap.push({0.0, source});
-  while (!heap.empty()) {
-    const auto [d, v] = heap.top();
-    heap.pop();
-    if (d > dist[v]) continue;
-    const auto nbrs = g.out.Neighbors(v);
-    const auto weights = g.out.Weights(v);
-    for (std::size_t i = 0; i < nbrs.size(); ++i) {
-      const double nd = d + weights[i];
-      if (nd < dist[nbrs[i]]) {
-        dist[nbrs[i]] = nd;
-        heap.push({nd, nbrs[i]});
-      }
-    }
-  }
+std::vector<double> RawSssp(const RawGraph& g, std::uint32_t source, int threads) {
+  // The library's own delta-stepping, run on the raw arrays.
+  struct View {
+    const RawGraph& g;
+    std::uint32_t vertex_count() const { return g.n; }
+    std::uint64_t edge_count() const { return g.out.targets.size(); }
+    std::span<const std::uint32_t> OutNeighbors(std::uint32_t v) const { return g.out.Neighbors(v); }
+    std::span<const double> OutWeights(std::uint32_t v) const { return g.out.Weights(v); }
+  };
+  std::vector<double> dist;
+  if (analytics::DeltaStepping(View{g}, source, static_cast<unsigned>(threads), {}, {}, &dist) !=
+      analytics::DeltaSteppingEnd::kDone)
+    Die("analytics raw CSR", ResourceExhaustedError("SSSP ran out of memory"));
   return dist;
 }
 
-}  // namespace quiver::capacity
+}  // namespace quiver::bench

@@ -299,10 +299,12 @@ Result<std::vector<double>> Lcc(const Projection& p, const RunOptions& run = {})
 // Requires a weighted projection with out adjacency. Errors: NotFound for a
 // source not in the projection; FailedPrecondition without weights;
 // InvalidArgument if any weight is negative (naming the edge);
-// ResourceExhausted out of memory; Cancelled (checked once a round).
-// Cost: parallel delta-stepping; O(V + E) work on graphs whose weights are
-// spread evenly, up to O(V E) in pathological cases; 16 bytes per vertex plus
-// 4 per waiting entry of scratch.
+// ResourceExhausted out of memory; Cancelled (checked every 4,096 vertices
+// expanded by a worker). Cost: parallel delta-stepping (at most one worker
+// per 1,024 vertices); O(V + E) work on graphs whose weights are spread
+// evenly, more where distances drop many times; scratch of 16 bytes per
+// vertex, 96 KiB per worker, and 4 bytes per waiting entry (16 past the
+// window of 4,096 bins).
 // Example: auto dist = Sssp(weighted_proj, VertexId(1), {.threads = 2});
 Result<std::vector<double>> Sssp(const Projection& p, VertexId source, const RunOptions& run = {});
 

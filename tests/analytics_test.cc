@@ -474,8 +474,10 @@ TEST(AnalyticsTest, SsspIsDijkstraToTheBitOnEveryThreadCount) {
     auto p = Project(snap, {.in = false, .weight_property = "w", .threads = 2}).value();
     for (const std::uint32_t src : {0u, static_cast<std::uint32_t>(rng() % 3000)}) {
       const std::vector<double> want = DijkstraOn(p, src);
-      if (src == 0) EXPECT_GT(want[3599], 2990.0);  // the chain's end
-      if (src == 0) EXPECT_EQ(want[3609], 5001.0);  // past the farthest edge from 0
+      if (src == 0) {
+        EXPECT_GT(want[3599], 2990.0);  // the chain's end
+        EXPECT_EQ(want[3609], 5001.0);  // past the farthest edge from 0
+      }
       for (std::uint32_t t : {1u, 2u, 3u, 8u})
         EXPECT_TRUE(Sssp(p, p.ToVertexId(src), {.threads = t}).value() == want) << t;
     }
@@ -556,7 +558,13 @@ analytics::DeltaSteppingStats CheckDeltaStepping(const Graph& graph, std::uint32
             analytics::DeltaSteppingEnd::kDone);
   EXPECT_TRUE(dist == DijkstraOn(p, source));
   EXPECT_TRUE(Sssp(p, p.ToVertexId(source), {.threads = threads}).value() == dist);
-  EXPECT_LE(stats.unwaited, stats.waited);
+  // Every entry put past the window comes back (none is left behind), and a
+  // move of the window reads only what it takes back plus a few entries per
+  // worker: a move that rescanned the waiting entries it leaves would read
+  // them again on every move. (A small graph runs on fewer workers; the
+  // bound uses the number asked for.)
+  EXPECT_EQ(stats.unwaited, stats.waited);
+  EXPECT_LE(stats.overflow_reads, stats.unwaited + 3 * threads * (stats.window_moves + 1));
   return stats;
 }
 
@@ -589,7 +597,9 @@ TEST(AnalyticsTest, SsspTakesEachWaitingEntryBackOnce) {
   for (unsigned threads : {1u, 2u}) {
     const analytics::DeltaSteppingStats stats = CheckDeltaStepping(*graph, 0, threads);
     EXPECT_GT(stats.window_moves, 4000u);
-    EXPECT_EQ(stats.unwaited, stats.waited);
+    // The source relaxes each of the 9,000 edges once, and each improvement
+    // waits at most once: an entry taken back is never put back to wait.
+    EXPECT_LE(stats.waited, 9000u);
   }
 }
 

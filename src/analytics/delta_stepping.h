@@ -56,6 +56,10 @@ struct DeltaSteppingStats {
   std::uint64_t window_moves = 0;  // rebases: every bin of the window was empty
   std::uint64_t waited = 0;        // entries put past the window
   std::uint64_t unwaited = 0;      // entries taken back from past the window (each at most once)
+  // Waiting entries read while the window moves (taken back or left): each
+  // move reads what it takes back plus at most three more per worker, so
+  // this stays near `unwaited` unless a move rescans what it leaves.
+  std::uint64_t overflow_reads = 0;
 };
 
 // The bin width: the mean weight (from at most 4,096 evenly spaced entries)
@@ -133,7 +137,12 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
     // pushed for: a move of the window takes only what it covers.
     std::vector<std::pair<std::uint64_t, std::uint32_t>> overflow;
     std::uint64_t offset = 0;  // where its part of the next frontier goes
-    std::uint64_t waited = 0, unwaited = 0;
+    std::uint64_t waited = 0, unwaited = 0, reads = 0;
+    // The waiting entry with the lowest bin (the overflow is not empty).
+    const std::pair<std::uint64_t, std::uint32_t>& Front() {
+      ++reads;
+      return overflow.front();
+    }
     void Wait(std::uint64_t b, std::uint32_t v) {
       ++waited;
       overflow.emplace_back(b, v);
@@ -364,17 +373,17 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
       if (rebase) {
         // Phase 1: the lowest bin among live waiting entries, then refill.
         work([&] {
-          while (!w.overflow.empty() && stale(w.overflow.front().second)) w.Unwait();
+          while (!w.overflow.empty() && stale(w.Front().second)) w.Unwait();
         });
         if (out) return;
-        const std::uint64_t low = w.overflow.empty() ? kNone : w.overflow.front().first;
+        const std::uint64_t low = w.overflow.empty() ? kNone : w.Front().first;
         std::uint64_t seen = next_bin.load();
         while (low < seen && !next_bin.compare_exchange_weak(seen, low)) {
         }
         sync.arrive_and_wait();
         if (done) return;
         work([&] {
-          while (!w.overflow.empty() && w.overflow.front().first < base + kWindow) {
+          while (!w.overflow.empty() && w.Front().first < base + kWindow) {
             const std::uint32_t v = w.overflow.front().second;
             w.Unwait();
             if (!stale(v)) w.Push(std::max(base, bin_of(dist_of(v))), v);
@@ -410,7 +419,11 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
   for (std::thread& t : pool) t.join();
   if (stats != nullptr) {
     *stats = {.rounds = rounds, .window_moves = window_moves};
-    for (const Worker& w : workers) stats->waited += w.waited, stats->unwaited += w.unwaited;
+    for (const Worker& w : workers) {
+      stats->waited += w.waited;
+      stats->unwaited += w.unwaited;
+      stats->overflow_reads += w.reads;
+    }
   }
   if (thrown) std::rethrow_exception(thrown);
   if (failed.load()) return DeltaSteppingEnd::kOutOfMemory;

@@ -8,6 +8,7 @@
 #define QUIVER_TESTS_ALLOC_HOOK_H_
 
 #include <atomic>
+#include <cstdint>
 
 #include "base/memory.h"
 
@@ -28,6 +29,31 @@ inline bool OperatorNewShouldFail() {
 // Called by the test binary's operator delete (quiver_tests) with each
 // block it is about to free; null: nothing is called.
 inline std::atomic<void (*)(void*)> g_operator_delete_observer{nullptr};
+
+// Live-heap tracking, on every thread: while g_track_live is on, the test
+// binary's operator new (quiver_tests) adds each block's usable size to
+// g_live_bytes and raises g_peak_live_bytes to it, and operator delete
+// subtracts the usable size of what it frees. Blocks allocated before and
+// freed during tracking lower the count, so read the peak against the
+// count at the start.
+inline std::atomic<bool> g_track_live{false};
+inline std::atomic<std::int64_t> g_live_bytes{0};
+inline std::atomic<std::int64_t> g_peak_live_bytes{0};
+
+// Tracks the live heap for a scope; PeakGrowth() is the most the heap held
+// above what it held when the scope began.
+class ScopedLiveHeapTracking {
+ public:
+  ScopedLiveHeapTracking() {
+    g_live_bytes.store(0);
+    g_peak_live_bytes.store(0);
+    g_track_live.store(true);
+  }
+  ~ScopedLiveHeapTracking() { g_track_live.store(false); }
+  ScopedLiveHeapTracking(const ScopedLiveHeapTracking&) = delete;
+  ScopedLiveHeapTracking& operator=(const ScopedLiveHeapTracking&) = delete;
+  std::int64_t PeakGrowth() const { return g_peak_live_bytes.load(); }
+};
 
 // Switches the hook on for a scope.
 class ScopedOperatorNewFaults {

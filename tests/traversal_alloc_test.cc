@@ -3,6 +3,9 @@
 // binary's operator new counts allocations (and their bytes) made on the
 // test's thread while counting is switched on. (It is also the binary's one
 // operator new, so it carries the allocation-failure hook of alloc_hook.h.)
+#include <malloc.h>
+
+#include <cstdint>
 #include <cstdlib>
 #include <new>
 
@@ -39,7 +42,16 @@ void* operator new(std::size_t n) {
     g_bytes += n;
   }
   if (quiver::test_util::OperatorNewShouldFail()) throw std::bad_alloc();
-  if (void* p = std::malloc(n == 0 ? 1 : n)) return p;
+  if (void* p = std::malloc(n == 0 ? 1 : n)) {
+    if (quiver::test_util::g_track_live.load(std::memory_order_relaxed)) {
+      const auto size = static_cast<std::int64_t>(malloc_usable_size(p));
+      const std::int64_t live = quiver::test_util::g_live_bytes.fetch_add(size) + size;
+      std::int64_t peak = quiver::test_util::g_peak_live_bytes.load();
+      while (live > peak && !quiver::test_util::g_peak_live_bytes.compare_exchange_weak(peak, live)) {
+      }
+    }
+    return p;
+  }
   throw std::bad_alloc();
 }
 void* operator new[](std::size_t n) { return ::operator new(n); }
@@ -58,6 +70,8 @@ void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
 void operator delete(void* p) noexcept {
   if (auto* observe = quiver::test_util::g_operator_delete_observer.load(std::memory_order_relaxed))
     observe(p);
+  if (p != nullptr && quiver::test_util::g_track_live.load(std::memory_order_relaxed))
+    quiver::test_util::g_live_bytes.fetch_sub(static_cast<std::int64_t>(malloc_usable_size(p)));
   std::free(p);
 }
 void operator delete(void* p, const std::nothrow_t&) noexcept { ::operator delete(p); }

@@ -324,6 +324,7 @@ Row ExportRow(Context& ctx, const ImportInputs& in, const Graph& graph, DataForm
   Row r{csv ? "exportCsv" : "exportEvlp",
         std::to_string(in.vertices) + " x 10" + (csv ? ", vertices.csv + edges.csv" : ", graph.v + graph.e")};
   r.elements = in.edges;
+  r.threads = std::min(ctx.Cores(), 8);  // ExportOptions::threads 0: a thread per core, at most 8
   r.value = Rate(edges, seconds);
   r.unit = "edgesPerSecond";
   const std::optional<double> ws = NumberOf(write_seconds);

@@ -258,7 +258,17 @@ struct ExportOptions {
   // key is not repeated among the properties); else the Quiver vertex ids
   // are. Empty: always the Quiver ids. Default "id".
   std::string jsonl_id_key = "id";
+  // Threads that format one file, the calling thread included; 0 (default)
+  // uses one per core, at most 8. The files are the same, byte for byte,
+  // for every number: workers format chunks of 4,096 element ids and the
+  // text reaches the file in id order. Memory for the text in flight is
+  // bounded whatever the rows hold: about 2 MiB per thread plus one row,
+  // and 16 MiB of finished chunks waiting. At most kMaxExportThreads.
+  std::uint32_t threads = 0;
 };
+
+// The largest ExportOptions::threads.
+inline constexpr std::uint32_t kMaxExportThreads = 1024;
 
 // What an export wrote.
 struct ExportStats {

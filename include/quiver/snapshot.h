@@ -337,6 +337,8 @@ class Snapshot {
   EdgeRange Edges() const;
   // The edges of one type, from its set (time proportional to their number).
   EdgeRange Edges(EdgeTypeId type) const;
+  // Live edges with ids in [begin, end): for splitting a scan over threads.
+  EdgeRange Edges(std::uint64_t begin, std::uint64_t end) const;
 
   // --- Labels, edge types and property keys, with counts.
 

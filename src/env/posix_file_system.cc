@@ -283,13 +283,23 @@ class PosixFs final : public FileSystem {
       ::close(fd);
       return s;
     }
-    return std::unique_ptr<WritableFile>(
-        std::make_unique<PosixWritableFile>(fd, path, static_cast<std::uint64_t>(st.st_size)));
+    try {
+      return std::unique_ptr<WritableFile>(
+          std::make_unique<PosixWritableFile>(fd, path, static_cast<std::uint64_t>(st.st_size)));
+    } catch (...) {  // out of memory: no descriptor leaks (the caller removes the file it asked for)
+      ::close(fd);
+      throw;
+    }
   }
 
   Result<std::unique_ptr<ReadableFile>> OpenReadable(const std::string& path) override {
     QUIVER_ASSIGN_OR_RETURN(int fd, OpenFd(path, O_RDONLY | O_NOFOLLOW));
-    return std::unique_ptr<ReadableFile>(std::make_unique<PosixReadableFile>(fd, path));
+    try {
+      return std::unique_ptr<ReadableFile>(std::make_unique<PosixReadableFile>(fd, path));
+    } catch (...) {
+      ::close(fd);
+      throw;
+    }
   }
 
   Status Rename(const std::string& from, const std::string& to) override {

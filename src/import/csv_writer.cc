@@ -31,8 +31,22 @@ void AppendCsvField(std::string* out, std::string_view text, char delimiter, boo
 
 Result<std::unique_ptr<CsvWriter>> CsvWriter::Create(env::FileSystem* fs, const std::string& path,
                                                      env::OpenMode mode) {
-  QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<env::WritableFile> file, fs->OpenWritable(path, mode));
-  return std::unique_ptr<CsvWriter>(new CsvWriter(std::move(file)));
+  // Everything that allocates comes before the file exists: an export that
+  // runs out of memory here leaves no file behind.
+  std::unique_ptr<CsvWriter> w(new CsvWriter(nullptr));
+  w->buf_.reserve(kFlushBytes);
+  QUIVER_ASSIGN_OR_RETURN(w->file_, fs->OpenWritable(path, mode));
+  return w;
+}
+
+Status CsvWriter::Write(std::string_view text) {
+  if (buf_.size() + text.size() <= buf_.capacity()) {
+    buf_.append(text);
+    return MaybeFlush();
+  }
+  if (!buf_.empty()) QUIVER_RETURN_IF_ERROR(file_->Append(env::AsBytes(buf_)));
+  buf_.clear();
+  return file_->Append(env::AsBytes(text));
 }
 
 Status CsvWriter::MaybeFlush() {

@@ -29,6 +29,9 @@ class CsvWriter {
   // Append text here; MaybeFlush writes it out once it is large.
   std::string* buffer() { return &buf_; }
   Status MaybeFlush();
+  // Writes `text` after what is buffered: copied into the buffer while it
+  // fits in the room Create reserved (no allocation), else written out.
+  Status Write(std::string_view text);
   // Writes the rest, syncs and closes.
   Status Finish();
 

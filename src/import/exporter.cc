@@ -1,30 +1,156 @@
 // Export: see exporter.h.
+//
+// Each file is written by `threads` workers (ExportOptions::threads): the
+// id space is cut into chunks of ExportTuning::chunk_ids ids, workers claim
+// chunks in order and format each into a buffer of their own, and
+// OrderedWriter (ordered_writer.h) puts the chunks' text into the file in
+// chunk order, so the file is byte for byte what one thread writes. Memory
+// stays bounded whatever the rows hold: per worker its buffer (about
+// 2 x spill_bytes of room, plus one row) and CSV cells of at most 4 KiB
+// room each (plus one row's values); the finished chunks waiting, at most
+// pending_bytes of room; each output file's 1 MiB buffer; and, for EVLP and
+// JSON Lines, the id maps below.
 #include "import/exporter.h"
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <new>
 #include <optional>
 #include <utility>
 #include <vector>
 
-#include "absl/container/flat_hash_set.h"
+#include "base/parallel.h"
 #include "base/prefetch.h"
+#include "base/safe_hash.h"
 #include "base/strings.h"
 #include "import/csv_schema.h"
 #include "import/csv_writer.h"
 #include "import/field_value.h"
+#include "import/ordered_writer.h"
 
 namespace quiver::import {
+
+const Status& ExportOutOfMemory() {
+  static const Status* const s = new Status(internal::ImmortalStatus(
+      StatusCode::kResourceExhausted, "Export: out of memory; the files it created were removed"));
+  return *s;
+}
+
 namespace {
+
+// A worker caught an exception other than std::bad_alloc.
+const Status& ExportWorkerThrew() {
+  static const Status* const s = new Status(internal::ImmortalStatus(
+      StatusCode::kInternal, "Export: a worker thread threw; the files it created were removed"));
+  return *s;
+}
+
+// Built before main: an export's first out-of-memory answer must not
+// allocate.
+[[maybe_unused]] const bool export_statuses_built = (ExportOutOfMemory(), ExportWorkerThrew(), true);
 
 // Appends `v` in decimal (no allocation, unlike StrCat).
 void AppendInt(std::string* out, std::int64_t v) {
   char buf[24];
   const std::to_chars_result r = std::to_chars(buf, buf + sizeof(buf), v);
   out->append(buf, r.ptr);
+}
+
+// What every part of one export shares: its threads and tuning.
+struct Job {
+  unsigned threads;
+  ExportTuning tuning;
+  // The chunks of ids [0, limit).
+  std::uint64_t Chunks(std::uint64_t limit) const {
+    return limit / tuning.chunk_ids + (limit % tuning.chunk_ids != 0);
+  }
+  // The workers for `chunks` chunks: at most one per chunk, at least one.
+  unsigned Workers(std::uint64_t chunks) const {
+    return static_cast<unsigned>(std::clamp<std::uint64_t>(threads, 1, std::max<std::uint64_t>(chunks, 1)));
+  }
+  // Runs fn(worker, begin, end) for each chunk [begin, end) of ids
+  // [0, limit), in no order, on Workers(Chunks(limit)) workers. An
+  // exception is rethrown once every worker is done.
+  template <typename Fn>
+  void ForChunks(std::uint64_t limit, Fn fn) const {
+    const std::uint64_t chunks = Chunks(limit);
+    std::atomic<std::uint64_t> next{0};
+    base::RunOnThreads(Workers(chunks), [&](unsigned worker) {
+      for (std::uint64_t c; (c = next.fetch_add(1, std::memory_order_relaxed)) < chunks;)
+        fn(worker, c * tuning.chunk_ids, std::min(limit, (c + 1) * tuning.chunk_ids));
+    });
+  }
+};
+
+// A worker's output while it formats one chunk: the CsvWriter's interface
+// (append to buffer(), then MaybeFlush()), so a row is formatted the same
+// way on one thread or many.
+class ChunkOut {
+ public:
+  ChunkOut(OrderedWriter* order, std::size_t spill_bytes) : order_(order), spill_bytes_(spill_bytes) {}
+  std::string* buffer() { return &text_; }
+  Status MaybeFlush() { return text_.size() < spill_bytes_ ? Status::Ok() : order_->Spill(chunk_, &text_); }
+
+ private:
+  friend Status WriteInOrder(CsvWriter*, std::uint64_t, const Job&,
+                             const std::function<Status(unsigned, std::uint64_t, std::uint64_t, ChunkOut*)>&);
+  OrderedWriter* order_;
+  const std::size_t spill_bytes_;
+  std::uint64_t chunk_ = 0;
+  std::string text_;
+};
+
+// Writes the rows of ids [0, limit) into `w` in id order: fn(worker, begin,
+// end, out) appends those of [begin, end) to out, calling out->MaybeFlush()
+// after each row, on `threads` workers (worker 0 on the calling thread).
+// The calling thread writes what goes before (a header) into `w` first.
+Status WriteInOrder(CsvWriter* w, std::uint64_t limit, const Job& job,
+                    const std::function<Status(unsigned, std::uint64_t, std::uint64_t, ChunkOut*)>& fn) {
+  const std::uint64_t chunk_ids = job.tuning.chunk_ids;
+  const std::uint64_t chunks = job.Chunks(limit);
+  const unsigned threads = job.Workers(chunks);
+  OrderedWriter order(w, chunks,
+                      {.spill_bytes = job.tuning.spill_bytes,
+                       .pending_bytes = job.tuning.pending_bytes,
+                       .ring = job.tuning.ring});
+  // A worker that could not start runs after worker 0 and finds every chunk
+  // claimed: a worker only ever waits for chunks claimed before its own,
+  // which running workers hold.
+  base::RunOnThreads(threads, [&](unsigned worker) {
+    try {
+      ChunkOut out(&order, job.tuning.spill_bytes);
+      for (std::uint64_t c; order.Claim(&c);) {
+        out.chunk_ = c;
+        Status s = fn(worker, c * chunk_ids, std::min(limit, (c + 1) * chunk_ids), &out);
+        if (s.ok()) s = order.Done(c, &out.text_);
+        if (!s.ok()) {
+          order.Abort(s);
+          return;
+        }
+      }
+    } catch (const std::bad_alloc&) {
+      order.Abort(ExportOutOfMemory());
+    } catch (...) {  // nothing else throws today; a worker that left silently would hang the others
+      order.Abort(ExportWorkerThrew());
+    }
+  });
+  return order.status();
+}
+
+// Per-worker counts, each on its own cache line.
+struct alignas(64) RowCount {
+  std::uint64_t rows = 0;
+};
+
+std::uint64_t Total(const std::vector<RowCount>& counts) {
+  std::uint64_t n = 0;
+  for (const RowCount& c : counts) n += c.rows;
+  return n;
 }
 
 // One output column: a property key holding values of one type.
@@ -62,56 +188,63 @@ struct ColumnSet {
   }
 };
 
-template <typename Id>
-void CollectColumns(const Snapshot& snap, Id id, ColumnSet* set, std::string* scratch) {
-  for (const PropertyRange::Entry& e : snap.Properties(id)) {
-    if (e.value.is_null()) continue;
-    set->Add(e.key, FormatFieldValue(e.value, scratch));
+// The columns in use among the elements of ids [0, limit) (`Elements(begin,
+// end)` lists the live ones), collected on `threads` workers.
+template <typename Id, typename Elements>
+ColumnSet CollectColumns(const Snapshot& snap, std::uint64_t limit, const Job& job, Elements elements) {
+  std::vector<ColumnSet> sets(job.Workers(job.Chunks(limit)));
+  job.ForChunks(limit, [&](unsigned worker, std::uint64_t begin, std::uint64_t end) {
+    for (Id id : elements(begin, end)) {
+      for (const PropertyRange::Entry& e : snap.Properties(id)) {
+        if (!e.value.is_null()) sets[worker].Add(e.key, FieldTypeOf(e.value.type()));
+      }
+    }
+  });
+  ColumnSet all;
+  for (const ColumnSet& set : sets) {
+    for (std::size_t k = 0; k < set.index.size(); ++k) {
+      for (std::size_t t = 0; t < set.index[k].size(); ++t) {
+        if (set.index[k][t] >= 0)
+          all.Add(PropertyKeyId(static_cast<std::uint32_t>(k)), static_cast<FieldType>(t));
+      }
+    }
   }
+  all.Finish();
+  return all;
 }
 
-class CsvExport {
+// Formats CSV rows; one per worker (its scratch and name caches).
+class CsvRows {
  public:
-  CsvExport(const Snapshot& snap, const ExportOptions& options) : snap_(snap), d_(options.delimiter) {}
+  CsvRows(const Snapshot& snap, char delimiter, const ColumnSet& set)
+      : snap_(snap), d_(delimiter), set_(set) {}
 
-  Status WriteVertices(CsvWriter* w, ExportStats* stats) {
-    ColumnSet set;
-    for (VertexId v : snap_.Vertices()) CollectColumns(snap_, v, &set, &text_);
-    set.Finish();
-    std::string* out = w->buffer();
-    out->append(base::StrCat(":ID", std::string(1, d_), ":LABEL"));
-    WriteHeader(set, out);
-    for (VertexId v : snap_.Vertices()) {
-      AppendInt(out, static_cast<std::int64_t>(v.value()));
-      out->push_back(d_);
-      const LabelId label = *snap_.LabelOf(v);
-      out->append(Escaped(&labels_, label.value(), [&] { return snap_.LabelName(label); }));
-      WriteCells(set, snap_.Properties(v), out);
-      QUIVER_RETURN_IF_ERROR(w->MaybeFlush());
-      ++stats->vertices;
-    }
-    return Status::Ok();
+  void Vertex(VertexId v, std::string* out) {
+    AppendInt(out, static_cast<std::int64_t>(v.value()));
+    out->push_back(d_);
+    const LabelId label = *snap_.LabelOf(v);
+    out->append(Escaped(&labels_, label.value(), [&] { return snap_.LabelName(label); }));
+    WriteCells(snap_.Properties(v), out);
   }
 
-  Status WriteEdges(CsvWriter* w, ExportStats* stats) {
-    ColumnSet set;
-    for (EdgeId e : snap_.Edges()) CollectColumns(snap_, e, &set, &text_);
-    set.Finish();
-    std::string* out = w->buffer();
-    out->append(base::StrCat(":START_ID", std::string(1, d_), ":END_ID", std::string(1, d_), ":TYPE"));
-    WriteHeader(set, out);
-    for (EdgeId e : snap_.Edges()) {
-      const EdgeInfo info = *snap_.GetEdge(e);
-      AppendInt(out, static_cast<std::int64_t>(info.source.value()));
+  void Edge(EdgeId e, std::string* out) {
+    const EdgeInfo info = *snap_.GetEdge(e);
+    AppendInt(out, static_cast<std::int64_t>(info.source.value()));
+    out->push_back(d_);
+    AppendInt(out, static_cast<std::int64_t>(info.target.value()));
+    out->push_back(d_);
+    out->append(Escaped(&types_, info.type.value(), [&] { return snap_.EdgeTypeName(info.type); }));
+    WriteCells(snap_.Properties(e), out);
+  }
+
+  // The header row: the fixed columns, then one per (key, type) in use.
+  void Header(std::string_view fixed, std::string* out) {
+    out->append(fixed);
+    for (const ExportColumn& c : set_.columns) {
       out->push_back(d_);
-      AppendInt(out, static_cast<std::int64_t>(info.target.value()));
-      out->push_back(d_);
-      out->append(Escaped(&types_, info.type.value(), [&] { return snap_.EdgeTypeName(info.type); }));
-      WriteCells(set, snap_.Properties(e), out);
-      QUIVER_RETURN_IF_ERROR(w->MaybeFlush());
-      ++stats->edges;
+      AppendCsvField(out, base::StrCat(snap_.PropertyKeyName(c.key), ":", FieldTypeName(c.type)), d_, true);
     }
-    return Status::Ok();
+    out->push_back('\n');
   }
 
  private:
@@ -127,56 +260,126 @@ class CsvExport {
     return *field;
   }
 
-  void WriteHeader(const ColumnSet& set, std::string* out) {
-    for (const ExportColumn& c : set.columns) {
-      out->push_back(d_);
-      AppendCsvField(out, base::StrCat(snap_.PropertyKeyName(c.key), ":", FieldTypeName(c.type)), d_, true);
-    }
-    out->push_back('\n');
-  }
-
-  void WriteCells(const ColumnSet& set, const PropertyRange& props, std::string* out) {
-    cells_.resize(set.columns.size());  // kept between rows: their strings' room is reused
-    filled_.assign(set.columns.size(), false);
+  void WriteCells(const PropertyRange& props, std::string* out) {
+    cells_.resize(set_.columns.size());  // kept between rows: their strings' room is reused
+    filled_.assign(set_.columns.size(), false);
     for (const PropertyRange::Entry& e : props) {
       if (e.value.is_null()) continue;
-      const FieldType t = FormatFieldValue(e.value, &text_);
-      const int c = set.Find(e.key, t);
-      cells_[c] = text_;
+      FormatFieldValue(e.value, &text_);
+      // The column CollectColumns chose, by the same function.
+      const int c = set_.Find(e.key, FieldTypeOf(e.value.type()));
+      cells_[c].swap(text_);
       filled_[c] = true;
     }
     for (std::size_t c = 0; c < cells_.size(); ++c) {
       out->push_back(d_);
-      if (filled_[c]) AppendCsvField(out, cells_[c], d_, true);
+      if (!filled_[c]) continue;
+      AppendCsvField(out, cells_[c], d_, true);
+      // A cell keeps its room for the next row, unless a large value made
+      // it large: then a worker would keep every column's largest value.
+      if (cells_[c].capacity() > kCellRoom) std::string().swap(cells_[c]);
     }
+    if (text_.capacity() > kCellRoom) std::string().swap(text_);
     out->push_back('\n');
   }
 
+  static constexpr std::size_t kCellRoom = 4096;
+
   const Snapshot& snap_;
-  char d_;
+  const char d_;
+  const ColumnSet& set_;
   std::string text_;
   std::vector<std::string> cells_;
   std::vector<bool> filled_;
   std::vector<std::optional<std::string>> labels_, types_;  // Escaped's
 };
 
+Status WriteCsv(const Snapshot& snap, const ExportOptions& options, const Job& job, CsvWriter* vw,
+                CsvWriter* ew, ExportStats* stats) {
+  const char d = options.delimiter;
+  const std::string sep(1, d);
+  {
+    const std::uint64_t limit = snap.vertex_id_limit();
+    const ColumnSet set = CollectColumns<VertexId>(
+        snap, limit, job, [&](std::uint64_t b, std::uint64_t e) { return snap.Vertices(b, e); });
+    std::vector<CsvRows> rows(job.threads, CsvRows(snap, d, set));
+    std::vector<RowCount> counts(job.threads);
+    rows[0].Header(base::StrCat(":ID", sep, ":LABEL"), vw->buffer());
+    QUIVER_RETURN_IF_ERROR(vw->MaybeFlush());
+    if (Status s = WriteInOrder(vw, limit, job,
+                                [&](unsigned w, std::uint64_t b, std::uint64_t e, ChunkOut* out) {
+                                  for (VertexId v : snap.Vertices(b, e)) {
+                                    rows[w].Vertex(v, out->buffer());
+                                    QUIVER_RETURN_IF_ERROR(out->MaybeFlush());
+                                    ++counts[w].rows;
+                                  }
+                                  return Status::Ok();
+                                });
+        !s.ok())
+      return s;
+    stats->vertices = Total(counts);
+  }
+  const std::uint64_t limit = snap.edge_id_limit();
+  const ColumnSet set = CollectColumns<EdgeId>(
+      snap, limit, job, [&](std::uint64_t b, std::uint64_t e) { return snap.Edges(b, e); });
+  std::vector<CsvRows> rows(job.threads, CsvRows(snap, d, set));
+  std::vector<RowCount> counts(job.threads);
+  rows[0].Header(base::StrCat(":START_ID", sep, ":END_ID", sep, ":TYPE"), ew->buffer());
+  QUIVER_RETURN_IF_ERROR(ew->MaybeFlush());
+  if (Status s = WriteInOrder(ew, limit, job,
+                              [&](unsigned w, std::uint64_t b, std::uint64_t e, ChunkOut* out) {
+                                for (EdgeId id : snap.Edges(b, e)) {
+                                  rows[w].Edge(id, out->buffer());
+                                  QUIVER_RETURN_IF_ERROR(out->MaybeFlush());
+                                  ++counts[w].rows;
+                                }
+                                return Status::Ok();
+                              });
+      !s.ok())
+    return s;
+  stats->edges = Total(counts);
+  return Status::Ok();
+}
+
 // EVLP ids: the vertices' int64 `key` values if every vertex has a distinct
 // one; else (empty result) the Quiver ids.
-std::vector<std::int64_t> EvlpIds(const Snapshot& snap, const std::string& key) {
+std::vector<std::int64_t> EvlpIds(const Snapshot& snap, const std::string& key, const Job& job) {
   std::vector<std::int64_t> ids;
   const std::optional<PropertyKeyId> k = snap.FindPropertyKey(key);
   if (!k) return ids;
-  ids.assign(snap.vertex_id_limit(), 0);
+  const std::uint64_t limit = snap.vertex_id_limit();
+  ids.assign(limit, 0);
+  struct alignas(64) Range {
+    std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+    std::uint64_t count = 0;
+    bool all = true;  // every vertex seen held an int64
+  };
+  std::vector<Range> ranges(job.Workers(job.Chunks(limit)));
+  std::atomic<bool> missing{false};  // a vertex without an int64 id: the rest need not be read
+  job.ForChunks(limit, [&](unsigned worker, std::uint64_t begin, std::uint64_t end) {
+    Range& r = ranges[worker];
+    if (missing.load(std::memory_order_relaxed)) return;
+    for (VertexId v : snap.Vertices(begin, end)) {
+      std::optional<PropertyView> p = snap.GetProperty(v, *k);
+      std::optional<std::int64_t> id = p ? p->as_int64() : std::nullopt;
+      if (!id) {
+        r.all = false;
+        missing.store(true, std::memory_order_relaxed);
+        return;
+      }
+      ids[v.value()] = *id;
+      r.lo = std::min(r.lo, *id);
+      r.hi = std::max(r.hi, *id);
+      ++r.count;
+    }
+  });
   std::int64_t lo = INT64_MAX, hi = INT64_MIN;
   std::uint64_t count = 0;
-  for (VertexId v : snap.Vertices()) {
-    std::optional<PropertyView> p = snap.GetProperty(v, *k);
-    std::optional<std::int64_t> id = p ? p->as_int64() : std::nullopt;
-    if (!id) return {};
-    ids[v.value()] = *id;
-    lo = std::min(lo, *id);
-    hi = std::max(hi, *id);
-    ++count;
+  for (const Range& r : ranges) {
+    if (!r.all) return {};
+    lo = std::min(lo, r.lo);
+    hi = std::max(hi, r.hi);
+    count += r.count;
   }
   if (count == 0) return ids;
   // Distinct? A bitmap over their range when it is small (ids numbered from
@@ -191,8 +394,8 @@ std::vector<std::int64_t> EvlpIds(const Snapshot& snap, const std::string& key) 
       seen[at >> 6] |= bit;
     }
   } else {
-    absl::flat_hash_set<std::int64_t> seen;
-    seen.reserve(count);
+    base::SafeFlatHashSet<std::int64_t> seen;
+    seen.Reserve(count);
     for (VertexId v : snap.Vertices()) {
       if (!seen.insert(ids[v.value()]).second) return {};
     }
@@ -200,31 +403,44 @@ std::vector<std::int64_t> EvlpIds(const Snapshot& snap, const std::string& key) 
   return ids;
 }
 
-bool AllEdgesWeighted(const Snapshot& snap, std::optional<PropertyKeyId> key) {
+bool AllEdgesWeighted(const Snapshot& snap, std::optional<PropertyKeyId> key, const Job& job) {
   if (!key) return false;
-  for (EdgeId e : snap.Edges()) {
-    std::optional<PropertyView> w = snap.GetProperty(e, *key);
-    if (!w || (!w->as_double() && !w->as_int64())) return false;
-  }
-  return true;
+  std::atomic<bool> missing{false};
+  job.ForChunks(snap.edge_id_limit(), [&](unsigned, std::uint64_t begin, std::uint64_t end) {
+    if (missing.load(std::memory_order_relaxed)) return;
+    for (EdgeId e : snap.Edges(begin, end)) {
+      std::optional<PropertyView> w = snap.GetProperty(e, *key);
+      if (!w || (!w->as_double() && !w->as_int64())) {
+        missing.store(true, std::memory_order_relaxed);
+        return;
+      }
+    }
+  });
+  return !missing.load();
 }
 
-Status WriteEvlp(const Snapshot& snap, const ExportOptions& options, CsvWriter* vw, CsvWriter* ew,
-                 ExportStats* stats) {
-  const std::vector<std::int64_t> ids = EvlpIds(snap, options.evlp_id_key);
+Status WriteEvlp(const Snapshot& snap, const ExportOptions& options, const Job& job, CsvWriter* vw,
+                 CsvWriter* ew, ExportStats* stats) {
+  const std::vector<std::int64_t> ids = EvlpIds(snap, options.evlp_id_key, job);
   auto id_of = [&](VertexId v) {
     return ids.empty() ? static_cast<std::int64_t>(v.value()) : ids[v.value()];
   };
-  for (VertexId v : snap.Vertices()) {
-    std::string* out = vw->buffer();
-    AppendInt(out, id_of(v));
-    out->push_back('\n');
-    QUIVER_RETURN_IF_ERROR(vw->MaybeFlush());
-    ++stats->vertices;
-  }
+  std::vector<RowCount> counts(job.threads);
+  if (Status s = WriteInOrder(vw, snap.vertex_id_limit(), job,
+                              [&](unsigned w, std::uint64_t b, std::uint64_t e, ChunkOut* out) {
+                                for (VertexId v : snap.Vertices(b, e)) {
+                                  AppendInt(out->buffer(), id_of(v));
+                                  out->buffer()->push_back('\n');
+                                  QUIVER_RETURN_IF_ERROR(out->MaybeFlush());
+                                  ++counts[w].rows;
+                                }
+                                return Status::Ok();
+                              });
+      !s.ok())
+    return s;
+  stats->vertices = Total(counts);
   const std::optional<PropertyKeyId> wkey = snap.FindPropertyKey(options.evlp_weight_key);
-  const bool weighted = AllEdgesWeighted(snap, wkey);
-  std::string text;
+  const bool weighted = AllEdgesWeighted(snap, wkey, job);
   // Edges in id order, a batch at a time: the endpoints' ids are read at
   // random from `ids` (80 MB at 10M vertices), so a batch's are all
   // prefetched before the first is formatted.
@@ -233,36 +449,49 @@ Status WriteEvlp(const Snapshot& snap, const ExportOptions& options, CsvWriter* 
     EdgeId edge;
     VertexId source, target;
   };
-  Pending batch[kBatch];
-  std::size_t pending = 0;
-  auto flush = [&]() -> Status {
-    for (std::size_t i = 0; i < pending; ++i) {
-      std::string* out = ew->buffer();
-      AppendInt(out, id_of(batch[i].source));
-      out->push_back(' ');
-      AppendInt(out, id_of(batch[i].target));
-      if (weighted) {
-        FormatFieldValue(*snap.GetProperty(batch[i].edge, *wkey), &text);
-        out->push_back(' ');
-        out->append(text);
-      }
-      out->push_back('\n');
-      QUIVER_RETURN_IF_ERROR(ew->MaybeFlush());
-      ++stats->edges;
-    }
-    pending = 0;
-    return Status::Ok();
+  struct Scratch {
+    Pending batch[kBatch];
+    std::string text;
   };
-  for (EdgeId e : snap.Edges()) {
-    const EdgeInfo info = *snap.GetEdge(e);
-    batch[pending] = {e, info.source, info.target};
-    if (!ids.empty()) {
-      base::Prefetch(&ids[info.source.value()]);
-      base::Prefetch(&ids[info.target.value()]);
-    }
-    if (++pending == kBatch) QUIVER_RETURN_IF_ERROR(flush());
-  }
-  return flush();
+  std::vector<Scratch> scratch(job.threads);
+  counts.assign(job.threads, RowCount{});
+  if (Status s = WriteInOrder(ew, snap.edge_id_limit(), job,
+                              [&](unsigned w, std::uint64_t b, std::uint64_t e, ChunkOut* out) {
+                                Scratch& my = scratch[w];
+                                std::size_t pending = 0;
+                                auto flush = [&]() -> Status {
+                                  for (std::size_t i = 0; i < pending; ++i) {
+                                    std::string* text = out->buffer();
+                                    AppendInt(text, id_of(my.batch[i].source));
+                                    text->push_back(' ');
+                                    AppendInt(text, id_of(my.batch[i].target));
+                                    if (weighted) {
+                                      FormatFieldValue(*snap.GetProperty(my.batch[i].edge, *wkey), &my.text);
+                                      text->push_back(' ');
+                                      text->append(my.text);
+                                    }
+                                    text->push_back('\n');
+                                    QUIVER_RETURN_IF_ERROR(out->MaybeFlush());
+                                  }
+                                  counts[w].rows += pending;
+                                  pending = 0;
+                                  return Status::Ok();
+                                };
+                                for (EdgeId id : snap.Edges(b, e)) {
+                                  const EdgeInfo info = *snap.GetEdge(id);
+                                  my.batch[pending] = {id, info.source, info.target};
+                                  if (!ids.empty()) {
+                                    base::Prefetch(&ids[info.source.value()]);
+                                    base::Prefetch(&ids[info.target.value()]);
+                                  }
+                                  if (++pending == kBatch) QUIVER_RETURN_IF_ERROR(flush());
+                                }
+                                return flush();
+                              });
+      !s.ok())
+    return s;
+  stats->edges = Total(counts);
+  return Status::Ok();
 }
 
 // ---- JSON Lines ----
@@ -293,9 +522,10 @@ void AppendJsonString(std::string* out, std::string_view s) {
 // A value as JSON that the importer reads back as the same value: a double
 // always with a '.' or an exponent (else it would come back an int64),
 // bytes as {"bytes": "<hex>"}. InvalidArgument for a non-finite double or
-// float (JSON has no NaN or infinity), naming `what`: a graph holds none
+// float (JSON has no NaN or infinity), naming what `what()` returns: a graph holds none
 // (a WriteBatch refuses them), so this guards against a change to that rule.
-Status AppendJsonValue(std::string* out, const PropertyView& v, std::string* text, const std::string& what) {
+template <typename What>
+Status AppendJsonValue(std::string* out, const PropertyView& v, std::string* text, What what) {
   switch (v.type()) {
     case ValueType::kNull: out->append("null"); return Status::Ok();
     case ValueType::kString: AppendJsonString(out, *v.as_string()); return Status::Ok();
@@ -307,7 +537,7 @@ Status AppendJsonValue(std::string* out, const PropertyView& v, std::string* tex
     case ValueType::kDouble: {
       if (!std::isfinite(*v.as_double()))
         return InvalidArgumentError(
-            base::StrCat("Export: ", what, " is ", *v.as_double(), ": JSON has no NaN or infinity"));
+            base::StrCat("Export: ", what(), " is ", *v.as_double(), ": JSON has no NaN or infinity"));
       FormatFieldValue(v, text);
       out->append(*text);
       if (text->find_first_of(".eEn") == std::string::npos) out->append(".0");
@@ -326,7 +556,7 @@ Status AppendJsonValue(std::string* out, const PropertyView& v, std::string* tex
       for (float f : *floats) {
         if (!std::isfinite(f))
           return InvalidArgumentError(
-              base::StrCat("Export: ", what, " holds ", f, ": JSON has no NaN or infinity"));
+              base::StrCat("Export: ", what(), " holds ", f, ": JSON has no NaN or infinity"));
         if (!first) out->push_back(',');
         first = false;
         char buf[32];
@@ -351,8 +581,8 @@ struct JsonlIds {
 JsonlIds FindJsonlIds(const Snapshot& snap, const std::string& key) {
   const std::optional<PropertyKeyId> k = key.empty() ? std::nullopt : snap.FindPropertyKey(key);
   if (!k) return {};
-  absl::flat_hash_set<std::int64_t> numbers;
-  absl::flat_hash_set<std::string> strings;
+  base::SafeFlatHashSet<std::int64_t> numbers;
+  base::SafeFlatHashSet<std::string> strings;
   bool any = false, numeric = true;
   for (VertexId v : snap.Vertices()) {
     std::optional<PropertyView> p = snap.GetProperty(v, *k);
@@ -361,7 +591,7 @@ JsonlIds FindJsonlIds(const Snapshot& snap, const std::string& key) {
     any = true;
     if (numeric) {
       if (!p->as_int64() || !numbers.insert(*p->as_int64()).second) return {};
-    } else if (!p->as_string() || !strings.emplace(*p->as_string()).second) {
+    } else if (!p->as_string() || !strings.insert(std::string(*p->as_string())).second) {
       return {};
     }
   }
@@ -369,25 +599,25 @@ JsonlIds FindJsonlIds(const Snapshot& snap, const std::string& key) {
   return {k, numeric};
 }
 
-Status WriteJsonl(const Snapshot& snap, const ExportOptions& options, CsvWriter* vw, CsvWriter* ew,
-                  ExportStats* stats) {
+Status WriteJsonl(const Snapshot& snap, const ExportOptions& options, const Job& job, CsvWriter* vw,
+                  CsvWriter* ew, ExportStats* stats) {
   const JsonlIds ids = FindJsonlIds(snap, options.jsonl_id_key);
-  std::string text;
   auto append_id = [&](std::string* out, VertexId v) {
     if (!ids.key) {
-      out->append(base::StrCat(v.value()));
+      AppendInt(out, static_cast<std::int64_t>(v.value()));
       return;
     }
     const PropertyView p = *snap.GetProperty(v, *ids.key);
     if (ids.numbers) {
-      out->append(base::StrCat(*p.as_int64()));
+      AppendInt(out, *p.as_int64());
     } else {
       AppendJsonString(out, *p.as_string());
     }
   };
+  std::vector<std::string> texts(job.threads);
   // `skip`: the id key, for a vertex whose id was written from it.
-  auto append_props = [&](std::string* out, const PropertyRange& props, std::optional<PropertyKeyId> skip,
-                          const std::string& what) -> Status {
+  auto append_props = [&](unsigned w, std::string* out, const PropertyRange& props,
+                          std::optional<PropertyKeyId> skip, const char* kind, std::uint64_t id) -> Status {
     out->append(",\"properties\":{");
     bool first = true;
     for (const PropertyRange::Entry& e : props) {
@@ -396,37 +626,54 @@ Status WriteJsonl(const Snapshot& snap, const ExportOptions& options, CsvWriter*
       first = false;
       AppendJsonString(out, snap.PropertyKeyName(e.key));
       out->push_back(':');
-      QUIVER_RETURN_IF_ERROR(
-          AppendJsonValue(out, e.value, &text, base::StrCat(what, "'s ", snap.PropertyKeyName(e.key))));
+      QUIVER_RETURN_IF_ERROR(AppendJsonValue(out, e.value, &texts[w], [&] {
+        return base::StrCat(kind, " ", id, "'s ", snap.PropertyKeyName(e.key));
+      }));
     }
     out->append("}}\n");
     return Status::Ok();
   };
-  for (VertexId v : snap.Vertices()) {
-    std::string* out = vw->buffer();
-    out->append("{\"id\":");
-    append_id(out, v);
-    out->append(",\"label\":");
-    AppendJsonString(out, snap.LabelName(*snap.LabelOf(v)));
-    QUIVER_RETURN_IF_ERROR(
-        append_props(out, snap.Properties(v), ids.key, base::StrCat("vertex ", v.value())));
-    QUIVER_RETURN_IF_ERROR(vw->MaybeFlush());
-    ++stats->vertices;
-  }
-  for (EdgeId e : snap.Edges()) {
-    const EdgeInfo info = *snap.GetEdge(e);
-    std::string* out = ew->buffer();
-    out->append("{\"start\":");
-    append_id(out, info.source);
-    out->append(",\"end\":");
-    append_id(out, info.target);
-    out->append(",\"type\":");
-    AppendJsonString(out, snap.EdgeTypeName(info.type));
-    QUIVER_RETURN_IF_ERROR(
-        append_props(out, snap.Properties(e), std::nullopt, base::StrCat("edge ", e.value())));
-    QUIVER_RETURN_IF_ERROR(ew->MaybeFlush());
-    ++stats->edges;
-  }
+  std::vector<RowCount> counts(job.threads);
+  if (Status s = WriteInOrder(vw, snap.vertex_id_limit(), job,
+                              [&](unsigned w, std::uint64_t b, std::uint64_t e, ChunkOut* out) {
+                                for (VertexId v : snap.Vertices(b, e)) {
+                                  std::string* text = out->buffer();
+                                  text->append("{\"id\":");
+                                  append_id(text, v);
+                                  text->append(",\"label\":");
+                                  AppendJsonString(text, snap.LabelName(*snap.LabelOf(v)));
+                                  QUIVER_RETURN_IF_ERROR(append_props(w, text, snap.Properties(v), ids.key,
+                                                                      "vertex", v.value()));
+                                  QUIVER_RETURN_IF_ERROR(out->MaybeFlush());
+                                  ++counts[w].rows;
+                                }
+                                return Status::Ok();
+                              });
+      !s.ok())
+    return s;
+  stats->vertices = Total(counts);
+  counts.assign(job.threads, RowCount{});
+  if (Status s = WriteInOrder(ew, snap.edge_id_limit(), job,
+                              [&](unsigned w, std::uint64_t b, std::uint64_t e, ChunkOut* out) {
+                                for (EdgeId id : snap.Edges(b, e)) {
+                                  const EdgeInfo info = *snap.GetEdge(id);
+                                  std::string* text = out->buffer();
+                                  text->append("{\"start\":");
+                                  append_id(text, info.source);
+                                  text->append(",\"end\":");
+                                  append_id(text, info.target);
+                                  text->append(",\"type\":");
+                                  AppendJsonString(text, snap.EdgeTypeName(info.type));
+                                  QUIVER_RETURN_IF_ERROR(append_props(w, text, snap.Properties(id),
+                                                                      std::nullopt, "edge", id.value()));
+                                  QUIVER_RETURN_IF_ERROR(out->MaybeFlush());
+                                  ++counts[w].rows;
+                                }
+                                return Status::Ok();
+                              });
+      !s.ok())
+    return s;
+  stats->edges = Total(counts);
   return Status::Ok();
 }
 
@@ -438,26 +685,31 @@ Status CreateDirs(env::FileSystem* fs, const std::string& dir) {
 }
 
 Status WriteAll(env::FileSystem* fs, const Snapshot& snap, const std::string& dir,
-                const ExportOptions& options, ExportStats* stats) {
+                const ExportOptions& options, const ExportTuning& tuning, ExportStats* stats) {
   QUIVER_RETURN_IF_ERROR(CreateDirs(fs, dir));
   const bool csv = options.format == DataFormat::kCsv;
   const bool jsonl = options.format == DataFormat::kJsonl;
   const std::string vpath = env::JoinPath(dir, csv ? "vertices.csv" : jsonl ? "vertices.jsonl" : "graph.v");
   const std::string epath = env::JoinPath(dir, csv ? "edges.csv" : jsonl ? "edges.jsonl" : "graph.e");
-  QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<CsvWriter> vw,
-                          CsvWriter::Create(fs, vpath, env::OpenMode::kCreateNew));
-  stats->files.push_back(vpath);
-  QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<CsvWriter> ew,
-                          CsvWriter::Create(fs, epath, env::OpenMode::kCreateNew));
-  stats->files.push_back(epath);
+  // Room for both paths first: a path is recorded (for removal on failure)
+  // before its file can exist, without allocating, and taken back only when
+  // the file was already there (a file this export did not create).
+  stats->files.reserve(2);
+  auto create = [&](const std::string& path) -> Result<std::unique_ptr<CsvWriter>> {
+    stats->files.push_back(path);
+    Result<std::unique_ptr<CsvWriter>> w = CsvWriter::Create(fs, path, env::OpenMode::kCreateNew);
+    if (!w.ok() && w.status().code() == StatusCode::kAlreadyExists) stats->files.pop_back();
+    return w;
+  };
+  QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<CsvWriter> vw, create(vpath));
+  QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<CsvWriter> ew, create(epath));
+  const Job job{base::ResolveThreads(options.threads), tuning};
   if (csv) {
-    CsvExport x(snap, options);
-    QUIVER_RETURN_IF_ERROR(x.WriteVertices(vw.get(), stats));
-    QUIVER_RETURN_IF_ERROR(x.WriteEdges(ew.get(), stats));
+    QUIVER_RETURN_IF_ERROR(WriteCsv(snap, options, job, vw.get(), ew.get(), stats));
   } else if (jsonl) {
-    QUIVER_RETURN_IF_ERROR(WriteJsonl(snap, options, vw.get(), ew.get(), stats));
+    QUIVER_RETURN_IF_ERROR(WriteJsonl(snap, options, job, vw.get(), ew.get(), stats));
   } else {
-    QUIVER_RETURN_IF_ERROR(WriteEvlp(snap, options, vw.get(), ew.get(), stats));
+    QUIVER_RETURN_IF_ERROR(WriteEvlp(snap, options, job, vw.get(), ew.get(), stats));
   }
   QUIVER_RETURN_IF_ERROR(vw->Finish());
   QUIVER_RETURN_IF_ERROR(ew->Finish());
@@ -467,18 +719,37 @@ Status WriteAll(env::FileSystem* fs, const Snapshot& snap, const std::string& di
 }  // namespace
 
 Result<ExportStats> RunExport(env::FileSystem* fs, const Snapshot& snap, const std::string& dir,
-                              const ExportOptions& options) {
-  if (dir.empty()) return InvalidArgumentError("Export: empty directory path");
-  const char d = options.delimiter;
-  if (options.format == DataFormat::kCsv && (d == '"' || d == '\n' || d == '\r')) {
-    return InvalidArgumentError("ExportOptions::delimiter may not be a quote or a line break");
-  }
+                              const ExportOptions& options, const ExportTuning& tuning) {
   ExportStats stats;
-  Status s = WriteAll(fs, snap, dir, options, &stats);
+  Status s;
+  try {
+    const char d = options.delimiter;
+    if (dir.empty()) {
+      s = InvalidArgumentError("Export: empty directory path");
+    } else if (options.format == DataFormat::kCsv && (d == '"' || d == '\n' || d == '\r')) {
+      s = InvalidArgumentError("ExportOptions::delimiter may not be a quote or a line break");
+    } else if (options.threads > kMaxExportThreads) {
+      s = InvalidArgumentError(
+          base::StrCat("ExportOptions::threads is ", options.threads, "; at most ", kMaxExportThreads));
+    } else if (tuning.chunk_ids == 0 || tuning.ring == 0) {
+      s = InvalidArgumentError("ExportTuning: chunk_ids and ring must be at least 1");
+    } else {
+      s = WriteAll(fs, snap, dir, options, tuning, &stats);
+    }
+  } catch (const std::bad_alloc&) {
+    s = ExportOutOfMemory();
+  }
   if (s.ok()) return stats;
   // Remove what this export created (a file that was already there made
-  // its OpenWritable fail and is not in the list).
-  for (const std::string& f : stats.files) fs->Remove(f).IgnoreError();
+  // its OpenWritable fail and is not in the list; a path whose file was
+  // never made fails to be removed, harmlessly). Best effort: a removal
+  // that fails, or runs out of memory, leaves that file.
+  for (const std::string& f : stats.files) {
+    try {
+      fs->Remove(f).IgnoreError();
+    } catch (const std::bad_alloc&) {
+    }
+  }
   return s;
 }
 

@@ -14,6 +14,8 @@
 #ifndef QUIVER_IMPORT_EXPORTER_H_
 #define QUIVER_IMPORT_EXPORTER_H_
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "env/file_system.h"
@@ -22,8 +24,20 @@
 
 namespace quiver::import {
 
+// How an export cuts its work and bounds the text in flight (exporter.cc).
+// Tests shrink it to reach every path with a small graph.
+struct ExportTuning {
+  std::uint64_t chunk_ids = 4096;                     // element ids per chunk
+  std::size_t spill_bytes = std::size_t{1} << 20;     // a worker writes its chunk's text past this
+  std::size_t pending_bytes = std::size_t{16} << 20;  // finished chunks' text waiting, at most
+  std::uint64_t ring = 32;                            // finished chunks waiting, at most
+};
+
+// The status of an export that ran out of memory (built before main).
+const Status& ExportOutOfMemory();
+
 Result<ExportStats> RunExport(env::FileSystem* fs, const Snapshot& snap, const std::string& dir,
-                              const ExportOptions& options);
+                              const ExportOptions& options, const ExportTuning& tuning = {});
 
 }  // namespace quiver::import
 

@@ -119,6 +119,19 @@ std::optional<PropertyValue> ParseFieldValue(FieldType type, std::string_view te
   return std::nullopt;
 }
 
+FieldType FieldTypeOf(ValueType t) {
+  switch (t) {
+    case ValueType::kNull:
+    case ValueType::kString: return FieldType::kString;
+    case ValueType::kBool: return FieldType::kBool;
+    case ValueType::kInt64: return FieldType::kInt;
+    case ValueType::kDouble: return FieldType::kDouble;
+    case ValueType::kBytes: return FieldType::kBytes;
+    case ValueType::kFloatVector: return FieldType::kFloatArray;
+  }
+  return FieldType::kString;
+}
+
 FieldType FormatFieldValue(const PropertyView& value, std::string* out) {
   out->clear();
   switch (value.type()) {

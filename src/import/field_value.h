@@ -32,6 +32,10 @@ std::optional<PropertyValue> ParseFieldValue(FieldType type, std::string_view te
 // a non-null value.
 FieldType FormatFieldValue(const PropertyView& value, std::string* out);
 
+// The column type FormatFieldValue returns for a value of type `t`, without
+// formatting it (kString for null).
+FieldType FieldTypeOf(ValueType t);
+
 }  // namespace quiver::import
 
 #endif  // QUIVER_IMPORT_FIELD_VALUE_H_

@@ -1,5 +1,7 @@
 // quiver::Import, quiver::ImportNewGraph and quiver::Export (include/quiver/import.h) on the
 // operating system's file system.
+#include <new>
+
 #include "import/exporter.h"
 #include "import/importer.h"
 #include "quiver/import.h"
@@ -18,7 +20,11 @@ Result<ImportStats> ImportNewGraph(std::string_view dir, const ImportSpec& spec,
 }
 
 Result<ExportStats> Export(const Snapshot& snapshot, std::string_view dir, const ExportOptions& options) {
-  return import::RunExport(env::PosixFileSystem(), snapshot, std::string(dir), options);
+  try {
+    return import::RunExport(env::PosixFileSystem(), snapshot, std::string(dir), options);
+  } catch (const std::bad_alloc&) {  // the path or an argument check's message; nothing was created
+    return import::ExportOutOfMemory();
+  }
 }
 
 }  // namespace quiver

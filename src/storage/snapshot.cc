@@ -264,6 +264,10 @@ VertexRange Snapshot::Vertices(std::uint64_t begin, std::uint64_t end) const {
   return VertexRange(v_, std::min(begin, limit), std::min(end, limit));
 }
 EdgeRange Snapshot::Edges() const { return EdgeRange(v_, 0, Roots(v_).edge_limit); }
+EdgeRange Snapshot::Edges(std::uint64_t begin, std::uint64_t end) const {
+  std::uint64_t limit = Roots(v_).edge_limit;
+  return EdgeRange(v_, std::min(begin, limit), std::min(end, limit));
+}
 EdgeRange Snapshot::Edges(EdgeTypeId type) const {
   const index::IndexRoot* set = Roots(v_).catalog->Set(index::ElementKind::kEdge, type.value());
   if (set == nullptr || set->count == 0) return EdgeRange(v_, 0, 0);

@@ -77,6 +77,16 @@ expect_rc 0 "$QUIVER" import --quiet --vertices "$WORK/csv1/vertices.csv" --edge
 expect_rc 0 "$QUIVER" export "$WORK/g2" "$WORK/csv2"
 cmp -s "$WORK/csv1/vertices.csv" "$WORK/csv2/vertices.csv" || fail "vertices.csv differs after a round trip"
 cmp -s "$WORK/csv1/edges.csv" "$WORK/csv2/edges.csv" || fail "edges.csv differs after a round trip"
+# Any number of export threads writes the same files.
+for t in 1 3; do
+  expect_rc 0 "$QUIVER" export --quiet --threads "$t" "$WORK/g" "$WORK/csv-t$t"
+  for f in vertices.csv edges.csv; do
+    cmp -s "$WORK/csv1/$f" "$WORK/csv-t$t/$f" || fail "$f differs with --threads $t"
+  done
+done
+expect_rc 2 "$QUIVER" export --threads 2000 "$WORK/g" "$WORK/csv-bad"
+expect_in err "--threads needs a number (at most 1024)"
+[ ! -e "$WORK/csv-bad" ] || fail "a usage error created the export directory"
 
 # A header in its own file, Neo4j's way: HEADER,PART,PART gives the same graph.
 head -n 1 "$WORK/csv1/edges.csv" >"$WORK/csv1/e-header.csv"

@@ -42,6 +42,8 @@ constexpr const char* kExportHelp =
     "  --delimiter C       CSV field delimiter (default ',')\n"
     "  --jsonl-id-key KEY  JSON Lines: write each vertex's KEY as its id when every vertex holds a\n"
     "                      distinct one (default id; '' always writes Quiver ids)\n"
+    "  --threads N         threads formatting one file (default 0: one per core, at most 8;\n"
+    "                      the files are the same for every N)\n"
     "  --json              print the result as JSON\n"
     "  --quiet             print nothing on success\n";
 
@@ -228,10 +230,16 @@ int Export(int argc, const char* const* argv) {
   args.AddOption("--format", "csv");
   args.AddOption("--delimiter", ",");
   args.AddOption("--jsonl-id-key", "id");
+  args.AddOption("--threads", "0");
   args.AddFlag("--json");
   args.AddFlag("--quiet");
   if (int rc = ParseArgs(args, argc, argv, kExportHelp, 2); rc >= 0) return rc;
   ExportOptions options;
+  std::uint64_t threads = 0;
+  if (!args.GetU64("--threads", &threads) || threads > kMaxExportThreads) {
+    return Usage(kExportHelp, "--threads needs a number (at most 1024)");
+  }
+  options.threads = static_cast<std::uint32_t>(threads);
   if (!ParseFormat(args.Get("--format"), &options.format)) {
     return Usage(kExportHelp, "--format must be csv, evlp or jsonl");
   }

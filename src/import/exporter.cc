@@ -153,6 +153,26 @@ std::uint64_t Total(const std::vector<RowCount>& counts) {
   return n;
 }
 
+// Writes a row per live element into `w` in id order: `elements(begin,
+// end)` lists those of ids [begin, end) of [0, limit), and row(worker, id,
+// text) appends one's row. Sets *rows to how many were written.
+template <typename Elements, typename RowFn>
+Status WriteRows(CsvWriter* w, std::uint64_t limit, const Job& job, Elements elements, RowFn row,
+                 std::uint64_t* rows) {
+  std::vector<RowCount> counts(job.threads);
+  Status s =
+      WriteInOrder(w, limit, job, [&](unsigned worker, std::uint64_t b, std::uint64_t e, ChunkOut* out) {
+        for (const auto id : elements(b, e)) {
+          QUIVER_RETURN_IF_ERROR(row(worker, id, out->buffer()));
+          QUIVER_RETURN_IF_ERROR(out->MaybeFlush());
+          ++counts[worker].rows;
+        }
+        return Status::Ok();
+      });
+  *rows = Total(counts);
+  return s;
+}
+
 // One output column: a property key holding values of one type.
 struct ExportColumn {
   PropertyKeyId key;
@@ -298,47 +318,30 @@ Status WriteCsv(const Snapshot& snap, const ExportOptions& options, const Job& j
                 CsvWriter* ew, ExportStats* stats) {
   const char d = options.delimiter;
   const std::string sep(1, d);
+  auto vertices = [&](std::uint64_t b, std::uint64_t e) { return snap.Vertices(b, e); };
+  auto edges = [&](std::uint64_t b, std::uint64_t e) { return snap.Edges(b, e); };
   {
     const std::uint64_t limit = snap.vertex_id_limit();
-    const ColumnSet set = CollectColumns<VertexId>(
-        snap, limit, job, [&](std::uint64_t b, std::uint64_t e) { return snap.Vertices(b, e); });
+    const ColumnSet set = CollectColumns<VertexId>(snap, limit, job, vertices);
     std::vector<CsvRows> rows(job.threads, CsvRows(snap, d, set));
-    std::vector<RowCount> counts(job.threads);
     rows[0].Header(base::StrCat(":ID", sep, ":LABEL"), vw->buffer());
     QUIVER_RETURN_IF_ERROR(vw->MaybeFlush());
-    if (Status s = WriteInOrder(vw, limit, job,
-                                [&](unsigned w, std::uint64_t b, std::uint64_t e, ChunkOut* out) {
-                                  for (VertexId v : snap.Vertices(b, e)) {
-                                    rows[w].Vertex(v, out->buffer());
-                                    QUIVER_RETURN_IF_ERROR(out->MaybeFlush());
-                                    ++counts[w].rows;
-                                  }
-                                  return Status::Ok();
-                                });
-        !s.ok())
-      return s;
-    stats->vertices = Total(counts);
+    auto row = [&](unsigned w, VertexId v, std::string* out) {
+      rows[w].Vertex(v, out);
+      return Status::Ok();
+    };
+    QUIVER_RETURN_IF_ERROR(WriteRows(vw, limit, job, vertices, row, &stats->vertices));
   }
   const std::uint64_t limit = snap.edge_id_limit();
-  const ColumnSet set = CollectColumns<EdgeId>(
-      snap, limit, job, [&](std::uint64_t b, std::uint64_t e) { return snap.Edges(b, e); });
+  const ColumnSet set = CollectColumns<EdgeId>(snap, limit, job, edges);
   std::vector<CsvRows> rows(job.threads, CsvRows(snap, d, set));
-  std::vector<RowCount> counts(job.threads);
   rows[0].Header(base::StrCat(":START_ID", sep, ":END_ID", sep, ":TYPE"), ew->buffer());
   QUIVER_RETURN_IF_ERROR(ew->MaybeFlush());
-  if (Status s = WriteInOrder(ew, limit, job,
-                              [&](unsigned w, std::uint64_t b, std::uint64_t e, ChunkOut* out) {
-                                for (EdgeId id : snap.Edges(b, e)) {
-                                  rows[w].Edge(id, out->buffer());
-                                  QUIVER_RETURN_IF_ERROR(out->MaybeFlush());
-                                  ++counts[w].rows;
-                                }
-                                return Status::Ok();
-                              });
-      !s.ok())
-    return s;
-  stats->edges = Total(counts);
-  return Status::Ok();
+  auto row = [&](unsigned w, EdgeId e, std::string* out) {
+    rows[w].Edge(e, out);
+    return Status::Ok();
+  };
+  return WriteRows(ew, limit, job, edges, row, &stats->edges);
 }
 
 // EVLP ids: the vertices' int64 `key` values if every vertex has a distinct
@@ -425,20 +428,14 @@ Status WriteEvlp(const Snapshot& snap, const ExportOptions& options, const Job& 
   auto id_of = [&](VertexId v) {
     return ids.empty() ? static_cast<std::int64_t>(v.value()) : ids[v.value()];
   };
-  std::vector<RowCount> counts(job.threads);
-  if (Status s = WriteInOrder(vw, snap.vertex_id_limit(), job,
-                              [&](unsigned w, std::uint64_t b, std::uint64_t e, ChunkOut* out) {
-                                for (VertexId v : snap.Vertices(b, e)) {
-                                  AppendInt(out->buffer(), id_of(v));
-                                  out->buffer()->push_back('\n');
-                                  QUIVER_RETURN_IF_ERROR(out->MaybeFlush());
-                                  ++counts[w].rows;
-                                }
-                                return Status::Ok();
-                              });
-      !s.ok())
-    return s;
-  stats->vertices = Total(counts);
+  auto vertex_row = [&](unsigned, VertexId v, std::string* out) {
+    AppendInt(out, id_of(v));
+    out->push_back('\n');
+    return Status::Ok();
+  };
+  QUIVER_RETURN_IF_ERROR(WriteRows(
+      vw, snap.vertex_id_limit(), job, [&](std::uint64_t b, std::uint64_t e) { return snap.Vertices(b, e); },
+      vertex_row, &stats->vertices));
   const std::optional<PropertyKeyId> wkey = snap.FindPropertyKey(options.evlp_weight_key);
   const bool weighted = AllEdgesWeighted(snap, wkey, job);
   // Edges in id order, a batch at a time: the endpoints' ids are read at
@@ -454,7 +451,7 @@ Status WriteEvlp(const Snapshot& snap, const ExportOptions& options, const Job& 
     std::string text;
   };
   std::vector<Scratch> scratch(job.threads);
-  counts.assign(job.threads, RowCount{});
+  std::vector<RowCount> counts(job.threads);
   if (Status s = WriteInOrder(ew, snap.edge_id_limit(), job,
                               [&](unsigned w, std::uint64_t b, std::uint64_t e, ChunkOut* out) {
                                 Scratch& my = scratch[w];
@@ -633,48 +630,29 @@ Status WriteJsonl(const Snapshot& snap, const ExportOptions& options, const Job&
     out->append("}}\n");
     return Status::Ok();
   };
-  std::vector<RowCount> counts(job.threads);
-  if (Status s = WriteInOrder(vw, snap.vertex_id_limit(), job,
-                              [&](unsigned w, std::uint64_t b, std::uint64_t e, ChunkOut* out) {
-                                for (VertexId v : snap.Vertices(b, e)) {
-                                  std::string* text = out->buffer();
-                                  text->append("{\"id\":");
-                                  append_id(text, v);
-                                  text->append(",\"label\":");
-                                  AppendJsonString(text, snap.LabelName(*snap.LabelOf(v)));
-                                  QUIVER_RETURN_IF_ERROR(append_props(w, text, snap.Properties(v), ids.key,
-                                                                      "vertex", v.value()));
-                                  QUIVER_RETURN_IF_ERROR(out->MaybeFlush());
-                                  ++counts[w].rows;
-                                }
-                                return Status::Ok();
-                              });
-      !s.ok())
-    return s;
-  stats->vertices = Total(counts);
-  counts.assign(job.threads, RowCount{});
-  if (Status s = WriteInOrder(ew, snap.edge_id_limit(), job,
-                              [&](unsigned w, std::uint64_t b, std::uint64_t e, ChunkOut* out) {
-                                for (EdgeId id : snap.Edges(b, e)) {
-                                  const EdgeInfo info = *snap.GetEdge(id);
-                                  std::string* text = out->buffer();
-                                  text->append("{\"start\":");
-                                  append_id(text, info.source);
-                                  text->append(",\"end\":");
-                                  append_id(text, info.target);
-                                  text->append(",\"type\":");
-                                  AppendJsonString(text, snap.EdgeTypeName(info.type));
-                                  QUIVER_RETURN_IF_ERROR(append_props(w, text, snap.Properties(id),
-                                                                      std::nullopt, "edge", id.value()));
-                                  QUIVER_RETURN_IF_ERROR(out->MaybeFlush());
-                                  ++counts[w].rows;
-                                }
-                                return Status::Ok();
-                              });
-      !s.ok())
-    return s;
-  stats->edges = Total(counts);
-  return Status::Ok();
+  auto vertex_row = [&](unsigned w, VertexId v, std::string* out) {
+    out->append("{\"id\":");
+    append_id(out, v);
+    out->append(",\"label\":");
+    AppendJsonString(out, snap.LabelName(*snap.LabelOf(v)));
+    return append_props(w, out, snap.Properties(v), ids.key, "vertex", v.value());
+  };
+  QUIVER_RETURN_IF_ERROR(WriteRows(
+      vw, snap.vertex_id_limit(), job, [&](std::uint64_t b, std::uint64_t e) { return snap.Vertices(b, e); },
+      vertex_row, &stats->vertices));
+  auto edge_row = [&](unsigned w, EdgeId id, std::string* out) {
+    const EdgeInfo info = *snap.GetEdge(id);
+    out->append("{\"start\":");
+    append_id(out, info.source);
+    out->append(",\"end\":");
+    append_id(out, info.target);
+    out->append(",\"type\":");
+    AppendJsonString(out, snap.EdgeTypeName(info.type));
+    return append_props(w, out, snap.Properties(id), std::nullopt, "edge", id.value());
+  };
+  return WriteRows(
+      ew, snap.edge_id_limit(), job, [&](std::uint64_t b, std::uint64_t e) { return snap.Edges(b, e); },
+      edge_row, &stats->edges);
 }
 
 Status CreateDirs(env::FileSystem* fs, const std::string& dir) {

@@ -389,6 +389,50 @@ TEST(AnalyticsTest, RandomGraphsMatchReferenceKernels) {
   }
 }
 
+// LCC on hubs of 200-400 neighbours (in and out, parallel edges, both
+// directions, self-loops, their neighbours linked among themselves) beside
+// ordinary vertices, against the reference, directed and undirected, on one
+// and three threads.
+TEST(AnalyticsTest, LccOnHubsAndOrdinaryVerticesMatchesTheReference) {
+  std::mt19937_64 rng(77);
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < 1000; ++i) vs.push_back(b.AddVertex("A"));
+  for (int hub : {0, 1, 2, 3}) {
+    const int degree = 200 + 60 * hub;  // 200, 260, 320, 380
+    for (int k = 0; k < degree; ++k) {
+      const int u = 10 + static_cast<int>(rng() % 990);
+      if (rng() % 2) {
+        b.AddEdge("T", vs[hub], vs[u]);
+      } else {
+        b.AddEdge("T", vs[u], vs[hub]);
+      }
+      if (rng() % 5 == 0) b.AddEdge("T", vs[hub], vs[u]);  // parallel, or both directions
+    }
+  }
+  for (int i = 0; i < 6000; ++i) {
+    const int s = 10 + static_cast<int>(rng() % 990);
+    const int d = rng() % 20 == 0 ? s : 10 + static_cast<int>(rng() % 990);
+    b.AddEdge("T", vs[s], vs[d]);
+    if (rng() % 8 == 0) b.AddEdge("T", vs[s], vs[d]);
+  }
+  ASSERT_TRUE(graph->Write(std::move(b)).ok());
+  Snapshot snap = graph->GetSnapshot();
+  for (bool undirected : {false, true}) {
+    SCOPED_TRACE(undirected);
+    const ProjectionSpec spec{.undirected = undirected};
+    auto p = Project(snap, spec).value();
+    const Model m = BuildModel(snap, spec);
+    for (std::uint32_t threads : {1u, 3u}) {
+      const auto lcc = Lcc(p, {.threads = threads}).value();
+      const auto ref = RefLcc(m);
+      for (std::uint32_t i = 0; i < p.vertex_count(); ++i)
+        ExpectNear(lcc[i], ref.at(m.ids[i].value()), "lcc");
+    }
+  }
+}
+
 // Without in adjacency BFS cannot go bottom-up and WCC cannot skip the giant
 // component's edges; the answers must not change.
 TEST(AnalyticsTest, BfsAndWccWithoutInAdjacencyAgree) {

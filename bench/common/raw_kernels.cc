@@ -11,6 +11,7 @@
 #include "analytics/afforest.h"
 #include "analytics/bfs.h"
 #include "analytics/delta_stepping.h"
+#include "analytics/lcc.h"
 #include "common/bench_common.h"
 
 namespace quiver::bench {
@@ -192,31 +193,20 @@ std::vector<std::uint32_t> RawCdlp(const RawGraph& g, int iterations, int thread
 }
 
 std::vector<double> RawLcc(const RawGraph& g, int threads) {
-  std::vector<double> lcc(g.n, 0.0);
-  struct Scratch {
-    std::vector<std::uint32_t> mark, nbrs;
+  // The library's own LocalClustering, run on the raw arrays.
+  struct View {
+    const RawGraph& g;
+    std::uint32_t vertex_count() const { return g.n; }
+    std::span<const std::uint32_t> OutNeighbors(std::uint32_t v) const { return g.out.Neighbors(v); }
+    std::span<const std::uint32_t> InNeighbors(std::uint32_t v) const { return g.in.Neighbors(v); }
   };
-  std::vector<Scratch> scratch(static_cast<std::size_t>(threads));
+  std::vector<double> lcc(g.n, 0.0);
+  std::vector<analytics::LccScratch> scratch(static_cast<std::size_t>(threads));
   ForChunks(g.n, threads, [&](int w, std::uint64_t b, std::uint64_t e) {
-    auto& [mark, nbrs] = scratch[static_cast<std::size_t>(w)];
-    if (mark.empty()) mark.assign(g.n, 0);
     for (std::uint64_t i = b; i < e; ++i) {
       const auto v = static_cast<std::uint32_t>(i);
-      nbrs.clear();
-      auto out = g.out.Neighbors(v), in = g.in.Neighbors(v);
-      std::set_union(out.begin(), out.end(), in.begin(), in.end(), std::back_inserter(nbrs));
-      nbrs.erase(std::unique(nbrs.begin(), nbrs.end()), nbrs.end());
-      nbrs.erase(std::remove(nbrs.begin(), nbrs.end(), v), nbrs.end());
-      const std::uint64_t deg = nbrs.size();
-      if (deg < 2) continue;
-      for (std::uint32_t u : nbrs) mark[u] = v + 1;
-      std::uint64_t links = 0;
-      for (std::uint32_t u : nbrs) {
-        auto un = g.out.Neighbors(u);
-        for (std::size_t j = 0; j < un.size(); ++j)
-          if ((j == 0 || un[j] != un[j - 1]) && un[j] != u && mark[un[j]] == v + 1) ++links;
-      }
-      lcc[v] = static_cast<double>(links) / static_cast<double>(deg * (deg - 1));
+      lcc[v] =
+          analytics::LocalClustering(View{g}, /*undirected=*/false, v, scratch[static_cast<std::size_t>(w)]);
     }
   });
   return lcc;

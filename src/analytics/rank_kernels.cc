@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "analytics/lcc.h"
 #include "analytics/parallel_loop.h"
 #include "quiver/analytics.h"
 
@@ -174,38 +175,14 @@ Result<std::vector<double>> Lcc(const Projection& p, const RunOptions& run) {
   const std::uint32_t n = p.vertex_count();
   const unsigned threads = ThreadsFor(run);
   std::vector<double> lcc(n, 0.0);
-  struct Scratch {
-    std::vector<std::uint32_t> mark;  // mark[u] == v + 1: u is in N(v)
-    std::vector<std::uint32_t> nbrs;
-  };
-  std::vector<Scratch> scratch(threads);
-  const bool ok = ParallelBlocks(
-      run, threads, n, "lcc", [&](unsigned w, std::uint64_t, std::uint64_t begin, std::uint64_t end) {
-        Scratch& s = scratch[w];
-        if (s.mark.empty()) s.mark.assign(n, 0);
-        for (std::uint64_t i = begin; i < end; ++i) {
-          const auto v = static_cast<std::uint32_t>(i);
-          // N(v): out and in neighbours (both sorted), merged, once each, not v.
-          s.nbrs.clear();
-          auto out = p.OutNeighbors(v);
-          auto in = p.undirected() ? std::span<const std::uint32_t>() : p.InNeighbors(v);
-          std::set_union(out.begin(), out.end(), in.begin(), in.end(), std::back_inserter(s.nbrs));
-          s.nbrs.erase(std::unique(s.nbrs.begin(), s.nbrs.end()), s.nbrs.end());
-          s.nbrs.erase(std::remove(s.nbrs.begin(), s.nbrs.end(), v), s.nbrs.end());
-          const std::uint64_t deg = s.nbrs.size();
-          if (deg < 2) continue;
-          for (std::uint32_t u : s.nbrs) s.mark[u] = v + 1;
-          std::uint64_t links = 0;
-          for (std::uint32_t u : s.nbrs) {
-            auto un = p.OutNeighbors(u);
-            for (std::size_t j = 0; j < un.size(); ++j) {
-              if (j > 0 && un[j] == un[j - 1]) continue;  // a parallel edge counts once
-              if (un[j] != u && s.mark[un[j]] == v + 1) ++links;
-            }
-          }
-          lcc[v] = static_cast<double>(links) / static_cast<double>(deg * (deg - 1));
-        }
-      });
+  std::vector<analytics::LccScratch> scratch(threads);
+  const bool ok = ParallelBlocks(run, threads, n, "lcc",
+                                 [&](unsigned w, std::uint64_t, std::uint64_t begin, std::uint64_t end) {
+                                   for (std::uint64_t i = begin; i < end; ++i) {
+                                     const auto v = static_cast<std::uint32_t>(i);
+                                     lcc[v] = analytics::LocalClustering(p, p.undirected(), v, scratch[w]);
+                                   }
+                                 });
   if (!ok) return KernelCancelled("Lcc");
   return lcc;
 }

@@ -48,8 +48,24 @@ void SimFile::Truncate(std::uint64_t size) {
 void SimFile::Sync() {
   // Built from durable + pending rather than copied from current_: after
   // DropUnsynced the current view holds bytes that must never become durable.
-  durable_ = FullyApplied();
+  // Applied in place: a copy of the whole file per sync made every durable
+  // commit cost its segment's size (a megabyte once the WAL zero-fills).
+  // The room is reserved first, so running out of memory changes nothing.
+  std::uint64_t end = durable_.size();
+  for (const PendingWrite& w : pending_) end = std::max<std::uint64_t>(end, w.offset + w.data.size());
+  durable_.reserve(end);
+  ApplyPending(&durable_);
   pending_.clear();
+}
+
+void SimFile::ApplyPending(std::vector<std::byte>* bytes) const {
+  for (const PendingWrite& w : pending_) {
+    if (w.truncate) {
+      TruncateBytes(w.offset, bytes);
+    } else {
+      WriteBytes(w.offset, w.data, bytes);
+    }
+  }
 }
 
 void SimFile::SetDurable(std::vector<std::byte> bytes) {
@@ -65,13 +81,7 @@ void SimFile::ResetTo(std::vector<std::byte> image) {
 
 std::vector<std::byte> SimFile::FullyApplied() const {
   std::vector<std::byte> bytes = durable_;
-  for (const PendingWrite& w : pending_) {
-    if (w.truncate) {
-      TruncateBytes(w.offset, &bytes);
-    } else {
-      WriteBytes(w.offset, w.data, &bytes);
-    }
-  }
+  ApplyPending(&bytes);
   return bytes;
 }
 

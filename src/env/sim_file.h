@@ -127,6 +127,8 @@ class SimFile {
   // The durable bytes plus every pending change: what a crash that lost
   // nothing would leave.
   std::vector<std::byte> FullyApplied() const;
+  // Applies every pending write and truncate, in issue order, to *bytes.
+  void ApplyPending(std::vector<std::byte>* bytes) const;
   // What the disk holds after a power loss under `policy`; uses `rng` for
   // every random choice.
   std::vector<std::byte> CrashImage(CrashPolicy policy, Rng& rng) const;

@@ -21,6 +21,7 @@
 #include "graph_dir.h"
 #include "graph_impl.h"
 #include "quiver/quiver.h"
+#include "test_environment.h"
 #include "test_util.h"
 #include "wal/wal_format.h"
 
@@ -561,6 +562,7 @@ TEST(DurabilityTest, ReviewRotAnAbandonedCheckpointDoesNotMakeTheNextCommitStart
 // (the writer zero-fills again) or treat ENOSPC on the zeros as no error.
 // Seen to fail before the copy took the zeroed end only when it fits.
 TEST(DurabilityTest, ANearlyFullDiskStillOpensAZeroFilledLog) {
+  test_util::ScopedEngineWalFillStep engine_step;  // a zeroed end larger than the free room
   env::SimFileSystem sim;
   Options o = DurableOptions();
   o.durable.checkpoint_on_close = false;

@@ -13,6 +13,7 @@
 #include "env/file_system.h"
 #include "env_test_util.h"
 #include "quiver/quiver.h"
+#include "test_environment.h"
 
 namespace quiver {
 namespace {
@@ -81,6 +82,7 @@ TEST(WalWriterTest, ATruncatedTailKeepsItsReservation) {
 // to flush. The reopen keeps that zeroed end (no torn tail to cut) and
 // appends over it.
 TEST(WalWriterTest, GroupsLandInTheZeroedEndAndAReopenKeepsIt) {
+  test_util::ScopedEngineWalFillStep engine_step;  // 20 groups inside one step
   TempDir dir;
   Options o;
   o.writer.spin_microseconds = 0;  // closed with a checkpoint: the reopen replays nothing
@@ -91,7 +93,7 @@ TEST(WalWriterTest, GroupsLandInTheZeroedEndAndAReopenKeepsIt) {
     ASSERT_TRUE(ApplyGroup(*g, 2).ok());  // after the fill the first one set off
     const std::string segment = OnlySegment(dir.path());
     size_after_first = FileBytes(segment);
-    EXPECT_GE(size_after_first, wal::WalWriter::kFillStep) << "no zeroed end ahead of the appends";
+    EXPECT_GE(size_after_first, wal::WalWriter::FillStep()) << "no zeroed end ahead of the appends";
     for (int k = 3; k <= 20; ++k) ASSERT_TRUE(ApplyGroup(*g, k).ok());
     EXPECT_EQ(FileBytes(segment), size_after_first) << "groups were written past the zeroed end";
   }

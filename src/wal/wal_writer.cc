@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <optional>
 
@@ -72,10 +73,21 @@ Status WalWriter::ReopenSegment(std::uint64_t segment_number, std::uint64_t size
   return Status::Ok();
 }
 
+namespace {
+std::atomic<std::uint64_t> wal_fill_step{WalWriter::kFillStep};
+}  // namespace
+
+std::uint64_t WalWriter::FillStep() { return wal_fill_step.load(std::memory_order_relaxed); }
+
+void WalWriter::SetFillStepForTesting(std::uint64_t bytes) {
+  wal_fill_step.store(bytes == 0 ? kFillStep : (bytes + kWalPageBytes - 1) / kWalPageBytes * kWalPageBytes,
+                      std::memory_order_relaxed);
+}
+
 bool WalWriter::WantsFill() const {
   if (!fill_ || file_ == nullptr) return false;
   const std::uint64_t limit = (segment_bytes_ + kWalPageBytes - 1) / kWalPageBytes * kWalPageBytes;
-  return file_end_ < limit && file_end_ - segment_size_ < kFillStep / 2;
+  return file_end_ < limit && file_end_ - segment_size_ < FillStep() / 2;
 }
 
 void WalWriter::CountNoRoom() {
@@ -89,7 +101,7 @@ Status WalWriter::FillAhead() {
   const std::uint64_t limit = (segment_bytes_ + kWalPageBytes - 1) / kWalPageBytes * kWalPageBytes;
   // file_end_ is a page boundary: the end of a group (with its padding), of
   // the header's page or of an earlier step.
-  const std::uint64_t target = std::min(limit, file_end_ + kFillStep);
+  const std::uint64_t target = std::min(limit, file_end_ + FillStep());
   QUIVER_RETURN_IF_ERROR(Reserve(target));
   if (no_room_) return Status::Ok();
   Status s = file_->ZeroFill(file_end_, target - file_end_);

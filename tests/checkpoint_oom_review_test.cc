@@ -42,13 +42,15 @@ Options ReviewOptions() {
   return o;
 }
 
+// Vertices k = from .. from + n - 1 in one batch: the sweeps below fill a
+// graph for every fault point, and what they check depends on the data a
+// checkpoint holds, not on how many commits wrote it.
 void Fill(Graph& g, int n, int from = 0) {
-  for (int k = from; k < from + n; ++k) {
-    WriteBatch b;
+  WriteBatch b;
+  for (int k = from; k < from + n; ++k)
     b.AddVertex("V", {{"k", std::int64_t{k}}, {"pad", std::string(100, 'p')}});
-    Result<CommitInfo> r = g.Write(std::move(b));
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-  }
+  Result<CommitInfo> r = g.Write(std::move(b));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
 }
 
 // Finding (HIGH): the directory fsync after the rename fails, and building
@@ -104,7 +106,7 @@ TEST(CheckpointOomReviewTest, FailedDirFsyncWhoseErrorRunsOutOfMemoryStillPoison
 // crosses Checkpoint() and Backup(); on the background checkpointer thread
 // it would be std::terminate. (Write uses the immortal OutOfMemoryStatus()
 // for this reason.)
-// Runs `call` on a fresh graph of 50 batches with every allocation of this
+// Runs `call` on a fresh graph of 50 vertices with every allocation of this
 // thread from the n-th on failing, for n = 1, 2, ... until one run makes
 // fewer than n; returns the n at which std::bad_alloc crossed `call`.
 template <typename Call>

@@ -6,6 +6,7 @@
 // point. Also the id map (src/import/id_map.h) that both paths share.
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <string>
@@ -65,12 +66,15 @@ std::vector<std::string> IndexNames(const Snapshot& s) {
   return out;
 }
 
-// One input set: files written into /in, and how to import them.
+// One input set: files written into /in, and how to import them. Large
+// files come from `generated`, called in SetUp: gtest builds every
+// parameter when the binary starts, in each of the binary's processes.
 struct Input {
   const char* name;
   std::map<std::string, std::string> files;
   ImportSpec spec;
   ImportOptions options;
+  std::function<void(std::map<std::string, std::string>&)> generated;
 };
 
 std::string EvlpVertices(int n, std::int64_t stride, std::int64_t offset) {
@@ -94,7 +98,7 @@ std::string EvlpEdges(int n, int per_vertex, std::int64_t stride, std::int64_t o
 std::vector<Input> Inputs() {
   std::vector<Input> v;
   {
-    Input in{"TypedCsvWithGroupsQuotingAndIdIndexes", {}, {}, {}};
+    Input in{"TypedCsvWithGroupsQuotingAndIdIndexes", {}, {}, {}, {}};
     in.files["/in/people.csv"] =
         "uid:ID(P)|:LABEL|name|age:long|score:double|active:boolean|e:float[]|raw:bytes|skip:IGNORE\n"
         "p1|Person|\"Ada \"\"the first\"\" Lovelace\"|36|0.5|true|1;2.5|00ff|x\n"
@@ -115,9 +119,11 @@ std::vector<Input> Inputs() {
   {
     // Dense shuffled int ids over more than one checkpoint chunk of edges
     // (kChunkIds = 65,536) and more than one 1 MiB read chunk.
-    Input in{"EvlpDenseIdsAcrossChunks", {}, {}, {}};
-    in.files["/in/g.v"] = EvlpVertices(9000, 1, 100);
-    in.files["/in/g.e"] = EvlpEdges(9000, 8, 1, 100);
+    Input in{"EvlpDenseIdsAcrossChunks", {}, {}, {}, {}};
+    in.generated = [](std::map<std::string, std::string>& files) {
+      files["/in/g.v"] = EvlpVertices(9000, 1, 100);
+      files["/in/g.e"] = EvlpEdges(9000, 8, 1, 100);
+    };
     in.spec = {.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
     in.options.format = DataFormat::kEvlp;
     in.options.create_id_indexes = true;
@@ -125,9 +131,11 @@ std::vector<Input> Inputs() {
   }
   {
     // Sparse and negative ids: the id map keeps them hashed, not in an array.
-    Input in{"EvlpSparseNegativeIds", {}, {}, {}};
-    in.files["/in/g.v"] = EvlpVertices(500, 1'000'000'007, -250'000'000'000);
-    in.files["/in/g.e"] = EvlpEdges(500, 3, 1'000'000'007, -250'000'000'000);
+    Input in{"EvlpSparseNegativeIds", {}, {}, {}, {}};
+    in.generated = [](std::map<std::string, std::string>& files) {
+      files["/in/g.v"] = EvlpVertices(500, 1'000'000'007, -250'000'000'000);
+      files["/in/g.e"] = EvlpEdges(500, 3, 1'000'000'007, -250'000'000'000);
+    };
     in.spec = {.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
     in.options.format = DataFormat::kEvlp;
     v.push_back(in);
@@ -135,7 +143,7 @@ std::vector<Input> Inputs() {
   {
     // Rejected rows are skipped the same way on both paths, a rejected
     // vertex taking its edges with it.
-    Input in{"SkippedBadRows", {}, {}, {}};
+    Input in{"SkippedBadRows", {}, {}, {}, {}};
     in.files["/in/v.csv"] = "id:ID,age:int\na,1\nb,x\nc,3\na,4\nd,\n";
     in.files["/in/e.csv"] = ":START_ID,:END_ID,:TYPE\na,c,R\nb,c,R\nc,zz,R\nd,a,\nc,d,S\n";
     in.spec = {.vertices = {{"/in/v.csv", "N"}}, .edges = {{"/in/e.csv", "R"}}};
@@ -146,7 +154,7 @@ std::vector<Input> Inputs() {
   {
     // A rejected row's names are not interned: a key only it holds, or one
     // it holds first, gets the id batches would give it (review).
-    Input in{"RejectedRowsGiveNoNames", {}, {}, {}};
+    Input in{"RejectedRowsGiveNoNames", {}, {}, {}, {}};
     in.files["/in/v.csv"] = "id:ID,p,q,r\na,,,\na,1,,9\nb,,2,\nc,3,4,\n";
     in.spec = {.vertices = {{"/in/v.csv", "N"}}};
     in.options.skip_bad_rows = 1;
@@ -155,7 +163,7 @@ std::vector<Input> Inputs() {
   {
     // JSON Lines: every value type, string and number ids, rows naming
     // their own label or taking the file's, edges over several blocks.
-    Input in{"JsonLinesEveryValueType", {}, {}, {}};
+    Input in{"JsonLinesEveryValueType", {}, {}, {}, {}};
     in.files["/in/v.jsonl"] =
         "{\"id\": \"p1\", \"label\": \"Person\", \"properties\": {\"name\": \"Ada \\\"A\\\" \\u00e9\", "
         "\"age\": 36, \"score\": 0.5, \"ok\": true, \"e\": [1, 2.5], \"raw\": {\"bytes\": \"00ff\"}, "
@@ -177,7 +185,7 @@ std::vector<Input> Inputs() {
     v.push_back(in);
   }
   {
-    Input in{"NoEdgesAndNoIds", {}, {}, {}};
+    Input in{"NoEdgesAndNoIds", {}, {}, {}, {}};
     in.files["/in/v.csv"] = ":LABEL,x:int\nA,1\nB,\nA,3\n";
     in.spec = {.vertices = {{"/in/v.csv", ""}}};
     v.push_back(in);
@@ -189,7 +197,9 @@ class ImportBulkTest : public ::testing::TestWithParam<Input> {
  protected:
   void SetUp() override {
     ASSERT_TRUE(fs_.CreateDir("/in").ok());
-    for (const auto& [path, content] : GetParam().files) PutFile(fs_, path, content);
+    std::map<std::string, std::string> files = GetParam().files;
+    if (GetParam().generated) GetParam().generated(files);
+    for (const auto& [path, content] : files) PutFile(fs_, path, content);
   }
   env::SimFileSystem fs_;
 };
@@ -260,7 +270,7 @@ INSTANTIATE_TEST_SUITE_P(Inputs, ImportBulkTest, ::testing::ValuesIn(Inputs()),
                          [](const ::testing::TestParamInfo<Input>& i) { return std::string(i.param.name); });
 
 Input SmallInput() {
-  Input in{"Small", {}, {}, {}};
+  Input in{"Small", {}, {}, {}, {}};
   in.files["/in/v.csv"] = "id:ID,name,age:int\np1,Ada,36\np2,Bob,\np3,\"C, the third\",3\n";
   in.files["/in/e.csv"] = ":START_ID,:END_ID,:TYPE,w:double\np1,p2,KNOWS,0.5\np2,p3,KNOWS,\np3,p1,LIKES,2\n";
   in.spec = {.vertices = {{"/in/v.csv", "Person"}}, .edges = {{"/in/e.csv", "R"}}};

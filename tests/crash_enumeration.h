@@ -117,6 +117,10 @@ struct EnumerationConfig {
   // The negative control of check 6: the index oracle drops one element
   // from every expected answer (index_oracle.h), so mismatches must show.
   bool corrupt_index_oracle = false;
+  // Negative controls: stop after the first crash point that lost an
+  // acknowledged commit, failed to recover or found no fallback (what they
+  // must see); the crash points after it would only repeat the finding.
+  bool stop_at_first_loss = false;
 };
 
 // The indexes of check 6: one on the empty graph, one over the data.
@@ -344,7 +348,10 @@ class CrashEnumerator {
       CrashAt(only);  // reproduces one crash point of a failure message
       return f_;
     }
-    for (std::uint64_t n = 1 + (c_.seed % stride); n <= f_.total_ops; n += stride) CrashAt(n);
+    for (std::uint64_t n = 1 + (c_.seed % stride); n <= f_.total_ops; n += stride) {
+      CrashAt(n);
+      if (c_.stop_at_first_loss && f_.acked_lost + f_.recovery_failures + f_.fallback_failures > 0) break;
+    }
     return f_;
   }
 

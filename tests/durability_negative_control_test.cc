@@ -47,6 +47,7 @@ void ExpectSeen(std::vector<std::atomic<bool> DurabilityFaults::*> faults, const
   for (int attempt = 0; attempt < 3; ++attempt) {
     test_util::EnumerationConfig c = config;
     c.seed = config.seed + static_cast<std::uint64_t>(attempt);
+    c.stop_at_first_loss = true;
     const test_util::EnumerationFigures broken = test_util::CrashEnumerator(c).Run();
     std::cout << name << " on (seed " << c.seed << "): " << broken << "\n";
     if (broken.acked_lost + broken.recovery_failures + broken.fallback_failures > 0) return;

@@ -69,6 +69,7 @@
 #include <thread>
 #include <vector>
 
+#include "env/random.h"
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
 #include "independent_reader.h"
@@ -348,7 +349,10 @@ class CrashEnumerator {
       CrashAt(only);  // reproduces one crash point of a failure message
       return f_;
     }
-    for (std::uint64_t n = 1 + (c_.seed % stride); n <= f_.total_ops; n += stride) {
+    // The first point at a random offset of the seed's own: with seed % stride,
+    // seeds 1 and 2 sampled points one operation apart.
+    const std::uint64_t first = 1 + env::Rng::Derive(c_.seed, 0x5a3b1e).Uniform(stride);
+    for (std::uint64_t n = first; n <= f_.total_ops; n += stride) {
       CrashAt(n);
       if (c_.stop_at_first_loss && f_.acked_lost + f_.recovery_failures + f_.fallback_failures > 0) break;
     }

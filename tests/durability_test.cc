@@ -494,6 +494,7 @@ class NearlyFullFileSystem final : public env::ForwardingFileSystem {
 // graph is poisoned (later writes Poisoned), snapshots still read, and a
 // reopen holds every acknowledged group. Passes on walpage2.
 TEST(DurabilityTest, ADiskFillingUpWhileZeroFillingFailsOneGroupAndPoisons) {
+  test_util::ScopedEngineWalFillStep engine_step;  // the first fill is larger than the room left
   env::SimFileSystem sim;
   Options o = DurableOptions();
   o.durable.checkpoint_on_close = false;
@@ -544,8 +545,8 @@ TEST(DurabilityTest, ReviewRotAnAbandonedCheckpointDoesNotMakeTheNextCommitStart
   const Status c = g->Checkpoint();
   ASSERT_EQ(c.code(), StatusCode::kResourceExhausted) << c.ToString();
   EXPECT_FALSE(g->GetDurabilityStats().poisoned);
-  // The segment's zeroed end (at least half of the 1 MiB fill step) holds
-  // these groups: no byte of new space is needed.
+  // The segment's zeroed end (at least half of a fill step) holds these
+  // groups: no byte of new space is needed.
   for (; k <= 305; ++k) {
     Result<CommitInfo> r = ApplyGroup(*g, k);
     ASSERT_TRUE(r.ok()) << "group " << k << " after an abandoned checkpoint: " << r.status().ToString();

@@ -59,6 +59,7 @@
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
 #include "quiver/quiver.h"
+#include "test_environment.h"
 #include "test_util.h"
 #include "wal/wal_format.h"
 
@@ -837,6 +838,9 @@ TEST(FaultInjectionTest, FsyncEioPoisonsAndNeverRetries) {
 }
 
 TEST(FaultInjectionTest, FsyncEioLinuxSemantics) {
+  // The whole small segment zero-filled at the first group, so the fault
+  // hits a group's fsync, never a fill's.
+  test_util::ScopedEngineWalFillStep engine_step;
   SimFileSystem sim;
   FaultFileSystem fault(&sim);
   const Options o = SmallSegments();
@@ -905,6 +909,7 @@ TEST(FaultInjectionTest, FsyncEioLinuxSemantics) {
 // (a synced copy renamed over each): a power cut afterwards keeps the
 // replayed group and everything acknowledged after it.
 TEST(FaultInjectionTest, FsyncEioLinuxSemanticsRestartThenPowerLoss) {
+  test_util::ScopedEngineWalFillStep engine_step;  // as in FsyncEioLinuxSemantics
   SimFileSystem sim;
   FaultFileSystem fault(&sim);
   const Options o = SmallSegments();

@@ -43,6 +43,7 @@ std::string OnlySegment(const std::string& dir) {
 }
 
 TEST(WalWriterTest, ASmallGraphTakesLittleWalSpace) {
+  test_util::ScopedEngineWalFillStep engine_step;  // the reservation production makes
   TempDir dir;
   Options o;  // default 64 MiB segments
   o.writer.spin_microseconds = 0;
@@ -54,6 +55,7 @@ TEST(WalWriterTest, ASmallGraphTakesLittleWalSpace) {
 }
 
 TEST(WalWriterTest, ATruncatedTailKeepsItsReservation) {
+  test_util::ScopedEngineWalFillStep engine_step;
   TempDir dir;
   Options o;
   o.writer.spin_microseconds = 0;

@@ -13,7 +13,7 @@
 // steps: kFirstReservation at segment start (or at reopen, past the valid
 // end, since truncating a torn tail frees the reservation), then each step
 // doubles what the segment holds reserved, up to the segment's target size.
-// So a small graph takes about 1 MiB of WAL on disk, not the target size,
+// So a small graph takes at most 2 MiB of WAL on disk, not the target size,
 // and a large one reserves a handful of times per segment. Reserving is an
 // optimisation (fewer metadata updates per fdatasync): when the file system
 // has no room for a reservation (ResourceExhausted), the writer counts it,

@@ -75,18 +75,20 @@ Status WalWriter::ReopenSegment(std::uint64_t segment_number, std::uint64_t size
 
 namespace {
 std::atomic<std::uint64_t> wal_fill_step{WalWriter::kFillStep};
+
+// n rounded up to a whole number of WAL pages.
+std::uint64_t WalPageCeil(std::uint64_t n) { return (n + kWalPageBytes - 1) / kWalPageBytes * kWalPageBytes; }
 }  // namespace
 
 std::uint64_t WalWriter::FillStep() { return wal_fill_step.load(std::memory_order_relaxed); }
 
 void WalWriter::SetFillStepForTesting(std::uint64_t bytes) {
-  wal_fill_step.store(bytes == 0 ? kFillStep : (bytes + kWalPageBytes - 1) / kWalPageBytes * kWalPageBytes,
-                      std::memory_order_relaxed);
+  wal_fill_step.store(bytes == 0 ? kFillStep : WalPageCeil(bytes), std::memory_order_relaxed);
 }
 
 bool WalWriter::WantsFill() const {
   if (!fill_ || file_ == nullptr) return false;
-  const std::uint64_t limit = (segment_bytes_ + kWalPageBytes - 1) / kWalPageBytes * kWalPageBytes;
+  const std::uint64_t limit = WalPageCeil(segment_bytes_);
   return file_end_ < limit && file_end_ - segment_size_ < FillStep() / 2;
 }
 
@@ -98,7 +100,7 @@ void WalWriter::CountNoRoom() {
 
 Status WalWriter::FillAhead() {
   if (!WantsFill()) return Status::Ok();
-  const std::uint64_t limit = (segment_bytes_ + kWalPageBytes - 1) / kWalPageBytes * kWalPageBytes;
+  const std::uint64_t limit = WalPageCeil(segment_bytes_);
   // file_end_ is a page boundary: the end of a group (with its padding), of
   // the header's page or of an earlier step.
   const std::uint64_t target = std::min(limit, file_end_ + FillStep());

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "quiver/quiver.h"
+#include "wal/wal_writer.h"
 
 namespace quiver::test_util {
 
@@ -111,9 +112,12 @@ inline WriteBatch RandomBatch(const Snapshot& s, std::mt19937_64& rng, const Ran
   }
   const bool big = o.big_value_one_in > 0 && rng() % static_cast<std::uint64_t>(o.big_value_one_in) == 0;
   if (o.made_big != nullptr) *o.made_big = big;
-  if (big)
-    b.AddVertex("Big",
-                {{"blob", PropertyValue(std::vector<std::byte>((std::size_t{1} << 20) + rng() % 100000))}});
+  if (big) {
+    // Over one WAL fragment: the writer's, which test binaries set to 64 KiB
+    // (test_environment.cc).
+    const std::size_t fragment = wal::WalWriter::MaxFragment();
+    b.AddVertex("Big", {{"blob", PropertyValue(std::vector<std::byte>(fragment + rng() % (fragment / 10)))}});
+  }
   // A vertex removal ends the batch, so nothing after it names its edges.
   if (rng() % 4 == 0 && !vertices.empty()) b.RemoveVertex(vertices[rng() % vertices.size()]);
   return b;

@@ -20,5 +20,18 @@ const bool kWalFillStepSet = [] {
   return true;
 }();
 
+// WAL records are cut into fragments of at most 64 KiB instead of 1 MiB:
+// the random workloads' values "over one fragment" (random_workload.h) are
+// sized from WalWriter::MaxFragment(), and at a megabyte each the crash
+// sweeps spent most of their time copying them at every clone and crash
+// image. Readers take any fragment up to the format's 1 MiB, so this is
+// the same format, fragmented more often. QUIVER_WAL_MAX_FRAGMENT sets
+// another (0: the engine's own).
+const bool kWalMaxFragmentSet = [] {
+  wal::WalWriter::SetMaxFragmentForTesting(
+      static_cast<std::uint32_t>(EnvOr("QUIVER_WAL_MAX_FRAGMENT", std::uint64_t{64} << 10)));
+  return true;
+}();
+
 }  // namespace
 }  // namespace quiver::test_util

@@ -278,7 +278,7 @@ TEST(WalReaderTest, ZerosAfterTheLastGroupAreTheZeroedEndNotATornTail) {
 TEST(WalReaderTest, EveryGroupEndsOnAPageBoundary) {
   const std::size_t exact = wal::kWalPageBytes - wal::kRecordHeaderBytes;           // 4064
   const std::size_t short_gap = wal::kWalPageBytes - wal::kRecordHeaderBytes - 16;  // 16 bytes left
-  const std::vector<std::size_t> sizes = {31, exact, short_gap, 0 + 1, wal::kMaxFragment + 100, 200};
+  const std::vector<std::size_t> sizes = {31, exact, short_gap, 0 + 1, wal::WalWriter::MaxFragment() + 100, 200};
   const std::string bytes = RawSegment(sizes);
   ASSERT_EQ(bytes.size() % wal::kWalPageBytes, 0u);
   // The header's padding runs from 64 to 4096.

@@ -75,6 +75,7 @@ Status WalWriter::ReopenSegment(std::uint64_t segment_number, std::uint64_t size
 
 namespace {
 std::atomic<std::uint64_t> wal_fill_step{WalWriter::kFillStep};
+std::atomic<std::uint32_t> wal_max_fragment{kMaxFragment};
 
 // n rounded up to a whole number of WAL pages.
 std::uint64_t WalPageCeil(std::uint64_t n) { return (n + kWalPageBytes - 1) / kWalPageBytes * kWalPageBytes; }
@@ -84,6 +85,15 @@ std::uint64_t WalWriter::FillStep() { return wal_fill_step.load(std::memory_orde
 
 void WalWriter::SetFillStepForTesting(std::uint64_t bytes) {
   wal_fill_step.store(bytes == 0 ? kFillStep : WalPageCeil(bytes), std::memory_order_relaxed);
+}
+
+std::uint32_t WalWriter::MaxFragment() { return wal_max_fragment.load(std::memory_order_relaxed); }
+
+void WalWriter::SetMaxFragmentForTesting(std::uint32_t bytes) {
+  wal_max_fragment.store(
+      bytes == 0 ? kMaxFragment
+                 : std::clamp<std::uint32_t>(bytes, static_cast<std::uint32_t>(kWalPageBytes), kMaxFragment),
+      std::memory_order_relaxed);
 }
 
 bool WalWriter::WantsFill() const {
@@ -151,10 +161,11 @@ void WalWriter::PrepareGroup(SequenceNumber first, SequenceNumber last, std::spa
     }
     if (n > 0) std::memcpy(out, payload.data() + (from - prefix.size()), n);
   };
+  const std::size_t max_fragment = MaxFragment();
   std::size_t offset = 0;
   bool first_fragment = true;
   do {
-    std::size_t n = std::min<std::size_t>(kMaxFragment, total - offset);
+    std::size_t n = std::min<std::size_t>(max_fragment, total - offset);
     bool last_fragment = offset + n == total;
     RecordType type = first_fragment && last_fragment ? RecordType::kFull
                       : first_fragment                ? RecordType::kFirst

@@ -108,6 +108,16 @@ class WalWriter {
   // and rewrite, and a megabyte of zeros per segment made the durable
   // sweeps two to five times slower under ASan. Set while no graph is open.
   static void SetFillStepForTesting(std::uint64_t bytes);
+  // The payload bytes per WAL record fragment the writer cuts: kMaxFragment
+  // unless a test set fewer. Readers accept any fragment up to kMaxFragment,
+  // so the bytes written are valid either way.
+  static std::uint32_t MaxFragment();
+  // For test binaries only, like SetFillStepForTesting: fragments of at most
+  // `bytes` from now on (clamped to [kWalPageBytes, kMaxFragment]); 0
+  // restores kMaxFragment. The gtest binaries use 64 KiB: the crash sweeps'
+  // values "over one fragment" were a megabyte each, copied whole at every
+  // clone and crash image of the simulated disk.
+  static void SetMaxFragmentForTesting(std::uint32_t bytes);
   // True when FillAhead has work: the segment zero-fills ahead and less
   // than half a step of zeroed room is left past the write head.
   bool WantsFill() const;

@@ -825,10 +825,7 @@ SequenceNumber RunWorkload(Graph& g, const Workload& w) {
   return acked;
 }
 
-std::uint64_t EnvOr(const char* name, std::uint64_t fallback) {
-  const char* v = std::getenv(name);
-  return v != nullptr ? std::strtoull(v, nullptr, 10) : fallback;
-}
+using test_util::EnvOr;
 
 struct EnumerationResult {
   std::uint64_t crash_points = 0, total_ops = 0, cases = 0, lost = 0, mismatched = 0, second_crash_diffs = 0;

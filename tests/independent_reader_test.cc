@@ -20,6 +20,7 @@
 #include "graph_impl.h"
 #include "quiver/quiver.h"
 #include "random_workload.h"
+#include "test_environment.h"
 
 namespace quiver {
 namespace {
@@ -186,6 +187,28 @@ TEST(IndependentReaderTest, AgreesWithOpenOnRandomWorkloads) {
   EXPECT_GT(checkpoints, 0u);
   EXPECT_GT(replayed, 0u);
   EXPECT_GT(multi_fragment, 0u);
+}
+
+// The engine's own fragment size (the gtest binaries cut at 64 KiB): a
+// group of a value over 1 MiB is a first record of exactly kMaxFragment
+// bytes and a last one, and the reader written from the docs takes both.
+TEST(IndependentReaderTest, ReadsGroupsCutAtTheEngineFragment) {
+  test_util::ScopedEngineWalMaxFragment engine_fragment;
+  env::SimFileSystem fs;
+  Options o;
+  o.durable.checkpoint_on_close = false;
+  Snapshot before;
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+    WriteBatch b;
+    b.AddVertex("Big", {{"blob", PropertyValue(std::vector<std::byte>((std::size_t{1} << 20) + 100))}});
+    ASSERT_TRUE(g->Write(std::move(b)).ok());
+    before = g->GetSnapshot();
+  }
+  Result<test::ReaderState> files = test::ReadGraphFiles(SimFiles(&fs, "/db"));
+  ASSERT_TRUE(files.ok()) << files.status().ToString();
+  EXPECT_EQ(files->groups_replayed, 1u);
+  EXPECT_EQ(test::CompareWithSnapshot(*files, before), std::nullopt);
 }
 
 // A torn tail (garbage after the last record) is skipped, not read.

@@ -1070,10 +1070,11 @@ void CountResidentLargeDelete(void* p) {
   const std::size_t bytes = malloc_usable_size(p);
   if (bytes < base::kStepDiscardMinBytes) return;
   auto [begin, end] = WholeSteps(p, bytes);
+  if (end <= begin || end - begin <= base::kDiscardStepBytes) return;
   end -= base::kDiscardStepBytes;
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   std::vector<unsigned char> resident((end - begin) / page);
-  if (begin >= end || mincore(reinterpret_cast<void*>(begin), end - begin, resident.data()) != 0) return;
+  if (mincore(reinterpret_cast<void*>(begin), end - begin, resident.data()) != 0) return;
   if (std::any_of(resident.begin(), resident.end(), [](unsigned char r) { return (r & 1) != 0; }))
     ++g_resident_large_deletes;
 }

@@ -1,7 +1,8 @@
 // Random batches for the durability tests: every operation kind (adds with
 // batch-local references, property sets and removals on vertices and edges,
 // edge removals, vertex removals with their incident edges, self-loops),
-// every value type, and now and then a value over one WAL fragment (1 MiB),
+// every value type, and now and then a value over one WAL fragment
+// (WalWriter::MaxFragment(): 64 KiB in the test binaries),
 // so the group it lands in is written as several records. A batch is drawn
 // against a snapshot and is valid on it; batches drawn against the same
 // snapshot and committed together may conflict (the later one then fails

@@ -1,5 +1,6 @@
 // Process-wide settings of every gtest binary, made before main
 // (quiver_add_gtest_binary in tests/CMakeLists.txt adds this file to each).
+#include <algorithm>
 #include <cstdint>
 
 #include "test_util.h"
@@ -28,8 +29,9 @@ const bool kWalFillStepSet = [] {
 // the same format, fragmented more often. QUIVER_WAL_MAX_FRAGMENT sets
 // another (0: the engine's own).
 const bool kWalMaxFragmentSet = [] {
+  const std::uint64_t bytes = EnvOr("QUIVER_WAL_MAX_FRAGMENT", std::uint64_t{64} << 10);
   wal::WalWriter::SetMaxFragmentForTesting(
-      static_cast<std::uint32_t>(EnvOr("QUIVER_WAL_MAX_FRAGMENT", std::uint64_t{64} << 10)));
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(bytes, wal::kMaxFragment)));
   return true;
 }();
 

@@ -1,5 +1,5 @@
-// What tests/test_environment.cc sets for every gtest binary, and the scope
-// that undoes it for the tests that need the engine's own setting.
+// What tests/test_environment.cc sets for every gtest binary, and the scopes
+// that undo it for the tests that need the engine's own settings.
 #ifndef QUIVER_TESTS_TEST_ENVIRONMENT_H_
 #define QUIVER_TESTS_TEST_ENVIRONMENT_H_
 
@@ -22,6 +22,22 @@ class ScopedEngineWalFillStep {
 
  private:
   const std::uint64_t saved_;
+};
+
+// The engine's WAL fragment size (wal::kMaxFragment) for the life of the
+// object, instead of the gtest binaries' 64 KiB: for tests of records of
+// the format's full length. Create it before opening a graph.
+class ScopedEngineWalMaxFragment {
+ public:
+  ScopedEngineWalMaxFragment() : saved_(wal::WalWriter::MaxFragment()) {
+    wal::WalWriter::SetMaxFragmentForTesting(0);
+  }
+  ~ScopedEngineWalMaxFragment() { wal::WalWriter::SetMaxFragmentForTesting(saved_); }
+  ScopedEngineWalMaxFragment(const ScopedEngineWalMaxFragment&) = delete;
+  ScopedEngineWalMaxFragment& operator=(const ScopedEngineWalMaxFragment&) = delete;
+
+ private:
+  const std::uint32_t saved_;
 };
 
 }  // namespace quiver::test_util

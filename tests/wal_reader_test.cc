@@ -18,6 +18,7 @@
 #include "format_test_util.h"
 #include "graph_impl.h"
 #include "quiver/quiver.h"
+#include "test_environment.h"
 #include "test_util.h"
 #include "wal/wal_writer.h"
 
@@ -276,9 +277,10 @@ TEST(WalReaderTest, ZerosAfterTheLastGroupAreTheZeroedEndNotATornTail) {
 // fewer than 32 bytes left (the padding reaches the boundary after), and a
 // group of several fragments.
 TEST(WalReaderTest, EveryGroupEndsOnAPageBoundary) {
+  test_util::ScopedEngineWalMaxFragment engine_fragment;  // the big group: a 1 MiB fragment and a short one
   const std::size_t exact = wal::kWalPageBytes - wal::kRecordHeaderBytes;           // 4064
   const std::size_t short_gap = wal::kWalPageBytes - wal::kRecordHeaderBytes - 16;  // 16 bytes left
-  const std::vector<std::size_t> sizes = {31, exact, short_gap, 0 + 1, wal::WalWriter::MaxFragment() + 100, 200};
+  const std::vector<std::size_t> sizes = {31, exact, short_gap, 0 + 1, wal::kMaxFragment + 100, 200};
   const std::string bytes = RawSegment(sizes);
   ASSERT_EQ(bytes.size() % wal::kWalPageBytes, 0u);
   // The header's padding runs from 64 to 4096.
@@ -312,6 +314,38 @@ TEST(WalReaderTest, EveryGroupEndsOnAPageBoundary) {
   EXPECT_EQ(scan.scan.padding_bytes,
             bytes.size() - wal::kSegmentHeaderBytes - records * wal::kRecordHeaderBytes - payloads -
                 (wal::PaddedLength(31) - 31) - (wal::PaddedLength(1) - 1) - (wal::PaddedLength(100) - 100));
+}
+
+// The length limit exactly: a group of kMaxFragment bytes is one full
+// record of that length, one a byte longer is a first record of that length
+// and a last of one byte, and both read back; a record header claiming a
+// byte more than kMaxFragment is refused (with a CRC that matches).
+TEST(WalReaderTest, FragmentsOfExactlyTheLimitReadBackAndOneByteMoreIsRefused) {
+  test_util::ScopedEngineWalMaxFragment engine_fragment;
+  const std::string bytes = RawSegment({wal::kMaxFragment, wal::kMaxFragment + 1});
+  const std::vector<format_test::RecordSpan> spans = format_test::RecordSpans(AsBytes(bytes));
+  ASSERT_EQ(spans.size(), 3u);
+  const wal::RecordType want[] = {wal::RecordType::kFull, wal::RecordType::kFirst, wal::RecordType::kLast};
+  const std::size_t lengths[] = {wal::kMaxFragment, wal::kMaxFragment, 1};
+  for (std::size_t i = 0; i < 3; ++i) {
+    auto h = wal::ParseRecordHeader(AsBytes(bytes).subspan(spans[i].offset, wal::kRecordHeaderBytes));
+    ASSERT_TRUE(h.has_value()) << i;
+    EXPECT_EQ(h->type, want[i]) << i;
+    EXPECT_EQ(h->length, lengths[i]) << i;
+  }
+  RawScan scan = ScanRaw(bytes);
+  ASSERT_TRUE(scan.status.ok()) << scan.status.ToString();
+  EXPECT_EQ(scan.groups, (std::vector<SequenceNumber>{1, 2}));
+  EXPECT_EQ(scan.scan.tail_bytes, 0u);
+
+  std::vector<std::byte> record(wal::kRecordHeaderBytes + wal::kMaxFragment + 1, std::byte{0x5a});
+  const std::span<const std::byte> payload(record.data() + wal::kRecordHeaderBytes, wal::kMaxFragment + 1);
+  wal::EncodeRecordHeader(
+      wal::RecordHeader{0, 0, wal::RecordType::kFull, 1, 1}, payload,
+      std::span<std::byte, wal::kRecordHeaderBytes>(record.data(), wal::kRecordHeaderBytes));
+  const std::span<const std::byte> header = std::span<const std::byte>(record).first(wal::kRecordHeaderBytes);
+  EXPECT_TRUE(wal::RecordCrcMatches(header, payload));
+  EXPECT_FALSE(wal::ParseRecordHeader(header).has_value());
 }
 
 // A group whose records are whole but whose padding record is missing or

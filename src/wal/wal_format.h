@@ -15,8 +15,10 @@
 //       first_sequence:u64   last_sequence:u64
 //
 // One commit group is one logical record: a kFull record, or, if its
-// payload is larger than kMaxFragment, kFirst kMiddle* kLast fragments that
-// all carry the group's sequence range and are only taken together. The
+// payload is larger than the writer's fragment size (kMaxFragment; less in
+// test binaries), kFirst kMiddle* kLast fragments that all carry the group's
+// sequence range and are only taken together. A fragment of any type may be
+// of any length up to kMaxFragment. The
 // payload of the logical record is a GroupPayload (wal/batch_codec.h).
 // Records start 8-byte aligned. Segment file names: wal-<20-digit segment
 // number>.log. Type numbers are persisted: never renumber.

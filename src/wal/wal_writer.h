@@ -131,7 +131,7 @@ class WalWriter {
   std::uint64_t file_end() const { return file_end_; }
 
   // Encodes one commit group record of sequences first..last, whose payload
-  // is `prefix` followed by `payload` (fragmented above kMaxFragment), into
+  // is `prefix` followed by `payload` (fragmented above MaxFragment()), into
   // the writer's buffer for AppendPrepared. Touches no file, so running out
   // of memory here (std::bad_alloc, which it may throw) leaves the segment
   // as it was and the writer usable: the caller can fail the group without

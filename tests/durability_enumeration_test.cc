@@ -61,17 +61,20 @@ TEST(DurabilityEnumerationTest, SeveralProducersBackgroundCheckpointsAndSecondCr
 // (each recovered sequence holds the batch acknowledged there, and the
 // state is their replay, so every batch is whole or absent).
 // One seed by default (it runs about twice as many operations per seed as the
-// test above); QUIVER_UNSYNCED_SEEDS widens it. Whether a sampled crash point
-// falls while writes are held back depends on thread timing, so up to two
-// more seeds run until some crash has lost an unsynced write and some run
-// has checkpointed (a loaded CI machine once ran a seed without a checkpoint):
-// without both, the run would not show what it claims to exercise.
+// test above), 24 crash points a seed; QUIVER_UNSYNCED_SEEDS widens it.
+// Whether a sampled crash point falls while writes are held back depends on
+// thread timing, so up to six more seeds run until some crash has lost an
+// unsynced write and some run has checkpointed: without both, the run would
+// not show what it claims to exercise. (A loaded CI machine once ran a seed
+// without a checkpoint; a clean-clone run once had three seeds of 10 points
+// without a loss, where an idle one loses 9 to 36 batches in the first.)
 TEST(DurabilityEnumerationTest, UnsyncedWritesLoseOnlyASuffix) {
   test_util::EnumerationFigures total;
   const std::uint64_t seeds = EnvOr("QUIVER_UNSYNCED_SEEDS", 1);
   for (std::uint64_t seed = 1;
-       seed <= seeds || ((total.unsynced_lost == 0 || total.checkpoints == 0) && seed <= seeds + 2); ++seed) {
+       seed <= seeds || ((total.unsynced_lost == 0 || total.checkpoints == 0) && seed <= seeds + 6); ++seed) {
     test_util::EnumerationConfig c = WideConfig(seed);
+    c.crash_points = EnvOr("QUIVER_ENUM_POINTS", 24);
     c.unsynced_one_in = 2;
     c.sync_one_in = 4;
     c.options.durable.max_unsynced_bytes = 8 << 10;  // the bound writes some of them too

@@ -8,6 +8,7 @@
 #define QUIVER_TESTS_ALLOC_HOOK_H_
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 
 #include "base/memory.h"
@@ -27,8 +28,9 @@ inline bool OperatorNewShouldFail() {
 }
 
 // Called by the test binary's operator delete (quiver_tests) with each
-// block it is about to free; null: nothing is called.
-inline std::atomic<void (*)(void*)> g_operator_delete_observer{nullptr};
+// block it is about to free and the size it was asked for (0 where the
+// unsized operator delete does not know it); null: nothing is called.
+inline std::atomic<void (*)(void*, std::size_t)> g_operator_delete_observer{nullptr};
 
 // Live-heap tracking, on every thread: while g_track_live is on, the test
 // binary's operator new (quiver_tests) adds each block's usable size to

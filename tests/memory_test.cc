@@ -1059,19 +1059,18 @@ TEST(DiscardPagesTest, OnlyHugeAccountBlocksAndLargeScratchArraysAreDiscarded) {
 }
 
 // Counts blocks of at least the threshold that operator delete frees with
-// pages still resident in their whole steps: blocks given back whole. The
-// last whole step is not looked at: the hook sees the allocator's usable
-// size, which can exceed the size asked for (mimalloc gave 10 MiB for a
-// 9.6 MB sort scratch), and DiscardPagesInSteps, given the asked size,
-// rightly leaves the step that size ends in.
+// pages still resident in the whole steps of the size they were asked for:
+// blocks given back whole. The asked size, not the usable one: mimalloc
+// gives 10 MiB for a 9.6 MB sort scratch, and DiscardPagesInSteps, given
+// the asked size, rightly leaves the step that size ends in. (The unsized
+// operator delete passes 0: then the usable size.)
 std::atomic<int> g_resident_large_deletes{0};
-void CountResidentLargeDelete(void* p) {
+void CountResidentLargeDelete(void* p, std::size_t asked) {
   if (p == nullptr) return;
-  const std::size_t bytes = malloc_usable_size(p);
+  const std::size_t bytes = asked != 0 ? asked : malloc_usable_size(p);
   if (bytes < base::kStepDiscardMinBytes) return;
-  auto [begin, end] = WholeSteps(p, bytes);
-  if (end <= begin || end - begin <= base::kDiscardStepBytes) return;
-  end -= base::kDiscardStepBytes;
+  const auto [begin, end] = WholeSteps(p, bytes);
+  if (end <= begin) return;
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   std::vector<unsigned char> resident((end - begin) / page);
   if (mincore(reinterpret_cast<void*>(begin), end - begin, resident.data()) != 0) return;

@@ -67,18 +67,23 @@ void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
 void* operator new[](std::size_t n, const std::nothrow_t&) noexcept {
   return ::operator new(n, std::nothrow);
 }
-void operator delete(void* p) noexcept {
+namespace {
+// Every operator delete below: `asked` is the size the block was asked for,
+// 0 where the unsized forms do not know it.
+void FreeBlock(void* p, std::size_t asked) noexcept {
   if (auto* observe = quiver::test_util::g_operator_delete_observer.load(std::memory_order_relaxed))
-    observe(p);
+    observe(p, asked);
   if (p != nullptr && quiver::test_util::g_track_live.load(std::memory_order_relaxed))
     quiver::test_util::g_live_bytes.fetch_sub(static_cast<std::int64_t>(malloc_usable_size(p)));
   std::free(p);
 }
+}  // namespace
+void operator delete(void* p) noexcept { FreeBlock(p, 0); }
 void operator delete(void* p, const std::nothrow_t&) noexcept { ::operator delete(p); }
 void operator delete[](void* p, const std::nothrow_t&) noexcept { ::operator delete(p); }
 void operator delete[](void* p) noexcept { ::operator delete(p); }
-void operator delete(void* p, std::size_t) noexcept { ::operator delete(p); }
-void operator delete[](void* p, std::size_t) noexcept { ::operator delete(p); }
+void operator delete(void* p, std::size_t n) noexcept { FreeBlock(p, n); }
+void operator delete[](void* p, std::size_t n) noexcept { FreeBlock(p, n); }
 
 namespace quiver {
 namespace {

@@ -9,36 +9,29 @@
 
 namespace quiver::test_util {
 
-// The engine's WAL zero-fill step (WalWriter::kFillStep) for the life of
-// the object, instead of the gtest binaries' 64 KiB: for tests of the fill
-// itself and goldens that show segment sizes. Create it before opening a
-// graph.
-class ScopedEngineWalFillStep {
+// One of the WalWriter settings test_environment.cc changes, back at the
+// engine's own value (a setter given 0 restores it) for the life of the
+// object, then as it was. Create it before opening a graph.
+template <typename T, T (*kGet)(), void (*kSet)(T)>
+class ScopedEngineSetting {
  public:
-  ScopedEngineWalFillStep() : saved_(wal::WalWriter::FillStep()) { wal::WalWriter::SetFillStepForTesting(0); }
-  ~ScopedEngineWalFillStep() { wal::WalWriter::SetFillStepForTesting(saved_); }
-  ScopedEngineWalFillStep(const ScopedEngineWalFillStep&) = delete;
-  ScopedEngineWalFillStep& operator=(const ScopedEngineWalFillStep&) = delete;
+  ScopedEngineSetting() : saved_(kGet()) { kSet(0); }
+  ~ScopedEngineSetting() { kSet(saved_); }
+  ScopedEngineSetting(const ScopedEngineSetting&) = delete;
+  ScopedEngineSetting& operator=(const ScopedEngineSetting&) = delete;
 
  private:
-  const std::uint64_t saved_;
+  const T saved_;
 };
 
-// The engine's WAL fragment size (wal::kMaxFragment) for the life of the
-// object, instead of the gtest binaries' 64 KiB: for tests of records of
-// the format's full length. Create it before opening a graph.
-class ScopedEngineWalMaxFragment {
- public:
-  ScopedEngineWalMaxFragment() : saved_(wal::WalWriter::MaxFragment()) {
-    wal::WalWriter::SetMaxFragmentForTesting(0);
-  }
-  ~ScopedEngineWalMaxFragment() { wal::WalWriter::SetMaxFragmentForTesting(saved_); }
-  ScopedEngineWalMaxFragment(const ScopedEngineWalMaxFragment&) = delete;
-  ScopedEngineWalMaxFragment& operator=(const ScopedEngineWalMaxFragment&) = delete;
-
- private:
-  const std::uint32_t saved_;
-};
+// The engine's WAL zero-fill step (WalWriter::kFillStep), not 64 KiB: for
+// tests of the fill itself and goldens that show segment sizes.
+using ScopedEngineWalFillStep =
+    ScopedEngineSetting<std::uint64_t, &wal::WalWriter::FillStep, &wal::WalWriter::SetFillStepForTesting>;
+// The engine's WAL fragment size (wal::kMaxFragment), not 64 KiB: for tests
+// of records of the format's full length.
+using ScopedEngineWalMaxFragment = ScopedEngineSetting<std::uint32_t, &wal::WalWriter::MaxFragment,
+                                                       &wal::WalWriter::SetMaxFragmentForTesting>;
 
 }  // namespace quiver::test_util
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cassert>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -49,20 +50,77 @@ std::atomic<bool> fault_persistent{false};
 std::atomic<FreeObserver> free_observer{nullptr};
 std::atomic<void (*)(void*, std::size_t)> discard_observer{nullptr};
 
-// Whether mimalloc was told to use huge OS pages: then a step could split
-// one or, on the kernels with the hugetlb bug (memory.h), overrun it, and
-// mimalloc itself never resets such memory, so neither does Free.
-bool HugeOsPages() {
 #if !defined(QUIVER_USE_MIMALLOC) || QUIVER_USE_MIMALLOC
-  static const bool huge =
-      mi_option_is_enabled(mi_option_large_os_pages) || mi_option_get(mi_option_reserve_huge_os_pages) > 0;
-  return huge;
+// Whether the system keeps hugetlb pages, reserved or on overcommit, in its
+// default pool or the 2 MiB one (which mimalloc's MAP_HUGETLB asks for).
+bool SystemHasHugetlbPages() {
+  for (const char* path : {"/proc/sys/vm/nr_hugepages", "/proc/sys/vm/nr_overcommit_hugepages",
+                           "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
+                           "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_overcommit_hugepages"}) {
+    std::FILE* f = std::fopen(path, "r");
+    if (f == nullptr) continue;
+    unsigned long long n = 0;
+    const bool read = std::fscanf(f, "%llu", &n) == 1;
+    std::fclose(f);
+    if (read && n > 0) return true;
+  }
+  return false;
+}
+
+// The settings, chosen and applied once: before main (the initializer
+// below), or at the first call if something asks earlier.
+const AllocatorSettings& Settings() {
+  static const AllocatorSettings settings = [] {
+    AllocatorInputs in;
+    in.environment_sets_large_pages = std::getenv("MIMALLOC_LARGE_OS_PAGES") != nullptr;
+    in.large_pages_enabled = mi_option_is_enabled(mi_option_large_os_pages);
+    in.reserves_huge_pages = mi_option_get(mi_option_reserve_huge_os_pages) > 0 ||
+                             mi_option_get(mi_option_reserve_huge_os_pages_at) >= 0;
+    in.system_has_hugetlb_pages = SystemHasHugetlbPages();
+    const AllocatorSettings s = ChooseAllocatorSettings(in);
+    if (s.enable_large_pages) mi_option_enable(mi_option_large_os_pages);
+    return s;
+  }();
+  return settings;
+}
+
+[[maybe_unused]] const bool settings_applied_before_main = (Settings(), true);
+#endif
+
+}  // namespace
+
+AllocatorSettings ChooseAllocatorSettings(const AllocatorInputs& in) {
+  AllocatorSettings s;
+  // With a hugetlb pool, mimalloc's large pages would come from it first
+  // (MAP_HUGETLB): pinned, drained from what the system reserved for
+  // others, and where a cgroup allows none, a SIGBUS at first touch. So
+  // only where the system keeps none.
+  s.enable_large_pages =
+      !in.environment_sets_large_pages && !in.system_has_hugetlb_pages && !in.reserves_huge_pages;
+  s.huge_pages = s.enable_large_pages || in.large_pages_enabled;
+  // A 2 MiB step could split a 1 GiB hugetlb page (mimalloc's reserved
+  // pages, or a system whose default size it is) or, on the kernels with the
+  // hugetlb bug (memory.h), overrun one. Transparent huge pages are split
+  // safely, and steps are aligned to them.
+  s.step_discards = !in.reserves_huge_pages && !(s.huge_pages && in.system_has_hugetlb_pages);
+  return s;
+}
+
+bool StepDiscardsEngineBlocks() {
+#if !defined(QUIVER_USE_MIMALLOC) || QUIVER_USE_MIMALLOC
+  return Settings().step_discards;
+#else
+  return true;
+#endif
+}
+
+bool EngineMemoryOnHugePages() {
+#if !defined(QUIVER_USE_MIMALLOC) || QUIVER_USE_MIMALLOC
+  return Settings().huge_pages;
 #else
   return false;
 #endif
 }
-
-}  // namespace
 
 void SetFreeObserver(FreeObserver fn) { free_observer.store(fn, std::memory_order_release); }
 
@@ -118,7 +176,7 @@ void MemoryAccount::Free(void* p) {
   if (FreeObserver observe = free_observer.load(std::memory_order_relaxed); observe != nullptr) observe(p);
   const std::size_t bytes = QUIVER_USABLE_SIZE(p);
   allocated_.fetch_sub(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);
-  if (bytes >= kAccountDiscardMinBytes && !HugeOsPages()) DiscardPagesInSteps(p, bytes);
+  if (bytes >= kAccountDiscardMinBytes && StepDiscardsEngineBlocks()) DiscardPagesInSteps(p, bytes);
   QUIVER_FREE(p);
 }
 
@@ -138,7 +196,7 @@ void DiscardPagesInSteps(void* p, std::size_t bytes) {
   }
 }
 
-void* AllocateLookupTableBytes(std::size_t bytes, bool huge_pages, bool* mapped) {
+void* AllocateMappedArrayBytes(std::size_t bytes, bool huge_pages, bool* mapped) {
   if (ShouldFailAllocation()) throw std::bad_alloc();
   *mapped = false;
   if (bytes == 0) return nullptr;
@@ -167,7 +225,7 @@ void* AllocateLookupTableBytes(std::size_t bytes, bool huge_pages, bool* mapped)
   return reinterpret_cast<void*>(aligned);
 }
 
-void FreeLookupTableBytes(void* p, std::size_t bytes, bool mapped) {
+void FreeMappedArrayBytes(void* p, std::size_t bytes, bool mapped) {
   if (p == nullptr) return;
   if (!mapped) {
     std::free(p);

@@ -103,6 +103,42 @@ class AccountBuffer {
   std::size_t capacity_ = 0;
 };
 
+// --- Huge pages
+
+// Whether engine memory is asked for on huge pages: mimalloc's large OS
+// pages option, which Quiver turns on before main unless the environment
+// sets MIMALLOC_LARGE_OS_PAGES (0 turns it off) or the system keeps hugetlb
+// pages (ChooseAllocatorSettings). mimalloc then advises its segments of
+// whole 2 MiB MADV_HUGEPAGE, and where the kernel serves transparent huge
+// pages ("madvise" or "always" in /sys/kernel/mm/transparent_hugepage/
+// enabled) a fresh 2 MiB costs one page fault instead of 512. On the
+// reference VM a 4 KiB fault costs about 11 us, so a 100M-edge load spent
+// most of its time in them. The option is the process's: Debian's mimalloc
+// serves every malloc of the process. MappedArray users pass this as their
+// `huge_pages`. Always false in the builds that do not use mimalloc (the
+// sanitizer presets).
+bool EngineMemoryOnHugePages();
+
+// Whether MemoryAccount::Free discards large blocks in steps
+// (DiscardPagesInSteps): not when mimalloc may hand out hugetlb pages,
+// which a 2 MiB step could split.
+bool StepDiscardsEngineBlocks();
+
+// What the process finds at start, and what Quiver makes of it: pure, for
+// tests; the library applies it once (base/memory.cc).
+struct AllocatorInputs {
+  bool environment_sets_large_pages = false;  // MIMALLOC_LARGE_OS_PAGES is set, to anything
+  bool large_pages_enabled = false;           // mimalloc's option as the environment left it
+  bool system_has_hugetlb_pages = false;      // a hugetlb pool, reserved or on overcommit
+  bool reserves_huge_pages = false;           // MIMALLOC_RESERVE_HUGE_OS_PAGES(_AT)
+};
+struct AllocatorSettings {
+  bool enable_large_pages = false;  // Quiver turns mimalloc's large OS pages on
+  bool huge_pages = false;          // then: EngineMemoryOnHugePages
+  bool step_discards = true;        // then: StepDiscardsEngineBlocks
+};
+AllocatorSettings ChooseAllocatorSettings(const AllocatorInputs& in);
+
 // --- Giving large blocks back without stalling other threads
 
 // A scratch array this large or larger has its pages discarded in steps
@@ -130,7 +166,7 @@ inline constexpr std::size_t kDiscardStepBytes = std::size_t{2} << 20;
 // munmap that follows finds at most the two partial steps at the ends.
 // Aligned steps also keep clear of a kernel bug (5.18 to 6.7) that rounded
 // a hugetlb range's end up to its huge page; MemoryAccount::Free does not
-// discard when mimalloc is told to use huge OS pages.
+// discard when mimalloc may use hugetlb pages (StepDiscardsEngineBlocks).
 void DiscardPagesInSteps(void* p, std::size_t bytes);
 
 // Tests: `fn` (null for none) is called with each range DiscardPagesInSteps
@@ -158,47 +194,50 @@ struct SteppedReleaseAllocator {
   }
 };
 
-// --- Tables read at random
+// --- Large arrays on their own mapping
 
-// LookupTable's block: `*mapped` says which of the two ways it came from.
-void* AllocateLookupTableBytes(std::size_t bytes, bool huge_pages, bool* mapped);
-void FreeLookupTableBytes(void* p, std::size_t bytes, bool mapped);
+// MappedArray's block: `*mapped` says which of the two ways it came from.
+void* AllocateMappedArrayBytes(std::size_t bytes, bool huge_pages, bool* mapped);
+void FreeMappedArrayBytes(void* p, std::size_t bytes, bool mapped);
 
-// A zero-filled array of `size()` trivially copyable values for lookups at
-// random over tens of megabytes (an import's id map): its own anonymous
-// mapping, aligned to 2 MiB, whose pages take memory only where written.
-// With `huge_pages` it is advised MADV_HUGEPAGE before its first touch, so
-// that where the kernel serves transparent huge pages (the "madvise" mode
-// Debian ships) a random read misses the TLB far less: a 40 MB table spans
-// 10,240 small pages and 20 huge ones, and the L2 TLB holds about 2,000
-// entries. (Only for a table that will be written densely: a write then
-// takes a whole 2 MiB page.) Below kStepDiscardMinBytes it is zeroed
+// A zero-filled array of `size()` trivially copyable values, tens of
+// megabytes or more of working memory: its own anonymous mapping, aligned
+// to 2 MiB, whose pages take memory only where written. With `huge_pages`
+// it is advised MADV_HUGEPAGE before its first touch, so that where the
+// kernel serves transparent huge pages (the "madvise" mode Debian ships)
+// it takes one page fault per 2 MiB instead of 512 (a 4 KiB fault cost
+// about 11 us on the reference VM), and a random read misses the TLB far
+// less: a 40 MB table spans 10,240 small pages and 20 huge ones, and the
+// L2 TLB holds about 2,000 entries. (Only for an array that will be
+// written densely: a write then takes a whole 2 MiB page.) Users: an
+// import's id map, read at random; the checkpoint loader's routing
+// buffers, written once in full. Below kStepDiscardMinBytes it is zeroed
 // memory from calloc. Given back with DiscardPagesInSteps, then munmap
 // (see there why). Not counted in a MemoryAccount: working memory. Throws
 // std::bad_alloc (and fails under ArmAllocationFaults like an engine
 // block). Under AddressSanitizer the mapping's tail past size() is
 // poisoned.
 //
-//   LookupTable<std::uint32_t> t(n, /*huge_pages=*/true);  // t[0 .. n) are zero
+//   MappedArray<std::uint32_t> t(n, /*huge_pages=*/true);  // t[0 .. n) are zero
 //   t[i] = v;
 template <typename T>
-class LookupTable {
+class MappedArray {
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
 
  public:
-  LookupTable() = default;
-  explicit LookupTable(std::size_t n, bool huge_pages = false) {
+  MappedArray() = default;
+  explicit MappedArray(std::size_t n, bool huge_pages = false) {
     if (n > std::numeric_limits<std::size_t>::max() / sizeof(T) / 2) throw std::bad_alloc();
-    data_ = static_cast<T*>(AllocateLookupTableBytes(n * sizeof(T), huge_pages, &mapped_));
+    data_ = static_cast<T*>(AllocateMappedArrayBytes(n * sizeof(T), huge_pages, &mapped_));
     size_ = n;
   }
-  ~LookupTable() { FreeLookupTableBytes(data_, size_ * sizeof(T), mapped_); }
-  LookupTable(LookupTable&& other) noexcept { swap(other); }
-  LookupTable& operator=(LookupTable&& other) noexcept {
-    LookupTable(std::move(other)).swap(*this);
+  ~MappedArray() { FreeMappedArrayBytes(data_, size_ * sizeof(T), mapped_); }
+  MappedArray(MappedArray&& other) noexcept { swap(other); }
+  MappedArray& operator=(MappedArray&& other) noexcept {
+    MappedArray(std::move(other)).swap(*this);
     return *this;
   }
-  void swap(LookupTable& other) noexcept {
+  void swap(MappedArray& other) noexcept {
     std::swap(data_, other.data_);
     std::swap(size_, other.size_);
     std::swap(mapped_, other.mapped_);

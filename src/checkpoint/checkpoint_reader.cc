@@ -58,6 +58,7 @@
 
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "base/memory.h"
 #include "base/mutex.h"
 #include "base/parallel.h"
 #include "base/strings.h"
@@ -649,7 +650,7 @@ class Loader {
     std::uint64_t lo = 0, hi = 0;
     std::vector<std::uint64_t> start;     // per bucket, plus the end
     std::vector<std::uint64_t> in_count;  // counted with the out direction, for the in direction
-    std::unique_ptr<Routed[]> routed;
+    base::MappedArray<Routed> routed;     // huge pages: written in full, 16 bytes per entry
   };
 
   template <typename Fn>
@@ -714,7 +715,8 @@ class Loader {
       }
       std::uint64_t total = 0;
       for (std::uint64_t& s : p.start) total += std::exchange(s, total);
-      if (p.routed == nullptr) p.routed.reset(new Routed[std::max<std::uint64_t>(total, 1)]);
+      if (total != 0 && p.routed.data() == nullptr)  // the in direction reuses it
+        p.routed = base::MappedArray<Routed>(total, base::EngineMemoryOnHugePages());
       std::vector<std::uint64_t> cursor(p.start.begin(), p.start.end() - 1);
       ForEachLiveEdge(p, [&](std::uint64_t id, const storage::EdgeSlot& e) {
         const std::uint64_t v = out ? e.src() : e.dst();

@@ -42,7 +42,7 @@ std::pair<std::uint32_t, bool> IdMap::Insert(const ExternalId& id, std::uint32_t
     // take memory) only where ids fall. Without the room (no address
     // space): the hash table.
     try {
-      array_ = base::LookupTable<std::uint32_t>(kDirectSlack + kDenseFactor * std::min(hint_, kMaxHint));
+      array_ = base::MappedArray<std::uint32_t>(kDirectSlack + kDenseFactor * std::min(hint_, kMaxHint));
     } catch (const std::bad_alloc&) {
       direct_ = false;
     }
@@ -110,11 +110,11 @@ void IdMap::Freeze(std::span<const std::uint32_t> remap) {
   // Dense numbers go to a table of exactly their range, on huge pages
   // (written whole, read at random by every edge), with the accepted
   // bitmap beside it. Both are allocated before anything changes.
-  base::LookupTable<std::uint32_t> table;
-  base::LookupTable<std::uint64_t> accepted;
+  base::MappedArray<std::uint32_t> table;
+  base::MappedArray<std::uint64_t> accepted;
   if (dense) {
-    table = base::LookupTable<std::uint32_t>(range, /*huge_pages=*/true);
-    accepted = base::LookupTable<std::uint64_t>((range + 63) / 64, /*huge_pages=*/true);
+    table = base::MappedArray<std::uint32_t>(range, base::EngineMemoryOnHugePages());
+    accepted = base::MappedArray<std::uint64_t>((range + 63) / 64, base::EngineMemoryOnHugePages());
   }
   // From here on nothing allocates.
   for (auto& [t, e] : text_) e = remap[e];

@@ -8,7 +8,7 @@
 // vertex is in, Freeze() moves the numbers to a direct array when they are
 // dense enough (their range at most kDenseFactor times their count), so an
 // edge endpoint costs one array load instead of a hash probe. The array
-// sits on huge pages where the kernel gives them (base::LookupTable): at
+// sits on huge pages where the kernel gives them (base::MappedArray): at
 // 10M ids it is 40 MB, read at random by every edge. Beside it a bitmap
 // says which numbers map to an accepted entry (HoldsNumber): pass 1 of an
 // import only asks that, and at 1.25 MB for 10M ids it stays in cache.
@@ -179,8 +179,8 @@ class IdMap {
   base::SafeFlatHashMap<std::int64_t, std::uint32_t> numbers_;
   // While direct_: 1 + the entry of number base_ + i, 0 if none (base_ is
   // 0 while inserting).
-  base::LookupTable<std::uint32_t> array_;
-  base::LookupTable<std::uint64_t> accepted_;  // after Freeze: bit i says array_[i] - 1 < kRejected
+  base::MappedArray<std::uint32_t> array_;
+  base::MappedArray<std::uint64_t> accepted_;  // after Freeze: bit i says array_[i] - 1 < kRejected
   std::int64_t base_ = 0;
   std::int64_t min_ = 0;  // of the numbers
   std::int64_t max_ = 0;

@@ -1188,5 +1188,48 @@ class DeviceBesideWritesTest(unittest.TestCase):
         rcd.validate(r, os.path.join(REPO, "schemas", "capacity-report.schema.json"), "report")
 
 
+class HugePagesTest(unittest.TestCase):
+    """environment.allocator.hugePages (schemaMinor >= 8): shown in the machine table when present."""
+
+    def render(self, report):
+        ws = Workspace(self)
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        page = ws.read_page()
+        return page[page.index("<!-- capacity:machine -->"):page.index("<!-- /capacity:machine -->")]
+
+    def report(self, requested=True, mode="madvise"):
+        r = sample()
+        r["schemaMinor"] = 8
+        r["environment"]["allocator"]["hugePages"] = {"requested": requested, "transparentHugePages": mode}
+        return r
+
+    def test_machine_table_names_the_setting(self):
+        self.assertIn("; huge pages asked for (transparent huge pages: madvise) |", self.render(self.report()))
+        unmeasured = self.report(False, {"value": None, "reason": "no such file"})
+        self.assertIn("; huge pages not asked for (transparent huge pages: not measured (no such file)) |",
+                      self.render(unmeasured))
+
+    def test_older_report_says_nothing_of_it(self):
+        self.assertNotIn("huge pages", self.render(sample()))
+
+    def test_schema_refuses_a_missing_or_unknown_field(self):
+        schema = os.path.join(REPO, "schemas", "capacity-report.schema.json")
+        rcd.validate(self.report(), schema, "report")
+        r = self.report()
+        del r["environment"]["allocator"]["hugePages"]["transparentHugePages"]
+        with self.assertRaisesRegex(rcd.RenderError, "/environment/allocator/hugePages"):
+            rcd.validate(r, schema, "report")
+        r = self.report()
+        r["environment"]["allocator"]["hugePages"]["pageBytes"] = 2 << 20
+        with self.assertRaisesRegex(rcd.RenderError, "/environment/allocator/hugePages"):
+            rcd.validate(r, schema, "report")
+        r = self.report()
+        r["environment"]["allocator"]["hugePages"]["requested"] = "yes"
+        with self.assertRaisesRegex(rcd.RenderError, "/environment/allocator/hugePages/requested"):
+            rcd.validate(r, schema, "report")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -114,6 +114,18 @@ Json Compiler() {
   return c;
 }
 
+// The kernel's transparent huge page mode: the bracketed word of its setting ("always", "madvise" or
+// "never").
+Json TransparentHugePageMode() {
+  std::ifstream in("/sys/kernel/mm/transparent_hugepage/enabled");
+  std::string line;
+  if (!std::getline(in, line)) return NotMeasured("no /sys/kernel/mm/transparent_hugepage/enabled");
+  const auto open = line.find('['), close = line.find(']');
+  if (open == std::string::npos || close == std::string::npos || close <= open + 1)
+    return NotMeasured("no bracketed mode in /sys/kernel/mm/transparent_hugepage/enabled");
+  return line.substr(open + 1, close - open - 1);
+}
+
 Json Allocator() {
   Json a;
 #if QUIVER_USE_MIMALLOC
@@ -122,6 +134,9 @@ Json Allocator() {
   a["version"] = std::to_string(v / 100) + "." + std::to_string((v / 10) % 10) + "." + std::to_string(v % 10);
   a["scope"] =
       "engine blocks (the figures of Graph::GetMemoryStats); the bench's own arrays use the C library";
+  // Quiver turns mimalloc's large OS pages on unless MIMALLOC_LARGE_OS_PAGES says otherwise.
+  a["hugePages"] = {{"requested", mi_option_is_enabled(mi_option_large_os_pages)},
+                    {"transparentHugePages", TransparentHugePageMode()}};
 #else
   a["name"] = "system malloc";
   a["version"] = NotMeasured("the C library's allocator reports no version");

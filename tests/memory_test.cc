@@ -1029,7 +1029,7 @@ TEST(DiscardPagesTest, BlocksBelowTheThresholdAreLeftAlone) {
 
 // Whether the system keeps hugetlb pages (base/memory.cc reads the same
 // files): then Quiver leaves mimalloc's large pages off.
-bool SystemKeepsHugetlbPages() {
+[[maybe_unused]] bool SystemKeepsHugetlbPages() {  // unused without mimalloc
   for (const char* path : {"/proc/sys/vm/nr_hugepages", "/proc/sys/vm/nr_overcommit_hugepages",
                            "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages",
                            "/sys/kernel/mm/hugepages/hugepages-2048kB/nr_overcommit_hugepages"}) {

@@ -65,6 +65,7 @@
 #include "checkpoint/index_block.h"
 #include "index/index_build.h"
 #include "storage/adjacency.h"
+#include "storage/packed_adjacency.h"
 #include "storage/prop_block.h"
 #include "wal/value_codec.h"
 
@@ -545,7 +546,7 @@ class Loader {
                 : out + 1;
       std::uint8_t live;
       if (!r.GetU8(&live) || live > 1) return Bad("bad vertex");
-      storage::VertexSlot slot{storage::kDeadLabel, 0, 0, 0, 0, 0, nullptr};
+      storage::VertexSlot slot{.label = storage::kDeadLabel};
       if (live == 1) {
         std::uint64_t label;
         if (!r.GetVarint(&label) || label >= g_.labels->size()) return Bad("bad vertex label");
@@ -764,10 +765,21 @@ class Loader {
     auto slot = [&w](std::uint64_t v) {
       return w.leaves[v / storage::VertexTable::kLeafSize] + v % storage::VertexTable::kLeafSize;
     };
+    for (std::uint64_t v = 0; v < n; ++v)
+      if (w.count[v] != 0 && slot(v)->label == storage::kDeadLabel) return Bad("bad edge endpoints or type");
+    // Each leaf's single-group vertices share one packed block (storage/
+    // packed_adjacency.h); the rest get arrays of their exact size.
+    constexpr std::uint64_t kLeaf = storage::VertexTable::kLeafSize;
+    for (std::uint64_t first = 0; first < n; first += kLeaf) {
+      const std::uint64_t m = std::min(kLeaf, n - first);
+      const std::uint64_t packed = storage::PackLeaf(w.leaves[first / kLeaf], m, out, &w.count[first],
+                                                     &w.type[first], &w.cursor[first], w.ctx);
+      for (std::uint64_t i = 0; i < m; ++i)
+        if ((packed >> i & 1) != 0) w.count[first + i] = 0;  // built: skipped below
+    }
     for (std::uint64_t v = 0; v < n; ++v) {
       if (w.count[v] == 0) continue;
       storage::VertexSlot* s = slot(v);
-      if (s->label == storage::kDeadLabel) return Bad("bad edge endpoints or type");
       if (w.type[v] == kSeveralTypes) continue;  // AppendEntry builds it below
       storage::EdgeArray* a = storage::NewEdgeArray(w.type[v], w.count[v], w.ctx);
       (out ? s->out_head : s->in_head) = storage::ArrayHead(a);

@@ -16,13 +16,6 @@ namespace {
 // less than the margin here) all fit their 32 bits.
 static_assert(kMaxDegreeCeiling + 1 + kMaxDegreeCeiling / 8 <= 0xFFFFFFFFu - (1u << 28));
 
-// Frees `block`, which `ctx` just allocated and nothing reaches yet (an
-// operation undone part-way: its retire threw). Never throws.
-void FreeUnlinkedBlock(void* block, MutationContext& ctx) {
-  if (ctx.blocks != nullptr) ctx.blocks->Remove(block);
-  ctx.account->Free(block);
-}
-
 // Appends `adds` to one group given its array and count; may replace the
 // array, once.
 void AppendToGroup(EdgeArray*& array, std::uint32_t count, std::span<const EntryAdd> adds,
@@ -38,7 +31,7 @@ void AppendToGroup(EdgeArray*& array, std::uint32_t count, std::span<const Entry
     } catch (...) {
       // The retire list could not grow: `array` stays, `grown` goes (the
       // checkpoint loader tracks no blocks, so nothing else would free it).
-      FreeUnlinkedBlock(grown, ctx);
+      ctx.FreeUnlinked(grown);
       throw;
     }
     array = grown;
@@ -74,7 +67,7 @@ GroupDir* OwnDir(std::uintptr_t& head, std::uint32_t extra, MutationContext& ctx
   try {
     ctx.Retire(d);  // freed now if private to this group
   } catch (...) {
-    FreeUnlinkedBlock(copy, ctx);  // as in AppendToGroup
+    ctx.FreeUnlinked(copy);  // as in AppendToGroup
     throw;
   }
   head = reinterpret_cast<std::uintptr_t>(copy) | 1;
@@ -134,6 +127,7 @@ void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type
 
 void AppendEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type,
                    std::span<const EntryAdd> adds, MutationContext& ctx) {
+  assert(!IsPacked(head));
   if (adds.empty()) return;
   const auto n = static_cast<std::uint32_t>(adds.size());
   if (head == 0) {
@@ -172,6 +166,7 @@ void AppendEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t ty
 
 std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type,
                             std::span<const std::uint64_t> sorted_edges, MutationContext& ctx) {
+  assert(!IsPacked(head));
   if (head == 0 || sorted_edges.empty()) return 0;
   std::uint32_t kept = 0;
   if (!IsDir(head)) {
@@ -211,6 +206,7 @@ std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::ui
 }
 
 void RetireAdjacency(std::uintptr_t head, MutationContext& ctx) {
+  assert(!IsPacked(head));
   if (head == 0) return;
   if (!IsDir(head)) {
     ctx.Retire(AsMutableArray(head));
@@ -222,7 +218,7 @@ void RetireAdjacency(std::uintptr_t head, MutationContext& ctx) {
 }
 
 void FreeAdjacency(std::uintptr_t head, base::MemoryAccount* account) {
-  if (head == 0) return;
+  if (head == 0 || IsPacked(head)) return;  // DestroyGraph frees the leaf's block
   if (!IsDir(head)) {
     account->Free(AsMutableArray(head));
     return;

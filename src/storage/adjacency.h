@@ -3,7 +3,7 @@
 // hop never dereferences an edge record.
 //
 // A vertex slot holds, per direction, a tagged head word and the total
-// degree:
+// degree (bits 0-1 are the tag):
 //   head == 0                      no edges
 //   head == type << 48 | EdgeArray* | 2
 //                                  one group; its count is the slot's degree
@@ -13,10 +13,17 @@
 //                                  the type is read from the array's header
 //   head == GroupDir* | 1          several groups; the directory holds each
 //                                  group's array, count and type
-// A vertex with one edge type therefore keeps no directory, and a reader
-// learns a single group's type from the slot alone: a sweep can start
-// loading the array (prefetch) before it has read a byte of it. Blocks are
-// at least 8-byte aligned, so bits 0-2 of an address are free for tags.
+//   head == type << 48 | first entry | 3
+//                                  one group packed in its leaf's block
+//                                  (storage/packed_adjacency.h): the entries
+//                                  start at the address (4-byte aligned, no
+//                                  header); the slot's degree is their count
+// A vertex with one edge type keeps no directory, and a reader learns a
+// single group's type and where its entries start from the slot alone: a
+// sweep can start loading them (prefetch) before it has read a byte of them.
+// Arrays and directories are at least 8-byte aligned, so bits 0-2 of their
+// addresses are free for tags; a packed group's entries are 4-byte aligned,
+// which leaves bits 0-1.
 //
 // Growth and publication: an append writes the entry past the count every
 // published version sees, then the new version publishes a larger count, so
@@ -27,6 +34,9 @@
 // place and freed, not retired, when outgrown; directories are copied on
 // write unless born in the current epoch. So a group that removes k entries
 // of one vertex copies its array at most once (RemoveEntries takes them all).
+// A packed group is never written: the mutators below require a head that is
+// not packed, and the writer first gives such a vertex an array of its own
+// (storage::Unpack).
 //
 // Thread safety: readers call the const functions on published heads from
 // any thread; mutators run on the writer thread against a version being built.
@@ -68,34 +78,63 @@ struct GroupDir {
 
 inline constexpr std::uintptr_t kDirTag = 1;
 inline constexpr std::uintptr_t kTypedTag = 2;
+inline constexpr std::uintptr_t kPackedTag = kDirTag | kTypedTag;
+inline constexpr std::uintptr_t kTagMask = 3;
 inline constexpr std::uintptr_t kTypedAddressMask = ((std::uintptr_t{1} << 48) - 1) & ~std::uintptr_t{7};
+inline constexpr std::uintptr_t kPackedAddressMask = ((std::uintptr_t{1} << 48) - 1) & ~kTagMask;
+inline constexpr std::uint32_t kMaxTypeInHead = 0xFFFFu;
 static_assert(sizeof(std::uintptr_t) == 8, "the head word packs a type beside a 48-bit address");
 
-inline bool IsDir(std::uintptr_t head) { return (head & kDirTag) != 0; }
+inline bool IsDir(std::uintptr_t head) { return (head & kTagMask) == kDirTag; }
+inline bool IsPacked(std::uintptr_t head) { return (head & kTagMask) == kPackedTag; }
 inline const GroupDir* AsDir(std::uintptr_t head) {
   return reinterpret_cast<const GroupDir*>(head & ~kDirTag);
 }
-// Requires a single-group head (non-zero, not a directory).
+// Requires a single-group head that is an array (non-zero, neither a
+// directory nor packed).
 inline const EdgeArray* AsArray(std::uintptr_t head) {
   return reinterpret_cast<const EdgeArray*>((head & kTypedTag) != 0 ? head & kTypedAddressMask : head);
 }
 inline EdgeArray* AsMutableArray(std::uintptr_t head) { return const_cast<EdgeArray*>(AsArray(head)); }
-// The type of a single-group head: from the head word when it carries it.
+// The type of a single-group head (array or packed): from the head word when
+// it carries it.
 inline std::uint32_t ArrayType(std::uintptr_t head) {
   return (head & kTypedTag) != 0 ? static_cast<std::uint32_t>(head >> 48) : AsArray(head)->type;
 }
+// The first entry of a single-group head (array or packed). A head with its
+// type in the word is a typed array (tag 2: the entries follow the 8-byte
+// header) or packed (tag 3: they start at the address), so bit 0 alone
+// picks the offset, without a branch.
+inline const EdgeEntry* SingleEntries(std::uintptr_t head) {
+  if ((head & kTypedTag) != 0)
+    return reinterpret_cast<const EdgeEntry*>((head & kPackedAddressMask) + ((~head & kDirTag) << 3));
+  return AsArray(head)->entries();
+}
+static_assert(sizeof(EdgeArray) == 8, "SingleEntries skips the header as 1 << 3");
 // The head of a vertex whose one group is `a` (with its type in the word
 // when both fit).
 inline std::uintptr_t ArrayHead(const EdgeArray* a) {
   const auto address = reinterpret_cast<std::uintptr_t>(a);
-  if (a->type > 0xFFFFu || (address & ~kTypedAddressMask) != 0) return address;
+  if (a->type > kMaxTypeInHead || (address & ~kTypedAddressMask) != 0) return address;
   return std::uintptr_t{a->type} << 48 | address | kTypedTag;
 }
-// The address of the first block a head points to (array or directory), for
-// prefetching; null for no edges.
+// True if a group of `type` whose entries start at `first` can have a packed
+// head (PackedHead).
+inline bool FitsPackedHead(const EdgeEntry* first, std::uint32_t type) {
+  const auto address = reinterpret_cast<std::uintptr_t>(first);
+  return type <= kMaxTypeInHead && (address & ~kPackedAddressMask) == 0;
+}
+// The head of a vertex whose one group of `type` is packed at `first`.
+// Requires FitsPackedHead(first, type).
+inline std::uintptr_t PackedHead(const EdgeEntry* first, std::uint32_t type) {
+  return std::uintptr_t{type} << 48 | reinterpret_cast<std::uintptr_t>(first) | kPackedTag;
+}
+// The address of the first block a head points to (array or directory; a
+// packed group's first entry), for prefetching; null for no edges.
 inline const void* HeadBlock(std::uintptr_t head) {
   if (head == 0) return nullptr;
   if (IsDir(head)) return AsDir(head);
+  if (IsPacked(head)) return SingleEntries(head);
   return AsArray(head);
 }
 
@@ -108,7 +147,7 @@ inline std::span<const EdgeEntry> FindGroup(std::uintptr_t head, std::uint32_t d
   if (head == 0) return {};
   if (!IsDir(head)) {
     if (ArrayType(head) != type) return {};
-    return {AsArray(head)->entries(), degree};
+    return {SingleEntries(head), degree};
   }
   const GroupDir* d = AsDir(head);
   const GroupEntry* g = d->groups();
@@ -124,12 +163,15 @@ inline std::size_t GroupCount(std::uintptr_t head) {
 
 // Requires i < GroupCount(head).
 inline EdgeGroup GroupAt(std::uintptr_t head, std::uint32_t degree, std::size_t i) {
-  if (!IsDir(head)) return EdgeGroup{EdgeTypeId(ArrayType(head)), {AsArray(head)->entries(), degree}};
+  if (!IsDir(head)) return EdgeGroup{EdgeTypeId(ArrayType(head)), {SingleEntries(head), degree}};
   const GroupEntry& g = AsDir(head)->groups()[i];
   return EdgeGroup{EdgeTypeId(g.type), {g.array->entries(), g.count}};
 }
 
 // --- Writes (writer thread, heads of a slot in a version being built)
+//
+// AppendEntry, AppendEntries, RemoveEntries and RetireAdjacency require a
+// head that is not packed (storage::Unpack first).
 
 // One adjacency entry to add: `edge` with `neighbor`, to group `type` of
 // one direction of one vertex. `key` names that vertex and direction for the
@@ -162,7 +204,9 @@ std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::ui
 // throws std::bad_alloc, part of the head may be retired: the group must
 // then be rolled back, not published.
 void RetireAdjacency(std::uintptr_t head, MutationContext& ctx);
-// Frees every block of a head (the last version is being destroyed).
+// Frees every block of a head (the last version is being destroyed); a
+// packed head frees nothing (its leaf's block is freed once, by
+// DestroyGraph).
 void FreeAdjacency(std::uintptr_t head, base::MemoryAccount* account);
 
 // A new array for group `type` with room for at least `min_capacity`

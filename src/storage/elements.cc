@@ -4,12 +4,15 @@
 
 #include "index/catalog.h"
 #include "storage/adjacency.h"
+#include "storage/packed_adjacency.h"
 
 namespace quiver::storage {
 
 void DestroyGraph(GraphRoots& g, base::MemoryAccount* account) {
-  VertexTable::Destroy(g.vertices, g.vertex_limit, account, [account](VertexSlot& s) {
+  PackedBlockFreer packed(account);  // slots are visited leaf by leaf, in id order
+  VertexTable::Destroy(g.vertices, g.vertex_limit, account, [account, &packed](VertexSlot& s) {
     if (s.label == kDeadLabel) return;
+    packed.Visit(s);
     FreeAdjacency(s.out_head, account);
     FreeAdjacency(s.in_head, account);
     account->Free(s.props);

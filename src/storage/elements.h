@@ -1,7 +1,8 @@
 // The element tables of one version and the slot layouts they hold.
 //
-//   VertexSlot (40 bytes): label, degrees and adjacency heads per direction,
-//                          property block.
+//   VertexSlot (40 bytes): label, degrees, adjacency heads (and where a
+//                          packed head lies in its leaf's block) per
+//                          direction, property block.
 //   EdgeSlot   (16 bytes): source and target (48-bit each) and the type.
 //   Edge properties live in a sparse table of their own, so the ~90% of
 //   edges that carry none pay nothing for them.
@@ -34,7 +35,10 @@ struct VertexSlot {
   std::uint32_t label;  // kDeadLabel once removed
   std::uint32_t out_degree;
   std::uint32_t in_degree;
-  std::uint32_t reserved;
+  // Where a packed head's entries start in its leaf's block, in entries
+  // (storage/packed_adjacency.h); meaningless for any other head.
+  std::uint16_t out_packed_at;
+  std::uint16_t in_packed_at;
   std::uintptr_t out_head;  // see adjacency.h
   std::uintptr_t in_head;
   PropBlock* props;

@@ -203,6 +203,13 @@ struct MutationContext {
     }
     return p;
   }
+  // Frees `block`, which this context just allocated and nothing reaches
+  // yet (an operation undone part-way, say because its retire threw).
+  // Never throws.
+  void FreeUnlinked(void* block) {
+    if (blocks != nullptr) blocks->Remove(block);
+    account->Free(block);
+  }
   // True if `block` was allocated by this group (and may be written).
   bool IsPrivate(const void* block) const { return blocks != nullptr && blocks->Contains(block); }
   // `block` (from Allocate, or published) is no longer reachable from the

@@ -12,6 +12,7 @@
 #include "index/index_keys.h"
 #include "index/online_build.h"
 #include "storage/adjacency.h"
+#include "storage/packed_adjacency.h"
 #include "storage/prop_block.h"
 #include "write/write_batch_internal.h"
 
@@ -472,10 +473,12 @@ void BatchProcessor::RemoveVertexInternal(std::uint64_t v, GraphRoots& g, Mutati
   // skips a dead vertex.
   maintainer_.OnChange(
       index::ElementChange{ElementKind::kVertex, v, slot->label, slot->props, nullptr, false, true}, g, ctx);
+  storage::ReleasePacked(slot, v, true, ctx);
+  storage::ReleasePacked(slot, v, false, ctx);
   storage::RetireAdjacency(slot->out_head, ctx);
   storage::RetireAdjacency(slot->in_head, ctx);
   ctx.Retire(slot->props);
-  *slot = VertexSlot{storage::kDeadLabel, 0, 0, 0, 0, 0, nullptr};
+  *slot = VertexSlot{.label = storage::kDeadLabel};
   --g.live_vertices;
 }
 
@@ -494,6 +497,7 @@ void BatchProcessor::FlushRemovals(GraphRoots& g, MutationContext& ctx) {
       edges_.clear();
       for (; i < end && removals_[i].out == first.out && removals_[i].type == first.type; ++i)
         edges_.push_back(removals_[i].edge);
+      storage::Unpack(s, v, first.out, 0, ctx);  // a packed group is never written
       if (first.out) {
         storage::RemoveEntries(s->out_head, s->out_degree, first.type, edges_, ctx);
       } else {
@@ -597,7 +601,7 @@ void BatchProcessor::FlushAdds(GraphRoots& g, MutationContext& ctx) {
         __builtin_prefetch(storage::HeadBlock(head), 1);
         if (!storage::IsDir(head)) {
           const std::uint32_t degree = (key & 1) != 0 ? ahead->in_degree : ahead->out_degree;
-          __builtin_prefetch(storage::AsArray(head)->entries() + degree, 1);
+          __builtin_prefetch(storage::SingleEntries(head) + degree, 1);
         }
       }
       array_at = run_end(array_at);
@@ -612,6 +616,9 @@ void BatchProcessor::FlushAdds(GraphRoots& g, MutationContext& ctx) {
       s = VertexTable::Mutable(g.vertices, v, ctx);
       slot_vertex = v;
     }
+    // A packed group is never written: the vertex moves out to an array
+    // with room for the run.
+    storage::Unpack(s, v, (key & 1) == 0, static_cast<std::uint32_t>(end - i), ctx);
     std::uintptr_t& head = (key & 1) != 0 ? s->in_head : s->out_head;
     std::uint32_t& degree = (key & 1) != 0 ? s->in_degree : s->out_degree;
     if (one_type) {
@@ -705,7 +712,7 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
     auto props = WriteBatchInternal::Props(batch, op);
     switch (op.kind) {
       case OpKind::kAddVertex: {
-        VertexSlot slot{InternName(g.labels, op.name, ctx), 0, 0, 0, 0, 0, BuildBlock(props, g, ctx)};
+        VertexSlot slot{.label = InternName(g.labels, op.name, ctx), .props = BuildBlock(props, g, ctx)};
         std::uint64_t id = g.vertex_limit++;
         VertexTable::Append(g.vertices, id, slot, ctx);
         maintainer_.OnChange(

@@ -186,6 +186,10 @@ int Run(const Args& a) {
   }
   std::printf("layout %s, %llu vertices, %llu edges, %d passes\n", a.layout.c_str(),
               static_cast<unsigned long long>(a.vertices), static_cast<unsigned long long>(edges), a.passes);
+  const std::uint64_t bytes = graph->GetMemoryStats().allocated_bytes;
+  std::printf("graph memory (allocator): %llu bytes, %.1f B per edge\n",
+              static_cast<unsigned long long>(bytes),
+              static_cast<double>(bytes) / static_cast<double>(edges));
   auto report = [&](const char* name, const std::vector<std::uint64_t>& ns) {
     std::printf("%-7s cpu ms per pass:", name);
     for (std::uint64_t t : ns) std::printf(" %.2f", static_cast<double>(t) / 1e6);

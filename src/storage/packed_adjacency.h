@@ -1,0 +1,90 @@
+// Packed adjacency: the entries of a vertex leaf's single-group vertices,
+// one direction, back to back in id order in one immutable block, so a
+// sweep of the leaf reads one contiguous run (a CSR's access pattern) and
+// the leaf's arrays cost no headers and no allocator slack.
+//
+// Layout. A packed vertex's head points at its first entry inside the block
+// (adjacency.h, tag 3, type in bits 48-63) and its slot records where that
+// is in the block (VertexSlot::*_packed_at, in entries), so the writer can
+// find the block from any of its vertices. Readers need neither: a packed
+// group reads like an array whose entries start at the head's address.
+// Every packed head of one (leaf, direction) points into the same block,
+// and no block is shared between leaves.
+//
+// Who packs. The checkpoint loader packs every leaf it builds (PackLeaf);
+// a bulk import builds through the loader. Vertices of several edge types,
+// a type id above 65,535 or a degree above kMaxPackedDegree keep arrays.
+//
+// Writes (invariant 1: nothing published is written again). A vertex whose
+// packed group changes (an append, a removal, the vertex's removal) moves
+// out: Unpack copies its entries into an array of its own, O(degree) as
+// for any published array; ReleasePacked just drops the head. The block is
+// retired in the version whose leaf drops its last packed head of that
+// direction, and freed by the epoch rule like any retired block. A rolled-
+// back group needs nothing new: its leaf copy and the arrays it made are
+// private blocks, and its retire list is forgotten; the block itself was
+// never touched. DestroyGraph frees each block once, through its leaf.
+//
+// Thread safety: writer thread only (and the loader's workers, each on
+// leaves of its own).
+#ifndef QUIVER_STORAGE_PACKED_ADJACENCY_H_
+#define QUIVER_STORAGE_PACKED_ADJACENCY_H_
+
+#include <cstddef>
+#include <cstdint>
+
+#include "storage/adjacency.h"
+#include "storage/elements.h"
+
+namespace quiver::storage {
+
+// Vertices of a higher degree keep arrays: theirs are long runs already,
+// and a block keeps a moved-out vertex's entries until its whole leaf has
+// moved out, so a hub would pin the most. 64 vertices of this degree put
+// every offset within a slot's 16 bits.
+inline constexpr std::uint32_t kMaxPackedDegree = 1024;
+static_assert(VertexTable::kLeafSize * std::uint64_t{kMaxPackedDegree} <= 0x10000);
+
+// The block a packed head of `slot` in direction `out` lies in.
+void* PackedBlock(const VertexSlot& slot, bool out);
+
+// Packs one direction of one leaf being built by the checkpoint loader:
+// `slots[0, n)` are the leaf's slots (n <= 64), vertex i will hold
+// `counts[i]` entries, all of edge type `types[i]` (a type above 65,535
+// means none or several). Gives every packable vertex (a count in [1,
+// kMaxPackedDegree], one type that fits the head) its packed head, degree
+// and offset, and sets `cursors[i]` to where its entries go; leaves the
+// others alone. Returns the mask of the vertices it packed (bit i). Throws
+// std::bad_alloc having changed nothing.
+std::uint64_t PackLeaf(VertexSlot* slots, std::size_t n, bool out, const std::uint32_t* counts,
+                       const std::uint32_t* types, EdgeEntry** cursors, MutationContext& ctx);
+
+// If direction `out` of vertex `v` (its writable slot in the version being
+// built) is packed: gives it an array of its own holding the same entries
+// with room for `extra` more (at least the next size class beyond them, as
+// AppendEntries would grow), and retires the leaf's block if no other
+// vertex of the leaf still has a packed head in that direction. Throws
+// std::bad_alloc having changed nothing.
+void Unpack(VertexSlot* slot, std::uint64_t v, bool out, std::uint32_t extra, MutationContext& ctx);
+
+// For a vertex being removed: clears a packed head of direction `out`
+// (nothing is copied) and retires the block as Unpack does. Throws
+// std::bad_alloc having changed nothing.
+void ReleasePacked(VertexSlot* slot, std::uint64_t v, bool out, MutationContext& ctx);
+
+// Frees, once each, the blocks of the packed heads met by calling this for
+// every slot of a table in id order (DestroyGraph). Only for the last
+// version alive.
+class PackedBlockFreer {
+ public:
+  explicit PackedBlockFreer(base::MemoryAccount* account) : account_(account) {}
+  void Visit(const VertexSlot& slot);
+
+ private:
+  base::MemoryAccount* account_;
+  void* last_[2] = {nullptr, nullptr};  // per direction: a leaf's heads come together
+};
+
+}  // namespace quiver::storage
+
+#endif  // QUIVER_STORAGE_PACKED_ADJACENCY_H_

@@ -657,6 +657,33 @@ TEST(AnalyticsTest, SsspWalksALongPathOfSmallBinsInFewRounds) {
   }
 }
 
+// A path of small bins: each round a worker expands fewer than 4,096
+// vertices, so reports that counted only a worker's whole polls said 0
+// through the whole run, and a cancel asked for at 8,192 never came (the
+// cause of a flaky SsspReportsAndCancelsWithinOneBin under load).
+TEST(AnalyticsTest, SsspReportsCountEveryExpansion) {
+  std::vector<std::tuple<int, int, double>> edges;
+  for (int i = 0; i + 1 < 20000; ++i) edges.push_back({i, i + 1, 1.0});
+  auto graph = WeightedGraph(edges, 20000);
+  Snapshot snap = graph->GetSnapshot();
+  auto p = Project(snap, {.in = false, .weight_property = "w"}).value();
+  for (unsigned threads : {1u, 2u}) {
+    std::uint64_t most = 0;
+    const RunOptions watch{.threads = threads,
+                           .progress = [&](const Progress& pr) { most = std::max(most, pr.done); }};
+    ASSERT_TRUE(Sssp(p, p.ToVertexId(0), watch).ok());
+    EXPECT_GE(most, 19999u) << threads << " threads: the last report counts every expansion";
+    std::atomic<bool> cancel{false};
+    const RunOptions run{.threads = threads,
+                         .progress =
+                             [&](const Progress& pr) {
+                               if (pr.done >= 8192) cancel = true;
+                             },
+                         .cancel = &cancel};
+    EXPECT_EQ(Sssp(p, p.ToVertexId(0), run).status().code(), StatusCode::kCancelled) << threads;
+  }
+}
+
 TEST(AnalyticsTest, SsspReportsAndCancelsWithinOneBin) {
   // 0 -> 1 weighs 1e12 and is sampled, so the bins are ~2.4e8 wide and the
   // whole chain from vertex 1 lies in bin 0.

@@ -357,6 +357,12 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
           }
           batch.clear();
         }
+        // The expansions since the last poll count too: a worker that made
+        // fewer than kPollEvery in every round was never counted, and the
+        // round's report below stayed at 0 through a whole run (a chain of
+        // 40,000 vertices crossing between two workers' bins, under load:
+        // SsspReportsAndCancelsWithinOneBin saw no report past 8,192).
+        expansions.fetch_add(since_poll, std::memory_order_relaxed);
         const std::uint64_t b = w.Lowest(cur);
         std::uint64_t seen = next_bin.load();
         while (b < seen && !next_bin.compare_exchange_weak(seen, b)) {

@@ -546,7 +546,8 @@ class Loader {
                 : out + 1;
       std::uint8_t live;
       if (!r.GetU8(&live) || live > 1) return Bad("bad vertex");
-      storage::VertexSlot slot{.label = storage::kDeadLabel};
+      storage::VertexSlot slot{};
+      slot.label = storage::kDeadLabel;
       if (live == 1) {
         std::uint64_t label;
         if (!r.GetVarint(&label) || label >= g_.labels->size()) return Bad("bad vertex label");

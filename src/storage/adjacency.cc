@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "base/packed.h"
@@ -9,6 +11,16 @@
 
 namespace quiver::storage {
 namespace {
+
+// A packed group lies in a block published versions read: writing it would
+// break invariant 1 without a trace, so a mutator given one stops the
+// process in every build type (the writer unpacks first: storage::Unpack).
+void RequireNotPacked(std::uintptr_t head) {
+  if (IsPacked(head)) {
+    std::fputs("quiver: internal error: a packed adjacency group reached a mutator\n", stderr);
+    std::abort();
+  }
+}
 
 // Validation keeps every degree within Limits::max_degree, at most
 // kMaxDegreeCeiling, so a group's count, the growth target in AppendToGroup
@@ -127,7 +139,7 @@ void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type
 
 void AppendEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type,
                    std::span<const EntryAdd> adds, MutationContext& ctx) {
-  assert(!IsPacked(head));
+  RequireNotPacked(head);
   if (adds.empty()) return;
   const auto n = static_cast<std::uint32_t>(adds.size());
   if (head == 0) {
@@ -166,7 +178,7 @@ void AppendEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t ty
 
 std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type,
                             std::span<const std::uint64_t> sorted_edges, MutationContext& ctx) {
-  assert(!IsPacked(head));
+  RequireNotPacked(head);
   if (head == 0 || sorted_edges.empty()) return 0;
   std::uint32_t kept = 0;
   if (!IsDir(head)) {
@@ -206,7 +218,7 @@ std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::ui
 }
 
 void RetireAdjacency(std::uintptr_t head, MutationContext& ctx) {
-  assert(!IsPacked(head));
+  RequireNotPacked(head);
   if (head == 0) return;
   if (!IsDir(head)) {
     ctx.Retire(AsMutableArray(head));

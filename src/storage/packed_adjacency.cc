@@ -1,27 +1,56 @@
 #include "storage/packed_adjacency.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
+
+#include "base/memory.h"
 
 namespace quiver::storage {
 namespace {
 
 std::uintptr_t& HeadOf(VertexSlot* s, bool out) { return out ? s->out_head : s->in_head; }
 
-// Retires `block`, the block of direction `out` of `slot`'s leaf, unless a
-// vertex of the leaf other than `slot` still has a packed head in that
-// direction. A leaf's heads all point into its one block (see the header),
-// so looking for any packed head is enough; slots past the table's count
-// hold zeroes or the heads of vertices a rolled-back group appended, never
-// packed ones (only the loader packs).
-void RetireIfUnused(const VertexSlot* slot, std::uint64_t v, bool out, void* block, MutationContext& ctx) {
-  const VertexSlot* first = slot - (v & (VertexTable::kLeafSize - 1));
+// Lets go of `block`, the block of direction `out` of `slot`'s leaf, which
+// `slot` no longer reads (its head has just changed). The block is retired
+// once no vertex of the leaf reads it; and once the leaf's other packed
+// vertices read less than half of it, they move out too (arrays of their
+// exact size) and it is retired: otherwise one vertex never written would
+// keep a whole block alive, removed vertices' entries included, until the
+// graph is loaded again. That copy is O(their entries), at most the entries
+// that already left the block, so moving out stays amortised O(degree). A
+// leaf's heads all point into its one block (see the header); slots past
+// the table's count hold zeroes or the heads of vertices a rolled-back group
+// appended, never packed ones (only the loader packs). Throws std::bad_alloc
+// having changed nothing.
+void LetGoOfBlock(VertexSlot* slot, std::uint64_t v, bool out, void* block, MutationContext& ctx) {
+  VertexSlot* first = slot - (v & (VertexTable::kLeafSize - 1));
+  VertexSlot* rest[VertexTable::kLeafSize];
+  std::size_t k = 0;
+  std::uint64_t live = 0;
   for (std::size_t i = 0; i < VertexTable::kLeafSize; ++i) {
-    if (first + i == slot) continue;
-    if (IsPacked(out ? first[i].out_head : first[i].in_head)) return;
+    if (first + i == slot || !IsPacked(HeadOf(first + i, out))) continue;
+    rest[k++] = first + i;
+    live += out ? first[i].out_degree : first[i].in_degree;
   }
-  ctx.Retire(block);
+  if (k != 0 && live * 2 * sizeof(EdgeEntry) >= base::UsableSize(block)) return;
+  EdgeArray* arrays[VertexTable::kLeafSize];
+  std::size_t made = 0;
+  try {
+    for (; made < k; ++made)
+      arrays[made] = NewEdgeArray(ArrayType(HeadOf(rest[made], out)),
+                                  out ? rest[made]->out_degree : rest[made]->in_degree, ctx);
+    ctx.Retire(block);
+  } catch (...) {
+    while (made > 0) ctx.FreeUnlinked(arrays[--made]);
+    throw;
+  }
+  for (std::size_t j = 0; j < k; ++j) {  // nothing throws from here on
+    std::uintptr_t& head = HeadOf(rest[j], out);
+    const std::uint32_t degree = out ? rest[j]->out_degree : rest[j]->in_degree;
+    std::memcpy(static_cast<void*>(arrays[j]->entries()), SingleEntries(head),
+                std::size_t{degree} * sizeof(EdgeEntry));
+    head = ArrayHead(arrays[j]);
+  }
 }
 
 }  // namespace
@@ -51,7 +80,7 @@ std::uint64_t PackLeaf(VertexSlot* slots, std::size_t n, bool out, const std::ui
   // each vertex, as arrays have). Offsets stay within 16 bits.
   const std::size_t bytes = base::GoodAllocationSize(total * sizeof(EdgeEntry));
   auto* block = static_cast<EdgeEntry*>(ctx.AllocateGood(bytes));
-  if (!FitsPackedHead(block, 0) || !FitsPackedHead(block + total - 1, 0)) {
+  if (!FitsPackedHead(block, 0) || !FitsPackedHead(block + bytes / sizeof(EdgeEntry) - 1, 0)) {
     ctx.FreeUnlinked(block);  // beyond 2^48: the leaf keeps arrays
     return 0;
   }
@@ -83,7 +112,7 @@ void Unpack(VertexSlot* slot, std::uint64_t v, bool out, std::uint32_t extra, Mu
   const std::uintptr_t packed = head;
   head = ArrayHead(a);
   try {
-    RetireIfUnused(slot, v, out, block, ctx);
+    LetGoOfBlock(slot, v, out, block, ctx);
   } catch (...) {
     head = packed;
     ctx.FreeUnlinked(a);
@@ -98,7 +127,7 @@ void ReleasePacked(VertexSlot* slot, std::uint64_t v, bool out, MutationContext&
   const std::uintptr_t packed = head;
   head = 0;
   try {
-    RetireIfUnused(slot, v, out, block, ctx);
+    LetGoOfBlock(slot, v, out, block, ctx);
   } catch (...) {
     head = packed;
     throw;

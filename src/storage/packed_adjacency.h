@@ -20,10 +20,11 @@
 // out: Unpack copies its entries into an array of its own, O(degree) as
 // for any published array; ReleasePacked just drops the head. The block is
 // retired in the version whose leaf drops its last packed head of that
-// direction, and freed by the epoch rule like any retired block. A rolled-
-// back group needs nothing new: its leaf copy and the arrays it made are
-// private blocks, and its retire list is forgotten; the block itself was
-// never touched. DestroyGraph frees each block once, through its leaf.
+// direction (the rest move out once they read less than half of it), and
+// freed by the epoch rule like any retired block. A rolled-back group
+// needs nothing new: its leaf copy and the arrays it made are private
+// blocks, and its retire list is forgotten; the block itself was never
+// touched. DestroyGraph frees each block once, through its leaf.
 //
 // Thread safety: writer thread only (and the loader's workers, each on
 // leaves of its own).
@@ -62,13 +63,16 @@ std::uint64_t PackLeaf(VertexSlot* slots, std::size_t n, bool out, const std::ui
 // If direction `out` of vertex `v` (its writable slot in the version being
 // built) is packed: gives it an array of its own holding the same entries
 // with room for `extra` more (at least the next size class beyond them, as
-// AppendEntries would grow), and retires the leaf's block if no other
-// vertex of the leaf still has a packed head in that direction. Throws
-// std::bad_alloc having changed nothing.
+// AppendEntries would grow; 0: exactly its entries). Then, if no other
+// vertex of the leaf reads the block in that direction, the block is
+// retired; if the others read less than half of it, they move out too
+// (arrays of their exact size) and it is retired, so that deleting most of
+// a loaded graph gives its adjacency back. Throws std::bad_alloc having
+// changed nothing.
 void Unpack(VertexSlot* slot, std::uint64_t v, bool out, std::uint32_t extra, MutationContext& ctx);
 
 // For a vertex being removed: clears a packed head of direction `out`
-// (nothing is copied) and retires the block as Unpack does. Throws
+// (nothing is copied) and lets go of the block as Unpack does. Throws
 // std::bad_alloc having changed nothing.
 void ReleasePacked(VertexSlot* slot, std::uint64_t v, bool out, MutationContext& ctx);
 

@@ -478,7 +478,8 @@ void BatchProcessor::RemoveVertexInternal(std::uint64_t v, GraphRoots& g, Mutati
   storage::RetireAdjacency(slot->out_head, ctx);
   storage::RetireAdjacency(slot->in_head, ctx);
   ctx.Retire(slot->props);
-  *slot = VertexSlot{.label = storage::kDeadLabel};
+  *slot = VertexSlot{};
+  slot->label = storage::kDeadLabel;
   --g.live_vertices;
 }
 
@@ -616,10 +617,16 @@ void BatchProcessor::FlushAdds(GraphRoots& g, MutationContext& ctx) {
       s = VertexTable::Mutable(g.vertices, v, ctx);
       slot_vertex = v;
     }
-    // A packed group is never written: the vertex moves out to an array
-    // with room for the run.
-    storage::Unpack(s, v, (key & 1) == 0, static_cast<std::uint32_t>(end - i), ctx);
     std::uintptr_t& head = (key & 1) != 0 ? s->in_head : s->out_head;
+    if (storage::IsPacked(head)) {
+      // A packed group is never written: the vertex moves out to an array
+      // with room for the run's entries of that group's type (others go to
+      // groups of their own).
+      const std::uint32_t type = storage::ArrayType(head);
+      std::uint32_t same = 0;
+      for (std::size_t j = i; j < end; ++j) same += adds[j].type == type ? 1 : 0;
+      storage::Unpack(s, v, (key & 1) == 0, same, ctx);
+    }
     std::uint32_t& degree = (key & 1) != 0 ? s->in_degree : s->out_degree;
     if (one_type) {
       storage::AppendEntries(head, degree, first_type, std::span<const storage::EntryAdd>(adds + i, end - i),
@@ -712,7 +719,9 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
     auto props = WriteBatchInternal::Props(batch, op);
     switch (op.kind) {
       case OpKind::kAddVertex: {
-        VertexSlot slot{.label = InternName(g.labels, op.name, ctx), .props = BuildBlock(props, g, ctx)};
+        VertexSlot slot{};
+        slot.label = InternName(g.labels, op.name, ctx);
+        slot.props = BuildBlock(props, g, ctx);
         std::uint64_t id = g.vertex_limit++;
         VertexTable::Append(g.vertices, id, slot, ctx);
         maintainer_.OnChange(

@@ -12,6 +12,8 @@ packages=(
   python3 python3-jsonschema python3-matplotlib
   # quiver-bench only (the analytics family's peers); the library never links them
   libboost-graph-dev libigraph-dev
+  # quiver-csv-probe only (the CSV splitter measured beside libcsv); the library never links it
+  libcsv-dev
   util-linux  # setarch, for ThreadSanitizer on kernels with high mmap entropy
 )
 

@@ -29,7 +29,7 @@ using testing_import::GetFile;
 using testing_import::PutFile;
 using testing_import::RunImport;
 
-std::unique_ptr<Graph> NewGraph() { return Graph::OpenInMemory().value(); }
+std::unique_ptr<Graph> NewImportGraph() { return Graph::OpenInMemory().value(); }
 
 Result<ExportStats> RunExport(env::FileSystem& fs, const Snapshot& s, const std::string& dir,
                               const ExportOptions& options = {}) {
@@ -53,7 +53,7 @@ TEST_F(ImportTest, TypedCsvWithQuotingGroupsAndDelimiter) {
   ImportSpec spec;
   spec.vertices = {{"/in/people.csv", "Human"}};
   spec.edges = {{"/in/edges.csv", "VISITS"}};
-  auto g = NewGraph();
+  auto g = NewImportGraph();
   ImportOptions options;
   options.delimiter = '|';
   Result<ImportStats> r = RunImport(fs_, *g, spec, options);
@@ -102,7 +102,7 @@ TEST_F(ImportTest, TypedCsvWithQuotingGroupsAndDelimiter) {
 
 TEST_F(ImportTest, IdIndexesResolveExternalIds) {
   PutFile(fs_, "/in/v.csv", "id:ID,:LABEL,name\na,Person,Ada\nb,Person,Bob\nl,City,London\n");
-  auto g = NewGraph();
+  auto g = NewImportGraph();
   ImportOptions options;
   options.create_id_indexes = true;
   Result<ImportStats> r = RunImport(fs_, *g, {.vertices = {{"/in/v.csv", ""}}}, options);
@@ -140,7 +140,7 @@ TEST_F(ImportTest, ManyBatchesAndRecordsAcrossReadChunks) {
   ASSERT_GT(v.size(), std::size_t{1} << 20);  // more than one read chunk
   PutFile(fs_, "/in/v.csv", v);
   PutFile(fs_, "/in/e.csv", e);
-  auto g = NewGraph();
+  auto g = NewImportGraph();
   ImportOptions options;
   options.batch_ops = 1000;
   Result<ImportStats> r =
@@ -190,7 +190,7 @@ void BuildAwkwardGraph(Graph& g) {
 }
 
 TEST_F(ImportTest, CsvRoundTripIsIdentical) {
-  auto g1 = NewGraph();
+  auto g1 = NewImportGraph();
   BuildAwkwardGraph(*g1);
   const Snapshot s1 = g1->GetSnapshot();
   for (char delimiter : {',', '|', ';'}) {
@@ -200,7 +200,7 @@ TEST_F(ImportTest, CsvRoundTripIsIdentical) {
     ASSERT_TRUE(x.ok()) << x.status().ToString();
     EXPECT_EQ(x->vertices, 4u);
     EXPECT_EQ(x->edges, 4u);
-    auto g2 = NewGraph();
+    auto g2 = NewImportGraph();
     Result<ImportStats> r = RunImport(
         fs_, *g2, {.vertices = {{x->files[0], ""}}, .edges = {{x->files[1], ""}}}, {.delimiter = delimiter});
     ASSERT_TRUE(r.ok()) << r.status().ToString() << "\n" << GetFile(fs_, x->files[0]);
@@ -218,7 +218,7 @@ TEST_F(ImportTest, ImportExportImportRoundTripFromCsvInput) {
           "id:ID,:LABEL,name,age:int\na,Person,Ada,36\nb,Person,\"Bob, Jr.\",\nc,City,London,\n");
   PutFile(fs_, "/in/e.csv",
           ":START_ID,:END_ID,:TYPE,km:double\na,c,LIVES_IN,2.5\nb,c,LIVES_IN,\na,b,KNOWS,\n");
-  auto g1 = NewGraph();
+  auto g1 = NewImportGraph();
   ASSERT_TRUE(RunImport(fs_, *g1, {.vertices = {{"/in/v.csv", ""}}, .edges = {{"/in/e.csv", ""}}}).ok());
   Result<ExportStats> x = RunExport(fs_, g1->GetSnapshot(), "/out");
   ASSERT_TRUE(x.ok()) << x.status().ToString();
@@ -229,13 +229,13 @@ TEST_F(ImportTest, ImportExportImportRoundTripFromCsvInput) {
             "2,City,c,London,\n");
   EXPECT_EQ(GetFile(fs_, "/out/edges.csv"),
             ":START_ID,:END_ID,:TYPE,km:double\n0,2,LIVES_IN,2.5\n1,2,LIVES_IN,\n0,1,KNOWS,\n");
-  auto g2 = NewGraph();
+  auto g2 = NewImportGraph();
   ASSERT_TRUE(RunImport(fs_, *g2, {.vertices = {{x->files[0], ""}}, .edges = {{x->files[1], ""}}}).ok());
   EXPECT_EQ(Canonical(g2->GetSnapshot()), Canonical(g1->GetSnapshot()));
 }
 
 TEST_F(ImportTest, ExportRefusesToOverwrite) {
-  auto g = NewGraph();
+  auto g = NewImportGraph();
   BuildAwkwardGraph(*g);
   ASSERT_TRUE(fs_.CreateDir("/out").ok());
   PutFile(fs_, "/out/edges.csv", "mine");
@@ -246,7 +246,7 @@ TEST_F(ImportTest, ExportRefusesToOverwrite) {
 }
 
 TEST_F(ImportTest, ExportReadsOneSnapshotWhileWritesContinue) {
-  auto g = NewGraph();
+  auto g = NewImportGraph();
   BuildAwkwardGraph(*g);
   std::atomic<bool> stop{false};
   std::thread writer([&] {
@@ -269,7 +269,7 @@ TEST_F(ImportTest, ExportReadsOneSnapshotWhileWritesContinue) {
   EXPECT_EQ(x->vertices, s.vertex_count());
   EXPECT_EQ(x->edges, s.edge_count());
   EXPECT_GE(later, s.sequence());
-  auto g2 = NewGraph();
+  auto g2 = NewImportGraph();
   ASSERT_TRUE(RunImport(fs_, *g2, {.vertices = {{x->files[0], ""}}, .edges = {{x->files[1], ""}}}).ok());
   EXPECT_EQ(Canonical(g2->GetSnapshot()), Canonical(s));
 }
@@ -331,7 +331,7 @@ class ImportGraphalyticsTest : public ::testing::TestWithParam<GraphalyticsCase>
 TEST_P(ImportGraphalyticsTest, LoadsWithItsCountsAndExportsTheSameFiles) {
   const GraphalyticsCase& c = GetParam();
   const std::string base = (kGraphalytics / c.name).string();
-  auto g = NewGraph();
+  auto g = NewImportGraph();
   // The public API, on the real files.
   Result<ImportStats> r = Import(*g, {.vertices = {{base + ".v", "V"}}, .edges = {{base + ".e", "E"}}},
                                  {.format = DataFormat::kEvlp, .create_id_indexes = true});
@@ -367,7 +367,7 @@ INSTANTIATE_TEST_SUITE_P(Official, ImportGraphalyticsTest,
 TEST_F(ImportTest, EvlpWithoutWeightsAndWithoutKeptIds) {
   PutFile(fs_, "/in/g.v", "10\n20\n30\n");
   PutFile(fs_, "/in/g.e", "10 20\n20 30\n30 10\n");
-  auto g = NewGraph();
+  auto g = NewImportGraph();
   ImportOptions options;
   options.format = DataFormat::kEvlp;
   options.evlp_id_key = "";
@@ -406,7 +406,7 @@ TEST_F(ImportTest, EvlpExportKeepsIdsOnlyWhenDistinct) {
   int n = 0;
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    auto g = NewGraph();
+    auto g = NewImportGraph();
     WriteBatch b;
     for (std::int64_t id : c.ids) b.AddVertex("V", {{"id", id}});
     ASSERT_TRUE(g->Write(std::move(b)).ok());
@@ -442,9 +442,9 @@ TEST_F(ImportTest, HeaderInItsOwnFile) {
   for (std::uint32_t threads : {1u, 2u}) {
     ImportOptions options;
     options.threads = threads;
-    auto want = NewGraph();
+    auto want = NewImportGraph();
     ASSERT_TRUE(RunImport(fs_, *want, whole, options).ok());
-    auto got = NewGraph();
+    auto got = NewImportGraph();
     Result<ImportStats> r = RunImport(fs_, *got, parts, options);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(r->vertices, 3u);
@@ -520,7 +520,7 @@ TEST_F(ImportTest, HeaderInItsOwnFile) {
   };
   for (const Bad& b : bad) {
     SCOPED_TRACE(b.name);
-    auto g = NewGraph();
+    auto g = NewImportGraph();
     ImportOptions options;
     options.format = b.format;
     Result<ImportStats> r = RunImport(fs_, *g, {.vertices = {b.file}}, options);

@@ -4,6 +4,7 @@
 #include "import/csv_reader.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstring>
 #include <utility>
 
@@ -177,6 +178,32 @@ Result<CsvReader::Step> CsvReader::ParseQuoted(std::size_t* p, std::uint64_t* li
   }
 }
 
+namespace {
+
+// The first position in [p, n) of `s` holding `delim`, '\n' or, with
+// `quoting`, '"'; n if none. Eight bytes at a time (a byte equal to c makes
+// (x ^ c...) a zero byte, and the lowest zero byte of a word is found
+// exactly), then byte by byte: the byte loop this replaced took 22
+// instructions per byte of CSV, most of the reader's time.
+std::size_t FieldEnd(const char* s, std::size_t p, std::size_t n, char delim, bool quoting) {
+  constexpr std::uint64_t kOnes = 0x0101010101010101ULL, kHigh = 0x8080808080808080ULL;
+  const std::uint64_t d = kOnes * static_cast<unsigned char>(delim);
+  const std::uint64_t nl = kOnes * static_cast<unsigned char>('\n');
+  const std::uint64_t q = kOnes * static_cast<unsigned char>(quoting ? '"' : '\n');
+  auto zero_bytes = [](std::uint64_t x) { return (x - kOnes) & ~x & kHigh; };
+  for (; p + 8 <= n; p += 8) {
+    std::uint64_t w;
+    std::memcpy(&w, s + p, 8);
+    const std::uint64_t m = zero_bytes(w ^ d) | zero_bytes(w ^ nl) | zero_bytes(w ^ q);
+    if (m != 0) return p + static_cast<std::size_t>(std::countr_zero(m) >> 3);
+  }
+  while (p < n && s[p] != delim && s[p] != '\n' && !(quoting && s[p] == '"')) ++p;
+  return p;
+}
+static_assert(std::endian::native == std::endian::little, "FieldEnd reads the lowest byte first");
+
+}  // namespace
+
 Result<CsvReader::Step> CsvReader::Parse() {
   const bool eof = file_offset_ >= file_size_;
   const std::size_t n = buf_.size();
@@ -228,10 +255,9 @@ Result<CsvReader::Step> CsvReader::Parse() {
       const void* nl = std::memchr(buf_.data() + p, '\n', n - p);
       p = nl == nullptr ? n : static_cast<std::size_t>(static_cast<const char*>(nl) - buf_.data());
     }
-    while (p < n && buf_[p] != delim && buf_[p] != '\n') {
-      if (dialect_.quoting && buf_[p] == '"') return ErrorAt(p, line, ls, "quote inside an unquoted field");
-      ++p;
-    }
+    p = FieldEnd(buf_.data(), p, n, delim, dialect_.quoting);
+    if (p < n && buf_[p] != delim && buf_[p] != '\n')  // a quote, with quoting on
+      return ErrorAt(p, line, ls, "quote inside an unquoted field");
     if (p == n && !eof) return Step::kNeedMore;
     const bool eol = p == n || buf_[p] == '\n';
     std::size_t end = p;

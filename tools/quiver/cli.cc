@@ -22,6 +22,11 @@ int Fail(std::string_view what, const Status& s) {
 }
 
 int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help, std::size_t positional) {
+  return ParseArgs(args, argc, argv, help, positional, positional);
+}
+
+int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help, std::size_t min,
+              std::size_t max) {
   args.AddFlag("--help");
   args.AddFlag("-h");
   std::string error;
@@ -30,9 +35,11 @@ int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help
     std::fputs(help, stdout);
     return kOk;
   }
-  if (args.positional().size() != positional) {
-    return Usage(help, "expected " + std::to_string(positional) + " argument(s), got " +
-                           std::to_string(args.positional().size()));
+  const std::size_t n = args.positional().size();
+  if (n < min || n > max) {
+    const std::string want =
+        min == max ? std::to_string(min) : std::to_string(min) + " to " + std::to_string(max);
+    return Usage(help, "expected " + want + " argument(s), got " + std::to_string(n));
   }
   return -1;
 }

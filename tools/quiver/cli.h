@@ -39,6 +39,9 @@ int Fail(std::string_view what, const Status& s);
 // Adds --help/-h, parses, prints help (kOk) or a usage error (kUsage), and
 // checks the number of positional arguments. -1 to go on.
 int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help, std::size_t positional);
+// The same for a command taking `min` to `max` arguments.
+int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help, std::size_t min,
+              std::size_t max);
 
 // Opens the durable graph at `dir` read-only (nothing written, no LOCK);
 // NotFound if there is none.

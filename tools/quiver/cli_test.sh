@@ -77,6 +77,16 @@ expect_rc 0 "$QUIVER" import --quiet --vertices "$WORK/csv1/vertices.csv" --edge
 expect_rc 0 "$QUIVER" export "$WORK/g2" "$WORK/csv2"
 cmp -s "$WORK/csv1/vertices.csv" "$WORK/csv2/vertices.csv" || fail "vertices.csv differs after a round trip"
 cmp -s "$WORK/csv1/edges.csv" "$WORK/csv2/edges.csv" || fail "edges.csv differs after a round trip"
+# Neo4j's spellings: --nodes for --vertices, export --out for the second argument.
+expect_rc 0 "$QUIVER" import --quiet --nodes "$WORK/csv1/vertices.csv" --edges "$WORK/csv1/edges.csv" "$WORK/g2n"
+expect_rc 0 "$QUIVER" export --quiet --format csv "$WORK/g2n" --out "$WORK/csv2n"
+cmp -s "$WORK/csv1/vertices.csv" "$WORK/csv2n/vertices.csv" || fail "vertices.csv differs through --nodes / --out"
+cmp -s "$WORK/csv1/edges.csv" "$WORK/csv2n/edges.csv" || fail "edges.csv differs through --nodes / --out"
+expect_rc 2 "$QUIVER" export --out "$WORK/csv-twice" "$WORK/g" "$WORK/csv-twice2"
+expect_in err "give the output directory once"
+expect_rc 2 "$QUIVER" export --out= "$WORK/g"
+expect_in err "--out needs a directory"
+[ ! -e "$WORK/csv-twice" ] && [ ! -e "$WORK/csv-twice2" ] || fail "a usage error created an export directory"
 # Any number of export threads writes the same files.
 for t in 1 3; do
   expect_rc 0 "$QUIVER" export --quiet --threads "$t" "$WORK/g" "$WORK/csv-t$t"

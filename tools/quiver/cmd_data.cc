@@ -17,7 +17,8 @@ constexpr const char* kImportHelp =
     "one checkpoint (all-or-nothing); an existing graph gets the rows through large batches.\n"
     "Bad input changes nothing.\n"
     "  --vertices [LABEL=]FILE[,FILE...]\n"
-    "                            vertex files (repeatable); LABEL for rows without a :LABEL.\n"
+    "                            vertex files (repeatable; --nodes is the same, as in Neo4j's\n"
+    "                            admin import); LABEL for rows without a :LABEL.\n"
     "                            CSV: the first file's header is the header of the others,\n"
     "                            which have none (Neo4j's header.csv,part1.csv,...)\n"
     "  --edges [TYPE=]FILE[,FILE...]\n"
@@ -36,8 +37,10 @@ constexpr const char* kImportHelp =
 
 constexpr const char* kExportHelp =
     "usage: quiver export [options] DIR OUTDIR\n"
+    "       quiver export [options] DIR --out OUTDIR\n"
     "Writes the graph at DIR (opened read-only) to OUTDIR: vertices.csv and edges.csv,\n"
     "graph.v and graph.e, or vertices.jsonl and edges.jsonl. Existing files are not overwritten.\n"
+    "  --out OUTDIR        where to write (instead of the second argument)\n"
     "  --format csv|evlp|jsonl   output format (default csv)\n"
     "  --delimiter C       CSV field delimiter (default ',')\n"
     "  --jsonl-id-key KEY  JSON Lines: write each vertex's KEY as its id when every vertex holds a\n"
@@ -122,6 +125,7 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 int Import(int argc, const char* const* argv) {
   CliArgs args;
   args.AddOption("--vertices");
+  args.AddOption("--nodes");  // Neo4j's name for the same
   args.AddOption("--edges");
   args.AddOption("--format", "csv");
   args.AddOption("--delimiter", ",");
@@ -156,8 +160,10 @@ int Import(int argc, const char* const* argv) {
   ImportSpec spec;
   const bool csv = options.format == DataFormat::kCsv;
   std::string bad;
-  for (const std::string& f : args.GetAll("--vertices")) {
-    if (!AddFileArg(f, evlp ? "Vertex" : "", csv, &spec.vertices, &bad)) return Usage(kImportHelp, bad);
+  for (const char* name : {"--vertices", "--nodes"}) {
+    for (const std::string& f : args.GetAll(name)) {
+      if (!AddFileArg(f, evlp ? "Vertex" : "", csv, &spec.vertices, &bad)) return Usage(kImportHelp, bad);
+    }
   }
   for (const std::string& f : args.GetAll("--edges")) {
     if (!AddFileArg(f, evlp ? "EDGE" : "", csv, &spec.edges, &bad)) return Usage(kImportHelp, bad);
@@ -231,9 +237,18 @@ int Export(int argc, const char* const* argv) {
   args.AddOption("--delimiter", ",");
   args.AddOption("--jsonl-id-key", "id");
   args.AddOption("--threads", "0");
+  args.AddOption("--out");
   args.AddFlag("--json");
   args.AddFlag("--quiet");
-  if (int rc = ParseArgs(args, argc, argv, kExportHelp, 2); rc >= 0) return rc;
+  if (int rc = ParseArgs(args, argc, argv, kExportHelp, 1, 2); rc >= 0) return rc;
+  // The output directory: the second argument or --out, exactly one of them.
+  const bool out_option = !args.GetAll("--out").empty();
+  if (out_option == (args.positional().size() == 2)) {
+    return Usage(kExportHelp, out_option ? "give the output directory once: OUTDIR or --out"
+                                         : "expected 2 argument(s), got 1 (or give --out OUTDIR)");
+  }
+  const std::string out_dir = out_option ? args.Get("--out") : args.positional()[1];
+  if (out_dir.empty()) return Usage(kExportHelp, "--out needs a directory");
   ExportOptions options;
   std::uint64_t threads = 0;
   if (!args.GetU64("--threads", &threads) || threads > kMaxExportThreads) {
@@ -250,7 +265,7 @@ int Export(int argc, const char* const* argv) {
   Result<std::unique_ptr<Graph>> graph = OpenReadOnly(args.positional()[0]);
   if (!graph.ok()) return Fail("open " + args.positional()[0], graph.status());
   const auto start = std::chrono::steady_clock::now();
-  Result<ExportStats> r = quiver::Export((*graph)->GetSnapshot(), args.positional()[1], options);
+  Result<ExportStats> r = quiver::Export((*graph)->GetSnapshot(), out_dir, options);
   if (!r.ok()) return Fail("export", r.status());
   if (args.Has("--json")) {
     PrintJson({{"vertices", r->vertices},

@@ -912,10 +912,10 @@ class Generator {
     // of its label over exactly its keys (Resolver::CoveringIndex): two
     // such indexes (seed 2951553913 made ix3 and ix11 on L(y)) name one
     // vertex for one key, so resolve through that one too.
-    auto same_keys = [](const IndexSpec& a, const IndexSpec& b) {
-      return a.label == b.label && a.keys.size() == b.keys.size() &&
-             std::all_of(a.keys.begin(), a.keys.end(), [&b](const std::string& k) {
-               return std::find(b.keys.begin(), b.keys.end(), k) != b.keys.end();
+    auto same_keys = [](const IndexSpec& x, const IndexSpec& y) {
+      return x.label == y.label && x.keys.size() == y.keys.size() &&
+             std::all_of(x.keys.begin(), x.keys.end(), [&y](const std::string& k) {
+               return std::find(y.keys.begin(), y.keys.end(), k) != y.keys.end();
              });
     };
     for (const IndexSpec* u : unique) {

@@ -85,6 +85,13 @@ const AllocatorSettings& Settings() {
 }
 
 [[maybe_unused]] const bool settings_applied_before_main = (Settings(), true);
+#else
+// Engine blocks come from malloc: nothing to choose (no huge pages asked
+// for, discards in steps).
+const AllocatorSettings& Settings() {
+  static const AllocatorSettings none;
+  return none;
+}
 #endif
 
 }  // namespace
@@ -106,21 +113,9 @@ AllocatorSettings ChooseAllocatorSettings(const AllocatorInputs& in) {
   return s;
 }
 
-bool StepDiscardsEngineBlocks() {
-#if !defined(QUIVER_USE_MIMALLOC) || QUIVER_USE_MIMALLOC
-  return Settings().step_discards;
-#else
-  return true;
-#endif
-}
+bool StepDiscardsEngineBlocks() { return Settings().step_discards; }
 
-bool EngineMemoryOnHugePages() {
-#if !defined(QUIVER_USE_MIMALLOC) || QUIVER_USE_MIMALLOC
-  return Settings().huge_pages;
-#else
-  return false;
-#endif
-}
+bool EngineMemoryOnHugePages() { return Settings().huge_pages; }
 
 void SetFreeObserver(FreeObserver fn) { free_observer.store(fn, std::memory_order_release); }
 

@@ -23,7 +23,7 @@ void RequireNotPacked(std::uintptr_t head) {
 }
 
 // Validation keeps every degree within Limits::max_degree, at most
-// kMaxDegreeCeiling, so a group's count, the growth target in AppendToGroup
+// kMaxDegreeCeiling, so a group's count, the growth target (GrownCapacity)
 // and the capacity NewEdgeArray gives (rounded up by the allocator by far
 // less than the margin here) all fit their 32 bits.
 static_assert(kMaxDegreeCeiling + 1 + kMaxDegreeCeiling / 8 <= 0xFFFFFFFFu - (1u << 28));
@@ -34,9 +34,7 @@ void AppendToGroup(EdgeArray*& array, std::uint32_t count, std::span<const Entry
                    MutationContext& ctx) {
   const auto n = static_cast<std::uint32_t>(adds.size());
   if (array->capacity - count < n) {
-    // Room for all of them and at least the next size class up: amortised
-    // O(1) copies per append with slack bounded by one allocator bin.
-    EdgeArray* grown = NewEdgeArray(array->type, std::max(count + n, count + 1 + count / 8), ctx);
+    EdgeArray* grown = NewEdgeArray(array->type, GrownCapacity(count, n), ctx);
     std::memcpy(grown->entries(), array->entries(), std::size_t{count} * sizeof(EdgeEntry));
     try {
       ctx.Retire(array);  // freed now if this group allocated it

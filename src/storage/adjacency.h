@@ -209,6 +209,14 @@ void RetireAdjacency(std::uintptr_t head, MutationContext& ctx);
 // DestroyGraph).
 void FreeAdjacency(std::uintptr_t head, base::MemoryAccount* account);
 
+// The room a group of `count` entries grows to for `n` more: all of them
+// and at least the next size class up (1/8 spare), so appends cost
+// amortised O(1) copies with slack bounded by one allocator bin.
+// Validation keeps count + n within kMaxDegreeCeiling, so it fits 32 bits.
+inline std::uint32_t GrownCapacity(std::uint32_t count, std::uint32_t n) {
+  return count + n > count + 1 + count / 8 ? count + n : count + 1 + count / 8;
+}
+
 // A new array for group `type` with room for at least `min_capacity`
 // entries (filled to the allocator's bin). Its entries are unwritten.
 EdgeArray* NewEdgeArray(std::uint32_t type, std::uint32_t min_capacity, MutationContext& ctx);

@@ -9,6 +9,7 @@ namespace quiver::storage {
 namespace {
 
 std::uintptr_t& HeadOf(VertexSlot* s, bool out) { return out ? s->out_head : s->in_head; }
+std::uint32_t& DegreeOf(VertexSlot* s, bool out) { return out ? s->out_degree : s->in_degree; }
 
 // Lets go of `block`, the block of direction `out` of `slot`'s leaf, which
 // `slot` no longer reads (its head has just changed). The block is retired
@@ -30,15 +31,14 @@ void LetGoOfBlock(VertexSlot* slot, std::uint64_t v, bool out, void* block, Muta
   for (std::size_t i = 0; i < VertexTable::kLeafSize; ++i) {
     if (first + i == slot || !IsPacked(HeadOf(first + i, out))) continue;
     rest[k++] = first + i;
-    live += out ? first[i].out_degree : first[i].in_degree;
+    live += DegreeOf(first + i, out);
   }
   if (k != 0 && live * 2 * sizeof(EdgeEntry) >= base::UsableSize(block)) return;
   EdgeArray* arrays[VertexTable::kLeafSize];
   std::size_t made = 0;
   try {
     for (; made < k; ++made)
-      arrays[made] = NewEdgeArray(ArrayType(HeadOf(rest[made], out)),
-                                  out ? rest[made]->out_degree : rest[made]->in_degree, ctx);
+      arrays[made] = NewEdgeArray(ArrayType(HeadOf(rest[made], out)), DegreeOf(rest[made], out), ctx);
     ctx.Retire(block);
   } catch (...) {
     while (made > 0) ctx.FreeUnlinked(arrays[--made]);
@@ -46,7 +46,7 @@ void LetGoOfBlock(VertexSlot* slot, std::uint64_t v, bool out, void* block, Muta
   }
   for (std::size_t j = 0; j < k; ++j) {  // nothing throws from here on
     std::uintptr_t& head = HeadOf(rest[j], out);
-    const std::uint32_t degree = out ? rest[j]->out_degree : rest[j]->in_degree;
+    const std::uint32_t degree = DegreeOf(rest[j], out);
     std::memcpy(static_cast<void*>(arrays[j]->entries()), SingleEntries(head),
                 std::size_t{degree} * sizeof(EdgeEntry));
     head = ArrayHead(arrays[j]);
@@ -90,7 +90,7 @@ std::uint64_t PackLeaf(VertexSlot* slots, std::size_t n, bool out, const std::ui
     if ((mask >> i & 1) == 0) continue;
     VertexSlot& s = slots[i];
     HeadOf(&s, out) = PackedHead(block + at, types[i]);
-    (out ? s.out_degree : s.in_degree) = counts[i];
+    DegreeOf(&s, out) = counts[i];
     (out ? s.out_packed_at : s.in_packed_at) = static_cast<std::uint16_t>(at);
     cursors[i] = block + at;
     at += counts[i] + spare * (k + 1) / packed - spare * k / packed;
@@ -102,11 +102,8 @@ std::uint64_t PackLeaf(VertexSlot* slots, std::size_t n, bool out, const std::ui
 void Unpack(VertexSlot* slot, std::uint64_t v, bool out, std::uint32_t extra, MutationContext& ctx) {
   std::uintptr_t& head = HeadOf(slot, out);
   if (!IsPacked(head)) return;
-  const std::uint32_t degree = out ? slot->out_degree : slot->in_degree;
-  // Validation bounds degree + extra (the vertex's new degree) by
-  // kMaxDegreeCeiling, as for AppendEntries.
-  const std::uint32_t capacity = extra == 0 ? degree : std::max(degree + extra, degree + 1 + degree / 8);
-  EdgeArray* a = NewEdgeArray(ArrayType(head), capacity, ctx);
+  const std::uint32_t degree = DegreeOf(slot, out);
+  EdgeArray* a = NewEdgeArray(ArrayType(head), extra == 0 ? degree : GrownCapacity(degree, extra), ctx);
   std::memcpy(static_cast<void*>(a->entries()), SingleEntries(head), std::size_t{degree} * sizeof(EdgeEntry));
   void* block = PackedBlock(*slot, out);
   const std::uintptr_t packed = head;

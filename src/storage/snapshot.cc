@@ -235,24 +235,20 @@ std::size_t Snapshot::ScanBatch(ScanCursor* cursor, std::uint64_t end, Direction
       // the whole batch is collected. (A look-ahead that also prefetched
       // the next batch's arrays was deleted: GCC removed it from every -O2
       // build, and kept it made the sweep 12-18 % slower at 5M-100M edges.)
-      // The one-group case, nearly every vertex, skips the group loop.
-      if (!storage::IsDir(head)) {
-        const EdgeEntry* entries = storage::SingleEntries(head);
-        __builtin_prefetch(entries);
-        __builtin_prefetch(reinterpret_cast<const char*>(entries) + 64);
-        out[n++] =
-            ScannedGroup{VertexId(pos), EdgeGroup{EdgeTypeId(storage::ArrayType(head)), {entries, degree}}};
-        continue;
-      }
-      std::size_t groups = storage::GroupCount(head);
-      std::uint32_t gi = pos == cursor->vertex ? cursor->group : 0;
-      for (; gi < groups && n < max; ++gi) {
-        EdgeGroup group = storage::GroupAt(head, degree, gi);
+      auto collect = [&](const EdgeGroup& group) {
         const char* p = reinterpret_cast<const char*>(group.entries.data());
         __builtin_prefetch(p);
         __builtin_prefetch(p + 64);
         out[n++] = ScannedGroup{VertexId(pos), group};
+      };
+      // The one-group case, nearly every vertex, skips the group loop.
+      if (!storage::IsDir(head)) {
+        collect(storage::GroupAt(head, degree, 0));
+        continue;
       }
+      std::size_t groups = storage::GroupCount(head);
+      std::uint32_t gi = pos == cursor->vertex ? cursor->group : 0;
+      for (; gi < groups && n < max; ++gi) collect(storage::GroupAt(head, degree, gi));
       if (gi < groups) {  // the batch is full part-way through this vertex
         *cursor = ScanCursor{pos, gi};
         return n;

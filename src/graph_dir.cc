@@ -6,6 +6,7 @@
 #include <span>
 #include <vector>
 
+#include "base/coding.h"
 #include "base/crc32c.h"
 #include "base/strings.h"
 #include "checkpoint/checkpoint_format.h"
@@ -57,7 +58,7 @@ bool IsOwnTempFile(std::string_view name) {
   std::string_view base = name.substr(0, name.size() - kTmpSuffix.size());
   // Checkpoints and the identity file are written as *.tmp and renamed; so
   // are WAL segments that Open rewrites after replaying them.
-  return base == kIdentityFileName || IsDataFile(base);
+  return base == kIdentityFileName || base == kImportJournalFileName || IsDataFile(base);
 }
 
 std::optional<std::string_view> SalvagedStem(std::string_view name) {
@@ -78,7 +79,8 @@ bool IsPrefixCopy(std::string_view name) {
 
 bool IsOwnFile(std::string_view name) {
   return name == kIdentityFileName || name == kLockFileName || name == kSegmentsFileName ||
-         IsOwnTempFile(name) || IsDataFile(name) || SalvagedStem(name) || IsPrefixCopy(name);
+         name == kImportJournalFileName || IsOwnTempFile(name) || IsDataFile(name) || SalvagedStem(name) ||
+         IsPrefixCopy(name);
 }
 
 namespace {
@@ -325,6 +327,100 @@ Status CheckNewestSegment(env::FileSystem* fs, const std::string& dir) {
                                       ": SEGMENTS records it as the newest segment started, and no later one "
                                       "exists; the commits it held would be lost. Restore it, or remove "
                                       "SEGMENTS to open without them"));
+}
+
+namespace {
+
+constexpr char kImportJournalMagic[] = "QVRIMPRT";  // 8 bytes, no terminator on disk
+// Far above any journal (index names are bounded by Limits::max_string_bytes,
+// and an import creates one per id space): a bigger file is damage.
+constexpr std::uint64_t kMaxImportJournalBytes = std::uint64_t{64} << 20;
+
+}  // namespace
+
+std::string EncodeImportJournal(const ImportJournal& journal) {
+  std::vector<std::byte> out;
+  base::ByteWriter w(&out);
+  w.PutBytes(kImportJournalMagic, 8);
+  w.PutU32(kImportJournalVersion);
+  w.PutU64(journal.vertex_limit);
+  w.PutU64(journal.edge_limit);
+  w.PutVarint(journal.indexes.size());
+  for (const std::string& name : journal.indexes) w.PutString(name);
+  w.PutU32(base::Crc32c(out.data(), out.size()));
+  return std::string(reinterpret_cast<const char*>(out.data()), out.size());
+}
+
+Result<ImportJournal> DecodeImportJournal(std::string_view bytes, const std::string& path) {
+  auto damaged = [&path](std::string_view why) {
+    return CorruptionError(base::StrCat("import rollback record ", path, " is damaged (", why,
+                                        "): what the cut-short import wrote cannot be told apart"));
+  };
+  if (bytes.size() >= 12 && std::memcmp(bytes.data(), kImportJournalMagic, 8) == 0) {
+    const std::uint32_t version = GetU32(bytes.data() + 8);
+    // As for the identity file: this build's record with a flipped version
+    // bit is damage (its CRC matches once the version is put back).
+    std::string as_ours(bytes);
+    for (int i = 0; i < 4; ++i) as_ours[8 + i] = static_cast<char>((kImportJournalVersion >> (8 * i)) & 0xFF);
+    const bool flipped = bytes.size() >= 16 && GetU32(as_ours.data() + as_ours.size() - 4) ==
+                                                   base::Crc32c(as_ours.data(), as_ours.size() - 4);
+    if (version > kImportJournalVersion && version <= wal::kMaxFormatVersion && !flipped)
+      return UnimplementedError(base::StrCat("import rollback record ", path,
+                                             " written by a newer Quiver (version ", version,
+                                             ", this build reads ", kImportJournalVersion, ")"));
+  }
+  if (bytes.size() < 12 + 4 || std::memcmp(bytes.data(), kImportJournalMagic, 8) != 0)
+    return damaged("no header");
+  const std::size_t body = bytes.size() - 4;
+  if (GetU32(bytes.data() + body) != base::Crc32c(bytes.data(), body)) return damaged("CRC mismatch");
+  base::ByteReader r(std::as_bytes(std::span<const char>(bytes.data(), body)).subspan(8));
+  std::uint32_t version = 0;
+  ImportJournal j;
+  std::uint64_t count = 0;
+  if (!r.GetU32(&version) || version != kImportJournalVersion || !r.GetU64(&j.vertex_limit) ||
+      !r.GetU64(&j.edge_limit) || !r.GetVarint(&count) || count > r.remaining())
+    return damaged("bad fields");
+  for (std::uint64_t i = 0; i < count; ++i) {
+    std::string_view name;
+    if (!r.GetString(&name)) return damaged("bad index name");
+    j.indexes.emplace_back(name);
+  }
+  if (r.remaining() != 0) return damaged("trailing bytes");
+  return j;
+}
+
+Status WriteImportJournal(env::FileSystem* fs, const std::string& dir, const ImportJournal& journal) {
+  const std::string path = env::JoinPath(dir, kImportJournalFileName);
+  const std::string tmp = path + std::string(kTmpSuffix);
+  const std::string bytes = EncodeImportJournal(journal);
+  QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenWritable(tmp, env::OpenMode::kTruncate));
+  QUIVER_RETURN_IF_ERROR(file->Append(env::AsBytes(bytes)));
+  QUIVER_RETURN_IF_ERROR(file->Sync());
+  QUIVER_RETURN_IF_ERROR(file->Close());
+  QUIVER_RETURN_IF_ERROR(fs->Rename(tmp, path));
+  return fs->SyncDir(dir);
+}
+
+Result<std::optional<ImportJournal>> ReadImportJournal(env::FileSystem* fs, const std::string& dir) {
+  const std::string path = env::JoinPath(dir, kImportJournalFileName);
+  Result<std::unique_ptr<env::ReadableFile>> file = fs->OpenReadable(path);
+  if (!file.ok() && file.status().code() == StatusCode::kNotFound) return std::optional<ImportJournal>();
+  QUIVER_RETURN_IF_ERROR(file.status());
+  QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, (*file)->Size());
+  if (size > kMaxImportJournalBytes)
+    return CorruptionError(base::StrCat("import rollback record ", path, " is damaged (", size, " bytes)"));
+  std::string bytes(size, '\0');
+  QUIVER_ASSIGN_OR_RETURN(std::size_t n,
+                          (*file)->ReadAt(0, std::as_writable_bytes(std::span<char>(bytes.data(), size))));
+  bytes.resize(n);
+  QUIVER_ASSIGN_OR_RETURN(ImportJournal j, DecodeImportJournal(bytes, path));
+  return std::optional<ImportJournal>(std::move(j));
+}
+
+Status RemoveImportJournal(env::FileSystem* fs, const std::string& dir) {
+  Status s = fs->Remove(env::JoinPath(dir, kImportJournalFileName));
+  if (!s.ok() && s.code() != StatusCode::kNotFound) return s;
+  return fs->SyncDir(dir);
 }
 
 }  // namespace quiver::graphdir

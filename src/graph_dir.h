@@ -4,7 +4,8 @@
 //
 // A graph directory holds only the files docs/directory.md lists: the
 // identity file QUIVER, LOCK, WAL segments wal-<n>.log, checkpoints
-// checkpoint-<seq>.qck, SEGMENTS, and names derived from those (QUIVER.tmp,
+// checkpoint-<seq>.qck, SEGMENTS, IMPORT while an atomic import runs, and
+// names derived from those (QUIVER.tmp, IMPORT.tmp,
 // checkpoint-<seq>.qck.tmp and wal-<n>.log.tmp while written; salvage's
 // wal-<n>.log.prefix copy; wal-<n>.log.salvaged[.<k>] after a salvage). The identity file is written and
 // synced when the graph is created, before its first WAL segment, so a
@@ -169,6 +170,40 @@ Status CheckNewestSegment(env::FileSystem* fs, const std::string& dir);
 // (header synced, name synced). nullopt if SEGMENTS is missing or torn.
 Result<std::optional<std::uint64_t>> ReadNewestSegment(env::FileSystem* fs, const std::string& dir);
 std::string EncodeSegments(std::uint64_t segment);
+
+// IMPORT, the rollback record of an import into a populated graph
+// (ImportOptions::atomic, include/quiver/import.h): written durably before
+// the import's first write and removed durably once the import is durable
+// or undone. While it exists, every vertex id at or above vertex_limit and
+// every edge id at or above edge_limit belongs to the import (no other
+// write runs meanwhile), so Open undoes a cut-short import by removing
+// them and dropping the indexes it names (those the import may create).
+// Little-endian:
+//   magic         8 bytes "QVRIMPRT"
+//   version       u32      kImportJournalVersion
+//   vertex_limit  u64
+//   edge_limit    u64
+//   index_count   varint, then each name as varint length + UTF-8 bytes
+//   crc           u32      CRC-32C of every byte before it
+inline constexpr char kImportJournalFileName[] = "IMPORT";
+inline constexpr std::uint32_t kImportJournalVersion = 1;
+
+struct ImportJournal {
+  std::uint64_t vertex_limit = 0;
+  std::uint64_t edge_limit = 0;
+  std::vector<std::string> indexes;
+};
+
+std::string EncodeImportJournal(const ImportJournal& journal);
+// Corruption if `bytes` are not a whole, intact journal; Unimplemented if a
+// newer Quiver wrote it (judged from the magic and version alone).
+Result<ImportJournal> DecodeImportJournal(std::string_view bytes, const std::string& path);
+// IMPORT.tmp, fdatasync, rename, directory fsync.
+Status WriteImportJournal(env::FileSystem* fs, const std::string& dir, const ImportJournal& journal);
+// nullopt if there is none.
+Result<std::optional<ImportJournal>> ReadImportJournal(env::FileSystem* fs, const std::string& dir);
+// Removes IMPORT and syncs the directory (OK if it is already gone).
+Status RemoveImportJournal(env::FileSystem* fs, const std::string& dir);
 
 // The identity file's bytes (exposed for golden tests).
 std::string EncodeIdentity(std::uint32_t version = kDirFormatVersion);

@@ -399,6 +399,16 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurableOrThrow(const Options& opti
         .status()
         .IgnoreError();
   }
+  // An import into this graph was cut short (a crash, or a failure it
+  // could not undo): it is undone, durably, before anyone else writes.
+  if (rs.import_journal) {
+    Status undo = g->UndoImport(*rs.import_journal);
+    if (undo.ok()) undo = graphdir::RemoveImportJournal(g->durable_->fs, g->durable_->dir);
+    if (!undo.ok())
+      return Status(undo.code(), base::StrCat("Open: undoing an import that was cut short: ", undo.message(),
+                                              " (its rollback record stays; Open undoes it next time)"));
+    g->durable_->open_stats.import_undone = true;
+  }
   return graph;
 }
 
@@ -497,6 +507,10 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenReadOnly(const Options& options,
   }
   std::unique_ptr<Graph> graph(g);
   g->LogOpenFindings();
+  if (rs.import_journal) {
+    QUIVER_RETURN_IF_ERROR(g->UndoImportInMemory(*rs.import_journal));
+    g->durable_->open_stats.import_undone = true;
+  }
   return graph;
 }
 
@@ -611,6 +625,7 @@ Status CalledWhileCommitting(std::string_view call) {
 Result<CommitInfo> GraphImpl::Write(WriteBatch batch, const WriteOptions& options) {
   if (read_only_) return ReadOnlyError("Write");
   if (t_graph_committing_here == this) return CalledWhileCommitting("Write");
+  ImportGate gate(this, !batch.empty());
   WriteRequest* r = nullptr;
   try {
     r = new WriteRequest(std::move(batch), /*async=*/false, options.sync);
@@ -669,9 +684,180 @@ std::future<Result<CommitInfo>> GraphImpl::WriteAsync(WriteBatch batch, const Wr
     r->Complete(CalledWhileCommitting("WriteAsync"));
     return f;
   }
-  Status s = queue_.Push(r);
+  Status s;
+  {
+    ImportGate gate(this, !r->batch().empty());
+    s = queue_.Push(r);
+  }
   if (!s.ok()) r->Complete(std::move(s));
   return f;
+}
+
+// --- Imports undone whole if they fail
+
+namespace {
+
+// The graph whose import this thread runs (GraphImpl::BeginImport).
+thread_local const GraphImpl* t_import_thread = nullptr;
+
+// Removals per batch of an undo: bounded memory, and few commits.
+constexpr std::size_t kUndoBatchOps = 1 << 16;
+
+}  // namespace
+
+GraphImpl::ImportGate::ImportGate(GraphImpl* g, bool enter) : g_(nullptr) {
+  if (!enter || t_import_thread == g) return;
+  base::MutexLock lock(&g->gate_mu_);
+  while (g->import_running_) g->gate_cv_.Wait();
+  ++g->gate_inside_;
+  g_ = g;
+}
+
+GraphImpl::ImportGate::~ImportGate() {
+  if (g_ == nullptr) return;
+  base::MutexLock lock(&g_->gate_mu_);
+  if (--g_->gate_inside_ == 0) g_->gate_cv_.SignalAll();
+}
+
+Status GraphImpl::BeginImport(const std::vector<std::string>& indexes) {
+  if (read_only_) return ReadOnlyError("Import");
+  {
+    base::MutexLock lock(&gate_mu_);
+    while (import_running_) gate_cv_.Wait();
+    import_running_ = true;  // from now on nobody else enters
+    while (gate_inside_ > 0) gate_cv_.Wait();
+  }
+  t_import_thread = this;
+  auto release = [this] {
+    t_import_thread = nullptr;
+    import_journal_.reset();
+    base::MutexLock lock(&gate_mu_);
+    import_running_ = false;
+    gate_cv_.SignalAll();
+  };
+  // Whatever was queued before the gate closed commits (and, durable, is
+  // synced) before the limits are read: none of it is the import's.
+  Result<CommitInfo> barrier = Write(WriteBatch(), WriteOptions{.sync = true});
+  if (!barrier.ok()) {
+    release();
+    return barrier.status();
+  }
+  graphdir::ImportJournal journal;
+  {
+    PinnedVersion head(chain_);
+    journal.vertex_limit = head.roots().vertex_limit;
+    journal.edge_limit = head.roots().edge_limit;
+    for (const std::string& name : indexes)
+      if (head.roots().catalog->Find(name) == nullptr) journal.indexes.push_back(name);
+  }
+  if (durable_ != nullptr) {
+    if (Status s = graphdir::WriteImportJournal(durable_->fs, durable_->dir, journal); !s.ok()) {
+      release();
+      return Status(s.code(), base::StrCat("import: writing its rollback record: ", s.message()));
+    }
+  }
+  import_journal_ = std::move(journal);
+  return Status::Ok();
+}
+
+Status GraphImpl::EndImport(bool commit) {
+  if (t_import_thread != this || !import_journal_)
+    return FailedPreconditionError("EndImport without BeginImport");
+  Status s;
+  if (commit) {
+    s = Write(WriteBatch(), WriteOptions{.sync = true}).status();
+    if (s.ok() && durable_ != nullptr) {
+      s = graphdir::RemoveImportJournal(durable_->fs, durable_->dir);
+      if (!s.ok())
+        s = Status(StatusCode::kDurabilityUnknown,
+                   base::StrCat("the import is durable, but removing its rollback record failed (",
+                                s.ToString(), "): the next Open may undo it"));
+    }
+  }
+  if (!commit || (!s.ok() && s.code() != StatusCode::kDurabilityUnknown)) {
+    Status undo = UndoImport(*import_journal_);
+    if (undo.ok() && durable_ != nullptr) undo = graphdir::RemoveImportJournal(durable_->fs, durable_->dir);
+    if (!undo.ok())
+      undo = Status(undo.code(), base::StrCat("undoing the import failed (", undo.message(),
+                                              "); its rollback record stays: the next Open undoes it"));
+    if (s.ok()) s = std::move(undo);
+  }
+  t_import_thread = nullptr;
+  import_journal_.reset();
+  base::MutexLock lock(&gate_mu_);
+  import_running_ = false;
+  gate_cv_.SignalAll();
+  return s;
+}
+
+template <typename F>
+Status GraphImpl::ForEachUndoBatch(const graphdir::ImportJournal& journal, F commit) const {
+  const Snapshot snap = GetSnapshot();
+  std::vector<std::string> indexes;  // those of the import's that exist
+  {
+    PinnedVersion head(chain_);
+    for (const std::string& name : journal.indexes)
+      if (head.roots().catalog->Find(name) != nullptr) indexes.push_back(name);
+  }
+  WriteBatch batch;
+  std::size_t ops = 0;
+  auto flush = [&]() -> Status {
+    if (ops == 0) return Status::Ok();
+    Status s = commit(std::move(batch));
+    batch = WriteBatch();
+    ops = 0;
+    return s;
+  };
+  for (EdgeId e : snap.Edges(journal.edge_limit, UINT64_MAX)) {
+    batch.RemoveEdge(e);
+    if (++ops == kUndoBatchOps) QUIVER_RETURN_IF_ERROR(flush());
+  }
+  QUIVER_RETURN_IF_ERROR(flush());
+  for (VertexId v : snap.Vertices(journal.vertex_limit, UINT64_MAX)) {
+    batch.RemoveVertex(v);
+    if (++ops == kUndoBatchOps) QUIVER_RETURN_IF_ERROR(flush());
+  }
+  QUIVER_RETURN_IF_ERROR(flush());
+  for (const std::string& name : indexes) {
+    IndexOp drop;
+    drop.spec.name = name;
+    batch = internal::WriteBatchInternal::IndexBatch(OpKind::kDropIndex, std::move(drop));
+    ops = 1;
+    QUIVER_RETURN_IF_ERROR(flush());
+  }
+  return Status::Ok();
+}
+
+Status GraphImpl::UndoImport(const graphdir::ImportJournal& journal) {
+  QUIVER_RETURN_IF_ERROR(ForEachUndoBatch(
+      journal, [this](WriteBatch b) { return Write(std::move(b), WriteOptions{.sync = false}).status(); }));
+  return Write(WriteBatch(), WriteOptions{.sync = true}).status();
+}
+
+Status GraphImpl::UndoImportInMemory(const graphdir::ImportJournal& journal) {
+  return ForEachUndoBatch(journal, [this](WriteBatch b) -> Status {
+    storage::GroupBlocks blocks;
+    storage::MutationContext ctx{++epoch_, nullptr, nullptr, &blocks};
+    storage::Version* v = nullptr;
+    try {
+      v = chain_->NewVersion(&ctx);
+      Status s = processor_.Validate(b, v->roots);
+      if (!s.ok()) {
+        chain_->RollBack(v, ctx);
+        processor_.EndGroup(/*published=*/false);
+        return s;
+      }
+      CommitInfo info;
+      processor_.Apply(b, v->roots, ctx, &info);
+    } catch (const std::bad_alloc&) {
+      if (v != nullptr) chain_->RollBack(v, ctx);
+      processor_.EndGroup(/*published=*/false);
+      return OutOfMemoryStatus();
+    }
+    chain_->Publish(v);
+    processor_.EndGroup(/*published=*/true);
+    return Status::Ok();
+  });
 }
 
 Status GraphImpl::Close() {
@@ -986,6 +1172,9 @@ Result<BackupInfo> GraphImpl::Backup(std::string_view dir, const BackupProgress&
 Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& dir,
                                        const BackupProgress& progress) {
   if (dir.empty()) return InvalidArgumentError("Backup: the directory path is empty");
+  // Not while an import that may be undone runs: the copy would keep its
+  // elements without its rollback record.
+  ImportGate gate(this, true);
   // Not the graph's directory nor anything under it: a new subdirectory
   // among the graph's files could take the name of its next WAL segment
   // (the rotation would fail and poison the graph) or be listed by Open.

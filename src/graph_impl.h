@@ -101,6 +101,24 @@ class GraphImpl final : public Graph {
   OpenStats GetOpenStats() const override;
   DurabilityStats GetDurabilityStats() const override;
 
+  // --- An import undone whole if it fails (ImportOptions::atomic,
+  // import/importer.h). One at a time; the calls come from one thread.
+  //
+  // BeginImport holds back every other thread's writes that change data
+  // (Write and WriteAsync of a non-empty batch, so CreateIndex and
+  // DropIndex too) and Backups until EndImport, waits for those already
+  // under way, commits what was queued before, and then records the id
+  // limits and those of `indexes` that no index of the graph has (the
+  // names the import may create) in the rollback record, durably on a
+  // durable graph (graph_dir.h, IMPORT). This thread's writes go on.
+  Status BeginImport(const std::vector<std::string>& indexes);
+  // `commit`: makes the import durable (Sync), then removes the record.
+  // Otherwise, or if that Sync fails: removes every element the import
+  // added and drops the indexes it created (UndoImport), syncs, and removes
+  // the record. If a step fails the record stays, and the next Open undoes
+  // the import. Then lets the other writers go.
+  Status EndImport(bool commit);
+
   // Test hook: the writer thread's id (for base::ArmAllocationFaults).
   std::thread::id TEST_writer_thread_id() const { return writer_.get_id(); }
   // Groups committed by a producer on its own thread (caller commits).
@@ -119,6 +137,30 @@ class GraphImpl final : public Graph {
   std::size_t TEST_sort_buffer_bytes() const { return processor_.TEST_sort_buffer_bytes(); }
 
  private:
+  // Waits, unless this thread runs the import, while an import runs
+  // (BeginImport), then counts the caller in until Leave; `enter` false
+  // does nothing.
+  class ImportGate {
+   public:
+    ImportGate(GraphImpl* g, bool enter);
+    ~ImportGate();
+    ImportGate(const ImportGate&) = delete;
+    ImportGate& operator=(const ImportGate&) = delete;
+
+   private:
+    GraphImpl* g_;  // null if it did not enter
+  };
+  // What an import that held the gate from `journal` on added: every live
+  // edge and vertex at or above its limits, in batches of removals, each
+  // handed to `commit` (edges first: a vertex removal takes its edges).
+  template <typename F>
+  Status ForEachUndoBatch(const graphdir::ImportJournal& journal, F commit) const;
+  // Removes what the import of `journal` added and drops the indexes it
+  // names that exist, through logged writes, then syncs.
+  Status UndoImport(const graphdir::ImportJournal& journal);
+  // A read-only graph's view of the same: applied to the recovered version
+  // in memory (nothing is written; the next writable Open undoes it on disk).
+  Status UndoImportInMemory(const graphdir::ImportJournal& journal);
   // CreateIndex after its declaration committed at `declared`: builds the
   // contents from a snapshot on this thread and commits them ready.
   Status BuildAndPublish(const std::string& name, SequenceNumber declared);
@@ -381,6 +423,14 @@ class GraphImpl final : public Graph {
   bool checkpoint_requested_ ABSL_GUARDED_BY(trigger_mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(trigger_mu_) = false;
   base::CondVar trigger_cv_{&trigger_mu_};
+
+  // The import gate (BeginImport, ImportGate).
+  base::Mutex gate_mu_;
+  bool import_running_ ABSL_GUARDED_BY(gate_mu_) = false;
+  std::uint64_t gate_inside_ ABSL_GUARDED_BY(gate_mu_) = 0;  // writers past the gate
+  base::CondVar gate_cv_{&gate_mu_};
+  // The running import's record; its thread's alone.
+  std::optional<graphdir::ImportJournal> import_journal_;
 
   std::thread writer_;        // started last in the constructor
   std::thread checkpointer_;  // durable mode only

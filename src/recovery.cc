@@ -719,6 +719,10 @@ namespace {
 
 Result<RecoveredState> Recover(env::FileSystem* fs, const std::string& dir, const Options& options) {
   RecoveredState state;
+  // Read first: a damaged one fails Open before anything is changed.
+  Result<std::optional<graphdir::ImportJournal>> journal = graphdir::ReadImportJournal(fs, dir);
+  if (!journal.ok()) return journal.status();
+  state.import_journal = std::move(*journal);
   state.chain = new storage::VersionChain();  // throws with nothing to free
   std::optional<Rebuilder> rebuilder;
   Status s;

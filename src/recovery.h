@@ -26,11 +26,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "env/file_system.h"
+#include "graph_dir.h"
 #include "quiver/graph.h"
 #include "quiver/options.h"
 #include "storage/version.h"
@@ -62,6 +64,9 @@ struct RecoveredState {
   // Indexes the log declared whose data violates them: (name, declared).
   // Open drops each with a logged commit before it returns.
   std::vector<std::pair<std::string, SequenceNumber>> indexes_to_drop;
+  // The rollback record of an import cut short (graph_dir.h, IMPORT): Open
+  // undoes that import before it returns.
+  std::optional<graphdir::ImportJournal> import_journal;
 };
 
 // Out of memory anywhere in recovery (the checkpoint's load, the index

@@ -289,6 +289,7 @@ TEST_F(ImportTest, WriteFailureMidwayReportsWhatCommitted) {
   ImportOptions options;
   options.batch_ops = 4;  // two vertices (with their id property) per batch
   options.batches_in_flight = 1;
+  options.atomic = false;
   Result<ImportStats> r = RunImport(fs_, *g, {.vertices = {{"/in/v.csv", "V"}}}, options);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kDurabilityUnknown) << r.status().ToString();
@@ -297,6 +298,38 @@ TEST_F(ImportTest, WriteFailureMidwayReportsWhatCommitted) {
       std::string::npos)
       << r.status().ToString();
   EXPECT_EQ(g->GetSnapshot().vertex_count(), 4u);
+}
+
+// The same failure in an atomic import (the default): the WAL failure
+// poisons the graph, so the undo cannot be written either; the rollback
+// record stays, and the next Open undoes the import.
+TEST_F(ImportTest, WriteFailureMidwayInAnAtomicImportIsUndoneByTheNextOpen) {
+  std::string v = "id:ID\n";
+  for (int i = 0; i < 10; ++i) v += "v" + std::to_string(i) + "\n";
+  PutFile(fs_, "/in/v.csv", v);
+  env::SimFileSystem disk;
+  env::FaultFileSystem fault(&disk);
+  {
+    auto g = GraphImpl::OpenDurable(Options{}, "/g", &fault).value();
+    fault.SetFault(env::FaultSpec{.ops = env::FaultOp::kSync, .at = 4, .path_contains = "wal-"});
+    ImportOptions options;
+    options.batch_ops = 4;
+    options.batches_in_flight = 1;
+    Result<ImportStats> r = RunImport(fs_, *g, {.vertices = {{"/in/v.csv", "V"}}}, options);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.status().code(), StatusCode::kDurabilityUnknown) << r.status().ToString();
+    EXPECT_NE(r.status().message().find("import stopped after 2 batches committed (4 vertices, 0 edges)"),
+              std::string::npos)
+        << r.status().ToString();
+    EXPECT_NE(r.status().message().find("its rollback record stays: the next Open undoes it"),
+              std::string::npos)
+        << r.status().ToString();
+    EXPECT_TRUE(disk.Exists("/g/IMPORT").value());
+  }
+  auto g = GraphImpl::OpenDurable(Options{}, "/g", &disk).value();
+  EXPECT_TRUE(g->GetOpenStats().import_undone);
+  EXPECT_EQ(g->GetSnapshot().vertex_count(), 0u);
+  EXPECT_FALSE(disk.Exists("/g/IMPORT").value());
 }
 
 // --- LDBC Graphalytics EVLP, from the vendored official test graphs.

@@ -110,6 +110,10 @@ struct OpenStats {
   // checkpoint that does not verify (then nothing is removed, so an older
   // valid checkpoint stays as the fallback). The graph opened either way.
   Status prune_status;
+  // True if an import cut short (a crash during an atomic Import into a
+  // populated graph, include/quiver/import.h) was undone: on disk by a
+  // writable Open, in this handle's view only by a read-only one.
+  bool import_undone = false;
   std::uint64_t open_microseconds = 0;
   // Parts of open_microseconds: reading and loading the checkpoint (on
   // load_threads threads, DurableOptions::io_threads; 0 if no checkpoint was

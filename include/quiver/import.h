@@ -34,10 +34,10 @@
 // endpoints that name no imported vertex, ids already held by a vertex of
 // the same label in the graph) before the first write, so a bad input
 // changes nothing. The data is then written through large WriteBatches,
-// several in flight so the writer groups them into few commits. What this
-// does NOT promise: if a write itself fails midway (an I/O error, a
-// poisoned graph, a concurrent writer taking an id first), the batches
-// committed before it stay; the error says how many were.
+// several in flight so the writer groups them into few commits. With
+// ImportOptions::atomic (the default) it is all-or-nothing against failed
+// writes and crashes too: a failure midway removes what the import wrote,
+// and a crash midway is undone by the next Graph::Open.
 //
 // Into a new graph, ImportNewGraph is the fast path and is all-or-nothing
 // in every case: it writes no batch and no log record, but the new graph's
@@ -61,8 +61,8 @@
 //   quiver::Result<quiver::ExportStats> e = quiver::Export(graph->GetSnapshot(), "out/");
 //
 // Thread safety: Import may run while other threads read and write the
-// graph (its writes are ordinary batches); Export reads one snapshot, so
-// writes may continue while it runs.
+// graph; with ImportOptions::atomic their writes wait until it ends.
+// Export reads one snapshot, so writes may continue while it runs.
 #ifndef QUIVER_IMPORT_H_
 #define QUIVER_IMPORT_H_
 
@@ -166,6 +166,17 @@ struct ImportOptions {
   // calling thread, never concurrently. Keep it cheap; it must not call
   // into the graph being imported into. Empty (default): not called.
   std::function<void(const ImportProgress&)> progress{};
+  // Import into an existing graph (not ImportNewGraph): all-or-nothing in
+  // every case (default true). Other threads' writes that change data, and
+  // Backups, wait until the import ends; readers see its batches as they
+  // commit. If any write fails, everything the import wrote is removed
+  // again (its vertices, its edges, the indexes it created) before Import
+  // returns; if the process dies midway, the next Graph::Open removes it
+  // (a rollback record in the graph's directory, docs/directory.md, says
+  // what). Ids the import took are not reused. False: the batches are
+  // ordinary writes that other writers interleave with, and those
+  // committed before a failure stay.
+  bool atomic = true;
 };
 
 // One bad row (or file): where and why. line and column count from 1 (the
@@ -202,7 +213,9 @@ struct ImportStats {
 // options. A failed CreateIndex (existing vertices violate it) is returned
 // as is, with the indexes this import created dropped again. A failed
 // write returns that write's status, its message prefixed with how many
-// batches had committed before it (those stay; see the header comment).
+// batches had committed before it (undone with ImportOptions::atomic,
+// else they stay); DurabilityUnknown if the import committed but its
+// rollback record could not be removed (the next Open may undo it).
 //
 // Example:
 //   quiver::ImportSpec spec{.vertices = {{"g.v", "V"}}, .edges = {{"g.e", "E"}}};

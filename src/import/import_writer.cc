@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "base/strings.h"
+#include "graph_impl.h"
 #include "import/importer.h"
 
 namespace quiver::import {
@@ -17,6 +18,45 @@ bool IsIdIndex(const IndexInfo& info, std::string_view label, std::string_view k
 }
 
 }  // namespace
+
+std::vector<std::string> Importer::IdIndexNames() const {
+  std::vector<std::string> names;
+  if (!options_.create_id_indexes) return names;
+  for (const IdSpace& space : spaces_)
+    if (!space.key.empty()) names.push_back(base::StrCat(space.label, ".", space.key));
+  return names;
+}
+
+Status Importer::WriteIntoGraph() {
+  if (!options_.atomic) {
+    QUIVER_RETURN_IF_ERROR(CreateIndexes());
+    return WriteAll();
+  }
+  auto* graph = static_cast<GraphImpl*>(graph_);  // the only Graph there is
+  QUIVER_RETURN_IF_ERROR(graph->BeginImport(IdIndexNames()));
+  // However this returns (an exception included), the span ends: undone
+  // unless everything committed.
+  struct Span {
+    GraphImpl* graph;
+    bool ended = false;
+    ~Span() {
+      if (ended) return;
+      try {
+        graph->EndImport(/*commit=*/false).IgnoreError();
+      } catch (const std::bad_alloc&) {
+        // Undoing needs memory too: the record stays, the next Open undoes it.
+      }
+    }
+  } span{graph};
+  Status s = CreateIndexes();
+  if (s.ok()) s = WriteAll();
+  span.ended = true;
+  Status end = graph->EndImport(s.ok());
+  if (s.ok()) return end;
+  if (end.ok())
+    return Status(s.code(), base::StrCat(s.message(), "; everything the import wrote was undone"));
+  return Status(s.code(), base::StrCat(s.message(), "; ", end.message()));
+}
 
 Status Importer::CreateIndexes() {
   if (!options_.create_id_indexes) return Status::Ok();
@@ -132,9 +172,9 @@ Status Importer::WriteAll() {
   Status drained = DrainAll();
   if (s.ok()) s = std::move(drained);
   if (s.ok()) return s;
-  return Status(s.code(),
-                base::StrCat("import stopped after ", stats_.batches, " batches committed (", stats_.vertices,
-                             " vertices, ", stats_.edges, " edges; they stay): ", s.message()));
+  return Status(s.code(), base::StrCat("import stopped after ", stats_.batches, " batches committed (",
+                                       stats_.vertices, " vertices, ", stats_.edges, " edges",
+                                       options_.atomic ? "" : "; they stay", "): ", s.message()));
 }
 
 }  // namespace quiver::import

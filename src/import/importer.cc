@@ -44,8 +44,10 @@ Result<ImportStats> Importer::Run() {
     return RunUnguarded();
   } catch (const std::bad_alloc&) {
     return ResourceExhaustedError(
-        bulk() ? "import: out of memory; what it wrote into the new graph's directory was removed"
-               : "import: out of memory; the batches committed before it stay");
+        bulk()            ? "import: out of memory; what it wrote into the new graph's directory was removed"
+        : options_.atomic ? "import: out of memory; what it wrote was undone (or, if that failed too, the "
+                            "next Open undoes it)"
+                          : "import: out of memory; the batches committed before it stay");
   }
 }
 
@@ -120,8 +122,7 @@ Result<ImportStats> Importer::RunUnguarded() {
   if (bulk()) {
     QUIVER_RETURN_IF_ERROR(BulkWrite());
   } else {
-    QUIVER_RETURN_IF_ERROR(CreateIndexes());
-    QUIVER_RETURN_IF_ERROR(WriteAll());
+    QUIVER_RETURN_IF_ERROR(WriteIntoGraph());
   }
   return std::move(stats_);
 }

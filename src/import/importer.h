@@ -272,6 +272,12 @@ class Importer {
                          const Row& row, std::span<const checkpoint::KeyedValue> props) const;
 
   // Pass 2 (import_writer.cc).
+  // Pass 2 into an existing graph: with ImportOptions::atomic inside an
+  // import span (GraphImpl::BeginImport / EndImport), undone whole if any
+  // write fails.
+  Status WriteIntoGraph();
+  // The names of the id indexes CreateIndexes may create.
+  std::vector<std::string> IdIndexNames() const;
   Status CreateIndexes();
   Status DropCreatedIndexes();
   Status WriteAll();

@@ -21,25 +21,24 @@ int Fail(std::string_view what, const Status& s) {
   return kFailed;
 }
 
-int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help, std::size_t positional) {
-  return ParseArgs(args, argc, argv, help, positional, positional);
+int Usage(const CliArgs& args, const std::string& error) { return Usage(args.Help().c_str(), error); }
+
+int ParseArgs(CliArgs& args, int argc, const char* const* argv, std::size_t positional) {
+  return ParseArgs(args, argc, argv, positional, positional);
 }
 
-int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help, std::size_t min,
-              std::size_t max) {
-  args.AddFlag("--help");
-  args.AddFlag("-h");
+int ParseArgs(CliArgs& args, int argc, const char* const* argv, std::size_t min, std::size_t max) {
   std::string error;
-  if (!args.Parse(argc, argv, &error)) return Usage(help, error);
-  if (args.Has("--help") || args.Has("-h")) {
-    std::fputs(help, stdout);
+  if (!args.Parse(argc, argv, &error)) return Usage(args, error);
+  if (args.help_requested()) {
+    std::fputs(args.Help().c_str(), stdout);
     return kOk;
   }
   const std::size_t n = args.positional().size();
   if (n < min || n > max) {
     const std::string want =
         min == max ? std::to_string(min) : std::to_string(min) + " to " + std::to_string(max);
-    return Usage(help, "expected " + want + " argument(s), got " + std::to_string(n));
+    return Usage(args, "expected " + want + " argument(s), got " + std::to_string(n));
   }
   return -1;
 }

@@ -31,17 +31,18 @@ inline constexpr int kFailed = 1;    // bad input, an I/O error, a damaged direc
 inline constexpr int kUsage = 2;     // bad arguments
 inline constexpr int kNoResult = 3;  // the question had no answer (`path`: no path)
 
-// Prints "quiver: <error>" and the command's help to stderr; kUsage.
+// Prints "quiver: <error>" and the help to stderr; kUsage.
 int Usage(const char* help, const std::string& error);
+// The same with the command's help (CliArgs::Help).
+int Usage(const CliArgs& args, const std::string& error);
 // Prints "quiver: <what>: <status>" to stderr; kFailed.
 int Fail(std::string_view what, const Status& s);
 
-// Adds --help/-h, parses, prints help (kOk) or a usage error (kUsage), and
-// checks the number of positional arguments. -1 to go on.
-int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help, std::size_t positional);
+// Parses; prints the help to stdout for --help/-h (kOk) or a usage error
+// (kUsage), and checks the number of positional arguments. -1 to go on.
+int ParseArgs(CliArgs& args, int argc, const char* const* argv, std::size_t positional);
 // The same for a command taking `min` to `max` arguments.
-int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help, std::size_t min,
-              std::size_t max);
+int ParseArgs(CliArgs& args, int argc, const char* const* argv, std::size_t min, std::size_t max);
 
 // Opens the durable graph at `dir` read-only (nothing written, no LOCK);
 // NotFound if there is none.

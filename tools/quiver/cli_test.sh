@@ -49,6 +49,16 @@ for c in import export backup info verify dump neighbors path run; do
 done
 expect_rc 0 "$QUIVER" stats --help
 expect_in out "usage: quiver info"
+# CLI11 formats each command's options with their text; -h is --help.
+expect_rc 0 "$QUIVER" import -h
+expect_in out "--vertices,--nodes [LABEL=]FILE[,FILE...]"
+expect_in out "--skip-bad-rows N"
+expect_rc 0 "$QUIVER" dump --help
+expect_in out "--limit N"
+expect_rc 2 "$QUIVER" info --bogus=1 "$WORK/g"
+expect_in err "unknown option --bogus"
+expect_rc 2 "$QUIVER" import --vertices
+expect_in err "option --vertices needs a value"
 [ ! -e "$WORK/g" ] || fail "a usage error created the graph directory"
 
 # The official example graph, EVLP, with an id index.
@@ -85,6 +95,8 @@ cmp -s "$WORK/csv1/edges.csv" "$WORK/csv2n/edges.csv" || fail "edges.csv differs
 expect_rc 2 "$QUIVER" export --out "$WORK/csv-twice" "$WORK/g" "$WORK/csv-twice2"
 expect_in err "give the output directory once"
 expect_rc 2 "$QUIVER" export --out= "$WORK/g"
+expect_in err "--out needs a directory"
+expect_rc 2 "$QUIVER" export --out= --quiet "$WORK/g"
 expect_in err "--out needs a directory"
 [ ! -e "$WORK/csv-twice" ] && [ ! -e "$WORK/csv-twice2" ] || fail "a usage error created an export directory"
 # Any number of export threads writes the same files.

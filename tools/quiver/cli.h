@@ -73,9 +73,10 @@ std::string Printable(std::string_view s);
 // quote or a line break.
 std::string CsvField(std::string_view s);
 
-// A progress line on stderr: "\r<phase>: <done>/<total> <unit> (<rate>/s,
-// ETA <s> s)", redrawn at most every 200 ms, only when stderr is a terminal
-// and the command is not --quiet; Finish() clears it.
+// A progress line on stderr: "\r<phase>: <done>/<total> <unit> (<rate>
+// <unit>/s, <rate> <also_unit>/s, ETA <s> s)", redrawn at most every 200 ms;
+// enabled only when stderr is a terminal and the command is neither --quiet
+// nor --json. Bytes show as MB. Finish() clears it.
 class ProgressLine {
  public:
   explicit ProgressLine(bool enabled);
@@ -83,8 +84,10 @@ class ProgressLine {
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
 
-  // total 0: unknown (no ETA, no total shown).
-  void Update(std::string_view phase, std::uint64_t done, std::uint64_t total, std::string_view unit);
+  // total 0: unknown (no ETA, no total shown). `also`: a second count of the
+  // same work (rows beside bytes), shown as its rate when `also_unit` is set.
+  void Update(std::string_view phase, std::uint64_t done, std::uint64_t total, std::string_view unit,
+              std::uint64_t also = 0, std::string_view also_unit = {});
   void Finish();
   bool enabled() const { return enabled_; }
 

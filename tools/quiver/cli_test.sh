@@ -371,6 +371,17 @@ if command -v script >/dev/null 2>&1; then
     /dev/null >"$WORK/tty" 2>&1 || fail "import on a terminal: $(cat "$WORK/tty")"
   grep -q "checking: " "$WORK/tty" || fail "no progress line on a terminal: $(cat -v "$WORK/tty")"
   grep -q "loading: " "$WORK/tty" || fail "no loading progress on a terminal: $(cat -v "$WORK/tty")"
+  grep -q "rows/s" "$WORK/tty" || fail "import progress shows no rows per second: $(cat -v "$WORK/tty")"
+  grep -q "MB/s" "$WORK/tty" || fail "import progress shows no bytes per second: $(cat -v "$WORK/tty")"
+  # export: each file's rows, with rows and bytes per second; none with --json.
+  script -qec "$QUIVER export $WORK/g-tty $WORK/csv-tty" /dev/null >"$WORK/tty" 2>&1 ||
+    fail "export on a terminal: $(cat "$WORK/tty")"
+  grep -q "vertices: [0-9]*/10 rows" "$WORK/tty" || fail "no vertices progress on a terminal: $(cat -v "$WORK/tty")"
+  grep -q "edges: [0-9]*/17 rows (.* rows/s, .* MB/s" "$WORK/tty" ||
+    fail "no edges progress on a terminal: $(cat -v "$WORK/tty")"
+  script -qec "$QUIVER export --json $WORK/g-tty $WORK/csv-tty-json" /dev/null >"$WORK/tty" 2>&1 ||
+    fail "export --json on a terminal: $(cat "$WORK/tty")"
+  ! grep -q "rows/s" "$WORK/tty" || fail "export --json drew progress: $(cat -v "$WORK/tty")"
 fi
 # ... and none when stderr is not a terminal (every command above), or with --quiet.
 expect_rc 0 "$QUIVER" import --format evlp --vertices "$DATA/example-directed.v" "$WORK/g-notty"

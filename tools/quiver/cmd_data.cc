@@ -147,7 +147,7 @@ int Import(int argc, const char* const* argv) {
   const bool quiet = args.Has("--quiet");
   ProgressLine progress(!quiet && !args.Has("--json") && StderrIsTerminal());
   options.progress = [&progress](const ImportProgress& p) {
-    progress.Update(p.phase, p.bytes_done, p.bytes_total, "bytes");
+    progress.Update(p.phase, p.bytes_done, p.bytes_total, "bytes", p.rows_done, "rows");
   };
   const std::string& dir = args.positional()[0];
   const auto start = std::chrono::steady_clock::now();
@@ -241,10 +241,15 @@ int Export(int argc, const char* const* argv) {
     return Usage(args, "--delimiter must be one character (or 'tab')");
   }
   options.jsonl_id_key = args.Get("--jsonl-id-key");
+  ProgressLine progress(!args.Has("--quiet") && !args.Has("--json") && StderrIsTerminal());
+  options.progress = [&progress](const ExportProgress& p) {
+    progress.Update(p.phase, p.rows_done, p.rows_total, "rows", p.bytes_written, "bytes");
+  };
   Result<std::unique_ptr<Graph>> graph = OpenReadOnly(args.positional()[0]);
   if (!graph.ok()) return Fail("open " + args.positional()[0], graph.status());
   const auto start = std::chrono::steady_clock::now();
   Result<ExportStats> r = quiver::Export((*graph)->GetSnapshot(), out_dir, options);
+  progress.Finish();
   if (!r.ok()) return Fail("export", r.status());
   if (args.Has("--json")) {
     PrintJson({{"vertices", r->vertices},

@@ -335,6 +335,32 @@ expect_in out "block at 197: vertices, ids 0..9"
 ! grep -q "v0 :Vertex" "$WORK/out" || fail "dump --no-values printed elements"
 expect_rc 1 "$QUIVER" dump "$WORK/missing"
 expect_in err "NotFound"
+# dump --json: JSON Lines against the golden files, the graph's UUID and the segment's size masked
+# (it depends on whether the file system preallocates), and every line one object with its text.
+mask_dump() {
+  sed -E -e 's/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/<graph-uuid>/g' \
+    -e 's/("record":"file","kind":"wal","bytes":)[0-9]+/\1N/' \
+    -e 's/the log ends at ([0-9]+)(, the end of the file|; zeroed end of [0-9]+ bytes)/the log ends at \1<end>/' "$1"
+}
+for part in checkpoint wal; do
+  expect_rc 0 "$QUIVER" dump --json --$part "$WORK/g-copy"
+  mask_dump "$WORK/out" >"$WORK/dump.masked"
+  diff -u "$GOLDEN/dump-$part.jsonl.golden" "$WORK/dump.masked" >"$WORK/diff" ||
+    fail "dump --json --$part differs from $GOLDEN/dump-$part.jsonl.golden: $(cat "$WORK/diff")"
+  python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    assert d["file"] and d["record"], d
+    assert d["record"] == "file" or d["text"], d
+    n += 1
+assert n > 5, n
+' "$WORK/out" || fail "dump --json --$part: $(cat "$WORK/out")"
+done
+expect_rc 0 "$QUIVER" dump --json --no-values --limit 1 "$WORK/g-copy/checkpoint-00000000000000000002.qck"
+! grep -q '"record":"vertex"' "$WORK/out" || fail "dump --json --no-values printed elements"
+expect_in out '"record":"block","offset":197,"block":"vertices"'
 
 # Review: a failed run changes nothing; an indexed key is refused before any write.
 echo keep >"$WORK/exists.csv"
@@ -396,6 +422,14 @@ expect_in err "Corruption"
 expect_rc 1 "$QUIVER" dump "$WORK/g"
 expect_in out "! stopped at offset "
 expect_in err "Corruption"
+expect_rc 1 "$QUIVER" dump --json "$WORK/g"
+expect_in err "Corruption"
+python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert rows[-1]["record"] == "stopped" and rows[-1]["offset"] > 0, rows[-1]
+assert rows[-1]["text"].startswith("! stopped at offset "), rows[-1]
+' "$WORK/out" || fail "dump --json of a damaged checkpoint: $(cat "$WORK/out")"
 expect_rc 1 "$QUIVER" verify --json "$WORK/g"
 python3 -c '
 import json, sys

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "cli.h"
+#include "dump_json.h"
 #include "quiver/dump.h"
 #include "quiver/verify.h"
 
@@ -25,7 +26,8 @@ constexpr const char* kDumpAbout =
     "Prints the records of a graph directory's WAL segments and checkpoints (or of one\n"
     "wal-<n>.log or checkpoint-<n>.qck file), one per line: headers, commit groups and their\n"
     "operations, checkpoint blocks and their elements. Changes nothing. Damage ends a file's text\n"
-    "with a line \"! stopped at offset N: <why>\" and exits 1.\n";
+    "with a line \"! stopped at offset N: <why>\" and exits 1. --json prints the same lines as JSON\n"
+    "Lines, one object each (record \"stopped\" for damage; docs/import-export.md).\n";
 
 const char* KindName(IndexKind kind) {
   switch (kind) {
@@ -197,6 +199,7 @@ int Dump(int argc, const char* const* argv) {
   args.AddFlag("--no-values", "headers, groups and blocks only (no operations, no elements)");
   args.AddOption("--limit", "0", "N",
                  "at most N groups per segment and N elements per checkpoint (default all)");
+  args.AddFlag("--json", "print JSON Lines: one object per line of the text, with its numbers");
   if (int rc = ParseArgs(args, argc, argv, 1); rc >= 0) return rc;
   DumpOptions options;
   // Neither flag: both kinds.
@@ -205,7 +208,13 @@ int Dump(int argc, const char* const* argv) {
   options.values = !args.Has("--no-values");
   if (!args.GetU64("--limit", &options.max_records)) return Usage(args, "--limit needs a number");
   const std::string& target = args.positional()[0];
-  auto print = [](std::string_view line) {
+  DumpJsonLines json(stdout);
+  const bool as_json = args.Has("--json");
+  auto print = [&json, as_json](std::string_view line) {
+    if (as_json) {
+      json.Line(line);
+      return;
+    }
     std::fwrite(line.data(), 1, line.size(), stdout);
     std::fputc('\n', stdout);
   };

@@ -320,7 +320,8 @@ int Run(int argc, const char* const* argv) {
   args.AddOption("--write-property", "", "KEY",
                  "write the results into the graph as vertex property KEY\n"
                  "(opens it for writing; no results on stdout unless --out -)");
-  args.AddFlag("--json", "print the summary as JSON (on stderr when the results go to stdout)");
+  args.AddFlag("--json",
+               "print the summary as JSON (on stderr when the results go to stdout); shows no progress");
   args.AddFlag("--quiet", "print no summary, show no progress");
   if (int rc = ParseArgs(args, argc, argv, 2); rc >= 0) return rc;
   const std::string& algorithm = args.positional()[0];
@@ -400,7 +401,7 @@ int Run(int argc, const char* const* argv) {
     if (!v.ok()) return fail("run: --source", v.status());
     source = *v;
   }
-  ProgressLine progress(!quiet && StderrIsTerminal());
+  ProgressLine progress(!quiet && !args.Has("--json") && StderrIsTerminal());
   const auto start = std::chrono::steady_clock::now();
   Result<Projection> proj = Project(snap, ps);
   if (!proj.ok()) return fail("run: projection", proj.status());

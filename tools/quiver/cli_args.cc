@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <map>
+#include <string_view>
 #include <utility>
 
 namespace quiver::cli {
@@ -73,7 +74,9 @@ void CliArgs::AddOption(const std::string& names, const std::string& fallback, c
 
 void CliArgs::AddFlag(const std::string& names, const std::string& help) {
   Impl::Entry& e = impl_->entries[FirstName(names)];
-  e.option = impl_->app.add_flag(names, help)->group("options");
+  // --flag=value is refused, as the hand-written parser refused it (CLI11
+  // would read --json=false as given).
+  e.option = impl_->app.add_flag(names, help)->disable_flag_override()->group("options");
 }
 
 bool CliArgs::Parse(int argc, const char* const* argv, std::string* error) {
@@ -99,10 +102,19 @@ bool CliArgs::Parse(int argc, const char* const* argv, std::string* error) {
     help_requested_ = true;
     return true;
   } catch (const CLI::ArgumentMismatch& e) {
-    // "--name: 1 required TEXT missing" says it in CLI11's terms.
+    // Said in CLI11's terms: "--name: 1 required TEXT missing", "name was
+    // given a disallowed flag override".
     const std::string what = e.what();
-    const bool missing = what.size() > 8 && what.compare(what.size() - 8, 8, " missing") == 0;
-    *error = missing ? "option " + what.substr(0, what.find(':')) + " needs a value" : what;
+    const auto ends_with = [&what](std::string_view end) {
+      return what.size() > end.size() && what.compare(what.size() - end.size(), end.size(), end) == 0;
+    };
+    if (ends_with(" missing")) {
+      *error = "option " + what.substr(0, what.find(':')) + " needs a value";
+    } else if (ends_with(" was given a disallowed flag override")) {
+      *error = "option --" + what.substr(0, what.find(' ')) + " takes no value";
+    } else {
+      *error = what;
+    }
     return false;
   } catch (const CLI::ParseError& e) {
     *error = e.what();

@@ -59,6 +59,8 @@ expect_rc 2 "$QUIVER" info --bogus=1 "$WORK/g"
 expect_in err "unknown option --bogus"
 expect_rc 2 "$QUIVER" import --vertices
 expect_in err "option --vertices needs a value"
+expect_rc 2 "$QUIVER" info --json=false "$WORK/g"
+expect_in err "option --json takes no value"
 [ ! -e "$WORK/g" ] || fail "a usage error created the graph directory"
 
 # The official example graph, EVLP, with an id index.

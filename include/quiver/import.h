@@ -281,9 +281,11 @@ struct ExportOptions {
   // bounded whatever the rows hold: about 2 MiB per thread plus one row,
   // and 16 MiB of finished chunks waiting. At most kMaxExportThreads.
   std::uint32_t threads = 0;
-  // Called as each file is written: once at its start, after chunks of rows
-  // reach it, and once at its end (rows_done == rows_total); on the calling
-  // thread, never concurrently. Keep it cheap. Empty (default): not called.
+  // Called as each file is written: once at its start, after each chunk of
+  // ids the calling thread formats (it is one of the threads; the counts
+  // include every thread's chunks), and once at its end (rows_done ==
+  // rows_total); on the calling thread, never concurrently. Keep it cheap.
+  // Empty (default): not called.
   std::function<void(const ExportProgress&)> progress{};
 };
 

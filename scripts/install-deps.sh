@@ -14,6 +14,8 @@ packages=(
   libboost-graph-dev libigraph-dev
   # quiver-csv-probe only (the CSV splitter measured beside libcsv); the library never links it
   libcsv-dev
+  # the quiver tool's argument parser (header-only); the library never includes it
+  libcli11-dev
   util-linux  # setarch, for ThreadSanitizer on kernels with high mmap entropy
 )
 

@@ -116,6 +116,60 @@ TEST(ExportTest, FilesAreTheSameOnEveryThreadCountAndChunking) {
   }
 }
 
+// ExportOptions::progress: "vertices" then "edges", each from 0 rows and 0
+// bytes up to its live elements and its file's rows (the CSV header line is
+// not counted), never back, on the calling thread only, whatever the threads
+// and chunking.
+TEST(ExportTest, ProgressClimbsToEachFilesRowsAndBytes) {
+  auto graph = MixedGraph();
+  const Snapshot snap = graph->GetSnapshot();
+  env::SimFileSystem fs;
+  int n = 0;
+  for (DataFormat format : kFormats) {
+    for (std::uint32_t threads : {1u, 3u}) {
+      SCOPED_TRACE(testing::Message() << "format " << static_cast<int>(format) << ", threads " << threads);
+      std::vector<ExportProgress> seen;
+      std::vector<std::string> phases;
+      bool other_thread = false;
+      const std::thread::id caller = std::this_thread::get_id();
+      ExportOptions options{.format = format, .threads = threads};
+      options.progress = [&](const ExportProgress& p) {
+        if (std::this_thread::get_id() != caller) other_thread = true;
+        seen.push_back(p);
+        if (phases.empty() || phases.back() != p.phase) phases.emplace_back(p.phase);
+      };
+      const Files got = ExportInto(fs, snap, "/progress" + std::to_string(n++), options,
+                                   {.chunk_ids = 97, .spill_bytes = 512, .pending_bytes = 4096, .ring = 4});
+      ASSERT_EQ(got.contents.size(), 2u);
+      EXPECT_FALSE(other_thread);
+      EXPECT_EQ(phases, (std::vector<std::string>{"vertices", "edges"}));
+      const std::uint64_t rows[] = {got.stats.vertices, got.stats.edges};
+      for (int file = 0; file < 2; ++file) {
+        const std::string& text = got.contents[file];
+        const std::uint64_t header = format == DataFormat::kCsv ? text.find('\n') + 1 : 0;
+        std::uint64_t last_rows = 0, last_bytes = 0, reports = 0;
+        for (const ExportProgress& p : seen) {
+          if (p.phase != phases[file]) continue;
+          if (reports++ == 0) {
+            EXPECT_EQ(p.rows_done, 0u);
+            EXPECT_EQ(p.bytes_written, 0u);
+          }
+          EXPECT_EQ(p.rows_total, rows[file]);
+          EXPECT_GE(p.rows_done, last_rows);
+          EXPECT_GE(p.bytes_written, last_bytes);
+          last_rows = p.rows_done;
+          last_bytes = p.bytes_written;
+        }
+        // Its start and end, and on one thread one per chunk of 97 ids
+        // (elsewhere those the calling thread happened to format).
+        EXPECT_GE(reports, threads == 1 ? 20u : 2u) << phases[file];
+        EXPECT_EQ(last_rows, rows[file]) << phases[file];
+        EXPECT_EQ(last_bytes, text.size() - header) << phases[file];
+      }
+    }
+  }
+}
+
 TEST(ExportTest, EdgeRangesSplitTheEdgesByIdWithoutGapsOrRepeats) {
   auto graph = MixedGraph();
   const Snapshot snap = graph->GetSnapshot();

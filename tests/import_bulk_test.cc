@@ -958,7 +958,8 @@ TEST(ImportBulkReviewTest, AnImportCutShortByACrashCanBeRunAgain) {
 
 // ImportOptions::progress: each phase ("checking", then "loading") starts at
 // 0 and climbs to the files' total size, never back, on both paths and
-// through the parallel blocks; a failed import reports nothing after it.
+// through the parallel blocks; its rows climb likewise, to every row of the
+// files; a failed import reports nothing after it.
 TEST(ImportProgressTest, EachPhaseClimbsFromZeroToTheTotal) {
   env::SimFileSystem fs;
   ASSERT_TRUE(fs.CreateDir("/in").ok());
@@ -990,26 +991,35 @@ TEST(ImportProgressTest, EachPhaseClimbsFromZeroToTheTotal) {
     }
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_EQ(phases, (std::vector<std::string>{"checking", "loading"}));
-    std::uint64_t last = 0;
+    constexpr std::uint64_t kRows = 1000 + 200000;
+    std::uint64_t last = 0, last_rows = 0;
     std::string phase;
-    std::size_t reports = 0;
+    std::size_t reports = 0, rows_climbed = 0;
     for (const ImportProgress& p : seen) {
       EXPECT_EQ(p.bytes_total, total);
       if (p.phase != phase) {
         if (!phase.empty()) {
           EXPECT_EQ(last, total) << phase << " ended short";
+          EXPECT_EQ(last_rows, kRows) << phase << " ended short of the rows";
         }
         phase = std::string(p.phase);
         EXPECT_EQ(p.bytes_done, 0u);
-        last = 0;
+        EXPECT_EQ(p.rows_done, 0u);
+        last = last_rows = 0;
       }
       EXPECT_GE(p.bytes_done, last) << phase;
       EXPECT_LE(p.bytes_done, total);
+      EXPECT_GE(p.rows_done, last_rows) << phase;
+      EXPECT_LE(p.rows_done, kRows) << phase;
+      if (p.rows_done > last_rows) ++rows_climbed;
       last = p.bytes_done;
+      last_rows = p.rows_done;
       ++reports;
     }
     EXPECT_EQ(last, total);
-    EXPECT_GE(reports, bulk ? 40u : 8u);  // blocks of 64 KiB; rows by 65,536
+    EXPECT_EQ(last_rows, kRows);
+    EXPECT_GE(rows_climbed, bulk ? 40u : 6u);  // rows climb with the bytes, not only at the end
+    EXPECT_GE(reports, bulk ? 40u : 8u);       // blocks of 64 KiB; rows by 65,536
   }
   // A failed import stops reporting where it failed.
   PutFile(fs, "/in/bad.e", "0 1\n0 x\n");

@@ -114,11 +114,15 @@ struct ImportSpec {
 // How far an import is (ImportOptions::progress). An import reads its
 // files twice: phase "checking" validates every row, phase "loading" writes
 // them; in each, bytes_done counts from 0 to bytes_total, the input files'
-// sizes together.
+// sizes together, and rows_done from 0 up: the rows of every file handled
+// so far in the phase (read while checking; while loading, rows the
+// checking rejected may be left out). rows_done never goes down within a
+// phase; there is no rows total (the files are not counted ahead).
 struct ImportProgress {
   std::string_view phase{};
   std::uint64_t bytes_done = 0;
   std::uint64_t bytes_total = 0;
+  std::uint64_t rows_done = 0;
 };
 
 struct ImportOptions {
@@ -256,6 +260,18 @@ Result<ImportStats> Import(Graph& graph, const ImportSpec& spec, const ImportOpt
 Result<ImportStats> ImportNewGraph(std::string_view dir, const ImportSpec& spec,
                                    const ImportOptions& options = {});
 
+// How far an export is (ExportOptions::progress). It writes two files, the
+// vertices' then the edges': phase "vertices" or "edges". rows_done counts
+// the rows of that file written so far, from 0 to rows_total (the live
+// vertices or edges); bytes_written the bytes of those rows (not a CSV
+// header line). Neither goes down within a phase.
+struct ExportProgress {
+  std::string_view phase{};
+  std::uint64_t rows_done = 0;
+  std::uint64_t rows_total = 0;
+  std::uint64_t bytes_written = 0;
+};
+
 struct ExportOptions {
   DataFormat format = DataFormat::kCsv;
   // CSV field delimiter. Default ','.
@@ -278,6 +294,12 @@ struct ExportOptions {
   // bounded whatever the rows hold: about 2 MiB per thread plus one row,
   // and 16 MiB of finished chunks waiting. At most kMaxExportThreads.
   std::uint32_t threads = 0;
+  // Called as each file is written: once at its start, after each chunk of
+  // ids the calling thread formats (it is one of the threads; the counts
+  // include every thread's chunks), and once at its end (rows_done ==
+  // rows_total); on the calling thread, never concurrently. Keep it cheap.
+  // Empty (default): not called.
+  std::function<void(const ExportProgress&)> progress{};
 };
 
 // The largest ExportOptions::threads.

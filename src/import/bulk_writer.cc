@@ -159,7 +159,7 @@ Status Importer::BulkWriteVerticesFast(std::size_t index, BulkSink& out) {
         },
         generic));
     line += CountLines(bytes);
-    ReportProgress(index, block.offset + block.length);
+    ReportProgress(index, block.offset + block.length, line - 1);  // one record a line (plain EVLP)
   }
   return Status::Ok();
 }

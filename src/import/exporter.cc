@@ -61,10 +61,56 @@ void AppendInt(std::string* out, std::int64_t v) {
   out->append(buf, r.ptr);
 }
 
-// What every part of one export shares: its threads and tuning.
+// ExportOptions::progress for the file being written: workers add each
+// chunk's rows and bytes; only the calling thread reports, so the callback
+// never runs concurrently (worker 0 runs on the calling thread).
+class ProgressMeter {
+ public:
+  explicit ProgressMeter(const ExportOptions& options) : fn_(options.progress) {}
+
+  // What `w`'s file is called in ExportProgress::phase, and its rows.
+  void Bind(const CsvWriter* w, std::string_view phase, std::uint64_t rows_total) {
+    files_.push_back({w, phase, rows_total});
+  }
+  // Calling thread: `w`'s rows start.
+  void Begin(const CsvWriter* w) {
+    current_ = {};
+    for (const File& f : files_)
+      if (f.writer == w) current_ = f;
+    rows_.store(0, std::memory_order_relaxed);
+    bytes_.store(0, std::memory_order_relaxed);
+    Report();
+  }
+  // Any worker: a chunk of `rows` rows and `bytes` bytes went to the file.
+  void Add(std::uint64_t rows, std::uint64_t bytes) {
+    rows_.fetch_add(rows, std::memory_order_relaxed);
+    bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  }
+  // Calling thread only.
+  void Report() const {
+    if (!fn_ || current_.writer == nullptr) return;
+    fn_(ExportProgress{current_.phase, rows_.load(std::memory_order_relaxed), current_.rows_total,
+                       bytes_.load(std::memory_order_relaxed)});
+  }
+
+ private:
+  struct File {
+    const CsvWriter* writer = nullptr;
+    std::string_view phase;
+    std::uint64_t rows_total = 0;
+  };
+  const std::function<void(const ExportProgress&)>& fn_;
+  std::vector<File> files_;
+  File current_;
+  std::atomic<std::uint64_t> rows_{0};
+  std::atomic<std::uint64_t> bytes_{0};
+};
+
+// What every part of one export shares: its threads, tuning and progress.
 struct Job {
   unsigned threads;
   ExportTuning tuning;
+  ProgressMeter* meter;
   // The chunks of ids [0, limit).
   std::uint64_t Chunks(std::uint64_t limit) const {
     return limit / tuning.chunk_ids + (limit % tuning.chunk_ids != 0);
@@ -94,7 +140,13 @@ class ChunkOut {
  public:
   ChunkOut(OrderedWriter* order, std::size_t spill_bytes) : order_(order), spill_bytes_(spill_bytes) {}
   std::string* buffer() { return &text_; }
-  Status MaybeFlush() { return text_.size() < spill_bytes_ ? Status::Ok() : order_->Spill(chunk_, &text_); }
+  // After each row (which counts it, for progress).
+  Status MaybeFlush() {
+    ++rows_;
+    if (text_.size() < spill_bytes_) return Status::Ok();
+    spilled_bytes_ += text_.size();
+    return order_->Spill(chunk_, &text_);
+  }
 
  private:
   friend Status WriteInOrder(CsvWriter*, std::uint64_t, const Job&,
@@ -103,6 +155,8 @@ class ChunkOut {
   const std::size_t spill_bytes_;
   std::uint64_t chunk_ = 0;
   std::string text_;
+  std::uint64_t rows_ = 0;           // of the chunk, so far
+  std::uint64_t spilled_bytes_ = 0;  // of the chunk, spilled before its end
 };
 
 // Writes the rows of ids [0, limit) into `w` in id order: fn(worker, begin,
@@ -121,17 +175,22 @@ Status WriteInOrder(CsvWriter* w, std::uint64_t limit, const Job& job,
   // A worker that could not start runs after worker 0 and finds every chunk
   // claimed: a worker only ever waits for chunks claimed before its own,
   // which running workers hold.
+  job.meter->Begin(w);
   base::RunOnThreads(threads, [&](unsigned worker) {
     try {
       ChunkOut out(&order, job.tuning.spill_bytes);
       for (std::uint64_t c; order.Claim(&c);) {
         out.chunk_ = c;
+        out.rows_ = out.spilled_bytes_ = 0;
         Status s = fn(worker, c * chunk_ids, std::min(limit, (c + 1) * chunk_ids), &out);
+        const std::uint64_t bytes = out.spilled_bytes_ + out.text_.size();
         if (s.ok()) s = order.Done(c, &out.text_);
         if (!s.ok()) {
           order.Abort(s);
           return;
         }
+        job.meter->Add(out.rows_, bytes);
+        if (worker == 0) job.meter->Report();  // the calling thread
       }
     } catch (const std::bad_alloc&) {
       order.Abort(ExportOutOfMemory());
@@ -139,7 +198,9 @@ Status WriteInOrder(CsvWriter* w, std::uint64_t limit, const Job& job,
       order.Abort(ExportWorkerThrew());
     }
   });
-  return order.status();
+  Status s = order.status();
+  if (s.ok()) job.meter->Report();  // the file's last rows
+  return s;
 }
 
 // Per-worker counts, each on its own cache line.
@@ -681,7 +742,10 @@ Status WriteAll(env::FileSystem* fs, const Snapshot& snap, const std::string& di
   };
   QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<CsvWriter> vw, create(vpath));
   QUIVER_ASSIGN_OR_RETURN(std::unique_ptr<CsvWriter> ew, create(epath));
-  const Job job{base::ResolveThreads(options.threads), tuning};
+  ProgressMeter meter(options);
+  meter.Bind(vw.get(), "vertices", snap.vertex_count());
+  meter.Bind(ew.get(), "edges", snap.edge_count());
+  const Job job{base::ResolveThreads(options.threads), tuning, &meter};
   if (csv) {
     QUIVER_RETURN_IF_ERROR(WriteCsv(snap, options, job, vw.get(), ew.get(), stats));
   } else if (jsonl) {

@@ -186,25 +186,35 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
 Result<bool> Importer::NextRow(Input* in) {
   if (in->first_is_data && !in->first_taken) {
     in->first_taken = true;
+    ++in->rows;  // a row like the others, for progress
     return true;
   }
   QUIVER_ASSIGN_OR_RETURN(bool more, in->reader->Next());
   if (options_.progress && (!more || (++in->rows & 0xFFFF) == 0))
-    ReportProgress(in->index, more ? in->reader->file_bytes_read() : UINT64_MAX);
+    ReportProgress(in->index, more ? in->reader->file_bytes_read() : UINT64_MAX, in->rows);
   return more;
 }
 
 void Importer::StartProgress(std::string_view phase) {
   if (!options_.progress) return;
   progress_phase_ = phase;
-  options_.progress(ImportProgress{phase, 0, progress_bases_.back()});
+  progress_file_rows_.assign(FileCount(), 0);
+  progress_rows_ = 0;
+  options_.progress(ImportProgress{phase, 0, progress_bases_.back(), 0});
 }
 
-void Importer::ReportProgress(std::size_t index, std::uint64_t offset) {
+void Importer::ReportProgress(std::size_t index, std::uint64_t offset, std::uint64_t rows) {
   if (!options_.progress) return;
   const std::uint64_t base = progress_bases_[index];
   const std::uint64_t size = progress_bases_[index + 1] - base;  // a file that grew counts its old size
-  options_.progress(ImportProgress{progress_phase_, base + std::min(offset, size), progress_bases_.back()});
+  // The phase's rows: each file's latest count, added up as they climb.
+  std::uint64_t& file_rows = progress_file_rows_[index];
+  if (rows > file_rows) {
+    progress_rows_ += rows - file_rows;
+    file_rows = rows;
+  }
+  options_.progress(
+      ImportProgress{progress_phase_, base + std::min(offset, size), progress_bases_.back(), progress_rows_});
 }
 
 Status Importer::Reject(std::size_t file, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,

@@ -115,10 +115,11 @@ class Importer {
   Result<ImportStats> RunUnguarded();
   // Whether two paths name one file (as given, or resolved by RealPath).
   bool SameFile(const std::string& a, const std::string& b) const;
-  // ImportOptions::progress: a phase starts (at byte 0); file `index` is
-  // read up to `offset`.
+  // ImportOptions::progress: a phase starts (at byte 0, row 0); file
+  // `index` is read up to `offset`, and `rows` of its rows are handled in
+  // this phase.
   void StartProgress(std::string_view phase);
-  void ReportProgress(std::size_t index, std::uint64_t offset);
+  void ReportProgress(std::size_t index, std::uint64_t offset, std::uint64_t rows);
   const ImportFile& FileAt(std::size_t index) const;
   FileKind KindAt(std::size_t index) const;
   std::size_t FileCount() const { return spec_.vertices.size() + spec_.edges.size(); }
@@ -325,7 +326,9 @@ class Importer {
   // total last), and the phase being reported.
   std::vector<std::uint64_t> progress_bases_;
   std::string_view progress_phase_;
-  std::vector<index::PropertyIndex> id_indexes_;  // bulk path only
+  std::vector<std::uint64_t> progress_file_rows_;  // per file, its rows reported in this phase
+  std::uint64_t progress_rows_ = 0;                // their sum
+  std::vector<index::PropertyIndex> id_indexes_;   // bulk path only
 
   // Pass 2 state.
   struct Pending {

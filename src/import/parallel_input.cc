@@ -187,7 +187,7 @@ Status Importer::ValidateVerticesFast(std::size_t index) {
         },
         generic));
     line += CountLines(bytes);
-    ReportProgress(index, block.offset + block.length);
+    ReportProgress(index, block.offset + block.length, rows_[index]);
   }
   return Status::Ok();
 }
@@ -319,7 +319,7 @@ Status Importer::ValidateFileParallel(std::size_t index) {
     for (const std::string& name : b.keys.names) keys_.Intern(name);
     if (!b.error.ok()) return b.error;
     planned_[index].push_back({block, b.first_line, b.rows - b.bad.size()});
-    ReportProgress(index, block.offset + block.length);
+    ReportProgress(index, block.offset + block.length, rows_[index]);
     return Status::Ok();
   };
   const unsigned threads = Threads();
@@ -403,9 +403,11 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
     return Status::Ok();
   };
   std::size_t written = 0;
+  std::uint64_t rows = 0;  // accepted rows of the blocks written (for progress)
   auto write = [&](const checkpoint::EncodedChunk& chunk) {
+    rows += blocks[written].edges;
     const InputBlock& block = blocks[written++].block;
-    ReportProgress(index, block.offset + block.length);
+    ReportProgress(index, block.offset + block.length, rows);
     return sink.AppendChunk(chunk);
   };
   const unsigned threads = Threads();

@@ -21,25 +21,24 @@ int Fail(std::string_view what, const Status& s) {
   return kFailed;
 }
 
-int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help, std::size_t positional) {
-  return ParseArgs(args, argc, argv, help, positional, positional);
+int Usage(const CliArgs& args, const std::string& error) { return Usage(args.Help().c_str(), error); }
+
+int ParseArgs(CliArgs& args, int argc, const char* const* argv, std::size_t positional) {
+  return ParseArgs(args, argc, argv, positional, positional);
 }
 
-int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help, std::size_t min,
-              std::size_t max) {
-  args.AddFlag("--help");
-  args.AddFlag("-h");
+int ParseArgs(CliArgs& args, int argc, const char* const* argv, std::size_t min, std::size_t max) {
   std::string error;
-  if (!args.Parse(argc, argv, &error)) return Usage(help, error);
-  if (args.Has("--help") || args.Has("-h")) {
-    std::fputs(help, stdout);
+  if (!args.Parse(argc, argv, &error)) return Usage(args, error);
+  if (args.help_requested()) {
+    std::fputs(args.Help().c_str(), stdout);
     return kOk;
   }
   const std::size_t n = args.positional().size();
   if (n < min || n > max) {
     const std::string want =
         min == max ? std::to_string(min) : std::to_string(min) + " to " + std::to_string(max);
-    return Usage(help, "expected " + want + " argument(s), got " + std::to_string(n));
+    return Usage(args, "expected " + want + " argument(s), got " + std::to_string(n));
   }
   return -1;
 }
@@ -217,8 +216,37 @@ bool StderrIsTerminal() { return isatty(STDERR_FILENO) == 1; }
 
 ProgressLine::ProgressLine(bool enabled) : enabled_(enabled) {}
 
+namespace {
+
+// A count in its unit: bytes as MB, anything else as it is.
+std::string Amount(double n, std::string_view unit) {
+  char text[64];
+  if (unit == "bytes") {
+    std::snprintf(text, sizeof text, "%.1f", n * 1e-6);
+  } else {
+    std::snprintf(text, sizeof text, "%.0f", n);
+  }
+  return text;
+}
+
+std::string UnitName(std::string_view unit) {
+  if (unit == "bytes") return " MB";
+  return unit.empty() ? std::string() : " " + std::string(unit);
+}
+
+// "12.5 MB/s", "41200 rows/s": three significant digits, whole numbers
+// past them (no exponent).
+std::string Rate(double per_second, std::string_view unit) {
+  const double shown = unit == "bytes" ? per_second * 1e-6 : per_second;
+  char text[64];
+  std::snprintf(text, sizeof text, shown >= 1000 ? "%.0f%s/s" : "%.3g%s/s", shown, UnitName(unit).c_str());
+  return text;
+}
+
+}  // namespace
+
 void ProgressLine::Update(std::string_view phase, std::uint64_t done, std::uint64_t total,
-                          std::string_view unit) {
+                          std::string_view unit, std::uint64_t also, std::string_view also_unit) {
   if (!enabled_) return;
   const auto now = std::chrono::steady_clock::now();
   if (phase != phase_) {  // a new phase: its rate starts again, the redraw pace does not
@@ -229,27 +257,18 @@ void ProgressLine::Update(std::string_view phase, std::uint64_t done, std::uint6
   last_draw_ = now;
   const double seconds = std::chrono::duration<double>(now - phase_start_).count();
   const double rate = seconds > 0 ? static_cast<double>(done) / seconds : 0;
-  // Bytes in MB, anything else as it is.
-  const bool bytes = unit == "bytes";
-  const double scale = bytes ? 1e-6 : 1;
-  const std::string shown_unit = bytes ? " MB" : unit.empty() ? "" : " " + std::string(unit);
-  char line[200];
-  int n = 0;
-  if (total != 0) {
-    n = std::snprintf(line, sizeof line, "%s: %.*f/%.*f%s (%.3g/s", phase_.c_str(), bytes ? 1 : 0,
-                      static_cast<double>(done) * scale, bytes ? 1 : 0, static_cast<double>(total) * scale,
-                      shown_unit.c_str(), rate * scale);
-    if (rate > 0 && done < total) {
-      n += std::snprintf(line + n, sizeof line - static_cast<std::size_t>(n), ", ETA %.0f s",
-                         static_cast<double>(total - done) / rate);
-    }
-  } else {
-    n = std::snprintf(line, sizeof line, "%s: %.*f%s (%.3g/s", phase_.c_str(), bytes ? 1 : 0,
-                      static_cast<double>(done) * scale, shown_unit.c_str(), rate * scale);
+  std::string line = phase_ + ": " + Amount(static_cast<double>(done), unit);
+  if (total != 0) line += "/" + Amount(static_cast<double>(total), unit);
+  line += UnitName(unit) + " (" + Rate(rate, unit);
+  if (!also_unit.empty())
+    line += ", " + Rate(seconds > 0 ? static_cast<double>(also) / seconds : 0, also_unit);
+  if (total != 0 && rate > 0 && done < total) {
+    char eta[48];
+    std::snprintf(eta, sizeof eta, ", ETA %.0f s", static_cast<double>(total - done) / rate);
+    line += eta;
   }
-  if (n < 0 || static_cast<std::size_t>(n) >= sizeof line - 2) return;
   // "\r" redraws the line; "\033[K" clears what a longer line left.
-  std::fprintf(stderr, "\r%s)\033[K", line);
+  std::fprintf(stderr, "\r%s)\033[K", line.c_str());
   std::fflush(stderr);
   drawn_ = true;
 }

@@ -31,17 +31,18 @@ inline constexpr int kFailed = 1;    // bad input, an I/O error, a damaged direc
 inline constexpr int kUsage = 2;     // bad arguments
 inline constexpr int kNoResult = 3;  // the question had no answer (`path`: no path)
 
-// Prints "quiver: <error>" and the command's help to stderr; kUsage.
+// Prints "quiver: <error>" and the help to stderr; kUsage.
 int Usage(const char* help, const std::string& error);
+// The same with the command's help (CliArgs::Help).
+int Usage(const CliArgs& args, const std::string& error);
 // Prints "quiver: <what>: <status>" to stderr; kFailed.
 int Fail(std::string_view what, const Status& s);
 
-// Adds --help/-h, parses, prints help (kOk) or a usage error (kUsage), and
-// checks the number of positional arguments. -1 to go on.
-int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help, std::size_t positional);
+// Parses; prints the help to stdout for --help/-h (kOk) or a usage error
+// (kUsage), and checks the number of positional arguments. -1 to go on.
+int ParseArgs(CliArgs& args, int argc, const char* const* argv, std::size_t positional);
 // The same for a command taking `min` to `max` arguments.
-int ParseArgs(CliArgs& args, int argc, const char* const* argv, const char* help, std::size_t min,
-              std::size_t max);
+int ParseArgs(CliArgs& args, int argc, const char* const* argv, std::size_t min, std::size_t max);
 
 // Opens the durable graph at `dir` read-only (nothing written, no LOCK);
 // NotFound if there is none.
@@ -72,9 +73,10 @@ std::string Printable(std::string_view s);
 // quote or a line break.
 std::string CsvField(std::string_view s);
 
-// A progress line on stderr: "\r<phase>: <done>/<total> <unit> (<rate>/s,
-// ETA <s> s)", redrawn at most every 200 ms, only when stderr is a terminal
-// and the command is not --quiet; Finish() clears it.
+// A progress line on stderr: "\r<phase>: <done>/<total> <unit> (<rate>
+// <unit>/s, <rate> <also_unit>/s, ETA <s> s)", redrawn at most every 200 ms;
+// enabled only when stderr is a terminal and the command is neither --quiet
+// nor --json. Bytes show as MB. Finish() clears it.
 class ProgressLine {
  public:
   explicit ProgressLine(bool enabled);
@@ -82,8 +84,10 @@ class ProgressLine {
   ProgressLine(const ProgressLine&) = delete;
   ProgressLine& operator=(const ProgressLine&) = delete;
 
-  // total 0: unknown (no ETA, no total shown).
-  void Update(std::string_view phase, std::uint64_t done, std::uint64_t total, std::string_view unit);
+  // total 0: unknown (no ETA, no total shown). `also`: a second count of the
+  // same work (rows beside bytes), shown as its rate when `also_unit` is set.
+  void Update(std::string_view phase, std::uint64_t done, std::uint64_t total, std::string_view unit,
+              std::uint64_t also = 0, std::string_view also_unit = {});
   void Finish();
   bool enabled() const { return enabled_; }
 

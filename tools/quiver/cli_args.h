@@ -1,20 +1,26 @@
-// A small command-line parser for the quiver tool and the probes in tools/: `--name value`,
-// `--name=value`, boolean `--flag`, repeated options and positional
-// arguments. (CLI11 is packaged by Debian but not among the dependencies
-// scripts/install-deps.sh installs; this keeps the tool dependency-free.)
+// The command-line parser of the quiver tool and the probes in tools/: a thin
+// layer over CLI11 (Debian's libcli11-dev, header-only) that keeps CLI11 out of
+// every file but cli_args.cc. It takes `--name value`, `--name=value`, boolean
+// `--flag`, aliases (`--vertices,--nodes`), repeated options, positional
+// arguments in any place and `--` before positional arguments that start with
+// a dash; `--help`/`-h` asks for the help that CLI11 formats from the usage
+// line, the description and each option's text.
 //
 // Example:
-//   CliArgs a;
-//   a.AddOption("--format", "csv");
-//   a.AddFlag("--quiet");
+//   CliArgs a("quiver import [options] DIR", "Loads files into the graph at DIR.");
+//   a.AddOption("--format", "csv", "csv|evlp|jsonl", "input format (default csv)");
+//   a.AddFlag("--quiet", "print nothing on success");
 //   if (!a.Parse(argc - 2, argv + 2, &error)) Usage(error);
+//   if (a.help_requested()) std::fputs(a.Help().c_str(), stdout);
 //   a.Get("--format"); a.GetAll("--vertices"); a.positional();
 //   std::uint64_t n; if (!a.GetU64("--skip-bad-rows", &n)) Usage("needs a number");
+//
+// Thread safety: none; one parser per thread.
 #ifndef QUIVER_TOOLS_QUIVER_CLI_ARGS_H_
 #define QUIVER_TOOLS_QUIVER_CLI_ARGS_H_
 
 #include <cstdint>
-#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -22,13 +28,32 @@ namespace quiver::cli {
 
 class CliArgs {
  public:
-  // An option taking a value; `fallback` is Get's answer when it is absent.
-  void AddOption(const std::string& name, const std::string& fallback = "");
-  void AddFlag(const std::string& name);
-  // False with `*error` set for an unknown option or a missing value.
-  bool Parse(int argc, const char* const* argv, std::string* error);
+  // `usage`: --help's first line after "usage: " ("quiver info [options] DIR");
+  // `about`: the text under it; `footer`: the text after the options. All may
+  // be empty (the probes print their own usage).
+  explicit CliArgs(const std::string& usage = "", const std::string& about = "",
+                   const std::string& footer = "");
+  ~CliArgs();
+  CliArgs(const CliArgs&) = delete;
+  CliArgs& operator=(const CliArgs&) = delete;
 
+  // An option taking a value, given any number of times. `names`: "--name"
+  // or "--name,--alias"; Get, GetAll and Has take the first name. `fallback`
+  // is Get's answer when it is absent; `value` names the value in --help
+  // and `help` describes the option there.
+  void AddOption(const std::string& names, const std::string& fallback = "",
+                 const std::string& value = "VALUE", const std::string& help = "");
+  void AddFlag(const std::string& names, const std::string& help = "");
+  // False with `*error` set for an unknown option or a missing value. True
+  // with help_requested() for --help or -h (the rest is then not checked).
+  bool Parse(int argc, const char* const* argv, std::string* error);
+  bool help_requested() const { return help_requested_; }
+  // The help text: usage line, about, the options, footer.
+  std::string Help() const;
+
+  // The last value given, else the fallback.
   const std::string& Get(const std::string& name) const;
+  // Every value given, in order (the aliases' too).
   const std::vector<std::string>& GetAll(const std::string& name) const;
   bool Has(const std::string& name) const;
   // Get(name) as a whole decimal number: false (and *out unchanged) when
@@ -37,10 +62,14 @@ class CliArgs {
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
-  std::map<std::string, std::string> fallback_;
-  std::map<std::string, bool> is_flag_;
-  std::map<std::string, std::vector<std::string>> values_;
+  struct Impl;  // the CLI::App and the options' storage (cli_args.cc)
+
+  // "--name,--alias" -> "--name".
+  static std::string FirstName(const std::string& names);
+
+  std::unique_ptr<Impl> impl_;
   std::vector<std::string> positional_;
+  bool help_requested_ = false;
 };
 
 }  // namespace quiver::cli

@@ -49,6 +49,18 @@ for c in import export backup info verify dump neighbors path run; do
 done
 expect_rc 0 "$QUIVER" stats --help
 expect_in out "usage: quiver info"
+# CLI11 formats each command's options with their text; -h is --help.
+expect_rc 0 "$QUIVER" import -h
+expect_in out "--vertices,--nodes [LABEL=]FILE[,FILE...]"
+expect_in out "--skip-bad-rows N"
+expect_rc 0 "$QUIVER" dump --help
+expect_in out "--limit N"
+expect_rc 2 "$QUIVER" info --bogus=1 "$WORK/g"
+expect_in err "unknown option --bogus"
+expect_rc 2 "$QUIVER" import --vertices
+expect_in err "option --vertices needs a value"
+expect_rc 2 "$QUIVER" info --json=false "$WORK/g"
+expect_in err "option --json takes no value"
 [ ! -e "$WORK/g" ] || fail "a usage error created the graph directory"
 
 # The official example graph, EVLP, with an id index.
@@ -85,6 +97,8 @@ cmp -s "$WORK/csv1/edges.csv" "$WORK/csv2n/edges.csv" || fail "edges.csv differs
 expect_rc 2 "$QUIVER" export --out "$WORK/csv-twice" "$WORK/g" "$WORK/csv-twice2"
 expect_in err "give the output directory once"
 expect_rc 2 "$QUIVER" export --out= "$WORK/g"
+expect_in err "--out needs a directory"
+expect_rc 2 "$QUIVER" export --out= --quiet "$WORK/g"
 expect_in err "--out needs a directory"
 [ ! -e "$WORK/csv-twice" ] && [ ! -e "$WORK/csv-twice2" ] || fail "a usage error created an export directory"
 # Any number of export threads writes the same files.
@@ -323,6 +337,32 @@ expect_in out "block at 197: vertices, ids 0..9"
 ! grep -q "v0 :Vertex" "$WORK/out" || fail "dump --no-values printed elements"
 expect_rc 1 "$QUIVER" dump "$WORK/missing"
 expect_in err "NotFound"
+# dump --json: JSON Lines against the golden files, the graph's UUID and the segment's size masked
+# (it depends on whether the file system preallocates), and every line one object with its text.
+mask_dump() {
+  sed -E -e 's/[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/<graph-uuid>/g' \
+    -e 's/("record":"file","kind":"wal","bytes":)[0-9]+/\1N/' \
+    -e 's/the log ends at ([0-9]+)(, the end of the file|; zeroed end of [0-9]+ bytes)/the log ends at \1<end>/' "$1"
+}
+for part in checkpoint wal; do
+  expect_rc 0 "$QUIVER" dump --json --$part "$WORK/g-copy"
+  mask_dump "$WORK/out" >"$WORK/dump.masked"
+  diff -u "$GOLDEN/dump-$part.jsonl.golden" "$WORK/dump.masked" >"$WORK/diff" ||
+    fail "dump --json --$part differs from $GOLDEN/dump-$part.jsonl.golden: $(cat "$WORK/diff")"
+  python3 -c '
+import json, sys
+n = 0
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    assert d["file"] and d["record"], d
+    assert d["record"] == "file" or d["text"], d
+    n += 1
+assert n > 5, n
+' "$WORK/out" || fail "dump --json --$part: $(cat "$WORK/out")"
+done
+expect_rc 0 "$QUIVER" dump --json --no-values --limit 1 "$WORK/g-copy/checkpoint-00000000000000000002.qck"
+! grep -q '"record":"vertex"' "$WORK/out" || fail "dump --json --no-values printed elements"
+expect_in out '"record":"block","offset":197,"block":"vertices"'
 
 # Review: a failed run changes nothing; an indexed key is refused before any write.
 echo keep >"$WORK/exists.csv"
@@ -359,6 +399,17 @@ if command -v script >/dev/null 2>&1; then
     /dev/null >"$WORK/tty" 2>&1 || fail "import on a terminal: $(cat "$WORK/tty")"
   grep -q "checking: " "$WORK/tty" || fail "no progress line on a terminal: $(cat -v "$WORK/tty")"
   grep -q "loading: " "$WORK/tty" || fail "no loading progress on a terminal: $(cat -v "$WORK/tty")"
+  grep -q "rows/s" "$WORK/tty" || fail "import progress shows no rows per second: $(cat -v "$WORK/tty")"
+  grep -q "MB/s" "$WORK/tty" || fail "import progress shows no bytes per second: $(cat -v "$WORK/tty")"
+  # export: each file's rows, with rows and bytes per second; none with --json.
+  script -qec "$QUIVER export $WORK/g-tty $WORK/csv-tty" /dev/null >"$WORK/tty" 2>&1 ||
+    fail "export on a terminal: $(cat "$WORK/tty")"
+  grep -q "vertices: [0-9]*/10 rows" "$WORK/tty" || fail "no vertices progress on a terminal: $(cat -v "$WORK/tty")"
+  grep -q "edges: [0-9]*/17 rows (.* rows/s, .* MB/s" "$WORK/tty" ||
+    fail "no edges progress on a terminal: $(cat -v "$WORK/tty")"
+  script -qec "$QUIVER export --json $WORK/g-tty $WORK/csv-tty-json" /dev/null >"$WORK/tty" 2>&1 ||
+    fail "export --json on a terminal: $(cat "$WORK/tty")"
+  ! grep -q "rows/s" "$WORK/tty" || fail "export --json drew progress: $(cat -v "$WORK/tty")"
 fi
 # ... and none when stderr is not a terminal (every command above), or with --quiet.
 expect_rc 0 "$QUIVER" import --format evlp --vertices "$DATA/example-directed.v" "$WORK/g-notty"
@@ -373,6 +424,14 @@ expect_in err "Corruption"
 expect_rc 1 "$QUIVER" dump "$WORK/g"
 expect_in out "! stopped at offset "
 expect_in err "Corruption"
+expect_rc 1 "$QUIVER" dump --json "$WORK/g"
+expect_in err "Corruption"
+python3 -c '
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+assert rows[-1]["record"] == "stopped" and rows[-1]["offset"] > 0, rows[-1]
+assert rows[-1]["text"].startswith("! stopped at offset "), rows[-1]
+' "$WORK/out" || fail "dump --json of a damaged checkpoint: $(cat "$WORK/out")"
 expect_rc 1 "$QUIVER" verify --json "$WORK/g"
 python3 -c '
 import json, sys

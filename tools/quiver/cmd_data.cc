@@ -11,52 +11,21 @@
 namespace quiver::cli {
 namespace {
 
-constexpr const char* kImportHelp =
-    "usage: quiver import [options] DIR\n"
+constexpr const char* kImportAbout =
     "Loads files into the graph at DIR. A missing or empty DIR gets a new graph, built whole in\n"
     "one checkpoint (all-or-nothing); an existing graph gets the rows through large batches.\n"
-    "Bad input changes nothing.\n"
-    "  --vertices [LABEL=]FILE[,FILE...]\n"
-    "                            vertex files (repeatable; --nodes is the same, as in Neo4j's\n"
-    "                            admin import); LABEL for rows without a :LABEL.\n"
-    "                            CSV: the first file's header is the header of the others,\n"
-    "                            which have none (Neo4j's header.csv,part1.csv,...)\n"
-    "  --edges [TYPE=]FILE[,FILE...]\n"
-    "                            edge files (repeatable); TYPE for rows without a :TYPE\n"
-    "  --format csv|evlp|jsonl   input format (default csv); EVLP labels default to Vertex / EDGE\n"
-    "  --delimiter C             CSV field delimiter (default ','; 'tab' for a tab)\n"
-    "  --id-index                create a unique index on each label's id property\n"
-    "  --skip-bad-rows N         import the rest if at most N rows are bad (default 0)\n"
-    "  --batches                 a new graph too goes through batches (slower; for comparison)\n"
-    "  --report FILE             write the rejected rows there, as CSV\n"
-    "  --threads N               threads parsing one file (default 0: every core)\n"
-    "  --jsonl-id-key KEY        JSON Lines: the property that keeps a vertex's id (default id;\n"
-    "                            '' keeps none: for files whose ids are Quiver ids)\n"
-    "  --json                    print the result as JSON\n"
-    "  --quiet                   print nothing on success, show no progress\n";
+    "Bad input changes nothing. On a terminal, stderr shows each phase's progress: bytes and\n"
+    "rows per second and an ETA.\n";
 
-constexpr const char* kExportHelp =
-    "usage: quiver export [options] DIR OUTDIR\n"
-    "       quiver export [options] DIR --out OUTDIR\n"
+constexpr const char* kExportAbout =
     "Writes the graph at DIR (opened read-only) to OUTDIR: vertices.csv and edges.csv,\n"
     "graph.v and graph.e, or vertices.jsonl and edges.jsonl. Existing files are not overwritten.\n"
-    "  --out OUTDIR        where to write (instead of the second argument)\n"
-    "  --format csv|evlp|jsonl   output format (default csv)\n"
-    "  --delimiter C       CSV field delimiter (default ',')\n"
-    "  --jsonl-id-key KEY  JSON Lines: write each vertex's KEY as its id when every vertex holds a\n"
-    "                      distinct one (default id; '' always writes Quiver ids)\n"
-    "  --threads N         threads formatting one file (default 0: one per core, at most 8;\n"
-    "                      the files are the same for every N)\n"
-    "  --json              print the result as JSON\n"
-    "  --quiet             print nothing on success\n";
+    "On a terminal, stderr shows each file's progress: rows and bytes per second and an ETA.\n";
 
-constexpr const char* kBackupHelp =
-    "usage: quiver backup [options] DIR DEST\n"
+constexpr const char* kBackupAbout =
     "Copies the graph at DIR (opened read-only) into DEST, a new or empty directory, as one\n"
     "checkpoint: opening DEST gives the graph as of the copied commit. A failed backup leaves\n"
-    "no graph in DEST.\n"
-    "  --json              print the result as JSON\n"
-    "  --quiet             print nothing on success, show no progress\n";
+    "no graph in DEST.\n";
 
 bool ParseFormat(const std::string& text, DataFormat* format) {
   if (text == "csv") {
@@ -123,34 +92,41 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 int Import(int argc, const char* const* argv) {
-  CliArgs args;
-  args.AddOption("--vertices");
-  args.AddOption("--nodes");  // Neo4j's name for the same
-  args.AddOption("--edges");
-  args.AddOption("--format", "csv");
-  args.AddOption("--delimiter", ",");
-  args.AddOption("--skip-bad-rows", "0");
-  args.AddOption("--report");
-  args.AddOption("--threads", "0");
-  args.AddOption("--jsonl-id-key", "id");
-  args.AddFlag("--id-index");
-  args.AddFlag("--batches");
-  args.AddFlag("--json");
-  args.AddFlag("--quiet");
-  if (int rc = ParseArgs(args, argc, argv, kImportHelp, 1); rc >= 0) return rc;
+  CliArgs args("quiver import [options] DIR", kImportAbout);
+  args.AddOption("--vertices,--nodes", "", "[LABEL=]FILE[,FILE...]",
+                 "vertex files (repeatable; --nodes is the same, as in Neo4j's\n"
+                 "admin import); LABEL for rows without a :LABEL.\n"
+                 "CSV: the first file's header is the header of the others,\n"
+                 "which have none (Neo4j's header.csv,part1.csv,...)");
+  args.AddOption("--edges", "", "[TYPE=]FILE[,FILE...]",
+                 "edge files (repeatable); TYPE for rows without a :TYPE");
+  args.AddOption("--format", "csv", "csv|evlp|jsonl",
+                 "input format (default csv); EVLP labels default to Vertex / EDGE");
+  args.AddOption("--delimiter", ",", "C", "CSV field delimiter (default ','; 'tab' for a tab)");
+  args.AddFlag("--id-index", "create a unique index on each label's id property");
+  args.AddOption("--skip-bad-rows", "0", "N", "import the rest if at most N rows are bad (default 0)");
+  args.AddFlag("--batches", "a new graph too goes through batches (slower; for comparison)");
+  args.AddOption("--report", "", "FILE", "write the rejected rows there, as CSV");
+  args.AddOption("--threads", "0", "N", "threads parsing one file (default 0: every core)");
+  args.AddOption("--jsonl-id-key", "id", "KEY",
+                 "JSON Lines: the property that keeps a vertex's id (default id;\n"
+                 "'' keeps none: for files whose ids are Quiver ids)");
+  args.AddFlag("--json", "print the result as JSON (shows no progress)");
+  args.AddFlag("--quiet", "print nothing on success, show no progress");
+  if (int rc = ParseArgs(args, argc, argv, 1); rc >= 0) return rc;
   ImportOptions options;
   if (!ParseFormat(args.Get("--format"), &options.format)) {
-    return Usage(kImportHelp, "--format must be csv, evlp or jsonl");
+    return Usage(args, "--format must be csv, evlp or jsonl");
   }
   if (!ParseDelimiter(args.Get("--delimiter"), &options.delimiter)) {
-    return Usage(kImportHelp, "--delimiter must be one character (or 'tab')");
+    return Usage(args, "--delimiter must be one character (or 'tab')");
   }
   std::uint64_t skip = 0;
-  if (!args.GetU64("--skip-bad-rows", &skip)) return Usage(kImportHelp, "--skip-bad-rows needs a number");
+  if (!args.GetU64("--skip-bad-rows", &skip)) return Usage(args, "--skip-bad-rows needs a number");
   options.skip_bad_rows = static_cast<std::size_t>(skip);
   std::uint64_t threads = 0;
   if (!args.GetU64("--threads", &threads) || threads > 1024) {
-    return Usage(kImportHelp, "--threads needs a number (at most 1024)");
+    return Usage(args, "--threads needs a number (at most 1024)");
   }
   options.threads = static_cast<std::uint32_t>(threads);
   options.reject_report = args.Get("--report");
@@ -160,20 +136,18 @@ int Import(int argc, const char* const* argv) {
   ImportSpec spec;
   const bool csv = options.format == DataFormat::kCsv;
   std::string bad;
-  for (const char* name : {"--vertices", "--nodes"}) {
-    for (const std::string& f : args.GetAll(name)) {
-      if (!AddFileArg(f, evlp ? "Vertex" : "", csv, &spec.vertices, &bad)) return Usage(kImportHelp, bad);
-    }
+  for (const std::string& f : args.GetAll("--vertices")) {  // --nodes too
+    if (!AddFileArg(f, evlp ? "Vertex" : "", csv, &spec.vertices, &bad)) return Usage(args, bad);
   }
   for (const std::string& f : args.GetAll("--edges")) {
-    if (!AddFileArg(f, evlp ? "EDGE" : "", csv, &spec.edges, &bad)) return Usage(kImportHelp, bad);
+    if (!AddFileArg(f, evlp ? "EDGE" : "", csv, &spec.edges, &bad)) return Usage(args, bad);
   }
-  if (spec.vertices.empty() && spec.edges.empty()) return Usage(kImportHelp, "nothing to import");
+  if (spec.vertices.empty() && spec.edges.empty()) return Usage(args, "nothing to import");
 
   const bool quiet = args.Has("--quiet");
-  ProgressLine progress(!quiet && StderrIsTerminal());
+  ProgressLine progress(!quiet && !args.Has("--json") && StderrIsTerminal());
   options.progress = [&progress](const ImportProgress& p) {
-    progress.Update(p.phase, p.bytes_done, p.bytes_total, "bytes");
+    progress.Update(p.phase, p.bytes_done, p.bytes_total, "bytes", p.rows_done, "rows");
   };
   const std::string& dir = args.positional()[0];
   const auto start = std::chrono::steady_clock::now();
@@ -232,40 +206,50 @@ int Import(int argc, const char* const* argv) {
 }
 
 int Export(int argc, const char* const* argv) {
-  CliArgs args;
-  args.AddOption("--format", "csv");
-  args.AddOption("--delimiter", ",");
-  args.AddOption("--jsonl-id-key", "id");
-  args.AddOption("--threads", "0");
-  args.AddOption("--out");
-  args.AddFlag("--json");
-  args.AddFlag("--quiet");
-  if (int rc = ParseArgs(args, argc, argv, kExportHelp, 1, 2); rc >= 0) return rc;
+  CliArgs args("quiver export [options] DIR OUTDIR\n       quiver export [options] DIR --out OUTDIR",
+               kExportAbout);
+  args.AddOption("--out", "", "OUTDIR", "where to write (instead of the second argument)");
+  args.AddOption("--format", "csv", "csv|evlp|jsonl", "output format (default csv)");
+  args.AddOption("--delimiter", ",", "C", "CSV field delimiter (default ',')");
+  args.AddOption("--jsonl-id-key", "id", "KEY",
+                 "JSON Lines: write each vertex's KEY as its id when every vertex holds a\n"
+                 "distinct one (default id; '' always writes Quiver ids)");
+  args.AddOption("--threads", "0", "N",
+                 "threads formatting one file (default 0: one per core, at most 8;\n"
+                 "the files are the same for every N)");
+  args.AddFlag("--json", "print the result as JSON (shows no progress)");
+  args.AddFlag("--quiet", "print nothing on success, show no progress");
+  if (int rc = ParseArgs(args, argc, argv, 1, 2); rc >= 0) return rc;
   // The output directory: the second argument or --out, exactly one of them.
   const bool out_option = !args.GetAll("--out").empty();
   if (out_option == (args.positional().size() == 2)) {
-    return Usage(kExportHelp, out_option ? "give the output directory once: OUTDIR or --out"
-                                         : "expected 2 argument(s), got 1 (or give --out OUTDIR)");
+    return Usage(args, out_option ? "give the output directory once: OUTDIR or --out"
+                                  : "expected 2 argument(s), got 1 (or give --out OUTDIR)");
   }
   const std::string out_dir = out_option ? args.Get("--out") : args.positional()[1];
-  if (out_dir.empty()) return Usage(kExportHelp, "--out needs a directory");
+  if (out_dir.empty()) return Usage(args, "--out needs a directory");
   ExportOptions options;
   std::uint64_t threads = 0;
   if (!args.GetU64("--threads", &threads) || threads > kMaxExportThreads) {
-    return Usage(kExportHelp, "--threads needs a number (at most 1024)");
+    return Usage(args, "--threads needs a number (at most 1024)");
   }
   options.threads = static_cast<std::uint32_t>(threads);
   if (!ParseFormat(args.Get("--format"), &options.format)) {
-    return Usage(kExportHelp, "--format must be csv, evlp or jsonl");
+    return Usage(args, "--format must be csv, evlp or jsonl");
   }
   if (!ParseDelimiter(args.Get("--delimiter"), &options.delimiter)) {
-    return Usage(kExportHelp, "--delimiter must be one character (or 'tab')");
+    return Usage(args, "--delimiter must be one character (or 'tab')");
   }
   options.jsonl_id_key = args.Get("--jsonl-id-key");
+  ProgressLine progress(!args.Has("--quiet") && !args.Has("--json") && StderrIsTerminal());
+  options.progress = [&progress](const ExportProgress& p) {
+    progress.Update(p.phase, p.rows_done, p.rows_total, "rows", p.bytes_written, "bytes");
+  };
   Result<std::unique_ptr<Graph>> graph = OpenReadOnly(args.positional()[0]);
   if (!graph.ok()) return Fail("open " + args.positional()[0], graph.status());
   const auto start = std::chrono::steady_clock::now();
   Result<ExportStats> r = quiver::Export((*graph)->GetSnapshot(), out_dir, options);
+  progress.Finish();
   if (!r.ok()) return Fail("export", r.status());
   if (args.Has("--json")) {
     PrintJson({{"vertices", r->vertices},
@@ -283,15 +267,15 @@ int Export(int argc, const char* const* argv) {
 }
 
 int Backup(int argc, const char* const* argv) {
-  CliArgs args;
-  args.AddFlag("--json");
-  args.AddFlag("--quiet");
-  if (int rc = ParseArgs(args, argc, argv, kBackupHelp, 2); rc >= 0) return rc;
+  CliArgs args("quiver backup [options] DIR DEST", kBackupAbout);
+  args.AddFlag("--json", "print the result as JSON (shows no progress)");
+  args.AddFlag("--quiet", "print nothing on success, show no progress");
+  if (int rc = ParseArgs(args, argc, argv, 2); rc >= 0) return rc;
   const std::string& dir = args.positional()[0];
   const std::string& dest = args.positional()[1];
   Result<std::unique_ptr<Graph>> graph = OpenReadOnly(dir);
   if (!graph.ok()) return Fail("open " + dir, graph.status());
-  ProgressLine progress(!args.Has("--quiet") && StderrIsTerminal());
+  ProgressLine progress(!args.Has("--quiet") && !args.Has("--json") && StderrIsTerminal());
   const auto start = std::chrono::steady_clock::now();
   Result<BackupInfo> r = (*graph)->Backup(
       dest, [&progress](std::uint64_t bytes) { progress.Update("backup", bytes, 0, "bytes"); });

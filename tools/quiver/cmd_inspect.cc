@@ -5,36 +5,29 @@
 #include <string>
 
 #include "cli.h"
+#include "dump_json.h"
 #include "quiver/dump.h"
 #include "quiver/verify.h"
 
 namespace quiver::cli {
 namespace {
 
-constexpr const char* kInfoHelp =
-    "usage: quiver info [options] DIR\n"
+constexpr const char* kInfoAbout =
     "Opens the graph at DIR read-only and prints its sequence number, vertex and edge counts,\n"
     "counts by label and edge type, property keys, indexes, the memory it holds, what opening\n"
     "it took, and each checkpoint and WAL segment with its format version and state.\n"
-    "(`quiver stats` is the same command.)\n"
-    "  --json    print it as JSON\n";
+    "(`quiver stats` is the same command.)\n";
 
-constexpr const char* kVerifyHelp =
-    "usage: quiver verify [options] DIR\n"
+constexpr const char* kVerifyAbout =
     "Checks every CRC, the framing and the replay chain of the graph directory DIR and prints\n"
-    "one line per file. Changes nothing. Exit 1 if anything is damaged.\n"
-    "  --json    print the report as JSON\n";
+    "one line per file. Changes nothing. Exit 1 if anything is damaged.\n";
 
-constexpr const char* kDumpHelp =
-    "usage: quiver dump [options] DIR|FILE\n"
+constexpr const char* kDumpAbout =
     "Prints the records of a graph directory's WAL segments and checkpoints (or of one\n"
     "wal-<n>.log or checkpoint-<n>.qck file), one per line: headers, commit groups and their\n"
     "operations, checkpoint blocks and their elements. Changes nothing. Damage ends a file's text\n"
-    "with a line \"! stopped at offset N: <why>\" and exits 1.\n"
-    "  --wal           only the WAL segments\n"
-    "  --checkpoint    only the checkpoints\n"
-    "  --no-values     headers, groups and blocks only (no operations, no elements)\n"
-    "  --limit N       at most N groups per segment and N elements per checkpoint (default all)\n";
+    "with a line \"! stopped at offset N: <why>\" and exits 1. --json prints the same lines as JSON\n"
+    "Lines, one object each (record \"stopped\" for damage; docs/import-export.md).\n";
 
 const char* KindName(IndexKind kind) {
   switch (kind) {
@@ -95,9 +88,9 @@ std::string FileLine(const VerifiedFile& f) {
 }  // namespace
 
 int Info(int argc, const char* const* argv) {
-  CliArgs args;
-  args.AddFlag("--json");
-  if (int rc = ParseArgs(args, argc, argv, kInfoHelp, 1); rc >= 0) return rc;
+  CliArgs args("quiver info [options] DIR", kInfoAbout);
+  args.AddFlag("--json", "print it as JSON");
+  if (int rc = ParseArgs(args, argc, argv, 1); rc >= 0) return rc;
   const std::string& dir = args.positional()[0];
   Result<std::unique_ptr<Graph>> graph = OpenReadOnly(dir);
   if (!graph.ok()) return Fail("open " + dir, graph.status());
@@ -200,20 +193,28 @@ int Info(int argc, const char* const* argv) {
 }
 
 int Dump(int argc, const char* const* argv) {
-  CliArgs args;
-  args.AddFlag("--wal");
-  args.AddFlag("--checkpoint");
-  args.AddFlag("--no-values");
-  args.AddOption("--limit", "0");
-  if (int rc = ParseArgs(args, argc, argv, kDumpHelp, 1); rc >= 0) return rc;
+  CliArgs args("quiver dump [options] DIR|FILE", kDumpAbout);
+  args.AddFlag("--wal", "only the WAL segments");
+  args.AddFlag("--checkpoint", "only the checkpoints");
+  args.AddFlag("--no-values", "headers, groups and blocks only (no operations, no elements)");
+  args.AddOption("--limit", "0", "N",
+                 "at most N groups per segment and N elements per checkpoint (default all)");
+  args.AddFlag("--json", "print JSON Lines: one object per line of the text, with its numbers");
+  if (int rc = ParseArgs(args, argc, argv, 1); rc >= 0) return rc;
   DumpOptions options;
   // Neither flag: both kinds.
   options.wal = args.Has("--wal") || !args.Has("--checkpoint");
   options.checkpoint = args.Has("--checkpoint") || !args.Has("--wal");
   options.values = !args.Has("--no-values");
-  if (!args.GetU64("--limit", &options.max_records)) return Usage(kDumpHelp, "--limit needs a number");
+  if (!args.GetU64("--limit", &options.max_records)) return Usage(args, "--limit needs a number");
   const std::string& target = args.positional()[0];
-  auto print = [](std::string_view line) {
+  DumpJsonLines json(stdout);
+  const bool as_json = args.Has("--json");
+  auto print = [&json, as_json](std::string_view line) {
+    if (as_json) {
+      json.Line(line);
+      return;
+    }
     std::fwrite(line.data(), 1, line.size(), stdout);
     std::fputc('\n', stdout);
   };
@@ -226,9 +227,9 @@ int Dump(int argc, const char* const* argv) {
 }
 
 int Verify(int argc, const char* const* argv) {
-  CliArgs args;
-  args.AddFlag("--json");
-  if (int rc = ParseArgs(args, argc, argv, kVerifyHelp, 1); rc >= 0) return rc;
+  CliArgs args("quiver verify [options] DIR", kVerifyAbout);
+  args.AddFlag("--json", "print the report as JSON");
+  if (int rc = ParseArgs(args, argc, argv, 1); rc >= 0) return rc;
   Result<VerifyReport> r = VerifyDirectory(args.positional()[0]);
   if (!r.ok()) return Fail("verify " + args.positional()[0], r.status());
   if (args.Has("--json")) {

@@ -19,35 +19,17 @@
 namespace quiver::cli {
 namespace {
 
-constexpr const char* kNeighborsHelp =
-    "usage: quiver neighbors [options] DIR VERTEX\n"
+constexpr const char* kNeighborsAbout =
     "Prints the vertices within --depth hops of VERTEX (a vertex id), each once, at its\n"
     "smallest depth, breadth first: tab-separated columns vertex, label, depth, edge (the edge\n"
-    "it was reached by), type, direction (of that edge from the parent: out or in), parent.\n"
-    "  --by LABEL.KEY          VERTEX is the value of KEY of a LABEL vertex (through an index)\n"
-    "  --direction out|in|both edges to follow (default both)\n"
-    "  --type T                follow only edges of type T (repeatable; default all)\n"
-    "  --depth N               hops (default 1)\n"
-    "  --limit N               print at most N vertices (default 1000; 0: all)\n"
-    "  --show KEY              add a column with each vertex's KEY property (repeatable)\n"
-    "  --json                  print them as JSON\n";
+    "it was reached by), type, direction (of that edge from the parent: out or in), parent.\n";
 
-constexpr const char* kPathHelp =
-    "usage: quiver path [options] DIR FROM TO\n"
+constexpr const char* kPathAbout =
     "Prints a shortest path from FROM to TO (vertex ids), or the --k shortest, one line each:\n"
     "its cost and its vertices joined by their edges, as 1 -[e7:ROAD]-> 4 <-[e2:ROAD]- 9\n"
-    "(an edge's arrow points from its source to its target). Exit 3 if there is no path.\n"
-    "  --by LABEL.KEY          FROM and TO are values of KEY of LABEL vertices (through an index)\n"
-    "  --direction out|in|both edges to follow (default out)\n"
-    "  --type T                follow only edges of type T (repeatable; default all)\n"
-    "  --weight KEY            the numeric edge property to add up (default: each edge costs 1)\n"
-    "  --default-weight W      the weight of an edge without KEY (default 1)\n"
-    "  --k N                   the N shortest loopless paths (default 1)\n"
-    "  --show KEY              print each vertex with its KEY property\n"
-    "  --json                  print the paths as JSON\n";
+    "(an edge's arrow points from its source to its target). Exit 3 if there is no path.\n";
 
-constexpr const char* kRunHelp =
-    "usage: quiver run [options] ALGORITHM DIR\n"
+constexpr const char* kRunAbout =
     "Runs an analytics algorithm on a projection of the graph at DIR and writes one line per\n"
     "vertex: CSV (header vertex,value) or JSON Lines ({\"vertex\":…,\"value\":…}), to stdout\n"
     "or --out, and/or back into the graph as a vertex property (--write-property).\n"
@@ -59,25 +41,9 @@ constexpr const char* kRunHelp =
     "  lcc        local clustering coefficient\n"
     "  sssp       weighted distances from --source along out-edges (unreachable: infinity)\n"
     "  triangles  the number of triangles (one number, no per-vertex output)\n"
-    "  kcore      each vertex's core number\n"
-    "options:\n"
-    "  --source V              the source vertex (bfs, sssp)\n"
-    "  --by LABEL.KEY          --source is the value of KEY of a LABEL vertex (through an index)\n"
-    "  --label L               only vertices of label L (repeatable; default all)\n"
-    "  --type T                only edges of type T (repeatable; default all)\n"
-    "  --undirected            treat every edge as undirected\n"
-    "  --weight KEY            sssp: the numeric edge property that is the weight (default weight)\n"
-    "  --default-weight W      sssp: the weight of an edge without KEY (default: an error)\n"
-    "  --iterations N          pagerank, cdlp\n"
-    "  --damping D             pagerank\n"
-    "  --threads N             threads (default 0: one per core, at most 8)\n"
-    "  --out FILE              write the results to FILE (a new file) instead of stdout\n"
-    "  --format csv|jsonl      the results' format (default csv)\n"
-    "  --id-key KEY            add a column with each vertex's KEY property (its external id)\n"
-    "  --write-property KEY    write the results into the graph as vertex property KEY\n"
-    "                          (opens it for writing; no results on stdout unless --out -)\n"
-    "  --json                  print the summary as JSON (on stderr when the results go to stdout)\n"
-    "  --quiet                 print no summary, show no progress\n"
+    "  kcore      each vertex's core number\n";
+
+constexpr const char* kRunFooter =
     "--write-property refuses a key an index covers (a unique or typed index could refuse a\n"
     "batch after others committed); results go to a new --out file, created before the run.\n";
 
@@ -122,24 +88,24 @@ std::string LabelText(const Snapshot& snap, VertexId v) {
 }  // namespace
 
 int Neighbors(int argc, const char* const* argv) {
-  CliArgs args;
-  args.AddOption("--by");
-  args.AddOption("--direction", "both");
-  args.AddOption("--type");
-  args.AddOption("--depth", "1");
-  args.AddOption("--limit", "1000");
-  args.AddOption("--show");
-  args.AddFlag("--json");
-  if (int rc = ParseArgs(args, argc, argv, kNeighborsHelp, 2); rc >= 0) return rc;
+  CliArgs args("quiver neighbors [options] DIR VERTEX", kNeighborsAbout);
+  args.AddOption("--by", "", "LABEL.KEY", "VERTEX is the value of KEY of a LABEL vertex (through an index)");
+  args.AddOption("--direction", "both", "out|in|both", "edges to follow (default both)");
+  args.AddOption("--type", "", "T", "follow only edges of type T (repeatable; default all)");
+  args.AddOption("--depth", "1", "N", "hops (default 1)");
+  args.AddOption("--limit", "1000", "N", "print at most N vertices (default 1000; 0: all)");
+  args.AddOption("--show", "", "KEY", "add a column with each vertex's KEY property (repeatable)");
+  args.AddFlag("--json", "print them as JSON");
+  if (int rc = ParseArgs(args, argc, argv, 2); rc >= 0) return rc;
   ExpandSpec spec;
   if (!ParseDirection(args.Get("--direction"), &spec.direction)) {
-    return Usage(kNeighborsHelp, "--direction must be out, in or both");
+    return Usage(args, "--direction must be out, in or both");
   }
   std::uint64_t depth = 0, limit = 0;
   if (!args.GetU64("--depth", &depth) || depth == 0 || depth > 1'000'000) {
-    return Usage(kNeighborsHelp, "--depth needs a number from 1 to 1000000");
+    return Usage(args, "--depth needs a number from 1 to 1000000");
   }
-  if (!args.GetU64("--limit", &limit)) return Usage(kNeighborsHelp, "--limit needs a number");
+  if (!args.GetU64("--limit", &limit)) return Usage(args, "--limit needs a number");
   spec.edge_types = args.GetAll("--type");
   spec.min_depth = 1;
   spec.max_depth = static_cast<std::uint32_t>(depth);
@@ -205,28 +171,29 @@ int Neighbors(int argc, const char* const* argv) {
 }
 
 int Path(int argc, const char* const* argv) {
-  CliArgs args;
-  args.AddOption("--by");
-  args.AddOption("--direction", "out");
-  args.AddOption("--type");
-  args.AddOption("--weight");
-  args.AddOption("--default-weight", "1");
-  args.AddOption("--k", "1");
-  args.AddOption("--show");
-  args.AddFlag("--json");
-  if (int rc = ParseArgs(args, argc, argv, kPathHelp, 3); rc >= 0) return rc;
+  CliArgs args("quiver path [options] DIR FROM TO", kPathAbout);
+  args.AddOption("--by", "", "LABEL.KEY",
+                 "FROM and TO are values of KEY of LABEL vertices (through an index)");
+  args.AddOption("--direction", "out", "out|in|both", "edges to follow (default out)");
+  args.AddOption("--type", "", "T", "follow only edges of type T (repeatable; default all)");
+  args.AddOption("--weight", "", "KEY", "the numeric edge property to add up (default: each edge costs 1)");
+  args.AddOption("--default-weight", "1", "W", "the weight of an edge without KEY (default 1)");
+  args.AddOption("--k", "1", "N", "the N shortest loopless paths (default 1)");
+  args.AddOption("--show", "", "KEY", "print each vertex with its KEY property");
+  args.AddFlag("--json", "print the paths as JSON");
+  if (int rc = ParseArgs(args, argc, argv, 3); rc >= 0) return rc;
   PathSpec spec;
   if (!ParseDirection(args.Get("--direction"), &spec.direction)) {
-    return Usage(kPathHelp, "--direction must be out, in or both");
+    return Usage(args, "--direction must be out, in or both");
   }
   spec.edge_types = args.GetAll("--type");
   spec.weight_key = args.Get("--weight");
   if (!ParseDouble(args.Get("--default-weight"), &spec.default_weight)) {
-    return Usage(kPathHelp, "--default-weight needs a number");
+    return Usage(args, "--default-weight needs a number");
   }
   std::uint64_t k = 0;
   if (!args.GetU64("--k", &k) || k == 0 || k > 1'000'000)
-    return Usage(kPathHelp, "--k needs a number from 1 to 1000000");
+    return Usage(args, "--k needs a number from 1 to 1000000");
   const std::string& show = args.Get("--show");
 
   Result<std::unique_ptr<Graph>> graph = OpenReadOnly(args.positional()[0]);
@@ -334,50 +301,54 @@ Status WriteResults(std::FILE* out, const Snapshot& snap, const Projection& p, c
 }  // namespace
 
 int Run(int argc, const char* const* argv) {
-  CliArgs args;
-  args.AddOption("--source");
-  args.AddOption("--by");
-  args.AddOption("--label");
-  args.AddOption("--type");
-  args.AddFlag("--undirected");
-  args.AddOption("--weight", "weight");
-  args.AddOption("--default-weight");
-  args.AddOption("--iterations");
-  args.AddOption("--damping", "0.85");
-  args.AddOption("--threads", "0");
-  args.AddOption("--out");
-  args.AddOption("--format", "csv");
-  args.AddOption("--id-key");
-  args.AddOption("--write-property");
-  args.AddFlag("--json");
-  args.AddFlag("--quiet");
-  if (int rc = ParseArgs(args, argc, argv, kRunHelp, 2); rc >= 0) return rc;
+  CliArgs args("quiver run [options] ALGORITHM DIR", kRunAbout, kRunFooter);
+  args.AddOption("--source", "", "V", "the source vertex (bfs, sssp)");
+  args.AddOption("--by", "", "LABEL.KEY",
+                 "--source is the value of KEY of a LABEL vertex (through an index)");
+  args.AddOption("--label", "", "L", "only vertices of label L (repeatable; default all)");
+  args.AddOption("--type", "", "T", "only edges of type T (repeatable; default all)");
+  args.AddFlag("--undirected", "treat every edge as undirected");
+  args.AddOption("--weight", "weight", "KEY",
+                 "sssp: the numeric edge property that is the weight (default weight)");
+  args.AddOption("--default-weight", "", "W", "sssp: the weight of an edge without KEY (default: an error)");
+  args.AddOption("--iterations", "", "N", "pagerank, cdlp");
+  args.AddOption("--damping", "0.85", "D", "pagerank");
+  args.AddOption("--threads", "0", "N", "threads (default 0: one per core, at most 8)");
+  args.AddOption("--out", "", "FILE", "write the results to FILE (a new file) instead of stdout");
+  args.AddOption("--format", "csv", "csv|jsonl", "the results' format (default csv)");
+  args.AddOption("--id-key", "", "KEY", "add a column with each vertex's KEY property (its external id)");
+  args.AddOption("--write-property", "", "KEY",
+                 "write the results into the graph as vertex property KEY\n"
+                 "(opens it for writing; no results on stdout unless --out -)");
+  args.AddFlag("--json",
+               "print the summary as JSON (on stderr when the results go to stdout); shows no progress");
+  args.AddFlag("--quiet", "print no summary, show no progress");
+  if (int rc = ParseArgs(args, argc, argv, 2); rc >= 0) return rc;
   const std::string& algorithm = args.positional()[0];
   const std::string& dir = args.positional()[1];
   static const char* const kAlgorithms[] = {"bfs", "pagerank", "wcc",       "cdlp",
                                             "lcc", "sssp",     "triangles", "kcore"};
   if (std::find(std::begin(kAlgorithms), std::end(kAlgorithms), algorithm) == std::end(kAlgorithms)) {
-    return Usage(kRunHelp, "unknown algorithm '" + algorithm + "'");
+    return Usage(args, "unknown algorithm '" + algorithm + "'");
   }
   const bool needs_source = algorithm == "bfs" || algorithm == "sssp";
   if (needs_source != args.Has("--source")) {
-    return Usage(kRunHelp, needs_source ? algorithm + " needs --source" : algorithm + " takes no --source");
+    return Usage(args, needs_source ? algorithm + " needs --source" : algorithm + " takes no --source");
   }
   const std::string& format = args.Get("--format");
-  if (format != "csv" && format != "jsonl") return Usage(kRunHelp, "--format must be csv or jsonl");
+  if (format != "csv" && format != "jsonl") return Usage(args, "--format must be csv or jsonl");
   if (algorithm == "triangles") {
     for (const char* o : {"--out", "--format", "--id-key", "--write-property"}) {
-      if (args.Has(o)) return Usage(kRunHelp, std::string("triangles gives one number: it takes no ") + o);
+      if (args.Has(o)) return Usage(args, std::string("triangles gives one number: it takes no ") + o);
     }
   }
   std::uint64_t threads = 0, iterations = algorithm == "cdlp" ? 10 : 20;
-  if (!args.GetU64("--threads", &threads) || threads > 1024)
-    return Usage(kRunHelp, "--threads needs a number");
+  if (!args.GetU64("--threads", &threads) || threads > 1024) return Usage(args, "--threads needs a number");
   if (args.Has("--iterations") && (!args.GetU64("--iterations", &iterations) || iterations > 1'000'000)) {
-    return Usage(kRunHelp, "--iterations needs a number (at most 1000000)");
+    return Usage(args, "--iterations needs a number (at most 1000000)");
   }
   double damping = 0;
-  if (!ParseDouble(args.Get("--damping"), &damping)) return Usage(kRunHelp, "--damping needs a number");
+  if (!ParseDouble(args.Get("--damping"), &damping)) return Usage(args, "--damping needs a number");
   ProjectionSpec ps;
   ps.vertex_labels = args.GetAll("--label");
   ps.edge_types = args.GetAll("--type");
@@ -388,7 +359,7 @@ int Run(int argc, const char* const* argv) {
     if (args.Has("--default-weight")) {
       double w = 0;
       if (!ParseDouble(args.Get("--default-weight"), &w))
-        return Usage(kRunHelp, "--default-weight needs a number");
+        return Usage(args, "--default-weight needs a number");
       ps.default_weight = w;
     }
   }
@@ -430,7 +401,7 @@ int Run(int argc, const char* const* argv) {
     if (!v.ok()) return fail("run: --source", v.status());
     source = *v;
   }
-  ProgressLine progress(!quiet && StderrIsTerminal());
+  ProgressLine progress(!quiet && !args.Has("--json") && StderrIsTerminal());
   const auto start = std::chrono::steady_clock::now();
   Result<Projection> proj = Project(snap, ps);
   if (!proj.ok()) return fail("run: projection", proj.status());

@@ -6,13 +6,15 @@
 //   quiver backup [options] DIR DEST   copy the graph into DEST as one checkpoint
 //   quiver info [options] DIR          counts, keys, indexes, memory, checkpoint and WAL state
 //   quiver verify [options] DIR        check every checkpoint and WAL segment (read-only)
-//   quiver dump [options] DIR          the files' records, human-readable
+//   quiver dump [options] DIR          the files' records, human-readable (or JSON Lines)
 //   quiver neighbors [options] DIR V   a vertex's neighbours (to a depth)
 //   quiver path [options] DIR FROM TO  a shortest path (or k of them)
 //   quiver run [options] ALGORITHM DIR an analytics kernel; results to CSV / JSON Lines or a property
 //
 // Exit codes: 0 success; 1 the operation failed (bad input, I/O error, a
 // damaged directory); 2 a usage error; 3 no answer (`path`: no path).
+// Each command parses its arguments with CliArgs (cli_args.h, over CLI11);
+// the command name is dispatched here.
 // Errors go to stderr as one line each. README.md ("The quiver tool")
 // documents every command. Uses only the public API.
 #include <cstdio>
@@ -30,7 +32,7 @@ constexpr const char* kMainHelp =
     "  backup     copy a graph into a new directory as one checkpoint\n"
     "  info       counts by label and type, property keys, indexes, memory, checkpoint and WAL state\n"
     "  verify     check every checkpoint and WAL segment of a graph directory (changes nothing)\n"
-    "  dump       print a graph directory's checkpoint and WAL records (changes nothing)\n"
+    "  dump       print a graph directory's checkpoint and WAL records, as text or JSON Lines\n"
     "  neighbors  a vertex's neighbours, to a depth\n"
     "  path       a shortest path between two vertices (or the k shortest)\n"
     "  run        an analytics algorithm (bfs, pagerank, wcc, cdlp, lcc, sssp, triangles, kcore)\n"

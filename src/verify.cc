@@ -171,6 +171,8 @@ class Verifier {
       return report;
     }
     if (state.identity) CheckRecord(graphdir::kIdentityFileName, graphdir::CheckIdentity(fs_, dir_), &report);
+    // An import's rollback record: Open refuses a damaged one.
+    CheckRecord(graphdir::kImportJournalFileName, graphdir::ReadImportJournal(fs_, dir_).status(), &report);
     std::map<std::uint64_t, std::string> checkpoint_names, segment_names;
     for (const std::string& name : names) {
       if (auto seq = checkpoint::ParseCheckpointFileName(name)) checkpoint_names[*seq] = name;
@@ -209,7 +211,7 @@ class Verifier {
     if (options_.progress) options_.progress(f);
   }
 
-  // Adds QUIVER or SEGMENTS to the report if `s`, its check, failed.
+  // Adds QUIVER, IMPORT or SEGMENTS to the report if `s`, its check, failed.
   void CheckRecord(const char* name, Status s, VerifyReport* report) const {
     if (s.ok()) return;
     VerifiedFile f;

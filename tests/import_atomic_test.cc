@@ -24,6 +24,7 @@
 #include "import_test_util.h"
 #include "quiver/graph.h"
 #include "quiver/import.h"
+#include "verify.h"
 
 namespace quiver {
 namespace {
@@ -310,6 +311,9 @@ TEST(ImportAtomicTest, OpenUndoesACutShortImportReadOnlyInViewWritableOnDisk) {
   auto g = GraphImpl::OpenDurable(AtomicOpenOptions(), kGraphDir, &fs).value();
   EXPECT_FALSE(g->GetOpenStats().import_undone);
   EXPECT_EQ(AtomicState(g->GetSnapshot()), before);
+  Result<VerifyReport> v = VerifyGraphDirectory(&fs, kGraphDir, {});
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(v->ok()) << v->status.ToString();
 }
 
 TEST(ImportAtomicTest, ADamagedOrNewerRecordStopsOpenAndChangesNothing) {
@@ -344,6 +348,11 @@ TEST(ImportAtomicTest, ADamagedOrNewerRecordStopsOpenAndChangesNothing) {
       EXPECT_EQ(fs.ListDir(kGraphDir).value(), files);
       EXPECT_EQ(testing_import::GetFile(fs, kGraphDir + "/IMPORT"), c.bytes);
     }
+    // Verify names it too.
+    Result<VerifyReport> v = VerifyGraphDirectory(&fs, kGraphDir, {});
+    ASSERT_TRUE(v.ok()) << v.status().ToString();
+    EXPECT_EQ(v->status.code(), c.code) << v->status.ToString();
+    EXPECT_NE(v->status.message().find("IMPORT"), std::string::npos) << v->status.ToString();
   }
 }
 

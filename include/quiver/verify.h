@@ -44,10 +44,10 @@ namespace quiver {
 enum class VerifiedFileKind : std::uint8_t {
   kCheckpoint = 0,  // checkpoint-<sequence>.qck
   kWalSegment = 1,  // wal-<number>.log
-  // QUIVER (the identity file) or SEGMENTS (the newest segment started),
-  // listed only when damaged or of a newer format: Open refuses the first,
-  // and without the second the check that the newest segment is present
-  // cannot be made.
+  // QUIVER (the identity file), IMPORT (an atomic import's rollback
+  // record) or SEGMENTS (the newest segment started), listed only when
+  // damaged or of a newer format: Open refuses the first two, and without
+  // the third the check that the newest segment is present cannot be made.
   kDirectoryRecord = 2,
 };
 

@@ -121,6 +121,8 @@ int Info(int argc, const char* const* argv) {
                 {"tail_bytes_truncated", open.tail_bytes_truncated},
                 {"used_previous_checkpoint", open.used_previous_checkpoint},
                 {"microseconds", open.open_microseconds}}}};
+    // Only when it happened: an import cut short, undone in this view.
+    if (open.import_undone) j["open"]["import_undone"] = true;
     for (const LabelCount& l : s.Labels())
       j["labels"].push_back({{"name", l.name}, {"vertices", l.vertices}});
     for (const EdgeTypeCount& t : s.EdgeTypes())
@@ -183,6 +185,8 @@ int Info(int argc, const char* const* argv) {
       static_cast<unsigned long long>(open.wal_batches_replayed),
       static_cast<unsigned long long>(open.wal_segments_read),
       static_cast<double>(open.open_microseconds) / 1e6);
+  if (open.import_undone)
+    std::printf("an import was cut short (IMPORT): shown undone; the next writable open undoes it on disk\n");
   if (!files.ok()) {
     std::printf("files: %s\n", files.status().ToString().c_str());
     return kOk;

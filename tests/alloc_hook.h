@@ -77,7 +77,8 @@ class ScopedLeakCheckDisabled {
   ScopedLeakCheckDisabled() { __lsan_disable(); }
   ~ScopedLeakCheckDisabled() { __lsan_enable(); }
 #else
-  ScopedLeakCheckDisabled() = default;
+  // User-provided, so that GCC does not call the guard an unused variable.
+  ScopedLeakCheckDisabled() {}
 #endif
   ScopedLeakCheckDisabled(const ScopedLeakCheckDisabled&) = delete;
   ScopedLeakCheckDisabled& operator=(const ScopedLeakCheckDisabled&) = delete;

@@ -56,7 +56,40 @@ bool Importer::SameFile(const std::string& a, const std::string& b) const {
   return ra.ok() && rb.ok() && *ra == *rb;
 }
 
+Status Importer::AddGraphalyticsDataset() {
+  const GraphalyticsDataset& d = spec_.graphalytics;
+  if (d.properties.empty()) return Status::Ok();
+  if (options_.format != DataFormat::kEvlp)
+    return InvalidArgumentError(base::StrCat("ImportSpec::graphalytics (", d.properties,
+                                             ") is an EVLP dataset: ImportOptions::format must be kEvlp"));
+  QUIVER_ASSIGN_OR_RETURN(GraphalyticsProperties p, ReadGraphalyticsProperties(fs_, d.properties));
+  spec_.vertices.push_back({.path = p.vertex_file, .label = d.vertex_label});
+  spec_.edges.push_back({.path = p.edge_file, .label = d.edge_type});
+  dataset_edges_ = FileCount() - 1;
+  stats_.directed = p.directed;
+  dataset_ = std::move(p);
+  return Status::Ok();
+}
+
+Result<Schema> Importer::EvlpSchemaOf(std::size_t index, const CsvReader& first) const {
+  const std::size_t columns = first.fields().size();
+  if (index != dataset_edges_)
+    return EvlpSchema(KindAt(index), columns, options_.evlp_id_key, options_.evlp_weight_key);
+  // The dataset's edge file holds what its .properties declares.
+  const bool weighted = !dataset_->weight_key.empty();
+  if (columns != (weighted ? 3u : 2u)) {
+    const std::string declared =
+        weighted ? base::StrCat(dataset_->path, ":", dataset_->names_line, " declares one edge property")
+                 : base::StrCat(dataset_->path, " declares no edge property");
+    return PositionError(
+        StatusCode::kInvalidArgument, first.path(), first.line(), 1,
+        base::StrCat(columns, " fields, but ", declared, " (", weighted ? 3 : 2, " fields a line)"));
+  }
+  return EvlpSchema(FileKind::kEdges, columns, options_.evlp_id_key, dataset_->weight_key);
+}
+
 Result<ImportStats> Importer::RunUnguarded() {
+  QUIVER_RETURN_IF_ERROR(AddGraphalyticsDataset());
   const char d = options_.delimiter;
   if (options_.format == DataFormat::kCsv && (d == '"' || d == '\n' || d == '\r')) {
     return InvalidArgumentError("ImportOptions::delimiter may not be a quote or a line break");
@@ -159,7 +192,7 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
         kind == FileKind::kVertices ? JsonlIdType(in.reader->fields()[0].text) : FieldType::kString);
     in.first_is_data = true;
   } else if (evlp) {
-    in.schema = EvlpSchema(kind, in.reader->fields().size(), options_.evlp_id_key, options_.evlp_weight_key);
+    QUIVER_ASSIGN_OR_RETURN(in.schema, EvlpSchemaOf(index, *in.reader));
     in.first_is_data = true;
   } else {
     QUIVER_ASSIGN_OR_RETURN(in.schema, ParseCsvHeader(in.reader->fields(), kind, file.path));

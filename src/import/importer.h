@@ -38,6 +38,7 @@
 #include <deque>
 #include <future>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,6 +51,7 @@
 #include "env/file_system.h"
 #include "import/csv_reader.h"
 #include "import/csv_schema.h"
+#include "import/graphalytics_properties.h"
 #include "import/id_map.h"
 #include "import/input_blocks.h"
 #include "import/row_builder.h"
@@ -113,6 +115,10 @@ class Importer {
   static constexpr std::uint32_t kRejectedEntry = IdMap::kRejected;
 
   Result<ImportStats> RunUnguarded();
+  // Reads ImportSpec::graphalytics and adds its files to spec_.
+  Status AddGraphalyticsDataset();
+  // The schema of EVLP file `index`, whose first line has `columns` fields.
+  Result<Schema> EvlpSchemaOf(std::size_t index, const CsvReader& first) const;
   // Whether two paths name one file (as given, or resolved by RealPath).
   bool SameFile(const std::string& a, const std::string& b) const;
   // ImportOptions::progress: a phase starts (at byte 0); file `index` is
@@ -283,8 +289,12 @@ class Importer {
   env::FileSystem* fs_;
   Graph* graph_ = nullptr;  // null: the bulk path into new_dir_
   std::string new_dir_;
-  const ImportSpec& spec_;
+  ImportSpec spec_;  // a copy: a Graphalytics dataset's files are added to it
   const ImportOptions& options_;
+  // ImportSpec::graphalytics, once read, and the index of its edge file
+  // (SIZE_MAX if none).
+  std::optional<GraphalyticsProperties> dataset_;
+  std::size_t dataset_edges_ = SIZE_MAX;
   ImportStats stats_;
 
   base::SafeFlatHashMap<std::string, IdMap, base::StringHash, base::StringEq> ids_;  // group -> id -> entry

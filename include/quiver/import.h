@@ -180,10 +180,11 @@ struct ImportOptions {
   // Default 4; at least 1.
   std::size_t batches_in_flight = 4;
   // Threads that parse one file, the calling thread included; 0 (default)
-  // uses every core. Edge files of every format are parsed in parallel,
-  // cut into blocks of whole records (CSV only where quotes allow); vertex
-  // files (which add vertices in order) and gzip files are read by one
-  // thread. The result does not depend on the number.
+  // uses every core. Files of every format are parsed in parallel, cut into
+  // blocks of whole records (CSV only where quotes allow); a vertex file's
+  // records then enter the id map on the calling thread, in input order.
+  // A gzip file is read by one thread (a gzip stream cannot be cut). The
+  // result does not depend on the number.
   std::uint32_t threads = 0;
   // Called as the import goes: at the start of each phase, every 65,536
   // rows or 4 MiB block of a file, and at the end of each file; on the

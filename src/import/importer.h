@@ -182,6 +182,19 @@ class Importer {
   Result<std::vector<std::uint32_t>> BulkVertexIds();
   Status ValidateFile(std::size_t index);
   Status ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row);
+  // What pass 1 needs of a vertex record that built.
+  struct VertexFacts {
+    std::uint64_t record_line = 0;
+    std::string_view raw;
+    std::string_view label;
+    std::span<const std::string_view> keys;  // its properties' (read with create_id_indexes only)
+    const ExternalId* id = nullptr;          // null: no id
+    std::uint64_t id_line = 0;               // where the id field is
+    std::uint64_t id_column = 0;
+  };
+  // ValidateVertex's work, on one thread in input order: the ordinary keys,
+  // the id space, the id map (or the record's rejection).
+  Status AddVertex(std::size_t index, const VertexFacts& v, const Schema& schema);
   Status ValidateEdge(std::size_t index, const CsvReader& r, const Row& row);
   // Adds a vertex record's id to insert_map_ (in id space `space`), or
   // rejects the record if the id is there.
@@ -212,7 +225,7 @@ class Importer {
   // The id space of a vertex row with an id; kNoEntry, with `*clash` set to
   // the space it would join, if that space keeps its ids under the same key
   // as another type.
-  std::uint32_t SpaceOf(const Row& row, const Schema& schema, const IdSpace** clash);
+  std::uint32_t SpaceOf(std::string_view label, const Schema& schema, const IdSpace** clash);
   // The last id map found, per thread: the ids of a file are nearly always
   // of one group.
   struct SpaceCache {
@@ -237,12 +250,14 @@ class Importer {
   bool bulk() const { return graph_ == nullptr; }
   void InternNames(FileKind kind, const Row& row);
 
-  // Parallel parsing of one file (parallel_input.cc): EVLP edge files,
-  // cut into blocks of whole lines, on ImportOptions::threads threads.
+  // Parallel parsing of one file (parallel_input.cc, parallel_vertices.cc):
+  // edge and vertex files of every format but gzip, cut into blocks of
+  // whole records, on ImportOptions::threads threads.
   struct PlannedBlock {
     InputBlock block;
     std::uint64_t first_line = 0;
-    std::uint64_t edges = 0;  // rows accepted in pass 1
+    std::uint64_t edges = 0;  // edge files: rows accepted in pass 1
+    std::uint64_t rows = 0;   // vertex files: records read in pass 1 (some rejected later)
   };
   unsigned Threads() const;
   // Whether an EVLP edge file's plain lines may skip the generic reader.
@@ -255,6 +270,13 @@ class Importer {
   CsvDialect DialectOf() const;
   Status ValidateFileParallel(std::size_t index);
   Status BulkWriteEdgesParallel(std::size_t index, checkpoint::CheckpointSink& sink, std::uint64_t first_id);
+  // Vertex files in parallel (parallel_vertices.cc): pass 1 parses the
+  // blocks on the workers and adds their records to the id map on the
+  // calling thread, in input order; the bulk path's pass 2 encodes the
+  // blocks from vertex `first_id` on and returns the id after the file's.
+  Status ValidateVerticesParallel(std::size_t index);
+  Result<std::uint64_t> BulkWriteVerticesParallel(std::size_t index, checkpoint::CheckpointSink& sink,
+                                                  std::uint64_t first_id);
   // The edge of a valid row, with its properties' key ids (sorted) in
   // `props`; InternalError if the row is not what pass 1 saw.
   struct EdgeRow {
@@ -273,6 +295,12 @@ class Importer {
   Status BulkVertex(std::size_t index, const CsvReader& r, const Row& row, const Schema& schema,
                     BulkSink& out, std::vector<checkpoint::KeyedValue>* props);
   Status BulkWriteVerticesFast(std::size_t index, BulkSink& out);
+  // BulkVertex's checks (the file unchanged since pass 1, the row's id
+  // mapped to vertex `id`, the id keys' owners): the label's id, with the
+  // properties' key ids in `props`. Thread-safe, each thread with its cache.
+  Result<std::uint32_t> ResolveVertex(std::size_t index, const CsvReader& r, const Row& row,
+                                      const Schema& schema, std::uint64_t id, SpaceCache* cache,
+                                      std::vector<checkpoint::KeyedValue>* props) const;
   Status PlanIdIndexes();
   Status CheckIdKeyOwner(std::size_t index, const CsvReader& r, std::uint32_t label, const Schema& schema,
                          const Row& row, std::span<const checkpoint::KeyedValue> props) const;
@@ -307,6 +335,7 @@ class Importer {
   std::uint64_t vertex_file_bytes_ = 0;  // the size of the vertex file opened last (OpenInput)
   bool vertex_file_compressed_ = false;  // and whether it is gzip
   std::vector<IdEntry> entries_;
+  std::vector<std::string_view> key_views_;  // ValidateVertex's, reused
   std::vector<IdSpace> spaces_;
   // With create_id_indexes: the first vertex row, per (label, key), that
   // holds the key from an ordinary column (not as its own kept id); a key

@@ -22,9 +22,18 @@
 // Nothing is acknowledged before the identity file is durable, and every
 // failure removes what was written: all-or-nothing.
 //
+// A file other than gzip is cut into blocks parsed on ImportOptions::threads
+// threads (parallel_input.cc, parallel_vertices.cc); whatever depends on
+// input order (the id map's insertions, rejections, names) is done in
+// block order on the calling thread, so the result is one thread's. An
+// ImportSpec::graphalytics dataset's .properties is read first and its
+// files added to the spec (graphalytics_properties.h).
+//
 // Memory: the id map (one entry, about 100 bytes, more for ids longer than
-// 15 bytes, per vertex with an id), the batches in flight, and one 1 MiB read buffer;
-// the input is never held whole. Parsing twice trades CPU for that bound.
+// 15 bytes, per vertex with an id), the batches in flight, and one 1 MiB read
+// buffer, or two blocks per thread (4 MiB each, and a vertex block's
+// parsed records); the input is never held whole. Parsing twice trades CPU
+// for that bound.
 //
 // Example:
 //   Importer importer(env::PosixFileSystem(), *graph, spec, options);

@@ -451,6 +451,8 @@ std::string Outcome(env::SimFileSystem& fs, const ImportSpec& spec, const Import
   std::string out = std::to_string(r->vertices) + " " + std::to_string(r->edges) + "\n";
   for (const ImportRowError& e : r->rejected)
     out += e.file + ":" + std::to_string(e.line) + ":" + std::to_string(e.column) + " " + e.reason + "\n";
+  if (!options.reject_report.empty())
+    out += testing_import::GetFile(fs, options.reject_report);  // the raw rows
   if (!bulk) return out + Canonical(memory->GetSnapshot());
   auto g = GraphImpl::OpenDurable(OpenOptions(), dir, &fs);
   if (!g.ok()) return g.status().ToString();
@@ -649,8 +651,8 @@ TEST(ImportParallelTest, CsvCutWhereQuotesAllowGivesWhatOneThreadGives) {
 
 // Plain EVLP vertex lines skip the generic reader (fast_lines.h) in pass 1
 // and on the bulk path's pass 2. Every odd form of a line, duplicates,
-// empty lines and CRLF give, at any block size, what the generic path
-// gives (the same file gzip-compressed is read by the generic path only):
+// empty lines and CRLF give, at any block size and on 1 or 2 threads, what
+// the generic path gives (the same file gzip-compressed is read by the generic path only):
 // the same rows rejected at the same positions, the same error, the same
 // graph.
 TEST(ImportParallelTest, EvlpVertexLinesReadFastGiveWhatTheGenericPathGives) {
@@ -716,9 +718,15 @@ TEST(ImportParallelTest, EvlpVertexLinesReadFastGiveWhatTheGenericPathGives) {
       for (std::size_t at = want.find("/in/z.v"); at != std::string::npos; at = want.find("/in/z.v", at))
         want.replace(at, 7, "/in/g.v");
       const ImportSpec fast{.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
-      for (std::uint64_t block : {1u, 5u, 64u, 1u << 20}) {
-        EXPECT_EQ(Outcome(fs, fast, o, block, bulk, "/db" + std::to_string(dirs++)), want)
-            << "blocks of " << block << (bulk ? " bytes, bulk" : " bytes, batches");
+      // One thread (ValidateVerticesFast, BulkWriteVerticesFast) and two
+      // (parallel_vertices.cc: the workers parse, the write step adds).
+      for (std::uint32_t threads : {1u, 2u}) {
+        ImportOptions t = o;
+        t.threads = threads;
+        for (std::uint64_t block : {1u, 5u, 64u, 1u << 20}) {
+          EXPECT_EQ(Outcome(fs, fast, t, block, bulk, "/db" + std::to_string(dirs++)), want)
+              << threads << " threads, blocks of " << block << (bulk ? " bytes, bulk" : " bytes, batches");
+        }
       }
     }
   }
@@ -807,6 +815,7 @@ TEST(ImportParallelTest, VertexFilesOnAnyThreadCountGiveWhatOneThreadGives) {
       one.format = c.format;
       one.skip_bad_rows = c.skip;
       one.create_id_indexes = indexes;
+      one.reject_report = "/in/rejected.csv";  // each rejected row's raw text, as one thread read it
       one.threads = 1;
       int dirs = 0;
       for (bool bulk : {false, true}) {

@@ -172,7 +172,12 @@ Status Importer::ValidateVerticesParallel(std::size_t index) {
   ExternalId plain_id;
   const std::string_view id_key = options_.evlp_id_key;
   const std::span<const std::string_view> plain_keys(&id_key, id_key.empty() ? 0 : 1);
-  bool plain_names = false;  // interned (bulk)
+  // Once a plain line is accepted it has chosen the id space and map
+  // (last_space_, insert_map_) and interned the names: the same for every
+  // plain line of the file, which then goes straight to AddId, as in
+  // ValidateVerticesFast.
+  bool plain_ready = false;
+  std::uint32_t plain_space = 0;
   std::vector<std::string_view> keys;
   std::size_t next = 0;
   auto fold = [&](const checkpoint::EncodedChunk&) -> Status {
@@ -183,7 +188,10 @@ Status Importer::ValidateVerticesParallel(std::size_t index) {
       ++rows_[index];
       const std::string_view raw(b.bytes.data() + rec.raw_offset, rec.raw_size);
       const std::size_t rejected = stats_.rejected.size();
-      if (rec.generic == VertexRecord::kPlain) {
+      if (rec.generic == VertexRecord::kPlain && plain_ready) {
+        plain_id.SetNumber(rec.number);
+        QUIVER_RETURN_IF_ERROR(AddId(index, rec.line, rec.line, 1, plain_id, plain_space, raw));
+      } else if (rec.generic == VertexRecord::kPlain) {
         plain_id.SetNumber(rec.number);
         QUIVER_RETURN_IF_ERROR(AddVertex(index,
                                          {.record_line = rec.line,
@@ -194,10 +202,13 @@ Status Importer::ValidateVerticesParallel(std::size_t index) {
                                           .id_line = rec.line,
                                           .id_column = 1},
                                          schema));
-        if (bulk() && !plain_names && stats_.rejected.size() == rejected) {
-          labels_.Intern(file_label);
-          for (std::string_view k : plain_keys) keys_.Intern(k);
-          plain_names = true;
+        if (stats_.rejected.size() == rejected) {
+          if (bulk()) {
+            labels_.Intern(file_label);
+            for (std::string_view k : plain_keys) keys_.Intern(k);
+          }
+          plain_ready = true;
+          plain_space = last_space_;
         }
       } else if (GenericVertex& g = b.generic[rec.generic]; !g.built) {
         QUIVER_RETURN_IF_ERROR(

@@ -925,7 +925,7 @@ TEST(ImportBulkReviewTest, AFileChangedBetweenThePassesIsAnError) {
       o.format = DataFormat::kEvlp;
       o.threads = threads;
       const ImportSpec spec{.vertices = {{"/in/g.v", "V"}}, .edges = {{"/in/g.e", "E"}}};
-      import::Importer importer(&fs, kDir, spec, o);  // holds `spec` by reference
+      import::Importer importer(&fs, kDir, spec, o);  // holds `o` by reference
       importer.SetBlockBytesForTesting(3);
       Result<ImportStats> r = importer.Run();
       EXPECT_EQ(r.status().code(), StatusCode::kInternal) << threads << ": " << r.status().ToString();

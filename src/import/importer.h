@@ -72,7 +72,8 @@ namespace quiver::import {
 
 class Importer {
  public:
-  // Imports into `graph`, through its writer.
+  // Imports into `graph`, through its writer. `spec` is copied; `options`
+  // (and `graph`) must outlive the importer.
   Importer(env::FileSystem* fs, Graph& graph, const ImportSpec& spec, const ImportOptions& options);
   // Builds a new graph in `new_dir`, which must not exist or be empty.
   Importer(env::FileSystem* fs, std::string new_dir, const ImportSpec& spec, const ImportOptions& options);

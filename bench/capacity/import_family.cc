@@ -28,10 +28,14 @@
 //   csvImportNewGraph  ImportNewGraph of the CSV files (V = profile.import_csv_vertices) + Open +
 //                      Close: rows (vertex and edge rows) / the three wall times, target >= 3M
 //                      rows/s; ceiling: read(2) of both files in 1 MiB chunks counting ',' and '\n'
+//   csvSequentialRead  read(2) of the CSV files in 1 MiB chunks right after they were written, as
+//                      evlpSequentialRead: MB/s, no ceiling, no target; ratio: csvImportNewGraph's
+//                      input MB/s over it
 //   jsonlImport        ImportNewGraph of the same rows as JSON Lines (V = profile.import_csv_vertices,
 //                      import_inputs.h) + Open + Close: rows / the three wall times, target >= 2M
 //                      rows/s; ceiling: read(2) of both files in 1 MiB chunks of whole lines and
 //                      simdjson's on-demand document stream over each, every value read, 1 thread
+//   jsonlSequentialRead  the same for the JSON Lines files, beside jsonlImport
 // Every import is checked before its figure is kept (counts, ids dense from 0 in input order, and
 // sampled vertices' and edges' ids and properties against the generated ones), every export's
 // counts and every raw ceiling's own count and sum; a mismatch stops the bench.
@@ -45,6 +49,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #if defined(__GLIBC__)
@@ -225,27 +230,34 @@ void CloseNewGraph(Context& ctx, NewGraph& g) {
   ctx.RemoveDir(g.dir);
 }
 
-// The threads of an end-to-end row: ImportOptions::threads 0 parses an EVLP or JSON Lines edge file
-// on every core (other files on one); DurableOptions::io_threads 0 loads on a thread per core, at
-// most 8.
-int Threads(const Context& ctx, DataFormat format) {
-  return format == DataFormat::kCsv ? std::min(ctx.Cores(), 8) : ctx.Cores();
-}
+// The threads of an end-to-end row: ImportOptions::threads 0 parses every (uncompressed) file on
+// every core; DurableOptions::io_threads 0 loads on a thread per core, at most 8.
+int Threads(const Context& ctx, DataFormat) { return ctx.Cores(); }
 
-// Needs `import_seconds`, ImportNewGraph's time for the same files, for its ratio.
-Row SequentialReadRow(const ImportInputs& in, double read_seconds, double import_seconds) {
-  Row r{"evlpSequentialRead",
-        "read(2) of graph.v and graph.e in 1 MiB chunks, page cache warm (written just before)"};
+// The sequential read of an import row's input files (`figure`, beside `import_figure`): needs
+// `import_seconds`, ImportNewGraph's time for the same files, for its ratio.
+struct ReadShape {
+  const char* figure;         // "evlpSequentialRead", ...
+  const char* files;          // "graph.v and graph.e", ...
+  const char* import_figure;  // the row whose input rate the ratio takes
+};
+
+Row SequentialReadRow(const ReadShape& shape, const ImportInputs& in, double read_seconds,
+                      double import_seconds) {
+  Row r{shape.figure,
+        std::string("read(2) of ") + shape.files + " in 1 MiB chunks, page cache warm (written just before)"};
   r.elements = in.bytes;
   r.samples = kImportCeilingPasses;
   r.value = Rate(static_cast<double>(in.bytes) / 1e6, read_seconds);
   r.unit = "megabytesPerSecond";
-  r.ceiling = NotMeasured("none: the row is itself a bound, for evlpImportNewGraph's input rate");
+  r.ceiling = NotMeasured(std::string("none: the row is itself a bound, for ") + shape.import_figure +
+                          "'s input rate");
   r.ratio =
       Ratio(Rate(static_cast<double>(in.bytes) / 1e6, import_seconds), r.value, "a side was not measured");
-  r.ratio_definition =
-      "evlpImportNewGraph's input MB/s during ImportNewGraph (its detail.inputMegabytesPerSecond) / this "
-      "read rate (best of the passes): the share of a warm sequential read the import reads its input at";
+  r.ratio_definition = std::string(shape.import_figure) +
+                       "'s input MB/s during ImportNewGraph (its detail.inputMegabytesPerSecond) / this "
+                       "read rate (best of the passes): the share of a warm sequential read the import reads "
+                       "its input at";
   r.target = "none: the input rate the import rows read beside";
   r.no_target = "no target: a bound for the import rows";
   return r;
@@ -387,6 +399,7 @@ Row EvlpBatchesRow(Context& ctx, const ImportInputs& in, double parse_seconds) {
 // parse of the same bytes taking `ceiling_seconds`.
 struct RowsShape {
   const char* figure;
+  ReadShape read;  // the row of the sequential read of the same files
   DataFormat format;
   const char* graph_dir;
   const char* variant;  // after "<V> x 10; "
@@ -397,7 +410,9 @@ struct RowsShape {
   const char* ceiling_note;
 };
 
-Row RowsNewGraphRow(Context& ctx, const ImportInputs& in, const RowsShape& shape, double ceiling_seconds) {
+// The end-to-end row, then the sequential read of its files (taking `read_seconds`).
+std::pair<Row, Row> RowsNewGraphRows(Context& ctx, const ImportInputs& in, const RowsShape& shape,
+                                     double read_seconds, double ceiling_seconds) {
   NewGraph g = BuildNewGraph(ctx, in, shape.graph_dir, shape.format);
   CloseNewGraph(ctx, g);
   const double total = g.import_seconds + g.open_seconds + g.close_seconds;
@@ -415,33 +430,50 @@ Row RowsNewGraphRow(Context& ctx, const ImportInputs& in, const RowsShape& shape
   const double target = shape.target_rows_per_second;
   r.met = [target](double v, double) { return v >= target; };
   AddNewGraphDetail(in, g, &r);
+  r.detail["inputMegabytesPerSecond"] = Rate(static_cast<double>(in.bytes) / 1e6, g.import_seconds);
   ctx.progress.Note(std::string(shape.note) + " " + r.value.dump() + " rows/s (" + shape.ceiling_note + " " +
                     r.ceiling.dump() + ")");
-  return r;
+  return {std::move(r), SequentialReadRow(shape.read, in, read_seconds, g.import_seconds)};
 }
 
-Row CsvNewGraphRow(Context& ctx, const ImportInputs& in) {
+// Each rows format's files are read sequentially right after they are written (page cache warm), as
+// the EVLP files are, then parsed raw, then imported.
+std::pair<Row, Row> CsvNewGraphRows(Context& ctx, const ImportInputs& in) {
+  const double read_seconds = ReadInputSeconds(in);
   const double split_seconds = SplitCsvSeconds(in);
-  return RowsNewGraphRow(ctx, in,
-                         {"csvImportNewGraph", DataFormat::kCsv, "import-csv-graph",
-                          "id:ID,name,age:int,score:double and :START_ID,:END_ID,:TYPE,since:int",
-                          "read(2) of the same files in 1 MiB chunks counting ',' and '\\n' (the fields of "
-                          "every line), 1 thread "
-                          "(best of 3 passes)",
-                          3e6, ">= 3M rows/s, end to end", "CSV", "split"},
-                         split_seconds);
+  return RowsNewGraphRows(ctx, in,
+                          {"csvImportNewGraph",
+                           {"csvSequentialRead", "vertices.csv and edges.csv", "csvImportNewGraph"},
+                           DataFormat::kCsv,
+                           "import-csv-graph",
+                           "id:ID,name,age:int,score:double and :START_ID,:END_ID,:TYPE,since:int",
+                           "read(2) of the same files in 1 MiB chunks counting ',' and '\\n' (the fields of "
+                           "every line), 1 thread "
+                           "(best of 3 passes)",
+                           3e6,
+                           ">= 3M rows/s, end to end",
+                           "CSV",
+                           "split"},
+                          read_seconds, split_seconds);
 }
 
-Row JsonLinesRow(Context& ctx, const ImportInputs& in) {
+std::pair<Row, Row> JsonLinesRows(Context& ctx, const ImportInputs& in) {
+  const double read_seconds = ReadInputSeconds(in);
   const double parse_seconds = ParseJsonlSeconds(in);
-  return RowsNewGraphRow(
+  return RowsNewGraphRows(
       ctx, in,
-      {"jsonlImport", DataFormat::kJsonl, "import-jsonl-graph",
+      {"jsonlImport",
+       {"jsonlSequentialRead", "vertices.jsonl and edges.jsonl", "jsonlImport"},
+       DataFormat::kJsonl,
+       "import-jsonl-graph",
        "the CSV rows as JSON objects (string ids, 3 vertex and 1 edge property)",
        "read(2) of the same files in 1 MiB chunks of whole lines and simdjson's on-demand document stream "
        "(iterate_many) over each, every member's value read, 1 thread (best of 3 passes)",
-       2e6, ">= 2M rows/s, end to end", "JSON Lines", "simdjson"},
-      parse_seconds);
+       2e6,
+       ">= 2M rows/s, end to end",
+       "JSON Lines",
+       "simdjson"},
+      read_seconds, parse_seconds);
 }
 
 double ShapeSeconds(std::uint64_t vertices, double per_edge_us) {
@@ -487,7 +519,8 @@ Json RunImport(Context& ctx) {
   Row export_csv = ExportRow(ctx, evlp, *g.graph, DataFormat::kCsv);
   CloseNewGraph(ctx, g);
   Row new_graph = EvlpNewGraphRow(ctx, evlp, g, parse_seconds);
-  Row read = SequentialReadRow(evlp, read_seconds, g.import_seconds);
+  Row read = SequentialReadRow({"evlpSequentialRead", "graph.v and graph.e", "evlpImportNewGraph"}, evlp,
+                               read_seconds, g.import_seconds);
   ctx.progress.Note("ImportNewGraph + Open + Close " + new_graph.value.dump() + " edges/s (parse " +
                     new_graph.ceiling.dump() + ")");
 
@@ -504,17 +537,18 @@ Json RunImport(Context& ctx) {
 
   ctx.progress.Start("import", "CSV " + std::to_string(p.import_csv_vertices) + " x 10");
   const ImportInputs csv = WriteCsvInputs(ctx.FreshDir("import-csv"), p.import_csv_vertices);
-  Row csv_row = CsvNewGraphRow(ctx, csv);
+  auto [csv_row, csv_read] = CsvNewGraphRows(ctx, csv);
   ctx.RemoveDir(csv.dir);
 
   ctx.progress.Start("import", "JSON Lines " + std::to_string(p.import_csv_vertices) + " x 10");
   const ImportInputs jsonl = WriteJsonlInputs(ctx.FreshDir("import-jsonl"), p.import_csv_vertices);
-  Row jsonl_row = JsonLinesRow(ctx, jsonl);
+  auto [jsonl_row, jsonl_read] = JsonLinesRows(ctx, jsonl);
   ctx.RemoveDir(jsonl.dir);
   ctx.progress.Done();
 
   Json out = Json::array();
-  for (const Row* r : {&new_graph, &read, &batches, &csv_row, &export_evlp, &export_csv, &peak, &jsonl_row})
+  for (const Row* r : {&new_graph, &read, &batches, &csv_row, &csv_read, &export_evlp, &export_csv, &peak,
+                       &jsonl_row, &jsonl_read})
     out.push_back(ToJson(*r));
   return out;
 }

@@ -16,8 +16,9 @@ inline constexpr int kSchemaVersion = 1;
 // family; 3 the traversalLayout rows; 4 appendFdatasync.latencyMaxNs and
 // writerStall.p99CommitLatencyDuringNs; 5 ceilings.overwriteFdatasync, the durable writes rows' ceiling;
 // 6 the indexes family and the checkpoint rows' writerStall.deviceBesideWrites / p99DuringOverDevice;
-// 7 the import family; 8 environment.allocator.hugePages.
-inline constexpr int kSchemaMinor = 8;
+// 7 the import family; 8 environment.allocator.hugePages; 9 the import rows csvSequentialRead and
+// jsonlSequentialRead.
+inline constexpr int kSchemaMinor = 9;
 
 // Files of the source tree the bench uses at run time.
 std::string SchemaPath();

@@ -16,7 +16,10 @@
 //  - LDBC Graphalytics EVLP: a `.v` file with one integer vertex id per
 //    line and a `.e` file of `source target [weight]` lines, separated by
 //    single spaces. Ids are kept as an int64 property (ImportOptions::
-//    evlp_id_key), weights as a double property (evlp_weight_key).
+//    evlp_id_key), weights as a double property (evlp_weight_key). A
+//    dataset may be named by its `.properties` file instead
+//    (ImportSpec::graphalytics), which gives the files, the weight's name
+//    and whether the graph is directed.
 //  - JSON Lines: one JSON object per line. A vertex:
 //    {"id": "p1", "label": "Person", "properties": {"name": "Ada", "age": 36}}
 //    an edge: {"start": "p1", "end": "p2", "type": "KNOWS", "properties": {...}}.
@@ -105,10 +108,31 @@ struct ImportFile {
   std::string header{};
 };
 
-// What to import: vertex files first (in order), then edge files.
+// An LDBC Graphalytics dataset, named by its `NAME.properties` file (EVLP
+// only). The import reads the file first and takes from it the vertex and
+// edge files (`graph.NAME.vertex-file`, `.edge-file`, relative to its
+// directory), whether the graph is directed (`graph.NAME.directed`) and the
+// edge property (`graph.NAME.edge-properties.names` / `.types`: at most
+// one, of type `real`), which it keeps under that name, in place of
+// ImportOptions::evlp_weight_key; the edge file must then have as many
+// columns as the file declares. An undirected graph's edges are imported
+// as listed, each as one Quiver edge (ImportStats::directed says which it
+// was; project it with undirected = true). Other keys (meta.*, algorithm
+// parameters) are not read.
+//   spec.graphalytics = {.properties = "data/example-directed.properties"};
+struct GraphalyticsDataset {
+  std::string properties{};  // empty (default): no dataset
+  std::string vertex_label = "Vertex";
+  std::string edge_type = "EDGE";
+};
+
+// What to import: vertex files first (in order), then edge files. A
+// Graphalytics dataset's vertex file comes after `vertices`, its edge file
+// after `edges`.
 struct ImportSpec {
   std::vector<ImportFile> vertices{};
   std::vector<ImportFile> edges{};
+  GraphalyticsDataset graphalytics{};
 };
 
 // How far an import is (ImportOptions::progress). An import reads its
@@ -160,10 +184,11 @@ struct ImportOptions {
   // Default 4; at least 1.
   std::size_t batches_in_flight = 4;
   // Threads that parse one file, the calling thread included; 0 (default)
-  // uses every core. Edge files of every format are parsed in parallel,
-  // cut into blocks of whole records (CSV only where quotes allow); vertex
-  // files (which add vertices in order) and gzip files are read by one
-  // thread. The result does not depend on the number.
+  // uses every core. Files of every format are parsed in parallel, cut into
+  // blocks of whole records (CSV only where quotes allow); a vertex file's
+  // records then enter the id map on the calling thread, in input order.
+  // A gzip file is read by one thread (a gzip stream cannot be cut). The
+  // result does not depend on the number.
   std::uint32_t threads = 0;
   // Called as the import goes: at the start of each phase, every 65,536
   // rows or 4 MiB block of a file, and at the end of each file; on the
@@ -203,6 +228,9 @@ struct ImportStats {
   std::vector<ImportRowError> rejected{};
   // Indexes the import created (create_id_indexes).
   std::vector<std::string> indexes_created{};
+  // With ImportSpec::graphalytics: whether its .properties says the graph
+  // is directed. True otherwise.
+  bool directed = true;
 };
 
 // Imports `spec` into `graph` (which may already hold data). Errors, all
@@ -213,8 +241,11 @@ struct ImportStats {
 // UTF-8, a duplicate id, an edge endpoint no imported vertex has, a vertex
 // with more than one label); Unimplemented for a header type Quiver has no
 // value for (`string[]`, `int[]`, `date`, `point`, ...); more than
-// skip_bad_rows bad rows. InvalidArgument without a position for bad
-// options. A failed CreateIndex (existing vertices violate it) is returned
+// skip_bad_rows bad rows. A bad Graphalytics .properties file: NotFound
+// for it or a file it names, InvalidArgument (Unimplemented for what Quiver
+// cannot keep: several edge properties, vertex properties) at its line for
+// a bad value, without a line for a missing key. InvalidArgument without a
+// position for bad options. A failed CreateIndex (existing vertices violate it) is returned
 // as is, with the indexes this import created dropped again. A failed
 // write returns that write's status, its message prefixed with how many
 // batches had committed before it (undone with ImportOptions::atomic,

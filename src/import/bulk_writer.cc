@@ -100,14 +100,22 @@ Status Importer::BulkWriteFile(std::size_t index, BulkSink& out) {
 
 Status Importer::BulkVertex(std::size_t index, const CsvReader& r, const Row& row, const Schema& schema,
                             BulkSink& out, std::vector<checkpoint::KeyedValue>* props) {
+  QUIVER_ASSIGN_OR_RETURN(std::uint32_t label,
+                          ResolveVertex(index, r, row, schema, out.next_id(), &cache_, props));
+  return out.Vertex(label, *props);
+}
+
+Result<std::uint32_t> Importer::ResolveVertex(std::size_t index, const CsvReader& r, const Row& row,
+                                              const Schema& schema, std::uint64_t id, SpaceCache* cache,
+                                              std::vector<checkpoint::KeyedValue>* props) const {
   QUIVER_RETURN_IF_ERROR(ResolveKeys(r, row, props));
   auto label = labels_.ids.find(row.label);
   if (label == labels_.ids.end()) return FileChanged(r, base::StrCat("a new label '", row.label, "'"));
   // The vertex id pass 1 gave this row's id, or the file changed (an id
   // twice, or moved).
-  if (row.has_id && Find(row.id) != out.next_id()) return FileChanged(r, "an id pass 1 did not see here");
+  if (row.has_id && Find(row.id, cache) != id) return FileChanged(r, "an id pass 1 did not see here");
   QUIVER_RETURN_IF_ERROR(CheckIdKeyOwner(index, r, label->second, schema, row, *props));
-  return out.Vertex(label->second, *props);
+  return label->second;
 }
 
 Status Importer::BulkWriteVerticesFast(std::size_t index, BulkSink& out) {
@@ -294,9 +302,13 @@ Status Importer::BulkWrite() {
       QUIVER_RETURN_IF_ERROR(sink.AppendBlock(block));
     }
     std::uint64_t written[2] = {0, 0};
-    {
-      BulkSink out(sink, checkpoint::BlockKind::kVertices, 0);
-      for (std::size_t i = 0; i < spec_.vertices.size(); ++i) QUIVER_RETURN_IF_ERROR(BulkWriteFile(i, out));
+    for (std::size_t i = 0; i < spec_.vertices.size(); ++i) {
+      if (!planned_[i].empty()) {
+        QUIVER_ASSIGN_OR_RETURN(written[0], BulkWriteVerticesParallel(i, sink, written[0]));
+        continue;
+      }
+      BulkSink out(sink, checkpoint::BlockKind::kVertices, written[0]);
+      QUIVER_RETURN_IF_ERROR(BulkWriteFile(i, out));
       QUIVER_ASSIGN_OR_RETURN(written[0], out.Finish());
     }
     for (std::size_t i = spec_.vertices.size(); i < FileCount(); ++i) {

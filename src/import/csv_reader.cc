@@ -275,6 +275,7 @@ Result<CsvReader::Step> CsvReader::Parse() {
   end_line_ = line;
   end_column_ = buf_base_ + record_end - ls + 1;
   raw_ = std::string_view(buf_.data() + record_start, record_end - record_start);
+  raw_offset_ = buf_base_ + record_start;
   // Past the line break.
   p = record_end;
   if (p < n && buf_[p] == '\r') ++p;

@@ -78,6 +78,9 @@ class CsvReader {
   std::uint64_t end_column() const { return end_column_; }
   // The record's bytes as they are in the file, without the line break.
   std::string_view raw() const { return raw_; }
+  // Where raw() starts in the file (decompressed), or in the bytes of a
+  // reader OverBytes.
+  std::uint64_t raw_offset() const { return raw_offset_; }
   const std::string& path() const { return path_; }
   // The file's size on disk (for a gzip file, compressed; for a reader
   // OverBytes, 0).
@@ -135,6 +138,7 @@ class CsvReader {
   std::uint64_t end_line_ = 0;
   std::uint64_t end_column_ = 0;
   std::string_view raw_;
+  std::uint64_t raw_offset_ = 0;
 };
 
 }  // namespace quiver::import

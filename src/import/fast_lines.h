@@ -109,6 +109,13 @@ inline const char* ParseFastVertex(const char* p, const char* end, FastVertex* v
   return p;
 }
 
+// A fast line's record as CsvReader::raw() gives it: without its line break.
+inline std::string_view WithoutLineBreak(std::string_view text) {
+  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
+  return text;
+}
+
 // Walks the lines of `bytes` (a block whose first line is `first_line`).
 // Each line `parse` takes (returning where it ends, at its '\n' or the
 // end; null if it does not) goes to `fast` (in batches, so that

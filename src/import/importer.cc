@@ -58,7 +58,40 @@ bool Importer::SameFile(const std::string& a, const std::string& b) const {
   return ra.ok() && rb.ok() && *ra == *rb;
 }
 
+Status Importer::AddGraphalyticsDataset() {
+  const GraphalyticsDataset& d = spec_.graphalytics;
+  if (d.properties.empty()) return Status::Ok();
+  if (options_.format != DataFormat::kEvlp)
+    return InvalidArgumentError(base::StrCat("ImportSpec::graphalytics (", d.properties,
+                                             ") is an EVLP dataset: ImportOptions::format must be kEvlp"));
+  QUIVER_ASSIGN_OR_RETURN(GraphalyticsProperties p, ReadGraphalyticsProperties(fs_, d.properties));
+  spec_.vertices.push_back({.path = p.vertex_file, .label = d.vertex_label});
+  spec_.edges.push_back({.path = p.edge_file, .label = d.edge_type});
+  dataset_edges_ = FileCount() - 1;
+  stats_.directed = p.directed;
+  dataset_ = std::move(p);
+  return Status::Ok();
+}
+
+Result<Schema> Importer::EvlpSchemaOf(std::size_t index, const CsvReader& first) const {
+  const std::size_t columns = first.fields().size();
+  if (index != dataset_edges_)
+    return EvlpSchema(KindAt(index), columns, options_.evlp_id_key, options_.evlp_weight_key);
+  // The dataset's edge file holds what its .properties declares.
+  const bool weighted = !dataset_->weight_key.empty();
+  if (columns != (weighted ? 3u : 2u)) {
+    const std::string declared =
+        weighted ? base::StrCat(dataset_->path, ":", dataset_->names_line, " declares one edge property")
+                 : base::StrCat(dataset_->path, " declares no edge property");
+    return PositionError(
+        StatusCode::kInvalidArgument, first.path(), first.line(), 1,
+        base::StrCat(columns, " fields, but ", declared, " (", weighted ? 3 : 2, " fields a line)"));
+  }
+  return EvlpSchema(FileKind::kEdges, columns, options_.evlp_id_key, dataset_->weight_key);
+}
+
 Result<ImportStats> Importer::RunUnguarded() {
+  QUIVER_RETURN_IF_ERROR(AddGraphalyticsDataset());
   const char d = options_.delimiter;
   if (options_.format == DataFormat::kCsv && (d == '"' || d == '\n' || d == '\r')) {
     return InvalidArgumentError("ImportOptions::delimiter may not be a quote or a line break");
@@ -160,7 +193,7 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
         kind == FileKind::kVertices ? JsonlIdType(in.reader->fields()[0].text) : FieldType::kString);
     in.first_is_data = true;
   } else if (evlp) {
-    in.schema = EvlpSchema(kind, in.reader->fields().size(), options_.evlp_id_key, options_.evlp_weight_key);
+    QUIVER_ASSIGN_OR_RETURN(in.schema, EvlpSchemaOf(index, *in.reader));
     in.first_is_data = true;
   } else {
     QUIVER_ASSIGN_OR_RETURN(in.schema, ParseCsvHeader(in.reader->fields(), kind, file.path));
@@ -232,17 +265,17 @@ Status Importer::Reject(std::size_t file, std::uint64_t record_line, std::uint64
   return Status::Ok();
 }
 
-std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema, const IdSpace** clash) {
+std::uint32_t Importer::SpaceOf(std::string_view label, const Schema& schema, const IdSpace** clash) {
   const Column& col = schema.columns[schema.id];
   // Nearly always the previous row's.
   if (last_space_ < spaces_.size()) {
     const IdSpace& s = spaces_[last_space_];
-    if (s.label == row.label && s.key == col.name && s.group == col.group && s.type == col.type)
+    if (s.label == label && s.key == col.name && s.group == col.group && s.type == col.type)
       return last_space_;
   }
   for (std::uint32_t i = 0; i < spaces_.size(); ++i) {
     const IdSpace& s = spaces_[i];
-    if (s.label == row.label && s.key == col.name && s.group == col.group) {
+    if (s.label == label && s.key == col.name && s.group == col.group) {
       // One label's ids kept under one key have one type (a JSON Lines
       // file's is its first id's): else no unique index could hold them.
       if (!s.key.empty() && s.type != col.type) {
@@ -252,7 +285,7 @@ std::uint32_t Importer::SpaceOf(const Row& row, const Schema& schema, const IdSp
       return last_space_ = i;
     }
   }
-  spaces_.push_back({std::string(row.label), col.name, col.group, col.type});
+  spaces_.push_back({std::string(label), col.name, col.group, col.type});
   return last_space_ = static_cast<std::uint32_t>(spaces_.size() - 1);
 }
 
@@ -267,40 +300,55 @@ std::uint32_t Importer::Find(const ExternalId& id, SpaceCache* cache) const {
 }
 
 Status Importer::ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row) {
+  key_views_.clear();
   if (options_.create_id_indexes) {
-    const std::string_view kept = row->has_id ? std::string_view(schema.columns[schema.id].name) : "";
-    for (const Property& p : row->properties) {
-      if (p.key == kept) continue;  // its own id, kept under its key
-      ordinary_keys_.try_emplace(base::StrCat(row->label, std::string_view("\0", 1), p.key),
-                                 OrdinaryKey{static_cast<std::uint32_t>(index), r.line()});
+    for (const Property& p : row->properties) key_views_.push_back(p.key);
+  }
+  const CsvField* f = row->has_id ? row->id.field : nullptr;
+  return AddVertex(index,
+                   {.record_line = r.line(),
+                    .raw = r.raw(),
+                    .label = row->label,
+                    .keys = key_views_,
+                    .id = row->has_id ? &row->id : nullptr,
+                    .id_line = f != nullptr ? f->line : 0,
+                    .id_column = f != nullptr ? f->column : 0},
+                   schema);
+}
+
+Status Importer::AddVertex(std::size_t index, const VertexFacts& v, const Schema& schema) {
+  if (options_.create_id_indexes) {
+    const std::string_view kept = v.id != nullptr ? std::string_view(schema.columns[schema.id].name) : "";
+    for (std::string_view key : v.keys) {
+      if (key == kept) continue;  // its own id, kept under its key
+      ordinary_keys_.try_emplace(base::StrCat(v.label, std::string_view("\0", 1), key),
+                                 OrdinaryKey{static_cast<std::uint32_t>(index), v.record_line});
     }
   }
-  if (!row->has_id) return Status::Ok();
+  if (v.id == nullptr) return Status::Ok();
   const IdSpace* clash = nullptr;
-  const std::uint32_t space_of = SpaceOf(*row, schema, &clash);
+  const std::uint32_t space_of = SpaceOf(v.label, schema, &clash);
   if (space_of == kNoEntry) {
-    const CsvField& f = *row->id.field;
     const char* type = schema.columns[schema.id].type == FieldType::kInt ? "an int" : "a string";
-    return Reject(index, r.line(), f.line, f.column,
+    return Reject(index, v.record_line, v.id_line, v.id_column,
                   base::StrCat(type, " id, but the ", clash->label, " ids kept as '", clash->key, "' are ",
                                clash->type == FieldType::kInt ? "ints" : "strings",
                                " in an earlier file (one unique index could not hold both)"),
-                  r.raw());
+                  v.raw);
   }
-  if (insert_map_ == nullptr || insert_group_ != row->id.group) {
-    auto space = ids_.find(row->id.group);
+  if (insert_map_ == nullptr || insert_group_ != v.id->group) {
+    auto space = ids_.find(v.id->group);
     if (space == ids_.end()) {
-      space = ids_.try_emplace(std::string(row->id.group)).first;
+      space = ids_.try_emplace(std::string(v.id->group)).first;
       cache_.map = nullptr;  // a rehash may have moved the maps
       // A line of the file takes a few bytes at least. (Ids of later files
       // that fall outside what this allows go to the hash table.)
       space->second.SetSizeHint(vertex_file_bytes_ / 8);
     }
     insert_map_ = &space->second;
-    insert_group_.assign(row->id.group);
+    insert_group_.assign(v.id->group);
   }
-  const CsvField& f = *row->id.field;
-  return AddId(index, r.line(), f.line, f.column, row->id, space_of, r.raw());
+  return AddId(index, v.record_line, v.id_line, v.id_column, *v.id, space_of, v.raw);
 }
 
 Status Importer::AddId(std::size_t index, std::uint64_t record_line, std::uint64_t line, std::uint64_t column,
@@ -354,8 +402,10 @@ Status Importer::ValidateEdge(std::size_t index, const CsvReader& r, const Row& 
 }
 
 Status Importer::ValidateFile(std::size_t index) {
+  if (Splittable(index))
+    return KindAt(index) == FileKind::kVertices ? ValidateVerticesParallel(index)
+                                                : ValidateFileParallel(index);
   if (FastVerticesOk(index)) return ValidateVerticesFast(index);
-  if (Splittable(index)) return ValidateFileParallel(index);
   QUIVER_ASSIGN_OR_RETURN(Input in, OpenInput(index));
   RowBuilder builder(in.schema, FileAt(index).label);
   Row row;

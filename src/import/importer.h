@@ -22,9 +22,18 @@
 // Nothing is acknowledged before the identity file is durable, and every
 // failure removes what was written: all-or-nothing.
 //
+// A file other than gzip is cut into blocks parsed on ImportOptions::threads
+// threads (parallel_input.cc, parallel_vertices.cc); whatever depends on
+// input order (the id map's insertions, rejections, names) is done in
+// block order on the calling thread, so the result is one thread's. An
+// ImportSpec::graphalytics dataset's .properties is read first and its
+// files added to the spec (graphalytics_properties.h).
+//
 // Memory: the id map (one entry, about 100 bytes, more for ids longer than
-// 15 bytes, per vertex with an id), the batches in flight, and one 1 MiB read buffer;
-// the input is never held whole. Parsing twice trades CPU for that bound.
+// 15 bytes, per vertex with an id), the batches in flight, and one 1 MiB read
+// buffer, or two blocks per thread (4 MiB each, and a vertex block's
+// parsed records); the input is never held whole. Parsing twice trades CPU
+// for that bound.
 //
 // Example:
 //   Importer importer(env::PosixFileSystem(), *graph, spec, options);
@@ -38,6 +47,7 @@
 #include <deque>
 #include <future>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -50,6 +60,7 @@
 #include "env/file_system.h"
 #include "import/csv_reader.h"
 #include "import/csv_schema.h"
+#include "import/graphalytics_properties.h"
 #include "import/id_map.h"
 #include "import/input_blocks.h"
 #include "import/row_builder.h"
@@ -61,7 +72,8 @@ namespace quiver::import {
 
 class Importer {
  public:
-  // Imports into `graph`, through its writer.
+  // Imports into `graph`, through its writer. `spec` is copied; `options`
+  // (and `graph`) must outlive the importer.
   Importer(env::FileSystem* fs, Graph& graph, const ImportSpec& spec, const ImportOptions& options);
   // Builds a new graph in `new_dir`, which must not exist or be empty.
   Importer(env::FileSystem* fs, std::string new_dir, const ImportSpec& spec, const ImportOptions& options);
@@ -113,6 +125,10 @@ class Importer {
   static constexpr std::uint32_t kRejectedEntry = IdMap::kRejected;
 
   Result<ImportStats> RunUnguarded();
+  // Reads ImportSpec::graphalytics and adds its files to spec_.
+  Status AddGraphalyticsDataset();
+  // The schema of EVLP file `index`, whose first line has `columns` fields.
+  Result<Schema> EvlpSchemaOf(std::size_t index, const CsvReader& first) const;
   // Whether two paths name one file (as given, or resolved by RealPath).
   bool SameFile(const std::string& a, const std::string& b) const;
   // ImportOptions::progress: a phase starts (at byte 0, row 0); file
@@ -177,6 +193,19 @@ class Importer {
   Result<std::vector<std::uint32_t>> BulkVertexIds();
   Status ValidateFile(std::size_t index);
   Status ValidateVertex(std::size_t index, const CsvReader& r, const Schema& schema, Row* row);
+  // What pass 1 needs of a vertex record that built.
+  struct VertexFacts {
+    std::uint64_t record_line = 0;
+    std::string_view raw;
+    std::string_view label;
+    std::span<const std::string_view> keys;  // its properties' (read with create_id_indexes only)
+    const ExternalId* id = nullptr;          // null: no id
+    std::uint64_t id_line = 0;               // where the id field is
+    std::uint64_t id_column = 0;
+  };
+  // ValidateVertex's work, on one thread in input order: the ordinary keys,
+  // the id space, the id map (or the record's rejection).
+  Status AddVertex(std::size_t index, const VertexFacts& v, const Schema& schema);
   Status ValidateEdge(std::size_t index, const CsvReader& r, const Row& row);
   // Adds a vertex record's id to insert_map_ (in id space `space`), or
   // rejects the record if the id is there.
@@ -207,7 +236,7 @@ class Importer {
   // The id space of a vertex row with an id; kNoEntry, with `*clash` set to
   // the space it would join, if that space keeps its ids under the same key
   // as another type.
-  std::uint32_t SpaceOf(const Row& row, const Schema& schema, const IdSpace** clash);
+  std::uint32_t SpaceOf(std::string_view label, const Schema& schema, const IdSpace** clash);
   // The last id map found, per thread: the ids of a file are nearly always
   // of one group.
   struct SpaceCache {
@@ -232,12 +261,14 @@ class Importer {
   bool bulk() const { return graph_ == nullptr; }
   void InternNames(FileKind kind, const Row& row);
 
-  // Parallel parsing of one file (parallel_input.cc): EVLP edge files,
-  // cut into blocks of whole lines, on ImportOptions::threads threads.
+  // Parallel parsing of one file (parallel_input.cc, parallel_vertices.cc):
+  // edge and vertex files of every format but gzip, cut into blocks of
+  // whole records, on ImportOptions::threads threads.
   struct PlannedBlock {
     InputBlock block;
     std::uint64_t first_line = 0;
-    std::uint64_t edges = 0;  // rows accepted in pass 1
+    std::uint64_t edges = 0;  // edge files: rows accepted in pass 1
+    std::uint64_t rows = 0;   // vertex files: records read in pass 1 (some rejected later)
   };
   unsigned Threads() const;
   // Whether an EVLP edge file's plain lines may skip the generic reader.
@@ -250,6 +281,13 @@ class Importer {
   CsvDialect DialectOf() const;
   Status ValidateFileParallel(std::size_t index);
   Status BulkWriteEdgesParallel(std::size_t index, checkpoint::CheckpointSink& sink, std::uint64_t first_id);
+  // Vertex files in parallel (parallel_vertices.cc): pass 1 parses the
+  // blocks on the workers and adds their records to the id map on the
+  // calling thread, in input order; the bulk path's pass 2 encodes the
+  // blocks from vertex `first_id` on and returns the id after the file's.
+  Status ValidateVerticesParallel(std::size_t index);
+  Result<std::uint64_t> BulkWriteVerticesParallel(std::size_t index, checkpoint::CheckpointSink& sink,
+                                                  std::uint64_t first_id);
   // The edge of a valid row, with its properties' key ids (sorted) in
   // `props`; InternalError if the row is not what pass 1 saw.
   struct EdgeRow {
@@ -268,6 +306,12 @@ class Importer {
   Status BulkVertex(std::size_t index, const CsvReader& r, const Row& row, const Schema& schema,
                     BulkSink& out, std::vector<checkpoint::KeyedValue>* props);
   Status BulkWriteVerticesFast(std::size_t index, BulkSink& out);
+  // BulkVertex's checks (the file unchanged since pass 1, the row's id
+  // mapped to vertex `id`, the id keys' owners): the label's id, with the
+  // properties' key ids in `props`. Thread-safe, each thread with its cache.
+  Result<std::uint32_t> ResolveVertex(std::size_t index, const CsvReader& r, const Row& row,
+                                      const Schema& schema, std::uint64_t id, SpaceCache* cache,
+                                      std::vector<checkpoint::KeyedValue>* props) const;
   Status PlanIdIndexes();
   Status CheckIdKeyOwner(std::size_t index, const CsvReader& r, std::uint32_t label, const Schema& schema,
                          const Row& row, std::span<const checkpoint::KeyedValue> props) const;
@@ -290,8 +334,12 @@ class Importer {
   env::FileSystem* fs_;
   Graph* graph_ = nullptr;  // null: the bulk path into new_dir_
   std::string new_dir_;
-  const ImportSpec& spec_;
+  ImportSpec spec_;  // a copy: a Graphalytics dataset's files are added to it
   const ImportOptions& options_;
+  // ImportSpec::graphalytics, once read, and the index of its edge file
+  // (SIZE_MAX if none).
+  std::optional<GraphalyticsProperties> dataset_;
+  std::size_t dataset_edges_ = SIZE_MAX;
   ImportStats stats_;
 
   base::SafeFlatHashMap<std::string, IdMap, base::StringHash, base::StringEq> ids_;  // group -> id -> entry
@@ -304,6 +352,7 @@ class Importer {
   std::uint64_t vertex_file_bytes_ = 0;  // the size of the vertex file opened last (OpenInput)
   bool vertex_file_compressed_ = false;  // and whether it is gzip
   std::vector<IdEntry> entries_;
+  std::vector<std::string_view> key_views_;  // ValidateVertex's, reused
   std::vector<IdSpace> spaces_;
   // With create_id_indexes: the first vertex row, per (label, key), that
   // holds the key from an ordinary column (not as its own kept id); a key

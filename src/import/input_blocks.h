@@ -96,6 +96,27 @@ class LineBases {
   std::vector<std::uint64_t> starts_ ABSL_GUARDED_BY(mu_);
 };
 
+// Publishes block `i`'s line count to `bases`, or on destruction without
+// Publish (an early return) its failure: exactly once either way.
+class PublishOnce {
+ public:
+  PublishOnce(LineBases& bases, std::size_t i) : bases_(bases), i_(i) {}
+  ~PublishOnce() {
+    if (!done_) bases_.Fail(i_);
+  }
+  PublishOnce(const PublishOnce&) = delete;
+  PublishOnce& operator=(const PublishOnce&) = delete;
+  void Publish(std::uint64_t lines) {
+    bases_.Publish(i_, lines);
+    done_ = true;
+  }
+
+ private:
+  LineBases& bases_;
+  const std::size_t i_;
+  bool done_ = false;
+};
+
 }  // namespace quiver::import
 
 #endif  // QUIVER_IMPORT_INPUT_BLOCKS_H_

@@ -1,7 +1,6 @@
-// Importer: one file parsed on several threads (see importer.h and
-// input_blocks.h). Only EVLP edge files take this path: their records
-// never span a line break, and their rows touch nothing but the id maps,
-// which are read-only once every vertex is in.
+// Importer: one edge file parsed on several threads (see importer.h and
+// input_blocks.h; vertex files: parallel_vertices.cc). Edge rows touch
+// nothing but the id maps, which are read-only once every vertex is in.
 //
 // Both passes cut the file the same way (pass 1 plans the blocks and
 // keeps the plan) and run the blocks through a ChunkPipeline, whose write
@@ -28,29 +27,6 @@
 #include "storage/prop_block.h"
 
 namespace quiver::import {
-namespace {
-
-// Publishes a block's line count, or its failure, exactly once.
-class PublishOnce {
- public:
-  PublishOnce(LineBases& bases, std::size_t i) : bases_(bases), i_(i) {}
-  ~PublishOnce() {
-    if (!done_) bases_.Fail(i_);
-  }
-  PublishOnce(const PublishOnce&) = delete;
-  PublishOnce& operator=(const PublishOnce&) = delete;
-  void Publish(std::uint64_t lines) {
-    bases_.Publish(i_, lines);
-    done_ = true;
-  }
-
- private:
-  LineBases& bases_;
-  const std::size_t i_;
-  bool done_ = false;
-};
-
-}  // namespace
 
 unsigned Importer::Threads() const {
   // More threads than this gain nothing on one file, and each holds two
@@ -61,10 +37,10 @@ unsigned Importer::Threads() const {
 }
 
 bool Importer::Splittable(std::size_t index) const {
-  // Edge files of every format: a record of EVLP and JSON Lines is one
-  // line (JSON escapes its line breaks), CSV is cut where quotes allow
+  // Files of every format: a record of EVLP and JSON Lines is one line
+  // (JSON escapes its line breaks), CSV is cut where quotes allow
   // (PlanQuotedBlocks). A gzip file is read in order only: one thread.
-  if (KindAt(index) != FileKind::kEdges || Threads() <= 1) return false;
+  if (Threads() <= 1) return false;
   Result<bool> gzip = IsGzip(fs_, FileAt(index).path);
   return gzip.ok() && !*gzip;  // an unreadable file fails in OpenInput, with its position
 }
@@ -122,17 +98,6 @@ bool Importer::FastVerticesOk(std::size_t index) const {
   return gzip.ok() && !*gzip;  // an unreadable file fails in OpenInput, with its position
 }
 
-namespace {
-
-// A fast line's record as CsvReader::raw() gives it: without its line break.
-std::string_view RawOf(std::string_view text) {
-  if (!text.empty() && text.back() == '\n') text.remove_suffix(1);
-  if (!text.empty() && text.back() == '\r') text.remove_suffix(1);
-  return text;
-}
-
-}  // namespace
-
 Status Importer::ValidateVerticesFast(std::size_t index) {
   const std::string& path = FileAt(index).path;
   Schema schema;
@@ -183,7 +148,7 @@ Status Importer::ValidateVerticesFast(std::size_t index) {
           if ((++rows_[index] & (kHintRows - 1)) == 0) refine(v.text.data());
           ExternalId id;
           id.SetNumber(v.id);
-          return AddId(index, v.line, v.line, 1, id, space, RawOf(v.text));
+          return AddId(index, v.line, v.line, 1, id, space, WithoutLineBreak(v.text));
         },
         generic));
     line += CountLines(bytes);

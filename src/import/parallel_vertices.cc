@@ -233,7 +233,7 @@ Status Importer::ValidateVerticesParallel(std::size_t index) {
     }
     if (!b.error.ok()) return b.error;
     planned_[index].push_back({.block = block, .first_line = b.first_line, .rows = b.records.size()});
-    ReportProgress(index, block.offset + block.length);
+    ReportProgress(index, block.offset + block.length, rows_[index]);
     return Status::Ok();
   };
   const unsigned threads = Threads();
@@ -317,7 +317,7 @@ Result<std::uint64_t> Importer::BulkWriteVerticesParallel(std::size_t index, che
   std::size_t written = 0;
   auto write = [&](const checkpoint::EncodedChunk& chunk) {
     const InputBlock& block = blocks[written++].block;
-    ReportProgress(index, block.offset + block.length);
+    ReportProgress(index, block.offset + block.length, first_ids[written] - first_ids[0]);  // vertices written
     return sink.AppendChunk(chunk);
   };
   const unsigned threads = Threads();

@@ -332,9 +332,6 @@ Status CheckNewestSegment(env::FileSystem* fs, const std::string& dir) {
 namespace {
 
 constexpr char kImportJournalMagic[] = "QVRIMPRT";  // 8 bytes, no terminator on disk
-// Far above any journal (index names are bounded by Limits::max_string_bytes,
-// and an import creates one per id space): a bigger file is damage.
-constexpr std::uint64_t kMaxImportJournalBytes = std::uint64_t{64} << 20;
 
 }  // namespace
 
@@ -358,13 +355,11 @@ Result<ImportJournal> DecodeImportJournal(std::string_view bytes, const std::str
   };
   if (bytes.size() >= 12 && std::memcmp(bytes.data(), kImportJournalMagic, 8) == 0) {
     const std::uint32_t version = GetU32(bytes.data() + 8);
-    // As for the identity file: this build's record with a flipped version
-    // bit is damage (its CRC matches once the version is put back).
-    std::string as_ours(bytes);
-    for (int i = 0; i < 4; ++i) as_ours[8 + i] = static_cast<char>((kImportJournalVersion >> (8 * i)) & 0xFF);
-    const bool flipped = bytes.size() >= 16 && GetU32(as_ours.data() + as_ours.size() - 4) ==
-                                                   base::Crc32c(as_ours.data(), as_ours.size() - 4);
-    if (version > kImportJournalVersion && version <= wal::kMaxFormatVersion && !flipped)
+    // Newer only if intact as it is: a flipped version bit, or any other
+    // damage, is Corruption.
+    const bool intact = bytes.size() >= 16 && GetU32(bytes.data() + bytes.size() - 4) ==
+                                                  base::Crc32c(bytes.data(), bytes.size() - 4);
+    if (version > kImportJournalVersion && intact)
       return UnimplementedError(base::StrCat("import rollback record ", path,
                                              " written by a newer Quiver (version ", version,
                                              ", this build reads ", kImportJournalVersion, ")"));

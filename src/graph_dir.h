@@ -187,6 +187,8 @@ std::string EncodeSegments(std::uint64_t segment);
 //   crc           u32      CRC-32C of every byte before it
 inline constexpr char kImportJournalFileName[] = "IMPORT";
 inline constexpr std::uint32_t kImportJournalVersion = 1;
+// A bigger record is damage (BeginImport refuses to write one).
+inline constexpr std::uint64_t kMaxImportJournalBytes = std::uint64_t{64} << 20;
 
 struct ImportJournal {
   std::uint64_t vertex_limit = 0;

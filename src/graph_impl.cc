@@ -728,20 +728,20 @@ Status GraphImpl::BeginImport(const std::vector<std::string>& indexes) {
     while (gate_inside_ > 0) gate_cv_.Wait();
   }
   t_import_thread = this;
-  auto release = [this] {
-    t_import_thread = nullptr;
-    import_journal_.reset();
-    base::MutexLock lock(&gate_mu_);
-    import_running_ = false;
-    gate_cv_.SignalAll();
-  };
+  Status s;
+  try {
+    s = BeginImportGated(indexes);
+  } catch (const std::bad_alloc&) {
+    s = OutOfMemoryStatus();
+  }
+  if (!s.ok()) ReleaseImportGate();
+  return s;
+}
+
+Status GraphImpl::BeginImportGated(const std::vector<std::string>& indexes) {
   // Whatever was queued before the gate closed commits (and, durable, is
   // synced) before the limits are read: none of it is the import's.
-  Result<CommitInfo> barrier = Write(WriteBatch(), WriteOptions{.sync = true});
-  if (!barrier.ok()) {
-    release();
-    return barrier.status();
-  }
+  QUIVER_RETURN_IF_ERROR(Write(WriteBatch(), WriteOptions{.sync = true}).status());
   graphdir::ImportJournal journal;
   {
     PinnedVersion head(chain_);
@@ -750,9 +750,14 @@ Status GraphImpl::BeginImport(const std::vector<std::string>& indexes) {
     for (const std::string& name : indexes)
       if (head.roots().catalog->Find(name) == nullptr) journal.indexes.push_back(name);
   }
+  if (graphdir::EncodeImportJournal(journal).size() > graphdir::kMaxImportJournalBytes)
+    return InvalidArgumentError("import: the names of the id indexes it would create are too long to record");
   if (durable_ != nullptr) {
     if (Status s = graphdir::WriteImportJournal(durable_->fs, durable_->dir, journal); !s.ok()) {
-      release();
+      // The rename may have happened: a record must never stay once other
+      // writers are let in (Open would take their writes for the import's).
+      if (Status r = graphdir::RemoveImportJournal(durable_->fs, durable_->dir); !r.ok())
+        Poison("an import's rollback record could not be written or removed", r);
       return Status(s.code(), base::StrCat("import: writing its rollback record: ", s.message()));
     }
   }
@@ -760,33 +765,53 @@ Status GraphImpl::BeginImport(const std::vector<std::string>& indexes) {
   return Status::Ok();
 }
 
-Status GraphImpl::EndImport(bool commit) {
-  if (t_import_thread != this || !import_journal_)
-    return FailedPreconditionError("EndImport without BeginImport");
-  Status s;
-  if (commit) {
-    s = Write(WriteBatch(), WriteOptions{.sync = true}).status();
-    if (s.ok() && durable_ != nullptr) {
-      s = graphdir::RemoveImportJournal(durable_->fs, durable_->dir);
-      if (!s.ok())
-        s = Status(StatusCode::kDurabilityUnknown,
-                   base::StrCat("the import is durable, but removing its rollback record failed (",
-                                s.ToString(), "): the next Open may undo it"));
-    }
-  }
-  if (!commit || (!s.ok() && s.code() != StatusCode::kDurabilityUnknown)) {
-    Status undo = UndoImport(*import_journal_);
-    if (undo.ok() && durable_ != nullptr) undo = graphdir::RemoveImportJournal(durable_->fs, durable_->dir);
-    if (!undo.ok())
-      undo = Status(undo.code(), base::StrCat("undoing the import failed (", undo.message(),
-                                              "); its rollback record stays: the next Open undoes it"));
-    if (s.ok()) s = std::move(undo);
-  }
+void GraphImpl::ReleaseImportGate() noexcept {
   t_import_thread = nullptr;
   import_journal_.reset();
   base::MutexLock lock(&gate_mu_);
   import_running_ = false;
   gate_cv_.SignalAll();
+}
+
+Status GraphImpl::EndImport(bool commit) {
+  if (t_import_thread != this || !import_journal_)
+    return FailedPreconditionError("EndImport without BeginImport");
+  Status s;
+  bool record_stays = false;  // or may stay: then nobody else may write
+  try {
+    if (commit) {
+      s = Write(WriteBatch(), WriteOptions{.sync = true}).status();
+      if (s.ok() && durable_ != nullptr) {
+        Status removed = graphdir::RemoveImportJournal(durable_->fs, durable_->dir);
+        if (!removed.ok()) {
+          record_stays = true;
+          s = Status(StatusCode::kDurabilityUnknown,
+                     base::StrCat("the import is durable, but removing its rollback record failed (",
+                                  removed.ToString(),
+                                  "): the graph refuses writes, and the next Open may undo the import"));
+        }
+      }
+    }
+    if (!commit || (!s.ok() && !record_stays)) {
+      Status undo = UndoImport(*import_journal_);
+      if (undo.ok() && durable_ != nullptr) undo = graphdir::RemoveImportJournal(durable_->fs, durable_->dir);
+      if (!undo.ok()) {
+        record_stays = true;
+        undo =
+            Status(undo.code(),
+                   base::StrCat("undoing the import failed (", undo.message(), "); the graph refuses writes",
+                                durable_ != nullptr ? ", and the next Open undoes the import" : ""));
+      }
+      if (s.ok() || !undo.ok()) s = std::move(undo);
+    }
+  } catch (const std::bad_alloc&) {
+    record_stays = true;
+    s = OutOfMemoryStatus();
+  }
+  // Fail-stop: everything at or above the record's limits must stay the
+  // import's until an Open undoes it.
+  if (record_stays) Poison("an import could not be undone or its rollback record removed", s);
+  ReleaseImportGate();
   return s;
 }
 
@@ -799,6 +824,9 @@ Status GraphImpl::ForEachUndoBatch(const graphdir::ImportJournal& journal, F com
     for (const std::string& name : journal.indexes)
       if (head.roots().catalog->Find(name) != nullptr) indexes.push_back(name);
   }
+  // Within the graph's own batch limit, or the undo could never commit.
+  const std::size_t batch_ops =
+      std::max<std::size_t>(1, std::min<std::size_t>(kUndoBatchOps, options_.limits.max_batch_ops));
   WriteBatch batch;
   std::size_t ops = 0;
   auto flush = [&]() -> Status {
@@ -810,12 +838,12 @@ Status GraphImpl::ForEachUndoBatch(const graphdir::ImportJournal& journal, F com
   };
   for (EdgeId e : snap.Edges(journal.edge_limit, UINT64_MAX)) {
     batch.RemoveEdge(e);
-    if (++ops == kUndoBatchOps) QUIVER_RETURN_IF_ERROR(flush());
+    if (++ops == batch_ops) QUIVER_RETURN_IF_ERROR(flush());
   }
   QUIVER_RETURN_IF_ERROR(flush());
   for (VertexId v : snap.Vertices(journal.vertex_limit, UINT64_MAX)) {
     batch.RemoveVertex(v);
-    if (++ops == kUndoBatchOps) QUIVER_RETURN_IF_ERROR(flush());
+    if (++ops == batch_ops) QUIVER_RETURN_IF_ERROR(flush());
   }
   QUIVER_RETURN_IF_ERROR(flush());
   for (const std::string& name : indexes) {
@@ -829,6 +857,9 @@ Status GraphImpl::ForEachUndoBatch(const graphdir::ImportJournal& journal, F com
 }
 
 Status GraphImpl::UndoImport(const graphdir::ImportJournal& journal) {
+  // The import's batches still queued (an import cut short by an
+  // exception) commit first, or the undo's snapshot would miss them.
+  QUIVER_RETURN_IF_ERROR(Write(WriteBatch(), WriteOptions{.sync = false}).status());
   QUIVER_RETURN_IF_ERROR(ForEachUndoBatch(
       journal, [this](WriteBatch b) { return Write(std::move(b), WriteOptions{.sync = false}).status(); }));
   return Write(WriteBatch(), WriteOptions{.sync = true}).status();
@@ -867,6 +898,12 @@ Status GraphImpl::Close() {
 }
 
 Status GraphImpl::CloseOnce(bool* ran) {
+  // A running import ends first: its rollback record is written and removed
+  // under this handle's LOCK, never after another handle took it.
+  if (t_import_thread != this) {
+    base::MutexLock lock(&gate_mu_);
+    while (import_running_) gate_cv_.Wait();
+  }
   std::call_once(close_once_, [this, ran] {
     if (ran != nullptr) *ran = true;
     queue_.Close();

@@ -116,7 +116,9 @@ class GraphImpl final : public Graph {
   // Otherwise, or if that Sync fails: removes every element the import
   // added and drops the indexes it created (UndoImport), syncs, and removes
   // the record. If a step fails the record stays, and the next Open undoes
-  // the import. Then lets the other writers go.
+  // the import. A record that stays (or may) poisons the graph: no other
+  // write may land above its limits before an Open undoes the import. Then
+  // lets the other writers go. Never throws.
   Status EndImport(bool commit);
 
   // Test hook: the writer thread's id (for base::ArmAllocationFaults).
@@ -155,6 +157,9 @@ class GraphImpl final : public Graph {
   // handed to `commit` (edges first: a vertex removal takes its edges).
   template <typename F>
   Status ForEachUndoBatch(const graphdir::ImportJournal& journal, F commit) const;
+  // BeginImport's steps once the gate is closed; and the gate's opening.
+  Status BeginImportGated(const std::vector<std::string>& indexes);
+  void ReleaseImportGate() noexcept;
   // Removes what the import of `journal` added and drops the indexes it
   // names that exist, through logged writes, then syncs.
   Status UndoImport(const graphdir::ImportJournal& journal);

@@ -321,7 +321,7 @@ TEST_F(ImportTest, WriteFailureMidwayInAnAtomicImportIsUndoneByTheNextOpen) {
     EXPECT_NE(r.status().message().find("import stopped after 2 batches committed (4 vertices, 0 edges)"),
               std::string::npos)
         << r.status().ToString();
-    EXPECT_NE(r.status().message().find("its rollback record stays: the next Open undoes it"),
+    EXPECT_NE(r.status().message().find("the graph refuses writes, and the next Open undoes the import"),
               std::string::npos)
         << r.status().ToString();
     EXPECT_TRUE(disk.Exists("/g/IMPORT").value());

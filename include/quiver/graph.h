@@ -282,8 +282,9 @@ class Graph {
   virtual Result<CommitInfo> Write(WriteBatch batch, const WriteOptions& options) = 0;
   Result<CommitInfo> Write(WriteBatch batch) { return Write(std::move(batch), WriteOptions{}); }
 
-  // Queues `batch` and returns at once (after waiting for queue space);
-  // the future completes like Write.
+  // Queues `batch` and returns at once (after waiting for queue space, and,
+  // for a batch that is not empty, for an atomic Import that another thread
+  // runs to end: include/quiver/import.h); the future completes like Write.
   virtual std::future<Result<CommitInfo>> WriteAsync(WriteBatch batch, const WriteOptions& options) = 0;
   std::future<Result<CommitInfo>> WriteAsync(WriteBatch batch) {
     return WriteAsync(std::move(batch), WriteOptions{});

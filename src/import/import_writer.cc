@@ -50,8 +50,8 @@ Status Importer::WriteIntoGraph() {
   } span{graph};
   Status s = CreateIndexes();
   if (s.ok()) s = WriteAll();
+  Status end = graph->EndImport(s.ok());  // never throws
   span.ended = true;
-  Status end = graph->EndImport(s.ok());
   if (s.ok()) return end;
   if (end.ok())
     return Status(s.code(), base::StrCat(s.message(), "; everything the import wrote was undone"));

@@ -317,7 +317,8 @@ Result<std::uint64_t> Importer::BulkWriteVerticesParallel(std::size_t index, che
   std::size_t written = 0;
   auto write = [&](const checkpoint::EncodedChunk& chunk) {
     const InputBlock& block = blocks[written++].block;
-    ReportProgress(index, block.offset + block.length, first_ids[written] - first_ids[0]);  // vertices written
+    ReportProgress(index, block.offset + block.length,
+                   first_ids[written] - first_ids[0]);  // vertices written
     return sink.AppendChunk(chunk);
   };
   const unsigned threads = Threads();

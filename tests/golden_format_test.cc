@@ -35,6 +35,7 @@
 
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "dump.h"
 #include "env/sim_file_system.h"
 #include "format_test_util.h"
 #include "graph_impl.h"
@@ -1515,6 +1516,16 @@ TEST(GoldenFormatTest, StringListInAPreviousVersionFileIsCorruption) {
           << m;
       EXPECT_EQ(fs.ReadFileForTest("/db/" + name).value(), bytes);
       EXPECT_EQ(fs.ReadDurableForTest("/db/" + name).value(), bytes);
+      if (which == 2 && !salvage) {
+        // The dump of the checkpoint makes the same check, and says where.
+        std::string text;
+        Status d = DumpGraphFile(&fs, "/db/" + name, DumpOptions{},
+                                 [&text](std::string_view line) { text.append(line).push_back('\n'); });
+        EXPECT_EQ(d.code(), StatusCode::kCorruption) << d.ToString();
+        EXPECT_NE(text.find("! stopped at offset"), std::string::npos) << text;
+        EXPECT_NE(text.find("string list (value type 7) in a format version 3 checkpoint"), std::string::npos)
+            << text;
+      }
     }
   }
 }

@@ -65,6 +65,8 @@ Status CheckOptions(const Options& o) {
   const Limits& l = o.limits;
   QUIVER_RETURN_IF_ERROR(CheckRange("max_string_bytes", l.max_string_bytes, 1, kMaxPropertyBytesCeiling));
   QUIVER_RETURN_IF_ERROR(CheckRange("max_vector_dims", l.max_vector_dims, 0, kMaxPropertyBytesCeiling / 4));
+  QUIVER_RETURN_IF_ERROR(
+      CheckRange("max_list_elements", l.max_list_elements, 0, kMaxPropertyBytesCeiling / 4));
   QUIVER_RETURN_IF_ERROR(CheckRange("max_batch_ops", l.max_batch_ops, 1, kMaxBatchOpsCeiling));
   QUIVER_RETURN_IF_ERROR(CheckRange("max_properties_per_element", l.max_properties_per_element, 1,
                                     kMaxPropertyBytesCeiling / 16));

@@ -113,6 +113,7 @@ Limits ReplayLimits() {
   constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
   return Limits{.max_string_bytes = kMax,
                 .max_vector_dims = kMax,
+                .max_list_elements = kMax,
                 .max_batch_ops = kMax,
                 .max_properties_per_element = kMax};
 }
@@ -135,6 +136,18 @@ Status CheckLoggedBatch(BatchProcessor& processor, const wal::LoggedBatch& lb, s
             "WAL: batch ", lb.sequence, " defines '", op.index->spec.name,
             "', an edge-endpoint constraint (index kind 3), in a format version ", format_version,
             " segment; that kind came with format version ", wal::kFirstEndpointConstraintVersion));
+    }
+  }
+  // Value type 7 (a string list) came with format version 5, likewise.
+  if (format_version < wal::kFirstStringListVersion) {
+    for (const internal::WriteBatchInternal::Op& op : internal::WriteBatchInternal::Ops(lb.batch)) {
+      for (const Property& p : internal::WriteBatchInternal::Props(lb.batch, op)) {
+        if (p.value.type() == ValueType::kStringList)
+          return CorruptionError(base::StrCat("WAL: batch ", lb.sequence, " sets '", p.key,
+                                              "' to a string list (value type 7) in a format version ",
+                                              format_version, " segment; that type came with format version ",
+                                              wal::kFirstStringListVersion));
+      }
     }
   }
   Status s = processor.Validate(lb.batch, g);

@@ -35,6 +35,7 @@ using test_util::SameValue;
 // Small limits so every bound is cheap to cross.
 constexpr std::size_t kMaxString = 64;
 constexpr std::size_t kMaxDims = 8;
+constexpr std::size_t kMaxListElements = 4;
 constexpr std::size_t kMaxOps = 64;
 constexpr std::size_t kMaxProps = 6;
 // Property bytes: 8 per element, 16 per property, payloads rounded up to 8.
@@ -48,6 +49,7 @@ Options TestOptions() {
   Options o;
   o.limits.max_string_bytes = kMaxString;
   o.limits.max_vector_dims = kMaxDims;
+  o.limits.max_list_elements = kMaxListElements;
   o.limits.max_batch_ops = kMaxOps;
   o.limits.max_properties_per_element = kMaxProps;
   o.limits.max_property_bytes_per_element = kMaxPropBytes;
@@ -183,6 +185,19 @@ void AddUtf8Cases(std::vector<Case>& cases) {
     add("value_set_new_vertex", [str](WriteBatch& b, const Ctx&) {
       NewVertex v = b.AddVertex("Bad");
       b.SetProperty(v, "bad_key", str);
+    });
+    // In any element of a string list.
+    add("list_add_vertex", [str](WriteBatch& b, const Ctx&) {
+      b.AddVertex("Bad", {{"bad_key", StringList{"ok", str}}});
+    });
+    add("list_add_edge", [str](WriteBatch& b, const Ctx& c) {
+      b.AddEdge("BAD_T", c.b, c.a, {{"bad_key", StringList{str}}});
+    });
+    add("list_set_vertex", [str](WriteBatch& b, const Ctx& c) {
+      b.SetProperty(c.b, "bad_key", StringList{str, "", "ok"});
+    });
+    add("list_set_edge", [str](WriteBatch& b, const Ctx& c) {
+      b.SetProperty(c.bc, "bad_key", StringList{"", str});
     });
   }
 }
@@ -401,6 +416,40 @@ void AddPropertyBytesCases(std::vector<Case>& cases) {
                    [s64](WriteBatch& b, const Ctx& c) {
                      NewEdge e = b.AddEdge("BAD_T", c.a, c.b, {{"s1", s64}, {"s2", s64}});
                      b.SetProperty(e, "bad_key", s64);
+                   },
+                   kOOR});
+}
+
+// A string list: Limits::max_list_elements, max_string_bytes per element,
+// and the list as a whole within max_property_bytes_per_element.
+void AddStringListLimitCases(std::vector<Case>& cases) {
+  const StatusCode kOOR = StatusCode::kOutOfRange;
+  const StringList too_many(kMaxListElements + 1, "t");
+  const StringList long_element = {"ok", std::string(kMaxString + 1, 'e')};
+  // 4 + 4 * 4 + 4 * 60 = 260 packed bytes: each element and the count
+  // within their limits, the list over kMaxPropBytes.
+  const StringList too_big(kMaxListElements, std::string(60, 'b'));
+  cases.push_back({"list_too_many_elements_add_vertex",
+                   [too_many](WriteBatch& b, const Ctx&) {
+                     b.AddVertex("Bad", {{"bad_key", too_many}});
+                   },
+                   kOOR});
+  cases.push_back({"list_too_many_elements_set_edge",
+                   [too_many](WriteBatch& b, const Ctx& c) { b.SetProperty(c.ab, "bad_key", too_many); },
+                   kOOR});
+  cases.push_back(
+      {"list_long_element_set_vertex",
+       [long_element](WriteBatch& b, const Ctx& c) { b.SetProperty(c.a, "bad_key", long_element); }, kOOR});
+  cases.push_back({"list_long_element_add_edge",
+                   [long_element](WriteBatch& b, const Ctx& c) {
+                     b.AddEdge("BAD_T", c.a, c.b, {{"bad_key", long_element}});
+                   },
+                   kOOR});
+  cases.push_back({"list_too_big_set_vertex",
+                   [too_big](WriteBatch& b, const Ctx& c) { b.SetProperty(c.a, "bad_key", too_big); }, kOOR});
+  cases.push_back({"list_too_big_add_vertex",
+                   [too_big](WriteBatch& b, const Ctx&) {
+                     b.AddVertex("Bad", {{"bad_key", too_big}});
                    },
                    kOOR});
 }
@@ -674,6 +723,7 @@ std::vector<Case> AllCases() {
   AddNonFiniteCases(cases);
   AddLimitCases(cases);
   AddPropertyBytesCases(cases);
+  AddStringListLimitCases(cases);
   AddDegreeCases(cases);
   AddNotFoundCases(cases);
   AddHandleCases(cases);
@@ -858,6 +908,12 @@ TEST(BadInputTest, BoundaryValuesAreAccepted) {
       {"bytes_not_utf8_checked", set_on_a("x", invalid_utf8_bytes), vertex_value("x", invalid_utf8_bytes)},
       {"empty_bytes", set_on_a("x", Bytes{}), vertex_value("x", Bytes{})},
       {"empty_vector", set_on_a("x", FloatVector{}), vertex_value("x", FloatVector{})},
+      {"empty_list", set_on_a("x", StringList{}), vertex_value("x", StringList{})},
+      {"list_of_one_empty_string", set_on_a("x", StringList{""}), vertex_value("x", StringList{""})},
+      {"list_at_limits", set_on_a("x", StringList(kMaxListElements, std::string(12, 'l'))),
+       vertex_value("x", StringList(kMaxListElements, std::string(12, 'l')))},
+      {"list_element_at_limit", set_on_a("x", StringList{at_limit, "\xC3\xA9", with_nul}),
+       vertex_value("x", StringList{at_limit, "\xC3\xA9", with_nul})},
       {"negative_zero", set_on_a("x", -0.0), vertex_value("x", -0.0)},
       {"subnormal", set_on_a("x", std::numeric_limits<double>::denorm_min()),
        vertex_value("x", std::numeric_limits<double>::denorm_min())},

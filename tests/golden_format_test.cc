@@ -1,10 +1,12 @@
 // Golden files of the durable formats (RELIABILITY.md 2.15, 3.6): a small WAL
 // segment and a checkpoint of a fixed graph with a fixed UUID, committed in
-// tests/golden/, in this build's format versions (WAL 4, checkpoint 3) and
-// in older versions (*-v1.*, *-v2.*, *-v3.*, which this build must still
-// read); a WAL segment and a checkpoint that hold index definitions (version
-// 2 on); and a WAL segment and a checkpoint that hold an edge-endpoint
-// constraint (index kind 3: WAL version 4, checkpoint version 3 on). The tests
+// tests/golden/, in this build's format versions (WAL 5, checkpoint 4) and
+// in older versions (*-v1.* to *-v4.*, which this build must still read); a
+// WAL segment and a checkpoint that hold index definitions (version 2 on); a
+// WAL segment and a checkpoint that hold an edge-endpoint constraint (index
+// kind 3: WAL version 4, checkpoint version 3 on); and a WAL segment and a
+// checkpoint that hold string lists (value type 7: WAL version 5,
+// checkpoint version 4 on). The tests
 //  - re-encode the same graph through the real writers and compare the bytes
 //    with the golden files byte for byte (a format drift detector);
 //  - decode the golden files (ScanSegment + DecodeGroup, LoadCheckpoint) and
@@ -33,6 +35,7 @@
 
 #include "base/coding.h"
 #include "base/crc32c.h"
+#include "dump.h"
 #include "env/sim_file_system.h"
 #include "format_test_util.h"
 #include "graph_impl.h"
@@ -71,6 +74,18 @@ constexpr const char* kCheckpointIndexesV2 = "checkpoint-indexes-v2.qck";
 // format 3 on.
 constexpr const char* kWalEndpoints = "wal-endpoints.log";
 constexpr const char* kCheckpointEndpoints = "checkpoint-endpoints.qck";
+// The small, index and endpoint files in WAL format 4 and checkpoint format
+// 3, as the last builds of those versions wrote them (the same bytes but the
+// version field and the CRCs that cover it).
+constexpr const char* kWalGoldenV4 = "wal-small-v4.log";
+constexpr const char* kWalIndexesV4 = "wal-indexes-v4.log";
+constexpr const char* kWalEndpointsV4 = "wal-endpoints-v4.log";
+constexpr const char* kCheckpointGoldenV3 = "checkpoint-small-v3.qck";
+constexpr const char* kCheckpointIndexesV3 = "checkpoint-indexes-v3.qck";
+constexpr const char* kCheckpointEndpointsV3 = "checkpoint-endpoints-v3.qck";
+// String lists (value type 7): WAL format 5, checkpoint format 4 on.
+constexpr const char* kWalLists = "wal-lists.log";
+constexpr const char* kCheckpointLists = "checkpoint-lists.qck";
 
 bool Regenerating() {
   const char* v = std::getenv("QUIVER_REGENERATE_GOLDEN");
@@ -167,6 +182,21 @@ format_test::LogBuilder EndpointsLog() {
   WriteBatch b6;
   b6.SetProperty(EdgeId(0), "since", 1.5);
   one(b6);
+  return log;
+}
+
+// String lists, on a graph of their own: a vertex with a list of two tags
+// (group 1), then an empty list and a list holding an empty string set on
+// it (group 2: one batch of two operations).
+format_test::LogBuilder ListsLog() {
+  format_test::LogBuilder log;
+  WriteBatch b1;
+  b1.AddVertex("Person", {{"name", "Ada"}, {"tags", StringList{"math", "poet"}}});
+  EXPECT_TRUE(log.AddGroup({b1}).ok());
+  WriteBatch b2;
+  b2.SetProperty(VertexId(0), "aliases", StringList{});
+  b2.SetProperty(VertexId(0), "notes", StringList{""});
+  EXPECT_TRUE(log.AddGroup({b2}).ok());
   return log;
 }
 
@@ -269,9 +299,10 @@ class Annotator {
     return s;
   }
   void Value(const std::string& name) {
-    static const char* kTypes[] = {"null", "bool", "int64", "double", "string", "bytes", "float vector"};
+    static const char* kTypes[] = {"null",   "bool",  "int64",        "double",
+                                   "string", "bytes", "float vector", "string list"};
     auto type = Fixed<std::uint8_t>(name + " type");
-    Suffix(std::string(" (") + (type < 7 ? kTypes[type] : "?") + ")");
+    Suffix(std::string(" (") + (type < 8 ? kTypes[type] : "?") + ")");
     switch (static_cast<ValueType>(type)) {
       case ValueType::kNull: break;
       case ValueType::kBool: Fixed<std::uint8_t>(name); break;
@@ -292,6 +323,11 @@ class Annotator {
       case ValueType::kString: Str(name); break;
       case ValueType::kBytes: Field(Varint(name + " length"), name); break;
       case ValueType::kFloatVector: Field(4 * Varint(name + " count"), name + " (f32 each)"); break;
+      case ValueType::kStringList: {
+        const std::uint64_t n = Varint(name + " count");
+        for (std::uint64_t i = 0; i < n; ++i) Str("  " + name + "[" + std::to_string(i) + "]");
+        break;
+      }
     }
   }
 
@@ -595,7 +631,8 @@ TEST(GoldenFormatTest, ReencodingMatchesTheGoldenFilesByteForByte) {
   };
   Set sets[] = {{GoldenLog(), kWalGolden, kCheckpointGolden},
                 {IndexesLog(), kWalIndexes, kCheckpointIndexes},
-                {EndpointsLog(), kWalEndpoints, kCheckpointEndpoints}};
+                {EndpointsLog(), kWalEndpoints, kCheckpointEndpoints},
+                {ListsLog(), kWalLists, kCheckpointLists}};
   for (Set& set : sets) {
     SCOPED_TRACE(set.wal);
     GoldenBytes now = EncodeGolden(set.log);
@@ -620,14 +657,15 @@ TEST(GoldenFormatTest, ReencodingMatchesTheGoldenFilesByteForByte) {
 }
 
 TEST(GoldenFormatTest, GoldenSegmentDecodes) {
-  for (const char* name : {kWalGolden, kWalGoldenV3, kWalGoldenV2, kWalGoldenV1}) {
+  for (const char* name : {kWalGolden, kWalGoldenV4, kWalGoldenV3, kWalGoldenV2, kWalGoldenV1}) {
     SCOPED_TRACE(name);
     std::string wal = ReadFile(kGoldenDir / name);
     ASSERT_FALSE(wal.empty()) << kGoldenDir / name;
     wal::SegmentScan scan;
     std::string decoded = DecodeSegment(wal, &scan);
     EXPECT_TRUE(scan.header_valid);
-    const std::uint32_t version = name == kWalGolden     ? 4u
+    const std::uint32_t version = name == kWalGolden     ? 5u
+                                  : name == kWalGoldenV4 ? 4u
                                   : name == kWalGoldenV3 ? 3u
                                   : name == kWalGoldenV2 ? 2u
                                                          : 1u;
@@ -650,7 +688,7 @@ TEST(GoldenFormatTest, GoldenSegmentDecodes) {
 }
 
 TEST(GoldenFormatTest, GoldenIndexSegmentDecodes) {
-  for (const char* name : {kWalIndexes, kWalIndexesV3, kWalIndexesV2}) {
+  for (const char* name : {kWalIndexes, kWalIndexesV4, kWalIndexesV3, kWalIndexesV2}) {
     SCOPED_TRACE(name);
     std::string wal = ReadFile(kGoldenDir / name);
     ASSERT_FALSE(wal.empty()) << kGoldenDir / name;
@@ -681,7 +719,8 @@ TEST(GoldenFormatTest, GoldenIndexSegmentDecodes) {
 }
 
 TEST(GoldenFormatTest, GoldenCheckpointLoads) {
-  for (const char* name : {kCheckpointGolden, kCheckpointGoldenV2, kCheckpointGoldenV1}) {
+  for (const char* name :
+       {kCheckpointGolden, kCheckpointGoldenV3, kCheckpointGoldenV2, kCheckpointGoldenV1}) {
     SCOPED_TRACE(name);
     std::string ckpt = ReadFile(kGoldenDir / name);
     ASSERT_FALSE(ckpt.empty()) << kGoldenDir / name;
@@ -690,7 +729,10 @@ TEST(GoldenFormatTest, GoldenCheckpointLoads) {
     Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt), &header, &dump);
     ASSERT_TRUE(s.ok()) << s.ToString();
     const bool v1 = std::string(name) == kCheckpointGoldenV1;
-    EXPECT_EQ(header.version, v1 ? 1u : name == kCheckpointGoldenV2 ? 2u : 3u);
+    EXPECT_EQ(header.version, v1                            ? 1u
+                              : name == kCheckpointGoldenV2 ? 2u
+                              : name == kCheckpointGoldenV3 ? 3u
+                                                            : 4u);
     EXPECT_EQ(header.uuid, kFixedUuid);
     EXPECT_EQ(header.sequence, 5u);
     EXPECT_EQ(header.vertex_limit, 2u);
@@ -704,7 +746,7 @@ TEST(GoldenFormatTest, GoldenCheckpointLoads) {
 }
 
 TEST(GoldenFormatTest, GoldenIndexCheckpointLoadsAndBuildsItsIndex) {
-  for (const char* name : {kCheckpointIndexes, kCheckpointIndexesV2}) {
+  for (const char* name : {kCheckpointIndexes, kCheckpointIndexesV3, kCheckpointIndexesV2}) {
     SCOPED_TRACE(name);
     std::string ckpt = ReadFile(kGoldenDir / name);
     ASSERT_FALSE(ckpt.empty()) << kGoldenDir / name;
@@ -712,7 +754,7 @@ TEST(GoldenFormatTest, GoldenIndexCheckpointLoadsAndBuildsItsIndex) {
     std::string dump;
     Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt), &header, &dump);
     ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_EQ(header.version, name == kCheckpointIndexes ? 3u : 2u);
+    EXPECT_EQ(header.version, name == kCheckpointIndexes ? 4u : name == kCheckpointIndexesV3 ? 3u : 2u);
     EXPECT_EQ(header.sequence, 6u);
     EXPECT_EQ(dump,
               "seq=6 Vlim=2 Elim=0 V=2 E=0\n"
@@ -726,54 +768,127 @@ TEST(GoldenFormatTest, GoldenIndexCheckpointLoadsAndBuildsItsIndex) {
 }
 
 TEST(GoldenFormatTest, GoldenEndpointSegmentDecodes) {
-  std::string wal = ReadFile(kGoldenDir / kWalEndpoints);
-  ASSERT_FALSE(wal.empty()) << kGoldenDir / kWalEndpoints;
-  wal::SegmentScan scan;
-  std::string decoded = DecodeSegment(wal, &scan);
-  EXPECT_EQ(scan.header.format_version, 4u);
-  EXPECT_EQ(scan.groups, 6u);
-  EXPECT_EQ(scan.last_sequence, 6u);
-  EXPECT_EQ(decoded,
-            "group 1..1\n"
-            "batch seq=1 first_vertex=0 first_edge=0\n"
-            "  AddVertex Person {name=s:416461;}\n"
-            "group 2..2\n"
-            "batch seq=2 first_vertex=1 first_edge=0\n"
-            "  AddVertex Person {name=s:4772616365;}\n"
-            "group 3..3\n"
-            "batch seq=3 first_vertex=2 first_edge=0\n"
-            "  DefineIndex knows_once on edges KNOWS kind=3 type=any keys=\n"
-            "group 4..4\n"
-            "batch seq=4 first_vertex=2 first_edge=0\n"
-            "  IndexReady knows_once declared=3\n"
-            "group 5..5\n"
-            "batch seq=5 first_vertex=2 first_edge=0\n"
-            "  AddEdge KNOWS v0->v1 {}\n"
-            "  AddEdge KNOWS v1->v0 {}\n"
-            "group 6..6\n"
-            "batch seq=6 first_vertex=2 first_edge=2\n"
-            "  SetProperty e0 {since=d:000000000000f83f;}\n");
+  for (auto [name, version] : {std::pair{kWalEndpoints, 5u}, {kWalEndpointsV4, 4u}}) {
+    SCOPED_TRACE(name);
+    std::string wal = ReadFile(kGoldenDir / name);
+    ASSERT_FALSE(wal.empty()) << kGoldenDir / name;
+    wal::SegmentScan scan;
+    std::string decoded = DecodeSegment(wal, &scan);
+    EXPECT_EQ(scan.header.format_version, version);
+    EXPECT_EQ(scan.groups, 6u);
+    EXPECT_EQ(scan.last_sequence, 6u);
+    EXPECT_EQ(decoded,
+              "group 1..1\n"
+              "batch seq=1 first_vertex=0 first_edge=0\n"
+              "  AddVertex Person {name=s:416461;}\n"
+              "group 2..2\n"
+              "batch seq=2 first_vertex=1 first_edge=0\n"
+              "  AddVertex Person {name=s:4772616365;}\n"
+              "group 3..3\n"
+              "batch seq=3 first_vertex=2 first_edge=0\n"
+              "  DefineIndex knows_once on edges KNOWS kind=3 type=any keys=\n"
+              "group 4..4\n"
+              "batch seq=4 first_vertex=2 first_edge=0\n"
+              "  IndexReady knows_once declared=3\n"
+              "group 5..5\n"
+              "batch seq=5 first_vertex=2 first_edge=0\n"
+              "  AddEdge KNOWS v0->v1 {}\n"
+              "  AddEdge KNOWS v1->v0 {}\n"
+              "group 6..6\n"
+              "batch seq=6 first_vertex=2 first_edge=2\n"
+              "  SetProperty e0 {since=d:000000000000f83f;}\n");
+  }
 }
 
 TEST(GoldenFormatTest, GoldenEndpointCheckpointLoadsAndBuildsItsConstraint) {
-  std::string ckpt = ReadFile(kGoldenDir / kCheckpointEndpoints);
-  ASSERT_FALSE(ckpt.empty()) << kGoldenDir / kCheckpointEndpoints;
+  for (auto [name, version] : {std::pair{kCheckpointEndpoints, 4u}, {kCheckpointEndpointsV3, 3u}}) {
+    SCOPED_TRACE(name);
+    std::string ckpt = ReadFile(kGoldenDir / name);
+    ASSERT_FALSE(ckpt.empty()) << kGoldenDir / name;
+    checkpoint::Header header;
+    std::string dump;
+    Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt), &header, &dump);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(header.version, version);
+    EXPECT_EQ(header.sequence, 6u);
+    EXPECT_EQ(dump,
+              "seq=6 Vlim=2 Elim=2 V=2 E=2\n"
+              "labels: Person\n"
+              "types: KNOWS\n"
+              "keys: name since\n"
+              "v0 Person {name=s:416461;} deg=1/1\n"
+              "v1 Person {name=s:4772616365;} deg=1/1\n"
+              "e0 KNOWS 0->1 {since=d:000000000000f83f;}\n"
+              "e1 KNOWS 1->0 {}\n"
+              "index knows_once edges KNOWS keys= kind=3 type=any declared=3 ready entries=2\n");
+  }
+}
+
+TEST(GoldenFormatTest, GoldenListSegmentDecodes) {
+  std::string wal = ReadFile(kGoldenDir / kWalLists);
+  ASSERT_FALSE(wal.empty()) << kGoldenDir / kWalLists;
+  wal::SegmentScan scan;
+  std::string decoded = DecodeSegment(wal, &scan);
+  EXPECT_EQ(scan.header.format_version, 5u);
+  EXPECT_EQ(scan.groups, 2u);
+  EXPECT_EQ(scan.last_sequence, 2u);
+  // "l<count>:" then each element's hex (test_util::Render).
+  EXPECT_EQ(decoded,
+            "group 1..1\n"
+            "batch seq=1 first_vertex=0 first_edge=0\n"
+            "  AddVertex Person {name=s:416461;tags=l2:6d617468,706f6574,;}\n"
+            "group 2..2\n"
+            "batch seq=2 first_vertex=1 first_edge=0\n"
+            "  SetProperty v0 {aliases=l0:;}\n"
+            "  SetProperty v0 {notes=l1:,;}\n");
+}
+
+TEST(GoldenFormatTest, GoldenListCheckpointLoads) {
+  std::string ckpt = ReadFile(kGoldenDir / kCheckpointLists);
+  ASSERT_FALSE(ckpt.empty()) << kGoldenDir / kCheckpointLists;
   checkpoint::Header header;
   std::string dump;
   Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt), &header, &dump);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(header.version, 3u);
-  EXPECT_EQ(header.sequence, 6u);
+  EXPECT_EQ(header.version, 4u);
+  EXPECT_EQ(header.sequence, 2u);
   EXPECT_EQ(dump,
-            "seq=6 Vlim=2 Elim=2 V=2 E=2\n"
+            "seq=2 Vlim=1 Elim=0 V=1 E=0\n"
             "labels: Person\n"
-            "types: KNOWS\n"
-            "keys: name since\n"
-            "v0 Person {name=s:416461;} deg=1/1\n"
-            "v1 Person {name=s:4772616365;} deg=1/1\n"
-            "e0 KNOWS 0->1 {since=d:000000000000f83f;}\n"
-            "e1 KNOWS 1->0 {}\n"
-            "index knows_once edges KNOWS keys= kind=3 type=any declared=3 ready entries=2\n");
+            "types:\n"
+            "keys: name tags aliases notes\n"
+            "v0 Person {name=s:416461;tags=l2:6d617468,706f6574,;aliases=l0:;notes=l1:,;} deg=0/0\n");
+}
+
+// The list files open to the graph the log built, from the WAL, the
+// checkpoint and both, and the lists read back through the public API.
+TEST(GoldenFormatTest, GoldenListFilesOpen) {
+  const std::string wal = ReadFile(kGoldenDir / kWalLists);
+  const std::string ckpt = ReadFile(kGoldenDir / kCheckpointLists);
+  const std::string expected = ListsLog().states()[2];
+  Options o;
+  o.durable.checkpoint_on_close = false;
+  for (int which = 1; which <= 3; ++which) {
+    SCOPED_TRACE(which);
+    env::SimFileSystem fs;
+    ASSERT_TRUE(fs.CreateDir("/db").ok());
+    if (which & 1) {
+      ASSERT_TRUE(fs.WriteFileForTest("/db/" + wal::SegmentFileName(1), wal).ok());
+    }
+    if (which & 2) {
+      ASSERT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(2), ckpt).ok());
+    }
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    Snapshot snap = (*g)->GetSnapshot();
+    EXPECT_EQ(test_util::Dump(snap), expected);
+    const std::optional<PropertyView> tags = snap.GetProperty(VertexId(0), "tags");
+    ASSERT_TRUE(tags.has_value());
+    ASSERT_TRUE(tags->as_string_list().has_value());
+    EXPECT_EQ(tags->as_string_list()->ToList(), (StringList{"math", "poet"}));
+    EXPECT_EQ(snap.GetProperty(VertexId(0), "aliases")->as_string_list()->size(), 0u);
+    EXPECT_EQ(snap.GetProperty(VertexId(0), "notes")->as_string_list()->ToList(), StringList{""});
+  }
 }
 
 // Recovery opens the golden files as a database: WAL alone, checkpoint alone,
@@ -784,10 +899,13 @@ TEST(GoldenFormatTest, GoldenFilesOpenEndToEnd) {
   // Each format with its era's checkpoint, and the mixes an upgrade leaves:
   // an older checkpoint beside a log whose segment is of a later format.
   for (auto [wal_name, ckpt_name] : {std::pair{kWalGolden, kCheckpointGolden},
+                                     {kWalGoldenV4, kCheckpointGoldenV3},
                                      {kWalGoldenV3, kCheckpointGoldenV2},
                                      {kWalGoldenV1, kCheckpointGoldenV1},
                                      {kWalGoldenV2, kCheckpointGoldenV1},
                                      {kWalGoldenV3, kCheckpointGoldenV1},
+                                     {kWalGolden, kCheckpointGoldenV3},
+                                     {kWalGoldenV4, kCheckpointGolden},
                                      {kWalGolden, kCheckpointGoldenV2},
                                      {kWalGolden, kCheckpointGoldenV1}}) {
     std::string wal = ReadFile(kGoldenDir / wal_name);
@@ -819,6 +937,7 @@ TEST(GoldenFormatTest, GoldenFilesOpenEndToEnd) {
 // from the checkpoint (definitions only: the loader builds the contents).
 TEST(GoldenFormatTest, GoldenIndexFilesOpenWithTheirIndex) {
   for (auto [wal_name, ckpt_name] : {std::pair{kWalIndexes, kCheckpointIndexes},
+                                     {kWalIndexesV4, kCheckpointIndexesV3},
                                      {kWalIndexesV3, kCheckpointIndexesV2},
                                      {kWalIndexesV2, kCheckpointIndexesV2}}) {
     std::string wal = ReadFile(kGoldenDir / wal_name);
@@ -852,46 +971,49 @@ TEST(GoldenFormatTest, GoldenIndexFilesOpenWithTheirIndex) {
 // refused, UpsertEdge finds the edge of a pair, and the reverse pair is
 // another pair.
 TEST(GoldenFormatTest, GoldenEndpointFilesOpenWithTheirConstraint) {
-  const std::string wal = ReadFile(kGoldenDir / kWalEndpoints);
-  const std::string ckpt = ReadFile(kGoldenDir / kCheckpointEndpoints);
-  const std::string expected = EndpointsLog().states()[6];
-  Options o;
-  o.durable.checkpoint_on_close = false;
-  for (int which = 1; which <= 3; ++which) {
-    SCOPED_TRACE(which);
-    env::SimFileSystem fs;
-    ASSERT_TRUE(fs.CreateDir("/db").ok());
-    if (which & 1) {
-      ASSERT_TRUE(fs.WriteFileForTest("/db/" + wal::SegmentFileName(1), wal).ok());
+  for (auto [wal_name, ckpt_name] :
+       {std::pair{kWalEndpoints, kCheckpointEndpoints}, {kWalEndpointsV4, kCheckpointEndpointsV3}}) {
+    const std::string wal = ReadFile(kGoldenDir / wal_name);
+    const std::string ckpt = ReadFile(kGoldenDir / ckpt_name);
+    const std::string expected = EndpointsLog().states()[6];
+    Options o;
+    o.durable.checkpoint_on_close = false;
+    for (int which = 1; which <= 3; ++which) {
+      SCOPED_TRACE(std::string(wal_name) + ", " + ckpt_name + " " + std::to_string(which));
+      env::SimFileSystem fs;
+      ASSERT_TRUE(fs.CreateDir("/db").ok());
+      if (which & 1) {
+        ASSERT_TRUE(fs.WriteFileForTest("/db/" + wal::SegmentFileName(1), wal).ok());
+      }
+      if (which & 2) {
+        ASSERT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(6), ckpt).ok());
+      }
+      auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+      ASSERT_TRUE(g.ok()) << g.status().ToString();
+      EXPECT_EQ(test_util::Dump((*g)->GetSnapshot()), expected);
+      Snapshot s = (*g)->GetSnapshot();
+      ASSERT_EQ(s.Indexes().size(), 1u);
+      EXPECT_EQ(s.Indexes()[0].spec.name, "knows_once");
+      EXPECT_EQ(s.Indexes()[0].spec.kind, IndexKind::kUniqueEndpoints);
+      EXPECT_EQ(s.Indexes()[0].state, IndexState::kReady);
+      EXPECT_EQ(s.Indexes()[0].declared, 3u);
+      EXPECT_EQ((*g)->GetOpenStats().indexes_built, 1u);
+      WriteBatch dup;
+      dup.AddEdge("KNOWS", VertexId(1), VertexId(0));
+      Result<CommitInfo> refused = (*g)->Write(std::move(dup));
+      EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists) << refused.status().ToString();
+      WriteBatch upsert;
+      upsert.UpsertEdge("KNOWS", VertexId(0), VertexId(1), {{"since", 2.5}});
+      Result<CommitInfo> found = (*g)->Write(std::move(upsert));
+      ASSERT_TRUE(found.ok()) << found.status().ToString();
+      ASSERT_EQ(found->edges.size(), 1u);
+      EXPECT_EQ(found->edges[0], EdgeId(0));
+      EXPECT_TRUE(found->edge_found[0]);
+      EXPECT_EQ((*g)->GetSnapshot().edge_count(), 2u);
+      WriteBatch loop;
+      loop.AddEdge("KNOWS", VertexId(0), VertexId(0));
+      EXPECT_TRUE((*g)->Write(std::move(loop)).ok());
     }
-    if (which & 2) {
-      ASSERT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(6), ckpt).ok());
-    }
-    auto g = GraphImpl::OpenDurable(o, "/db", &fs);
-    ASSERT_TRUE(g.ok()) << g.status().ToString();
-    EXPECT_EQ(test_util::Dump((*g)->GetSnapshot()), expected);
-    Snapshot s = (*g)->GetSnapshot();
-    ASSERT_EQ(s.Indexes().size(), 1u);
-    EXPECT_EQ(s.Indexes()[0].spec.name, "knows_once");
-    EXPECT_EQ(s.Indexes()[0].spec.kind, IndexKind::kUniqueEndpoints);
-    EXPECT_EQ(s.Indexes()[0].state, IndexState::kReady);
-    EXPECT_EQ(s.Indexes()[0].declared, 3u);
-    EXPECT_EQ((*g)->GetOpenStats().indexes_built, 1u);
-    WriteBatch dup;
-    dup.AddEdge("KNOWS", VertexId(1), VertexId(0));
-    Result<CommitInfo> refused = (*g)->Write(std::move(dup));
-    EXPECT_EQ(refused.status().code(), StatusCode::kAlreadyExists) << refused.status().ToString();
-    WriteBatch upsert;
-    upsert.UpsertEdge("KNOWS", VertexId(0), VertexId(1), {{"since", 2.5}});
-    Result<CommitInfo> found = (*g)->Write(std::move(upsert));
-    ASSERT_TRUE(found.ok()) << found.status().ToString();
-    ASSERT_EQ(found->edges.size(), 1u);
-    EXPECT_EQ(found->edges[0], EdgeId(0));
-    EXPECT_TRUE(found->edge_found[0]);
-    EXPECT_EQ((*g)->GetSnapshot().edge_count(), 2u);
-    WriteBatch loop;
-    loop.AddEdge("KNOWS", VertexId(0), VertexId(0));
-    EXPECT_TRUE((*g)->Write(std::move(loop)).ok());
   }
 }
 
@@ -925,8 +1047,10 @@ TEST(GoldenFormatTest, CoveredWalDamageWithEachCheckpointFormat) {
     SequenceNumber sequence;
   };
   const std::vector<Case> cases = {
-      {"format 3, nothing after the checkpoint", kCheckpointGolden, damage(five), true, 5},
-      {"format 3, group 6 after it", kCheckpointGolden, damage(six), true, 6},
+      {"format 4, nothing after the checkpoint", kCheckpointGolden, damage(five), true, 5},
+      {"format 4, group 6 after it", kCheckpointGolden, damage(six), true, 6},
+      {"format 3, nothing after the checkpoint", kCheckpointGoldenV3, damage(five), true, 5},
+      {"format 3, group 6 after it", kCheckpointGoldenV3, damage(six), true, 6},
       {"format 2, nothing after the checkpoint", kCheckpointGoldenV2, damage(five), true, 5},
       {"format 2, group 6 after it", kCheckpointGoldenV2, damage(six), true, 6},
       {"format 1, nothing after the checkpoint", kCheckpointGoldenV1, damage(five), true, 5},
@@ -955,12 +1079,13 @@ TEST(GoldenFormatTest, CoveredWalDamageWithEachCheckpointFormat) {
   }
 }
 
-// A graph whose last segment is of an older format version (1, 2 or 3) is
+// A graph whose last segment is of an older format version (1 to 4) is
 // never appended to in this build's version: the next commit starts segment
 // 2, and segment 1 keeps its bytes (so no version 2 segment gets padding
-// records, and no version 3 segment an edge-endpoint constraint).
+// records, no version 3 segment an edge-endpoint constraint and no version
+// 4 segment a string list).
 TEST(GoldenFormatTest, OldVersionSegmentIsClosedNotAppendedTo) {
-  for (const char* name : {kWalGoldenV1, kWalGoldenV2, kWalGoldenV3}) {
+  for (const char* name : {kWalGoldenV1, kWalGoldenV2, kWalGoldenV3, kWalGoldenV4}) {
     SCOPED_TRACE(name);
     const std::string wal = ReadFile(kGoldenDir / name);
     env::SimFileSystem fs;
@@ -971,7 +1096,7 @@ TEST(GoldenFormatTest, OldVersionSegmentIsClosedNotAppendedTo) {
     {
       auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
       WriteBatch b;
-      b.AddVertex("Person", {{"name", "Alan"}});
+      b.AddVertex("Person", {{"name", "Alan"}, {"tags", StringList{"logic"}}});
       ASSERT_TRUE(g->Write(std::move(b)).ok());
       ASSERT_TRUE(g->CreateIndex({.name = "n", .label = "Person", .keys = {"name"}}).ok());
       ASSERT_TRUE(g->CreateIndex({.name = "knows_once",
@@ -984,12 +1109,15 @@ TEST(GoldenFormatTest, OldVersionSegmentIsClosedNotAppendedTo) {
     std::string seg2 = fs.ReadFileForTest("/db/" + wal::SegmentFileName(2)).value();
     wal::SegmentScan scan;
     const std::string decoded = DecodeSegment(seg2, &scan);
-    EXPECT_EQ(scan.header.format_version, 4u);
+    EXPECT_EQ(scan.header.format_version, wal::kFormatVersion);
     EXPECT_EQ(scan.header.first_sequence, 6u);
     EXPECT_NE(decoded.find("DefineIndex knows_once on edges KNOWS kind=3"), std::string::npos) << decoded;
+    EXPECT_NE(decoded.find("tags=l1:6c6f676963,;"), std::string::npos) << decoded;
     auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
     EXPECT_EQ(g->GetSnapshot().FindVertices("Person", "name", "Alan").value(),
               std::vector<VertexId>{VertexId(2)});
+    EXPECT_EQ(g->GetSnapshot().GetProperty(VertexId(2), "tags")->as_string_list()->ToList(),
+              StringList{"logic"});
     ASSERT_EQ(g->GetSnapshot().Indexes().size(), 2u);
     WriteBatch dup;
     dup.AddEdge("KNOWS", VertexId(0), VertexId(1));
@@ -999,9 +1127,9 @@ TEST(GoldenFormatTest, OldVersionSegmentIsClosedNotAppendedTo) {
 
 // A graph opened from the files of the previous formats (a format 2
 // checkpoint, a format 3 segment) writes the new ones: the endpoint
-// constraint it declares goes to a format 4 segment, the next checkpoint is
-// format 3 and carries its definition, and each state reopens. The old
-// segment is never appended to.
+// constraint it declares goes to a segment of this build's version, the
+// next checkpoint is of this build's format and carries its definition,
+// and each state reopens. The old segment is never appended to.
 TEST(GoldenFormatTest, GraphOpenedFromPreviousFormatsWritesTheNewOnesAndReopens) {
   const std::string wal3 = ReadFile(kGoldenDir / kWalGoldenV3);
   const std::string ckpt2 = ReadFile(kGoldenDir / kCheckpointGoldenV2);
@@ -1040,7 +1168,7 @@ TEST(GoldenFormatTest, GraphOpenedFromPreviousFormatsWritesTheNewOnesAndReopens)
   EXPECT_EQ(fs.ReadFileForTest("/db/" + wal::SegmentFileName(1)).value(), wal3);
   wal::SegmentScan scan;
   DecodeSegment(fs.ReadFileForTest("/db/" + wal::SegmentFileName(2)).value(), &scan);
-  EXPECT_EQ(scan.header.format_version, 4u);
+  EXPECT_EQ(scan.header.format_version, wal::kFormatVersion);
   {
     // The old checkpoint and both segments.
     auto g = GraphImpl::OpenDurable(o, "/db", &fs);
@@ -1060,7 +1188,7 @@ TEST(GoldenFormatTest, GraphOpenedFromPreviousFormatsWritesTheNewOnesAndReopens)
   std::string dump;
   Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt3), &header, &dump);
   ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(header.version, 3u);
+  EXPECT_EQ(header.version, checkpoint::kFormatVersion);
   EXPECT_NE(dump.find("index knows_once edges KNOWS keys= kind=3"), std::string::npos) << dump;
   auto g = GraphImpl::OpenDurable(o, "/db", &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
@@ -1105,17 +1233,21 @@ TEST(GoldenFormatTest, AVersion2BuildTakesAVersion3SegmentForANewerOne) {
 // version put back to one it reads) it takes the file for a newer one, so
 // it fails with Unimplemented and leaves the file alone, where without the
 // bump it would have read index kind 3 as Corruption (and a salvage could
-// have cut the log there). Checked on the golden files with that rule
+// have cut the log there). Likewise WAL format 5 and checkpoint format 4
+// for a file holding a string list (value type 7), against a build of WAL
+// 1 to 4 and checkpoint 1 to 3. Checked on the golden files with that rule
 // written out.
-TEST(GoldenFormatTest, APreviousBuildTakesTheEndpointFilesForNewerOnes) {
+TEST(GoldenFormatTest, APreviousBuildTakesTheNewerFilesForNewerOnes) {
   struct File {
     const char* name;
     std::uint32_t version;
     std::size_t crc_at;
     std::vector<std::uint32_t> previous;  // the versions the previous build reads
   };
-  for (const File& f : {File{kWalEndpoints, 4, 56, {1, 2, 3}}, File{kWalGolden, 4, 56, {1, 2, 3}},
-                        File{kCheckpointEndpoints, 3, 76, {2}}, File{kCheckpointGolden, 3, 76, {2}}}) {
+  for (const File& f : {File{kWalEndpointsV4, 4, 56, {1, 2, 3}}, File{kWalGoldenV4, 4, 56, {1, 2, 3}},
+                        File{kCheckpointEndpointsV3, 3, 76, {2}}, File{kCheckpointGoldenV3, 3, 76, {2}},
+                        File{kWalLists, 5, 56, {1, 2, 3, 4}}, File{kWalGolden, 5, 56, {1, 2, 3, 4}},
+                        File{kCheckpointLists, 4, 76, {2, 3}}, File{kCheckpointGolden, 4, 76, {2, 3}}}) {
     SCOPED_TRACE(f.name);
     const std::string bytes = ReadFile(kGoldenDir / f.name);
     ASSERT_GE(bytes.size(), f.crc_at + 4);
@@ -1169,10 +1301,12 @@ TEST(GoldenFormatTest, DocsShowTheGoldenBytes) {
   for (auto [doc, name] : {std::pair{&wal_doc, kWalGolden},
                            {&wal_doc, kWalIndexes},
                            {&wal_doc, kWalEndpoints},
+                           {&wal_doc, kWalLists},
                            {&ckpt_doc, kCheckpointGolden},
                            {&ckpt_doc, kCheckpointGoldenV1},
                            {&ckpt_doc, kCheckpointIndexes},
-                           {&ckpt_doc, kCheckpointEndpoints}}) {
+                           {&ckpt_doc, kCheckpointEndpoints},
+                           {&ckpt_doc, kCheckpointLists}}) {
     SCOPED_TRACE(name);
     std::string bytes = ReadFile(kGoldenDir / name);
     std::string shown = DocDumpBytes(*doc, name);
@@ -1286,8 +1420,11 @@ std::string CheckpointWithVersion(std::string bytes, std::uint32_t version) {
 TEST(GoldenFormatTest, EndpointConstraintInAPreviousVersionFileIsCorruption) {
   const std::string wal3 = WithVersion(ReadFile(kGoldenDir / kWalEndpoints), 3, 56);
   const std::string ckpt2 = CheckpointWithVersion(ReadFile(kGoldenDir / kCheckpointEndpoints), 2);
-  // The reseal is right: the same bytes sealed as format 3 are the golden file.
-  EXPECT_EQ(CheckpointWithVersion(ckpt2, 3), ReadFile(kGoldenDir / kCheckpointEndpoints));
+  // The reseal is right: the same bytes sealed as format 3 and 4 are the
+  // golden files of those formats.
+  EXPECT_EQ(CheckpointWithVersion(ckpt2, 3), ReadFile(kGoldenDir / kCheckpointEndpointsV3));
+  EXPECT_EQ(CheckpointWithVersion(ckpt2, 4), ReadFile(kGoldenDir / kCheckpointEndpoints));
+  EXPECT_EQ(WithVersion(wal3, 4, 56), ReadFile(kGoldenDir / kWalEndpointsV4));
   {
     // A format 2 checkpoint with the same blocks but no kind 3 loads.
     checkpoint::Header header;
@@ -1330,6 +1467,69 @@ TEST(GoldenFormatTest, EndpointConstraintInAPreviousVersionFileIsCorruption) {
   }
 }
 
+// Value type 7 (a string list) came with WAL format 5 and checkpoint format
+// 4: a WAL segment of version 4 or a checkpoint of version 3 holding one was
+// not written by any correct Quiver, so it is Corruption naming the key, the
+// type and both versions, even with every CRC right, in every recovery mode
+// (a salvage does not cut the log there: the group fails in replay), and
+// the file keeps its bytes. The same files without a list load in those
+// versions.
+TEST(GoldenFormatTest, StringListInAPreviousVersionFileIsCorruption) {
+  const std::string wal4 = WithVersion(ReadFile(kGoldenDir / kWalLists), 4, 56);
+  const std::string ckpt3 = CheckpointWithVersion(ReadFile(kGoldenDir / kCheckpointLists), 3);
+  EXPECT_EQ(CheckpointWithVersion(ckpt3, 4), ReadFile(kGoldenDir / kCheckpointLists));
+  EXPECT_EQ(CheckpointWithVersion(ReadFile(kGoldenDir / kCheckpointGolden), 3),
+            ReadFile(kGoldenDir / kCheckpointGoldenV3));
+  EXPECT_EQ(WithVersion(ReadFile(kGoldenDir / kWalGolden), 4, 56), ReadFile(kGoldenDir / kWalGoldenV4));
+  {
+    checkpoint::Header header;
+    std::string dump;
+    Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt3), &header, &dump);
+    EXPECT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
+    EXPECT_NE(s.message().find("property \"tags\" is a string list (value type 7) in a format version 3 "
+                               "checkpoint; that type came with format version 4"),
+              std::string::npos)
+        << s.ToString();
+  }
+  for (int which = 1; which <= 2; ++which) {
+    for (bool salvage : {false, true}) {
+      SCOPED_TRACE(std::string(which == 1 ? "WAL segment" : "checkpoint") + (salvage ? ", salvage" : ""));
+      const std::string name = which == 1 ? wal::SegmentFileName(1) : checkpoint::CheckpointFileName(2);
+      const std::string& bytes = which == 1 ? wal4 : ckpt3;
+      env::SimFileSystem fs;
+      ASSERT_TRUE(fs.CreateDir("/db").ok());
+      ASSERT_TRUE(fs.WriteFileForTest("/db/" + name, bytes).ok());
+      Options o;
+      o.durable.checkpoint_on_close = false;
+      o.durable.salvage_wal_prefix = salvage;
+      auto g = GraphImpl::OpenDurable(o, "/db", &fs);
+      ASSERT_FALSE(g.ok());
+      EXPECT_EQ(g.status().code(), StatusCode::kCorruption) << g.status().ToString();
+      const std::string m(g.status().message());
+      EXPECT_NE(m.find("string list (value type 7)"), std::string::npos) << m;
+      EXPECT_NE(m.find("tags"), std::string::npos) << m;
+      EXPECT_NE(m.find(which == 1 ? "format version 4 segment" : "format version 3 checkpoint"),
+                std::string::npos)
+          << m;
+      EXPECT_NE(m.find(which == 1 ? "came with format version 5" : "came with format version 4"),
+                std::string::npos)
+          << m;
+      EXPECT_EQ(fs.ReadFileForTest("/db/" + name).value(), bytes);
+      EXPECT_EQ(fs.ReadDurableForTest("/db/" + name).value(), bytes);
+      if (which == 2 && !salvage) {
+        // The dump of the checkpoint makes the same check, and says where.
+        std::string text;
+        Status d = DumpGraphFile(&fs, "/db/" + name, DumpOptions{},
+                                 [&text](std::string_view line) { text.append(line).push_back('\n'); });
+        EXPECT_EQ(d.code(), StatusCode::kCorruption) << d.ToString();
+        EXPECT_NE(text.find("! stopped at offset"), std::string::npos) << text;
+        EXPECT_NE(text.find("string list (value type 7) in a format version 3 checkpoint"), std::string::npos)
+            << text;
+      }
+    }
+  }
+}
+
 TEST(GoldenFormatTest, NewerFormatVersionFailsOpenAndKeepsEveryByte) {
   const std::string wal = ReadFile(kGoldenDir / kWalGolden);
   const std::string ckpt = ReadFile(kGoldenDir / kCheckpointGolden);
@@ -1337,11 +1537,11 @@ TEST(GoldenFormatTest, NewerFormatVersionFailsOpenAndKeepsEveryByte) {
   ASSERT_FALSE(ckpt.empty());
   const std::uint32_t newer_wal = wal::kFormatVersion + 1;
   const std::uint32_t newer_ckpt = checkpoint::kFormatVersion + 1;
-  EXPECT_EQ(newer_wal, 5u);
-  EXPECT_EQ(newer_ckpt, 4u);
-  const std::string endpoints_wal5 = WithVersion(ReadFile(kGoldenDir / kWalEndpoints), newer_wal, 56);
-  const std::string endpoints_ckpt4 =
-      WithVersion(ReadFile(kGoldenDir / kCheckpointEndpoints), newer_ckpt, 76);
+  EXPECT_EQ(newer_wal, 6u);
+  EXPECT_EQ(newer_ckpt, 5u);
+  const std::string endpoints_wal = WithVersion(ReadFile(kGoldenDir / kWalEndpoints), newer_wal, 56);
+  const std::string endpoints_ckpt = WithVersion(ReadFile(kGoldenDir / kCheckpointEndpoints), newer_ckpt, 76);
+  const std::string lists_wal = WithVersion(ReadFile(kGoldenDir / kWalLists), newer_wal, 56);
   const std::string wal2 = WithVersion(wal, newer_wal, 56);
   const std::string ckpt2 = WithVersion(ckpt, newer_ckpt, 76);
   // An older checkpoint (sequence 3) of the same graph, for the fallback case.
@@ -1380,12 +1580,13 @@ TEST(GoldenFormatTest, NewerFormatVersionFailsOpenAndKeepsEveryByte) {
       {"newer checkpoint with the WAL", {{ck5, ckpt2}, {seg1, wal}}, ck5, newer_ckpt},
       {"newer checkpoint over an older one", {{ck5, ckpt2}, {ck3, ckpt3}, {seg1, wal}}, ck5, newer_ckpt},
       {"newer segment after a previous-version one",
-       {{seg1, ReadFile(kGoldenDir / kWalGoldenV3)}, {seg2, empty2}},
+       {{seg1, ReadFile(kGoldenDir / kWalGoldenV4)}, {seg2, empty2}},
        seg2,
        newer_wal},
-      {"newer endpoint segment", {{seg1, endpoints_wal5}}, seg1, newer_wal},
+      {"newer endpoint segment", {{seg1, endpoints_wal}}, seg1, newer_wal},
+      {"newer list segment", {{seg1, lists_wal}}, seg1, newer_wal},
       {"newer endpoint checkpoint",
-       {{checkpoint::CheckpointFileName(6), endpoints_ckpt4}},
+       {{checkpoint::CheckpointFileName(6), endpoints_ckpt}},
        checkpoint::CheckpointFileName(6),
        newer_ckpt},
   };

@@ -60,8 +60,12 @@ std::vector<BadCase> Cases() {
        StatusCode::kInvalidArgument, "/in/e.csv:2:1: ", "unknown :START_ID 'a1' in id space 'B'"},
       {"UnknownHeaderType", "id:ID,x:foo\np1,1\n", "", StatusCode::kInvalidArgument,
        "/in/v.csv:1:7: ", "unknown header type 'foo'"},
-      {"StringArrayUnimplemented", "id:ID,tags:string[]\np1,a;b\n", "", StatusCode::kUnimplemented,
-       "/in/v.csv:1:7: ", "array type 'string[]' is not supported"},
+      {"IntArrayUnimplemented", "id:ID,n:int[]\np1,1;2\n", "", StatusCode::kUnimplemented,
+       "/in/v.csv:1:7: ", "array type 'int[]' is not supported"},
+      {"InvalidUtf8InAStringArrayElement", "id:ID,tags:string[]\np1,ok;A\xff;z\n", "",
+       StatusCode::kInvalidArgument, "/in/v.csv:2:4: ", "invalid UTF-8"},
+      {"InvalidUtf8InAQuotedStringArrayElement", "id:ID,name,tags:string[]\np1,Ada,\"a,b;\xC0\x80\"\n", "",
+       StatusCode::kInvalidArgument, "/in/v.csv:2:8: ", "invalid UTF-8"},
       {"DateUnimplemented", "id:ID,born:date\n", "", StatusCode::kUnimplemented,
        "/in/v.csv:1:7: ", "type 'date' is not supported"},
       {"EdgeColumnInVertexFile", "id:ID,:START_ID\n", "", StatusCode::kInvalidArgument,
@@ -120,8 +124,23 @@ std::vector<BadCase> Cases() {
       {"JsonlNestedObject", "{\"id\": \"p1\", \"properties\": {\"o\": {\"a\": 1}}}\n", "",
        StatusCode::kInvalidArgument, "/in/v.jsonl:1:34: ", "an object value must be {\"bytes\": \"<hex>\"}",
        DataFormat::kJsonl},
-      {"JsonlStringArray", "{\"id\": \"p1\", \"properties\": {\"tags\": [\"a\"]}}\n", "",
-       StatusCode::kInvalidArgument, "/in/v.jsonl:1:37: ", "an array holds numbers only", DataFormat::kJsonl},
+      {"JsonlMixedArray", "{\"id\": \"p1\", \"properties\": {\"tags\": [\"a\", 1]}}\n", "",
+       StatusCode::kInvalidArgument, "/in/v.jsonl:1:37: ",
+       "an array holds strings only (a string list) or numbers only (a float vector) (property tags)",
+       DataFormat::kJsonl},
+      {"JsonlNumbersThenAString", "{\"id\": \"p1\", \"properties\": {\"e\": [1, \"a\"]}}\n", "",
+       StatusCode::kInvalidArgument, "/in/v.jsonl:1:34: ",
+       "an array holds numbers only (a float vector) or strings only (a string list)", DataFormat::kJsonl},
+      {"JsonlStringsFormWithANumber",
+       "{\"id\": \"p1\", \"properties\": {\"t\": {\"strings\": [\"a\", 2]}}}\n", "",
+       StatusCode::kInvalidArgument, "/in/v.jsonl:1:34: ", "\"strings\" holds strings only",
+       DataFormat::kJsonl},
+      {"JsonlStringsFormNotAnArray", "{\"id\": \"p1\", \"properties\": {\"t\": {\"strings\": \"a\"}}}\n", "",
+       StatusCode::kInvalidArgument, "/in/v.jsonl:1:34: ", "{\"strings\": [...]}", DataFormat::kJsonl},
+      {"JsonlBadEscapeInAListElement", "{\"id\": \"p1\", \"properties\": {\"t\": [\"ok\", \"\\ud800\"]}}\n",
+       "", StatusCode::kInvalidArgument, "/in/v.jsonl:1:34: ", "(a bad escape)", DataFormat::kJsonl},
+      {"JsonlInvalidUtf8InAListElement", "{\"id\": \"p1\", \"properties\": {\"t\": [\"ok\", \"A\xff\"]}}\n",
+       "", StatusCode::kInvalidArgument, "/in/v.jsonl:1:", "invalid UTF-8", DataFormat::kJsonl},
       {"JsonlFloatBeyondRange", "{\"id\": \"p1\", \"properties\": {\"e\": [1e39]}}\n", "",
        StatusCode::kInvalidArgument, "/in/v.jsonl:1:34: ", "'1e39' is not a finite float",
        DataFormat::kJsonl},
@@ -280,6 +299,22 @@ TEST(ImportBadInputTest, BadOptions) {
   auto graph = Graph::OpenInMemory().value();
   EXPECT_EQ(RunImport(fs, *graph, {}, {.delimiter = '"'}).status().code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(RunImport(fs, *graph, {}, {.batch_ops = 0}).status().code(), StatusCode::kInvalidArgument);
+  // The array delimiter: ASCII punctuation, not the escape or a character
+  // of a number; refused before any file is read (none exists here).
+  for (char d : {'\\', '.', '+', '-', 'a', '7', ' ', '\xA7', '\0'}) {
+    SCOPED_TRACE(static_cast<int>(d));
+    ImportOptions o;
+    o.array_delimiter = d;
+    Result<ImportStats> r = RunImport(fs, *graph, {.vertices = {{"/in/missing.csv", "P"}}}, o);
+    EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument) << r.status().ToString();
+    EXPECT_NE(r.status().message().find("array_delimiter"), std::string_view::npos) << r.status().ToString();
+    ExportOptions x;
+    x.array_delimiter = d;
+    Result<ExportStats> e = import::RunExport(&fs, graph->GetSnapshot(), "/out", x);
+    EXPECT_EQ(e.status().code(), StatusCode::kInvalidArgument) << e.status().ToString();
+    EXPECT_FALSE(fs.Exists("/out").value());
+  }
+  EXPECT_EQ(graph->GetSnapshot().vertex_count(), 0u);
 }
 
 }  // namespace

@@ -185,6 +185,35 @@ std::vector<Input> Inputs() {
     v.push_back(in);
   }
   {
+    // string[] columns with a chosen array delimiter, and (next) JSON Lines
+    // string arrays, on both paths: the bulk path's checkpoint holds lists.
+    Input in{"StringListsInCsv", {}, {}, {}, {}};
+    in.files["/in/v.csv"] =
+        "id:ID,:LABEL,tags:string[],e:float[]\n"
+        "p1,Person,math|po\\|et|,1|2\n"
+        "p2,Person,\"\",\n"
+        "p3,Person,,\n";
+    in.files["/in/e.csv"] = ":START_ID,:END_ID,:TYPE,via:string[]\np1,p2,KNOWS,a;b|c\np2,p3,KNOWS,\"\"\n";
+    in.spec.vertices = {{"/in/v.csv", ""}};
+    in.spec.edges = {{"/in/e.csv", ""}};
+    in.options.array_delimiter = '|';
+    in.options.create_id_indexes = true;
+    v.push_back(in);
+  }
+  {
+    Input in{"StringListsInJsonl", {}, {}, {}, {}};
+    in.files["/in/v.jsonl"] =
+        "{\"id\": \"a\", \"label\": \"P\", \"properties\": {\"t\": [\"x\", \"\"], \"u\": {\"strings\": "
+        "[]}}}\n"
+        "{\"id\": \"b\", \"label\": \"P\", \"properties\": {\"t\": [\"\\u00e9\"]}}\n";
+    in.files["/in/e.jsonl"] =
+        "{\"start\": \"a\", \"end\": \"b\", \"type\": \"R\", \"properties\": {\"w\": [\"1\"]}}\n";
+    in.spec.vertices = {{"/in/v.jsonl", ""}};
+    in.spec.edges = {{"/in/e.jsonl", ""}};
+    in.options.format = DataFormat::kJsonl;
+    v.push_back(in);
+  }
+  {
     Input in{"NoEdgesAndNoIds", {}, {}, {}, {}};
     in.files["/in/v.csv"] = ":LABEL,x:int\nA,1\nB,\nA,3\n";
     in.spec = {.vertices = {{"/in/v.csv", ""}}};

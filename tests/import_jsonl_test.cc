@@ -93,7 +93,10 @@ void FillEveryValue(Graph& g) {
                                   {"v", FloatVector{0.1f, -1e-30f, 3.4028235e38f, 0.0f}},
                                   {"nothing", FloatVector{}},
                                   {"raw", Bytes{std::byte{0}, std::byte{255}}},
-                                  {"empty", ""}});
+                                  {"empty", ""},
+                                  {"tags", StringList{"math", "a\"b\\c\n", "\xc3\xa9", ""}},
+                                  {"no_tags", StringList{}},
+                                  {"one_blank", StringList{""}}});
   auto y = b.AddVertex("City", {{"name", "London"}});
   b.AddVertex("City", {});
   b.AddEdge("LIVES_IN", x, y, {{"since", std::int64_t{1833}}, {"w", 0.5}});
@@ -206,6 +209,34 @@ TEST(ImportJsonlTest, IdKeysTheUniqueIndexCouldNotHoldAreRefusedOnBothPaths) {
   }
 }
 
+// Arrays of strings are string lists, arrays of numbers float vectors (the
+// first element decides; `[]` is an empty float vector), and
+// {"strings": [...]} is a string list of any length.
+TEST(ImportJsonlTest, StringArraysAreStringLists) {
+  env::SimFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir("/in").ok());
+  PutFile(fs, "/in/v.jsonl",
+          "{\"id\": \"a\", \"label\": \"P\", \"properties\": {\"tags\": [\"math\", \"po\\u00e9t\", \"\"], "
+          "\"none\": {\"strings\": []}, \"some\": {\"strings\": [\"x;y\"]}, \"blank\": [\"\"], "
+          "\"floats\": [], \"one\": [\"solo\"]}}\n");
+  auto g = Graph::OpenInMemory().value();
+  Result<ImportStats> r = RunImport(fs, *g, {.vertices = {{"/in/v.jsonl", ""}}}, Jsonl());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const Snapshot s = g->GetSnapshot();
+  auto list = [&](const char* key) {
+    std::optional<PropertyView> v = s.GetProperty(VertexId(0), key);
+    EXPECT_TRUE(v.has_value()) << key;
+    if (!v || !v->as_string_list()) return StringList{"<not a list>"};
+    return v->as_string_list()->ToList();
+  };
+  EXPECT_EQ(list("tags"), (StringList{"math", "po\xc3\xa9t", ""}));
+  EXPECT_EQ(list("none"), StringList{});
+  EXPECT_EQ(list("some"), StringList{"x;y"});
+  EXPECT_EQ(list("blank"), StringList{""});
+  EXPECT_EQ(list("one"), StringList{"solo"});
+  EXPECT_EQ(s.GetProperty(VertexId(0), "floats")->type(), ValueType::kFloatVector);
+}
+
 TEST(ImportJsonlTest, EveryValueSurvivesExportThenImport) {
   auto g = Graph::OpenInMemory().value();
   FillEveryValue(*g);
@@ -218,6 +249,13 @@ TEST(ImportJsonlTest, EveryValueSurvivesExportThenImport) {
   const std::string vertices = GetFile(fs, "/out/vertices.jsonl");
   EXPECT_NE(vertices.find("\"one\":1.0"), std::string::npos) << vertices;
   EXPECT_NE(vertices.find("\"raw\":{\"bytes\":\"00ff\"}"), std::string::npos) << vertices;
+  // A string list is an array of strings; the empty one has the object form
+  // (`[]` reads back as an empty float vector).
+  EXPECT_NE(vertices.find("\"tags\":[\"math\",\"a\\\"b\\\\c\\n\",\"\xc3\xa9\",\"\"]"), std::string::npos)
+      << vertices;
+  EXPECT_NE(vertices.find("\"no_tags\":{\"strings\":[]}"), std::string::npos) << vertices;
+  EXPECT_NE(vertices.find("\"one_blank\":[\"\"]"), std::string::npos) << vertices;
+  EXPECT_NE(vertices.find("\"nothing\":[]"), std::string::npos) << vertices;
   EXPECT_NE(vertices.find("{\"id\":1,\"label\":\"City\",\"properties\":{\"name\":\"London\"}}"),
             std::string::npos)
       << vertices;

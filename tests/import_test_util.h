@@ -79,6 +79,13 @@ inline std::string RenderValue(const PropertyView& v) {
       for (float f : *floats) out += std::to_string(std::bit_cast<std::uint32_t>(f)) + ";";
       break;
     }
+    case ValueType::kStringList: {
+      // Each element with its length, so no element text can fake a boundary.
+      const StringListView list =
+          *v.as_string_list();  // named: a temporary optional would die before the loop
+      for (std::string_view s : list) out += std::to_string(s.size()) + '"' + std::string(s) + '"';
+      break;
+    }
   }
   return out;
 }

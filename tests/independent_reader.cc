@@ -21,10 +21,15 @@ namespace {
 
 constexpr std::uint64_t kMaxId = (std::uint64_t{1} << 48) - 1;
 constexpr std::size_t kWalHeaderBytes = 64;
-// The WAL format versions the reader knows (1 to 4): one constant for the
+// The WAL format versions the reader knows (1 to 5): one constant for the
 // full scan and for the header check that decides which segments the
 // checkpoint covers, so that a new version cannot reach one and not the other.
-constexpr std::uint32_t kNewestWalVersion = 4;
+constexpr std::uint32_t kNewestWalVersion = 5;
+// Checkpoint formats 1 to 4.
+constexpr std::uint32_t kNewestCheckpointVersion = 4;
+// Value type 7 (a string list) came with WAL version 5 and checkpoint 4.
+constexpr std::uint32_t kFirstListWalVersion = 5;
+constexpr std::uint32_t kFirstListCheckpointVersion = 4;
 constexpr std::size_t kPageBytes = 4096;  // WAL format version 3 on: groups end on these boundaries
 constexpr std::size_t kRecordHeaderBytes = 32;
 constexpr std::uint32_t kMaxFragment = 1 << 20;
@@ -93,8 +98,9 @@ class In {
   std::size_t pos_ = 0;
 };
 
-// Value := type:u8 then the type's payload (both docs share it).
-bool ReadValue(In& in, ReaderValue* v) {
+// Value := type:u8 then the type's payload (both docs share it); type 7
+// (a string list) only where `lists` (the file's version has it).
+bool ReadValue(In& in, ReaderValue* v, bool lists) {
   if (!in.U8(&v->type)) return false;
   v->bytes.clear();
   std::uint64_t n;
@@ -112,6 +118,18 @@ bool ReadValue(In& in, ReaderValue* v) {
     case 5: return in.Varint(&n) && n <= in.left() && in.Fixed(static_cast<std::size_t>(n), &v->bytes);
     case 6:
       return in.Varint(&n) && n <= in.left() / 4 && in.Fixed(static_cast<std::size_t>(n) * 4, &v->bytes);
+    case 7: {
+      // count:varint Str{count}; kept as each element's length (8 bytes,
+      // little-endian) and then its bytes.
+      if (!lists || !in.Varint(&n) || n > in.left()) return false;
+      for (std::uint64_t i = 0; i < n; ++i) {
+        std::string s;
+        if (!in.Str(&s)) return false;
+        for (int b = 0; b < 8; ++b) v->bytes.push_back(static_cast<char>(std::uint64_t{s.size()} >> (8 * b)));
+        v->bytes += s;
+      }
+      return true;
+    }
     default: return false;
   }
 }
@@ -157,14 +175,14 @@ Status ReadNames(In& in, std::vector<std::string>& names, const char* what) {
   return Status::Ok();
 }
 
-Status ReadProps(In& in, const std::vector<std::string>& keys, ReaderElement* e) {
+Status ReadProps(In& in, const std::vector<std::string>& keys, ReaderElement* e, bool lists) {
   std::uint64_t count;
   if (!in.Varint(&count) || count > in.left()) return Bad("property count");
   std::uint64_t previous = 0;
   for (std::uint64_t i = 0; i < count; ++i) {
     std::uint64_t key;
     ReaderValue value;
-    if (!in.Varint(&key) || key >= keys.size() || (i > 0 && key <= previous) || !ReadValue(in, &value))
+    if (!in.Varint(&key) || key >= keys.size() || (i > 0 && key <= previous) || !ReadValue(in, &value, lists))
       return Bad("checkpoint property (key ids must exist and increase)");
     previous = key;
     e->properties[keys[key]] = std::move(value);
@@ -172,7 +190,7 @@ Status ReadProps(In& in, const std::vector<std::string>& keys, ReaderElement* e)
   return Status::Ok();
 }
 
-Status ReadElements(In& in, ReaderState& s, bool edges, std::uint64_t vertex_limit) {
+Status ReadElements(In& in, ReaderState& s, bool edges, std::uint64_t vertex_limit, bool lists) {
   std::vector<ReaderElement>& out = edges ? s.edges : s.vertices;
   std::uint64_t first, count;
   if (!in.Varint(&first) || !in.Varint(&count) || first != out.size() || count > in.left())
@@ -192,7 +210,7 @@ Status ReadElements(In& in, ReaderState& s, bool edges, std::uint64_t vertex_lim
             !s.vertices[e.source].live || !s.vertices[e.target].live)
           return Bad("edge endpoint is not a live vertex");
       }
-      QUIVER_RETURN_IF_ERROR(ReadProps(in, s.keys, &e));
+      QUIVER_RETURN_IF_ERROR(ReadProps(in, s.keys, &e, lists));
     }
     out.push_back(std::move(e));
   }
@@ -236,7 +254,9 @@ int KindRank(std::uint8_t kind, std::uint32_t version) {
 Result<Checkpoint> ReadCheckpoint(std::string_view b, std::uint64_t name_sequence) {
   if (b.size() < 12 || b.substr(0, 8) != "QVRCKP01") return Bad("checkpoint magic");
   const std::uint32_t version = Le32(b, 8);
-  if (version < 1 || version > 3) return Bad("unknown checkpoint format version " + std::to_string(version));
+  if (version < 1 || version > kNewestCheckpointVersion)
+    return Bad("unknown checkpoint format version " + std::to_string(version));
+  const bool lists = version >= kFirstListCheckpointVersion;
   const std::size_t header_bytes = version == 1 ? 64 : 80;
   const std::size_t trailer_bytes = version == 1 ? 0 : 4;
   if (b.size() < header_bytes + trailer_bytes || Le32(b, 12) != header_bytes ||
@@ -277,10 +297,10 @@ Result<Checkpoint> ReadCheckpoint(std::string_view b, std::uint64_t name_sequenc
       case 2: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.types, "edge type")); break;
       case 3: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.keys, "property key")); break;
       case 7: QUIVER_RETURN_IF_ERROR(ReadIndexDefinitions(in, s, version)); break;
-      case 4: QUIVER_RETURN_IF_ERROR(ReadElements(in, s, false, vertex_limit)); break;
+      case 4: QUIVER_RETURN_IF_ERROR(ReadElements(in, s, false, vertex_limit, lists)); break;
       case 5:
         if (s.vertices.size() != vertex_limit) return Bad("vertex blocks do not add up to vertex_limit");
-        QUIVER_RETURN_IF_ERROR(ReadElements(in, s, true, vertex_limit));
+        QUIVER_RETURN_IF_ERROR(ReadElements(in, s, true, vertex_limit, lists));
         break;
       case 6: {
         std::uint64_t live_vertices, live_edges, blocks_before;
@@ -522,7 +542,8 @@ class Replayer {
     for (std::uint64_t i = 0; i < count; ++i) {
       std::string key;
       ReaderValue value;
-      if (!in.Str(&key) || key.empty() || !ReadValue(in, &value)) return Bad("property");
+      if (!in.Str(&key) || key.empty() || !ReadValue(in, &value, version_ >= kFirstListWalVersion))
+        return Bad("property");
       Intern(s_.keys, key);
       if (!e->properties.emplace(std::move(key), std::move(value)).second) return Bad("duplicate key");
     }
@@ -567,7 +588,8 @@ class Replayer {
         QUIVER_ASSIGN_OR_RETURN(std::uint64_t id, Ref(in, kind == 4));
         std::string key;
         ReaderValue value;
-        if (!in.Str(&key) || key.empty() || !ReadValue(in, &value)) return Bad("property");
+        if (!in.Str(&key) || key.empty() || !ReadValue(in, &value, version_ >= kFirstListWalVersion))
+          return Bad("property");
         Intern(s_.keys, key);
         (kind == 4 ? s_.edges : s_.vertices)[id].properties[key] = std::move(value);
         return Status::Ok();
@@ -802,6 +824,15 @@ ReaderValue FromView(const PropertyView& v) {
       r.bytes.assign(reinterpret_cast<const char*>(v.as_float_vector()->data()),
                      v.as_float_vector()->size() * 4);
       break;
+    case ValueType::kStringList: {
+      const StringListView list =
+          *v.as_string_list();  // named: a temporary optional would die before the loop
+      for (std::string_view s : list) {
+        put64(s.size());
+        r.bytes.append(s);
+      }
+      break;
+    }
   }
   return r;
 }

@@ -38,9 +38,11 @@
 namespace quiver::test {
 
 // A property value: its type number (the format's: 0 null ... 6 float
-// vector) and its payload bytes without the length prefix (1 byte for a
-// bool, 8 little-endian bytes for int64 and double, the bytes of a string
-// or bytes value, 4 bytes per float of a vector).
+// vector, 7 string list) and its payload bytes without the length prefix
+// (1 byte for a bool, 8 little-endian bytes for int64 and double, the bytes
+// of a string or bytes value, 4 bytes per float of a vector, and for a
+// string list each element's length as 8 little-endian bytes then its
+// bytes).
 struct ReaderValue {
   std::uint8_t type = 0;
   std::string bytes;

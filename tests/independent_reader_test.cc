@@ -126,6 +126,34 @@ TEST(IndependentReaderTest, EndpointGoldenFiles) {
       << refused.status().ToString();
 }
 
+// The string-list golden files (WAL format 5, checkpoint format 4) describe
+// the same graph, each list kept element by element; the segment sealed as
+// format 4 (value type 7 where that format has none) is refused.
+TEST(IndependentReaderTest, ListGoldenFiles) {
+  const std::string wal = ReadWhole(kGoldenDir / "wal-lists.log");
+  Result<test::ReaderState> from_wal = test::ReadGraphFiles(OneFile("wal-00000000000000000001.log", wal));
+  ASSERT_TRUE(from_wal.ok()) << from_wal.status().ToString();
+  Result<test::ReaderState> from_ckpt = test::ReadGraphFiles(
+      OneFile("checkpoint-00000000000000000002.qck", ReadWhole(kGoldenDir / "checkpoint-lists.qck")));
+  ASSERT_TRUE(from_ckpt.ok()) << from_ckpt.status().ToString();
+  // Each element: its length as 8 little-endian bytes, then its bytes.
+  const std::string tags = Le64(4) + "math" + Le64(4) + "poet";
+  for (const test::ReaderState* s : {&*from_wal, &*from_ckpt}) {
+    EXPECT_EQ(s->sequence, 2u);
+    ASSERT_EQ(s->vertices.size(), 1u);
+    EXPECT_EQ(s->vertices[0].properties.at("tags"), (test::ReaderValue{7, tags}));
+    EXPECT_EQ(s->vertices[0].properties.at("aliases"), (test::ReaderValue{7, ""}));
+    EXPECT_EQ(s->vertices[0].properties.at("notes"), (test::ReaderValue{7, Le64(0)}));
+  }
+  std::string v4 = wal;
+  const std::uint32_t four = 4;
+  std::memcpy(v4.data() + 8, &four, 4);
+  const std::uint32_t crc = test::Crc32c(0, v4.data(), 56);
+  std::memcpy(v4.data() + 56, &crc, 4);
+  Result<test::ReaderState> refused = test::ReadGraphFiles(OneFile("wal-00000000000000000001.log", v4));
+  EXPECT_FALSE(refused.ok());
+}
+
 // Writes a random workload in bursts (several batches in flight: multi-batch
 // groups), with background checkpoints every few KiB of log, explicit ones
 // now and then, small segments and values over one fragment; leaves a WAL

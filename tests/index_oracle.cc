@@ -51,7 +51,7 @@ int CompareKeys(const std::vector<PropertyValue>& a, const std::vector<PropertyV
 }
 
 bool Indexable(const PropertyView& v, const IndexSpec& spec) {
-  if (v.is_null() || v.type() == ValueType::kFloatVector) return false;
+  if (v.is_null() || v.type() == ValueType::kFloatVector || v.type() == ValueType::kStringList) return false;
   return !spec.type || v.type() == *spec.type;
 }
 

@@ -401,6 +401,33 @@ TEST(IndexTest, AnyTypeIndexOrdersAcrossTypesAndSkipsVectors) {
   EXPECT_EQ(s.FindVertices("T", "k", FloatVector{1.0f}).status().code(), StatusCode::kInvalidArgument);
 }
 
+// A string list is never indexed either: in an index of no declared type it
+// keeps the element out (built from a snapshot and maintained by writes
+// alike), a list value cannot be looked up, and no index declares the type
+// (a list in a typed index: index_bad_input_test.cc).
+TEST(IndexTest, StringListsAreNeverIndexed) {
+  auto g = NewGraph();
+  WriteBatch b;
+  b.AddVertex("T", {{"k", "s"}});
+  b.AddVertex("T", {{"k", StringList{"s"}}});
+  MustWrite(*g, std::move(b));
+  ASSERT_TRUE(g->CreateIndex(Spec("k", "T", {"k"}, IndexKind::kUnique)).ok());
+  EXPECT_EQ(Raw(g->GetSnapshot().FindVertices("T", "k", "s").value()), (V{0}));
+  WriteBatch more;
+  more.AddVertex("T", {{"k", StringList{"s"}}});     // no collision: not in the index
+  more.SetProperty(VertexId(0), "k", StringList{});  // leaves the index
+  MustWrite(*g, std::move(more));
+  Snapshot s = g->GetSnapshot();
+  EXPECT_EQ(Raw(s.FindVertices("T", "k", "s").value()), V{});
+  EXPECT_EQ(s.FindVertices("T", "k", StringList{"s"}).status().code(), StatusCode::kInvalidArgument);
+  WriteBatch back;
+  back.SetProperty(VertexId(1), "k", "s");  // a string again: indexed
+  MustWrite(*g, std::move(back));
+  EXPECT_EQ(Raw(g->GetSnapshot().FindVertices("T", "k", "s").value()), (V{1}));
+  EXPECT_EQ(g->CreateIndex(Spec("t", "T", {"k"}, IndexKind::kExact, ValueType::kStringList)).code(),
+            StatusCode::kInvalidArgument);
+}
+
 TEST(IndexTest, EdgeIndexes) {
   auto g = NewGraph();
   WriteBatch b;

@@ -37,7 +37,8 @@ int CompareValues(const PropertyValue& a, const PropertyValue& b) {
       return Sign(std::string(reinterpret_cast<const char*>(x.data()), x.size()),
                   std::string(reinterpret_cast<const char*>(y.data()), y.size()));
     }
-    case ValueType::kFloatVector: break;
+    case ValueType::kFloatVector:
+    case ValueType::kStringList: break;
   }
   ADD_FAILURE() << "not indexable";
   return 0;
@@ -52,6 +53,7 @@ PropertyView View(const PropertyValue& v) {
     case ValueType::kString: return PropertyView(*v.as_string());
     case ValueType::kBytes: return PropertyView(*v.as_bytes());
     case ValueType::kFloatVector: return PropertyView(*v.as_float_vector());
+    case ValueType::kStringList: return PropertyView(*v.as_string_list());
   }
   return PropertyView();
 }

@@ -200,12 +200,14 @@ int CompareTuples(const KeyTuple& a, const KeyTuple& b) {
 }
 
 // The element's key for `spec`, if it is in the index (every key present,
-// not null, not a vector). Not for edge-endpoint constraints (EndpointTuple).
+// not null, not a vector or a string list). Not for edge-endpoint
+// constraints (EndpointTuple).
 std::optional<KeyTuple> IndexedKey(const PropMap& props, const IndexSpec& spec) {
   KeyTuple key;
   for (const std::string& k : spec.keys) {
     auto it = props.find(k);
-    if (it == props.end() || it->second.is_null() || it->second.type() == ValueType::kFloatVector)
+    if (it == props.end() || it->second.is_null() || it->second.type() == ValueType::kFloatVector ||
+        it->second.type() == ValueType::kStringList)
       return std::nullopt;
     key.push_back(it->second);
   }
@@ -808,6 +810,11 @@ class Generator {
       for (std::byte& x : b) x = static_cast<std::byte>(Uniform(0, 255));
       return PropertyValue(std::move(b));
     }
+    if (kind < 95) {
+      StringList list(static_cast<std::size_t>(Uniform(0, 4)));
+      for (std::string& s : list) s = RandomUtf8(Uniform(0, 6));
+      return PropertyValue(std::move(list));
+    }
     FloatVector v(static_cast<std::size_t>(Uniform(0, 8)));
     for (float& x : v) x = std::uniform_real_distribution<float>(-10, 10)(rng_);
     if (!v.empty() && Chance(0.2)) v[0] = -0.0f;
@@ -887,7 +894,7 @@ class Generator {
         keys.push_back({k, ValueFor(k, spec.label, ElementKind::kVertex)});
     for (const Property& p : keys)
       if (p.value.is_null() || p.value.type() == ValueType::kFloatVector ||
-          (spec.type && p.value.type() != *spec.type))
+          p.value.type() == ValueType::kStringList || (spec.type && p.value.type() != *spec.type))
         return std::nullopt;
     if (keys.size() > 1 && Chance(0.5)) std::reverse(keys.begin(), keys.end());  // any order
     return keys;

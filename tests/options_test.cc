@@ -31,6 +31,8 @@ std::vector<OptionCase> BadOptions() {
       {"max_string_bytes", [](Options& o) { o.limits.max_string_bytes = kMaxPropertyBytesCeiling + 1; }},
       {"max_string_bytes", [](Options& o) { o.limits.max_string_bytes = kSizeMax; }},
       {"max_vector_dims", [](Options& o) { o.limits.max_vector_dims = kMaxPropertyBytesCeiling / 4 + 1; }},
+      {"max_list_elements",
+       [](Options& o) { o.limits.max_list_elements = kMaxPropertyBytesCeiling / 4 + 1; }},
       {"max_batch_ops", [](Options& o) { o.limits.max_batch_ops = 0; }},
       // Op::prop_begin, NewVertex::index and friends are 32 bits wide.
       {"max_batch_ops", [](Options& o) { o.limits.max_batch_ops = std::size_t{1} << 32; }},
@@ -91,6 +93,7 @@ TEST(OptionsTest, BoundaryValuesAreAccepted) {
       [](Options& o) {
         o.limits.max_string_bytes = 1;
         o.limits.max_vector_dims = 0;
+        o.limits.max_list_elements = 0;
         o.limits.max_batch_ops = 1;
         o.limits.max_properties_per_element = 1;
         o.limits.max_property_bytes_per_element = 1;
@@ -99,6 +102,7 @@ TEST(OptionsTest, BoundaryValuesAreAccepted) {
       [](Options& o) {
         o.limits.max_string_bytes = kMaxPropertyBytesCeiling;
         o.limits.max_vector_dims = kMaxPropertyBytesCeiling / 4;
+        o.limits.max_list_elements = kMaxPropertyBytesCeiling / 4;
         o.limits.max_batch_ops = std::numeric_limits<std::uint32_t>::max();
         o.limits.max_properties_per_element = kMaxPropertyBytesCeiling / 16;
         o.limits.max_property_bytes_per_element = kMaxPropertyBytesCeiling;

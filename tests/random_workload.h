@@ -40,7 +40,7 @@ struct RandomBatchOptions {
 inline constexpr std::string_view kMarkerLabel = "Mark";
 
 inline PropertyValue RandomValue(std::mt19937_64& rng) {
-  switch (rng() % 7) {
+  switch (rng() % 8) {
     case 0: return PropertyValue();
     case 1: return PropertyValue(rng() % 2 == 0);
     case 2: return PropertyValue(static_cast<std::int64_t>(rng()));
@@ -51,10 +51,16 @@ inline PropertyValue RandomValue(std::mt19937_64& rng) {
       for (std::byte& x : b) x = static_cast<std::byte>(rng());
       return PropertyValue(std::move(b));
     }
-    default: {
+    case 6: {
       std::vector<float> f(rng() % 6);
       for (float& x : f) x = static_cast<float>(rng() % 1000) / 3.0f;
       return PropertyValue(FloatVector(std::move(f)));
+    }
+    default: {
+      // Empty lists, empty elements and multi-byte UTF-8 included.
+      StringList list(rng() % 4);
+      for (std::string& s : list) s = rng() % 3 == 0 ? "" : (rng() % 2 == 0 ? "\xc3\xa9t\xc3\xa9" : "tag");
+      return PropertyValue(std::move(list));
     }
   }
 }

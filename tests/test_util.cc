@@ -49,6 +49,13 @@ std::string Render(const PropertyView& v) {
       auto f = *v.as_float_vector();
       return "f" + std::to_string(f.size()) + ":" + Hex(f.data(), f.size_bytes());
     }
+    case ValueType::kStringList: {
+      std::string out = "l" + std::to_string(v.as_string_list()->size()) + ":";
+      const StringListView list =
+          *v.as_string_list();  // named: a temporary optional would die before the loop
+      for (std::string_view s : list) out += Hex(s.data(), s.size()) + ",";
+      return out;
+    }
   }
   return "?";
 }
@@ -62,6 +69,7 @@ PropertyView View(const PropertyValue& v) {
     case ValueType::kString: return PropertyView(std::string_view(*v.as_string()));
     case ValueType::kBytes: return PropertyView(std::span<const std::byte>(*v.as_bytes()));
     case ValueType::kFloatVector: return PropertyView(std::span<const float>(*v.as_float_vector()));
+    case ValueType::kStringList: return PropertyView(*v.as_string_list());
   }
   return PropertyView();
 }

@@ -124,6 +124,12 @@ class Fingerprinter {
         Add(v.as_float_vector()->size());
         Add(v.as_float_vector()->data(), v.as_float_vector()->size_bytes());
         break;
+      case ValueType::kStringList: {
+        const StringListView list = *v.as_string_list();
+        Add(list.size());
+        for (std::string_view s : list) Add(s);
+        break;
+      }
     }
   }
   std::uint64_t hash() const { return h_; }

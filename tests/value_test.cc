@@ -25,7 +25,7 @@ namespace {
 
 constexpr ValueType kAllTypes[] = {
     ValueType::kNull,   ValueType::kBool,  ValueType::kInt64,       ValueType::kDouble,
-    ValueType::kString, ValueType::kBytes, ValueType::kFloatVector,
+    ValueType::kString, ValueType::kBytes, ValueType::kFloatVector, ValueType::kStringList,
 };
 
 Bytes MakeBytes(std::initializer_list<int> v) {
@@ -43,6 +43,8 @@ TEST(ValueTypeTest, ValuesAreStable) {
   EXPECT_EQ(static_cast<int>(ValueType::kString), 4);
   EXPECT_EQ(static_cast<int>(ValueType::kBytes), 5);
   EXPECT_EQ(static_cast<int>(ValueType::kFloatVector), 6);
+  EXPECT_EQ(static_cast<int>(ValueType::kStringList), 7);
+  EXPECT_EQ(ValueTypeName(ValueType::kStringList), "string_list");
 }
 
 TEST(ValueTypeTest, NamesAreDistinctAndNonEmpty) {
@@ -79,6 +81,69 @@ TEST(PropertyValueTest, ConstructorsPickTheRightType) {
   EXPECT_EQ(PropertyValue(std::string_view("abc")).type(), ValueType::kString);
   EXPECT_EQ(PropertyValue(Bytes{}).type(), ValueType::kBytes);
   EXPECT_EQ(PropertyValue(FloatVector{1.0f}).type(), ValueType::kFloatVector);
+  EXPECT_EQ(PropertyValue(StringList{"a"}).type(), ValueType::kStringList);
+  EXPECT_EQ(PropertyValue(StringList{}).type(), ValueType::kStringList);
+}
+
+// The packed form StringListView::Packed reads, as value.h writes it down:
+// count:u32, end:u32[count], the elements' bytes.
+std::vector<std::byte> Packed(const StringList& list) {
+  std::vector<std::byte> out;
+  auto put = [&out](std::uint32_t v) {
+    const auto* p = reinterpret_cast<const std::byte*>(&v);
+    out.insert(out.end(), p, p + sizeof v);
+  };
+  put(static_cast<std::uint32_t>(list.size()));
+  std::uint32_t end = 0;
+  for (const std::string& s : list) put(end += static_cast<std::uint32_t>(s.size()));
+  for (const std::string& s : list)
+    for (char c : s) out.push_back(static_cast<std::byte>(c));
+  return out;
+}
+
+TEST(StringListViewTest, OwnedAndPackedFormsReadAlike) {
+  const StringList list = {"math", "", std::string("n\0l", 3), "po\xC3\xA9t"};
+  const std::vector<std::byte> packed = Packed(list);
+  const StringListView owned(list);
+  const StringListView stored = StringListView::Packed(packed);
+  for (const StringListView& v : {owned, stored}) {
+    ASSERT_EQ(v.size(), 4u);
+    EXPECT_FALSE(v.empty());
+    EXPECT_EQ(v[0], "math");
+    EXPECT_EQ(v[1], "");
+    EXPECT_EQ(v[2], std::string_view("n\0l", 3));
+    EXPECT_EQ(v[3], "po\xC3\xA9t");
+    EXPECT_EQ(v.text_bytes(), 4u + 0u + 3u + 5u);
+    EXPECT_EQ(v.ToList(), list);
+    std::vector<std::string_view> seen(v.begin(), v.end());
+    EXPECT_EQ(seen.size(), 4u);
+    EXPECT_EQ(seen[3], "po\xC3\xA9t");
+  }
+  EXPECT_EQ(owned[0].data(), list[0].data());  // views, not copies
+  EXPECT_EQ(stored[0].data(), reinterpret_cast<const char*>(packed.data()) + 4 * (1 + 4));
+  EXPECT_TRUE(owned == stored);
+  const StringListView empty = StringListView::Packed(Packed({}));
+  EXPECT_TRUE(empty.empty());
+  EXPECT_EQ(empty.text_bytes(), 0u);
+  EXPECT_TRUE(empty == StringListView());
+  EXPECT_EQ(empty.begin(), empty.end());
+}
+
+TEST(StringListViewTest, EqualityComparesElementsNotTheirConcatenation) {
+  const StringList ab_c = {"ab", "c"}, a_bc = {"a", "bc"}, abc = {"abc"};
+  EXPECT_FALSE(StringListView(ab_c) == StringListView(a_bc));
+  EXPECT_FALSE(StringListView(ab_c) == StringListView(abc));
+  EXPECT_FALSE(StringListView(StringList{""}) == StringListView(StringList{}));
+  EXPECT_NE(PropertyValue(ab_c), PropertyValue(a_bc));
+  EXPECT_NE(PropertyValue(StringList{"s"}), PropertyValue("s"));
+  EXPECT_EQ(PropertyValue(ab_c), PropertyValue(StringList{"ab", "c"}));
+  const std::vector<std::byte> packed = Packed(ab_c);
+  const PropertyView stored(StringListView::Packed(packed));
+  EXPECT_TRUE(stored == PropertyValue(ab_c));
+  EXPECT_TRUE(IdenticalValues(stored, PropertyValue(ab_c)));
+  EXPECT_FALSE(stored == PropertyValue(a_bc));
+  EXPECT_FALSE(IdenticalValues(stored, PropertyValue(a_bc)));
+  EXPECT_EQ(stored.ToValue(), PropertyValue(ab_c));
 }
 
 // Every accessor on every type: the value for its own type, nullopt for any
@@ -90,7 +155,8 @@ TEST(PropertyValueTest, AccessorsOfTheWrongTypeGiveNullopt) {
                                              PropertyValue(2.5),
                                              PropertyValue("s"),
                                              PropertyValue(Bytes{std::byte{1}}),
-                                             PropertyValue(FloatVector{1.0f})};
+                                             PropertyValue(FloatVector{1.0f}),
+                                             PropertyValue(StringList{"s"})};
   for (const PropertyValue& v : values) {
     SCOPED_TRACE(ValueTypeName(v.type()));
     EXPECT_NO_THROW({
@@ -100,19 +166,22 @@ TEST(PropertyValueTest, AccessorsOfTheWrongTypeGiveNullopt) {
       EXPECT_EQ(v.as_string().has_value(), v.type() == ValueType::kString);
       EXPECT_EQ(v.as_bytes().has_value(), v.type() == ValueType::kBytes);
       EXPECT_EQ(v.as_float_vector().has_value(), v.type() == ValueType::kFloatVector);
+      EXPECT_EQ(v.as_string_list().has_value(), v.type() == ValueType::kStringList);
     });
   }
   // The same through PropertyView.
   const std::string str = "s";
   const Bytes bytes = {std::byte{1}};
   const FloatVector floats = {1.0f};
+  const StringList strings = {"s"};
   const std::vector<PropertyView> views = {PropertyView(),
                                            PropertyView(false),
                                            PropertyView(std::int64_t{7}),
                                            PropertyView(2.5),
                                            PropertyView(std::string_view(str)),
                                            PropertyView(std::span<const std::byte>(bytes)),
-                                           PropertyView(std::span<const float>(floats))};
+                                           PropertyView(std::span<const float>(floats)),
+                                           PropertyView(StringListView(strings))};
   for (const PropertyView& x : views) {
     SCOPED_TRACE(ValueTypeName(x.type()));
     EXPECT_NO_THROW({
@@ -122,6 +191,7 @@ TEST(PropertyValueTest, AccessorsOfTheWrongTypeGiveNullopt) {
       EXPECT_EQ(x.as_string().has_value(), x.type() == ValueType::kString);
       EXPECT_EQ(x.as_bytes().has_value(), x.type() == ValueType::kBytes);
       EXPECT_EQ(x.as_float_vector().has_value(), x.type() == ValueType::kFloatVector);
+      EXPECT_EQ(x.as_string_list().has_value(), x.type() == ValueType::kStringList);
     });
   }
   EXPECT_EQ(PropertyView(false).as_bool(), false);  // a present false, not "absent"

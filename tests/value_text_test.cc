@@ -26,6 +26,10 @@ TEST(ValueTextTest, EveryTypeIsTellable) {
   EXPECT_EQ(ValueText(PropertyValue(Bytes{})), "x''");
   EXPECT_EQ(ValueText(PropertyValue(FloatVector{1.5f, -2.0f, 0.1f})), "f32[1.5, -2.0, 0.1]");
   EXPECT_EQ(ValueText(PropertyValue(FloatVector{})), "f32[]");
+  EXPECT_EQ(ValueText(PropertyValue(StringList{"math", "", "a\"b"})), R"(str["math", "", "a\"b"])");
+  EXPECT_EQ(ValueText(PropertyValue(StringList{})), "str[]");
+  // A list of one string is not the string.
+  EXPECT_NE(ValueText(PropertyValue(StringList{"42"})), ValueText(PropertyValue("42")));
 }
 
 TEST(ValueTextTest, StringsAreEscaped) {

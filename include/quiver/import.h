@@ -6,13 +6,15 @@
 //    id space; a named id column is also stored as a string property of
 //    that name, `:ID` is not stored), a `:LABEL` column, and typed
 //    properties `name` (string), `age:int`, `score:double`,
-//    `active:boolean`, `embedding:float[]` (`;`-separated), `blob:bytes`
+//    `active:boolean`, `embedding:float[]` and `tags:string[]` (elements
+//    separated by ImportOptions::array_delimiter, `;` by default; in a
+//    string[] a backslash escapes the delimiter and itself), `blob:bytes`
 //    (hex; a Quiver extension). Edge files: `:START_ID`, `:END_ID` (with the
 //    same `(Group)` as the id they name), `:TYPE` and typed properties.
 //    `:IGNORE` skips a column. Fields may be quoted ("..."), with doubled
 //    quotes and embedded newlines; the delimiter is chosen. An unquoted
 //    empty field leaves the property unset; a quoted empty field is an
-//    empty string (or an empty vector / bytes value).
+//    empty string (or an empty vector, list or bytes value).
 //  - LDBC Graphalytics EVLP: a `.v` file with one integer vertex id per
 //    line and a `.e` file of `source target [weight]` lines, separated by
 //    single spaces. Ids are kept as an int64 property (ImportOptions::
@@ -27,8 +29,10 @@
 //    (ImportOptions::jsonl_id_key), all of one kind per file; "label" /
 //    "type" default to the file's. Values: strings, integers (int64),
 //    numbers with a fraction or exponent (double), booleans, null (unset),
-//    arrays of numbers (float vectors) and {"bytes": "<hex>"}. Unknown
-//    members are an error. Parsed with simdjson.
+//    arrays of numbers (float vectors; `[]` is an empty one), arrays of
+//    strings (string lists), {"strings": [...]} (a string list, empty or
+//    not) and {"bytes": "<hex>"}. Unknown members are an error. Parsed
+//    with simdjson.
 // Any file may be gzip-compressed (its first bytes gzip's magic): it is
 // read through zlib, and positions are those of the decompressed text.
 //
@@ -153,6 +157,12 @@ struct ImportOptions {
   DataFormat format = DataFormat::kCsv;
   // CSV field delimiter (not '"', '\n' or '\r'). Default ','.
   char delimiter = ',';
+  // CSV: the separator of float[] and string[] elements, as Neo4j's
+  // --array-delimiter: an ASCII punctuation character other than a
+  // backslash, '.', '+' and '-'; it may equal `delimiter` (such fields are
+  // then quoted). In a string[] field a backslash escapes the delimiter and
+  // itself; before anything else it is kept. Default ';'.
+  char array_delimiter = ';';
   // EVLP: the int64 property that keeps each vertex's id (empty: not kept),
   // and the double property that keeps an edge's weight. Defaults "id",
   // "weight".
@@ -240,7 +250,7 @@ struct ImportStats {
 // wrong column count, a value that is not of its column's type, invalid
 // UTF-8, a duplicate id, an edge endpoint no imported vertex has, a vertex
 // with more than one label); Unimplemented for a header type Quiver has no
-// value for (`string[]`, `int[]`, `date`, `point`, ...); more than
+// value for (`int[]`, `boolean[]`, `date`, `point`, ...); more than
 // skip_bad_rows bad rows. A bad Graphalytics .properties file: NotFound
 // for it or a file it names, InvalidArgument (Unimplemented for what Quiver
 // cannot keep: several edge properties, vertex properties) at its line for
@@ -307,6 +317,11 @@ struct ExportOptions {
   DataFormat format = DataFormat::kCsv;
   // CSV field delimiter. Default ','.
   char delimiter = ',';
+  // CSV: the separator of float[] and string[] elements, by the rule of
+  // ImportOptions::array_delimiter. A backslash or the delimiter in a
+  // string-list element is written escaped (preceded by a backslash), so
+  // the element reads back exactly. Default ';'.
+  char array_delimiter = ';';
   // EVLP: if every vertex holds an int64 `evlp_id_key` property and no two
   // hold the same, those are the ids written; else the Quiver vertex ids
   // are. An edge's weight is written if every edge holds a number under
@@ -347,11 +362,12 @@ struct ExportStats {
 // missing): CSV as vertices.csv and edges.csv, whose `:ID` / `:START_ID` /
 // `:END_ID` columns hold Quiver vertex ids and whose other columns are
 // every (property key, type) pair in use, so importing them into an empty
-// graph gives an identical graph (null-valued properties are written as
-// unset). EVLP as graph.v and graph.e (ids as ExportOptions says; labels,
-// types and other properties are not kept). JSON Lines as vertices.jsonl
-// and edges.jsonl, one object per element with every property (ids as
-// ExportOptions::jsonl_id_key says), so importing them with the same
+// graph (with the same delimiters) gives an identical graph (null-valued
+// properties are written as unset); FailedPrecondition, naming the element
+// and key, for a string list of one empty string, whose CSV text would read
+// back as the empty list (JSON Lines writes it). EVLP as graph.v and graph.e (ids as ExportOptions says;
+// labels, types and other properties are not kept). JSON Lines as vertices.jsonl and edges.jsonl, one object
+// per element with every property (ids as ExportOptions::jsonl_id_key says), so importing them with the same
 // jsonl_id_key gives an identical graph when the ids came from that key
 // (else import with jsonl_id_key empty). Writes may continue
 // while it runs: it reads only the snapshot. AlreadyExists if an output

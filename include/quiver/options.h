@@ -88,6 +88,11 @@ struct Limits {
   // Longest float32 vector value, in elements; 0 (empty vectors only) to
   // kMaxPropertyBytesCeiling / 4. Default 65,536.
   std::size_t max_vector_dims = 65536;
+  // Longest string list value, in elements; 0 (empty lists only) to
+  // kMaxPropertyBytesCeiling / 4. Each element is a string value
+  // (max_string_bytes applies to it); the list as a whole is bounded by
+  // max_property_bytes_per_element. Default 65,536.
+  std::size_t max_list_elements = 65536;
   // Most operations in one batch (each add, set, remove counts one; each
   // property of an add counts one more); 1 to kMaxBatchOpsCeiling. Default
   // 10,000,000.
@@ -97,7 +102,8 @@ struct Limits {
   std::size_t max_properties_per_element = 65535;
   // Most bytes one element's properties may encode to, counted after the
   // batch: 8, plus 16 per property, plus each string, bytes or vector
-  // payload rounded up to a multiple of 8; 1 to kMaxPropertyBytesCeiling.
+  // payload, or each string list's 4 + 4 per element + its text, rounded up
+  // to a multiple of 8; 1 to kMaxPropertyBytesCeiling.
   // What an element holds in memory is about this much. Default (and
   // ceiling) 2 GiB.
   std::size_t max_property_bytes_per_element = kMaxPropertyBytesCeiling;

@@ -1,4 +1,5 @@
-// ValueTypeName, PropertyView::ToValue and view/value equality.
+// ValueTypeName, StringListView, PropertyView::ToValue and view/value
+// equality.
 #include "quiver/value.h"
 
 #include <bit>
@@ -6,6 +7,56 @@
 #include <cstring>
 
 namespace quiver {
+namespace {
+
+// A u32 of a packed list (which may lie at any alignment in a caller's
+// buffer: memcpy, not a cast).
+std::uint32_t PackedU32(const std::byte* p, std::size_t index) {
+  std::uint32_t v;
+  std::memcpy(&v, p + index * sizeof(v), sizeof(v));
+  return v;
+}
+
+}  // namespace
+
+StringListView StringListView::Packed(std::span<const std::byte> packed) {
+  StringListView v;
+  v.packed_ = packed.data();
+  v.size_ = PackedU32(packed.data(), 0);
+  return v;
+}
+
+std::string_view StringListView::Element(const std::string* strings, const std::byte* packed, std::size_t i) {
+  if (strings != nullptr) return strings[i];
+  // count, end[count], bytes: element i is [end[i - 1], end[i]) of bytes.
+  const std::size_t count = PackedU32(packed, 0);
+  const std::uint32_t begin = i == 0 ? 0 : PackedU32(packed, i);
+  const std::uint32_t end = PackedU32(packed, i + 1);
+  const char* bytes = reinterpret_cast<const char*>(packed) + (1 + count) * sizeof(std::uint32_t);
+  return std::string_view(bytes + begin, end - begin);
+}
+
+std::size_t StringListView::text_bytes() const {
+  if (size_ == 0) return 0;
+  if (packed_ != nullptr) return PackedU32(packed_, size_);
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < size_; ++i) n += strings_[i].size();
+  return n;
+}
+
+StringList StringListView::ToList() const {
+  StringList out;
+  out.reserve(size_);
+  for (std::string_view s : *this) out.emplace_back(s);
+  return out;
+}
+
+bool operator==(const StringListView& a, const StringListView& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i)
+    if (a[i] != b[i]) return false;
+  return true;
+}
 
 std::string_view ValueTypeName(ValueType type) {
   switch (type) {
@@ -16,6 +67,7 @@ std::string_view ValueTypeName(ValueType type) {
     case ValueType::kString: return "string";
     case ValueType::kBytes: return "bytes";
     case ValueType::kFloatVector: return "float_vector";
+    case ValueType::kStringList: return "string_list";
   }
   return "unknown";
 }
@@ -35,6 +87,7 @@ PropertyValue PropertyView::ToValue() const {
       auto f = *as_float_vector();
       return PropertyValue(FloatVector(f.begin(), f.end()));
     }
+    case ValueType::kStringList: return PropertyValue(as_string_list()->ToList());
   }
   return PropertyValue();
 }
@@ -68,6 +121,7 @@ bool Compare(const PropertyView& a, const PropertyValue& b, bool bitwise) {
         if (x[i] != y[i]) return false;
       return true;
     }
+    case ValueType::kStringList: return *a.as_string_list() == *b.as_string_list();
   }
   return false;
 }

@@ -169,6 +169,16 @@ void AppendValueText(std::string& out, const PropertyValue& v) {
       out.push_back(']');
       return;
     }
+    case ValueType::kStringList: {
+      out.append("str[");
+      const StringListView list = *v.as_string_list();
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (i > 0) out.append(", ");
+        AppendQuoted(out, list[i]);
+      }
+      out.push_back(']');
+      return;
+    }
   }
   out.append("?");
 }

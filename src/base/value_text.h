@@ -4,13 +4,15 @@
 // unambiguous, so two values print alike only if they are equal:
 //
 //   null   true   42   42.0   -0.0   1e+300   "Ada \"A\"\n"   x'00ff'   f32[1.5, -2.0]
+//   str["math", "poet"]
 //
 // An int64 has no decimal point; a double always has one or an exponent
 // (shortest round-trip digits, std::to_chars). A string is quoted, with
 // \" \\ \n \r \t, \xNN for other control bytes and DEL, and \xNN for every
 // byte of 0x80 and above when the string is not valid UTF-8 (valid UTF-8
 // is printed as is). Bytes are hex in x'...'; a float vector lists its
-// floats as f32[...], each printed like a double. A name (a label, edge
+// floats as f32[...], each printed like a double; a string list lists its
+// elements as str[...], each quoted like a string. A name (a label, edge
 // type, property key or index name) prints bare when it is an identifier
 // (a letter or '_', then letters, digits and '_'; ASCII), else quoted.
 //

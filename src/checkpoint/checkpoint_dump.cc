@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "base/coding.h"
@@ -66,6 +67,9 @@ class CheckpointDumper final : public CheckpointVisitor {
       case BlockKind::kEdges: ok = Elements(b, r, /*edges=*/true); break;
       case BlockKind::kEnd: ok = End(b, r); break;
     }
+    // A value this file's version cannot hold: CheckValueVersion's
+    // Corruption says what; the scan says where.
+    if (!value_error_.ok()) return std::exchange(value_error_, Status::Ok());
     if (!ok) return Bad(b, "its payload does not decode");
     if (r.remaining() != 0) return Bad(b, "trailing bytes in block");
     return Status::Ok();
@@ -173,7 +177,7 @@ class CheckpointDumper final : public CheckpointVisitor {
   }
 
   // Props := count:varint (key_id:varint Value){count}
-  bool Props(base::ByteReader& r, std::string& line) const {
+  bool Props(base::ByteReader& r, std::string& line) {
     std::uint64_t n;
     if (!r.GetVarint(&n) || n > r.remaining()) return false;
     if (n == 0) return true;
@@ -182,6 +186,8 @@ class CheckpointDumper final : public CheckpointVisitor {
       std::uint64_t key;
       PropertyValue value;
       if (!r.GetVarint(&key) || !wal::DecodeValue(r, &value)) return false;
+      value_error_ = CheckValueVersion(value, Name(keys_, key), header_.version);
+      if (!value_error_.ok()) return false;
       if (i > 0) line.append(", ");
       base::AppendName(line, Name(keys_, key));
       line.append(": ");
@@ -217,6 +223,7 @@ class CheckpointDumper final : public CheckpointVisitor {
   Header header_;
   std::vector<std::string> labels_, types_, keys_;
   std::uint64_t shown_ = 0;  // elements printed (max_records)
+  Status value_error_;       // set by Props, returned by VisitBlock
 };
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include "base/crc32c.h"
 #include "base/strings.h"
+#include "base/value_text.h"
 
 namespace quiver::checkpoint {
 
@@ -27,8 +28,9 @@ struct Layout {
   std::size_t bytes;
   std::size_t crc_at;
 };
-constexpr Layout kLayouts[] = {{1, kHeaderBytesV1, 60}, {2, kHeaderBytes, 76}, {3, kHeaderBytes, 76}};
-static_assert(kFormatVersion == 3, "a new format version needs its layout here");
+constexpr Layout kLayouts[] = {
+    {1, kHeaderBytesV1, 60}, {2, kHeaderBytes, 76}, {3, kHeaderBytes, 76}, {4, kHeaderBytes, 76}};
+static_assert(kFormatVersion == 4, "a new format version needs its layout here");
 
 // Whether `in` holds a header of `layout` whose CRC matches once its version
 // field reads layout.version.
@@ -115,6 +117,14 @@ std::uint32_t BlockCrc(std::uint32_t seed, const std::byte* block_header,
 bool HeaderIsIntact(std::span<const std::byte> in) {
   Header h;
   return DecodeHeader(in, &h).ok();
+}
+
+Status CheckValueVersion(const PropertyValue& value, std::string_view key, std::uint32_t format_version) {
+  if (value.type() == ValueType::kStringList && format_version < kFirstStringListVersion)
+    return Damaged(base::StrCat("property ", base::Quoted(key),
+                                " is a string list (value type 7) in a format version ", format_version,
+                                " checkpoint; that type came with format version ", kFirstStringListVersion));
+  return Status::Ok();
 }
 
 std::string CheckpointFileName(std::uint64_t sequence) {

@@ -1,10 +1,10 @@
 // The checkpoint file format (docs/checkpoint_format.md has the grammar and
 // a worked example). All integers little-endian; varints are LEB128.
 //
-// Format 3 (written; formats 1 and 2 are read too, below):
+// Format 4 (written; formats 1 to 3 are read too, below):
 //   Checkpoint := Header Block* EndBlock Trailer
 //   Header (80 bytes) :=
-//       magic:u64 = "QVRCKP01"  format_version:u32 = 3  header_bytes:u32 = 80
+//       magic:u64 = "QVRCKP01"  format_version:u32 = 4  header_bytes:u32 = 80
 //       graph_uuid:u8[16]  sequence:u64  vertex_limit:u64  edge_limit:u64
 //       wal_segment:u64  wal_offset:u64  reserved:u8[4] = 0
 //       crc:u32 (CRC-32C of bytes 0..75)
@@ -30,11 +30,15 @@
 //     7 index definitions (format version 2 on; checkpoint/index_block.h):
 //         first_id:varint = 0 count:varint IndexDef{count}
 //         (index kind 3, the edge-endpoint constraint: format version 3 on)
-//   Props := count:varint (key_id:varint Value){count}   (Value: wal/value_codec.h)
+//   Props := count:varint (key_id:varint Value){count}   (Value: wal/value_codec.h;
+//            value type 7, a string list: format version 4 on)
 //   wal_segment, wal_offset: where the WAL record of the first group after
 //   `sequence` starts (segment number, byte offset; the offset may be the
 //   segment's end, then that group starts the next segment); 0, 0 if not
 //   known. Recovery resumes there after damage the checkpoint covers.
+//
+// Format 3 (read, never written): exactly format 4, except that no value has
+// type 7 (one that does is Corruption).
 //
 // Format 2 (read, never written): exactly format 3, except that no index
 // definition has kind 3 (one that does is Corruption).
@@ -65,6 +69,7 @@
 #include <string_view>
 
 #include "quiver/status.h"
+#include "quiver/value.h"
 #include "wal/wal_format.h"
 
 namespace quiver::checkpoint {
@@ -76,14 +81,18 @@ inline constexpr std::uint64_t kMagic = 0x3130504B43525651ULL;  // "QVRCKP01" as
 // Version 3 added index kind 3 (the edge-endpoint constraint,
 // IndexKind::kUniqueEndpoints) to that block, and nothing else: a build
 // that reads up to version 2 refuses a version 3 file untouched instead of
-// reading kind 3 as damage.
-inline constexpr std::uint32_t kFormatVersion = 3;
+// reading kind 3 as damage. Version 4 added the value type 7 (a string
+// list, ValueType::kStringList) to the element blocks' properties, and
+// nothing else, for the same reason.
+inline constexpr std::uint32_t kFormatVersion = 4;
 inline constexpr std::uint32_t kOldestFormatVersion = 1;
 // The first version whose index definitions may have kind 3.
 inline constexpr std::uint32_t kFirstEndpointConstraintVersion = 3;
-inline constexpr std::size_t kHeaderBytes = 80;    // formats 2 and 3
+// The first version whose values may have type 7, a string list.
+inline constexpr std::uint32_t kFirstStringListVersion = 4;
+inline constexpr std::size_t kHeaderBytes = 80;    // formats 2 on
 inline constexpr std::size_t kHeaderBytesV1 = 64;  // format 1
-inline constexpr std::size_t kTrailerBytes = 4;    // formats 2 and 3
+inline constexpr std::size_t kTrailerBytes = 4;    // formats 2 on
 inline constexpr std::size_t kBlockHeaderBytes = 16;
 inline constexpr std::size_t kTargetBlockBytes = 1u << 20;
 // Writer tunables (not part of the format). Ids per chunk of the vertex and
@@ -156,6 +165,11 @@ std::optional<std::uint32_t> NewerFormatVersion(std::span<const std::byte> in);
 // magic, length and CRC are intact (DecodeHeader; the rest of the file
 // unchecked).
 bool HeaderIsIntact(std::span<const std::byte> in);
+
+// Corruption if a file of `format_version` cannot hold `value`'s type (a
+// string list before kFirstStringListVersion: no correct writer of that
+// version wrote one), naming the property `key` and both versions; else OK.
+Status CheckValueVersion(const PropertyValue& value, std::string_view key, std::uint32_t format_version);
 
 std::string CheckpointFileName(std::uint64_t sequence);
 // The sequence of a checkpoint file name (not .tmp), or nullopt.

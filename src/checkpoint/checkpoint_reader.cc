@@ -414,6 +414,8 @@ class Loader {
       if (!r.GetVarint(&key) || key >= g_.keys->size() || (i > 0 && key <= prev_key) ||
           !wal::DecodeValue(r, &w.values[i]))
         return Bad("bad property");
+      QUIVER_RETURN_IF_ERROR(
+          CheckValueVersion(w.values[i], g_.keys->Name(static_cast<std::uint32_t>(key)), version_));
       prev_key = key;
       std::vector<std::uint64_t>& counts = w.key_counts[kind];
       if (key >= counts.size()) counts.resize(g_.keys->size(), 0);

@@ -43,6 +43,7 @@ std::size_t BytesOf(const PropertyValue& v) {
   if (auto s = view.as_string()) return s->size();
   if (auto s = view.as_bytes()) return s->size();
   if (auto s = view.as_float_vector()) return s->size() * sizeof(float);
+  if (auto s = view.as_string_list()) return s->size() * sizeof(std::string) + s->text_bytes();
   return 0;
 }
 

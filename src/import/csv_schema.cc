@@ -16,15 +16,16 @@ struct TypeName {
   FieldType type;
 };
 
-constexpr std::array<TypeName, 9> kFieldTypes = {{{"string", FieldType::kString},
-                                                  {"int", FieldType::kInt},
-                                                  {"long", FieldType::kInt},
-                                                  {"short", FieldType::kInt},
-                                                  {"byte", FieldType::kInt},
-                                                  {"double", FieldType::kDouble},
-                                                  {"float", FieldType::kDouble},
-                                                  {"boolean", FieldType::kBool},
-                                                  {"float[]", FieldType::kFloatArray}}};
+constexpr std::array<TypeName, 10> kFieldTypes = {{{"string", FieldType::kString},
+                                                   {"int", FieldType::kInt},
+                                                   {"long", FieldType::kInt},
+                                                   {"short", FieldType::kInt},
+                                                   {"byte", FieldType::kInt},
+                                                   {"double", FieldType::kDouble},
+                                                   {"float", FieldType::kDouble},
+                                                   {"boolean", FieldType::kBool},
+                                                   {"float[]", FieldType::kFloatArray},
+                                                   {"string[]", FieldType::kStringArray}}};
 
 // Neo4j types with no Quiver value (yet).
 constexpr std::array<std::string_view, 9> kUnsupportedTypes = {
@@ -74,8 +75,8 @@ Result<FieldType> PropertyType(const HeaderContext& ctx, std::string_view type) 
   }
   if (lower.size() > 2 && lower.ends_with("[]")) {
     return ctx.Error(StatusCode::kUnimplemented,
-                     base::StrCat("array type '", type, "' is not supported: Quiver has no array values ",
-                                  "(float[] is read as a float32 vector)"));
+                     base::StrCat("array type '", type, "' is not supported: Quiver's arrays are ",
+                                  "float[] (a float32 vector) and string[] (a string list)"));
   }
   for (std::string_view u : kUnsupportedTypes) {
     if (u == lower) {
@@ -153,6 +154,7 @@ std::string_view FieldTypeName(FieldType type) {
     case FieldType::kBool: return "boolean";
     case FieldType::kFloatArray: return "float[]";
     case FieldType::kBytes: return "bytes";
+    case FieldType::kStringArray: return "string[]";
   }
   return "string";
 }

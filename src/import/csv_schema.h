@@ -26,12 +26,13 @@ enum class ColumnRole : std::uint8_t { kProperty, kId, kLabel, kStartId, kEndId,
 
 // The value types a column may declare, each mapped onto a Quiver value.
 enum class FieldType : std::uint8_t {
-  kString,      // string
-  kInt,         // int, long, short, byte -> int64
-  kDouble,      // double, float -> double
-  kBool,        // boolean
-  kFloatArray,  // float[] -> float32 vector
-  kBytes,       // bytes (hex) -> bytes; a Quiver extension
+  kString,       // string
+  kInt,          // int, long, short, byte -> int64
+  kDouble,       // double, float -> double
+  kBool,         // boolean
+  kFloatArray,   // float[] -> float32 vector
+  kBytes,        // bytes (hex) -> bytes; a Quiver extension
+  kStringArray,  // string[] -> string list
 };
 
 // The header name of a field type ("int", "double", ...), as export writes it.
@@ -59,14 +60,17 @@ struct Schema {
   // members); `columns` name the id (vertices: its key and type) and the
   // endpoints.
   bool json = false;
+  // The separator of float[] and string[] elements (ImportOptions::
+  // array_delimiter).
+  char array_delimiter = ';';
 };
 
 // Parses the header record `header` of file `path`. Errors carry the
 // header field's position: InvalidArgument for an unknown type, a column
 // that does not belong in this kind of file, a repeated special column, an
 // empty property name, a missing :START_ID / :END_ID; Unimplemented for a
-// type Quiver has no value for (arrays other than float[], temporal and
-// spatial types).
+// type Quiver has no value for (arrays other than float[] and string[],
+// temporal and spatial types).
 Result<Schema> ParseCsvHeader(std::span<const CsvField> header, FileKind kind, std::string_view path);
 
 // The schema of an EVLP file: a vertex file holds an int id (kept under

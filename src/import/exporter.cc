@@ -297,25 +297,25 @@ ColumnSet CollectColumns(const Snapshot& snap, std::uint64_t limit, const Job& j
 // Formats CSV rows; one per worker (its scratch and name caches).
 class CsvRows {
  public:
-  CsvRows(const Snapshot& snap, char delimiter, const ColumnSet& set)
-      : snap_(snap), d_(delimiter), set_(set) {}
+  CsvRows(const Snapshot& snap, char delimiter, char array_delimiter, const ColumnSet& set)
+      : snap_(snap), d_(delimiter), array_d_(array_delimiter), set_(set) {}
 
-  void Vertex(VertexId v, std::string* out) {
+  Status Vertex(VertexId v, std::string* out) {
     AppendInt(out, static_cast<std::int64_t>(v.value()));
     out->push_back(d_);
     const LabelId label = *snap_.LabelOf(v);
     out->append(Escaped(&labels_, label.value(), [&] { return snap_.LabelName(label); }));
-    WriteCells(snap_.Properties(v), out);
+    return WriteCells(snap_.Properties(v), out, "vertex", v.value());
   }
 
-  void Edge(EdgeId e, std::string* out) {
+  Status Edge(EdgeId e, std::string* out) {
     const EdgeInfo info = *snap_.GetEdge(e);
     AppendInt(out, static_cast<std::int64_t>(info.source.value()));
     out->push_back(d_);
     AppendInt(out, static_cast<std::int64_t>(info.target.value()));
     out->push_back(d_);
     out->append(Escaped(&types_, info.type.value(), [&] { return snap_.EdgeTypeName(info.type); }));
-    WriteCells(snap_.Properties(e), out);
+    return WriteCells(snap_.Properties(e), out, "edge", e.value());
   }
 
   // The header row: the fixed columns, then one per (key, type) in use.
@@ -341,12 +341,17 @@ class CsvRows {
     return *field;
   }
 
-  void WriteCells(const PropertyRange& props, std::string* out) {
+  Status WriteCells(const PropertyRange& props, std::string* out, const char* kind, std::uint64_t id) {
     cells_.resize(set_.columns.size());  // kept between rows: their strings' room is reused
     filled_.assign(set_.columns.size(), false);
     for (const PropertyRange::Entry& e : props) {
       if (e.value.is_null()) continue;
-      FormatFieldValue(e.value, &text_);
+      if (!TextRoundTrips(e.value))
+        return FailedPreconditionError(
+            base::StrCat("Export: ", kind, " ", id, "'s ", snap_.PropertyKeyName(e.key),
+                         " is a string list of one empty string, which CSV cannot tell from the empty list; "
+                         "export as JSON Lines"));
+      FormatFieldValue(e.value, &text_, array_d_);
       // The column CollectColumns chose, by the same function.
       const int c = set_.Find(e.key, FieldTypeOf(e.value.type()));
       cells_[c].swap(text_);
@@ -362,12 +367,14 @@ class CsvRows {
     }
     if (text_.capacity() > kCellRoom) std::string().swap(text_);
     out->push_back('\n');
+    return Status::Ok();
   }
 
   static constexpr std::size_t kCellRoom = 4096;
 
   const Snapshot& snap_;
   const char d_;
+  const char array_d_;
   const ColumnSet& set_;
   std::string text_;
   std::vector<std::string> cells_;
@@ -384,24 +391,18 @@ Status WriteCsv(const Snapshot& snap, const ExportOptions& options, const Job& j
   {
     const std::uint64_t limit = snap.vertex_id_limit();
     const ColumnSet set = CollectColumns<VertexId>(snap, limit, job, vertices);
-    std::vector<CsvRows> rows(job.threads, CsvRows(snap, d, set));
+    std::vector<CsvRows> rows(job.threads, CsvRows(snap, d, options.array_delimiter, set));
     rows[0].Header(base::StrCat(":ID", sep, ":LABEL"), vw->buffer());
     QUIVER_RETURN_IF_ERROR(vw->MaybeFlush());
-    auto row = [&](unsigned w, VertexId v, std::string* out) {
-      rows[w].Vertex(v, out);
-      return Status::Ok();
-    };
+    auto row = [&](unsigned w, VertexId v, std::string* out) { return rows[w].Vertex(v, out); };
     QUIVER_RETURN_IF_ERROR(WriteRows(vw, limit, job, vertices, row, &stats->vertices));
   }
   const std::uint64_t limit = snap.edge_id_limit();
   const ColumnSet set = CollectColumns<EdgeId>(snap, limit, job, edges);
-  std::vector<CsvRows> rows(job.threads, CsvRows(snap, d, set));
+  std::vector<CsvRows> rows(job.threads, CsvRows(snap, d, options.array_delimiter, set));
   rows[0].Header(base::StrCat(":START_ID", sep, ":END_ID", sep, ":TYPE"), ew->buffer());
   QUIVER_RETURN_IF_ERROR(ew->MaybeFlush());
-  auto row = [&](unsigned w, EdgeId e, std::string* out) {
-    rows[w].Edge(e, out);
-    return Status::Ok();
-  };
+  auto row = [&](unsigned w, EdgeId e, std::string* out) { return rows[w].Edge(e, out); };
   return WriteRows(ew, limit, job, edges, row, &stats->edges);
 }
 
@@ -579,9 +580,10 @@ void AppendJsonString(std::string* out, std::string_view s) {
 
 // A value as JSON that the importer reads back as the same value: a double
 // always with a '.' or an exponent (else it would come back an int64),
-// bytes as {"bytes": "<hex>"}. InvalidArgument for a non-finite double or
-// float (JSON has no NaN or infinity), naming what `what()` returns: a graph holds none
-// (a WriteBatch refuses them), so this guards against a change to that rule.
+// bytes as {"bytes": "<hex>"}, a string list as an array of strings (the
+// empty one as {"strings": []}: `[]` reads back as an empty float vector). InvalidArgument for a non-finite
+// double or float (JSON has no NaN or infinity), naming what `what()` returns: a graph holds none (a
+// WriteBatch refuses them), so this guards against a change to that rule.
 template <typename What>
 Status AppendJsonValue(std::string* out, const PropertyView& v, std::string* text, What what) {
   switch (v.type()) {
@@ -620,6 +622,20 @@ Status AppendJsonValue(std::string* out, const PropertyView& v, std::string* tex
         char buf[32];
         const auto r = std::to_chars(buf, buf + sizeof buf, f);
         out->append(buf, r.ptr);
+      }
+      out->push_back(']');
+      return Status::Ok();
+    }
+    case ValueType::kStringList: {
+      const StringListView list = *v.as_string_list();
+      if (list.empty()) {
+        out->append("{\"strings\":[]}");
+        return Status::Ok();
+      }
+      out->push_back('[');
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (i > 0) out->push_back(',');
+        AppendJsonString(out, list[i]);
       }
       out->push_back(']');
       return Status::Ok();
@@ -770,6 +786,11 @@ Result<ExportStats> RunExport(env::FileSystem* fs, const Snapshot& snap, const s
       s = InvalidArgumentError("Export: empty directory path");
     } else if (options.format == DataFormat::kCsv && (d == '"' || d == '\n' || d == '\r')) {
       s = InvalidArgumentError("ExportOptions::delimiter may not be a quote or a line break");
+    } else if (Status a = options.format == DataFormat::kCsv
+                              ? CheckArrayDelimiter(options.array_delimiter, "ExportOptions::array_delimiter")
+                              : Status::Ok();
+               !a.ok()) {
+      s = std::move(a);
     } else if (options.threads > kMaxExportThreads) {
       s = InvalidArgumentError(
           base::StrCat("ExportOptions::threads is ", options.threads, "; at most ", kMaxExportThreads));

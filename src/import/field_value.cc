@@ -3,6 +3,7 @@
 // precision writes the shortest text that reads back to the same bits).
 #include "import/field_value.h"
 
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -44,12 +45,12 @@ int HexDigit(char c) {
   return -1;
 }
 
-std::optional<PropertyValue> ParseFloats(std::string_view text, std::string* why) {
+std::optional<PropertyValue> ParseFloats(std::string_view text, std::string* why, char delimiter) {
   FloatVector v;
   if (text.empty()) return PropertyValue(std::move(v));
   std::size_t from = 0;
   while (true) {
-    const std::size_t to = text.find(kArrayDelimiter, from);
+    const std::size_t to = text.find(delimiter, from);
     const std::string_view item = text.substr(from, to == std::string_view::npos ? to : to - from);
     float f = 0;
     if (!ParseNumber(item, &f) || !std::isfinite(f)) {
@@ -61,6 +62,35 @@ std::optional<PropertyValue> ParseFloats(std::string_view text, std::string* why
     from = to + 1;
   }
   return PropertyValue(std::move(v));
+}
+
+// Splits at each delimiter not escaped (field_value.h, kArrayEscape). The
+// elements are pieces of valid UTF-8 cut at ASCII bytes, so valid UTF-8.
+PropertyValue ParseStrings(std::string_view text, char delimiter) {
+  StringList list;
+  if (text.empty()) return PropertyValue(std::move(list));
+  std::string element;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (c == kArrayEscape && i + 1 < text.size() &&
+        (text[i + 1] == kArrayEscape || text[i + 1] == delimiter)) {
+      element.push_back(text[++i]);
+    } else if (c == delimiter) {
+      list.push_back(std::move(element));
+      element.clear();
+    } else {
+      element.push_back(c);
+    }
+  }
+  list.push_back(std::move(element));
+  return PropertyValue(std::move(list));
+}
+
+void AppendEscaped(std::string* out, std::string_view element, char delimiter) {
+  for (char c : element) {
+    if (c == kArrayEscape || c == delimiter) out->push_back(kArrayEscape);
+    out->push_back(c);
+  }
 }
 
 std::optional<PropertyValue> ParseHex(std::string_view text, std::string* why) {
@@ -90,7 +120,17 @@ void AppendNumber(std::string* out, T v) {
 
 }  // namespace
 
-std::optional<PropertyValue> ParseFieldValue(FieldType type, std::string_view text, std::string* why) {
+Status CheckArrayDelimiter(char d, std::string_view option) {
+  const auto u = static_cast<unsigned char>(d);
+  if (u >= 0x80 || std::ispunct(u) == 0 || d == kArrayEscape || d == '.' || d == '+' || d == '-')
+    return InvalidArgumentError(base::StrCat(option,
+                                             " must be an ASCII punctuation character other than "
+                                             "'\\', '.', '+' and '-'"));
+  return Status::Ok();
+}
+
+std::optional<PropertyValue> ParseFieldValue(FieldType type, std::string_view text, std::string* why,
+                                             char array_delimiter) {
   switch (type) {
     case FieldType::kString: return PropertyValue(text);
     case FieldType::kInt: {
@@ -112,7 +152,8 @@ std::optional<PropertyValue> ParseFieldValue(FieldType type, std::string_view te
       *why = base::StrCat("'", text, "' is not a boolean (true or false)");
       return std::nullopt;
     }
-    case FieldType::kFloatArray: return ParseFloats(text, why);
+    case FieldType::kFloatArray: return ParseFloats(text, why, array_delimiter);
+    case FieldType::kStringArray: return ParseStrings(text, array_delimiter);
     case FieldType::kBytes: return ParseHex(text, why);
   }
   *why = "unknown type";
@@ -128,11 +169,17 @@ FieldType FieldTypeOf(ValueType t) {
     case ValueType::kDouble: return FieldType::kDouble;
     case ValueType::kBytes: return FieldType::kBytes;
     case ValueType::kFloatVector: return FieldType::kFloatArray;
+    case ValueType::kStringList: return FieldType::kStringArray;
   }
   return FieldType::kString;
 }
 
-FieldType FormatFieldValue(const PropertyView& value, std::string* out) {
+bool TextRoundTrips(const PropertyView& value) {
+  const std::optional<StringListView> list = value.as_string_list();
+  return !list || list->size() != 1 || !(*list)[0].empty();
+}
+
+FieldType FormatFieldValue(const PropertyView& value, std::string* out, char array_delimiter) {
   out->clear();
   switch (value.type()) {
     case ValueType::kNull:
@@ -155,11 +202,19 @@ FieldType FormatFieldValue(const PropertyView& value, std::string* out) {
       bool first = true;
       const auto floats = value.as_float_vector();  // named: see kBytes
       for (float f : *floats) {
-        if (!first) out->push_back(kArrayDelimiter);
+        if (!first) out->push_back(array_delimiter);
         first = false;
         AppendNumber(out, f);
       }
       return FieldType::kFloatArray;
+    }
+    case ValueType::kStringList: {
+      const StringListView list = *value.as_string_list();
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (i > 0) out->push_back(array_delimiter);
+        AppendEscaped(out, list[i], array_delimiter);
+      }
+      return FieldType::kStringArray;
     }
   }
   return FieldType::kString;

@@ -10,6 +10,7 @@
 #include "base/utf8.h"
 #include "graph_dir.h"
 #include "import/csv_writer.h"
+#include "import/field_value.h"
 
 namespace quiver::import {
 
@@ -100,6 +101,8 @@ Result<ImportStats> Importer::RunUnguarded() {
   if (options_.format == DataFormat::kCsv && static_cast<unsigned char>(d) >= 0x80) {
     return InvalidArgumentError("ImportOptions::delimiter must be an ASCII character");
   }
+  if (options_.format == DataFormat::kCsv)
+    QUIVER_RETURN_IF_ERROR(CheckArrayDelimiter(options_.array_delimiter, "ImportOptions::array_delimiter"));
   for (const std::vector<ImportFile>* files : {&spec_.vertices, &spec_.edges}) {
     for (const ImportFile& f : *files) {
       if (!base::IsValidUtf8(f.label))
@@ -200,6 +203,7 @@ Result<Importer::Input> Importer::OpenInput(std::size_t index) {
     in.rows_offset = in.reader->bytes_read();
     in.rows_line = in.reader->end_line() + 1;
   }
+  in.schema.array_delimiter = options_.array_delimiter;
   if (kind == FileKind::kVertices) {
     vertex_file_bytes_ = in.reader->file_size();
     vertex_file_compressed_ = in.reader->compressed();

@@ -95,6 +95,63 @@ const char* Location(ondemand::document& doc) {
   return at;
 }
 
+// A JSON array as a float vector (numbers) or a string list (strings), by
+// its first element; `strings_only` ({"strings": [...]}) takes strings only.
+// An empty array is an empty float vector, or with `strings_only` an empty
+// string list.
+std::optional<PropertyValue> JsonArray(ondemand::array a, bool strings_only, std::string* why) {
+  FloatVector floats;
+  StringList strings;
+  bool as_strings = strings_only;
+  bool first = true;
+  for (auto element : a) {
+    if (element.error() != simdjson::SUCCESS) {
+      *why = "invalid JSON";
+      return std::nullopt;
+    }
+    ondemand::value e = element.value_unsafe();
+    ondemand::json_type t;
+    if (e.type().get(t) != simdjson::SUCCESS) {
+      *why = "invalid JSON";
+      return std::nullopt;
+    }
+    if (first && !strings_only) as_strings = t == ondemand::json_type::string;
+    first = false;
+    if (as_strings) {
+      std::string_view s;
+      if (t != ondemand::json_type::string) {
+        *why = strings_only ? "\"strings\" holds strings only (a string list)"
+                            : "an array holds strings only (a string list) or numbers only (a float vector)";
+        return std::nullopt;
+      }
+      if (e.get_string().get(s) != simdjson::SUCCESS) {
+        *why = "invalid JSON string in a string list (a bad escape)";
+        return std::nullopt;
+      }
+      strings.emplace_back(s);
+      continue;
+    }
+    if (t != ondemand::json_type::number) {
+      *why = "an array holds numbers only (a float vector) or strings only (a string list)";
+      return std::nullopt;
+    }
+    // Each read as a float from its own digits (what export writes round
+    // trips; through a double it could round twice).
+    const std::string_view digits = e.raw_json_token();
+    std::string item_why;
+    std::optional<PropertyValue> f =
+        ParseFieldValue(FieldType::kFloatArray, TrimJsonSpace(digits), &item_why);
+    double d = 0;
+    if (!f || f->as_float_vector()->size() != 1 || e.get_double().get(d) != simdjson::SUCCESS) {
+      *why = base::StrCat("'", TrimJsonSpace(digits), "' is not a finite float (in a float vector)");
+      return std::nullopt;
+    }
+    floats.push_back((*f->as_float_vector())[0]);
+  }
+  if (as_strings) return PropertyValue(std::move(strings));
+  return PropertyValue(std::move(floats));
+}
+
 // A JSON value as a property value; nullopt with `*why` for a value Quiver
 // has no type for. A null gives a null value (the property is left unset).
 std::optional<PropertyValue> JsonValue(ondemand::value v, std::string* why) {
@@ -155,53 +212,46 @@ std::optional<PropertyValue> JsonValue(ondemand::value v, std::string* why) {
       return PropertyValue(s);
     }
     case ondemand::json_type::array: {
-      // Numbers: a float vector.
+      // Numbers: a float vector; strings: a string list (the first element
+      // decides; `[]` is an empty float vector).
       ondemand::array a;
       if (v.get_array().get(a) != simdjson::SUCCESS) break;
-      FloatVector floats;
-      for (auto element : a) {
-        // Each read as a float from its own digits (what export writes
-        // round trips; through a double it could round twice).
-        if (element.error() != simdjson::SUCCESS) {
-          *why = "invalid JSON";
-          return std::nullopt;
-        }
-        ondemand::value e = element.value_unsafe();
-        ondemand::json_type t;
-        if (e.type().get(t) != simdjson::SUCCESS || t != ondemand::json_type::number) {
-          *why = "an array holds numbers only (a float vector)";
-          return std::nullopt;
-        }
-        const std::string_view digits = e.raw_json_token();
-        std::string item_why;
-        std::optional<PropertyValue> f =
-            ParseFieldValue(FieldType::kFloatArray, TrimJsonSpace(digits), &item_why);
-        double d = 0;
-        if (!f || f->as_float_vector()->size() != 1 || e.get_double().get(d) != simdjson::SUCCESS) {
-          *why = base::StrCat("'", TrimJsonSpace(digits), "' is not a finite float (in a float vector)");
-          return std::nullopt;
-        }
-        floats.push_back((*f->as_float_vector())[0]);
-      }
-      return PropertyValue(std::move(floats));
+      return JsonArray(a, /*strings_only=*/false, why);
     }
     case ondemand::json_type::object: {
-      // {"bytes": "<hex>"}: a bytes value.
+      // {"bytes": "<hex>"}: a bytes value; {"strings": [...]}: a string list.
+      constexpr const char* kForms = "an object value must be {\"bytes\": \"<hex>\"} or {\"strings\": [...]}";
       ondemand::object o;
       if (v.get_object().get(o) != simdjson::SUCCESS) break;
-      std::optional<PropertyValue> bytes;
+      std::optional<PropertyValue> value;
       for (auto member : o) {
-        std::string_view key, hex;
-        if (bytes || member.unescaped_key().get(key) != simdjson::SUCCESS || key != "bytes" ||
-            member.value().get_string().get(hex) != simdjson::SUCCESS) {
-          *why = "an object value must be {\"bytes\": \"<hex>\"}";
+        std::string_view key;
+        if (value || member.unescaped_key().get(key) != simdjson::SUCCESS) {
+          *why = kForms;
           return std::nullopt;
         }
-        bytes = ParseFieldValue(FieldType::kBytes, hex, why);
-        if (!bytes) return std::nullopt;
+        if (key == "bytes") {
+          std::string_view hex;
+          if (member.value().get_string().get(hex) != simdjson::SUCCESS) {
+            *why = kForms;
+            return std::nullopt;
+          }
+          value = ParseFieldValue(FieldType::kBytes, hex, why);
+        } else if (key == "strings") {
+          ondemand::array a;
+          if (member.value().get_array().get(a) != simdjson::SUCCESS) {
+            *why = kForms;
+            return std::nullopt;
+          }
+          value = JsonArray(a, /*strings_only=*/true, why);
+        } else {
+          *why = kForms;
+          return std::nullopt;
+        }
+        if (!value) return std::nullopt;
       }
-      if (!bytes) *why = "an object value must be {\"bytes\": \"<hex>\"}";
-      return bytes;
+      if (!value) *why = kForms;
+      return value;
     }
   }
   *why = "invalid JSON";
@@ -433,7 +483,7 @@ bool RowBuilder::Build(const CsvReader& reader, Row* row, RowIssue* issue) {
       case ColumnRole::kProperty: {
         if (f.text.empty() && !f.quoted) break;  // unset
         std::string why;
-        std::optional<PropertyValue> v = ParseFieldValue(col.type, f.text, &why);
+        std::optional<PropertyValue> v = ParseFieldValue(col.type, f.text, &why, schema_.array_delimiter);
         if (!v) return RejectAt(issue, f, base::StrCat(why, " (column ", col.name, ")"));
         if (std::find(seen_keys_.begin(), seen_keys_.end(), col.name) != seen_keys_.end()) {
           return RejectAt(issue, f, base::StrCat("property '", col.name, "' given twice"));

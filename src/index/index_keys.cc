@@ -60,7 +60,7 @@ Status CheckSpec(const IndexSpec& spec, std::size_t max_name_bytes) {
   }
   if (spec.type) {
     ValueType t = *spec.type;
-    if (t == ValueType::kNull || t == ValueType::kFloatVector || static_cast<int>(t) > 6)
+    if (t == ValueType::kNull || !IsIndexable(t))
       return in(
           InvalidArgumentError(base::StrCat("values of type ", ValueTypeName(t), " cannot be indexed")));
   }
@@ -104,7 +104,7 @@ KeyStatus ElementKey(const IndexDef& def, const storage::PropBlock* block, std::
 
 Status BoundKey(const IndexDef& def, const PropertyValue& value, std::string* key) {
   const PropertyView v = storage::ViewOf(value);
-  if (v.is_null() || v.type() == ValueType::kFloatVector)
+  if (v.is_null() || !IsIndexable(v.type()))
     return InvalidArgumentError(base::StrCat(DescribeIndex(def), ": ", ValueTypeName(v.type()),
                                              " values are never indexed, so they cannot be looked up"));
   if (def.type && v.type() != *def.type)
@@ -142,6 +142,7 @@ std::string DescribeValue(const PropertyView& v) {
     }
     case ValueType::kBytes: return base::StrCat("bytes[", v.as_bytes()->size(), "]");
     case ValueType::kFloatVector: return base::StrCat("float_vector[", v.as_float_vector()->size(), "]");
+    case ValueType::kStringList: return base::StrCat("string_list[", v.as_string_list()->size(), "]");
   }
   return "?";
 }

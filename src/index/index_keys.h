@@ -43,7 +43,7 @@ std::int32_t KeyWidthFor(const IndexSpec& spec);
 
 // Checks a spec: InvalidArgument for an empty or non-UTF-8 name, label or
 // key, no keys or more than kMaxIndexKeys, a key named twice, a declared type
-// of kNull or kFloatVector or out of range, an unknown kind or element; for
+// of kNull, kFloatVector or kStringList or out of range, an unknown kind or element; for
 // kUniqueEndpoints, vertices, any key or a declared type.
 // Names longer than `max_name_bytes` are OutOfRange.
 Status CheckSpec(const IndexSpec& spec, std::size_t max_name_bytes);
@@ -72,7 +72,7 @@ KeyStatus ElementKey(const IndexDef& def, const storage::PropBlock* block, std::
                      std::size_t* bad = nullptr);
 
 // The key to look up for query values (one per index key, in order):
-// InvalidArgument for a wrong count, null, a vector, NaN, or a value of
+// InvalidArgument for a wrong count, null, a vector, a string list, NaN, or a value of
 // another type than the index declares, or a kUniqueEndpoints index (it
 // holds no property values).
 Status LookupKey(const IndexDef& def, std::span<const PropertyValue> values, std::string* key);
@@ -100,7 +100,7 @@ KeyStatus MakeKey(const IndexDef& def, ValueFn&& value, std::string* key, std::s
       indexed = false;
       continue;
     }
-    if (def.type ? v->type() != *def.type : v->type() == ValueType::kFloatVector) {
+    if (def.type ? v->type() != *def.type : !IsIndexable(v->type())) {
       if (def.type) {
         if (bad != nullptr) *bad = i;
         return KeyStatus::kWrongType;

@@ -87,7 +87,10 @@ std::string PrefixSuccessor(std::string s) {
 
 }  // namespace
 
-bool IsIndexable(ValueType type) { return type != ValueType::kFloatVector; }
+bool IsIndexable(ValueType type) {
+  return type != ValueType::kFloatVector && type != ValueType::kStringList &&
+         static_cast<int>(type) <= static_cast<int>(ValueType::kStringList);
+}
 
 void AppendKey(const PropertyView& v, std::string* out) {
   switch (v.type()) {
@@ -107,7 +110,8 @@ void AppendKey(const PropertyView& v, std::string* out) {
       AppendEscaped(v.type() == ValueType::kString ? *v.as_string() : AsChars(*v.as_bytes()), out);
       out->append(2, '\0');
       return;
-    case ValueType::kFloatVector: return;  // not indexable (IsIndexable)
+    case ValueType::kFloatVector:
+    case ValueType::kStringList: return;  // not indexable (IsIndexable)
   }
 }
 

@@ -60,7 +60,8 @@ inline constexpr std::size_t kMaxKeyBytes = 1024;
 // Width of a fixed key (AppendFixedKey): int64 and double payloads.
 inline constexpr std::size_t kFixedKeyBytes = 8;
 
-// Whether values of `type` can be index keys (all but kFloatVector).
+// Whether values of `type` can be index keys (all but kFloatVector and
+// kStringList, and types this build does not know).
 bool IsIndexable(ValueType type);
 
 // Appends the encoding of `v` (IsIndexable(v.type())) to `*out`.

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstring>
 
+#include "base/string_list.h"
 #include "quiver/options.h"
 
 namespace quiver::storage {
@@ -16,14 +17,32 @@ Entry* Entries(PropBlock* b) { return reinterpret_cast<Entry*>(b + 1); }
 
 std::size_t Align8(std::size_t n) { return (n + 7) & ~std::size_t{7}; }
 
-// Payload bytes of a variable-length value; 0 for inline types.
-std::span<const std::byte> PayloadOf(const PropertyView& v) {
+// Payload bytes of a variable-length value that has them contiguous (a
+// string, bytes or a vector); empty for inline types and string lists.
+std::span<const std::byte> ContiguousPayload(const PropertyView& v) {
   switch (v.type()) {
     case ValueType::kString: return std::as_bytes(std::span<const char>(*v.as_string()));
     case ValueType::kBytes: return *v.as_bytes();
     case ValueType::kFloatVector: return std::as_bytes(*v.as_float_vector());
     default: return {};
   }
+}
+
+// The payload's size: a string list's is its packed form
+// (base/string_list.h), built from either of a view's forms.
+std::size_t PayloadBytes(const PropertyView& v) {
+  if (v.type() == ValueType::kStringList) return base::PackedStringListBytes(*v.as_string_list());
+  return ContiguousPayload(v).size();
+}
+
+// Writes the payload (PayloadBytes of it) to `dst`.
+void WritePayload(const PropertyView& v, char* dst) {
+  if (v.type() == ValueType::kStringList) {
+    base::PackStringList(*v.as_string_list(), reinterpret_cast<std::byte*>(dst));
+    return;
+  }
+  const std::span<const std::byte> payload = ContiguousPayload(v);
+  if (!payload.empty()) std::memmove(dst, payload.data(), payload.size());
 }
 
 std::uint64_t InlineWord(const PropertyView& v) {
@@ -46,6 +65,7 @@ PropertyView ViewOf(const PropertyValue& v) {
     case ValueType::kString: return PropertyView(std::string_view(*v.as_string()));
     case ValueType::kBytes: return PropertyView(std::span<const std::byte>(*v.as_bytes()));
     case ValueType::kFloatVector: return PropertyView(std::span<const float>(*v.as_float_vector()));
+    case ValueType::kStringList: return PropertyView(*v.as_string_list());
   }
   return PropertyView();
 }
@@ -53,7 +73,8 @@ PropertyView ViewOf(const PropertyValue& v) {
 namespace {
 
 bool IsPayload(ValueType t) {
-  return t == ValueType::kString || t == ValueType::kBytes || t == ValueType::kFloatVector;
+  return t == ValueType::kString || t == ValueType::kBytes || t == ValueType::kFloatVector ||
+         t == ValueType::kStringList;
 }
 
 template <typename AllocFn>
@@ -63,7 +84,7 @@ PropBlock* Build(std::vector<PropInput>& entries, AllocFn&& alloc) {
             [](const PropInput& a, const PropInput& b) { return a.key < b.key; });
   std::size_t header = sizeof(PropBlock) + entries.size() * sizeof(Entry);
   std::size_t data = 0;
-  for (const PropInput& e : entries) data += Align8(PayloadOf(e.value).size());
+  for (const PropInput& e : entries) data += Align8(PayloadBytes(e.value));
   auto* b = static_cast<PropBlock*>(alloc(header + data));
   b->count = static_cast<std::uint32_t>(entries.size());
   b->data_bytes = static_cast<std::uint32_t>(data);
@@ -75,11 +96,11 @@ PropBlock* Build(std::vector<PropInput>& entries, AllocFn&& alloc) {
     e.key = in.key;
     e.type = static_cast<std::uint8_t>(in.value.type());
     std::memset(e.pad, 0, sizeof(e.pad));
-    std::span<const std::byte> payload = PayloadOf(in.value);
     if (IsPayload(in.value.type())) {
-      if (!payload.empty()) std::memcpy(reinterpret_cast<char*>(b) + offset, payload.data(), payload.size());
-      e.word = static_cast<std::uint64_t>(offset) | (static_cast<std::uint64_t>(payload.size()) << 32);
-      offset += Align8(payload.size());
+      const std::size_t length = PayloadBytes(in.value);
+      WritePayload(in.value, reinterpret_cast<char*>(b) + offset);
+      e.word = static_cast<std::uint64_t>(offset) | (static_cast<std::uint64_t>(length) << 32);
+      offset += Align8(length);
     } else {
       e.word = InlineWord(in.value);
     }
@@ -103,7 +124,7 @@ static_assert(sizeof(PropBlock) == kPropBlockHeaderBytes);
 // offset and length in its entries fit.
 static_assert(kMaxPropertyBytesCeiling <= 0xFFFFFFFFu);
 
-std::size_t PropEntryBytes(const PropertyView& v) { return sizeof(Entry) + Align8(PayloadOf(v).size()); }
+std::size_t PropEntryBytes(const PropertyView& v) { return sizeof(Entry) + Align8(PayloadBytes(v)); }
 
 std::size_t PropBlockBytes(const PropBlock* b) {
   return b == nullptr ? 0 : sizeof(PropBlock) + b->count * sizeof(Entry) + b->data_bytes;
@@ -129,6 +150,10 @@ PropInput PropAt(const PropBlock* b, std::uint32_t i) {
     case ValueType::kFloatVector:
       v = PropertyView(
           std::span<const float>(reinterpret_cast<const float*>(base + offset), length / sizeof(float)));
+      break;
+    case ValueType::kStringList:
+      v = PropertyView(StringListView::Packed(
+          std::span<const std::byte>(reinterpret_cast<const std::byte*>(base + offset), length)));
       break;
   }
   return PropInput{e.key, v};
@@ -179,18 +204,18 @@ bool SetPropertyInPlace(PropBlock* b, std::uint32_t key, PropertyView value) {
   Entry* last = first + b->count;
   Entry* it = std::lower_bound(first, last, key, [](const Entry& e, std::uint32_t k) { return e.key < k; });
   if (it == last || it->key != key) return false;
-  std::span<const std::byte> payload = PayloadOf(value);
   if (IsPayload(value.type())) {
     // Reuse the old payload's room if the old value had one and the new
     // payload fits in it (room is the old length rounded up to 8).
     if (!IsPayload(static_cast<ValueType>(it->type))) return false;
     auto offset = static_cast<std::uint32_t>(it->word);
     auto room = Align8(static_cast<std::uint32_t>(it->word >> 32));
-    if (payload.size() > room) return false;
+    const std::size_t length = PayloadBytes(value);
+    if (length > room) return false;
     char* dst = reinterpret_cast<char*>(b) + offset;
-    if (!payload.empty()) std::memmove(dst, payload.data(), payload.size());
-    std::memset(dst + payload.size(), 0, room - payload.size());
-    it->word = static_cast<std::uint64_t>(offset) | (static_cast<std::uint64_t>(payload.size()) << 32);
+    WritePayload(value, dst);
+    std::memset(dst + length, 0, room - length);
+    it->word = static_cast<std::uint64_t>(offset) | (static_cast<std::uint64_t>(length) << 32);
   } else {
     // An inline value; a payload the old value had is left unused (its
     // bytes stay counted in data_bytes until the block is rebuilt).

@@ -3,9 +3,10 @@
 //
 //   PropBlock  := count:u32 data_bytes:u32 Entry[count] payload bytes
 //   Entry      := key:u32 type:u8 pad:u8[3] word:u64
-//   word       := bool/int64/double bits inline, or for string, bytes and
-//                 float vectors: offset:u32 (from the block start, 8-aligned)
-//                 | length:u32 (bytes) << 32
+//   word       := bool/int64/double bits inline, or for string, bytes,
+//                 float vectors and string lists: offset:u32 (from the block
+//                 start, 8-aligned) | length:u32 (bytes) << 32
+//   a string list's payload is its packed form (base/string_list.h)
 //
 // A change to a published block builds a new block and retires the old one,
 // so a change costs O(size of that element's properties) and published
@@ -70,13 +71,16 @@ PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView va
 PropBlock* WithoutProperty(const PropBlock* old, std::uint32_t key, MutationContext& ctx);
 // Overwrites the value of `key` in `b` if `key` is present and the value
 // fits (an inline type, or a payload no longer than the old payload's room);
-// false, changing nothing, otherwise. Requires `b` private to the group.
+// false, changing nothing, otherwise. Requires `b` private to the group, and
+// `value` not to view `b`'s own bytes (a string list is packed element by
+// element into the room).
 bool SetPropertyInPlace(PropBlock* b, std::uint32_t key, PropertyView value);
 
 // Sizes, for Limits::max_property_bytes_per_element: a block takes
 // kPropBlockHeaderBytes plus PropEntryBytes of each value it holds.
 inline constexpr std::size_t kPropBlockHeaderBytes = 8;
-// 16, plus a string, bytes or vector payload rounded up to 8.
+// 16, plus a string, bytes, vector or packed string-list payload rounded up
+// to 8.
 std::size_t PropEntryBytes(const PropertyView& v);
 // The bytes of `b`; 0 for null (no properties).
 std::size_t PropBlockBytes(const PropBlock* b);

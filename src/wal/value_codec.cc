@@ -20,6 +20,12 @@ void EncodeValue(base::ByteWriter& w, const PropertyView& v) {
       w.PutVarint(v.as_float_vector()->size());
       w.PutBytes(v.as_float_vector()->data(), v.as_float_vector()->size() * sizeof(float));
       break;
+    case ValueType::kStringList: {
+      const StringListView list = *v.as_string_list();
+      w.PutVarint(list.size());
+      for (std::string_view s : list) w.PutString(s);
+      break;
+    }
   }
 }
 
@@ -67,6 +73,21 @@ bool DecodeValue(base::ByteReader& r, PropertyValue* out) {
       FloatVector f(n);
       if (n > 0) std::memcpy(f.data(), s.data(), s.size());
       *out = PropertyValue(std::move(f));
+      return true;
+    }
+    case ValueType::kStringList: {
+      // Each element takes at least its length byte, so a count the input
+      // cannot hold is refused before anything is reserved.
+      std::uint64_t n;
+      if (!r.GetVarint(&n) || n > r.remaining()) return false;
+      StringList list;
+      list.reserve(n);
+      for (std::uint64_t i = 0; i < n; ++i) {
+        std::string_view s;
+        if (!r.GetString(&s)) return false;
+        list.emplace_back(s);
+      }
+      *out = PropertyValue(std::move(list));
       return true;
     }
   }

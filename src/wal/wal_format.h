@@ -55,10 +55,11 @@ inline constexpr std::uint64_t kSegmentMagic = 0x31304C4157525651ULL;  // "QVRWA
 // page rule (padding records, above); version 4 the index kind 3 (the
 // edge-endpoint constraint, IndexKind::kUniqueEndpoints) in DefineIndex,
 // with no other change: a build that reads up to version 3 refuses a
-// version 4 segment untouched instead of reading kind 3 as damage. A segment
-// of an older version is read as before and never appended to (recovery
-// starts a new segment after it).
-inline constexpr std::uint32_t kFormatVersion = 4;
+// version 4 segment untouched instead of reading kind 3 as damage; version
+// 5 the value type 7 (a string list, ValueType::kStringList), likewise. A
+// segment of an older version is read as before and never appended to
+// (recovery starts a new segment after it).
+inline constexpr std::uint32_t kFormatVersion = 5;
 inline constexpr std::uint32_t kOldestFormatVersion = 1;
 inline bool IsReadableVersion(std::uint32_t v) { return v >= kOldestFormatVersion && v <= kFormatVersion; }
 inline constexpr std::size_t kSegmentHeaderBytes = 64;
@@ -73,6 +74,9 @@ inline bool IsPaddedVersion(std::uint32_t v) { return v >= kFirstPaddedVersion; 
 // edge-endpoint constraint (IndexKind::kUniqueEndpoints); in an older
 // segment one is Corruption (no correct writer of that version wrote it).
 inline constexpr std::uint32_t kFirstEndpointConstraintVersion = 4;
+// The first version whose values may have type 7, a string list
+// (ValueType::kStringList); in an older segment one is Corruption.
+inline constexpr std::uint32_t kFirstStringListVersion = 5;
 // Where the first group of a segment of version `v` starts.
 inline std::uint64_t FirstRecordOffset(std::uint32_t v) {
   return IsPaddedVersion(v) ? kWalPageBytes : kSegmentHeaderBytes;

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/string_list.h"
 #include "base/strings.h"
 #include "base/utf8.h"
 #include "index/index_build.h"
@@ -99,6 +100,7 @@ Status BatchProcessor::CheckValue(std::string_view key, const PropertyValue& v) 
       if (!std::isfinite(*v.as_double()))
         return InvalidArgumentError(base::StrCat("double value of '", key, "' is NaN or infinite"));
       break;
+    case ValueType::kStringList: QUIVER_RETURN_IF_ERROR(CheckStringList(key, *v.as_string_list())); break;
     case ValueType::kFloatVector: {
       std::span<const float> f = *v.as_float_vector();
       if (f.size() > limits_.max_vector_dims)
@@ -111,6 +113,28 @@ Status BatchProcessor::CheckValue(std::string_view key, const PropertyValue& v) 
     }
     default: break;
   }
+  return Status::Ok();
+}
+
+Status BatchProcessor::CheckStringList(std::string_view key, const StringListView& list) const {
+  // The count first: a long list is refused before its elements are read.
+  if (list.size() > limits_.max_list_elements)
+    return OutOfRangeError(base::StrCat("string list value of '", key, "' has ", list.size(),
+                                        " elements; the limit is ", limits_.max_list_elements));
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string_view s = list[i];
+    if (s.size() > limits_.max_string_bytes)
+      return OutOfRangeError(base::StrCat("string list value of '", key, "' has an element of ", s.size(),
+                                          " bytes at ", i, "; the limit is ", limits_.max_string_bytes));
+    if (!base::IsValidUtf8(s))
+      return InvalidArgumentError(
+          base::StrCat("string list value of '", key, "' has an element that is not valid UTF-8 at ", i));
+  }
+  // The whole list is one payload of the element's block (32-bit offsets).
+  const std::size_t packed = base::PackedStringListBytes(list);
+  if (packed > limits_.max_property_bytes_per_element)
+    return OutOfRangeError(base::StrCat("string list value of '", key, "' takes ", packed,
+                                        " bytes; the limit is ", limits_.max_property_bytes_per_element));
   return Status::Ok();
 }
 

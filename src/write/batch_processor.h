@@ -106,6 +106,10 @@ class BatchProcessor {
   void Reset();
   Status CheckName(std::string_view what, std::string_view name) const;
   Status CheckValue(std::string_view key, const PropertyValue& v) const;
+  // A string list: at most max_list_elements elements, each a string value
+  // (max_string_bytes, valid UTF-8), its packed size within
+  // max_property_bytes_per_element.
+  Status CheckStringList(std::string_view key, const StringListView& list) const;
   Status CheckProperties(std::span<const Property> props) const;
   // InvalidArgument if a property key appears twice in `props`.
   static Status CheckDistinctKeys(std::span<const Property> props);

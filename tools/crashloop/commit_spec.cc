@@ -51,17 +51,22 @@ float RandomFloat(env::Rng& rng) {
 }
 
 PropertyValue RandomValue(env::Rng& rng) {
-  switch (rng.Uniform(7)) {
+  switch (rng.Uniform(8)) {
     case 0: return PropertyValue();
     case 1: return PropertyValue(rng.OneIn(2));
     case 2: return PropertyValue(static_cast<std::int64_t>(rng.Next()));
     case 3: return PropertyValue(RandomDouble(rng));
     case 4: return PropertyValue(RandomString(rng, rng.Uniform(24)));
     case 5: return PropertyValue(RandomBytes(rng, rng.Uniform(48)));
-    default: {
+    case 6: {
       FloatVector v(rng.Uniform(12));
       for (float& f : v) f = RandomFloat(rng);
       return PropertyValue(std::move(v));
+    }
+    default: {
+      StringList list(rng.Uniform(5));
+      for (std::string& e : list) e = RandomString(rng, rng.Uniform(12));
+      return PropertyValue(std::move(list));
     }
   }
 }

@@ -136,6 +136,13 @@ Json ToJson(const PropertyView& v) {
       }
       return a;
     }
+    case ValueType::kStringList: {
+      Json a = Json::array();
+      const StringListView list =
+          *v.as_string_list();  // named: a temporary optional would die before the loop
+      for (std::string_view s : list) a.push_back(std::string(s));
+      return a;
+    }
   }
   return nullptr;
 }
@@ -173,6 +180,15 @@ std::string ToText(const PropertyView& v) {
         if (!first) s += ";";
         first = false;
         s += FormatDouble(f);
+      }
+      return s + "]";
+    }
+    case ValueType::kStringList: {
+      std::string s = "[";
+      const StringListView list = *v.as_string_list();
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        if (i > 0) s += ";";
+        s += list[i];
       }
       return s + "]";
     }

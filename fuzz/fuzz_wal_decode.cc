@@ -139,6 +139,12 @@ class RefParser {
       case 4:
       case 5: return Varint(&n) && Skip(n);
       case 6: return Varint(&n) && n <= in_.size() / 4 && Skip(4 * n);
+      case 7: {  // a string list: a count, then each element as a string
+        if (!Varint(&n) || n > in_.size()) return false;
+        for (std::uint64_t i = 0; i < n; ++i)
+          if (!Str()) return false;
+        return true;
+      }
       default: return false;
     }
   }

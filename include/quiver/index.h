@@ -93,7 +93,7 @@ struct IndexSpec {
   // non-empty; at most kMaxIndexKeys. Empty for kUniqueEndpoints.
   std::vector<std::string> keys{};
   IndexKind kind = IndexKind::kExact;
-  // The type every key's values must have (not kFloatVector, not kNull), or
+  // The type every key's values must have (not kFloatVector, kStringList or kNull), or
   // nullopt for any indexable type. A single-key int64 or double index
   // stores its keys in 8 bytes (the most compact form). nullopt for
   // kUniqueEndpoints.

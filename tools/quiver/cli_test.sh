@@ -76,6 +76,18 @@ done
 expect_rc 0 "$QUIVER" verify "$WORK/g"
 expect_in out "ok"
 
+# The same dataset named by its Graphalytics .properties file.
+expect_rc 0 "$QUIVER" import --graphalytics "$DATA/example-directed.properties" "$WORK/gp"
+expect_in out "imported 10 vertices and 17 edges"
+expect_rc 0 "$QUIVER" stats "$WORK/gp"
+for line in "vertices 10" "edges 17" "label Vertex 10" "type EDGE 17" "key weight vertices 0 edges 17"; do
+  expect_in out "$line"
+done
+expect_rc 2 "$QUIVER" import --graphalytics "$DATA/example-directed.properties" --format csv "$WORK/gq"
+expect_in err "--graphalytics reads EVLP"
+expect_rc 1 "$QUIVER" import --graphalytics "$WORK/none.properties" "$WORK/gq"
+[ ! -e "$WORK/gq" ] || fail "a failed import left a graph directory"
+
 # EVLP export gives the original lines back.
 expect_rc 0 "$QUIVER" export --format evlp "$WORK/g" "$WORK/evlp"
 diff <(sort "$DATA/example-directed.v") <(sort "$WORK/evlp/graph.v") >/dev/null || fail "graph.v differs"
@@ -323,7 +335,7 @@ diff -u "$GOLDEN/info-wal.golden" "$WORK/info.masked" >"$WORK/diff" ||
 
 # dump: the records of each file (the library's golden tests pin the whole text).
 expect_rc 0 "$QUIVER" dump "$WORK/g"
-for line in "checkpoint-00000000000000000001.qck (636 bytes)" "header: format 3, graph " \
+for line in "checkpoint-00000000000000000001.qck (636 bytes)" "header: format 4, graph " \
   'index "Vertex.id": unique on vertices :Vertex (id), type int64; declared at sequence 1, ready' \
   "v9 :Vertex {id: 10}" "e8 :EDGE v2 -> v9 {weight: 0.52}" "10 live vertices, 17 live edges"; do
   expect_in out "$line"

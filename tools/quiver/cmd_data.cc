@@ -103,6 +103,11 @@ int Import(int argc, const char* const* argv) {
   args.AddOption("--format", "csv", "csv|evlp|jsonl",
                  "input format (default csv); EVLP labels default to Vertex / EDGE");
   args.AddOption("--delimiter", ",", "C", "CSV field delimiter (default ','; 'tab' for a tab)");
+  args.AddOption("--array-delimiter", ";", "C",
+                 "CSV: the separator of string[] and float[] elements (default ';')");
+  args.AddOption("--graphalytics", "", "FILE",
+                 "an LDBC Graphalytics dataset named by its .properties file: its\n"
+                 ".v and .e files, weight and direction (implies --format evlp)");
   args.AddFlag("--id-index", "create a unique index on each label's id property");
   args.AddOption("--skip-bad-rows", "0", "N", "import the rest if at most N rows are bad (default 0)");
   args.AddFlag("--batches", "a new graph too goes through batches (slower; for comparison)");
@@ -120,6 +125,14 @@ int Import(int argc, const char* const* argv) {
   }
   if (!ParseDelimiter(args.Get("--delimiter"), &options.delimiter)) {
     return Usage(args, "--delimiter must be one character (or 'tab')");
+  }
+  if (!ParseDelimiter(args.Get("--array-delimiter"), &options.array_delimiter)) {
+    return Usage(args, "--array-delimiter must be one character (or 'tab')");
+  }
+  if (args.Has("--graphalytics")) {
+    if (args.Has("--format") && options.format != DataFormat::kEvlp)
+      return Usage(args, "--graphalytics reads EVLP (--format evlp)");
+    options.format = DataFormat::kEvlp;
   }
   std::uint64_t skip = 0;
   if (!args.GetU64("--skip-bad-rows", &skip)) return Usage(args, "--skip-bad-rows needs a number");
@@ -142,7 +155,9 @@ int Import(int argc, const char* const* argv) {
   for (const std::string& f : args.GetAll("--edges")) {
     if (!AddFileArg(f, evlp ? "EDGE" : "", csv, &spec.edges, &bad)) return Usage(args, bad);
   }
-  if (spec.vertices.empty() && spec.edges.empty()) return Usage(args, "nothing to import");
+  spec.graphalytics.properties = args.Get("--graphalytics");
+  if (spec.vertices.empty() && spec.edges.empty() && spec.graphalytics.properties.empty())
+    return Usage(args, "nothing to import");
 
   const bool quiet = args.Has("--quiet");
   ProgressLine progress(!quiet && !args.Has("--json") && StderrIsTerminal());
@@ -211,6 +226,8 @@ int Export(int argc, const char* const* argv) {
   args.AddOption("--out", "", "OUTDIR", "where to write (instead of the second argument)");
   args.AddOption("--format", "csv", "csv|evlp|jsonl", "output format (default csv)");
   args.AddOption("--delimiter", ",", "C", "CSV field delimiter (default ',')");
+  args.AddOption("--array-delimiter", ";", "C",
+                 "CSV: the separator of string[] and float[] elements (default ';')");
   args.AddOption("--jsonl-id-key", "id", "KEY",
                  "JSON Lines: write each vertex's KEY as its id when every vertex holds a\n"
                  "distinct one (default id; '' always writes Quiver ids)");
@@ -239,6 +256,9 @@ int Export(int argc, const char* const* argv) {
   }
   if (!ParseDelimiter(args.Get("--delimiter"), &options.delimiter)) {
     return Usage(args, "--delimiter must be one character (or 'tab')");
+  }
+  if (!ParseDelimiter(args.Get("--array-delimiter"), &options.array_delimiter)) {
+    return Usage(args, "--array-delimiter must be one character (or 'tab')");
   }
   options.jsonl_id_key = args.Get("--jsonl-id-key");
   ProgressLine progress(!args.Has("--quiet") && !args.Has("--json") && StderrIsTerminal());

@@ -41,6 +41,19 @@ std::uint32_t GetU32(const char* p) {
 
 std::uint64_t GetU64(const char* p) { return GetU32(p) | (std::uint64_t{GetU32(p + 4)} << 32); }
 
+// Writes `name` whole or not at all: `name`.tmp, fdatasync, rename,
+// directory fsync.
+Status WriteSynced(env::FileSystem* fs, const std::string& dir, const char* name, const std::string& bytes) {
+  const std::string path = env::JoinPath(dir, name);
+  const std::string tmp = path + std::string(kTmpSuffix);
+  QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenWritable(tmp, env::OpenMode::kTruncate));
+  QUIVER_RETURN_IF_ERROR(file->Append(env::AsBytes(bytes)));
+  QUIVER_RETURN_IF_ERROR(file->Sync());
+  QUIVER_RETURN_IF_ERROR(file->Close());
+  QUIVER_RETURN_IF_ERROR(fs->Rename(tmp, path));
+  return fs->SyncDir(dir);
+}
+
 }  // namespace
 
 std::string ParentDir(std::string path) {
@@ -241,15 +254,7 @@ RemoveUnlessDone::~RemoveUnlessDone() {
 }
 
 Status WriteIdentity(env::FileSystem* fs, const std::string& dir) {
-  const std::string path = env::JoinPath(dir, kIdentityFileName);
-  const std::string tmp = path + std::string(kTmpSuffix);
-  const std::string bytes = EncodeIdentity();
-  QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenWritable(tmp, env::OpenMode::kTruncate));
-  QUIVER_RETURN_IF_ERROR(file->Append(env::AsBytes(bytes)));
-  QUIVER_RETURN_IF_ERROR(file->Sync());
-  QUIVER_RETURN_IF_ERROR(file->Close());
-  QUIVER_RETURN_IF_ERROR(fs->Rename(tmp, path));
-  return fs->SyncDir(dir);
+  return WriteSynced(fs, dir, kIdentityFileName, EncodeIdentity());
 }
 
 Status CheckIdentity(env::FileSystem* fs, const std::string& dir) {
@@ -385,15 +390,7 @@ Result<ImportJournal> DecodeImportJournal(std::string_view bytes, const std::str
 }
 
 Status WriteImportJournal(env::FileSystem* fs, const std::string& dir, const ImportJournal& journal) {
-  const std::string path = env::JoinPath(dir, kImportJournalFileName);
-  const std::string tmp = path + std::string(kTmpSuffix);
-  const std::string bytes = EncodeImportJournal(journal);
-  QUIVER_ASSIGN_OR_RETURN(auto file, fs->OpenWritable(tmp, env::OpenMode::kTruncate));
-  QUIVER_RETURN_IF_ERROR(file->Append(env::AsBytes(bytes)));
-  QUIVER_RETURN_IF_ERROR(file->Sync());
-  QUIVER_RETURN_IF_ERROR(file->Close());
-  QUIVER_RETURN_IF_ERROR(fs->Rename(tmp, path));
-  return fs->SyncDir(dir);
+  return WriteSynced(fs, dir, kImportJournalFileName, EncodeImportJournal(journal));
 }
 
 Result<std::optional<ImportJournal>> ReadImportJournal(env::FileSystem* fs, const std::string& dir) {

@@ -256,7 +256,9 @@ TEST(ImportAtomicTest, PowerLossAnywhereLeavesTheGraphAsItWasOrTheWholeImport) {
       }
     }
     EXPECT_GT(as_before, 0);
-    if (!fail) EXPECT_GT(as_whole, 0);
+    if (!fail) {
+      EXPECT_GT(as_whole, 0);
+    }
     std::printf(
         "[ figures ] %s: %llu crash points, %d opens as before, %d with the whole import; "
         "acknowledged imports lost: 0\n",
@@ -390,7 +392,9 @@ bool TryWriteOther(Graph& g) {
   WriteBatch b;
   b.AddVertex("Other", {{"name", "acked"}});
   Result<CommitInfo> r = g.Write(std::move(b));
-  if (!r.ok()) EXPECT_EQ(r.status().code(), StatusCode::kPoisoned) << r.status().ToString();
+  if (!r.ok()) {
+    EXPECT_EQ(r.status().code(), StatusCode::kPoisoned) << r.status().ToString();
+  }
   return r.ok();
 }
 

@@ -316,6 +316,17 @@ class Importer {
   Status CheckIdKeyOwner(std::size_t index, const CsvReader& r, std::uint32_t label, const Schema& schema,
                          const Row& row, std::span<const checkpoint::KeyedValue> props) const;
 
+  // A file about to be parsed in blocks (parallel_input.cc): its schema,
+  // where its rows start, and its blocks of whole records; sets
+  // planned_end_[index].
+  struct PlannedFile {
+    Schema schema;
+    std::uint64_t start = 0;  // past a CSV header line
+    std::uint64_t rows_line = 1;
+    std::vector<InputBlock> blocks;
+  };
+  Result<PlannedFile> PlanFileBlocks(std::size_t index);
+
   // Pass 2 (import_writer.cc).
   // Pass 2 into an existing graph: with ImportOptions::atomic inside an
   // import span (GraphImpl::BeginImport / EndImport), undone whole if any

@@ -157,23 +157,31 @@ Status Importer::ValidateVerticesFast(std::size_t index) {
   return Status::Ok();
 }
 
-Status Importer::ValidateFileParallel(std::size_t index) {
-  const std::string& path = FileAt(index).path;
-  Schema schema;
-  std::uint64_t start = 0, rows_line = 1;  // where the rows start
+Result<Importer::PlannedFile> Importer::PlanFileBlocks(std::size_t index) {
+  PlannedFile plan;
   {
     QUIVER_ASSIGN_OR_RETURN(Input head, OpenInput(index));  // the schema, and the empty-file check
-    schema = std::move(head.schema);
-    start = head.rows_offset;  // past a CSV header line
-    rows_line = head.rows_line;
+    plan.schema = std::move(head.schema);
+    plan.start = head.rows_offset;  // past a CSV header line
+    plan.rows_line = head.rows_line;
   }
-  std::vector<InputBlock> blocks;
+  const std::string& path = FileAt(index).path;
   if (options_.format == DataFormat::kCsv) {
-    QUIVER_ASSIGN_OR_RETURN(blocks, PlanQuotedBlocks(fs_, path, start, block_bytes_));
+    QUIVER_ASSIGN_OR_RETURN(plan.blocks, PlanQuotedBlocks(fs_, path, plan.start, block_bytes_));
   } else {
-    QUIVER_ASSIGN_OR_RETURN(blocks, PlanBlocks(fs_, path, block_bytes_));
+    QUIVER_ASSIGN_OR_RETURN(plan.blocks, PlanBlocks(fs_, path, block_bytes_));
   }
-  planned_end_[index] = blocks.empty() ? start : blocks.back().offset + blocks.back().length;
+  planned_end_[index] =
+      plan.blocks.empty() ? plan.start : plan.blocks.back().offset + plan.blocks.back().length;
+  return plan;
+}
+
+Status Importer::ValidateFileParallel(std::size_t index) {
+  const std::string& path = FileAt(index).path;
+  QUIVER_ASSIGN_OR_RETURN(PlannedFile plan, PlanFileBlocks(index));
+  const Schema& schema = plan.schema;
+  const std::uint64_t rows_line = plan.rows_line;
+  const std::vector<InputBlock>& blocks = plan.blocks;
   struct Bad {
     std::uint64_t record_line, line, column;
     std::string reason, raw;

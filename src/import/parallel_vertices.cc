@@ -68,21 +68,10 @@ struct VertexBlock {
 Status Importer::ValidateVerticesParallel(std::size_t index) {
   const std::string& path = FileAt(index).path;
   const std::string_view file_label = FileAt(index).label;
-  Schema schema;
-  std::uint64_t start = 0, rows_line = 1;  // where the rows start
-  {
-    QUIVER_ASSIGN_OR_RETURN(Input head, OpenInput(index));  // the schema, and the empty-file check
-    schema = std::move(head.schema);
-    start = head.rows_offset;  // past a CSV header line
-    rows_line = head.rows_line;
-  }
-  std::vector<InputBlock> blocks;
-  if (options_.format == DataFormat::kCsv) {
-    QUIVER_ASSIGN_OR_RETURN(blocks, PlanQuotedBlocks(fs_, path, start, block_bytes_));
-  } else {
-    QUIVER_ASSIGN_OR_RETURN(blocks, PlanBlocks(fs_, path, block_bytes_));
-  }
-  planned_end_[index] = blocks.empty() ? start : blocks.back().offset + blocks.back().length;
+  QUIVER_ASSIGN_OR_RETURN(PlannedFile plan, PlanFileBlocks(index));
+  const Schema& schema = plan.schema;
+  const std::uint64_t rows_line = plan.rows_line;
+  const std::vector<InputBlock>& blocks = plan.blocks;
   std::vector<VertexBlock> results(blocks.size());
   LineBases bases(blocks.size(), rows_line);
   checkpoint::ChunkPipeline* pipeline = nullptr;  // set before Run, so before any worker

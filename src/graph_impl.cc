@@ -725,16 +725,29 @@ Status GraphImpl::BeginImport(const std::vector<std::string>& indexes) {
   if (read_only_) return ReadOnlyError("Import");
   {
     base::MutexLock lock(&gate_mu_);
-    while (import_running_) gate_cv_.Wait();
+    while (import_running_ && !closing_) gate_cv_.Wait();
+    if (closing_) return FailedPreconditionError("Import: the graph is closed");
     import_running_ = true;  // from now on nobody else enters
     while (gate_inside_ > 0) gate_cv_.Wait();
   }
+  outer_import_thread_ = t_import_thread;  // an import into another graph this thread runs
   t_import_thread = this;
   Status s;
   try {
     s = BeginImportGated(indexes);
   } catch (const std::bad_alloc&) {
+    // The record may be on disk already (the allocation failed after its
+    // rename): it goes, or nobody else may write.
     s = OutOfMemoryStatus();
+    bool gone = durable_ == nullptr;
+    try {
+      gone = gone || graphdir::RemoveImportJournal(durable_->fs, durable_->dir).ok();
+    } catch (const std::bad_alloc&) {
+    }
+    if (!gone) {
+      import_record_left_.store(true);
+      Poison("an import's rollback record could not be removed", s);
+    }
   }
   if (!s.ok()) ReleaseImportGate();
   return s;
@@ -758,8 +771,10 @@ Status GraphImpl::BeginImportGated(const std::vector<std::string>& indexes) {
     if (Status s = graphdir::WriteImportJournal(durable_->fs, durable_->dir, journal); !s.ok()) {
       // The rename may have happened: a record must never stay once other
       // writers are let in (Open would take their writes for the import's).
-      if (Status r = graphdir::RemoveImportJournal(durable_->fs, durable_->dir); !r.ok())
+      if (Status r = graphdir::RemoveImportJournal(durable_->fs, durable_->dir); !r.ok()) {
+        import_record_left_.store(true);
         Poison("an import's rollback record could not be written or removed", r);
+      }
       return Status(s.code(), base::StrCat("import: writing its rollback record: ", s.message()));
     }
   }
@@ -768,7 +783,8 @@ Status GraphImpl::BeginImportGated(const std::vector<std::string>& indexes) {
 }
 
 void GraphImpl::ReleaseImportGate() noexcept {
-  t_import_thread = nullptr;
+  t_import_thread = outer_import_thread_;
+  outer_import_thread_ = nullptr;
   import_journal_.reset();
   base::MutexLock lock(&gate_mu_);
   import_running_ = false;
@@ -780,9 +796,11 @@ Status GraphImpl::EndImport(bool commit) {
     return FailedPreconditionError("EndImport without BeginImport");
   Status s;
   bool record_stays = false;  // or may stay: then nobody else may write
+  bool synced = false;        // the import is durable whole
   try {
     if (commit) {
       s = Write(WriteBatch(), WriteOptions{.sync = true}).status();
+      synced = s.ok();
       if (s.ok() && durable_ != nullptr) {
         Status removed = graphdir::RemoveImportJournal(durable_->fs, durable_->dir);
         if (!removed.ok()) {
@@ -808,8 +826,11 @@ Status GraphImpl::EndImport(bool commit) {
     }
   } catch (const std::bad_alloc&) {
     record_stays = true;
-    s = OutOfMemoryStatus();
+    // Durable already: whether the record went is not known, so neither is
+    // whether the next Open undoes the import (never "nothing applied").
+    s = synced ? DurabilityUnknownStatus() : OutOfMemoryStatus();
   }
+  if (record_stays) import_record_left_.store(true);
   // Fail-stop: everything at or above the record's limits must stay the
   // import's until an Open undoes it.
   if (record_stays) Poison("an import could not be undone or its rollback record removed", s);
@@ -904,6 +925,8 @@ Status GraphImpl::CloseOnce(bool* ran) {
   // under this handle's LOCK, never after another handle took it.
   if (t_import_thread != this) {
     base::MutexLock lock(&gate_mu_);
+    closing_ = true;  // no import begins from now on
+    gate_cv_.SignalAll();
     while (import_running_) gate_cv_.Wait();
   }
   std::call_once(close_once_, [this, ran] {
@@ -1214,6 +1237,10 @@ Result<BackupInfo> GraphImpl::BackupTo(env::FileSystem* fs, const std::string& d
   // Not while an import that may be undone runs: the copy would keep its
   // elements without its rollback record.
   ImportGate gate(this, true);
+  if (import_record_left_.load())
+    return FailedPreconditionError(
+        "Backup: an import's rollback record is still in the graph's directory; reopen the graph (Open "
+        "undoes the import) and back it up then");
   // Not the graph's directory nor anything under it: a new subdirectory
   // among the graph's files could take the name of its next WAL segment
   // (the rotation would fail and poison the graph) or be listed by Open.
@@ -1715,7 +1742,8 @@ void GraphImpl::Poison(const char* what, const Status& why) {
   LogEvent(
       LogLevel::kError, "poisoned",
       [&] {
-        return base::StrCat(durable_->dir, ": ", what, ", so every later write is refused until reopened: ",
+        return base::StrCat(durable_ != nullptr ? durable_->dir : std::string("in-memory graph"), ": ", what,
+                            ", so every later write is refused until reopened: ",
                             why.ok() ? std::string("out of memory in the WAL writer") : why.ToString());
       },
       what);

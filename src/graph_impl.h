@@ -432,10 +432,17 @@ class GraphImpl final : public Graph {
   // The import gate (BeginImport, ImportGate).
   base::Mutex gate_mu_;
   bool import_running_ ABSL_GUARDED_BY(gate_mu_) = false;
+  bool closing_ ABSL_GUARDED_BY(gate_mu_) = false;           // Close began: no import begins
   std::uint64_t gate_inside_ ABSL_GUARDED_BY(gate_mu_) = 0;  // writers past the gate
   base::CondVar gate_cv_{&gate_mu_};
   // The running import's record; its thread's alone.
   std::optional<graphdir::ImportJournal> import_journal_;
+  // The import's thread's t_import_thread before it (an import into
+  // another graph it runs, from a progress callback), restored at the end.
+  const GraphImpl* outer_import_thread_ = nullptr;
+  // An import's rollback record stayed (or may have) in the directory: the
+  // graph is poisoned, and a Backup would copy the import's part.
+  std::atomic<bool> import_record_left_{false};
 
   std::thread writer_;        // started last in the constructor
   std::thread checkpointer_;  // durable mode only

@@ -8,15 +8,25 @@
 
 namespace quiver {
 
+// No exception crosses the API: building the importer (its copy of the
+// spec) may run out of memory too.
 Result<ImportStats> Import(Graph& graph, const ImportSpec& spec, const ImportOptions& options) {
-  import::Importer importer(env::PosixFileSystem(), graph, spec, options);
-  return importer.Run();
+  try {
+    import::Importer importer(env::PosixFileSystem(), graph, spec, options);
+    return importer.Run();
+  } catch (const std::bad_alloc&) {
+    return import::ImportOutOfMemory();
+  }
 }
 
 Result<ImportStats> ImportNewGraph(std::string_view dir, const ImportSpec& spec,
                                    const ImportOptions& options) {
-  import::Importer importer(env::PosixFileSystem(), std::string(dir), spec, options);
-  return importer.Run();
+  try {
+    import::Importer importer(env::PosixFileSystem(), std::string(dir), spec, options);
+    return importer.Run();
+  } catch (const std::bad_alloc&) {
+    return import::ImportOutOfMemory();
+  }
 }
 
 Result<ExportStats> Export(const Snapshot& snapshot, std::string_view dir, const ExportOptions& options) {

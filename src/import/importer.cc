@@ -40,15 +40,32 @@ FileKind Importer::KindAt(std::size_t index) const {
   return index < spec_.vertices.size() ? FileKind::kVertices : FileKind::kEdges;
 }
 
+const Status& ImportOutOfMemory() {
+  static const Status* const s = new Status(internal::ImmortalStatus(
+      StatusCode::kResourceExhausted,
+      "import: out of memory (an atomic import or a new graph is undone; a non-atomic one keeps the "
+      "batches committed before it)"));
+  return *s;
+}
+
+namespace {
+// Built as the library loads: giving it allocates nothing.
+[[maybe_unused]] const bool import_statuses_built = (ImportOutOfMemory(), true);
+}  // namespace
+
 Result<ImportStats> Importer::Run() {
   try {
     return RunUnguarded();
   } catch (const std::bad_alloc&) {
-    return ResourceExhaustedError(
-        bulk()            ? "import: out of memory; what it wrote into the new graph's directory was removed"
-        : options_.atomic ? "import: out of memory; what it wrote was undone (or, if that failed too, the "
-                            "next Open undoes it)"
-                          : "import: out of memory; the batches committed before it stay");
+    try {
+      return ResourceExhaustedError(
+          bulk() ? "import: out of memory; what it wrote into the new graph's directory was removed"
+          : options_.atomic ? "import: out of memory; what it wrote was undone (or, if that failed too, the "
+                              "next Open undoes it)"
+                            : "import: out of memory; the batches committed before it stay");
+    } catch (const std::bad_alloc&) {
+      return ImportOutOfMemory();  // built before: no memory for the message
+    }
   }
 }
 

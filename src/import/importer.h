@@ -70,6 +70,9 @@
 
 namespace quiver::import {
 
+// ResourceExhausted, built as the library loads (giving it allocates nothing).
+const Status& ImportOutOfMemory();
+
 class Importer {
  public:
   // Imports into `graph`, through its writer. `spec` is copied; `options`

@@ -512,6 +512,7 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenReadOnly(const Options& options,
   if (rs.import_journal) {
     QUIVER_RETURN_IF_ERROR(g->UndoImportInMemory(*rs.import_journal));
     g->durable_->open_stats.import_undone = true;
+    g->import_record_left_.store(true);  // a Backup of this view would not match the directory
   }
   return graph;
 }
@@ -903,6 +904,9 @@ Status GraphImpl::UndoImportInMemory(const graphdir::ImportJournal& journal) {
       }
       CommitInfo info;
       processor_.Apply(b, v->roots, ctx, &info);
+      // A version of its own, as every published one is (the chain's
+      // invariant): the view's sequence passes the recovered one.
+      ++v->roots.sequence;
     } catch (const std::bad_alloc&) {
       if (v != nullptr) chain_->RollBack(v, ctx);
       processor_.EndGroup(/*published=*/false);

@@ -1508,5 +1508,33 @@ TEST(IdMapTest, OnlyDenseNumbersGoToTheArray) {
   EXPECT_EQ(extremes.FindText("9223372036854775807"), 1u);
 }
 
+// A string list longer than the default Limits::max_list_elements: the
+// batch path's write would refuse it, so pass 1 refuses it on both paths,
+// at the same position (the bulk path applies no Options::limits).
+TEST(ImportBulkReviewTest, AListOverTheElementLimitIsRefusedOnBothPaths) {
+  env::SimFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir("/in").ok());
+  const std::size_t limit = Limits{}.max_list_elements;
+  PutFile(fs, "/in/v.csv", "id:ID,tags:string[]\na," + std::string(limit, ';') + "\nb,x;y\n");
+  const ImportSpec spec{.vertices = {{"/in/v.csv", "V"}}};
+  auto g = Graph::OpenInMemory().value();
+  Result<ImportStats> batches = RunImport(fs, *g, spec);
+  Result<ImportStats> bulk = RunBulk(fs, kDir, spec);
+  for (const Result<ImportStats>* r : {&batches, &bulk}) {
+    ASSERT_FALSE(r->ok());
+    EXPECT_EQ(r->status().code(), StatusCode::kInvalidArgument) << r->status().ToString();
+    EXPECT_NE(r->status().message().find("/in/v.csv:2:3: a string list of " + std::to_string(limit + 1) +
+                                         " elements; the limit is " + std::to_string(limit)),
+              std::string::npos)
+        << r->status().ToString();
+  }
+  EXPECT_EQ(g->GetSnapshot().vertex_count(), 0u);
+  EXPECT_TRUE(HoldsNoGraph(fs, kDir));
+  // One element fewer passes both.
+  PutFile(fs, "/in/v.csv", "id:ID,tags:string[]\na," + std::string(limit - 1, ';') + "\n");
+  EXPECT_TRUE(RunImport(fs, *g, spec).ok());
+  EXPECT_TRUE(RunBulk(fs, kDir, spec).ok());
+}
+
 }  // namespace
 }  // namespace quiver

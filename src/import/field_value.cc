@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "base/strings.h"
+#include "quiver/options.h"
 
 namespace quiver::import {
 namespace {
@@ -129,6 +130,14 @@ Status CheckArrayDelimiter(char d, std::string_view option) {
   return Status::Ok();
 }
 
+bool CheckListLength(std::size_t elements, std::string* why) {
+  const std::size_t limit = Limits{}.max_list_elements;
+  if (elements <= limit) return true;
+  *why = base::StrCat("a string list of ", elements, " elements; the limit is ", limit,
+                      " (Limits::max_list_elements), on either import path");
+  return false;
+}
+
 std::optional<PropertyValue> ParseFieldValue(FieldType type, std::string_view text, std::string* why,
                                              char array_delimiter) {
   switch (type) {
@@ -153,7 +162,11 @@ std::optional<PropertyValue> ParseFieldValue(FieldType type, std::string_view te
       return std::nullopt;
     }
     case FieldType::kFloatArray: return ParseFloats(text, why, array_delimiter);
-    case FieldType::kStringArray: return ParseStrings(text, array_delimiter);
+    case FieldType::kStringArray: {
+      PropertyValue list = ParseStrings(text, array_delimiter);
+      if (!CheckListLength(list.as_string_list()->size(), why)) return std::nullopt;
+      return list;
+    }
     case FieldType::kBytes: return ParseHex(text, why);
   }
   *why = "unknown type";

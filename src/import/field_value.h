@@ -42,6 +42,12 @@ Status CheckArrayDelimiter(char d, std::string_view option);
 // spaces; strings are taken as they are; float[] and string[] elements are
 // separated by `array_delimiter`. nullopt with `*why` set (e.g. "'abc' is
 // not an int") if the text is not of the type or is NaN/infinite.
+// False, with `*why`, for a string list longer than the default
+// Limits::max_list_elements: a row that a write through batches would
+// refuse is refused in pass 1 on the bulk path too (which applies no
+// Options::limits), so the two paths agree.
+bool CheckListLength(std::size_t elements, std::string* why);
+
 std::optional<PropertyValue> ParseFieldValue(FieldType type, std::string_view text, std::string* why,
                                              char array_delimiter = kArrayDelimiter);
 

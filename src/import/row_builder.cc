@@ -148,7 +148,10 @@ std::optional<PropertyValue> JsonArray(ondemand::array a, bool strings_only, std
     }
     floats.push_back((*f->as_float_vector())[0]);
   }
-  if (as_strings) return PropertyValue(std::move(strings));
+  if (as_strings) {
+    if (!CheckListLength(strings.size(), why)) return std::nullopt;
+    return PropertyValue(std::move(strings));
+  }
   return PropertyValue(std::move(floats));
 }
 

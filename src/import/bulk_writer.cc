@@ -129,12 +129,8 @@ Status Importer::BulkWriteVerticesFast(std::size_t index, BulkSink& out) {
   RowBuilder builder(schema, FileAt(index).label);
   Row row;
   std::vector<checkpoint::KeyedValue> props;
-  const std::vector<std::uint64_t>& rejected = rejected_lines_[index];
-  std::size_t next_rejected = 0;
-  auto skip = [&](std::uint64_t line) {
-    while (next_rejected < rejected.size() && rejected[next_rejected] < line) ++next_rejected;
-    return next_rejected < rejected.size() && rejected[next_rejected] == line;
-  };
+  RejectedLines rejected(rejected_lines_[index], 0);
+  auto skip = [&](std::uint64_t line) { return rejected.Skip(line); };
   // What a plain line holds: the file's label and, unless evlp_id_key is
   // empty, its id under that key (both interned in pass 1 if any row was
   // accepted; else every line takes the generic path, which says why).

@@ -43,6 +43,7 @@
 #ifndef QUIVER_IMPORT_IMPORTER_H_
 #define QUIVER_IMPORT_IMPORTER_H_
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <future>
@@ -69,6 +70,22 @@
 #include "quiver/import.h"
 
 namespace quiver::import {
+
+// The lines pass 1 rejected in one file (ascending), walked forward from
+// `from`: Skip(line) is true for a rejected line. Ask in ascending order.
+class RejectedLines {
+ public:
+  RejectedLines(std::span<const std::uint64_t> lines, std::uint64_t from)
+      : next_(std::lower_bound(lines.begin(), lines.end(), from)), end_(lines.end()) {}
+  bool Skip(std::uint64_t line) {
+    while (next_ != end_ && *next_ < line) ++next_;
+    return next_ != end_ && *next_ == line;
+  }
+
+ private:
+  std::span<const std::uint64_t>::iterator next_;
+  std::span<const std::uint64_t>::iterator end_;
+};
 
 // ResourceExhausted, built as the library loads (giving it allocates nothing).
 const Status& ImportOutOfMemory();

@@ -326,11 +326,8 @@ Status Importer::BulkWriteEdgesParallel(std::size_t index, checkpoint::Checkpoin
     SpaceCache cache;
     Row row;
     std::vector<checkpoint::KeyedValue> props;
-    auto next_rejected = std::lower_bound(rejected.begin(), rejected.end(), b.first_line);
-    auto skip = [&](std::uint64_t line) {
-      while (next_rejected != rejected.end() && *next_rejected < line) ++next_rejected;
-      return next_rejected != rejected.end() && *next_rejected == line;
-    };
+    RejectedLines rejected_here(rejected, b.first_line);
+    auto skip = [&](std::uint64_t line) { return rejected_here.Skip(line); };
     // The generic path over `text` (lines from `line` on).
     auto generic = [&](std::string_view text, std::uint64_t line) -> Status {
       return ForEachRecordIn(path, text, line, builder, &row, skip,

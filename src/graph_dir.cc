@@ -227,11 +227,13 @@ Result<bool> CheckEmptyOrMissing(env::FileSystem* fs, const std::string& dir, st
 }
 
 RemoveUnlessDone::RemoveUnlessDone(env::FileSystem* fs, const std::string& dir,
-                                   std::uint64_t checkpoint_sequence)
+                                   std::uint64_t checkpoint_sequence, bool with_identity)
     : fs_(fs), dir_(dir) {
-  const std::string identity = env::JoinPath(dir, kIdentityFileName);
   const std::string checkpoint = env::JoinPath(dir, checkpoint::CheckpointFileName(checkpoint_sequence));
-  paths_ = {identity, identity + std::string(kTmpSuffix), checkpoint, checkpoint + std::string(kTmpSuffix)};
+  paths_ = {checkpoint, checkpoint + std::string(kTmpSuffix)};
+  if (!with_identity) return;
+  const std::string identity = env::JoinPath(dir, kIdentityFileName);
+  paths_.insert(paths_.begin(), {identity, identity + std::string(kTmpSuffix)});
 }
 
 RemoveUnlessDone::~RemoveUnlessDone() {

@@ -127,7 +127,10 @@ Result<bool> CheckEmptyOrMissing(env::FileSystem* fs, const std::string& dir, st
 // empty as it was found, also after a power loss, and can be retried.
 class RemoveUnlessDone {
  public:
-  RemoveUnlessDone(env::FileSystem* fs, const std::string& dir, std::uint64_t checkpoint_sequence);
+  // `with_identity`: the identity file is one of the files written (a
+  // new graph's), removed too; false when it was there before.
+  RemoveUnlessDone(env::FileSystem* fs, const std::string& dir, std::uint64_t checkpoint_sequence,
+                   bool with_identity = true);
   ~RemoveUnlessDone();
   RemoveUnlessDone(const RemoveUnlessDone&) = delete;
   RemoveUnlessDone& operator=(const RemoveUnlessDone&) = delete;

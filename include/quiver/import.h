@@ -46,11 +46,13 @@
 // writes and crashes too: a failure midway removes what the import wrote,
 // and a crash midway is undone by the next Graph::Open.
 //
-// Into a new graph, ImportNewGraph is the fast path and is all-or-nothing
-// in every case: it writes no batch and no log record, but the new graph's
-// first checkpoint, element by element as it reads the files, and
-// Graph::Open loads that with the checkpoint loader's parallel build. A
-// failure of any kind (bad input, an I/O error, a crash) leaves no graph.
+// Into a new graph, or a closed graph that has never held an element,
+// ImportNewGraph is the fast path and is all-or-nothing in every case (an
+// open graph, empty or not, takes Import's batches): it writes no batch
+// and no log record, but the graph's next checkpoint, element by element
+// as it reads the files, and Graph::Open loads that with the checkpoint
+// loader's parallel build. A failure of any kind (bad input, an I/O error,
+// a crash) leaves no graph, or the empty graph as it was.
 //
 // Vertices of an import can be referenced by edges of the same import
 // only (through an in-memory map from external id to vertex id, built
@@ -268,7 +270,8 @@ struct ImportStats {
 Result<ImportStats> Import(Graph& graph, const ImportSpec& spec, const ImportOptions& options = {});
 
 // Builds a new durable graph in directory `dir` (created if missing; an
-// existing one must be empty) holding exactly what `spec`'s files hold,
+// existing one must be empty, or hold an empty graph: below) holding
+// exactly what `spec`'s files hold,
 // without going through a writer: the rows are validated as Import does
 // (every error above, at the same positions), then encoded straight into
 // the graph's first checkpoint (sequence 1; vertex ids in input order,
@@ -277,14 +280,29 @@ Result<ImportStats> Import(Graph& graph, const ImportSpec& spec, const ImportOpt
 // are declared in the checkpoint and built when it loads. batch_ops and
 // batches_in_flight are not used.
 //
+// Into an empty graph: `dir` may hold a closed durable graph that has
+// never held an element (a graph just created by Graph::Open, or one that
+// only ever interned names), declares no index and has no import cut short
+// to undo. It is read as a read-only Open reads it, under its LOCK, and
+// the import is written as its next checkpoint (its last sequence + 1,
+// under its graph id); its log, identity file and older checkpoints stay
+// (the next Open continues the log after the import, and its checkpoints
+// remove the old files in their turn). Its interned names are not kept.
+// A graph that holds or held elements, or declares an index, is
+// FailedPrecondition, changed in nothing: import into it with Import.
+// Reading it costs what a read-only Open of it costs.
+//
 // All-or-nothing: on any error, every file it wrote is removed again (a
 // directory it created stays, holding at most LOCK) and that removal is
 // synced (best effort), and a
 // crash at any point leaves either no graph (an empty directory, or only
-// LOCK and a `.tmp` file: run the import again) or the whole import. It
+// LOCK and a `.tmp` file: run the import again; into an empty graph, that
+// graph as it was) or the whole import. It
 // holds the directory's LOCK while it writes, so a Graph::Open of it
-// meanwhile is refused. FailedPrecondition if `dir` holds anything but
-// lost+found and what an import cut short leaves (LOCK, its `.tmp` files); AlreadyExists if two id
+// meanwhile is refused (and it waits for no writer: FailedPrecondition
+// while one has the graph open). FailedPrecondition if `dir` holds anything
+// but lost+found and what an import cut short leaves (LOCK, its `.tmp`
+// files), unless it holds an empty graph (above); AlreadyExists if two id
 // indexes would get one name; InvalidArgument if one label's ids kept under
 // one key have two types (with create_id_indexes), or if a vertex holds its
 // label's id key from an ordinary column while that key keeps ids from

@@ -1,5 +1,11 @@
 // Importer, pass 2 into a new graph (the bulk path): see importer.h.
 //
+// Into an existing empty graph (ReadEmptyGraph says which are), the same
+// checkpoint comes after the graph's last commit, under its graph id, and
+// its identity file, log and older checkpoints stay: a crash before the
+// rename leaves the empty graph, after it the whole import, which Open
+// finds past the log's end (the next segment starts after it).
+//
 // The new graph's whole state goes into its first checkpoint, written as
 // the rows are read: names, index definitions, then every vertex and edge
 // in id order, cut into blocks as the checkpoint writer cuts a version
@@ -170,8 +176,8 @@ Status Importer::BulkWriteVerticesFast(std::size_t index, BulkSink& out) {
 
 // The id indexes the bulk path declares (ImportOptions::create_id_indexes):
 // one per (label, key) of the id spaces that keep their id, ready, declared
-// at kBulkSequence; the loader builds their contents at Open.
-Status Importer::PlanIdIndexes() {
+// at `sequence` (the checkpoint's); the loader builds their contents at Open.
+Status Importer::PlanIdIndexes(std::uint64_t sequence) {
   if (!options_.create_id_indexes) return Status::Ok();
   // Names in the order an import through batches interns them, so both
   // paths give the same ids: the indexes' labels and keys first (it
@@ -219,7 +225,7 @@ Status Importer::PlanIdIndexes() {
     def->key_ids = {key};
     def->kind = IndexKind::kUnique;
     def->type = type;
-    def->declared = kBulkSequence;
+    def->declared = sequence;
     def->key_width = index::KeyWidthFor(def->Spec());
     index::PropertyIndex p;
     p.state = IndexState::kReady;
@@ -257,15 +263,59 @@ std::vector<std::string> Importer::NewGraphLeftovers() {
           std::string(graphdir::kIdentityFileName) + std::string(graphdir::kTmpSuffix), "lost+found"};
 }
 
+Status Importer::CheckBulkTarget() {
+  if (new_dir_.empty()) return InvalidArgumentError("import: the new graph's directory path is empty");
+  QUIVER_ASSIGN_OR_RETURN(graphdir::DirState state, graphdir::Inspect(fs_, new_dir_));
+  if (state.identity) return Status::Ok();  // a graph: BulkWrite reads it under LOCK
+  return graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule, NewGraphLeftovers()).status();
+}
+
+// An existing graph may take the bulk path only if it holds nothing an
+// import could collide with: no element and no id ever used (a removed
+// element's id stays retired), no index, no import cut short, no damaged
+// newest checkpoint. Read as a read-only Open reads it (nothing changes);
+// the caller holds LOCK, so no writer runs meanwhile.
+Result<Importer::EmptyGraph> Importer::ReadEmptyGraph() {
+  Options read;
+  read.read_only = true;
+  QUIVER_ASSIGN_OR_RETURN(RecoveredState rs, Recover(fs_, new_dir_, read));
+  struct ChainGuard {
+    storage::VersionChain* chain;
+    ~ChainGuard() { chain->Shutdown(); }
+  } guard{rs.chain};
+  const storage::GraphRoots& g = rs.chain->head()->roots;
+  auto refuse = [&](std::string_view why) {
+    return FailedPreconditionError(
+        base::StrCat("import: ", new_dir_, " holds a graph that ", why, "; ", kNewGraphRule,
+                     " "
+                     "(into this one, import through batches: quiver::Import on the open graph)"));
+  };
+  if (rs.import_journal)
+    return FailedPreconditionError(base::StrCat("import: ", new_dir_,
+                                                " holds an import cut short: open the graph once (which "
+                                                "undoes it), then import again"));
+  if (!rs.indexes_to_drop.empty() || rs.stats.used_previous_checkpoint)
+    return FailedPreconditionError(base::StrCat("import: ", new_dir_,
+                                                rs.stats.used_previous_checkpoint
+                                                    ? " holds a damaged newest checkpoint"
+                                                    : " holds indexes its data violates",
+                                                ": open the graph once, then import again"));
+  if (g.vertex_limit != 0 || g.edge_limit != 0) return refuse("has held elements");
+  if (!g.catalog->indexes().empty()) return refuse("declares indexes");
+  return EmptyGraph{.uuid = rs.uuid, .sequence = g.sequence};
+}
+
 Status Importer::BulkWrite() {
   StartProgress("loading");
-  QUIVER_RETURN_IF_ERROR(PlanIdIndexes());
+  // Checked before anything is written (declared again below if the
+  // checkpoint comes after an existing graph's commits).
+  QUIVER_RETURN_IF_ERROR(PlanIdIndexes(kBulkSequence));
   // The id limits, from pass 1's counts: every row read but the rejected.
   std::uint64_t limits[2] = {0, 0};
   for (std::size_t i = 0; i < FileCount(); ++i)
     limits[KindAt(i) == FileKind::kVertices ? 0 : 1] += rows_[i] - rejected_lines_[i].size();
-  QUIVER_ASSIGN_OR_RETURN(bool exists, graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule,
-                                                                     NewGraphLeftovers()));
+  QUIVER_RETURN_IF_ERROR(CheckBulkTarget());
+  QUIVER_ASSIGN_OR_RETURN(bool exists, fs_->Exists(new_dir_));
   if (!exists) QUIVER_RETURN_IF_ERROR(graphdir::CreateDirDurably(fs_, new_dir_));
   // LOCK, held until the graph is whole, as a writable Open holds it: an
   // Open of the directory meanwhile is refused, and cannot make a graph
@@ -274,14 +324,31 @@ Status Importer::BulkWrite() {
   Result<std::unique_ptr<env::FileLock>> lock = fs_->LockFile(lock_path, env::LockMode::kExclusive);
   if (!lock.ok())
     return Status(lock.status().code(), base::StrCat("import: ", new_dir_, ": ", lock.status().message()));
-  // Looked at again under the lock: an Open may have made a graph there since.
-  QUIVER_RETURN_IF_ERROR(
-      graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule, NewGraphLeftovers()).status());
+  // Looked at again under the lock: an Open may have made a graph there
+  // since, or written into the one found.
+  QUIVER_ASSIGN_OR_RETURN(graphdir::DirState state, graphdir::Inspect(fs_, new_dir_));
+  std::optional<EmptyGraph> existing;
+  if (state.identity) {
+    QUIVER_ASSIGN_OR_RETURN(existing, ReadEmptyGraph());
+  } else {
+    QUIVER_RETURN_IF_ERROR(
+        graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule, NewGraphLeftovers()).status());
+  }
+  // Into an empty graph: the checkpoint after its last commit, under its
+  // id, so that its log stays its own (Open sees a checkpoint past the log's
+  // end and starts the next segment after it).
+  const std::uint64_t sequence = existing ? existing->sequence + 1 : kBulkSequence;
+  if (sequence != kBulkSequence) {
+    id_indexes_.clear();
+    QUIVER_RETURN_IF_ERROR(PlanIdIndexes(sequence));
+  }
   // LOCK stays, as a writable Open leaves it: removing it under a waiting
   // locker would let two writers in (the file it holds is no longer LOCK).
-  graphdir::RemoveUnlessDone remove_written(fs_, new_dir_, kBulkSequence);
-  const checkpoint::Header header{
-      .uuid = NewGraphUuid(), .sequence = kBulkSequence, .vertex_limit = limits[0], .edge_limit = limits[1]};
+  graphdir::RemoveUnlessDone remove_written(fs_, new_dir_, sequence, /*with_identity=*/!existing);
+  const checkpoint::Header header{.uuid = existing ? existing->uuid : NewGraphUuid(),
+                                  .sequence = sequence,
+                                  .vertex_limit = limits[0],
+                                  .edge_limit = limits[1]};
   auto body = [&](checkpoint::CheckpointSink& sink) -> Status {
     checkpoint::EncodedChunk names;
     for (auto [kind, table] : {std::pair{checkpoint::BlockKind::kLabels, &labels_},
@@ -325,8 +392,9 @@ Status Importer::BulkWrite() {
   };
   checkpoint::WriteStats ws;
   Status s = checkpoint::WriteCheckpointFile(fs_, new_dir_, header, body, &ws);
-  // The identity file last: until it is there, an import cut short is no graph.
-  if (s.ok()) s = graphdir::WriteIdentity(fs_, new_dir_);
+  // The identity file last: until it is there, an import cut short is no
+  // graph. (An existing graph's stays as it is.)
+  if (s.ok() && !existing) s = graphdir::WriteIdentity(fs_, new_dir_);
   if (s.ok()) s = graphdir::SyncAncestors(fs_, new_dir_);
   if (!s.ok()) return s;
   remove_written.Done();

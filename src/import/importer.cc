@@ -148,9 +148,7 @@ Result<ImportStats> Importer::RunUnguarded() {
   }
   if (bulk()) {
     // Checked again before the first write; here so a long parse is not wasted.
-    if (new_dir_.empty()) return InvalidArgumentError("import: the new graph's directory path is empty");
-    QUIVER_RETURN_IF_ERROR(
-        graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule, NewGraphLeftovers()).status());
+    QUIVER_RETURN_IF_ERROR(CheckBulkTarget());
   }
   rejected_lines_.assign(FileCount(), {});
   rows_.assign(FileCount(), 0);

@@ -44,6 +44,7 @@
 #define QUIVER_IMPORT_IMPORTER_H_
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <future>
@@ -136,7 +137,8 @@ class Importer {
     VertexId vertex;            // set when its batch commits
   };
   static constexpr std::uint32_t kNoEntry = IdMap::kNone;
-  static constexpr const char* kNewGraphRule = "a new graph is imported into a new or empty directory";
+  static constexpr const char* kNewGraphRule =
+      "a new graph is imported into a new or empty directory, or into an empty graph";
   // What a new graph's directory may hold: what an import cut short by a
   // crash leaves (LOCK, its checkpoint's and identity file's .tmp), and
   // lost+found. Not another writer's leftovers (a Backup's checkpoint).
@@ -332,7 +334,17 @@ class Importer {
   Result<std::uint32_t> ResolveVertex(std::size_t index, const CsvReader& r, const Row& row,
                                       const Schema& schema, std::uint64_t id, SpaceCache* cache,
                                       std::vector<checkpoint::KeyedValue>* props) const;
-  Status PlanIdIndexes();
+  Status PlanIdIndexes(std::uint64_t sequence);
+  // The bulk path's directory: missing, empty (but for NewGraphLeftovers)
+  // or holding a graph (read by ReadEmptyGraph under LOCK); else
+  // FailedPrecondition.
+  Status CheckBulkTarget();
+  // An existing graph the bulk path may replace: its id and last sequence.
+  struct EmptyGraph {
+    std::array<std::uint8_t, 16> uuid{};
+    std::uint64_t sequence = 0;
+  };
+  Result<EmptyGraph> ReadEmptyGraph();
   Status CheckIdKeyOwner(std::size_t index, const CsvReader& r, std::uint32_t label, const Schema& schema,
                          const Row& row, std::span<const checkpoint::KeyedValue> props) const;
 

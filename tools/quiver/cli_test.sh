@@ -101,6 +101,18 @@ expect_rc 0 "$QUIVER" import --quiet --vertices "$WORK/csv1/vertices.csv" --edge
 expect_rc 0 "$QUIVER" export "$WORK/g2" "$WORK/csv2"
 cmp -s "$WORK/csv1/vertices.csv" "$WORK/csv2/vertices.csv" || fail "vertices.csv differs after a round trip"
 cmp -s "$WORK/csv1/edges.csv" "$WORK/csv2/edges.csv" || fail "edges.csv differs after a round trip"
+# An empty graph (made by a failed import through batches) takes the bulk path; a graph that
+# holds elements goes through batches.
+printf 'id:ID\nx,y\n' >"$WORK/bad.csv"
+expect_rc 1 "$QUIVER" import --batches --vertices "$WORK/bad.csv" "$WORK/ge"
+[ -e "$WORK/ge/QUIVER" ] || fail "the failed import through batches made no graph"
+expect_rc 0 "$QUIVER" import --json --vertices "$WORK/csv1/vertices.csv" --edges "$WORK/csv1/edges.csv" "$WORK/ge"
+expect_in out '"new_graph": true'
+expect_rc 0 "$QUIVER" export "$WORK/ge" "$WORK/csv2e"
+cmp -s "$WORK/csv1/edges.csv" "$WORK/csv2e/edges.csv" || fail "edges.csv differs after an import into an empty graph"
+expect_rc 0 "$QUIVER" verify "$WORK/ge"
+expect_rc 0 "$QUIVER" import --json --vertices "$WORK/csv1/vertices.csv" "$WORK/ge"
+expect_in out '"new_graph": false'
 # Neo4j's spellings: --nodes for --vertices, export --out for the second argument.
 expect_rc 0 "$QUIVER" import --quiet --nodes "$WORK/csv1/vertices.csv" --edges "$WORK/csv1/edges.csv" "$WORK/g2n"
 expect_rc 0 "$QUIVER" export --quiet --format csv "$WORK/g2n" --out "$WORK/csv2n"

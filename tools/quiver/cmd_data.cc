@@ -12,8 +12,9 @@ namespace quiver::cli {
 namespace {
 
 constexpr const char* kImportAbout =
-    "Loads files into the graph at DIR. A missing or empty DIR gets a new graph, built whole in\n"
-    "one checkpoint (all-or-nothing); an existing graph gets the rows through large batches.\n"
+    "Loads files into the graph at DIR. A missing or empty DIR, or a graph that has never held\n"
+    "an element and declares no index, gets the import built whole in one checkpoint\n"
+    "(all-or-nothing); any other graph gets the rows through large batches (all-or-nothing too).\n"
     "Bad input changes nothing. On a terminal, stderr shows each phase's progress: bytes and\n"
     "rows per second and an ETA.\n";
 
@@ -78,11 +79,23 @@ bool AddFileArg(const std::string& arg, const std::string& fallback_label, bool 
 }
 
 // Whether `dir` is missing or an empty directory: an import there builds a
-// new graph whole (ImportNewGraph).
+// new graph whole (ImportNewGraph), as it does into an empty graph.
 bool IsNewGraphDir(const std::string& dir) {
   std::error_code ec;
   if (!std::filesystem::exists(dir, ec)) return !ec;
   return std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec) && !ec;
+}
+
+// Whether `dir` holds a graph that has never held an element and declares
+// no index: ImportNewGraph takes it too (it checks again under the
+// graph's LOCK). Read-only, so nothing changes; false if it cannot be read.
+bool HoldsEmptyGraph(const std::string& dir) {
+  Options o;
+  o.read_only = true;
+  Result<std::unique_ptr<Graph>> graph = Graph::Open(o, dir);
+  if (!graph.ok()) return false;
+  const Snapshot s = (*graph)->GetSnapshot();
+  return s.vertex_id_limit() == 0 && s.edge_id_limit() == 0 && s.Indexes().empty();
 }
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
@@ -167,7 +180,7 @@ int Import(int argc, const char* const* argv) {
   const std::string& dir = args.positional()[0];
   const auto start = std::chrono::steady_clock::now();
   Result<ImportStats> r = InvalidArgumentError("");
-  const bool bulk = !args.Has("--batches") && IsNewGraphDir(dir);
+  const bool bulk = !args.Has("--batches") && (IsNewGraphDir(dir) || HoldsEmptyGraph(dir));
   if (bulk) {
     r = quiver::ImportNewGraph(dir, spec, options);
     progress.Finish();

@@ -156,13 +156,40 @@ std::string FormatDouble(double d) {
   return std::string(buf, r.ptr);
 }
 
+namespace {
+
+// `s` for a tab-separated column: a backslash, tab, newline and carriage
+// return as \\, \t, \n and \r, and in a list element the separator ';' as
+// \;, so every column and element reads back exactly.
+void AppendEscaped(std::string_view s, bool list_element, std::string* out) {
+  for (char c : s) {
+    switch (c) {
+      case '\\': *out += "\\\\"; break;
+      case '\t': *out += "\\t"; break;
+      case '\n': *out += "\\n"; break;
+      case '\r': *out += "\\r"; break;
+      case ';':
+        if (list_element) *out += '\\';
+        *out += c;
+        break;
+      default: *out += c;
+    }
+  }
+}
+
+}  // namespace
+
 std::string ToText(const PropertyView& v) {
   switch (v.type()) {
     case ValueType::kNull: return "null";
     case ValueType::kBool: return *v.as_bool() ? "true" : "false";
     case ValueType::kInt64: return std::to_string(*v.as_int64());
     case ValueType::kDouble: return FormatDouble(*v.as_double());
-    case ValueType::kString: return std::string(*v.as_string());
+    case ValueType::kString: {
+      std::string s;
+      AppendEscaped(*v.as_string(), false, &s);
+      return s;
+    }
     case ValueType::kBytes: {
       std::string s = "bytes[";
       char hex[3];
@@ -188,7 +215,7 @@ std::string ToText(const PropertyView& v) {
       const StringListView list = *v.as_string_list();
       for (std::size_t i = 0; i < list.size(); ++i) {
         if (i > 0) s += ";";
-        s += list[i];
+        AppendEscaped(list[i], true, &s);
       }
       return s + "]";
     }

@@ -59,8 +59,10 @@ Result<VertexId> ResolveVertex(const Snapshot& snap, const std::string& text, co
 // A value as JSON: null, bool, number, string; bytes as an array of
 // numbers, a float vector as an array. A non-finite double is null.
 Json ToJson(const PropertyView& v);
-// A value as text: ints and doubles as numbers (doubles to round trip),
-// strings as they are, bytes and vectors bracketed.
+// A value as text, for a tab-separated column: ints and doubles as numbers
+// (doubles to round trip), strings with a backslash, tab, newline and
+// carriage return escaped (\\ \t \n \r), bytes and vectors bracketed, a
+// string list as [a;b] with each element escaped so and ';' as \;.
 std::string ToText(const PropertyView& v);
 // A double to round trip ("%.17g" shortened), "infinity" / "-infinity" / "nan".
 std::string FormatDouble(double d);

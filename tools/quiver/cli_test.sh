@@ -252,6 +252,12 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert d["truncated"] and len(d["neighbors"]) == 1 and d["neighbors"][0]["vertex"] == 2, d
 ' "$WORK/out" || fail "neighbors --json: $(cat "$WORK/out")"
+# Text columns escape what would break them: a tab in a string, ';' in a list element.
+printf 'id:ID,name,tags:string[]\na,"t\tu",p\\;q;r\nb,v,\n' >"$WORK/esc-v.csv"
+printf ':START_ID,:END_ID\na,b\n' >"$WORK/esc-e.csv"
+expect_rc 0 "$QUIVER" import --quiet --id-index --vertices "P=$WORK/esc-v.csv" --edges "R=$WORK/esc-e.csv" "$WORK/gesc"
+expect_rc 0 "$QUIVER" neighbors --by P.id --show name --show tags "$WORK/gesc" b
+expect_in out "$(printf '\tt\\tu\t[p\\;q;r]')"
 expect_rc 1 "$QUIVER" neighbors "$WORK/g" 99
 expect_in err "no vertex 99"
 expect_rc 1 "$QUIVER" neighbors --by Vertex.id "$WORK/g" 99

@@ -18,7 +18,8 @@
 // 3: the report and the candidate were recorded but the release gate refused to publish it.
 //
 // Scenarios, in run order (quick | full):
-//   ceilings    fdatasync per 100 B append, per 4 KiB overwrite; 1 MiB writes + fsync; mem bw; pointer chase
+//   ceilings    fresh memory first touch (1 | 4 GiB), then again; fdatasync per 100 B append, per 4 KiB
+//               overwrite; 1 MiB writes + fsync; mem bw; pointer chase
 //   memory      allocator B/vertex, B/edge, retained (RSS beside): 200Kx2 200Kx10 100Kx20 | 2Mx2 1Mx20 10Mx10
 //   memory      the same for one power-law shape: 200Kx10 | 2Mx10 (Zipf sources and targets)
 //   writes      durable/volatile 1-element commits, 1/2/8/32 producers: writes/s, p50/p95/p99, group, fsyncs

@@ -36,9 +36,10 @@
 //   indexes     label count / first id, B per index entry, online build (+ longest commit), unique
 //               point lookup vs a hash map, ordered range scan vs a sorted array: 200K | 10M int64
 //               keys; batches of 1,000 with 2 indexes vs without; UpsertVertex: 100K | 1M keys
-//   import      EVLP ImportNewGraph + Open + Close vs a raw from_chars parse, peak resident vs the
-//               graph's bytes: 100K | 10M x 10; Export to EVLP and CSV vs sequential writes; EVLP
-//               through batches: 100K | 1M x 10; typed CSV into a new graph: 50K | 1M x 10
+//   import      EVLP ImportNewGraph + Open + Close (a first pass, then the median of 3 more) vs a raw
+//               from_chars parse, peak resident vs the graph's bytes: 100K | 10M x 10; Export to EVLP
+//               and CSV vs sequential writes; EVLP through batches: 100K | 1M x 10; typed CSV into a
+//               new graph: 50K | 1M x 10
 #include <stdlib.h>
 #include <unistd.h>
 

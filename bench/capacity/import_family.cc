@@ -14,10 +14,11 @@
 //                      below use; closed after the exports) first-touches memory the process never
 //                      had, which on a VM whose free memory goes back to the host runs at the host's
 //                      rate of backing it again (ceilings.freshMemoryTouch), so the figure is the
-//                      median pass of the later ones (memory the process had seconds before), and
-//                      detail holds the first pass's figures (firstPass*), the bytes it touched (its
-//                      peak resident set minus the set before) and that many bytes' time at the
-//                      first-touch ceiling's two rates
+//                      median pass of the later ones (memory the process gave back moments before;
+//                      on that VM what stays free about 2 s goes back to the host too, so they are
+//                      spared only part of the cost), and detail holds the first pass's figures
+//                      (firstPass*), the bytes it touched (its peak resident set minus the set
+//                      before) and that many bytes' time at the first-touch ceiling's two rates
 //   evlpSequentialRead  read(2) of graph.v and graph.e in 1 MiB chunks right after they were
 //                      written (the page cache warm), MB/s: itself a bound, so no ceiling and no
 //                      target; ratio: ImportNewGraph's input MB/s over it

@@ -1249,5 +1249,93 @@ class HugePagesTest(unittest.TestCase):
             rcd.validate(r, schema, "report")
 
 
+def fresh_touch_sample():
+    """The import sample at schema minor 10: ceilings.freshMemoryTouch and the EVLP row's first pass
+    (chosen figures, not a run's)."""
+    r = sample()
+    r["schemaMinor"] = 10
+    r["ceilings"]["freshMemoryTouch"] = {
+        "bytes": 4 << 30, "touchStrideBytes": 4096, "hugePagesAdvised": True, "firstTouchSeconds": 10.5,
+        "firstTouchGigabytesPerSecond": 0.41, "retouchSeconds": 0.21, "retouchGigabytesPerSecond": 20.5,
+        "memsetGigabytesPerSecond": 12.0}
+    r["selectedFamilies"] = r["selectedFamilies"] + ["import"]
+    r["import"] = import_rows()
+    row = r["import"][0]
+    row["samples"] = 3
+    row["detail"].update(firstPassEdgesPerSecond=5_900_000.0, firstPassImportSeconds=7.3, firstPassOpenSeconds=9.7,
+                         firstPassCloseSeconds=0.0001, firstPassTouchedBytes=7_000_000_000,
+                         firstTouchCeilingSeconds=17.07, retouchCeilingSeconds=0.341)
+    return r
+
+
+class FreshMemoryTouchTest(unittest.TestCase):
+    """ceilings.freshMemoryTouch and evlpImportNewGraph's first pass (schemaMinor >= 10)."""
+
+    def render(self, report, name):
+        ws = Workspace(self)
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        page = ws.read_page()
+        return page[page.index(f"<!-- capacity:{name} -->"):page.index(f"<!-- /capacity:{name} -->")]
+
+    def test_ceiling_row_and_first_pass_paragraph(self):
+        r = fresh_touch_sample()
+        self.assertIn("| Fresh memory, first touch (1 byte per 4 KiB) | 0.410 GB/s | a new 4 GiB mapping, advised "
+                      "`MADV_HUGEPAGE` as the engine's arrays, measured first; a second new mapping right after "
+                      "(memory the machine backs now) 20.5 GB/s, written whole with `memset` 12.0 GB/s |",
+                      self.render(r, "ceilings"))
+        md = self.render(r, "import")
+        self.assertIn("EVLP into a new graph is the median of 3 passes after a first one. The first pass ran at "
+                      "5.90 M/s (`ImportNewGraph` 7.30 s, `Open` 9.70 s, `Close` 100 µs) and touched 7,000.0 MB of "
+                      "memory it had never held (its peak resident set minus the set before); at the fresh-memory "
+                      "first-touch ceiling (0.410 GB/s) those bytes take 17.1 s, at the rate of a second touch "
+                      "right after (20.5 GB/s) 341 ms. On a virtual machine", md)
+        # Right under the table, before the ceilings' notes and the details.
+        self.assertLess(md.index("is the median of 3 passes"), md.index("Ceilings: (1)"))
+        self.assertIn("firstPassEdgesPerSecond 5.90 M/s", md)
+
+    def test_unmeasured_ceiling_says_why(self):
+        r = fresh_touch_sample()
+        why = {"value": None, "reason": "mapping 4294967296 bytes failed"}
+        r["ceilings"]["freshMemoryTouch"].update(firstTouchGigabytesPerSecond=why, retouchGigabytesPerSecond=why,
+                                                 memsetGigabytesPerSecond=why)
+        del r["ceilings"]["freshMemoryTouch"]["firstTouchSeconds"]
+        r["import"][0]["detail"]["firstTouchCeilingSeconds"] = {
+            "value": None, "reason": "ceilings.freshMemoryTouch.firstTouchGigabytesPerSecond was not measured"}
+        self.assertIn("| not measured (mapping 4294967296 bytes failed) |", self.render(r, "ceilings"))
+        self.assertIn("first-touch ceiling (not measured (mapping 4294967296 bytes failed)) those bytes take not "
+                      "measured (ceilings.freshMemoryTouch.firstTouchGigabytesPerSecond was not measured)",
+                      self.render(r, "import"))
+
+    def test_report_before_minor_10_says_not_measured(self):
+        self.assertIn("| Fresh memory, first touch (1 byte per 4 KiB) | not measured (the report predates schemaMinor"
+                      " 10) | — |", self.render(sample(), "ceilings"))
+        r = sample()
+        r["schemaMinor"] = 9
+        r["selectedFamilies"] = r["selectedFamilies"] + ["import"]
+        r["import"] = import_rows()
+        self.assertIn("EVLP into a new graph, first pass: not measured (the report predates schemaMinor 10); the "
+                      "row's figure is one pass, the process's first", self.render(r, "import"))
+
+    def test_schema_refuses_a_zero_a_missing_figure_and_an_unknown_field(self):
+        schema = os.path.join(REPO, "schemas", "capacity-report.schema.json")
+        rcd.validate(fresh_touch_sample(), schema, "report")
+        for change in ({"firstTouchGigabytesPerSecond": 0}, {"bytes": 0}, {"hugePagesAdvised": 1},
+                       {"pageFaults": 3}):
+            r = fresh_touch_sample()
+            r["ceilings"]["freshMemoryTouch"].update(change)
+            with self.assertRaisesRegex(rcd.RenderError, "/ceilings/freshMemoryTouch", msg=str(change)):
+                rcd.validate(r, schema, "report")
+        r = fresh_touch_sample()
+        del r["ceilings"]["freshMemoryTouch"]["retouchGigabytesPerSecond"]
+        with self.assertRaisesRegex(rcd.RenderError, "/ceilings/freshMemoryTouch"):
+            rcd.validate(r, schema, "report")
+        r = fresh_touch_sample()
+        r["import"][0]["detail"]["firstTouchCeilingSeconds"] = 0
+        with self.assertRaises(rcd.RenderError):
+            rcd.validate(r, schema, "report")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -9,9 +9,11 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <thread>
 #include <vector>
 
+#include "base/memory.h"
 #include "graphs.h"
 #include "timing.h"
 
@@ -377,7 +379,61 @@ Json MeasureDependentLoad(std::uint64_t bytes, std::uint64_t loads) {
   return j;
 }
 
+namespace {
+
+// Writes one byte per kPageBytes of [p, p + bytes): each small page's first touch, or each huge
+// page's and then hits. Returns the wall time in seconds.
+double TouchEveryPage(unsigned char* p, std::uint64_t bytes) {
+  const std::uint64_t t0 = NowNs();
+  for (std::uint64_t i = 0; i < bytes; i += kPageBytes) p[i] = static_cast<unsigned char>(i >> 12 | 1);
+  ClobberMemory();
+  return SecondsSince(t0);
+}
+
+Json GigabytesPerSecond(std::uint64_t bytes, double seconds) {
+  return Positive(static_cast<double>(bytes) / 1e9 / seconds, "no time elapsed");
+}
+
+}  // namespace
+
+Json MeasureFreshMemoryTouch(std::uint64_t bytes) {
+  Json j;
+  const bool huge = base::EngineMemoryOnHugePages();
+  j["bytes"] = bytes;
+  j["touchStrideBytes"] = kPageBytes;
+  j["hugePagesAdvised"] = huge;
+  try {
+    double first = 0;
+    {
+      // As the engine maps its large arrays: its own mapping, 2 MiB aligned, advised MADV_HUGEPAGE
+      // when engine memory goes on huge pages. Given back (discarded in steps, unmapped) at the end
+      // of the scope.
+      base::MappedArray<unsigned char> fresh(bytes, huge);
+      first = TouchEveryPage(fresh.data(), bytes);
+    }
+    // Right after: the kernel hands out the pages it was just given back, which the machine backs.
+    base::MappedArray<unsigned char> again(bytes, huge);
+    const double retouch = TouchEveryPage(again.data(), bytes);
+    const std::uint64_t t0 = NowNs();
+    std::memset(again.data(), 0x5a, bytes);
+    ClobberMemory();
+    const double rewrite = SecondsSince(t0);
+    j["firstTouchSeconds"] = first;
+    j["firstTouchGigabytesPerSecond"] = GigabytesPerSecond(bytes, first);
+    j["retouchSeconds"] = retouch;
+    j["retouchGigabytesPerSecond"] = GigabytesPerSecond(bytes, retouch);
+    j["memsetGigabytesPerSecond"] = GigabytesPerSecond(bytes, rewrite);
+  } catch (const std::bad_alloc&) {
+    for (const char* k :
+         {"firstTouchGigabytesPerSecond", "retouchGigabytesPerSecond", "memsetGigabytesPerSecond"})
+      j[k] = NotMeasured("mapping " + std::to_string(bytes) + " bytes failed");
+  }
+  return j;
+}
+
 void PlanCeilings(const Profile& profile, Progress& progress) {
+  // Where the host must back the memory again: about 0.4 GB/s (the VM this was written on).
+  progress.Plan("ceilings", "freshMemoryTouch", static_cast<double>(profile.fresh_touch_bytes) / 0.4e9 + 0.5);
   progress.Plan("ceilings", "appendFdatasync", profile.fdatasync_seconds);
   // The zero fill and its sync, then the timed loop.
   progress.Plan("ceilings", "overwriteFdatasync",
@@ -393,6 +449,9 @@ void PlanCeilings(const Profile& profile, Progress& progress) {
 
 Json MeasureCeilings(const Profile& profile, const std::string& data_dir, Progress& progress) {
   Json c;
+  // First: the memory as the process found it (the other ceilings touch memory of their own).
+  progress.Start("ceilings", "freshMemoryTouch");
+  c["freshMemoryTouch"] = MeasureFreshMemoryTouch(profile.fresh_touch_bytes);
   progress.Start("ceilings", "appendFdatasync");
   c["appendFdatasync"] = MeasureAppendFdatasync(data_dir, profile.fdatasync_seconds);
   progress.Start("ceilings", "overwriteFdatasync");

@@ -19,6 +19,17 @@
 //   dependentLoad     a pointer chase over one random cycle (Sattolo) of 8-byte slots spanning
 //                     `chase_bytes`: the latency of a load whose address comes from the previous
 //                     load (cache and TLB misses included)
+//   freshMemoryTouch  `fresh_touch_bytes` of new anonymous memory, mapped and advised as the engine
+//                     maps its large arrays (base::MappedArray: 2 MiB aligned, MADV_HUGEPAGE when
+//                     base::EngineMemoryOnHugePages), one byte written per 4 KiB: GB/s of memory the
+//                     process gets from the kernel at first touch (page faults and the kernel's
+//                     zeroing). Then the same again in a second new mapping right after the first is
+//                     given back (memory the machine backs now), and that mapping written whole with
+//                     memset (no faults: the write rate of memory already mapped). Runs first, so it
+//                     sees the memory as the process found it. On a virtual machine whose free memory
+//                     goes back to the host (free page reporting, ballooning), the first figure is the
+//                     host's rate of backing the guest's memory again, and it depends on what ran
+//                     before: an import's first pass in a fresh process is bounded by it
 // The raw CSR sweep and CSR point operations are measured by the traversal and latency families
 // on their own graphs and added to the same "ceilings" object.
 #ifndef QUIVER_BENCH_CAPACITY_CEILINGS_H_
@@ -43,8 +54,9 @@ Json MeasureOverwriteBesideWrites(const std::string& data_dir, double seconds, d
 Json MeasureSequentialWrite(const std::string& data_dir, std::uint64_t bytes);
 Json MeasureMemoryBandwidth(std::uint64_t array_bytes, int passes, int threads);
 Json MeasureDependentLoad(std::uint64_t bytes, std::uint64_t loads);
+Json MeasureFreshMemoryTouch(std::uint64_t bytes);
 
-// Plans and runs all five; returns the "ceilings" object (csrSweep and csrLatency start empty).
+// Plans and runs all six; returns the "ceilings" object (csrSweep and csrLatency start empty).
 void PlanCeilings(const Profile& profile, Progress& progress);
 Json MeasureCeilings(const Profile& profile, const std::string& data_dir, Progress& progress);
 

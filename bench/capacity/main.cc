@@ -18,7 +18,8 @@
 // 3: the report and the candidate were recorded but the release gate refused to publish it.
 //
 // Scenarios, in run order (quick | full):
-//   ceilings    fdatasync per 100 B append, per 4 KiB overwrite; 1 MiB writes + fsync; mem bw; pointer chase
+//   ceilings    fresh memory first touch (1 | 4 GiB), then again; fdatasync per 100 B append, per 4 KiB
+//               overwrite; 1 MiB writes + fsync; mem bw; pointer chase
 //   memory      allocator B/vertex, B/edge, retained (RSS beside): 200Kx2 200Kx10 100Kx20 | 2Mx2 1Mx20 10Mx10
 //   memory      the same for one power-law shape: 200Kx10 | 2Mx10 (Zipf sources and targets)
 //   writes      durable/volatile 1-element commits, 1/2/8/32 producers: writes/s, p50/p95/p99, group, fsyncs
@@ -35,9 +36,10 @@
 //   indexes     label count / first id, B per index entry, online build (+ longest commit), unique
 //               point lookup vs a hash map, ordered range scan vs a sorted array: 200K | 10M int64
 //               keys; batches of 1,000 with 2 indexes vs without; UpsertVertex: 100K | 1M keys
-//   import      EVLP ImportNewGraph + Open + Close vs a raw from_chars parse, peak resident vs the
-//               graph's bytes: 100K | 10M x 10; Export to EVLP and CSV vs sequential writes; EVLP
-//               through batches: 100K | 1M x 10; typed CSV into a new graph: 50K | 1M x 10
+//   import      EVLP ImportNewGraph + Open + Close (a first pass, then the median of 3 more) vs a raw
+//               from_chars parse, peak resident vs the graph's bytes: 100K | 10M x 10; Export to EVLP
+//               and CSV vs sequential writes; EVLP through batches: 100K | 1M x 10; typed CSV into a
+//               new graph: 50K | 1M x 10
 #include <stdlib.h>
 #include <unistd.h>
 

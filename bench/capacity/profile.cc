@@ -47,6 +47,7 @@ Profile QuickProfile() {
   p.bandwidth_passes = 3;
   p.chase_bytes = std::uint64_t{256} << 20;
   p.chase_loads = 2'000'000;
+  p.fresh_touch_bytes = std::uint64_t{1} << 30;
   return p;
 }
 
@@ -91,6 +92,7 @@ Profile FullProfile() {
   p.bandwidth_passes = 5;
   p.chase_bytes = std::uint64_t{1} << 30;
   p.chase_loads = 10'000'000;
+  p.fresh_touch_bytes = std::uint64_t{4} << 30;
   return p;
 }
 

@@ -68,6 +68,9 @@ struct Profile {
   int bandwidth_passes = 0;
   std::uint64_t chase_bytes = 0;
   std::uint64_t chase_loads = 0;
+  // Bytes of the fresh-memory first-touch ceiling (each of its two mappings): about 2.5 s per GiB
+  // where the host must back the memory again (0.41 GB/s measured), a tenth of a second where not.
+  std::uint64_t fresh_touch_bytes = 0;
 };
 
 Profile QuickProfile();

@@ -17,8 +17,10 @@ inline constexpr int kSchemaVersion = 1;
 // writerStall.p99CommitLatencyDuringNs; 5 ceilings.overwriteFdatasync, the durable writes rows' ceiling;
 // 6 the indexes family and the checkpoint rows' writerStall.deviceBesideWrites / p99DuringOverDevice;
 // 7 the import family; 8 environment.allocator.hugePages; 9 the import rows csvSequentialRead and
-// jsonlSequentialRead.
-inline constexpr int kSchemaMinor = 9;
+// jsonlSequentialRead; 10 ceilings.freshMemoryTouch (first touch of new memory, and again right
+// after) and evlpImportNewGraph as the median of the passes after a first, the first pass's figures
+// in its detail (firstPass*, with the bytes it touched and their time at the first-touch ceiling).
+inline constexpr int kSchemaMinor = 10;
 
 // Files of the source tree the bench uses at run time.
 std::string SchemaPath();

@@ -138,6 +138,13 @@ class GraphImpl final : public Graph {
   // is in flight.
   std::size_t TEST_sort_buffer_bytes() const { return processor_.TEST_sort_buffer_bytes(); }
 
+  // The refusals reading can decide, for what Inspect found: a newer or
+  // damaged identity file, NotFound / FailedPrecondition / AlreadyExists by
+  // the options, a removed newest segment, a file of a newer format.
+  // Changes nothing. (Also ImportNewGraph's, on a graph it may replace.)
+  static Status CheckDirectory(const Options& options, const std::string& dir,
+                               const graphdir::DirState& state, env::FileSystem* fs);
+
  private:
   // Waits, unless this thread runs the import, while an import runs
   // (BeginImport), then counts the caller in until Leave; `enter` false
@@ -256,12 +263,6 @@ class GraphImpl final : public Graph {
                                                      std::chrono::steady_clock::time_point start);
   // FailedPrecondition for a write to a read-only graph.
   static Status ReadOnlyError(std::string_view what);
-  // The refusals reading can decide, for what Inspect found: a newer or
-  // damaged identity file, NotFound / FailedPrecondition / AlreadyExists by
-  // the options, a removed newest segment, a file of a newer format.
-  // Changes nothing.
-  static Status CheckDirectory(const Options& options, const std::string& dir,
-                               const graphdir::DirState& state, env::FileSystem* fs);
   void CheckpointLoop();
   Status RunCheckpoint();
   // `writer_stopped`: called by Close after the writer thread ended (and

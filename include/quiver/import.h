@@ -283,14 +283,16 @@ Result<ImportStats> Import(Graph& graph, const ImportSpec& spec, const ImportOpt
 // Into an empty graph: `dir` may hold a closed durable graph that has
 // never held an element (a graph just created by Graph::Open, or one that
 // only ever interned names), declares no index and has no import cut short
-// to undo. It is read as a read-only Open reads it, under its LOCK, and
-// the import is written as its next checkpoint (its last sequence + 1,
-// under its graph id); its log, identity file and older checkpoints stay
-// (the next Open continues the log after the import, and its checkpoints
-// remove the old files in their turn). Its interned names are not kept.
-// A graph that holds or held elements, or declares an index, is
-// FailedPrecondition, changed in nothing: import into it with Import.
-// Reading it costs what a read-only Open of it costs.
+// to undo. It is read as a read-only Open reads it (refused as that
+// refuses), before the files are read and again under its LOCK, and the
+// import is written as its next checkpoint (its last sequence + 1, under
+// its graph id); once that is durable its older checkpoints and its log
+// are removed, so the directory holds what a new graph's import leaves
+// (the next Open starts the log after the import). Its identity file
+// stays; its interned names are not kept. A graph that holds or held
+// elements, or declares an index, is FailedPrecondition, changed in
+// nothing: import into it with Import. Reading it costs what a read-only
+// Open of it costs.
 //
 // All-or-nothing: on any error, every file it wrote is removed again (a
 // directory it created stays, holding at most LOCK) and that removal is

@@ -1,10 +1,11 @@
 // Importer, pass 2 into a new graph (the bulk path): see importer.h.
 //
 // Into an existing empty graph (ReadEmptyGraph says which are), the same
-// checkpoint comes after the graph's last commit, under its graph id, and
-// its identity file, log and older checkpoints stay: a crash before the
-// rename leaves the empty graph, after it the whole import, which Open
-// finds past the log's end (the next segment starts after it).
+// checkpoint comes after the graph's last commit, under its graph id: a
+// crash before its rename leaves the empty graph, after it the whole
+// import, which Open finds past the log's end (the next segment starts
+// after it). Then the older checkpoints and the log are removed
+// (RemoveEmptyGraphFiles), and the identity file stays.
 //
 // The new graph's whole state goes into its first checkpoint, written as
 // the rows are read: names, index definitions, then every vertex and edge
@@ -31,6 +32,7 @@
 #include "checkpoint/chunk_encoder.h"
 #include "checkpoint/index_block.h"
 #include "graph_dir.h"
+#include "graph_impl.h"
 #include "import/fast_lines.h"
 #include "import/importer.h"
 #include "import/input_blocks.h"
@@ -263,10 +265,23 @@ std::vector<std::string> Importer::NewGraphLeftovers() {
           std::string(graphdir::kIdentityFileName) + std::string(graphdir::kTmpSuffix), "lost+found"};
 }
 
+namespace {
+
+// Whether Inspect found a graph that the bulk path may take if it is
+// empty: one with an identity file (or only that), or one from before the
+// identity file (which Open adopts).
+bool HoldsGraph(const graphdir::DirState& state) {
+  return state.identity || state.kind == graphdir::DirKind::kLegacy;
+}
+
+}  // namespace
+
 Status Importer::CheckBulkTarget() {
   if (new_dir_.empty()) return InvalidArgumentError("import: the new graph's directory path is empty");
   QUIVER_ASSIGN_OR_RETURN(graphdir::DirState state, graphdir::Inspect(fs_, new_dir_));
-  if (state.identity) return Status::Ok();  // a graph: BulkWrite reads it under LOCK
+  // A graph: read now, so one that holds elements is refused before the
+  // input is read; read again under its LOCK before anything is written.
+  if (HoldsGraph(state)) return ReadEmptyGraph(state).status();
   return graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule, NewGraphLeftovers()).status();
 }
 
@@ -275,9 +290,14 @@ Status Importer::CheckBulkTarget() {
 // element's id stays retired), no index, no import cut short, no damaged
 // newest checkpoint. Read as a read-only Open reads it (nothing changes);
 // the caller holds LOCK, so no writer runs meanwhile.
-Result<Importer::EmptyGraph> Importer::ReadEmptyGraph() {
+Result<Importer::EmptyGraph> Importer::ReadEmptyGraph(const graphdir::DirState& state) {
   Options read;
   read.read_only = true;
+  // What a read-only Open refuses before it reads a file: a newer or
+  // damaged identity file, a newest segment SEGMENTS names that is gone, a
+  // file of a newer format.
+  read.create_if_missing = state.kind == graphdir::DirKind::kEmpty;
+  QUIVER_RETURN_IF_ERROR(GraphImpl::CheckDirectory(read, new_dir_, state, fs_));
   QUIVER_ASSIGN_OR_RETURN(RecoveredState rs, Recover(fs_, new_dir_, read));
   struct ChainGuard {
     storage::VersionChain* chain;
@@ -305,6 +325,37 @@ Result<Importer::EmptyGraph> Importer::ReadEmptyGraph() {
   return EmptyGraph{.uuid = rs.uuid, .sequence = g.sequence};
 }
 
+// Once the import's checkpoint is durable, the empty graph's older
+// checkpoints and its log go, so that the directory is what a new graph's
+// import leaves: no checkpoint to fall back to if the import's is damaged
+// (Open reports Corruption rather than the empty graph), and no log that
+// ends before the import and would show a hole at its sequence to Verify
+// and the change feed. In an order where every crash leaves a graph that
+// opens with the import: the older checkpoints, then SEGMENTS (so that it
+// never names a removed segment), then the segments, each step synced.
+// Best effort: the import is durable already, and what stays is a graph
+// that opens with it (its next checkpoints remove the rest).
+void Importer::RemoveEmptyGraphFiles(std::uint64_t sequence) {
+  Result<std::vector<std::string>> names = fs_->ListDir(new_dir_);
+  if (!names.ok()) return;
+  auto remove = [&](auto matches) {
+    bool any = false;
+    for (const std::string& name : *names) {
+      if (!matches(name)) continue;
+      if (!fs_->Remove(env::JoinPath(new_dir_, name)).ok()) return false;
+      any = true;
+    }
+    return !any || fs_->SyncDir(new_dir_).ok();
+  };
+  if (!remove([&](const std::string& n) {
+        const std::optional<std::uint64_t> c = checkpoint::ParseCheckpointFileName(n);
+        return c && *c < sequence;
+      }))
+    return;
+  if (!remove([](const std::string& n) { return n == graphdir::kSegmentsFileName; })) return;
+  remove([](const std::string& n) { return wal::ParseSegmentFileName(n).has_value(); });
+}
+
 Status Importer::BulkWrite() {
   StartProgress("loading");
   // Checked before anything is written (declared again below if the
@@ -328,8 +379,8 @@ Status Importer::BulkWrite() {
   // since, or written into the one found.
   QUIVER_ASSIGN_OR_RETURN(graphdir::DirState state, graphdir::Inspect(fs_, new_dir_));
   std::optional<EmptyGraph> existing;
-  if (state.identity) {
-    QUIVER_ASSIGN_OR_RETURN(existing, ReadEmptyGraph());
+  if (HoldsGraph(state)) {
+    QUIVER_ASSIGN_OR_RETURN(existing, ReadEmptyGraph(state));
   } else {
     QUIVER_RETURN_IF_ERROR(
         graphdir::CheckEmptyOrMissing(fs_, new_dir_, "import", kNewGraphRule, NewGraphLeftovers()).status());
@@ -398,6 +449,7 @@ Status Importer::BulkWrite() {
   if (s.ok()) s = graphdir::SyncAncestors(fs_, new_dir_);
   if (!s.ok()) return s;
   remove_written.Done();
+  if (existing) RemoveEmptyGraphFiles(sequence);
   stats_.vertices = limits[0];
   stats_.edges = limits[1];
   stats_.checkpoint_bytes = ws.bytes;

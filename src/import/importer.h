@@ -60,6 +60,7 @@
 #include "checkpoint/checkpoint_writer.h"
 #include "checkpoint/chunk_encoder.h"
 #include "env/file_system.h"
+#include "graph_dir.h"
 #include "import/csv_reader.h"
 #include "import/csv_schema.h"
 #include "import/graphalytics_properties.h"
@@ -344,7 +345,8 @@ class Importer {
     std::array<std::uint8_t, 16> uuid{};
     std::uint64_t sequence = 0;
   };
-  Result<EmptyGraph> ReadEmptyGraph();
+  Result<EmptyGraph> ReadEmptyGraph(const graphdir::DirState& state);
+  void RemoveEmptyGraphFiles(std::uint64_t sequence);
   Status CheckIdKeyOwner(std::size_t index, const CsvReader& r, std::uint32_t label, const Schema& schema,
                          const Row& row, std::span<const checkpoint::KeyedValue> props) const;
 

@@ -180,12 +180,18 @@ int Import(int argc, const char* const* argv) {
   const std::string& dir = args.positional()[0];
   const auto start = std::chrono::steady_clock::now();
   Result<ImportStats> r = InvalidArgumentError("");
-  const bool bulk = !args.Has("--batches") && (IsNewGraphDir(dir) || HoldsEmptyGraph(dir));
+  const bool new_dir = IsNewGraphDir(dir);
+  bool bulk = !args.Has("--batches") && (new_dir || HoldsEmptyGraph(dir));
   if (bulk) {
     r = quiver::ImportNewGraph(dir, spec, options);
     progress.Finish();
-    if (!r.ok()) return Fail("import", r.status());
-  } else {
+    // A graph that looked empty here but that ImportNewGraph, reading it
+    // under its LOCK, will not take (written meanwhile, an import cut short
+    // to undo): through batches, as any other graph.
+    if (!r.ok() && !new_dir && r.status().code() == StatusCode::kFailedPrecondition) bulk = false;
+    if (bulk && !r.ok()) return Fail("import", r.status());
+  }
+  if (!bulk) {
     Result<std::unique_ptr<Graph>> graph = Graph::Open(Options{}, dir);
     if (!graph.ok()) return Fail("open " + dir, graph.status());
     r = quiver::Import(**graph, spec, options);

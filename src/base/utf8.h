@@ -12,6 +12,11 @@ namespace quiver::base {
 // sequences. NUL bytes are valid.
 bool IsValidUtf8(std::string_view s);
 
+// True iff every byte of `s` is below 0x80 (so `s` is valid UTF-8): the
+// quick test before IsValidUtf8 for text that is mostly ASCII, sixteen
+// bytes a step where SSE2 is there, eight elsewhere.
+bool IsAscii(std::string_view s);
+
 }  // namespace quiver::base
 
 #endif  // QUIVER_BASE_UTF8_H_

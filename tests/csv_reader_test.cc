@@ -249,10 +249,12 @@ TEST(CsvReaderTest, InvalidUtf8AtEveryPositionOfABlock) {
   }
 }
 
-// Text starts after `kChunk - shift` empty lines, so the reader's first
-// chunk ends `shift` bytes into it: every byte of each text at the end of
-// a chunk.
+// Text starts after `kChunk - shift` empty lines of a file, so the
+// reader's first chunk ends `shift` bytes into it: every byte of each text
+// at the end of a chunk.
 TEST(CsvReaderTest, ChunkBoundaryAtEveryByte) {
+  env::SimFileSystem fs;
+  ASSERT_TRUE(fs.CreateDir("/d").ok());
   std::mt19937_64 rng(20261207);
   std::vector<std::string> texts = {"a,b\n",        "\"q\",x\n",           "x,\"a\"\"b\"\n",
                                     "a\r\nb\r\n",   "\"a\nb\",c\r\n",      "\xC3\xA9,\xE2\x82\xAC\n",
@@ -269,7 +271,10 @@ TEST(CsvReaderTest, ChunkBoundaryAtEveryByte) {
       const std::size_t blank = kChunk - shift;
       std::string want_error, got_error;
       const Records want = Reference(t, ',', &want_error, 1 + blank);
-      const Records got = Read(std::string(blank, '\n') + t, ',', &got_error);
+      ASSERT_TRUE(fs.WriteFileForTest("/d/c.csv", std::string(blank, '\n') + t).ok());
+      auto r = import::CsvReader::Open(&fs, "/d/c.csv", {});
+      ASSERT_TRUE(r.ok());
+      const Records got = ReadAll(r->get(), &got_error);
       if (!want_error.empty()) {
         EXPECT_NE(got_error.find(want_error), std::string::npos)
             << t << " shift " << shift << ": " << got_error;

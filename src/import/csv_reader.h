@@ -62,8 +62,10 @@ class CsvReader {
 
   // A reader of `bytes`, one block of a file cut at line breaks
   // (input_blocks.h), whose first line is line `first_line` of `path`:
-  // its positions and errors are those of the whole file.
-  static std::unique_ptr<CsvReader> OverBytes(std::string path, std::string bytes, CsvDialect dialect,
+  // its positions and errors are those of the whole file. The reader reads
+  // `bytes` in place (its fields and raw() are views of them): they must
+  // outlive it.
+  static std::unique_ptr<CsvReader> OverBytes(std::string path, std::string_view bytes, CsvDialect dialect,
                                               std::uint64_t first_line);
 
   // Reads the next record: true if there is one (fields(), line(), raw()
@@ -102,7 +104,7 @@ class CsvReader {
   // buffer ends inside it and the file has more.
   Result<Step> Parse();
   // Parses the quoted field whose opening quote is at *p into fields_ (a
-  // view into buf_, or into arena_ if it holds a doubled quote). On
+  // view into data_, or into arena_ if it holds a doubled quote). On
   // kRecord *p is just past the closing quote.
   Result<Step> ParseQuoted(std::size_t* p, std::uint64_t* line, std::size_t* line_start, bool eof);
   // Appends the next chunk to the buffer, first dropping consumed bytes.
@@ -128,15 +130,18 @@ class CsvReader {
   std::uint64_t disk_size_ = 0;
   std::uint64_t file_offset_ = 0;  // next byte of the file to read
   std::string buf_;                // bytes from the file, from buf_base_ on
-  std::uint64_t buf_base_ = 0;     // file offset of buf_[0]
-  std::size_t pos_ = 0;            // start of the next record in buf_
-  std::uint64_t line_ = 1;         // line of buf_[pos_]
-  std::uint64_t line_start_ = 0;   // file offset where line_ starts
+  // The bytes Parse reads: buf_, or the caller's for a reader OverBytes.
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::uint64_t buf_base_ = 0;    // file offset of buf_[0]
+  std::size_t pos_ = 0;           // start of the next record in buf_
+  std::uint64_t line_ = 1;        // line of buf_[pos_]
+  std::uint64_t line_start_ = 0;  // file offset where line_ starts
   std::uint64_t consumed_ = 0;
   std::size_t chunk_ = std::size_t{1} << 20;
 
-  // The 64 bytes of buf_ from block_ classified: bit i of block_bits_ is
-  // set if buf_[block_ + i] is the delimiter, '\n' or (quoting) '"' and
+  // The 64 bytes of data_ from block_ classified: bit i of block_bits_ is
+  // set if data_[block_ + i] is the delimiter, '\n' or (quoting) '"' and
   // inside the buffer. kNoBlock after Fill moves the buffer.
   std::size_t block_ = kNoBlock;
   std::uint64_t block_bits_ = 0;

@@ -324,6 +324,23 @@ TEST(CsvReaderTest, FieldsLongerThanAChunkFromAFile) {
             "/d/long.csv:" + std::to_string(3 + breaks) + ":6: unexpected character after a closing quote");
 }
 
+// Quoting off: '"' is an ordinary character (EVLP), and with '\n' as the
+// delimiter a line is one field (JSON Lines), also across 64-byte blocks.
+TEST(CsvReaderTest, QuotingOffAndOneFieldALine) {
+  const std::string long_json = "{\"k\": \"" + std::string(150, 'v') + "\", \"q\": \"a,b\"}";
+  const std::string t = "a \"b c\"\n\n" + long_json + "\r\n";
+  auto evlp = import::CsvReader::OverBytes("e.txt", t, import::CsvDialect{' ', false}, 1);
+  std::string error;
+  EXPECT_EQ(ReadAll(evlp.get(), &error),
+            (Records{{"a", "\"b", "c\""},
+                     {"{\"k\":", "\"" + std::string(150, 'v') + "\",", "\"q\":", "\"a,b\"}"}}));
+  EXPECT_EQ(error, "");
+  auto jsonl = import::CsvReader::OverBytes("j.jsonl", t, import::CsvDialect{'\n', false}, 1);
+  EXPECT_EQ(ReadAll(jsonl.get(), &error), (Records{{"a \"b c\""}, {long_json}}));
+  EXPECT_EQ(error, "");
+  EXPECT_EQ(jsonl->line(), 3u);
+}
+
 TEST(CsvReaderTest, ClassifierFormsAgree) {
   std::mt19937_64 rng(20261208);
   const char set[] = {',', '\n', '"', '\r', '\t', 'a', '\0', '\x80', '\xFF', '\x7F', '\x01'};

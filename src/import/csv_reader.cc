@@ -253,8 +253,19 @@ Result<CsvReader::Step> CsvReader::Parse() {
   std::size_t record_end = 0;
   // With one field a line (JSON Lines) the delimiter is the line break.
   const bool split = delim != '\n';
+  const bool lines = !split && !quoting;      // JSON Lines
   std::uint64_t column_base = base + 1 - ls;  // b[i] is at column i + column_base
-  while (true) {
+  if (lines) {
+    // One field a line, often long: the line break, found by memchr.
+    const void* nl = std::memchr(b + p, '\n', n - p);
+    const std::size_t e = nl == nullptr ? n : static_cast<std::size_t>(static_cast<const char*>(nl) - b);
+    if (e == n && !eof) return Step::kNeedMore;
+    record_end = e > p && b[e - 1] == '\r' ? e - 1 : e;
+    if (cap == 0) fields_.resize(16);
+    fields_[0] = {std::string_view(b + p, record_end - p), false, line, p + column_base};
+    count = 1;
+  }
+  while (!lines) {
     if (count == cap) {
       cap = std::max<std::size_t>(16, cap * 2);
       fields_.resize(cap);

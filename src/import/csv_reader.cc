@@ -139,19 +139,21 @@ namespace {
 // The 64-byte block at b + p, classified (bit i: b[p + i] is delim, '\n'
 // or quote); a block cut short by n is classified from a zeroed copy, so
 // no load reads past the buffer, and its bits past n are clear.
-std::uint64_t ClassifyAt(const char* b, std::size_t p, std::size_t n, char delim, char quote) {
+std::uint64_t ClassifyAt(const char* b, std::size_t p, std::size_t n, const CsvDialect& d) {
+  const char delim = d.delimiter;
+  const char quote = d.quoting ? '"' : '\n';
   if (n - p >= kCsvBlock) return ClassifyBlock(b + p, delim, '\n', quote);
   char tail[kCsvBlock] = {};
   std::memcpy(tail, b + p, n - p);
   return ClassifyBlock(tail, delim, '\n', quote) & ((std::uint64_t{1} << (n - p)) - 1);
 }
 
-// The first position at or after p in b[0, n) holding delim, '\n' or
-// quote; n if none. (*block, *bits) is the block classified last, reused
+// The first position at or after p in b[0, n) holding the delimiter,
+// '\n' or (quoting) '"'; n if none. (*block, *bits) is the block classified last, reused
 // while p is inside it: a field costs a shift and a count of zeros, and a
 // block is classified where the walk first needs one (loads need no
 // alignment).
-inline std::size_t NextSpecial(const char* b, std::size_t p, std::size_t n, char delim, char quote,
+inline std::size_t NextSpecial(const char* b, std::size_t p, std::size_t n, const CsvDialect& d,
                                std::size_t* block, std::uint64_t* bits) {
   while (true) {
     if (p - *block < kCsvBlock) {
@@ -161,7 +163,7 @@ inline std::size_t NextSpecial(const char* b, std::size_t p, std::size_t n, char
     }
     if (p >= n) return n;
     *block = p;
-    *bits = ClassifyAt(b, p, n, delim, quote);
+    *bits = ClassifyAt(b, p, n, d);
   }
 }
 
@@ -183,7 +185,7 @@ Result<CsvReader::Step> CsvReader::ParseQuoted(std::size_t* p, std::uint64_t* li
   std::size_t i = quote + 1;
   std::size_t run = i;  // start of the text not yet copied to the arena
   while (true) {
-    i = NextSpecial(b, i, n, dialect_.delimiter, '"', &block_, &block_bits_);
+    i = NextSpecial(b, i, n, dialect_, &block_, &block_bits_);
     if (i == n) {
       if (!eof) return Step::kNeedMore;
       return ErrorAt(quote, quote_line, quote_line_start, "unterminated quoted field");
@@ -215,6 +217,33 @@ Result<CsvReader::Step> CsvReader::ParseQuoted(std::size_t* p, std::uint64_t* li
   return Step::kRecord;
 }
 
+// The quoted field opening at *p, and what follows it: on kRecord, *p is
+// past the delimiter after it (*last false) or at the end of the record
+// (*last true). Out of Parse's loop, so the loop's state stays in
+// registers.
+Result<CsvReader::Step> CsvReader::QuotedField(std::size_t* p, std::uint64_t* line,
+                                               std::uint64_t* column_base, bool* last) {
+  const bool eof = file_offset_ >= file_size_;
+  const std::size_t n = size_;
+  const char* const b = data_;
+  std::size_t ls = buf_base_ + 1 - *column_base;
+  QUIVER_ASSIGN_OR_RETURN(Step s, ParseQuoted(p, line, &ls, eof));
+  *column_base = buf_base_ + 1 - ls;
+  if (s != Step::kRecord) return s;
+  const std::size_t q = *p;
+  if (q == n && !eof) return Step::kNeedMore;
+  if (q < n && b[q] == dialect_.delimiter) {
+    *p = q + 1;
+    *last = false;
+    return Step::kRecord;
+  }
+  if (q < n && b[q] == '\r' && q + 1 == n && !eof) return Step::kNeedMore;
+  const bool eol = q == n || b[q] == '\n' || (b[q] == '\r' && q + 1 < n && b[q + 1] == '\n');
+  if (!eol) return ErrorAt(q, *line, ls, "unexpected character after a closing quote");
+  *last = true;
+  return Step::kRecord;
+}
+
 Result<CsvReader::Step> CsvReader::Parse() {
   const bool eof = file_offset_ >= file_size_;
   const std::size_t n = size_;
@@ -240,9 +269,8 @@ Result<CsvReader::Step> CsvReader::Parse() {
   arena_fields_.clear();
   // The walk keeps its state in locals: a store of a field through a
   // pointer could otherwise be any member, and each would be read again.
-  const std::uint64_t base = buf_base_;
-  const bool quoting = dialect_.quoting;
-  const char quote = quoting ? '"' : '\n';
+  // What only a rare path needs (the end of the file, the dialect's quote)
+  // is read from the members there.
   std::size_t block = block_;
   std::uint64_t bits = block_bits_;
   CsvField* out = fields_.data();
@@ -251,12 +279,10 @@ Result<CsvReader::Step> CsvReader::Parse() {
   const std::size_t record_start = p;
   const std::uint64_t record_line = line;
   std::size_t record_end = 0;
-  // With one field a line (JSON Lines) the delimiter is the line break.
-  const bool split = delim != '\n';
-  const bool lines = !split && !quoting;      // JSON Lines
-  std::uint64_t column_base = base + 1 - ls;  // b[i] is at column i + column_base
-  if (lines) {
-    // One field a line, often long: the line break, found by memchr.
+  std::uint64_t column_base = buf_base_ + 1 - ls;  // b[i] is at column i + column_base
+  if (delim == '\n' && !dialect_.quoting) {
+    // One field a line (JSON Lines), often long: the line break, found by
+    // memchr.
     const void* nl = std::memchr(b + p, '\n', n - p);
     const std::size_t e = nl == nullptr ? n : static_cast<std::size_t>(static_cast<const char*>(nl) - b);
     if (e == n && !eof) return Step::kNeedMore;
@@ -264,59 +290,56 @@ Result<CsvReader::Step> CsvReader::Parse() {
     if (cap == 0) fields_.resize(16);
     fields_[0] = {std::string_view(b + p, record_end - p), false, line, p + column_base};
     count = 1;
+  } else {
+    while (true) {
+      if (count == cap) {
+        cap = std::max<std::size_t>(16, cap * 2);
+        fields_.resize(cap);
+        out = fields_.data();
+      }
+      const std::size_t start = p;
+      p = NextSpecial(b, p, n, dialect_, &block, &bits);
+      if (p == n) {  // the end of the buffer ends the field
+        if (file_offset_ < file_size_) return Step::kNeedMore;
+        const std::size_t end = p > start && b[p - 1] == '\r' ? p - 1 : p;
+        out[count++] = {std::string_view(b + start, end - start), false, line, start + column_base};
+        record_end = end;
+        break;
+      }
+      // A line break first: with one field a line it is also the delimiter.
+      const char c = b[p];
+      if (c == '\n') {
+        const std::size_t end = p > start && b[p - 1] == '\r' ? p - 1 : p;
+        out[count++] = {std::string_view(b + start, end - start), false, line, start + column_base};
+        record_end = end;
+        break;
+      }
+      if (c == delim) {
+        out[count++] = {std::string_view(b + start, p - start), false, line, start + column_base};
+        ++p;
+        continue;
+      }
+      // A quote (only found with quoting on): a quoted field if it starts one.
+      if (p != start) return ErrorAt(p, line, buf_base_ + 1 - column_base, "quote inside an unquoted field");
+      out[count++] = {{}, true, line, start + column_base};
+      field_count_ = count;
+      block_ = block;
+      block_bits_ = bits;
+      std::size_t qp = p;
+      std::uint64_t qline = line, qcolumn_base = column_base;
+      bool last = false;
+      QUIVER_ASSIGN_OR_RETURN(Step s, QuotedField(&qp, &qline, &qcolumn_base, &last));
+      if (s != Step::kRecord) return s;
+      p = qp, line = qline, column_base = qcolumn_base;
+      block = block_;
+      bits = block_bits_;
+      if (last) {
+        record_end = p;
+        break;
+      }
+    }
   }
-  while (!lines) {
-    if (count == cap) {
-      cap = std::max<std::size_t>(16, cap * 2);
-      fields_.resize(cap);
-      out = fields_.data();
-    }
-    const std::size_t start = p;
-    p = NextSpecial(b, p, n, delim, quote, &block, &bits);
-    if (p == n) {  // the end of the buffer ends the field
-      if (!eof) return Step::kNeedMore;
-      const std::size_t end = p > start && b[p - 1] == '\r' ? p - 1 : p;
-      out[count++] = {std::string_view(b + start, end - start), false, line, start + column_base};
-      record_end = end;
-      break;
-    }
-    const char c = b[p];
-    if (c == delim && split) {
-      out[count++] = {std::string_view(b + start, p - start), false, line, start + column_base};
-      ++p;
-      continue;
-    }
-    if (c == '\n') {
-      const std::size_t end = p > start && b[p - 1] == '\r' ? p - 1 : p;
-      out[count++] = {std::string_view(b + start, end - start), false, line, start + column_base};
-      record_end = end;
-      break;
-    }
-    // A quote (only found with quoting on): a quoted field if it starts one.
-    if (p != start) return ErrorAt(p, line, ls, "quote inside an unquoted field");
-    out[count++] = {{}, true, line, start + column_base};
-    field_count_ = count;
-    block_ = block;
-    block_bits_ = bits;
-    std::size_t qp = p, qls = ls;
-    std::uint64_t qline = line;
-    QUIVER_ASSIGN_OR_RETURN(Step s, ParseQuoted(&qp, &qline, &qls, eof));
-    p = qp, line = qline, ls = qls;
-    column_base = base + 1 - ls;
-    block = block_;
-    bits = block_bits_;
-    if (s != Step::kRecord) return s;
-    if (p == n && !eof) return Step::kNeedMore;
-    if (p < n && b[p] == delim) {
-      ++p;
-      continue;
-    }
-    if (p < n && b[p] == '\r' && p + 1 == n && !eof) return Step::kNeedMore;
-    const bool eol = p == n || b[p] == '\n' || (b[p] == '\r' && p + 1 < n && b[p + 1] == '\n');
-    if (!eol) return ErrorAt(p, line, ls, "unexpected character after a closing quote");
-    record_end = p;
-    break;
-  }
+  ls = buf_base_ + 1 - column_base;
   block_ = block;
   block_bits_ = bits;
   field_count_ = count;

@@ -107,6 +107,10 @@ class CsvReader {
   // view into data_, or into arena_ if it holds a doubled quote). On
   // kRecord *p is just past the closing quote.
   Result<Step> ParseQuoted(std::size_t* p, std::uint64_t* line, std::size_t* line_start, bool eof);
+  // The quoted field opening at *p and what follows it: on kRecord, *p is
+  // past the delimiter after it (*last false) or at the record's end
+  // (*last true). *column_base is column - position on the current line.
+  Result<Step> QuotedField(std::size_t* p, std::uint64_t* line, std::uint64_t* column_base, bool* last);
   // Appends the next chunk to the buffer, first dropping consumed bytes.
   Status Fill();
   Status ErrorAt(std::size_t pos, std::uint64_t line, std::size_t line_start, std::string_view reason) const;

@@ -62,15 +62,17 @@ class CsvReader {
 
   // A reader of `bytes`, one block of a file cut at line breaks
   // (input_blocks.h), whose first line is line `first_line` of `path`:
-  // its positions and errors are those of the whole file.
-  static std::unique_ptr<CsvReader> OverBytes(std::string path, std::string bytes, CsvDialect dialect,
+  // its positions and errors are those of the whole file. The reader reads
+  // `bytes` in place (its fields and raw() are views of them): they must
+  // outlive it.
+  static std::unique_ptr<CsvReader> OverBytes(std::string path, std::string_view bytes, CsvDialect dialect,
                                               std::uint64_t first_line);
 
   // Reads the next record: true if there is one (fields(), line(), raw()
   // describe it), false at the end of the file.
   Result<bool> Next();
 
-  std::span<const CsvField> fields() const { return fields_; }
+  std::span<const CsvField> fields() const { return {fields_.data(), field_count_}; }
   // The line the record starts on, and the end of the record: the line and
   // column just past its last field (for "too few columns").
   std::uint64_t line() const { return record_line_; }
@@ -101,20 +103,28 @@ class CsvReader {
   // Parses one record at pos_ from the buffered bytes. kNeedMore: the
   // buffer ends inside it and the file has more.
   Result<Step> Parse();
-  Result<Step> ParseQuoted(std::size_t* p, std::uint64_t* line, std::size_t* line_start);
+  // Parses the quoted field whose opening quote is at *p into fields_ (a
+  // view into data_, or into arena_ if it holds a doubled quote). On
+  // kRecord *p is just past the closing quote.
+  Result<Step> ParseQuoted(std::size_t* p, std::uint64_t* line, std::size_t* line_start, bool eof);
+  // The quoted field opening at *p and what follows it: on kRecord, *p is
+  // past the delimiter after it (*last false) or at the record's end
+  // (*last true). *column_base is column - position on the current line.
+  Result<Step> QuotedField(std::size_t* p, std::uint64_t* line, std::uint64_t* column_base, bool* last);
   // Appends the next chunk to the buffer, first dropping consumed bytes.
   Status Fill();
   Status ErrorAt(std::size_t pos, std::uint64_t line, std::size_t line_start, std::string_view reason) const;
   Status CheckUtf8();
 
-  struct FieldSpan {
-    bool in_arena;
+  // A quoted field unescaped into arena_: its text is set once the record
+  // is whole (arena_ may move while it grows).
+  struct ArenaField {
+    std::size_t field;
     std::size_t offset;
     std::size_t size;
-    bool quoted;
-    std::uint64_t line;
-    std::uint64_t column;
   };
+  // No block: p - kNoBlock is at least 64 for any position p of a buffer.
+  static constexpr std::size_t kNoBlock = SIZE_MAX / 2;
 
   std::unique_ptr<env::ReadableFile> file_;
   const class GzipFile* gzip_ = nullptr;  // file_, if the file is gzip-compressed
@@ -124,16 +134,28 @@ class CsvReader {
   std::uint64_t disk_size_ = 0;
   std::uint64_t file_offset_ = 0;  // next byte of the file to read
   std::string buf_;                // bytes from the file, from buf_base_ on
-  std::uint64_t buf_base_ = 0;     // file offset of buf_[0]
-  std::size_t pos_ = 0;            // start of the next record in buf_
-  std::uint64_t line_ = 1;         // line of buf_[pos_]
-  std::uint64_t line_start_ = 0;   // file offset where line_ starts
+  // The bytes Parse reads: buf_, or the caller's for a reader OverBytes.
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::uint64_t buf_base_ = 0;    // file offset of buf_[0]
+  std::size_t pos_ = 0;           // start of the next record in buf_
+  std::uint64_t line_ = 1;        // line of buf_[pos_]
+  std::uint64_t line_start_ = 0;  // file offset where line_ starts
   std::uint64_t consumed_ = 0;
   std::size_t chunk_ = std::size_t{1} << 20;
 
-  std::string arena_;  // unescaped quoted fields
-  std::vector<FieldSpan> spans_;
+  // The 64 bytes of data_ from block_ classified: bit i of block_bits_ is
+  // set if data_[block_ + i] is the delimiter, '\n' or (quoting) '"' and
+  // inside the buffer. kNoBlock after Fill moves the buffer.
+  std::size_t block_ = kNoBlock;
+  std::uint64_t block_bits_ = 0;
+
+  std::string arena_;  // unescaped quoted fields with a doubled quote
+  std::vector<ArenaField> arena_fields_;
+  // The record's fields are fields_[0, field_count_); fields_ only grows,
+  // so Parse writes a field without a vector's bookkeeping.
   std::vector<CsvField> fields_;
+  std::size_t field_count_ = 0;
   std::uint64_t record_line_ = 0;
   std::uint64_t end_line_ = 0;
   std::uint64_t end_column_ = 0;

@@ -196,8 +196,7 @@ class Importer {
   template <typename Skip, typename F>
   Status ForEachRecordIn(const std::string& path, std::string_view text, std::uint64_t first_line,
                          RowBuilder& builder, Row* row, Skip skip, F f) const {
-    std::unique_ptr<CsvReader> reader =
-        CsvReader::OverBytes(path, std::string(text), DialectOf(), first_line);
+    std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, text, DialectOf(), first_line);
     RowIssue issue;
     while (true) {
       QUIVER_ASSIGN_OR_RETURN(bool more, reader->Next());

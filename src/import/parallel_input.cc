@@ -121,7 +121,7 @@ Status Importer::ValidateVerticesFast(std::size_t index) {
     RefineIdHint(index, block_offset + static_cast<std::uint64_t>(at - block_data));
   };
   auto generic = [&](std::string_view text, std::uint64_t first_line) -> Status {
-    std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, std::string(text), dialect, first_line);
+    std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, text, dialect, first_line);
     while (true) {
       QUIVER_ASSIGN_OR_RETURN(bool more, reader->Next());
       if (!more) return Status::Ok();
@@ -219,7 +219,7 @@ Status Importer::ValidateFileParallel(std::size_t index) {
     // The generic path over `text` (lines from `line` on): false once the
     // block's reading stops (an error, or enough rejected rows).
     auto generic = [&](std::string_view text, std::uint64_t line) -> bool {
-      std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, std::string(text), dialect, line);
+      std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, text, dialect, line);
       while (out.bad.size() < enough) {
         Result<bool> more = reader->Next();
         if (!more.ok()) {

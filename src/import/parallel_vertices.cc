@@ -102,7 +102,7 @@ Status Importer::ValidateVerticesParallel(std::size_t index) {
     // block's reading stops (an error, or enough bad rows).
     auto generic = [&](std::string_view text, std::uint64_t line) -> bool {
       const auto at = static_cast<std::uint64_t>(text.data() - base);
-      std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, std::string(text), dialect, line);
+      std::unique_ptr<CsvReader> reader = CsvReader::OverBytes(path, text, dialect, line);
       while (bad < enough) {
         Result<bool> more = reader->Next();
         if (!more.ok()) {

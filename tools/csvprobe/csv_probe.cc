@@ -11,9 +11,10 @@
 // thread, median of the passes.
 //
 // What each does per field: Quiver's reader also checks UTF-8 and keeps each field's line and
-// column (for its error messages) and unescapes quoted fields into an arena; libcsv copies every
-// field into its own buffer and calls a function per field and per row; the newline scan only
-// finds line ends (memchr), a floor for any splitter that reads every byte.
+// column (for its error messages) and unescapes a quoted field holding a doubled quote into an
+// arena (other fields are views of the text); libcsv copies every field into its own buffer and
+// calls a function per field and per row; the newline scan only finds line ends (memchr), a floor
+// for any splitter that reads every byte.
 #include <csv.h>
 #include <time.h>
 

@@ -66,7 +66,10 @@ std::unique_ptr<CsvReader> CsvReader::OverBytes(std::string path, std::string_vi
 
 CsvReader::CsvReader(std::unique_ptr<env::ReadableFile> file, std::string path, CsvDialect dialect,
                      std::uint64_t size)
-    : file_(std::move(file)), path_(std::move(path)), dialect_(dialect), file_size_(size) {}
+    : file_(std::move(file)), path_(std::move(path)), dialect_(dialect), file_size_(size) {
+  const auto d = static_cast<unsigned char>(dialect.delimiter);
+  bad_dialect_ = d >= 0x80 || d == '\r' || (dialect.quoting && (d == '"' || d == '\n'));
+}
 
 Status CsvReader::Fill() {
   if (pos_ > 0) {
@@ -108,6 +111,10 @@ Status CsvReader::ErrorAt(std::size_t pos, std::uint64_t line, std::size_t line_
 }
 
 Result<bool> CsvReader::Next() {
+  if (bad_dialect_)
+    return PositionError(
+        StatusCode::kInvalidArgument, path_, 0, 0,
+        "the delimiter must be ASCII and not '\\r', and with quoting not '\"' or a line break");
   while (true) {
     QUIVER_ASSIGN_OR_RETURN(Step step, Parse());
     if (step == Step::kEnd) return false;
@@ -252,14 +259,22 @@ Result<CsvReader::Step> CsvReader::Parse() {
   std::size_t p = pos_;
   std::uint64_t line = line_;
   std::size_t ls = line_start_;
-  // Skip empty lines.
+  // Skip empty lines. Those skipped are consumed before more is read, so
+  // that a run of them is never kept whole in the buffer.
+  auto need_more = [&] {
+    pos_ = p;
+    line_ = line;
+    line_start_ = ls;
+    consumed_ = buf_base_ + p;
+    return Step::kNeedMore;
+  };
   while (true) {
     if (p == n) {
-      if (!eof) return Step::kNeedMore;
+      if (!eof) return need_more();
       return Step::kEnd;
     }
     const bool crlf = b[p] == '\r' && p + 1 < n && b[p + 1] == '\n';
-    if (b[p] == '\r' && p + 1 == n && !eof) return Step::kNeedMore;
+    if (b[p] == '\r' && p + 1 == n && !eof) return need_more();
     if (b[p] != '\n' && !crlf) break;
     p += crlf ? 2 : 1;
     ++line;

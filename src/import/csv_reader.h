@@ -11,6 +11,9 @@
 // A gzip-compressed file (its first bytes gzip's magic) is read through
 // zlib (GzipFile): positions are those of the decompressed text.
 //
+// A delimiter that is not ASCII, '\r', or with quoting '"' or '\n', makes
+// Next fail with InvalidArgument ("<path>:0:0: ...").
+//
 // Errors: a broken quote (unterminated, or text after the closing quote, or
 // a quote inside an unquoted field) and invalid UTF-8 end the reading with
 // InvalidArgument "<path>:<line>:<column>: <reason>". The reader is then
@@ -67,6 +70,9 @@ class CsvReader {
   // outlive it.
   static std::unique_ptr<CsvReader> OverBytes(std::string path, std::string_view bytes, CsvDialect dialect,
                                               std::uint64_t first_line);
+  // A temporary string would not outlive the reader.
+  static std::unique_ptr<CsvReader> OverBytes(std::string path, std::string&& bytes, CsvDialect dialect,
+                                              std::uint64_t first_line) = delete;
 
   // Reads the next record: true if there is one (fields(), line(), raw()
   // describe it), false at the end of the file.
@@ -130,6 +136,10 @@ class CsvReader {
   const class GzipFile* gzip_ = nullptr;  // file_, if the file is gzip-compressed
   std::string path_;
   CsvDialect dialect_;
+  // A delimiter the reader cannot tell from what it splits at: not ASCII
+  // (it would cut UTF-8 sequences), '\r', or with quoting '"' or '\n'.
+  // Next fails with InvalidArgument.
+  bool bad_dialect_ = false;
   std::uint64_t file_size_;
   std::uint64_t disk_size_ = 0;
   std::uint64_t file_offset_ = 0;  // next byte of the file to read

@@ -15,6 +15,7 @@
 #include "graph_dir.h"
 #include "graph_impl.h"
 #include "gtest/gtest.h"
+#include "import_empty_graph_util.h"
 #include "import_test_util.h"
 #include "quiver/change_feed.h"
 #include "quiver/graph.h"
@@ -28,51 +29,14 @@ namespace {
 using testing_import::Canonical;
 using testing_import::GetFile;
 using testing_import::PutFile;
-using testing_import::RunImport;
 
-const std::string kErDir = "/db";
-
-Options EROptions(bool create, bool read_only = false) {
-  Options o;
-  o.writer.spin_microseconds = 0;
-  o.create_if_missing = create;
-  o.read_only = read_only;
-  return o;
-}
-
-Result<ImportStats> ERBulk(env::FileSystem& fs, const ImportSpec& spec, const ImportOptions& options = {}) {
-  import::Importer importer(&fs, kErDir, spec, options);
-  return importer.Run();
-}
-
-struct ERInput {
-  ImportSpec spec;
-  ImportOptions options;
-};
-
-ERInput ERSmall(env::FileSystem& fs) {
-  EXPECT_TRUE(fs.CreateDir("/in").ok());
-  PutFile(fs, "/in/v.csv", "id:ID,name,age:int\np1,Ada,36\np2,Bob,\np3,\"C, the third\",3\n");
-  PutFile(fs, "/in/e.csv",
-          ":START_ID,:END_ID,:TYPE,w:double\np1,p2,KNOWS,0.5\np2,p3,KNOWS,\np3,p1,LIKES,2\n");
-  ERInput in;
-  in.spec = {.vertices = {{"/in/v.csv", "Person"}}, .edges = {{"/in/e.csv", "R"}}};
-  in.options.create_id_indexes = true;
-  return in;
-}
-
-std::string ERExpected(env::FileSystem& fs, const ERInput& in) {
-  auto g = Graph::OpenInMemory().value();
-  EXPECT_TRUE(RunImport(fs, *g, in.spec, in.options).ok());
-  return Canonical(g->GetSnapshot());
-}
-
-std::map<std::string, std::string> ERFiles(env::FileSystem& fs) {
-  std::map<std::string, std::string> out;
-  const std::vector<std::string> names = fs.ListDir(kErDir).value();
-  for (const std::string& name : names) out[name] = GetFile(fs, kErDir + "/" + name);
-  return out;
-}
+using testing_empty_graph::Bulk;
+using testing_empty_graph::Expected;
+using testing_empty_graph::Files;
+using testing_empty_graph::GraphOptions;
+using testing_empty_graph::Input;
+using testing_empty_graph::kDir;
+using testing_empty_graph::Small;
 
 std::string ERNames(const std::map<std::string, std::string>& files) {
   std::string out;
@@ -88,17 +52,12 @@ enum class ERKind { kFresh, kCommitsAndCheckpoint };
 const char* ERKindName(ERKind k) { return k == ERKind::kFresh ? "fresh" : "commits and a checkpoint"; }
 
 SequenceNumber ERMakeGraph(env::FileSystem& fs, ERKind kind) {
-  auto g = GraphImpl::OpenDurable(EROptions(true), kErDir, &fs);
-  EXPECT_TRUE(g.ok()) << g.status().ToString();
-  if (!g.ok()) return 0;
-  if (kind == ERKind::kCommitsAndCheckpoint) {
-    EXPECT_TRUE((*g)->CreateIndex(IndexSpec{.name = "x", .label = "Other", .keys = {"k"}}).ok());
-    EXPECT_TRUE((*g)->DropIndex("x").ok());
-    EXPECT_TRUE((*g)->Checkpoint().ok());
-  }
-  const SequenceNumber s = (*g)->GetSnapshot().sequence();
-  EXPECT_TRUE((*g)->Close().ok());
-  return s;
+  return testing_empty_graph::MakeGraph(fs, [kind](Graph& g) {
+    if (kind != ERKind::kCommitsAndCheckpoint) return;
+    EXPECT_TRUE(g.CreateIndex(IndexSpec{.name = "x", .label = "Other", .keys = {"k"}}).ok());
+    EXPECT_TRUE(g.DropIndex("x").ok());
+    EXPECT_TRUE(g.Checkpoint().ok());
+  });
 }
 
 // Flips one byte in the middle of `path`.
@@ -119,13 +78,13 @@ TEST(ImportEmptyGraphReviewTest, ADamagedImportCheckpointDoesNotOpenAsTheEmptyGr
   for (ERKind kind : {ERKind::kFresh, ERKind::kCommitsAndCheckpoint}) {
     SCOPED_TRACE(ERKindName(kind));
     env::SimFileSystem fs;
-    const ERInput in = ERSmall(fs);
+    const Input in = Small(fs);
     const SequenceNumber before = ERMakeGraph(fs, kind);
-    ASSERT_TRUE(ERBulk(fs, in.spec, in.options).ok());
-    ERDamage(fs, kErDir + "/" + checkpoint::CheckpointFileName(before + 1));
+    ASSERT_TRUE(Bulk(fs, in.spec, in.options).ok());
+    ERDamage(fs, kDir + "/" + checkpoint::CheckpointFileName(before + 1));
     for (bool read_only : {true, false}) {
       SCOPED_TRACE(read_only ? "read-only Open" : "writable Open");
-      auto g = GraphImpl::OpenDurable(EROptions(false, read_only), kErDir, &fs);
+      auto g = GraphImpl::OpenDurable(GraphOptions(false, read_only), kDir, &fs);
       if (g.ok()) {
         ADD_FAILURE() << "opened with OK: sequence " << (*g)->GetSnapshot().sequence() << ", "
                       << (*g)->GetSnapshot().vertex_count() << " vertices, used_previous_checkpoint "
@@ -148,17 +107,17 @@ TEST(ImportEmptyGraphReviewTest, VerifyAcceptsTheDirectoryAfterTheImportAndAReop
   for (ERKind kind : {ERKind::kFresh, ERKind::kCommitsAndCheckpoint}) {
     SCOPED_TRACE(ERKindName(kind));
     env::SimFileSystem fs;
-    const ERInput in = ERSmall(fs);
-    const std::string expected = ERExpected(fs, in);
+    const Input in = Small(fs);
+    const std::string expected = Expected(fs, in);
     const SequenceNumber before = ERMakeGraph(fs, kind);
-    ASSERT_TRUE(ERBulk(fs, in.spec, in.options).ok());
+    ASSERT_TRUE(Bulk(fs, in.spec, in.options).ok());
     {
-      Result<VerifyReport> r = VerifyGraphDirectory(&fs, kErDir);
+      Result<VerifyReport> r = VerifyGraphDirectory(&fs, kDir);
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       EXPECT_TRUE(r->ok()) << "right after the import: " << r->status.ToString();
     }
     {
-      auto g = GraphImpl::OpenDurable(EROptions(false), kErDir, &fs);
+      auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
       ASSERT_TRUE(g.ok()) << g.status().ToString();
       EXPECT_EQ(Canonical((*g)->GetSnapshot()), expected);
       Result<VerifyReport> r = (*g)->Verify();
@@ -166,13 +125,13 @@ TEST(ImportEmptyGraphReviewTest, VerifyAcceptsTheDirectoryAfterTheImportAndAReop
       EXPECT_TRUE(r->ok()) << "Graph::Verify after the reopen: " << r->status.ToString();
       ASSERT_TRUE((*g)->Close().ok());
     }
-    Result<VerifyReport> r = VerifyGraphDirectory(&fs, kErDir);
+    Result<VerifyReport> r = VerifyGraphDirectory(&fs, kDir);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     EXPECT_TRUE(r->ok()) << "after a reopen and a Close: " << r->status.ToString();
     // The directory is indeed healthy: it opens with the import, and a
     // commit survives a reopen.
     {
-      auto g = GraphImpl::OpenDurable(EROptions(false), kErDir, &fs);
+      auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
       ASSERT_TRUE(g.ok()) << g.status().ToString();
       EXPECT_EQ((*g)->GetSnapshot().sequence(), before + 1);
       WriteBatch b;
@@ -183,7 +142,7 @@ TEST(ImportEmptyGraphReviewTest, VerifyAcceptsTheDirectoryAfterTheImportAndAReop
       EXPECT_TRUE(live->ok()) << "Graph::Verify after a commit: " << live->status.ToString();
       ASSERT_TRUE((*g)->Close().ok());
     }
-    auto g = GraphImpl::OpenDurable(EROptions(false), kErDir, &fs);
+    auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     EXPECT_EQ((*g)->GetSnapshot().vertex_count(), 4u);
   }
@@ -205,40 +164,40 @@ TEST(ImportEmptyGraphReviewTest, WhatAReadOnlyOpenRefusesIsRefusedUnchanged) {
   const std::vector<Case> cases = {
       {"identity file of a newer directory format",
        [](env::FileSystem& fs) {
-         PutFile(fs, kErDir + "/" + graphdir::kIdentityFileName,
+         PutFile(fs, kDir + "/" + graphdir::kIdentityFileName,
                  graphdir::EncodeIdentity(graphdir::kDirFormatVersion + 1));
        },
        StatusCode::kUnimplemented},
       {"damaged identity file",
        [](env::FileSystem& fs) {
-         std::string id = GetFile(fs, kErDir + "/" + graphdir::kIdentityFileName);
+         std::string id = GetFile(fs, kDir + "/" + graphdir::kIdentityFileName);
          ASSERT_EQ(id.size(), 16u);
          id[15] = static_cast<char>(id[15] ^ 0x01);
-         PutFile(fs, kErDir + "/" + graphdir::kIdentityFileName, id);
+         PutFile(fs, kDir + "/" + graphdir::kIdentityFileName, id);
        },
        StatusCode::kCorruption},
       {"SEGMENTS names a newest segment that is missing",
-       [](env::FileSystem& fs) { ASSERT_TRUE(graphdir::RecordNewestSegment(&fs, kErDir, 7).ok()); },
+       [](env::FileSystem& fs) { ASSERT_TRUE(graphdir::RecordNewestSegment(&fs, kDir, 7).ok()); },
        StatusCode::kCorruption},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     env::SimFileSystem fs;
-    const ERInput in = ERSmall(fs);
+    const Input in = Small(fs);
     ERMakeGraph(fs, ERKind::kFresh);
     c.spoil(fs);
     {
-      auto ro = GraphImpl::OpenDurable(EROptions(false, true), kErDir, &fs);
+      auto ro = GraphImpl::OpenDurable(GraphOptions(false, true), kDir, &fs);
       ASSERT_FALSE(ro.ok());
       ASSERT_EQ(ro.status().code(), c.open_code) << ro.status().ToString();
     }
-    const auto files = ERFiles(fs);
-    Result<ImportStats> r = ERBulk(fs, in.spec, in.options);
+    const auto files = Files(fs);
+    Result<ImportStats> r = Bulk(fs, in.spec, in.options);
     EXPECT_FALSE(r.ok()) << "the import wrote " << r.value().checkpoint_bytes << " bytes of checkpoint";
     if (!r.ok()) {
       EXPECT_EQ(r.status().code(), c.open_code) << r.status().ToString();
     }
-    const auto after = ERFiles(fs);
+    const auto after = Files(fs);
     EXPECT_TRUE(after == files) << "files after: " << ERNames(after) << "; before: " << ERNames(files);
   }
 }
@@ -254,10 +213,10 @@ TEST(ImportEmptyGraphReviewTest, SubscribingFromTheImportsSequenceIsOutOfRange) 
   for (ERKind kind : {ERKind::kFresh, ERKind::kCommitsAndCheckpoint}) {
     SCOPED_TRACE(ERKindName(kind));
     env::SimFileSystem fs;
-    const ERInput in = ERSmall(fs);
+    const Input in = Small(fs);
     const SequenceNumber before = ERMakeGraph(fs, kind);
-    ASSERT_TRUE(ERBulk(fs, in.spec, in.options).ok());
-    auto g = GraphImpl::OpenDurable(EROptions(false), kErDir, &fs);
+    ASSERT_TRUE(Bulk(fs, in.spec, in.options).ok());
+    auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     for (int i = 0; i < 2; ++i) {
       WriteBatch b;
@@ -304,16 +263,16 @@ TEST(ImportEmptyGraphReviewTest, SubscribingFromTheImportsSequenceIsOutOfRange) 
 // after it.
 TEST(ImportEmptyGraphReviewTest, AnIdentityFileAloneTakesTheImport) {
   env::SimFileSystem fs;
-  const ERInput in = ERSmall(fs);
-  const std::string expected = ERExpected(fs, in);
-  ASSERT_TRUE(fs.CreateDir(kErDir).ok());
-  ASSERT_TRUE(graphdir::WriteIdentity(&fs, kErDir).ok());
-  const std::string identity = GetFile(fs, kErDir + "/" + graphdir::kIdentityFileName);
-  Result<ImportStats> r = ERBulk(fs, in.spec, in.options);
+  const Input in = Small(fs);
+  const std::string expected = Expected(fs, in);
+  ASSERT_TRUE(fs.CreateDir(kDir).ok());
+  ASSERT_TRUE(graphdir::WriteIdentity(&fs, kDir).ok());
+  const std::string identity = GetFile(fs, kDir + "/" + graphdir::kIdentityFileName);
+  Result<ImportStats> r = Bulk(fs, in.spec, in.options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(GetFile(fs, kErDir + "/" + graphdir::kIdentityFileName), identity);
+  EXPECT_EQ(GetFile(fs, kDir + "/" + graphdir::kIdentityFileName), identity);
   {
-    auto g = GraphImpl::OpenDurable(EROptions(false), kErDir, &fs);
+    auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     EXPECT_EQ(Canonical((*g)->GetSnapshot()), expected);
     EXPECT_EQ((*g)->GetSnapshot().sequence(), 1u);
@@ -322,10 +281,10 @@ TEST(ImportEmptyGraphReviewTest, AnIdentityFileAloneTakesTheImport) {
     ASSERT_TRUE((*g)->Write(std::move(b)).ok());
     ASSERT_TRUE((*g)->Close().ok());
   }
-  Result<VerifyReport> v = VerifyGraphDirectory(&fs, kErDir);
+  Result<VerifyReport> v = VerifyGraphDirectory(&fs, kDir);
   ASSERT_TRUE(v.ok()) << v.status().ToString();
   EXPECT_TRUE(v->ok()) << v->status.ToString();
-  auto g = GraphImpl::OpenDurable(EROptions(false), kErDir, &fs);
+  auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_EQ((*g)->GetSnapshot().sequence(), 2u);
   EXPECT_EQ((*g)->GetSnapshot().vertex_count(), 4u);
@@ -339,20 +298,20 @@ TEST(ImportEmptyGraphReviewTest, AnIdentityFileAloneTakesTheImport) {
 // before this change.
 TEST(ImportEmptyGraphReviewTest, ALegacyEmptyGraphTakesTheImport) {
   env::SimFileSystem fs;
-  const ERInput in = ERSmall(fs);
-  const std::string expected = ERExpected(fs, in);
+  const Input in = Small(fs);
+  const std::string expected = Expected(fs, in);
   ERMakeGraph(fs, ERKind::kCommitsAndCheckpoint);
-  ASSERT_TRUE(fs.Remove(kErDir + "/" + graphdir::kIdentityFileName).ok());
+  ASSERT_TRUE(fs.Remove(kDir + "/" + graphdir::kIdentityFileName).ok());
   {
     // What HoldsEmptyGraph sees: an empty graph.
-    auto ro = GraphImpl::OpenDurable(EROptions(false, true), kErDir, &fs);
+    auto ro = GraphImpl::OpenDurable(GraphOptions(false, true), kDir, &fs);
     ASSERT_TRUE(ro.ok()) << ro.status().ToString();
     EXPECT_EQ((*ro)->GetSnapshot().vertex_id_limit(), 0u);
     EXPECT_TRUE((*ro)->GetSnapshot().Indexes().empty());
   }
-  Result<ImportStats> r = ERBulk(fs, in.spec, in.options);
+  Result<ImportStats> r = Bulk(fs, in.spec, in.options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  auto g = GraphImpl::OpenDurable(EROptions(false), kErDir, &fs);
+  auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_EQ(Canonical((*g)->GetSnapshot()), expected);
 }
@@ -363,29 +322,29 @@ TEST(ImportEmptyGraphReviewTest, ALegacyEmptyGraphTakesTheImport) {
 // Backup afterwards see the import.
 TEST(ImportEmptyGraphReviewTest, ATornLogTailThenReadOnlyOpenAndBackup) {
   env::SimFileSystem fs;
-  const ERInput in = ERSmall(fs);
-  const std::string expected = ERExpected(fs, in);
+  const Input in = Small(fs);
+  const std::string expected = Expected(fs, in);
   const SequenceNumber before = ERMakeGraph(fs, ERKind::kCommitsAndCheckpoint);
   std::string last_segment;
-  for (const auto& [name, bytes] : ERFiles(fs)) {
+  for (const auto& [name, bytes] : Files(fs)) {
     if (wal::ParseSegmentFileName(name)) last_segment = name;
   }
   ASSERT_FALSE(last_segment.empty());
   {
-    std::string bytes = GetFile(fs, kErDir + "/" + last_segment);
+    std::string bytes = GetFile(fs, kDir + "/" + last_segment);
     bytes += std::string(100, '\x37');  // a record cut short
-    PutFile(fs, kErDir + "/" + last_segment, bytes);
+    PutFile(fs, kDir + "/" + last_segment, bytes);
   }
-  Result<ImportStats> r = ERBulk(fs, in.spec, in.options);
+  Result<ImportStats> r = Bulk(fs, in.spec, in.options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   {
-    auto ro = GraphImpl::OpenDurable(EROptions(false, true), kErDir, &fs);
+    auto ro = GraphImpl::OpenDurable(GraphOptions(false, true), kDir, &fs);
     ASSERT_TRUE(ro.ok()) << ro.status().ToString();
     EXPECT_EQ(Canonical((*ro)->GetSnapshot()), expected);
     EXPECT_EQ((*ro)->GetSnapshot().sequence(), before + 1);
   }
   {
-    auto g = GraphImpl::OpenDurable(EROptions(false), kErDir, &fs);
+    auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     EXPECT_EQ(Canonical((*g)->GetSnapshot()), expected);
     WriteBatch b;
@@ -397,11 +356,11 @@ TEST(ImportEmptyGraphReviewTest, ATornLogTailThenReadOnlyOpenAndBackup) {
     ASSERT_TRUE(backup.ok()) << backup.status().ToString();
     ASSERT_TRUE((*g)->Close().ok());
   }
-  auto g = GraphImpl::OpenDurable(EROptions(false), kErDir, &fs);
+  auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_EQ((*g)->GetSnapshot().sequence(), before + 2);
   EXPECT_EQ((*g)->GetSnapshot().vertex_count(), 4u);
-  auto b = GraphImpl::OpenDurable(EROptions(false), "/backup", &fs);
+  auto b = GraphImpl::OpenDurable(GraphOptions(false), "/backup", &fs);
   ASSERT_TRUE(b.ok()) << b.status().ToString();
   EXPECT_EQ(Canonical((*b)->GetSnapshot()), Canonical((*g)->GetSnapshot()));
 }
@@ -411,12 +370,12 @@ TEST(ImportEmptyGraphReviewTest, ATornLogTailThenReadOnlyOpenAndBackup) {
 // answer the same, across reopens.
 TEST(ImportEmptyGraphReviewTest, TheIdIndexDeclaredAtTheImportsSequenceDropsAndReturns) {
   env::SimFileSystem fs;
-  const ERInput in = ERSmall(fs);
+  const Input in = Small(fs);
   const SequenceNumber before = ERMakeGraph(fs, ERKind::kCommitsAndCheckpoint);
   ASSERT_GE(before, 2u);
-  ASSERT_TRUE(ERBulk(fs, in.spec, in.options).ok());
+  ASSERT_TRUE(Bulk(fs, in.spec, in.options).ok());
   {
-    auto g = GraphImpl::OpenDurable(EROptions(false), kErDir, &fs);
+    auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     ASSERT_EQ((*g)->GetSnapshot().Indexes().size(), 1u);
     EXPECT_TRUE((*g)->GetSnapshot().FindVertex("Person", "id", "p3").value().has_value());
@@ -424,7 +383,7 @@ TEST(ImportEmptyGraphReviewTest, TheIdIndexDeclaredAtTheImportsSequenceDropsAndR
     ASSERT_TRUE((*g)->Close().ok());
   }
   {
-    auto g = GraphImpl::OpenDurable(EROptions(false), kErDir, &fs);
+    auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     EXPECT_TRUE((*g)->GetSnapshot().Indexes().empty());
     Status s = (*g)->CreateIndex(
@@ -432,7 +391,7 @@ TEST(ImportEmptyGraphReviewTest, TheIdIndexDeclaredAtTheImportsSequenceDropsAndR
     ASSERT_TRUE(s.ok()) << s.ToString();
     ASSERT_TRUE((*g)->Close().ok());
   }
-  auto g = GraphImpl::OpenDurable(EROptions(false), kErDir, &fs);
+  auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_EQ((*g)->GetSnapshot().Indexes().size(), 1u);
   EXPECT_TRUE((*g)->GetSnapshot().FindVertex("Person", "id", "p3").value().has_value());
@@ -451,7 +410,7 @@ TEST(ImportEmptyGraphReviewTest, TheIdIndexDeclaredAtTheImportsSequenceDropsAndR
 TEST(ImportEmptyGraphReviewTest, AGraphThatHoldsElementsIsRefusedBeforeTheInputIsRead) {
   env::SimFileSystem fs;
   {
-    auto g = GraphImpl::OpenDurable(EROptions(true), kErDir, &fs);
+    auto g = GraphImpl::OpenDurable(GraphOptions(true), kDir, &fs);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     WriteBatch b;
     b.AddVertex("P");
@@ -459,7 +418,7 @@ TEST(ImportEmptyGraphReviewTest, AGraphThatHoldsElementsIsRefusedBeforeTheInputI
     ASSERT_TRUE((*g)->Close().ok());
   }
   ImportSpec spec{.vertices = {{"/in/missing.csv", "Person"}}};
-  Result<ImportStats> r = ERBulk(fs, spec);
+  Result<ImportStats> r = Bulk(fs, spec);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << r.status().ToString();
 }

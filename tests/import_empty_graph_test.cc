@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
-#include <map>
 #include <string>
 #include <vector>
 
@@ -15,6 +14,7 @@
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
 #include "gtest/gtest.h"
+#include "import_empty_graph_util.h"
 #include "import_test_util.h"
 #include "quiver/graph.h"
 #include "quiver/import.h"
@@ -23,75 +23,21 @@
 namespace quiver {
 namespace {
 
+using testing_empty_graph::Bulk;
+using testing_empty_graph::Expected;
+using testing_empty_graph::Files;
+using testing_empty_graph::GraphOptions;
+using testing_empty_graph::Input;
+using testing_empty_graph::kDir;
+using testing_empty_graph::MakeGraph;
+using testing_empty_graph::Small;
 using testing_import::Canonical;
-using testing_import::GetFile;
-using testing_import::PutFile;
-using testing_import::RunImport;
-
-const std::string kEgDir = "/db";
-
-Options EgOptions(bool create) {
-  Options o;
-  o.writer.spin_microseconds = 0;
-  o.create_if_missing = create;
-  return o;
-}
-
-Result<ImportStats> EgBulk(env::FileSystem& fs, const ImportSpec& spec, const ImportOptions& options = {}) {
-  import::Importer importer(&fs, kEgDir, spec, options);
-  return importer.Run();
-}
-
-struct EgInput {
-  ImportSpec spec;
-  ImportOptions options;
-};
-
-EgInput EgSmall(env::FileSystem& fs) {
-  EXPECT_TRUE(fs.CreateDir("/in").ok());
-  PutFile(fs, "/in/v.csv", "id:ID,name,age:int\np1,Ada,36\np2,Bob,\np3,\"C, the third\",3\n");
-  PutFile(fs, "/in/e.csv",
-          ":START_ID,:END_ID,:TYPE,w:double\np1,p2,KNOWS,0.5\np2,p3,KNOWS,\np3,p1,LIKES,2\n");
-  EgInput in;
-  in.spec = {.vertices = {{"/in/v.csv", "Person"}}, .edges = {{"/in/e.csv", "R"}}};
-  in.options.create_id_indexes = true;
-  return in;
-}
-
-// The import's graph, as Import through batches into a new in-memory
-// graph gives it.
-std::string EgExpected(env::FileSystem& fs, const EgInput& in) {
-  auto g = Graph::OpenInMemory().value();
-  EXPECT_TRUE(RunImport(fs, *g, in.spec, in.options).ok());
-  return Canonical(g->GetSnapshot());
-}
-
-// Every file of the directory with its bytes.
-std::map<std::string, std::string> EgFiles(env::FileSystem& fs) {
-  std::map<std::string, std::string> out;
-  const std::vector<std::string> names = fs.ListDir(kEgDir).value();
-  for (const std::string& name : names) out[name] = GetFile(fs, kEgDir + "/" + name);
-  return out;
-}
-
-// Makes an empty graph at kEgDir by running `fn` on it (nothing by
-// default), then closes it; returns its sequence.
-template <typename Fn>
-SequenceNumber EgMakeGraph(env::FileSystem& fs, Fn fn) {
-  auto g = GraphImpl::OpenDurable(EgOptions(true), kEgDir, &fs);
-  EXPECT_TRUE(g.ok()) << g.status().ToString();
-  if (!g.ok()) return 0;
-  fn(**g);
-  const SequenceNumber s = (*g)->GetSnapshot().sequence();
-  EXPECT_TRUE((*g)->Close().ok());
-  return s;
-}
 
 // The graph after an import into an empty one: the import; a write after
 // it survives a reopen; Verify finds one replay chain.
 void EgCheckImported(env::FileSystem& fs, const std::string& expected, SequenceNumber before) {
   {
-    auto g = GraphImpl::OpenDurable(EgOptions(false), kEgDir, &fs);
+    auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     EXPECT_EQ(Canonical((*g)->GetSnapshot()), expected);
     EXPECT_EQ((*g)->GetSnapshot().sequence(), before + 1);
@@ -103,10 +49,10 @@ void EgCheckImported(env::FileSystem& fs, const std::string& expected, SequenceN
     EXPECT_EQ(c->sequence, before + 2);
     ASSERT_TRUE((*g)->Close().ok());
   }
-  Result<VerifyReport> report = VerifyGraphDirectory(&fs, kEgDir);
+  Result<VerifyReport> report = VerifyGraphDirectory(&fs, kDir);
   ASSERT_TRUE(report.ok()) << report.status().ToString();
   EXPECT_TRUE(report->ok()) << report->status.ToString();
-  auto g = GraphImpl::OpenDurable(EgOptions(false), kEgDir, &fs);
+  auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   const Snapshot s = g.value()->GetSnapshot();
   EXPECT_EQ(s.sequence(), before + 2);
@@ -116,29 +62,29 @@ void EgCheckImported(env::FileSystem& fs, const std::string& expected, SequenceN
 
 TEST(ImportEmptyGraphTest, ANewlyCreatedGraphTakesTheBulkPath) {
   env::SimFileSystem fs;
-  const EgInput in = EgSmall(fs);
-  const SequenceNumber before = EgMakeGraph(fs, [](Graph&) {});
-  Result<ImportStats> r = EgBulk(fs, in.spec, in.options);
+  const Input in = Small(fs);
+  const SequenceNumber before = MakeGraph(fs, [](Graph&) {});
+  Result<ImportStats> r = Bulk(fs, in.spec, in.options);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->batches, 0u);  // no batch: the checkpoint
   EXPECT_GT(r->checkpoint_bytes, 0u);
   EXPECT_EQ(r->vertices, 3u);
-  EgCheckImported(fs, EgExpected(fs, in), before);
+  EgCheckImported(fs, Expected(fs, in), before);
 }
 
 // Commits that left no element (an index created and dropped) and a
 // checkpoint written at Close: the import follows the last of them.
 TEST(ImportEmptyGraphTest, AGraphWithCommitsButNoElementTakesTheBulkPath) {
   env::SimFileSystem fs;
-  const EgInput in = EgSmall(fs);
-  const SequenceNumber before = EgMakeGraph(fs, [](Graph& g) {
+  const Input in = Small(fs);
+  const SequenceNumber before = MakeGraph(fs, [](Graph& g) {
     ASSERT_TRUE(g.CreateIndex(IndexSpec{.name = "x", .label = "Other", .keys = {"k"}}).ok());
     ASSERT_TRUE(g.DropIndex("x").ok());
     ASSERT_TRUE(g.Checkpoint().ok());
   });
   ASSERT_GE(before, 2u);
-  ASSERT_TRUE(EgBulk(fs, in.spec, in.options).ok());
-  EgCheckImported(fs, EgExpected(fs, in), before);
+  ASSERT_TRUE(Bulk(fs, in.spec, in.options).ok());
+  EgCheckImported(fs, Expected(fs, in), before);
 }
 
 // Refused, FailedPrecondition, not a byte changed: a graph holding a
@@ -175,25 +121,25 @@ TEST(ImportEmptyGraphTest, AGraphThatIsNotEmptyIsRefusedAndUntouched) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     env::SimFileSystem fs;
-    const EgInput in = EgSmall(fs);
-    EgMakeGraph(fs, c.fill);
-    const auto files = EgFiles(fs);
-    Result<ImportStats> r = EgBulk(fs, in.spec, in.options);
+    const Input in = Small(fs);
+    MakeGraph(fs, c.fill);
+    const auto files = Files(fs);
+    Result<ImportStats> r = Bulk(fs, in.spec, in.options);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << r.status().ToString();
     EXPECT_NE(r.status().message().find(c.message), std::string::npos) << r.status().ToString();
-    EXPECT_EQ(EgFiles(fs), files);
+    EXPECT_EQ(Files(fs), files);
   }
   // Open by a writer: its LOCK is held.
   env::SimFileSystem fs;
-  const EgInput in = EgSmall(fs);
-  EgMakeGraph(fs, [](Graph&) {});
-  auto open = GraphImpl::OpenDurable(EgOptions(false), kEgDir, &fs);
+  const Input in = Small(fs);
+  MakeGraph(fs, [](Graph&) {});
+  auto open = GraphImpl::OpenDurable(GraphOptions(false), kDir, &fs);
   ASSERT_TRUE(open.ok());
-  const auto files = EgFiles(fs);
-  Result<ImportStats> r = EgBulk(fs, in.spec, in.options);
+  const auto files = Files(fs);
+  Result<ImportStats> r = Bulk(fs, in.spec, in.options);
   EXPECT_EQ(r.status().code(), StatusCode::kFailedPrecondition) << r.status().ToString();
-  EXPECT_EQ(EgFiles(fs), files);
+  EXPECT_EQ(Files(fs), files);
   ASSERT_TRUE((*open)->Close().ok());
 }
 
@@ -204,12 +150,12 @@ TEST(ImportEmptyGraphTest, EveryFailedOperationLeavesTheEmptyGraph) {
   std::uint64_t failures = 0;
   for (std::uint64_t n = 1;; ++n) {
     env::SimFileSystem sim;
-    const EgInput in = EgSmall(sim);
-    const SequenceNumber before = EgMakeGraph(sim, [](Graph&) {});
-    const auto files = EgFiles(sim);
+    const Input in = Small(sim);
+    const SequenceNumber before = MakeGraph(sim, [](Graph&) {});
+    const auto files = Files(sim);
     env::FaultFileSystem fs(&sim);
     fs.SetFault({.ops = env::FaultOp::kAll, .mode = env::FaultMode::kOnce, .at = n});
-    Result<ImportStats> r = EgBulk(fs, in.spec, in.options);
+    Result<ImportStats> r = Bulk(fs, in.spec, in.options);
     if (fs.faults_injected() == 0) {
       ASSERT_TRUE(r.ok()) << r.status().ToString();
       break;
@@ -218,15 +164,15 @@ TEST(ImportEmptyGraphTest, EveryFailedOperationLeavesTheEmptyGraph) {
     SCOPED_TRACE(::testing::Message() << "operation " << n << ": " << r.status().ToString());
     if (r.ok()) continue;
     ++failures;
-    EXPECT_EQ(EgFiles(sim), files);  // the identity file too
+    EXPECT_EQ(Files(sim), files);  // the identity file too
     {
-      auto g = GraphImpl::OpenDurable(EgOptions(false), kEgDir, &sim);
+      auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, &sim);
       ASSERT_TRUE(g.ok()) << g.status().ToString();
       EXPECT_EQ((*g)->GetSnapshot().vertex_count(), 0u);
       EXPECT_EQ((*g)->GetSnapshot().sequence(), before);
       ASSERT_TRUE((*g)->Close().ok());
     }
-    ASSERT_TRUE(EgBulk(sim, in.spec, in.options).ok());
+    ASSERT_TRUE(Bulk(sim, in.spec, in.options).ok());
   }
   EXPECT_GT(failures, 5u);
 }
@@ -237,26 +183,26 @@ TEST(ImportEmptyGraphTest, EveryFailedOperationLeavesTheEmptyGraph) {
 // a commit after the reopen survives the next one.
 TEST(ImportEmptyGraphTest, PowerLossAnywhereLeavesTheEmptyGraphOrTheWholeImport) {
   env::SimFileSystem once;
-  const EgInput in = EgSmall(once);
-  const std::string expected = EgExpected(once, in);
-  const SequenceNumber before = EgMakeGraph(once, [](Graph&) {});
+  const Input in = Small(once);
+  const std::string expected = Expected(once, in);
+  const SequenceNumber before = MakeGraph(once, [](Graph&) {});
   const std::uint64_t base = once.operation_count();
-  ASSERT_TRUE(EgBulk(once, in.spec, in.options).ok());
+  ASSERT_TRUE(Bulk(once, in.spec, in.options).ok());
   const std::uint64_t total = once.operation_count() - base;
   ASSERT_GT(total, 5u);
   int whole = 0, empty = 0, acknowledged_lost = 0;
   for (std::uint64_t n = 1; n <= total + 1; ++n) {
     env::SimFileSystem run;
-    EgSmall(run);
-    EgMakeGraph(run, [](Graph&) {});
+    Small(run);
+    MakeGraph(run, [](Graph&) {});
     run.SetCrashAtOperation(run.operation_count() + n);
-    const bool ok = EgBulk(run, in.spec, in.options).ok();
+    const bool ok = Bulk(run, in.spec, in.options).ok();
     for (env::CrashPolicy p : env::kAllCrashPolicies) {
       SCOPED_TRACE(::testing::Message()
                    << "crash at operation " << n << " under " << env::CrashPolicyName(p));
       std::unique_ptr<env::SimFileSystem> crashed = run.Clone();
       crashed->Crash(p, n);
-      auto g = GraphImpl::OpenDurable(EgOptions(false), kEgDir, crashed.get());
+      auto g = GraphImpl::OpenDurable(GraphOptions(false), kDir, crashed.get());
       ASSERT_TRUE(g.ok()) << g.status().ToString();
       Snapshot s = (*g)->GetSnapshot();
       const bool imported = s.vertex_count() != 0;
@@ -275,7 +221,7 @@ TEST(ImportEmptyGraphTest, PowerLossAnywhereLeavesTheEmptyGraphOrTheWholeImport)
       b.AddVertex("After");
       ASSERT_TRUE((*g)->Write(std::move(b)).ok());
       ASSERT_TRUE((*g)->Close().ok());
-      auto again = GraphImpl::OpenDurable(EgOptions(false), kEgDir, crashed.get());
+      auto again = GraphImpl::OpenDurable(GraphOptions(false), kDir, crashed.get());
       ASSERT_TRUE(again.ok()) << again.status().ToString();
       EXPECT_EQ((*again)->GetSnapshot().sequence(), at + 1);
       EXPECT_EQ((*again)->GetSnapshot().vertex_count(), imported ? 4u : 1u);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/utf8.h"
+#include "csv_test_util.h"
 #include "env/forwarding_file_system.h"
 #include "env/sim_file_system.h"
 #include "import/csv_reader.h"
@@ -23,26 +24,11 @@
 namespace quiver::csv_reader_review_test {
 namespace {
 
-using CRRecords = std::vector<std::vector<std::string>>;
+using CRRecords = testing_csv::Records;
+using testing_csv::ReadAll;
 
 // The reader's first chunk (CsvReader::Fill).
 constexpr std::size_t kCRChunk = std::size_t{1} << 20;
-
-// Records until the end or the first error (its message in *error).
-CRRecords CRReadAll(import::CsvReader* r, std::string* error) {
-  CRRecords out;
-  while (true) {
-    Result<bool> more = r->Next();
-    if (!more.ok()) {
-      *error = std::string(more.status().message());
-      return out;
-    }
-    if (!*more) return out;
-    std::vector<std::string> record;
-    for (const import::CsvField& f : r->fields()) record.emplace_back(f.text);
-    out.push_back(record);
-  }
-}
 
 // A readable file that remembers the largest read asked of it.
 class CRLargestReadFile final : public env::ReadableFile {
@@ -86,7 +72,7 @@ TEST(CsvReaderReviewTest, ARunOfBlankLinesIsNotBufferedWhole) {
   auto r = import::CsvReader::Open(&fs, "/d/blank.csv", {});
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   std::string error;
-  EXPECT_EQ(CRReadAll(r->get(), &error), (CRRecords{{"a", "b"}}));
+  EXPECT_EQ(ReadAll(r->get(), &error), (CRRecords{{"a", "b"}}));
   EXPECT_EQ(error, "");
   EXPECT_EQ((*r)->line(), blank + 1);
   // No record is longer than 4 bytes: the chunk need never grow.
@@ -123,7 +109,7 @@ TEST(CsvReaderReviewTest, NewlineDelimiterWithQuotingEndsTheRecordAfterAQuotedFi
   std::string error;
   const std::string plain = "a\nb\n";
   auto p = import::CsvReader::OverBytes("p.csv", plain, import::CsvDialect{'\n', true}, 1);
-  const CRRecords got = CRReadAll(p.get(), &error);
+  const CRRecords got = ReadAll(p.get(), &error);
   if (!error.empty()) return;  // refused: fine (the fix refuses this dialect)
   EXPECT_EQ(got, (CRRecords{{"a"}, {"b"}}));
   const std::string quoted = "\"a\"\nb\n";
@@ -148,7 +134,7 @@ TEST(CsvReaderReviewTest, QuoteAsDelimiterWithQuotingIsRefusedOrReadAsBefore) {
   const std::string t = "\"a\"\n";
   auto r = import::CsvReader::OverBytes("q.csv", t, import::CsvDialect{'"', true}, 1);
   std::string error;
-  const CRRecords got = CRReadAll(r.get(), &error);
+  const CRRecords got = ReadAll(r.get(), &error);
   if (!error.empty()) return;  // refused: fine
   EXPECT_EQ(got, (CRRecords{{"a"}})) << "a1c1143 read one quoted field";
 }

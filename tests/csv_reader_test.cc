@@ -17,13 +17,14 @@
 #include <vector>
 
 #include "base/utf8.h"
+#include "csv_test_util.h"
 #include "env/sim_file_system.h"
 #include "import/csv_classify.h"
 
 namespace quiver::csv_reader_test {
 namespace {
 
-using Records = std::vector<std::vector<std::string>>;
+using testing_csv::Records;
 
 // The reader's first chunk (CsvReader::Fill).
 constexpr std::size_t kChunk = std::size_t{1} << 20;
@@ -106,20 +107,7 @@ Records Reference(const std::string& t, char delim, std::string* error, std::siz
   return out;
 }
 
-Records ReadAll(import::CsvReader* r, std::string* error) {
-  Records out;
-  while (true) {
-    Result<bool> more = r->Next();
-    if (!more.ok()) {
-      *error = more.status().message();
-      return out;
-    }
-    if (!*more) return out;
-    std::vector<std::string> record;
-    for (const import::CsvField& f : r->fields()) record.emplace_back(f.text);
-    out.push_back(record);
-  }
-}
+using testing_csv::ReadAll;
 
 Records Read(const std::string& t, char delim, std::string* error) {
   auto r = import::CsvReader::OverBytes("r.csv", t, import::CsvDialect{delim, true}, 1);

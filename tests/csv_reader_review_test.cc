@@ -139,5 +139,25 @@ TEST(CsvReaderReviewTest, QuoteAsDelimiterWithQuotingIsRefusedOrReadAsBefore) {
   EXPECT_EQ(got, (CRRecords{{"a"}})) << "a1c1143 read one quoted field";
 }
 
+// After an error the reader is done (csv_reader.h): a later Next returns
+// the same error, never the records after the bad one, and fields() shows
+// nothing of the record that failed half-way.
+TEST(CsvReaderReviewTest, AfterAnErrorEveryNextRepeatsIt) {
+  for (const std::string& t : {std::string("a,b\n\"x\"y,c\nd,e\n"), std::string("a,b\n\xff,c\nd,e\n")}) {
+    SCOPED_TRACE(t);
+    auto r = import::CsvReader::OverBytes("e.csv", t, {}, 1);
+    ASSERT_TRUE(r->Next().value_or(false));
+    Result<bool> bad = r->Next();
+    ASSERT_FALSE(bad.ok());
+    EXPECT_TRUE(r->fields().empty());
+    for (int i = 0; i < 2; ++i) {
+      Result<bool> again = r->Next();
+      ASSERT_FALSE(again.ok()) << "read on past the error";
+      EXPECT_EQ(again.status().ToString(), bad.status().ToString());
+      EXPECT_TRUE(r->fields().empty());
+    }
+  }
+}
+
 }  // namespace
 }  // namespace quiver::csv_reader_review_test

@@ -111,6 +111,16 @@ Status CsvReader::ErrorAt(std::size_t pos, std::uint64_t line, std::size_t line_
 }
 
 Result<bool> CsvReader::Next() {
+  if (!error_.ok()) return error_;
+  Result<bool> more = NextRecord();
+  if (!more.ok()) {
+    error_ = more.status();
+    field_count_ = 0;  // no half-read record is shown
+  }
+  return more;
+}
+
+Result<bool> CsvReader::NextRecord() {
   if (bad_dialect_)
     return PositionError(
         StatusCode::kInvalidArgument, path_, 0, 0,

@@ -17,7 +17,7 @@
 // Errors: a broken quote (unterminated, or text after the closing quote, or
 // a quote inside an unquoted field) and invalid UTF-8 end the reading with
 // InvalidArgument "<path>:<line>:<column>: <reason>". The reader is then
-// unusable.
+// done: fields() is empty and every later Next returns the same error.
 //
 // Example:
 //   QUIVER_ASSIGN_OR_RETURN(auto r, CsvReader::Open(fs, "people.csv", {}));
@@ -109,6 +109,8 @@ class CsvReader {
   // Parses one record at pos_ from the buffered bytes. kNeedMore: the
   // buffer ends inside it and the file has more.
   Result<Step> Parse();
+  // Next without the sticky error.
+  Result<bool> NextRecord();
   // Parses the quoted field whose opening quote is at *p into fields_ (a
   // view into data_, or into arena_ if it holds a doubled quote). On
   // kRecord *p is just past the closing quote.
@@ -166,6 +168,8 @@ class CsvReader {
   // so Parse writes a field without a vector's bookkeeping.
   std::vector<CsvField> fields_;
   std::size_t field_count_ = 0;
+  // The first error Next returned; returned again by every later call.
+  Status error_;
   std::uint64_t record_line_ = 0;
   std::uint64_t end_line_ = 0;
   std::uint64_t end_column_ = 0;

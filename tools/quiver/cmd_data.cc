@@ -86,15 +86,11 @@ bool IsNewGraphDir(const std::string& dir) {
   return std::filesystem::is_directory(dir, ec) && std::filesystem::is_empty(dir, ec) && !ec;
 }
 
-// Whether `dir` holds a graph that has never held an element and declares
-// no index: ImportNewGraph takes it too (it checks again under the
-// graph's LOCK). Read-only, so nothing changes; false if it cannot be read.
-bool HoldsEmptyGraph(const std::string& dir) {
-  Options o;
-  o.read_only = true;
-  Result<std::unique_ptr<Graph>> graph = Graph::Open(o, dir);
-  if (!graph.ok()) return false;
-  const Snapshot s = (*graph)->GetSnapshot();
+// Whether `graph` has never held an element and declares no index:
+// ImportNewGraph takes such a graph too, once it is closed (it checks
+// again under the graph's LOCK).
+bool IsEmptyGraph(const Graph& graph) {
+  const Snapshot s = graph.GetSnapshot();
   return s.vertex_id_limit() == 0 && s.edge_id_limit() == 0 && s.Indexes().empty();
 }
 
@@ -181,22 +177,39 @@ int Import(int argc, const char* const* argv) {
   const auto start = std::chrono::steady_clock::now();
   Result<ImportStats> r = InvalidArgumentError("");
   const bool new_dir = IsNewGraphDir(dir);
-  bool bulk = !args.Has("--batches") && (new_dir || HoldsEmptyGraph(dir));
+  // An existing graph is opened once: kept for the batches, or closed for
+  // the bulk path if it is empty.
+  std::unique_ptr<Graph> graph;
+  bool bulk = !args.Has("--batches") && new_dir;
+  if (!args.Has("--batches") && !new_dir) {
+    Result<std::unique_ptr<Graph>> opened = Graph::Open(Options{}, dir);
+    if (!opened.ok()) return Fail("open " + dir, opened.status());
+    graph = std::move(*opened);
+    if (IsEmptyGraph(*graph)) {
+      Status closed = graph->Close();
+      if (!closed.ok()) return Fail("close", closed);
+      graph.reset();
+      bulk = true;
+    }
+  }
   if (bulk) {
     r = quiver::ImportNewGraph(dir, spec, options);
     progress.Finish();
     // A graph that looked empty here but that ImportNewGraph, reading it
-    // under its LOCK, will not take (written meanwhile, an import cut short
-    // to undo): through batches, as any other graph.
+    // under its LOCK, will not take (written meanwhile): through batches,
+    // as any other graph.
     if (!r.ok() && !new_dir && r.status().code() == StatusCode::kFailedPrecondition) bulk = false;
     if (bulk && !r.ok()) return Fail("import", r.status());
   }
   if (!bulk) {
-    Result<std::unique_ptr<Graph>> graph = Graph::Open(Options{}, dir);
-    if (!graph.ok()) return Fail("open " + dir, graph.status());
-    r = quiver::Import(**graph, spec, options);
+    if (graph == nullptr) {
+      Result<std::unique_ptr<Graph>> opened = Graph::Open(Options{}, dir);
+      if (!opened.ok()) return Fail("open " + dir, opened.status());
+      graph = std::move(*opened);
+    }
+    r = quiver::Import(*graph, spec, options);
     progress.Finish();
-    Status closed = (*graph)->Close();
+    Status closed = graph->Close();
     if (!r.ok()) return Fail("import", r.status());
     if (!closed.ok()) return Fail("close", closed);
   }

@@ -323,7 +323,7 @@ void InitNode(const Shape& s, Kind k, void* n, std::uint64_t birth) {
 
 void InsertAt(const Shape& s, Kind k, void* n, std::uint32_t i, const Entry& e) {
   if (s.fixed()) {
-    FixedShift(s, k, n, i, /*open=*/true);
+    if (i < Count(n)) FixedShift(s, k, n, i, /*open=*/true);  // an append moves nothing
     FixedWrite(s, k, n, i, e);
   } else {
     VarInsertAt(s, k, n, i, e);

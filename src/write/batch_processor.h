@@ -123,6 +123,12 @@ class BatchProcessor {
   // `slot`, if given, receives the committed vertex's slot (null for a new one).
   Status CheckVertex(const WriteBatch& batch, VertexRef ref, const storage::GraphRoots& g,
                      const storage::VertexSlot** slot = nullptr) const;
+  // The common AddEdge, judged without building a Status: both endpoints
+  // committed and live, the batch removes no vertex, and each endpoint's
+  // degree plus every edge of the batch stays within Limits::max_degree
+  // (CheckDegree's test that needs no count). False: check it in full.
+  bool CommittedEndpointsFit(const WriteBatch& batch, const internal::WriteBatchInternal::Op& op,
+                             const storage::GraphRoots& g) const;
   // Limits::max_degree, for one more edge at `ref` in one direction.
   Status CheckDegree(const WriteBatch& batch, VertexRef ref, const storage::VertexSlot* slot, bool out);
   Status CheckEdge(const WriteBatch& batch, EdgeRef ref, const storage::GraphRoots& g) const;

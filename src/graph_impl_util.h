@@ -1,0 +1,52 @@
+// Helpers GraphImpl's parts share across their files (graph_impl.cc, the
+// checkpoint scheduler in checkpoint/scheduler.cc): internal to the library.
+#ifndef QUIVER_GRAPH_IMPL_UTIL_H_
+#define QUIVER_GRAPH_IMPL_UTIL_H_
+
+#include <chrono>
+#include <cstdint>
+
+#include "base/parallel.h"
+#include "checkpoint/checkpoint_writer.h"
+#include "quiver/options.h"
+#include "storage/version.h"
+
+namespace quiver {
+
+inline std::uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
+          .count());
+}
+
+// How checkpoints are written: DurableOptions::io_threads encoders, 0
+// meaning one per hardware thread, at most 8; abandoned rather than leave
+// less than one WAL segment of free space.
+inline checkpoint::WriteOptions CheckpointWriteOptions(const Options& o) {
+  checkpoint::WriteOptions w;
+  w.threads = base::ResolveThreads(o.durable.io_threads);
+  w.worker_nice = o.background_nice;
+  // Never take the space of the WAL's next segment (docs/durability.md).
+  w.keep_free_bytes = o.durable.wal_segment_bytes;
+  return w;
+}
+
+// A reference on the current version for the length of a scope.
+class PinnedVersion {
+ public:
+  explicit PinnedVersion(storage::VersionChain* chain) : chain_(chain), v_(chain->Acquire()) {}
+  // Takes over the reference `v` (from chain->Acquire()).
+  PinnedVersion(storage::VersionChain* chain, const storage::Version* v) : chain_(chain), v_(v) {}
+  ~PinnedVersion() { chain_->Release(v_); }
+  PinnedVersion(const PinnedVersion&) = delete;
+  PinnedVersion& operator=(const PinnedVersion&) = delete;
+  const storage::GraphRoots& roots() const { return v_->roots; }
+
+ private:
+  storage::VersionChain* chain_;
+  const storage::Version* v_;
+};
+
+}  // namespace quiver
+
+#endif  // QUIVER_GRAPH_IMPL_UTIL_H_

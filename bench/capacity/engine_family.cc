@@ -21,7 +21,9 @@
 // Both rows' detail.leastBusyThreadShare: the median over the passes of the lowest of the timed
 // threads' CPU time / wall time. Below 1, the kernel ran something else on a thread's core during
 // its loop and its wall time includes that: on a machine shared with other work (2 cores and a
-// build beside) the 2-thread figure, and so the ratio, are then an upper bound.
+// build beside) the 2-thread figure, and so the ratio, are then an upper bound. threadCpuNs: the
+// same median of the threads' own CPU time per operation, which such a load does not inflate (but
+// two threads that took turns on one core never contended, so it can understate the 2-thread cost).
 // randomEdgeInserts: one writer. Per pass a fresh volatile graph with V vertices committed first
 // (untimed, through graphs.h's AddVertices), then E edges of type "E" with seeded uniform random
 // source and target (the same list every pass, drawn before the passes) recorded into batches of
@@ -89,6 +91,7 @@ struct PerThread {
   double mean_ns = 0;             // median over the passes of the threads' mean ns per operation
   std::vector<double> thread_ns;  // each thread's median ns per operation
   double least_busy = 0;          // median over the passes of the least busy thread's CPU / wall time
+  double cpu_ns = 0;              // median over the passes of the threads' mean CPU ns per operation
 };
 
 struct OneAndTwo {
@@ -103,20 +106,22 @@ OneAndTwo MeasureOneAndTwo(std::uint64_t ops, int passes, Op&& op) {
     for (std::uint64_t i = 0; i < ops; ++i) op();
   };
   TimeTogether(2, loop);  // warm-up, not a figure
-  std::vector<double> means[2], least_busy[2];
+  std::vector<double> means[2], least_busy[2], cpu_means[2];
   std::vector<double> per[2][2];
   for (int p = 0; p < passes; ++p) {
     for (int threads : {1, 2}) {
       const std::vector<Timed> times = TimeTogether(threads, loop);
-      double sum = 0, busy = 1;
+      double sum = 0, cpu_sum = 0, busy = 1;
       for (std::size_t t = 0; t < times.size(); ++t) {
         const double each = times[t].wall_ns / static_cast<double>(ops);
         per[threads - 1][t].push_back(each);
         sum += each;
+        cpu_sum += times[t].cpu_ns / static_cast<double>(ops);
         busy = std::min(busy, times[t].cpu_ns / times[t].wall_ns);
       }
       means[threads - 1].push_back(sum / static_cast<double>(threads));
       least_busy[threads - 1].push_back(busy);
+      cpu_means[threads - 1].push_back(cpu_sum / static_cast<double>(threads));
     }
   }
   OneAndTwo r;
@@ -124,6 +129,7 @@ OneAndTwo MeasureOneAndTwo(std::uint64_t ops, int passes, Op&& op) {
     PerThread& out = i == 0 ? r.one : r.two;
     out.mean_ns = Median(means[i]);
     out.least_busy = Median(least_busy[i]);
+    out.cpu_ns = Median(cpu_means[i]);
     for (int t = 0; t <= i; ++t) out.thread_ns.push_back(Median(per[i][t]));
   }
   return r;
@@ -178,6 +184,7 @@ std::vector<Json> SnapshotRows(Context& ctx) {
   solo.detail["sharedCounterNs"] = Positive(counter_one.mean_ns, no_time);
   solo.detail["leastBusyThreadShare"] =
       Positive(one.least_busy, "no CPU time was counted (CLOCK_THREAD_CPUTIME_ID)");
+  solo.detail["threadCpuNs"] = Positive(one.cpu_ns, "no CPU time was counted (CLOCK_THREAD_CPUTIME_ID)");
 
   TargetRow pair("snapshotAcquireRelease", "2 threads at once, each timing its own loop; " + variant_tail);
   pair.elements = ops;
@@ -198,6 +205,7 @@ std::vector<Json> SnapshotRows(Context& ctx) {
   pair.detail["sharedCounterTwoThreadsNs"] = Positive(counter_two.mean_ns, no_time);
   pair.detail["leastBusyThreadShare"] =
       Positive(two.least_busy, "no CPU time was counted (CLOCK_THREAD_CPUTIME_ID)");
+  pair.detail["threadCpuNs"] = Positive(two.cpu_ns, "no CPU time was counted (CLOCK_THREAD_CPUTIME_ID)");
   ctx.progress.Note(pair.value.dump() + " ns on 2 threads, " + solo.value.dump() + " ns on 1");
   return {ToJson(solo), ToJson(pair)};
 }

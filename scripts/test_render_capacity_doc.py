@@ -1337,5 +1337,153 @@ class FreshMemoryTouchTest(unittest.TestCase):
             rcd.validate(r, schema, "report")
 
 
+def engine_rows():
+    """Rows of the engine family as bench/capacity/engine_family.cc writes them (chosen figures)."""
+    tail = "GetSnapshot() + ~Snapshot() on one graph's current version (1000 vertices, volatile, no writer)"
+    solo = {"figure": "snapshotAcquireRelease", "variant": "1 thread; " + tail, "elements": 1_000_000,
+            "threads": 1, "samples": 5, "value": 24.0, "unit": "ns",
+            "ceiling": {"value": None, "reason": "none: this row is the bound the 2-thread row is read against"},
+            "ceilingDefinition": None,
+            "ratio": {"value": None, "reason": "none: the 2-thread row carries the ratio to this figure"},
+            "ratioDefinition": "none (the 2-thread row's ratio is its figure / this one)",
+            "target": "none: the 1-thread cost the 2-thread row is held to",
+            "targetMet": {"value": None, "reason": "no target: the bound of the 2-thread row"},
+            "detail": {"sharedCounterNs": 9.5}}
+    pair = {"figure": "snapshotAcquireRelease", "variant": "2 threads at once, each timing its own loop; " + tail,
+            "elements": 1_000_000, "threads": 2, "samples": 5, "value": 60.0, "unit": "ns", "ceiling": 24.0,
+            "ceilingDefinition": "not a machine bound: the 1-thread row's figure of the same run",
+            "ratio": 2.5, "ratioDefinition": "ns per acquire + release per thread on 2 threads / on 1 thread",
+            "target": "ratio <= 1.5", "targetMet": False,
+            "detail": {"thread0Ns": 58.0, "thread1Ns": 62.0, "sharedCounterOneThreadNs": 9.5,
+                       "sharedCounterTwoThreadsNs": 41.0, "leastBusyThreadShare": 0.62,
+                       "threadCpuNs": 25.0}}
+    inserts = {"figure": "randomEdgeInserts",
+               "variant": "1000000 vertices committed, then 10000000 edges, uniform random source and target",
+               "elements": 10_000_000, "threads": 1, "samples": 3, "value": 1_250_000.0, "unit": "edgesPerSecond",
+               "ceiling": 50_000_000.0, "ceilingDefinition": "a raw CSR build of the same edge list, 1 thread",
+               "ratio": 0.025, "ratioDefinition": "figure (the median pass, recording + Write) / ceiling",
+               "target": ">= 5M edges/s", "targetMet": False,
+               "detail": {"vertices": 1_000_000, "batches": 100, "recordSeconds": 1.5, "writeSeconds": 6.5,
+                          "recordEdgesPerSecond": 6_666_667.0, "writeEdgesPerSecond": 1_538_462.0,
+                          "slowestPassEdgesPerSecond": 1_200_000.0, "fastestPassEdgesPerSecond": 1_300_000.0}}
+    return [solo, pair, inserts]
+
+
+class EngineTableTest(unittest.TestCase):
+    """The engine family (schemaMinor >= 11): snapshot acquire on 1 and 2 threads, random-target edge inserts."""
+
+    def section(self, page, name):
+        return page[page.index(f"<!-- capacity:{name} -->"):page.index(f"<!-- /capacity:{name} -->")]
+
+    def report(self):
+        report = sample()
+        report["schemaMinor"] = 11
+        report["selectedFamilies"] = report["selectedFamilies"] + ["engine"]
+        report["engine"] = engine_rows()
+        return report
+
+    def test_engine_table_and_split(self):
+        ws = Workspace(self)
+        ws.write_report(self.report())
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        md = self.section(ws.read_page(), "engine")
+        self.assertIn("| Figure | Variant | Elements | Threads | Value | Ceiling | Ratio | Ratio is | Target | Met |", md)
+        # The 1-thread row is the bound: no ceiling, no ratio, no target, each saying why.
+        self.assertIn("| snapshot acquire + release | 1 thread; GetSnapshot() + ~Snapshot() on one graph's current"
+                      " version (1000 vertices, volatile, no writer) | 1,000,000 | 1 | 24.0 ns | not measured (none:"
+                      " this row is the bound the 2-thread row is read against) | not measured (none: the 2-thread"
+                      " row carries the ratio to this figure) |", md)
+        self.assertIn("| not measured (no target: the bound of the 2-thread row) |", md)
+        # The 2-thread row: its ceiling is the 1-thread figure, its target the ratio.
+        self.assertIn("| 1,000,000 | 2 | 60.0 ns | 24.0 ns (1) | 2.50 | ns per acquire + release per thread on 2"
+                      " threads / on 1 thread | ratio <= 1.5 | **no** |", md)
+        self.assertIn("| random-target edge inserts, 1 writer | 1000000 vertices committed, then 10000000 edges,"
+                      " uniform random source and target | 10,000,000 | 1 | 1.25 M/s | 50.0 M/s (2) | 0.0250 |"
+                      " figure (the median pass, recording + Write) / ceiling | >= 5M edges/s | **no** |", md)
+        self.assertIn("Ceilings: (1) not a machine bound: the 1-thread row's figure of the same run; (2) a raw CSR"
+                      " build of the same edge list, 1 thread.", md)
+        self.assertIn("Snapshot acquire + release on 2 threads: 60.0 ns per operation per thread (thread 0 58.0 ns,"
+                      " thread 1 62.0 ns) against 24.0 ns on 1 thread: ratio 2.50 (target ratio <= 1.5).", md)
+        self.assertIn("took 9.50 ns on 1 thread and 41.0 ns per thread on 2. The less busy of the two threads ran"
+                      " on its core for 62 % of its loop's wall time (median of the passes)", md)
+        self.assertIn("sharedCounterTwoThreadsNs 41.0 ns, leastBusyThreadShare 62 %, threadCpuNs 25.0 ns.", md)
+        self.assertIn("Random-target edge inserts: 1.25 M/s over the median pass (3 passes; target >= 5M edges/s), of"
+                      " which 1.50 s recording the batches (`WriteBatch::AddEdge`, 6.67 M/s) and 6.50 s inside"
+                      " `Write` (1.54 M/s); a raw CSR build of the same edges ran at 50.0 M/s.", md)
+
+    def test_met_targets_say_yes(self):
+        ws = Workspace(self)
+        report = self.report()
+        rows = report["engine"]
+        rows[1].update(value=30.0, ratio=1.25, targetMet=True)
+        rows[2].update(value=6_000_000.0, ratio=0.12, targetMet=True)
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        md = self.section(ws.read_page(), "engine")
+        self.assertIn("| 30.0 ns | 24.0 ns (1) | 1.25 |", md)
+        self.assertIn("| ratio <= 1.5 | yes |", md)
+        self.assertIn("| 6.00 M/s | 50.0 M/s (2) | 0.120 |", md)
+        self.assertIn("| >= 5M edges/s | yes |", md)
+
+    def test_committed_full_report_predates_the_family(self):
+        ws = Workspace(self)
+        report = sample()  # schemaMinor 10: no engine family
+        report.pop("engine", None)
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertIn("*Not in this report: it predates the `engine` family.*", self.section(ws.read_page(), "engine"))
+        with open(os.path.join(REPO, "bench", "results", "capacity-report-full.json"), encoding="utf-8") as f:
+            self.assertNotIn("engine", json.load(f))
+
+    def test_partial_report_family_not_measured(self):
+        ws = Workspace(self)
+        report = self.report()
+        report["partial"] = True
+        report["engine"] = {"value": None, "reason": "not selected (--only import)"}
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        self.assertIn("*Not measured (not selected (--only import)).*", self.section(ws.read_page(), "engine"))
+
+    def test_row_without_the_split_says_so(self):
+        ws = Workspace(self)
+        report = self.report()
+        del report["engine"][2]["detail"]["writeSeconds"]
+        del report["engine"][1]["detail"]["leastBusyThreadShare"]
+        ws.write_report(report)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        md = self.section(ws.read_page(), "engine")
+        self.assertIn("and not measured (not in this row) inside `Write`", md)
+        self.assertNotIn("less busy", md)
+
+    def test_schema_refuses_a_zero_an_unknown_figure_or_unit_and_a_missing_verdict(self):
+        schema = os.path.join(REPO, "schemas", "capacity-report.schema.json")
+        report = self.report()
+        rcd.validate(report, schema, "report")
+        for broken in ({"value": 0}, {"ceiling": 0}, {"ratio": 0}, {"figure": "snapshotAcquire"},
+                       {"unit": "rowsPerSecond"}, {"detail": {"recordSeconds": 0}}, {"elements": 0},
+                       {"threads": 0}, {"extra": 1}):
+            rows = copy.deepcopy(report["engine"])
+            rows[2].update(broken)
+            with self.assertRaises(rcd.RenderError, msg=str(broken)):
+                rcd.validate(dict(report, engine=rows), schema, "report")
+        rows = copy.deepcopy(report["engine"])
+        del rows[1]["targetMet"]
+        with self.assertRaises(rcd.RenderError):
+            rcd.validate(dict(report, engine=rows), schema, "report")
+        rows = copy.deepcopy(report["engine"])
+        rows[0]["targetMet"] = {"value": None}
+        with self.assertRaises(rcd.RenderError):
+            rcd.validate(dict(report, engine=rows), schema, "report")
+        with self.assertRaises(rcd.RenderError):
+            rcd.validate(dict(report, engine=[]), schema, "report")
+        with self.assertRaises(rcd.RenderError):
+            rcd.validate(dict(report, selectedFamilies=report["selectedFamilies"] + ["engines"]), schema, "report")
+
+
 if __name__ == "__main__":
     unittest.main()

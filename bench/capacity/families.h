@@ -20,9 +20,9 @@
 
 namespace quiver::capacity {
 
-inline constexpr std::array<std::string_view, 11> kFamilies = {
-    "ceilings", "memory", "writes",    "checkpoint", "load",  "traversal",
-    "latency",  "online", "analytics", "indexes",    "import"};
+inline constexpr std::array<std::string_view, 12> kFamilies = {
+    "ceilings", "memory", "writes",    "checkpoint", "load",   "traversal",
+    "latency",  "online", "analytics", "indexes",    "import", "engine"};
 
 struct Context {
   const Profile& profile;
@@ -66,6 +66,8 @@ void PlanIndexes(Context& ctx);
 Json RunIndexes(Context& ctx);
 void PlanImport(Context& ctx);
 Json RunImport(Context& ctx);
+void PlanEngine(Context& ctx);
+Json RunEngine(Context& ctx);
 
 // Closes `graph`; a failure aborts the bench.
 void CheckClose(Graph& graph);

@@ -40,6 +40,10 @@
 //               from_chars parse, peak resident vs the graph's bytes: 100K | 10M x 10; Export to EVLP
 //               and CSV vs sequential writes; EVLP through batches: 100K | 1M x 10; typed CSV into a
 //               new graph: 50K | 1M x 10
+//   engine      snapshot acquire + release on 1 and 2 threads (ns per thread, 2-thread / 1-thread ratio):
+//               2M | 10M per thread per pass; random-target edge inserts, batches of 100,000 AddEdge with
+//               a synchronous Write each (recording and Write timed apart) vs a raw CSR build of the same
+//               edges: 1M edges on 100K vertices | 10M on 1M
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -65,7 +69,7 @@ constexpr const char* kUsage =
     "usage: quiver-bench --profile quick|full [--out PATH] [--runner-label TEXT] [--only FAMILY]\n"
     "                    [--data-dir DIR] [--record] [--history PATH]\n"
     "  FAMILY: ceilings, memory, writes, checkpoint, load, traversal, latency, online, analytics,\n"
-    "          indexes, import\n";
+    "          indexes, import, engine\n";
 
 struct Args {
   std::string profile = "quick";
@@ -174,6 +178,7 @@ int Run(const Args& args) {
   if (ctx.Selected("analytics")) PlanAnalytics(ctx);
   if (ctx.Selected("indexes")) PlanIndexes(ctx);
   if (ctx.Selected("import")) PlanImport(ctx);
+  if (ctx.Selected("engine")) PlanEngine(ctx);
   std::fprintf(stderr, "quiver-bench: profile %s, about %.0f s estimated; data in a fresh directory on %s\n",
                profile.name.c_str(), progress.EstimatedTotalSeconds(),
                report["environment"]["dataDirFileSystem"].dump().c_str());
@@ -197,6 +202,7 @@ int Run(const Args& args) {
   Json analytics = ctx.Selected("analytics") ? RunAnalytics(ctx) : NotMeasured(skipped);
   Json indexes = ctx.Selected("indexes") ? RunIndexes(ctx) : NotMeasured(skipped);
   Json import_rows = ctx.Selected("import") ? RunImport(ctx) : NotMeasured(skipped);
+  Json engine = ctx.Selected("engine") ? RunEngine(ctx) : NotMeasured(skipped);
   ctx.shared.clear();
   std::error_code ec;
   std::filesystem::remove_all(run_dir, ec);
@@ -213,6 +219,7 @@ int Run(const Args& args) {
   report["analytics"] = analytics;
   report["indexes"] = indexes;
   report["import"] = import_rows;
+  report["engine"] = engine;
   report["run"] = {{"seed", kSeed}, {"elapsedSeconds", progress.ElapsedSeconds()}};
 
   const std::string out = args.out ? *args.out : DefaultOutputPath();

@@ -41,6 +41,12 @@ Profile QuickProfile() {
   p.import_evlp_vertices = 100'000;
   p.import_batch_vertices = 100'000;
   p.import_csv_vertices = 50'000;
+  // A smoke run of the engine rows (a few seconds); the 10M edges on 1M vertices are full's.
+  p.engine_snapshot_ops = 2'000'000;
+  p.engine_snapshot_passes = 9;
+  p.engine_edge_vertices = 100'000;
+  p.engine_edges = 1'000'000;
+  p.engine_edge_passes = 3;
   p.fdatasync_seconds = 1.5;
   p.sequential_write_bytes = std::uint64_t{256} << 20;
   p.bandwidth_array_bytes = std::uint64_t{128} << 20;
@@ -86,6 +92,12 @@ Profile FullProfile() {
   p.import_evlp_vertices = 10'000'000;
   p.import_batch_vertices = 1'000'000;
   p.import_csv_vertices = 1'000'000;
+  // The 10M random-target edges on 1M vertices.
+  p.engine_snapshot_ops = 10'000'000;
+  p.engine_snapshot_passes = 9;
+  p.engine_edge_vertices = 1'000'000;
+  p.engine_edges = 10'000'000;
+  p.engine_edge_passes = 3;
   p.fdatasync_seconds = 5.0;
   p.sequential_write_bytes = std::uint64_t{1} << 30;
   p.bandwidth_array_bytes = std::uint64_t{512} << 20;

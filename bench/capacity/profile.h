@@ -61,6 +61,13 @@ struct Profile {
   std::uint64_t import_evlp_vertices = 0;
   std::uint64_t import_batch_vertices = 0;
   std::uint64_t import_csv_vertices = 0;
+  // engine (engine_family.cc): acquire + release operations per thread per pass and the passes of
+  // the snapshot rows; the V and E of the random-target edge inserts and their passes.
+  std::uint64_t engine_snapshot_ops = 0;
+  int engine_snapshot_passes = 0;
+  std::uint64_t engine_edge_vertices = 0;
+  std::uint64_t engine_edges = 0;
+  int engine_edge_passes = 0;
   // ceilings
   double fdatasync_seconds = 0;
   std::uint64_t sequential_write_bytes = 0;

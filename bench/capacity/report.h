@@ -19,8 +19,9 @@ inline constexpr int kSchemaVersion = 1;
 // 7 the import family; 8 environment.allocator.hugePages; 9 the import rows csvSequentialRead and
 // jsonlSequentialRead; 10 ceilings.freshMemoryTouch (first touch of new memory, and again right
 // after) and evlpImportNewGraph as the median of the passes after a first, the first pass's figures
-// in its detail (firstPass*, with the bytes it touched and their time at the first-touch ceiling).
-inline constexpr int kSchemaMinor = 10;
+// in its detail (firstPass*, with the bytes it touched and their time at the first-touch ceiling);
+// 11 the engine family (snapshot acquire + release on 1 and 2 threads, random-target edge inserts).
+inline constexpr int kSchemaMinor = 11;
 
 // Files of the source tree the bench uses at run time.
 std::string SchemaPath();

@@ -115,7 +115,8 @@ std::vector<std::pair<std::string, std::uint64_t>> Probes(
   for (int i = 0; i < 40; ++i) out.push_back({SearchKey(rng, width), SearchId(rng)});
   if (width > 0) {
     out.push_back({std::string(static_cast<std::size_t>(width), '\0'), 0});
-    out.push_back({std::string(static_cast<std::size_t>(width), '\xff'), std::numeric_limits<std::uint64_t>::max()});
+    out.push_back(
+        {std::string(static_cast<std::size_t>(width), '\xff'), std::numeric_limits<std::uint64_t>::max()});
   } else {
     out.push_back({std::string(), 0});
     out.push_back({std::string(), std::numeric_limits<std::uint64_t>::max()});
@@ -152,8 +153,9 @@ void* FakeChild(std::uint32_t i) { return reinterpret_cast<void*>(std::uintptr_t
 // at the end: no shift since 6873805) and inserted in a random order at the
 // position a linear scan gives (shifts of every length). Both must hold
 // exactly the entries, children and counts.
-void BuildBothWays(const tree::Shape& s, tree::Kind k, const std::vector<std::pair<std::string, std::uint64_t>>& entries,
-                   void* appended, void* shuffled, std::mt19937_64& rng) {
+void BuildBothWays(const tree::Shape& s, tree::Kind k,
+                   const std::vector<std::pair<std::string, std::uint64_t>>& entries, void* appended,
+                   void* shuffled, std::mt19937_64& rng) {
   tree::InitNode(s, k, appended, 1);
   tree::InitNode(s, k, shuffled, 1);
   for (std::uint32_t i = 0; i < entries.size(); ++i) {
@@ -208,10 +210,12 @@ TEST(InsertPathReviewTest, SearchMatchesLinearScanAtEveryCountAndLayout) {
           for (const auto& p : Probes(entries, layout.width, rng)) {
             if (layout.width > 0 && p.first.size() != static_cast<std::size_t>(layout.width)) continue;
             if (k == tree::kLeaf) {
-              ASSERT_EQ(tree::LowerBound(s, a.get(), p.first, p.second), LinearLowerBound(entries, p.first, p.second))
+              ASSERT_EQ(tree::LowerBound(s, a.get(), p.first, p.second),
+                        LinearLowerBound(entries, p.first, p.second))
                   << "probe id " << p.second;
             } else {
-              ASSERT_EQ(tree::ChildFor(s, a.get(), p.first, p.second), LinearChildFor(entries, p.first, p.second))
+              ASSERT_EQ(tree::ChildFor(s, a.get(), p.first, p.second),
+                        LinearChildFor(entries, p.first, p.second))
                   << "probe id " << p.second;
             }
           }
@@ -401,7 +405,8 @@ TEST(InsertPathReviewTest, SetAppendsNeverWriteAPublishedByte) {
 // after publication): the built tree's bytes survive the second.
 TEST(InsertPathReviewTest, BuilderBuiltSetTakesAppendsInItsEpochAndCopiesAfter) {
   for (std::uint32_t fanout : {4u, 0u}) {
-    for (std::size_t n : {std::size_t{1}, std::size_t{4}, std::size_t{5}, std::size_t{17}, std::size_t{2000}}) {
+    for (std::size_t n :
+         {std::size_t{1}, std::size_t{4}, std::size_t{5}, std::size_t{17}, std::size_t{2000}}) {
       SCOPED_TRACE("fanout " + std::to_string(fanout) + " n " + std::to_string(n));
       ReviewVersions v;
       v.set_epoch(7);
@@ -664,7 +669,8 @@ TEST(InsertPathReviewTest, EdgeTypeNameIsCheckedWheneverItChanges) {
     SCOPED_TRACE("name of " + std::to_string(x.name.size()) + " bytes");
     for (std::size_t good_before : {std::size_t{0}, std::size_t{1}, std::size_t{3}, std::size_t{20}}) {
       WriteBatch w;
-      for (std::size_t i = 0; i < good_before; ++i) w.AddEdge(i % 2 == 0 ? "T" : "U", v[i % 3], v[(i + 1) % 3]);
+      for (std::size_t i = 0; i < good_before; ++i)
+        w.AddEdge(i % 2 == 0 ? "T" : "U", v[i % 3], v[(i + 1) % 3]);
       w.AddEdge(x.name, v[0], v[1]);
       w.AddEdge(x.name, v[1], v[2]);
       ASSERT_NO_FATAL_FAILURE(ExpectFails(*g, std::move(w), x.code, good_before));
@@ -688,8 +694,8 @@ TEST(InsertPathReviewTest, EdgeTypeNameIsCheckedWheneverItChanges) {
 // type), in one batch, across batches of one commit group, and replayed from
 // the WAL: every edge has its type, every type set holds exactly its edges,
 // and a snapshot taken before keeps its sets.
-std::map<std::string, std::vector<std::uint64_t>> ExpectTypes(const Snapshot& s,
-                                                              const std::vector<std::pair<EdgeId, std::string>>& edges) {
+std::map<std::string, std::vector<std::uint64_t>> ExpectTypes(
+    const Snapshot& s, const std::vector<std::pair<EdgeId, std::string>>& edges) {
   std::map<std::string, std::vector<std::uint64_t>> by_type;
   for (const auto& [e, type] : edges) {
     by_type[type].push_back(e.value());
@@ -737,7 +743,8 @@ TEST(InsertPathReviewTest, AlternatingAndNewEdgeTypesInOneBatchGroupAndReplay) {
     }
     const Snapshot old = g->GetSnapshot();
     const auto old_sets = ExpectTypes(old, edges);
-    const std::vector<std::string> pattern = {"A", "B", "A", "B", "C", "A", "C", "C", "D", "B", "A", "A", "E", "A"};
+    const std::vector<std::string> pattern = {"A", "B", "A", "B", "C", "A", "C",
+                                              "C", "D", "B", "A", "A", "E", "A"};
     {  // one batch: alternation, new types (C, D, E) interned mid-batch, fresh endpoints too
       WriteBatch w;
       NewVertex f = w.AddVertex("V");
@@ -900,9 +907,9 @@ TEST(InsertPathReviewTest, EdgePropertiesAreCheckedAfterPropertylessEdges) {
 TEST(InsertPathReviewTest, UpsertBatchesWithAlternatingEdgeTypes) {
   auto g = OpenReviewGraph();
   ASSERT_NE(g, nullptr);
-  ASSERT_TRUE(g->CreateIndex({.name = "person_name", .label = "Person", .keys = {"name"},
-                              .kind = IndexKind::kUnique})
-                  .ok());
+  ASSERT_TRUE(
+      g->CreateIndex({.name = "person_name", .label = "Person", .keys = {"name"}, .kind = IndexKind::kUnique})
+          .ok());
   const std::vector<VertexId> v = AddVertices(*g, 3);
   std::vector<std::pair<EdgeId, std::string>> edges;
   {
@@ -936,6 +943,72 @@ TEST(InsertPathReviewTest, UpsertBatchesWithAlternatingEdgeTypes) {
     ASSERT_NO_FATAL_FAILURE(ExpectFails(*g, std::move(w), StatusCode::kInvalidArgument, 3));
   }
   ExpectTypes(g->GetSnapshot(), edges);
+}
+
+// Passing coverage: type sets the checkpoint loader built (BuildSets, in
+// recovery's epoch, published at open) take appends from the writer's
+// groups: a snapshot taken at open keeps its sets, the new sets hold every
+// edge, and a second reopen (checkpoint plus WAL replay on top) agrees.
+TEST(InsertPathReviewTest, SetsLoadedFromACheckpointTakeAppendsAndKeepOldVersions) {
+  env::test::TempDir dir;
+  Options o = ReviewOptions();
+  o.limits.max_degree = 1u << 20;
+  std::vector<std::pair<EdgeId, std::string>> edges;
+  std::vector<VertexId> v;
+  {  // enough edges for type sets of height 1 and more, then a checkpoint on close
+    auto g = Graph::Open(o, dir.File("graph")).value();
+    v = AddVertices(*g, 64);
+    for (int batch = 0; batch < 4; ++batch) {
+      WriteBatch w;
+      std::vector<std::string> types;
+      for (int i = 0; i < 1500; ++i) {
+        types.push_back(i % 3 == 0 ? "B" : "A");
+        w.AddEdge(types.back(), v[static_cast<std::size_t>(i) % 64],
+                  v[static_cast<std::size_t>(i * 7 + batch) % 64]);
+      }
+      auto r = g->Write(std::move(w));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      for (std::size_t i = 0; i < types.size(); ++i) edges.push_back({r->edges[i], types[i]});
+    }
+  }
+  o.durable.checkpoint_on_close = false;
+  std::string dump;
+  {
+    auto opened = Graph::Open(o, dir.File("graph"));
+    ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+    auto g = std::move(opened).value();
+    ASSERT_GT(g->GetOpenStats().checkpoint_sequence, 0u) << "the sets must come from the checkpoint loader";
+    const Snapshot at_open = g->GetSnapshot();
+    const auto sets_at_open = ExpectTypes(at_open, edges);
+    for (int batch = 0; batch < 6; ++batch) {
+      WriteBatch w;
+      std::vector<std::string> types;
+      for (int i = 0; i < 700; ++i) {
+        types.push_back(i % 4 == 0 ? "B" : i % 4 == 1 ? "C" : "A");
+        w.AddEdge(types.back(), v[static_cast<std::size_t>(i * 3) % 64],
+                  v[static_cast<std::size_t>(i + batch) % 64]);
+      }
+      if (batch == 3) w.RemoveEdge(edges[5].first);  // an erase in the loaded set, then appends
+      auto r = g->Write(std::move(w));
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      for (std::size_t i = 0; i < types.size(); ++i) edges.push_back({r->edges[i], types[i]});
+      if (batch == 3) edges.erase(edges.begin() + 5);
+    }
+    for (const auto& [type, ids] : sets_at_open) {
+      std::vector<std::uint64_t> got;
+      for (EdgeId e : at_open.Edges(*at_open.FindEdgeType(type))) got.push_back(e.value());
+      EXPECT_EQ(got, ids) << "the set of " << type << " at open";
+    }
+    const Snapshot s = g->GetSnapshot();
+    ExpectTypes(s, edges);
+    dump = test_util::Dump(s);
+  }
+  auto reopened = Graph::Open(o, dir.File("graph"));
+  ASSERT_TRUE(reopened.ok()) << reopened.status().ToString();
+  EXPECT_GT((*reopened)->GetOpenStats().wal_groups_replayed, 0u) << "the second open must replay the WAL";
+  const Snapshot s = (*reopened)->GetSnapshot();
+  EXPECT_EQ(test_util::Dump(s), dump);
+  ExpectTypes(s, edges);
 }
 
 void RandomValidationRun(std::uint64_t seed);
@@ -983,7 +1056,8 @@ void RandomValidationRun(std::uint64_t seed) {
     auto endpoint = [&]() -> std::int64_t {
       const std::uint64_t r = rng() % 100;
       if (r < 12 && new_count > 0) return -1 - static_cast<std::int64_t>(rng() % new_count);
-      if (r < 16 && !dead.empty()) return static_cast<std::int64_t>(*std::next(dead.begin(), rng() % dead.size()));
+      if (r < 16 && !dead.empty())
+        return static_cast<std::int64_t>(*std::next(dead.begin(), rng() % dead.size()));
       if (r < 18) return static_cast<std::int64_t>(limit + rng() % 3);
       if (live_list.empty()) return static_cast<std::int64_t>(limit);
       return static_cast<std::int64_t>(live_list[rng() % live_list.size()]);
@@ -1016,8 +1090,9 @@ void RandomValidationRun(std::uint64_t seed) {
       return StatusCode::kOk;
     };
     auto check_degree = [&](std::int64_t x, int dir) {
-      const std::uint64_t b = x < 0 ? 0 : dir == 0 ? degrees[static_cast<std::uint64_t>(x)].first
-                                                   : degrees[static_cast<std::uint64_t>(x)].second;
+      const std::uint64_t b = x < 0      ? 0
+                              : dir == 0 ? degrees[static_cast<std::uint64_t>(x)].first
+                                         : degrees[static_cast<std::uint64_t>(x)].second;
       if (b + added_edges <= kReviewMaxDegree) return StatusCode::kOk;
       return b + ++counted[{x, dir}] <= kReviewMaxDegree ? StatusCode::kOk : StatusCode::kOutOfRange;
     };
@@ -1065,11 +1140,15 @@ void RandomValidationRun(std::uint64_t seed) {
     }
     std::string described;
     for (const MOp& op : ops) {
-      described += op.kind == 0 ? "V" : op.kind == 1 ? "E'" + op.type + "'(" + std::to_string(op.v1) + "," + std::to_string(op.v2) + ")"
-                                                     : "R(" + std::to_string(op.v1) + ")";
+      described += op.kind == 0 ? "V"
+                   : op.kind == 1
+                       ? "E'" + op.type + "'(" + std::to_string(op.v1) + "," + std::to_string(op.v2) + ")"
+                       : "R(" + std::to_string(op.v1) + ")";
       described += " ";
     }
-    for (const auto& [x, d] : degrees) described += " [" + std::to_string(x) + ":" + std::to_string(d.first) + "/" + std::to_string(d.second) + "]";
+    for (const auto& [x, d] : degrees)
+      described +=
+          " [" + std::to_string(x) + ":" + std::to_string(d.first) + "/" + std::to_string(d.second) + "]";
     described += " limit " + std::to_string(limit);
     auto r = g->Write(std::move(w));
     if (want != StatusCode::kOk) {

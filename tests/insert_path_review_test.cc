@@ -664,6 +664,11 @@ TEST(InsertPathReviewTest, EdgeTypeNameIsCheckedWheneverItChanges) {
   const std::vector<Bad> bad = {{"", StatusCode::kInvalidArgument},
                                 {"T\xff", StatusCode::kInvalidArgument},
                                 {std::string("\xc3"), StatusCode::kInvalidArgument},
+                                {std::string("\x80"), StatusCode::kInvalidArgument},
+                                {std::string("T\xc0\x80"), StatusCode::kInvalidArgument},
+                                {std::string("T\xed\xa0\x80"), StatusCode::kInvalidArgument},
+                                {std::string("T\xf4\x90\x80\x80"), StatusCode::kInvalidArgument},
+                                {std::string("\xf8\x88\x80\x80\x80"), StatusCode::kInvalidArgument},
                                 {too_long, StatusCode::kOutOfRange}};
   for (const Bad& x : bad) {
     SCOPED_TRACE("name of " + std::to_string(x.name.size()) + " bytes");

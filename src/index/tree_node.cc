@@ -76,11 +76,6 @@ std::uint32_t WidePartition(const unsigned char* keys, std::uint32_t stride, con
 
 // The first i in [lo, lo + n) whose entry is not below (key, id) (strict)
 // or above it (!strict), for the layouts with a fast comparison.
-//
-// The last entry is compared first: ids rise, so a label or edge-type set
-// (and an index on an increasing key) takes every insert past its last
-// entry, and one comparison per node answers those where a search took
-// log2(count). Any other search pays that one comparison more.
 std::uint32_t Search(const Shape& s, Kind k, const void* n, std::uint32_t lo, std::uint32_t count,
                      std::string_view key, std::uint64_t id, bool strict) {
   const unsigned char* keys = Base(n) + s.keys_off[k];
@@ -90,7 +85,6 @@ std::uint32_t Search(const Shape& s, Kind k, const void* n, std::uint32_t lo, st
     const std::uint64_t e = base::Load48(ids + i * 6);
     return strict ? e < id : e <= id;
   };
-  const std::uint32_t end = lo + count;
   if (s.fixed()) {
     const auto w = static_cast<std::uint32_t>(s.width);
     // The lines the final run reads: keys, ids, and an inner node's child pointers.
@@ -101,30 +95,21 @@ std::uint32_t Search(const Shape& s, Kind k, const void* n, std::uint32_t lo, st
     }
     if (w == 8) {
       const std::uint64_t t = LoadBigEndian64(reinterpret_cast<const unsigned char*>(key.data()));
-      auto below = [&](std::uint32_t i) {
+      return WidePartition(keys, 8, lines, lo, count, [&](std::uint32_t i) {
         const std::uint64_t e = LoadBigEndian64(keys + i * 8);
         return e != t ? e < t : id_below(i);
-      };
-      if (count > 0 && below(end - 1)) return end;
-      return WidePartition(keys, 8, lines, lo, count, below);
+      });
     }
-    if (w == 0) {
-      if (count > 0 && id_below(end - 1)) return end;
-      return WidePartition(ids, 6, lines, lo, count, id_below);
-    }
-    auto below = [&](std::uint32_t i) {
+    if (w == 0) return WidePartition(ids, 6, lines, lo, count, id_below);
+    return Partition(lo, count, [&](std::uint32_t i) {
       const int c = std::memcmp(keys + i * w, key.data(), w);
       return c != 0 ? c < 0 : id_below(i);
-    };
-    if (count > 0 && below(end - 1)) return end;
-    return Partition(lo, count, below);
+    });
   }
-  auto below = [&](std::uint32_t i) {
+  return Partition(lo, count, [&](std::uint32_t i) {
     const int c = CompareEntries(Key(s, k, n, i), Id(s, k, n, i), key, id);
     return strict ? c < 0 : c <= 0;
-  };
-  if (count > 0 && below(end - 1)) return end;
-  return Partition(lo, count, below);
+  });
 }
 
 void FixedShift(const Shape& s, Kind k, void* n, std::uint32_t i, bool open) {

@@ -190,10 +190,12 @@ Status BatchProcessor::CheckVertex(const WriteBatch& batch, VertexRef ref, const
 }
 
 bool BatchProcessor::CommittedEndpointsFit(const WriteBatch& batch, const Op& op, const GraphRoots& g) const {
-  if (op.v1.is_new() || op.v2.is_new() || !removed_vertices_.empty()) return false;
+  if (op.v1.is_new() || op.v2.is_new() || !removed_vertices_.empty() ||
+      batch.added_edges() > limits_.max_degree)
+    return false;
   const VertexSlot* source = storage::FindVertex(g, op.v1.raw());
   const VertexSlot* target = storage::FindVertex(g, op.v2.raw());
-  if (source == nullptr || target == nullptr || batch.added_edges() > limits_.max_degree) return false;
+  if (source == nullptr || target == nullptr) return false;
   // CheckDegree's cheap test, which counts nothing when it passes.
   const std::uint64_t room = limits_.max_degree - batch.added_edges();
   return source->out_degree <= room && target->in_degree <= room;

@@ -98,8 +98,13 @@ enum class UpsertMode : std::uint8_t {
 class WriteBatch {
  public:
   WriteBatch();
+  // A copy holds the same operations, and handles returned by the original
+  // are valid in it (and the other way round).
   WriteBatch(const WriteBatch&);
   WriteBatch& operator=(const WriteBatch&);
+  // Moves the operations and their buffers; handles returned earlier follow
+  // them. The moved-from batch is left empty and valid, as after Clear() but
+  // without capacity, and can be refilled.
   WriteBatch(WriteBatch&&) noexcept;
   WriteBatch& operator=(WriteBatch&&) noexcept;
   ~WriteBatch();
@@ -257,16 +262,24 @@ class WriteBatch {
 
  private:
   friend class internal::WriteBatchInternal;
-  struct Op;
+  struct OpRecord;  // write/write_batch_internal.h
+  struct Rare;      // the fields few operations have, out of line
 
   std::uint32_t tag_;
   std::uint32_t added_vertices_ = 0;
   std::uint32_t added_edges_ = 0;
-  std::size_t counted_ops_ = 0;  // what Limits::max_batch_ops counts
-  std::vector<Op> ops_;
+  std::uint32_t upserts_ = 0;       // UpsertVertex and UpsertEdge calls
+  std::uint32_t expectations_ = 0;  // Expect* calls
+  std::size_t counted_ops_ = 0;     // what Limits::max_batch_ops counts
+  std::vector<OpRecord> ops_;
   std::vector<Property> properties_;  // the properties and values ops refer to
-  std::uint32_t upserts_ = 0;         // UpsertVertex and UpsertEdge calls
-  std::uint32_t expectations_ = 0;    // Expect* calls
+  std::vector<Rare> rare_;            // what index lifecycle ops carry
+  // The batch's name table: every distinct label, edge type and key an
+  // operation names, stored once; operations hold its index.
+  std::string names_;                      // the names back to back
+  std::vector<std::size_t> name_ends_;     // name i ends at name_ends_[i] in names_
+  std::vector<std::uint32_t> name_slots_;  // open-addressing hash of name index + 1, once names are many
+  std::uint32_t last_name_ = 0;            // index + 1 of the name interned last (0: none)
 };
 
 }  // namespace quiver

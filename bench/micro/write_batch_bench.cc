@@ -8,10 +8,13 @@
 // BM_RecordEdgesFresh — a new WriteBatch each iteration, grown as it fills (no reserve), and
 //   destroyed inside the loop: a batch built, moved into Graph::Write and dropped by the writer,
 //   with the page faults of its fresh buffers.
+// BM_RecordEdgesReserved — the same, with reserve(100'000) first: one allocation, no regrowth.
 // BM_RecordEdgesReused — one batch, Clear()ed at the start of each iteration: its buffers stay
-//   allocated and resident.
+//   allocated and resident (docs/impl.md, "Recording a batch").
+// BM_RecordEdgesReusedAndCopied — the reused batch, then copied as Graph::Write(batch) copies an
+//   lvalue (the copy destroyed inside the loop): what reuse costs when the batch is written by copy.
 //
-// Target: >= 30M edges/s reused.
+// Target: >= 30M edges/s reused (docs/impl.md predicts it from the 32-byte op).
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
@@ -72,6 +75,31 @@ void BM_RecordEdgesReused(benchmark::State& state) {
   SetRate(state, e);
 }
 BENCHMARK(BM_RecordEdgesReused);
+
+void BM_RecordEdgesReserved(benchmark::State& state) {
+  const Endpoints& e = EdgeEndpoints();
+  for (auto _ : state) {
+    WriteBatch batch;
+    batch.reserve(e.source.size());
+    Record(e, batch);
+    benchmark::DoNotOptimize(batch.size());
+  }
+  SetRate(state, e);
+}
+BENCHMARK(BM_RecordEdgesReserved);
+
+void BM_RecordEdgesReusedAndCopied(benchmark::State& state) {
+  const Endpoints& e = EdgeEndpoints();
+  WriteBatch batch;
+  for (auto _ : state) {
+    batch.Clear();
+    Record(e, batch);
+    WriteBatch copy(batch);  // what Graph::Write(batch) makes of an lvalue
+    benchmark::DoNotOptimize(copy.size());
+  }
+  SetRate(state, e);
+}
+BENCHMARK(BM_RecordEdgesReusedAndCopied);
 
 }  // namespace
 }  // namespace quiver::bench

@@ -21,6 +21,20 @@
 //   b.AddEdge("VISITED", quiver::VertexId(7), london);
 // docs/writes.md is the guide to both.
 //
+// Memory and reuse: recording appends to a few arrays (32 bytes per
+// operation, plus the properties it carries; each distinct name is stored
+// once per batch). reserve() sizes them up front. Clear() forgets the
+// operations but keeps the memory, for refilling the same batch. Graph::Write
+// takes the batch by value, so a batch kept for reuse is written as a copy:
+//   graph->Write(std::move(batch));  // hands the buffers to the writer;
+//                                    // `batch` is left empty, reusable,
+//                                    // without capacity
+//   graph->Write(batch);             // commits a copy; `batch` keeps its
+//                                    // contents and buffers: Clear() to refill
+// For a loop of writes of known size, a fresh batch per write with reserve()
+// and std::move records as fast as refilling a kept one, without the copy
+// (docs/impl.md, "Recording a batch").
+//
 // Thread safety: a WriteBatch is a plain value; use one from one thread at a
 // time.
 #ifndef QUIVER_WRITE_BATCH_H_
@@ -108,6 +122,13 @@ class WriteBatch {
   WriteBatch(WriteBatch&&) noexcept;
   WriteBatch& operator=(WriteBatch&&) noexcept;
   ~WriteBatch();
+
+  // Makes room for `ops` operations and `properties` properties in all (like
+  // std::vector::reserve: never shrinks), so recording that many does not
+  // reallocate. Every call that records counts as one operation; each
+  // property an operation carries (and each key of an upsert or
+  // ExpectKeyFree) counts as one property.
+  void reserve(std::size_t ops, std::size_t properties = 0);
 
   // Adds a vertex with one label and the given properties. Returns a handle
   // for later operations of this batch; its committed id is in
@@ -257,7 +278,10 @@ class WriteBatch {
   std::size_t added_vertices() const { return added_vertices_; }
   std::size_t added_edges() const { return added_edges_; }
 
-  // Forgets every operation; handles returned earlier become invalid.
+  // Forgets every operation; handles returned earlier become invalid (using
+  // one in the refilled batch fails it with InvalidArgument). Keeps the
+  // memory the batch has grown or reserved, for the next operations; to give
+  // it back, assign an empty batch (`batch = quiver::WriteBatch()`).
   void Clear();
 
  private:

@@ -167,6 +167,11 @@ WriteBatch& WriteBatch::operator=(WriteBatch&& o) noexcept {
 
 WriteBatch::~WriteBatch() = default;
 
+void WriteBatch::reserve(std::size_t ops, std::size_t properties) {
+  ops_.reserve(ops);
+  properties_.reserve(properties);
+}
+
 NewVertex WriteBatch::AddVertex(std::string_view label, std::span<const Property> properties) {
   WriteBatchInternal::Append(*this, OpKind::kAddVertex, WriteBatchInternal::InternName(*this, label),
                              properties);

@@ -86,6 +86,7 @@ std::uint32_t& WriteBatchInternal::Slot(WriteBatch& b, std::string_view name) {
 Record& WriteBatchInternal::Append(WriteBatch& b, OpKind kind, std::uint32_t name,
                                    std::span<const Property> props) {
   Record& r = b.ops_.emplace_back(Record{.kind = kind,
+                                         .refs = SlotBits(kind),
                                          .name = name,
                                          .prop_begin = static_cast<std::uint32_t>(b.properties_.size()),
                                          .prop_count = static_cast<std::uint32_t>(props.size())});
@@ -107,10 +108,10 @@ void WriteBatchInternal::AppendOp(WriteBatch& b, const Op& op, std::span<const P
   r.flag = op.flag;
   if (HasEdgeRef(op.kind)) {
     r.a = op.e.raw();
-    r.refs = RefBits(b, op.e, 0);
+    r.refs |= RefBits(b, op.e, 0);
   } else {
     r.a = op.v1.raw();
-    r.refs = RefBits(b, op.v1, 0);
+    r.refs |= RefBits(b, op.v1, 0);
   }
   if (HasTwoVertexRefs(op.kind)) {
     r.b = op.v2.raw();
@@ -188,7 +189,7 @@ NewEdge WriteBatch::AddEdge(std::string_view type, VertexRef source, VertexRef t
                                           WriteBatchInternal::InternName(*this, type), properties);
   op.a = source.raw();
   op.b = target.raw();
-  op.refs = WriteBatchInternal::RefBits(*this, source, 0) | WriteBatchInternal::RefBits(*this, target, 2);
+  op.refs |= WriteBatchInternal::RefBits(*this, source, 0) | WriteBatchInternal::RefBits(*this, target, 2);
   return NewEdge{tag_, added_edges_++};
 }
 
@@ -205,7 +206,7 @@ template <typename Ref>
 Record& AppendOn(WriteBatch& b, OpKind kind, Ref ref) {
   Record& op = WriteBatchInternal::Append(b, kind, Record::kNoName, {});
   op.a = ref.raw();
-  op.refs = WriteBatchInternal::RefBits(b, ref, 0);
+  op.refs |= WriteBatchInternal::RefBits(b, ref, 0);
   return op;
 }
 
@@ -260,7 +261,7 @@ NewEdge WriteBatch::UpsertEdge(std::string_view type, VertexRef source, VertexRe
                                           WriteBatchInternal::InternName(*this, type), properties);
   op.a = source.raw();
   op.b = target.raw();
-  op.refs = WriteBatchInternal::RefBits(*this, source, 0) | WriteBatchInternal::RefBits(*this, target, 2);
+  op.refs |= WriteBatchInternal::RefBits(*this, source, 0) | WriteBatchInternal::RefBits(*this, target, 2);
   op.flag = static_cast<std::uint8_t>(mode);
   ++upserts_;
   return NewEdge{tag_, added_edges_++};

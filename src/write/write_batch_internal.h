@@ -68,11 +68,14 @@ struct IndexOp {
 //          itself is not kept, only whether it was the batch's own when
 //          recorded, which cannot go stale: a batch's tag changes only
 //          together with its contents (Clear, and the moved-from side of a
-//          move), and a copy or the moved-to side keeps both
+//          move), and a copy or the moved-to side keeps both. The high bits
+//          say what a and b hold (a copy of what the kind implies, so that
+//          decoding looks at one byte): kAIsEdge, kBIsVertex, kIsIndex
 // The engine reads operations decoded (internal::BatchOp below).
 struct WriteBatch::OpRecord {
   static constexpr std::uint32_t kNoName = ~std::uint32_t{0};
   static constexpr std::uint8_t kANew = 1, kAForeign = 2, kBNew = 4, kBForeign = 8;
+  static constexpr std::uint8_t kAIsEdge = 16, kBIsVertex = 32, kIsIndex = 64;
 
   OpKind kind;
   std::uint8_t flag = 0;
@@ -193,13 +196,20 @@ class WriteBatchInternal {
   // Name `id` of `b`'s name table.
   static std::string_view Name(const WriteBatch& b, std::uint32_t id) {
     const std::size_t begin = id == 0 ? 0 : b.name_ends_[id - 1];
-    return std::string_view(b.names_).substr(begin, b.name_ends_[id] - begin);
+    return std::string_view(b.names_.data() + begin, b.name_ends_[id] - begin);
+  }
+  // The refs bits that say what slots a and b of an op of `kind` hold.
+  static constexpr std::uint8_t SlotBits(OpKind kind) {
+    return (IsIndexKind(kind) ? Record::kIsIndex : 0) | (HasEdgeRef(kind) ? Record::kAIsEdge : 0) |
+           (HasTwoVertexRefs(kind) ? Record::kBIsVertex : 0);
   }
   // The index of `name` in `b`'s name table, added if new.
   static std::uint32_t InternName(WriteBatch& b, std::string_view name);
   // How many distinct names `b` holds.
   static std::size_t NameCount(const WriteBatch& b) { return b.name_ends_.size(); }
 
+  // Decoding is on the writer's path, several times per op (validation,
+  // apply, the WAL encoder): it reads the record's refs byte, not the kind.
   static Op Decode(const WriteBatch& b, const Record& r) {
     Op op;
     op.kind = r.kind;
@@ -207,19 +217,25 @@ class WriteBatchInternal {
     op.prop_begin = r.prop_begin;
     op.prop_count = r.prop_count;
     if (r.name != Record::kNoName) op.name = Name(b, r.name);
-    if (IsIndexKind(r.kind)) {
+    const std::uint8_t bits = r.refs;
+    if (bits & Record::kIsIndex) {
       op.index = b.rare_[r.a].index.get();
       return op;
     }
-    if (HasEdgeRef(r.kind)) {
-      op.e = (r.refs & Record::kANew) ? EdgeRef(NewEdge{HandleTag(b, r.refs & Record::kAForeign), Index(r.a)})
-                                      : EdgeRef(EdgeId(r.a));
+    const std::uint32_t tag_a = (bits & Record::kAForeign) ? 0 : b.tag_;
+    const auto index_a = static_cast<std::uint32_t>(r.a);
+    if (bits & Record::kAIsEdge) {
+      op.e = (bits & Record::kANew) ? EdgeRef(NewEdge{tag_a, index_a}) : EdgeRef(EdgeId(r.a));
     } else {
-      op.v1 = VertexRefOf(b, r.a, r.refs & Record::kANew, r.refs & Record::kAForeign);
+      op.v1 = (bits & Record::kANew) ? VertexRef(NewVertex{tag_a, index_a}) : VertexRef(VertexId(r.a));
     }
-    if (HasTwoVertexRefs(r.kind))
-      op.v2 = VertexRefOf(b, r.b, r.refs & Record::kBNew, r.refs & Record::kBForeign);
-    if (HasKeyCount(r.kind)) op.key_count = static_cast<std::uint32_t>(r.b);
+    if (bits & Record::kBIsVertex) {
+      const std::uint32_t tag_b = (bits & Record::kBForeign) ? 0 : b.tag_;
+      op.v2 = (bits & Record::kBNew) ? VertexRef(NewVertex{tag_b, static_cast<std::uint32_t>(r.b)})
+                                     : VertexRef(VertexId(r.b));
+    } else {
+      op.key_count = static_cast<std::uint32_t>(r.b);  // 0 in the kinds without keys
+    }
     return op;
   }
 
@@ -252,7 +268,8 @@ class WriteBatchInternal {
   // (kNoName for none) with `props`, counted as one op plus one per
   // property, and returns it for the caller to fill in.
   static Record& Append(WriteBatch& b, OpKind kind, std::uint32_t name, std::span<const Property> props);
-  // The refs bits for `r` in slot a (shift 0) or b (shift 2) of a record of `b`.
+  // The refs bits for `r` in slot a (shift 0) or b (shift 2) of a record of
+  // `b`, to or into the record's.
   template <typename Ref>
   static std::uint8_t RefBits(const WriteBatch& b, Ref r, int shift) {
     if (!r.is_new()) return 0;

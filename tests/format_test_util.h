@@ -154,10 +154,10 @@ inline std::string RenderBatch(const wal::LoggedBatch& lb) {
     auto props = WriteBatchInternal::Props(lb.batch, op);
     out += "  ";
     switch (op.kind) {
-      case OpKind::kAddVertex: out += "AddVertex " + op.name + " " + RenderProps(props); break;
+      case OpKind::kAddVertex: out += "AddVertex " + std::string(op.name) + " " + RenderProps(props); break;
       case OpKind::kAddEdge:
-        out += "AddEdge " + op.name + " " + RenderRef('v', op.v1) + "->" + RenderRef('v', op.v2) + " " +
-               RenderProps(props);
+        out += "AddEdge " + std::string(op.name) + " " + RenderRef('v', op.v1) + "->" +
+               RenderRef('v', op.v2) + " " + RenderProps(props);
         break;
       case OpKind::kSetVertexProperty:
         out += "SetProperty " + RenderRef('v', op.v1) + " " + RenderProps(props);
@@ -166,10 +166,10 @@ inline std::string RenderBatch(const wal::LoggedBatch& lb) {
         out += "SetProperty " + RenderRef('e', op.e) + " " + RenderProps(props);
         break;
       case OpKind::kRemoveVertexProperty:
-        out += "RemoveProperty " + RenderRef('v', op.v1) + " " + op.name;
+        out += "RemoveProperty " + RenderRef('v', op.v1) + " " + std::string(op.name);
         break;
       case OpKind::kRemoveEdgeProperty:
-        out += "RemoveProperty " + RenderRef('e', op.e) + " " + op.name;
+        out += "RemoveProperty " + RenderRef('e', op.e) + " " + std::string(op.name);
         break;
       case OpKind::kRemoveEdge: out += "RemoveEdge " + RenderRef('e', op.e); break;
       case OpKind::kRemoveVertex: out += "RemoveVertex " + RenderRef('v', op.v1); break;

@@ -21,6 +21,20 @@
 //   b.AddEdge("VISITED", quiver::VertexId(7), london);
 // docs/writes.md is the guide to both.
 //
+// Memory and reuse: recording appends to a few arrays (32 bytes per
+// operation, plus the properties it carries; each distinct name is stored
+// once per batch). reserve() sizes them up front. Clear() forgets the
+// operations but keeps the memory, for refilling the same batch. Graph::Write
+// takes the batch by value, so a batch kept for reuse is written as a copy:
+//   graph->Write(std::move(batch));  // hands the buffers to the writer;
+//                                    // `batch` is left empty, reusable,
+//                                    // without capacity
+//   graph->Write(batch);             // commits a copy; `batch` keeps its
+//                                    // contents and buffers: Clear() to refill
+// For a loop of writes of known size, a fresh batch per write with reserve()
+// and std::move records as fast as refilling a kept one, without the copy
+// (docs/impl.md, "Recording a batch").
+//
 // Thread safety: a WriteBatch is a plain value; use one from one thread at a
 // time.
 #ifndef QUIVER_WRITE_BATCH_H_
@@ -98,11 +112,23 @@ enum class UpsertMode : std::uint8_t {
 class WriteBatch {
  public:
   WriteBatch();
+  // A copy holds the same operations, and handles returned by the original
+  // are valid in it (and the other way round).
   WriteBatch(const WriteBatch&);
   WriteBatch& operator=(const WriteBatch&);
+  // Moves the operations and their buffers; handles returned earlier follow
+  // them. The moved-from batch is left empty and valid, as after Clear() but
+  // without capacity, and can be refilled.
   WriteBatch(WriteBatch&&) noexcept;
   WriteBatch& operator=(WriteBatch&&) noexcept;
   ~WriteBatch();
+
+  // Makes room for `ops` operations and `properties` properties in all (like
+  // std::vector::reserve: never shrinks), so recording that many does not
+  // reallocate. Every call that records counts as one operation; each
+  // property an operation carries (and each key of an upsert or
+  // ExpectKeyFree) counts as one property.
+  void reserve(std::size_t ops, std::size_t properties = 0);
 
   // Adds a vertex with one label and the given properties. Returns a handle
   // for later operations of this batch; its committed id is in
@@ -252,21 +278,32 @@ class WriteBatch {
   std::size_t added_vertices() const { return added_vertices_; }
   std::size_t added_edges() const { return added_edges_; }
 
-  // Forgets every operation; handles returned earlier become invalid.
+  // Forgets every operation; handles returned earlier become invalid (using
+  // one in the refilled batch fails it with InvalidArgument). Keeps the
+  // memory the batch has grown or reserved, for the next operations; to give
+  // it back, assign an empty batch (`batch = quiver::WriteBatch()`).
   void Clear();
 
  private:
   friend class internal::WriteBatchInternal;
-  struct Op;
+  struct OpRecord;  // write/write_batch_internal.h
+  struct Rare;      // the fields few operations have, out of line
 
   std::uint32_t tag_;
   std::uint32_t added_vertices_ = 0;
   std::uint32_t added_edges_ = 0;
-  std::size_t counted_ops_ = 0;  // what Limits::max_batch_ops counts
-  std::vector<Op> ops_;
+  std::uint32_t upserts_ = 0;       // UpsertVertex and UpsertEdge calls
+  std::uint32_t expectations_ = 0;  // Expect* calls
+  std::size_t counted_ops_ = 0;     // what Limits::max_batch_ops counts
+  std::vector<OpRecord> ops_;
   std::vector<Property> properties_;  // the properties and values ops refer to
-  std::uint32_t upserts_ = 0;         // UpsertVertex and UpsertEdge calls
-  std::uint32_t expectations_ = 0;    // Expect* calls
+  std::vector<Rare> rare_;            // what index lifecycle ops carry
+  // The batch's name table: every distinct label, edge type and key an
+  // operation names, stored once; operations hold its index.
+  std::string names_;                      // the names back to back
+  std::vector<std::size_t> name_ends_;     // name i ends at name_ends_[i] in names_
+  std::vector<std::uint32_t> name_slots_;  // open-addressing hash of name index + 1, once names are many
+  std::uint32_t last_name_ = 0;            // index + 1 of the name interned last (0: none)
 };
 
 }  // namespace quiver

@@ -245,18 +245,18 @@ void BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, 
   const auto& ops = WriteBatchInternal::Ops(batch);
   bool is_new = (elem & kNewBit) != 0;
   const PropBlock* base = nullptr;
-  const Op* add = nullptr;
+  Op add;
   if (is_new) {
-    add = &ops[is_edge ? new_edge_op_[id] : new_vertex_op_[id]];
+    add = ops[is_edge ? new_edge_op_[id] : new_vertex_op_[id]];
   } else {
     base = is_edge ? storage::EdgeProps(g, id) : storage::FindVertex(g, id)->props;
   }
   auto [it, inserted] = elem_props_.try_emplace(elem);
   ElemProps& st = it->second;
   if (inserted) {
-    st.count = is_new ? add->prop_count : storage::PropCount(base);
+    st.count = is_new ? add.prop_count : storage::PropCount(base);
     st.entry_bytes =
-        is_new ? EntryBytes(WriteBatchInternal::Props(batch, *add))
+        is_new ? EntryBytes(WriteBatchInternal::Props(batch, add))
                : static_cast<std::int64_t>(storage::PropBlockBytes(base)) -
                      static_cast<std::int64_t>(base == nullptr ? 0 : storage::kPropBlockHeaderBytes);
   }
@@ -265,7 +265,7 @@ void BatchProcessor::TrackPropertyChange(const WriteBatch& batch, ElemKey elem, 
   if (k != st.keys.end()) {
     was = k->second;
   } else if (is_new) {
-    for (const Property& p : WriteBatchInternal::Props(batch, *add))
+    for (const Property& p : WriteBatchInternal::Props(batch, add))
       if (p.key == key) was = static_cast<std::int64_t>(storage::PropEntryBytes(storage::ViewOf(p.value)));
   } else if (auto key_id = g.keys->Find(key)) {
     if (auto v = storage::GetProperty(base, *key_id))

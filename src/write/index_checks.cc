@@ -80,10 +80,10 @@ void IndexChecker::Collect(const WriteBatch& batch, const GraphRoots& g) {
   for (const Op& op : ops) others += op.kind != OpKind::kAddVertex && op.kind != OpKind::kAddEdge;
   committed_.Reserve(others);
   std::uint64_t new_vertices = 0, new_edges = 0;
-  for (const Op& op : ops) {
+  for (std::uint32_t at = 0; at < ops.size(); ++at) {
+    const Op& op = ops[at];
     ++work_;
     auto props = WriteBatchInternal::Props(batch, op);
-    const auto at = static_cast<std::uint32_t>(&op - ops.data());
     switch (op.kind) {
       case OpKind::kAddVertex:
         vertex_adds_.push_back(at);

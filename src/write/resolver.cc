@@ -70,11 +70,7 @@ void Resolver::TouchEdge(EdgeRef mapped, std::string_view key) {
 }
 
 void Resolver::Emit(std::uint32_t origin, Op op, std::span<const Property> props) {
-  const bool counts_props = op.kind == OpKind::kAddVertex || op.kind == OpKind::kAddEdge;
-  Op& out = WriteBatchInternal::AppendOp(plain_, op.kind, counts_props ? props.size() : 0);
-  op.prop_begin = WriteBatchInternal::AddProps(plain_, props);
-  op.prop_count = static_cast<std::uint32_t>(props.size());
-  out = std::move(op);
+  WriteBatchInternal::AppendOp(plain_, op, props);
   origin_.push_back(origin);
 }
 
@@ -296,7 +292,7 @@ Status Resolver::Upsert(std::uint32_t i, const Op& op, const WriteBatch& batch, 
       Op rm;
       rm.kind = OpKind::kRemoveVertexProperty;
       rm.v1 = RefOf(t, WriteBatchInternal::Tag(plain_));
-      rm.name = std::move(k);
+      rm.name = k;
       Emit(i, std::move(rm), {});
     }
   }
@@ -398,7 +394,7 @@ Status Resolver::UpsertEdge(std::uint32_t i, const Op& op, const WriteBatch& bat
       Op rm;
       rm.kind = OpKind::kRemoveEdgeProperty;
       rm.e = ref;
-      rm.name = std::move(k);
+      rm.name = k;
       Emit(i, std::move(rm), {});
     }
   }

@@ -1,12 +1,24 @@
 // WriteBatch: recording only. Validation happens on the writer thread.
+//
+// Recording appends a 32-byte OpRecord (write_batch_internal.h) and, for
+// the properties an operation carries, their Property values to one list.
+// Labels, edge types and the keys of removals are interned in the batch's
+// name table: a batch that names one edge type 100,000 times stores it once,
+// and finding it again is one comparison with the name interned last.
 #include "quiver/write_batch.h"
 
+#include <algorithm>
 #include <atomic>
+#include <functional>
+#include <utility>
 
 #include "write/write_batch_internal.h"
 
 namespace quiver {
 namespace {
+
+using internal::WriteBatchInternal;
+using Record = WriteBatchInternal::Record;
 
 // Each batch gets a distinct tag so a NewVertex/NewEdge handle from one
 // batch is recognised as foreign in another. 0 is never used.
@@ -16,23 +28,154 @@ std::uint32_t NextTag() {
   return t == 0 ? next.fetch_add(1, std::memory_order_relaxed) : t;
 }
 
+// Up to this many names, a lookup scans them; past it, it probes a hash
+// table of at least four slots per name (so probes stay short).
+constexpr std::size_t kScannedNames = 8;
+
+std::size_t HashOf(std::string_view name) { return std::hash<std::string_view>{}(name); }
+
 }  // namespace
+
+// --- The name table
+
+namespace internal {
+
+std::uint32_t WriteBatchInternal::InternName(WriteBatch& b, std::string_view name) {
+  // The common case: the same label or type as the operation before.
+  if (b.last_name_ != 0 && Name(b, b.last_name_ - 1) == name) return b.last_name_ - 1;
+  const auto count = static_cast<std::uint32_t>(b.name_ends_.size());
+  std::uint32_t id = Record::kNoName;
+  if (b.name_slots_.empty()) {
+    for (std::uint32_t i = 0; i < count && id == Record::kNoName; ++i)
+      if (Name(b, i) == name) id = i;
+  } else {
+    const std::size_t mask = b.name_slots_.size() - 1;
+    for (std::size_t s = HashOf(name) & mask; b.name_slots_[s] != 0; s = (s + 1) & mask) {
+      if (Name(b, b.name_slots_[s] - 1) == name) {
+        id = b.name_slots_[s] - 1;
+        break;
+      }
+    }
+  }
+  if (id == Record::kNoName) {
+    id = count;
+    b.names_.append(name);
+    b.name_ends_.push_back(b.names_.size());
+    if (b.name_ends_.size() > kScannedNames) {
+      if (b.name_slots_.size() < 4 * b.name_ends_.size()) {
+        // (Re)build: every name so far, into twice the slots (at least 64).
+        b.name_slots_.assign(std::max<std::size_t>(64, 2 * b.name_slots_.size()), 0);
+        for (std::uint32_t i = 0; i < count; ++i) Slot(b, Name(b, i)) = i + 1;
+      }
+      Slot(b, name) = id + 1;
+    }
+  }
+  b.last_name_ = id + 1;
+  return id;
+}
+
+std::uint32_t& WriteBatchInternal::Slot(WriteBatch& b, std::string_view name) {
+  const std::size_t mask = b.name_slots_.size() - 1;
+  std::size_t s = HashOf(name) & mask;
+  while (b.name_slots_[s] != 0) s = (s + 1) & mask;
+  return b.name_slots_[s];
+}
+
+// --- Appending records
+
+Record& WriteBatchInternal::Append(WriteBatch& b, OpKind kind, std::uint32_t name,
+                                   std::span<const Property> props) {
+  Record& r = b.ops_.emplace_back(Record{.kind = kind,
+                                         .refs = SlotBits(kind),
+                                         .name = name,
+                                         .prop_begin = static_cast<std::uint32_t>(b.properties_.size()),
+                                         .prop_count = static_cast<std::uint32_t>(props.size())});
+  if (!props.empty()) b.properties_.insert(b.properties_.end(), props.begin(), props.end());
+  b.counted_ops_ += 1 + props.size();
+  return r;
+}
+
+void WriteBatchInternal::AppendSharedIndexOp(WriteBatch& b, OpKind kind, std::shared_ptr<const IndexOp> op) {
+  Append(b, kind, Record::kNoName, {}).a = b.rare_.size();
+  b.rare_.push_back(WriteBatch::Rare{std::move(op)});
+}
+
+void WriteBatchInternal::AppendOp(WriteBatch& b, const Op& op, std::span<const Property> props) {
+  const bool add = op.kind == OpKind::kAddVertex || op.kind == OpKind::kAddEdge;
+  const std::uint32_t name = HasName(op.kind, op.flag) ? InternName(b, op.name) : Record::kNoName;
+  Record& r = Append(b, op.kind, name, props);
+  if (!add) b.counted_ops_ -= props.size();
+  r.flag = op.flag;
+  if (HasEdgeRef(op.kind)) {
+    r.a = op.e.raw();
+    r.refs |= RefBits(b, op.e, 0);
+  } else {
+    r.a = op.v1.raw();
+    r.refs |= RefBits(b, op.v1, 0);
+  }
+  if (HasTwoVertexRefs(op.kind)) {
+    r.b = op.v2.raw();
+    r.refs |= RefBits(b, op.v2, 2);
+  }
+  if (HasKeyCount(op.kind)) r.b = op.key_count;
+  if (op.kind == OpKind::kAddVertex) ++b.added_vertices_;
+  if (op.kind == OpKind::kAddEdge) ++b.added_edges_;
+}
+
+}  // namespace internal
+
+// --- WriteBatch
 
 WriteBatch::WriteBatch() : tag_(NextTag()) {}
 WriteBatch::WriteBatch(const WriteBatch&) = default;
 WriteBatch& WriteBatch::operator=(const WriteBatch&) = default;
-WriteBatch::WriteBatch(WriteBatch&&) noexcept = default;
-WriteBatch& WriteBatch::operator=(WriteBatch&&) noexcept = default;
+
+WriteBatch::WriteBatch(WriteBatch&& o) noexcept
+    : tag_(o.tag_),
+      added_vertices_(o.added_vertices_),
+      added_edges_(o.added_edges_),
+      upserts_(o.upserts_),
+      expectations_(o.expectations_),
+      counted_ops_(o.counted_ops_),
+      ops_(std::move(o.ops_)),
+      properties_(std::move(o.properties_)),
+      rare_(std::move(o.rare_)),
+      names_(std::move(o.names_)),
+      name_ends_(std::move(o.name_ends_)),
+      name_slots_(std::move(o.name_slots_)),
+      last_name_(o.last_name_) {
+  o.Clear();
+}
+
+WriteBatch& WriteBatch::operator=(WriteBatch&& o) noexcept {
+  if (this == &o) return *this;
+  tag_ = o.tag_;
+  added_vertices_ = o.added_vertices_;
+  added_edges_ = o.added_edges_;
+  upserts_ = o.upserts_;
+  expectations_ = o.expectations_;
+  counted_ops_ = o.counted_ops_;
+  ops_ = std::move(o.ops_);
+  properties_ = std::move(o.properties_);
+  rare_ = std::move(o.rare_);
+  names_ = std::move(o.names_);
+  name_ends_ = std::move(o.name_ends_);
+  name_slots_ = std::move(o.name_slots_);
+  last_name_ = o.last_name_;
+  o.Clear();
+  return *this;
+}
+
 WriteBatch::~WriteBatch() = default;
 
+void WriteBatch::reserve(std::size_t ops, std::size_t properties) {
+  ops_.reserve(ops);
+  properties_.reserve(properties);
+}
+
 NewVertex WriteBatch::AddVertex(std::string_view label, std::span<const Property> properties) {
-  Op& op = ops_.emplace_back();
-  op.kind = OpKind::kAddVertex;
-  op.name.assign(label);
-  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
-  op.prop_count = static_cast<std::uint32_t>(properties.size());
-  properties_.insert(properties_.end(), properties.begin(), properties.end());
-  counted_ops_ += 1 + properties.size();
+  WriteBatchInternal::Append(*this, OpKind::kAddVertex, WriteBatchInternal::InternName(*this, label),
+                             properties);
   return NewVertex{tag_, added_vertices_++};
 }
 
@@ -42,15 +185,11 @@ NewVertex WriteBatch::AddVertex(std::string_view label, std::initializer_list<Pr
 
 NewEdge WriteBatch::AddEdge(std::string_view type, VertexRef source, VertexRef target,
                             std::span<const Property> properties) {
-  Op& op = ops_.emplace_back();
-  op.kind = OpKind::kAddEdge;
-  op.name.assign(type);
-  op.v1 = source;
-  op.v2 = target;
-  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
-  op.prop_count = static_cast<std::uint32_t>(properties.size());
-  properties_.insert(properties_.end(), properties.begin(), properties.end());
-  counted_ops_ += 1 + properties.size();
+  Record& op = WriteBatchInternal::Append(*this, OpKind::kAddEdge,
+                                          WriteBatchInternal::InternName(*this, type), properties);
+  op.a = source.raw();
+  op.b = target.raw();
+  op.refs |= WriteBatchInternal::RefBits(*this, source, 0) | WriteBatchInternal::RefBits(*this, target, 2);
   return NewEdge{tag_, added_edges_++};
 }
 
@@ -59,68 +198,53 @@ NewEdge WriteBatch::AddEdge(std::string_view type, VertexRef source, VertexRef t
   return AddEdge(type, source, target, std::span<const Property>(properties.begin(), properties.size()));
 }
 
+namespace {
+
+// Appends an operation on one element (slot a) with no name and no
+// properties.
+template <typename Ref>
+Record& AppendOn(WriteBatch& b, OpKind kind, Ref ref) {
+  Record& op = WriteBatchInternal::Append(b, kind, Record::kNoName, {});
+  op.a = ref.raw();
+  op.refs |= WriteBatchInternal::RefBits(b, ref, 0);
+  return op;
+}
+
+}  // namespace
+
 void WriteBatch::SetProperty(VertexRef vertex, std::string_view key, PropertyValue value) {
-  ++counted_ops_;
-  Op& op = ops_.emplace_back();
-  op.kind = OpKind::kSetVertexProperty;
-  op.v1 = vertex;
-  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
+  Record& op = AppendOn(*this, OpKind::kSetVertexProperty, vertex);
   op.prop_count = 1;
   properties_.push_back(Property{std::string(key), std::move(value)});
 }
 
 void WriteBatch::SetProperty(EdgeRef edge, std::string_view key, PropertyValue value) {
-  ++counted_ops_;
-  Op& op = ops_.emplace_back();
-  op.kind = OpKind::kSetEdgeProperty;
-  op.e = edge;
-  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
+  Record& op = AppendOn(*this, OpKind::kSetEdgeProperty, edge);
   op.prop_count = 1;
   properties_.push_back(Property{std::string(key), std::move(value)});
 }
 
 void WriteBatch::RemoveProperty(VertexRef vertex, std::string_view key) {
-  ++counted_ops_;
-  Op& op = ops_.emplace_back();
-  op.kind = OpKind::kRemoveVertexProperty;
-  op.v1 = vertex;
-  op.name.assign(key);
+  AppendOn(*this, OpKind::kRemoveVertexProperty, vertex).name = WriteBatchInternal::InternName(*this, key);
 }
 
 void WriteBatch::RemoveProperty(EdgeRef edge, std::string_view key) {
-  ++counted_ops_;
-  Op& op = ops_.emplace_back();
-  op.kind = OpKind::kRemoveEdgeProperty;
-  op.e = edge;
-  op.name.assign(key);
+  AppendOn(*this, OpKind::kRemoveEdgeProperty, edge).name = WriteBatchInternal::InternName(*this, key);
 }
 
-void WriteBatch::RemoveEdge(EdgeRef edge) {
-  ++counted_ops_;
-  Op& op = ops_.emplace_back();
-  op.kind = OpKind::kRemoveEdge;
-  op.e = edge;
-}
+void WriteBatch::RemoveEdge(EdgeRef edge) { AppendOn(*this, OpKind::kRemoveEdge, edge); }
 
-void WriteBatch::RemoveVertex(VertexRef vertex) {
-  ++counted_ops_;
-  Op& op = ops_.emplace_back();
-  op.kind = OpKind::kRemoveVertex;
-  op.v1 = vertex;
-}
+void WriteBatch::RemoveVertex(VertexRef vertex) { AppendOn(*this, OpKind::kRemoveVertex, vertex); }
 
 NewVertex WriteBatch::UpsertVertex(std::string_view label, std::span<const Property> keys,
                                    std::span<const Property> properties, UpsertMode mode) {
-  Op& op = ops_.emplace_back();
-  op.kind = OpKind::kUpsertVertex;
-  op.name.assign(label);
-  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
-  op.key_count = static_cast<std::uint32_t>(keys.size());
-  op.prop_count = static_cast<std::uint32_t>(keys.size() + properties.size());
+  Record& op = WriteBatchInternal::Append(*this, OpKind::kUpsertVertex,
+                                          WriteBatchInternal::InternName(*this, label), keys);
+  op.b = keys.size();
   op.flag = static_cast<std::uint8_t>(mode);
-  properties_.insert(properties_.end(), keys.begin(), keys.end());
+  op.prop_count += static_cast<std::uint32_t>(properties.size());
   properties_.insert(properties_.end(), properties.begin(), properties.end());
-  counted_ops_ += 1 + keys.size() + properties.size();
+  counted_ops_ += properties.size();
   ++upserts_;
   return NewVertex{tag_, added_vertices_++};
 }
@@ -133,16 +257,12 @@ NewVertex WriteBatch::UpsertVertex(std::string_view label, std::initializer_list
 
 NewEdge WriteBatch::UpsertEdge(std::string_view type, VertexRef source, VertexRef target,
                                std::span<const Property> properties, UpsertMode mode) {
-  Op& op = ops_.emplace_back();
-  op.kind = OpKind::kUpsertEdge;
-  op.name.assign(type);
-  op.v1 = source;
-  op.v2 = target;
-  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
-  op.prop_count = static_cast<std::uint32_t>(properties.size());
+  Record& op = WriteBatchInternal::Append(*this, OpKind::kUpsertEdge,
+                                          WriteBatchInternal::InternName(*this, type), properties);
+  op.a = source.raw();
+  op.b = target.raw();
+  op.refs |= WriteBatchInternal::RefBits(*this, source, 0) | WriteBatchInternal::RefBits(*this, target, 2);
   op.flag = static_cast<std::uint8_t>(mode);
-  properties_.insert(properties_.end(), properties.begin(), properties.end());
-  counted_ops_ += 1 + properties.size();
   ++upserts_;
   return NewEdge{tag_, added_edges_++};
 }
@@ -154,63 +274,58 @@ NewEdge WriteBatch::UpsertEdge(std::string_view type, VertexRef source, VertexRe
 }
 
 void WriteBatch::ExpectProperty(VertexId vertex, std::string_view key, PropertyValue value) {
-  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectVertexProperty);
-  op.v1 = vertex;
+  Record& op = AppendOn(*this, OpKind::kExpectVertexProperty, VertexRef(vertex));
   op.flag = 1;
-  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
   op.prop_count = 1;
   properties_.push_back(Property{std::string(key), std::move(value)});
+  ++expectations_;
 }
 
 void WriteBatch::ExpectProperty(EdgeId edge, std::string_view key, PropertyValue value) {
-  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectEdgeProperty);
-  op.e = edge;
+  Record& op = AppendOn(*this, OpKind::kExpectEdgeProperty, EdgeRef(edge));
   op.flag = 1;
-  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
   op.prop_count = 1;
   properties_.push_back(Property{std::string(key), std::move(value)});
+  ++expectations_;
 }
 
 void WriteBatch::ExpectNoProperty(VertexId vertex, std::string_view key) {
-  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectVertexProperty);
-  op.v1 = vertex;
-  op.name.assign(key);
+  AppendOn(*this, OpKind::kExpectVertexProperty, VertexRef(vertex)).name =
+      WriteBatchInternal::InternName(*this, key);
+  ++expectations_;
 }
 
 void WriteBatch::ExpectNoProperty(EdgeId edge, std::string_view key) {
-  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectEdgeProperty);
-  op.e = edge;
-  op.name.assign(key);
+  AppendOn(*this, OpKind::kExpectEdgeProperty, EdgeRef(edge)).name =
+      WriteBatchInternal::InternName(*this, key);
+  ++expectations_;
 }
 
 void WriteBatch::ExpectExists(VertexId vertex) {
-  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectVertex);
-  op.v1 = vertex;
-  op.flag = 1;
+  AppendOn(*this, OpKind::kExpectVertex, VertexRef(vertex)).flag = 1;
+  ++expectations_;
 }
 
 void WriteBatch::ExpectExists(EdgeId edge) {
-  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectEdge);
-  op.e = edge;
-  op.flag = 1;
+  AppendOn(*this, OpKind::kExpectEdge, EdgeRef(edge)).flag = 1;
+  ++expectations_;
 }
 
 void WriteBatch::ExpectMissing(VertexId vertex) {
-  internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectVertex).v1 = vertex;
+  AppendOn(*this, OpKind::kExpectVertex, VertexRef(vertex));
+  ++expectations_;
 }
 
 void WriteBatch::ExpectMissing(EdgeId edge) {
-  internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectEdge).e = edge;
+  AppendOn(*this, OpKind::kExpectEdge, EdgeRef(edge));
+  ++expectations_;
 }
 
 void WriteBatch::ExpectKeyFree(std::string_view label, std::span<const Property> keys) {
-  Op& op = internal::WriteBatchInternal::AddExpectation(*this, OpKind::kExpectKeyFree);
-  op.name.assign(label);
-  op.prop_begin = static_cast<std::uint32_t>(properties_.size());
-  op.prop_count = static_cast<std::uint32_t>(keys.size());
-  op.key_count = op.prop_count;
-  properties_.insert(properties_.end(), keys.begin(), keys.end());
-  counted_ops_ += keys.size();
+  WriteBatchInternal::Append(*this, OpKind::kExpectKeyFree, WriteBatchInternal::InternName(*this, label),
+                             keys)
+      .b = keys.size();
+  ++expectations_;
 }
 
 void WriteBatch::ExpectKeyFree(std::string_view label, std::initializer_list<Property> keys) {
@@ -222,6 +337,11 @@ std::size_t WriteBatch::size() const { return ops_.size(); }
 void WriteBatch::Clear() {
   ops_.clear();
   properties_.clear();
+  rare_.clear();
+  names_.clear();
+  name_ends_.clear();
+  name_slots_.clear();
+  last_name_ = 0;
   added_vertices_ = 0;
   added_edges_ = 0;
   counted_ops_ = 0;

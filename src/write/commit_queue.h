@@ -150,9 +150,10 @@ class WriteRequest {
 
   const WriteBatch& batch() const { return batch_; }
   bool sync() const { return sync_; }
-  // Set before Push: the writer calls `f` on its thread once this request's
-  // group succeeded with nothing held back (every published group written
-  // and synced), before completing it. Checkpoints take their version and
+  // Set before Push: the writer's role holder (the writer thread, or a
+  // producer leading the queued group) calls `f` on its thread once this
+  // request's group succeeded with nothing held back (every published
+  // group written and synced), before completing it. Checkpoints take their version and
   // WAL position there.
   void set_after_sync(std::function<void()> f) { after_sync_ = std::move(f); }
   const std::function<void()>& after_sync() const { return after_sync_; }

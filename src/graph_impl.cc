@@ -59,6 +59,7 @@ Status CheckOptions(const Options& o) {
   const WriterOptions& w = o.writer;
   constexpr std::uint64_t kAny = ~std::uint64_t{0};
   QUIVER_RETURN_IF_ERROR(CheckRange("max_queued_batches", w.max_queued_batches, 1, kAny));
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_queued_bytes", w.max_queued_bytes, 1, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("max_group_batches", w.max_group_batches, 1, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("max_group_ops", w.max_group_ops, 1, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("spin_microseconds", w.spin_microseconds, 0, kMaxSpinMicroseconds));
@@ -490,7 +491,11 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
       chain_(chain),
       durable_(std::move(durable)),
       read_only_(durable_ != nullptr && options.read_only),
-      queue_(options.writer.max_queued_batches, options.writer.spin_microseconds),
+      queue_(options.writer.max_queued_batches, options.writer.spin_microseconds,
+             options.writer.max_queued_bytes),
+      // Room for the largest group, as the writer thread's (below).
+      leader_(this, std::min(options.writer.max_group_batches, options.writer.max_queued_batches),
+              options.writer.max_group_ops),
       feed_(std::make_shared<feed::ChangeFeed>(options.change_feed)),
       processor_(options.limits),
       epoch_(epoch) {
@@ -608,7 +613,9 @@ Result<CommitInfo> GraphImpl::Write(WriteBatch batch, const WriteOptions& option
     LeadGroup(r);
     return queue_.Wait(r);
   }
-  Status s = queue_.Push(r);
+  // Queued behind others: while it waits, this producer may commit what
+  // is queued itself (CommitQueue, "Producers lead queued groups").
+  Status s = queue_.Push(r, options_.writer.caller_commits ? &leader_ : nullptr);
   if (!s.ok()) {
     delete r;
     return s;
@@ -621,6 +628,12 @@ void GraphImpl::LeadGroup(WriteRequest* r) noexcept {
   caller_groups_.fetch_add(1, std::memory_order_relaxed);
   CommitGroup(std::span<WriteRequest* const>(&r, 1));
   queue_.FinishGroup();
+}
+
+void GraphImpl::QueueLeader::Commit(std::span<WriteRequest* const> group) noexcept {
+  CommittingHere committing(graph_);
+  graph_->led_groups_.fetch_add(1, std::memory_order_relaxed);
+  graph_->CommitGroup(group);
 }
 
 Status GraphImpl::Sync() {

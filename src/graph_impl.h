@@ -125,6 +125,8 @@ class GraphImpl final : public Graph {
   std::thread::id TEST_writer_thread_id() const { return writer_.get_id(); }
   // Groups committed by a producer on its own thread (caller commits).
   std::uint64_t TEST_caller_groups() const { return caller_groups_.load(); }
+  // Groups of queued requests a waiting producer committed (QueueLeader).
+  std::uint64_t TEST_led_groups() const { return led_groups_.load(); }
   // Test hook: the version chain (its lock hooks, version.h).
   const storage::VersionChain* TEST_chain() const { return chain_; }
   // Test hook: `f` runs on the checkpointing thread after each checkpoint
@@ -210,6 +212,17 @@ class GraphImpl final : public Graph {
   // role back. noexcept: an exception escaping the group terminates, as it
   // would on the writer thread, rather than leave the role taken.
   void LeadGroup(WriteRequest* r) noexcept;
+  // Commits queued groups on a waiting producer's thread (CommitQueue,
+  // "Producers lead queued groups"), as the writer thread would.
+  class QueueLeader final : public GroupLeader {
+   public:
+    QueueLeader(GraphImpl* graph, std::size_t max_batches, std::size_t max_cost)
+        : GroupLeader(max_batches, max_cost), graph_(graph) {}
+    void Commit(std::span<WriteRequest* const> group) noexcept override;
+
+   private:
+    GraphImpl* const graph_;
+  };
   // Publishes held_batches_ and held_.size() to the statistics.
   void StoreHeldStats();
   // Appends the entries of the group's applied batches to the held-back
@@ -346,6 +359,7 @@ class GraphImpl final : public Graph {
 
   // Any thread.
   CommitQueue queue_;
+  QueueLeader leader_;  // its group: the writer's role holder only
   std::once_flag close_once_;
   Status close_status_;  // written once, inside close_once_
 
@@ -353,6 +367,7 @@ class GraphImpl final : public Graph {
   std::atomic<bool> poisoned_{false};
   std::atomic<std::uint64_t> commit_groups_{0};
   std::atomic<std::uint64_t> caller_groups_{0};  // for tests: LeadGroup's count
+  std::atomic<std::uint64_t> led_groups_{0};     // for tests: QueueLeader::Commit's count
   std::atomic<std::uint64_t> wal_segments_started_{0};
   // Written by the writer, read by GetDurabilityStats: what is held back
   // (held_batches_, held_.size()), and the newest sequence in a synced record.

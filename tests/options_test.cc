@@ -45,6 +45,7 @@ std::vector<OptionCase> BadOptions() {
       {"max_degree", [](Options& o) { o.limits.max_degree = 0; }},
       {"max_degree", [](Options& o) { o.limits.max_degree = kMaxDegreeCeiling + 1; }},
       {"max_queued_batches", [](Options& o) { o.writer.max_queued_batches = 0; }},
+      {"max_queued_bytes", [](Options& o) { o.writer.max_queued_bytes = 0; }},
       {"max_group_batches", [](Options& o) { o.writer.max_group_batches = 0; }},
       {"max_group_ops", [](Options& o) { o.writer.max_group_ops = 0; }},
       {"spin_microseconds", [](Options& o) { o.writer.spin_microseconds = kMaxSpinMicroseconds + 1; }},

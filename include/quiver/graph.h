@@ -3,8 +3,9 @@
 // Reads go through snapshots (GetSnapshot); writes go through batches
 // (Write / WriteAsync), which one writer at a time validates and applies
 // all-or-nothing, in arrival order, publishing the batches it drains
-// together as one new version: the writer thread, or a Write that finds
-// nothing else to commit, on its own thread (WriterOptions::caller_commits).
+// together as one new version: the writer thread, or a Write on its own
+// thread, when it finds nothing else to commit or, while commit groups are
+// short, the batches queued with its own (WriterOptions::caller_commits).
 // A failing batch fails alone.
 //
 // Example:
@@ -271,7 +272,9 @@ class Graph {
   // writing the held-back records it confirmed fails.
   //
   // A Write that finds nothing else to commit commits on the calling
-  // thread, WAL append and sync included (WriterOptions::caller_commits).
+  // thread, WAL append and sync included; while commit groups are short,
+  // a Write queued behind others may commit theirs with its own there
+  // (WriterOptions::caller_commits).
   //
   // With options.sync = false (durable mode), the batch is acknowledged once
   // applied and published, before it is on disk; see WriteOptions::sync

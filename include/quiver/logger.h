@@ -28,8 +28,8 @@
 //   o.logger = std::make_shared<StderrLogger>();
 //
 // Thread safety: Log is called from the thread that runs Open, the writer
-// thread (or a thread in Write that commits its own batch:
-// WriterOptions::caller_commits) and the checkpoint thread, possibly at
+// thread (or a thread in Write that commits its own batch, or the group
+// queued with it: WriterOptions::caller_commits) and the checkpoint thread, possibly at
 // once: it must be thread-safe. It must not call back into the graph: a
 // Write, WriteAsync, Sync, Checkpoint or Close made from Log on the thread
 // that is committing would wait for itself, so it fails with

@@ -119,6 +119,14 @@ struct WriterOptions {
   // Most batches that may wait in the commit queue; producers block beyond
   // it (backpressure instead of unbounded memory). At least 1. Default 4,096.
   std::size_t max_queued_batches = 4096;
+  // Most bytes the batches waiting in the commit queue may hold (about the
+  // memory each WriteBatch takes: its operations, names and values), so a
+  // few huge batches cannot exhaust memory while they wait: a producer
+  // blocks while its batch would pass it. A batch larger than the bound is
+  // still queued once the queue is empty, so it waits, never for ever.
+  // Batches committed on the calling thread (caller_commits) never queue.
+  // At least 1. Default 256 MiB.
+  std::size_t max_queued_bytes = std::size_t{256} << 20;
   // Most batches the writer drains into one commit group (one version, one
   // WAL record in durable mode). Larger groups amortise more per batch but
   // delay the first caller. At least 1. Default 1,024.
@@ -128,19 +136,27 @@ struct WriterOptions {
   std::size_t max_group_ops = 1'000'000;
   // How long the writer spins for work before it sleeps, in microseconds;
   // 0 turns all spinning off. A producer waiting for its commit spins this
-  // long while recent commit groups took no longer; when they take longer
-  // (a WAL fdatasync), only a producer with a spare core to itself spins,
-  // through about twice the recent group time and at most 1 ms (not for a
-  // while after such a spin lost its core), and the others sleep at once.
-  // Spinning cuts hand-off latency on an idle core and costs CPU on a busy
-  // one. At most kMaxSpinMicroseconds. Default 50.
+  // long while recent commit groups took no longer (pausing on its core
+  // while it has a spare one to itself, else giving the core away between
+  // looks with sched_yield); when they take longer (a WAL fdatasync), only
+  // a producer with a spare core to itself spins, through about twice the
+  // recent group time and at most 1 ms (not for a while after such a spin
+  // lost its core), and the others sleep at once. Spare cores are the ones
+  // the process may use (affinity mask and cgroup CPU quota) less the
+  // writer's. Spinning cuts hand-off latency on an idle core and costs CPU
+  // on a busy one. At most kMaxSpinMicroseconds. Default 50.
   std::uint32_t spin_microseconds = 50;
   // A Write that finds nothing queued, no group being committed and no
   // crowd of producers waiting (a producer committing alone, or two taking
   // turns) commits its batch on the calling thread, WAL append and
   // fdatasync included, instead of handing it to the writer thread and
   // waiting to be woken: that spares two thread hand-offs per commit.
-  // Groups of several producers are still formed by the writer thread.
+  // A Write queued behind others, while commit groups are short (no
+  // longer than spin_microseconds: volatile mode, fast devices), commits
+  // everything queued on its own thread whenever nobody else is
+  // committing, its own batch and those of the producers queued with it,
+  // as one group. With longer groups (WAL syncs) groups of several
+  // producers are formed by the writer thread.
   // False: every commit goes through the writer thread (a caller that must
   // not do I/O itself). Default true.
   bool caller_commits = true;

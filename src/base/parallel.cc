@@ -7,6 +7,8 @@
 #include <thread>
 #include <vector>
 
+#include "base/cpus.h"
+
 #if defined(__linux__)
 #include <sys/resource.h>
 #include <unistd.h>
@@ -16,7 +18,7 @@ namespace quiver::base {
 
 unsigned ResolveThreads(std::uint32_t requested) {
   if (requested != 0) return requested;
-  return std::clamp(std::thread::hardware_concurrency(), 1u, 8u);
+  return std::clamp(AvailableCpus(), 1u, 8u);
 }
 
 void RunOnThreads(unsigned threads, const std::function<void(unsigned worker)>& fn) {

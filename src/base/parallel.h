@@ -12,7 +12,8 @@
 namespace quiver::base {
 
 // The thread count an `io_threads`-style option asks for: `requested`, or
-// when 0 one per hardware thread, at most 8; always at least 1.
+// when 0 one per CPU this process may use (AvailableCpus), at most 8;
+// always at least 1.
 unsigned ResolveThreads(std::uint32_t requested);
 
 // Runs fn(0) .. fn(threads - 1) concurrently, fn(0) on the calling thread,

@@ -123,7 +123,8 @@ Status GraphImpl::RunCheckpointUnguarded(bool writer_stopped) {
     const SequenceNumber last_written = last_checkpoint_;
     barrier->set_after_sync([&, last_written] {
       take();
-      // On the writer thread, with everything up to the checkpoint's
+      // With the writer's role held (the writer thread, or a producer
+      // leading the queued group), with everything up to the checkpoint's
       // position in the log: the next group starts a new segment (see
       // rotate_before_next_group_) if a checkpoint will be written and the
       // current segment is not still small. Only ever set here: a

@@ -19,6 +19,7 @@
 #include <thread>
 #include <utility>
 
+#include "base/cpus.h"
 #include "base/strings.h"
 #include "checkpoint/chunk_pipeline.h"
 #include "import/fast_lines.h"
@@ -33,7 +34,7 @@ unsigned Importer::Threads() const {
   // blocks in flight.
   constexpr unsigned kMaxThreads = 64;
   if (options_.threads != 0) return std::min(options_.threads, kMaxThreads);
-  return std::clamp(std::thread::hardware_concurrency(), 1u, kMaxThreads);
+  return std::clamp(base::AvailableCpus(), 1u, kMaxThreads);
 }
 
 bool Importer::Splittable(std::size_t index) const {

@@ -5,15 +5,17 @@
 #include <cassert>
 #include <memory>
 
+#include "base/cpus.h"
 #include "index/catalog.h"
 
 namespace quiver::storage {
 namespace {
 
-// Slots per chain: twice the hardware threads, so threads rarely share one,
+// Slots per chain: twice the CPUs this process may use (threads that pin
+// at the same moment run at the same moment), so threads rarely share one,
 // at least 8 and at most the array's size (power of two, for the mask).
 std::uint32_t SlotCount(std::uint32_t max_slots) {
-  const std::uint32_t hw = std::max(1u, std::thread::hardware_concurrency());
+  const std::uint32_t hw = std::max(1u, base::AvailableCpus());
   return std::clamp(std::bit_ceil(2 * hw), 8u, max_slots);
 }
 

@@ -1,9 +1,11 @@
 #include "write/commit_queue.h"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <chrono>
-#include <thread>
 
+#include "base/cpus.h"
 #include "write/write_batch_internal.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -22,12 +24,21 @@ constexpr auto kPreempted = std::chrono::microseconds(50);
 
 // Spins until pred() or `microseconds` have passed; true if pred() held.
 // Sets *preempted (when given) if the spinner lost its core meanwhile.
+// `yield`: gives the core to whoever else wants it between looks
+// (sched_yield) instead of pausing on it, for a spinner without a core to
+// itself: the thread it waits for may need that very core.
 template <typename Pred>
-bool Spin(std::uint32_t microseconds, Pred pred, bool* preempted = nullptr) {
+bool Spin(std::uint32_t microseconds, Pred pred, bool* preempted = nullptr, bool yield = false) {
   if (microseconds == 0) return pred();
   auto last = std::chrono::steady_clock::now();
   auto deadline = last + std::chrono::microseconds(microseconds);
   while (true) {
+    if (yield) {
+      if (pred()) return true;
+      sched_yield();
+      if (std::chrono::steady_clock::now() >= deadline) return pred();
+      continue;
+    }
     for (int i = 0; i < 64; ++i) {
       if (pred()) return true;
       QUIVER_CPU_RELAX();
@@ -52,10 +63,11 @@ constexpr std::uint32_t kMaxLoneSpinMicroseconds = 1000;
 // delays the writer.
 constexpr std::uint32_t kLoneSpinHoldoff = 256;
 
-// Cores left once the writer has one; 1 when the count is unknown.
-std::uint32_t SpareCores() {
-  unsigned cores = std::thread::hardware_concurrency();
-  return cores == 0 ? 1 : cores - 1;
+// Cores left once the writer has one, of `cpus` (0: those this process
+// may use, base::AvailableCpus).
+std::uint32_t SpareCores(unsigned cpus) {
+  if (cpus == 0) cpus = base::AvailableCpus();
+  return cpus == 0 ? 0 : cpus - 1;
 }
 
 }  // namespace
@@ -82,6 +94,13 @@ const Status& DurabilityUnknownStatus() {
 
 std::size_t WriteRequest::cost() const { return internal::WriteBatchInternal::CountedOps(batch_); }
 
+std::size_t WriteRequest::bytes() const { return internal::WriteBatchInternal::ApproximateBytes(batch_); }
+
+GroupLeader::GroupLeader(std::size_t max_batches, std::size_t max_cost)
+    : max_batches_(std::max<std::size_t>(max_batches, 1)), max_cost_(max_cost) {
+  group_.reserve(max_batches_);
+}
+
 void WriteRequest::Complete(Result<CommitInfo> result) {
   if (async_) {
     promise_->set_value(std::move(result));
@@ -107,21 +126,41 @@ void WriteRequest::Unref() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) == 1) delete this;
 }
 
-CommitQueue::CommitQueue(std::size_t capacity, std::uint32_t spin_microseconds)
-    : capacity_(capacity), spin_microseconds_(spin_microseconds), spin_slots_(SpareCores()) {}
+CommitQueue::CommitQueue(std::size_t capacity, std::uint32_t spin_microseconds, std::size_t max_bytes,
+                         unsigned cpus)
+    : capacity_(capacity),
+      max_bytes_(max_bytes),
+      spin_microseconds_(spin_microseconds),
+      spin_slots_(SpareCores(cpus)) {}
 
-Status CommitQueue::Push(WriteRequest* r) {
+Status CommitQueue::Push(WriteRequest* r, GroupLeader* leader) {
+  const std::size_t bytes = r->bytes();  // walks the batch: outside the lock
   base::MutexLock lock(&mu_);
-  while (!closed_ && size_ >= capacity_) not_full_.Wait();
+  // Full: too many requests, or too many bytes for this one too. A request
+  // larger than the whole bound still enters an empty queue (else it would
+  // wait for ever).
+  while (!closed_ &&
+         (size_ >= capacity_ || (size_ != 0 && bytes > max_bytes_ - std::min(bytes_, max_bytes_))))
+    not_full_.Wait();
   if (closed_) return FailedPreconditionError("the graph is closed");
   r->group_ = groups_popped_;  // invariant 1
+  r->bytes_ = bytes;
   r->next_ = nullptr;
   (tail_ == nullptr ? head_ : tail_->next_) = r;
   tail_ = r;
-  approx_size_.store(++size_, std::memory_order_release);
+  bytes_ += bytes;
+  approx_size_.store(++size_);  // sequentially consistent: invariant 4
+  // Invariant 4: a producer that will lead counts among the leaders from
+  // here until its Wait stops trying.
+  if (leader != nullptr && ShortGroups()) {
+    r->leader_ = leader;
+    leaders_.fetch_add(1);
+  }
   // While someone holds the writer's role, the writer thread waits for it
-  // whatever is queued: FinishGroup wakes it (invariant 3).
-  if (!busy_) not_empty_.Signal();
+  // whatever is queued: FinishGroup wakes it (invariant 3). A leading
+  // producer commits r itself, or wakes the writer thread when it stops
+  // trying (StopLeading).
+  if (!busy_ && r->leader_ == nullptr) not_empty_.Signal();
   return Status::Ok();
 }
 
@@ -141,6 +180,7 @@ bool CommitQueue::TryLead(WriteRequest* r) {
   // would split what the writer thread would commit with a single sync.
   if (closed_ || busy_ || size_ != 0 || last_group_size_ > 1) return false;
   busy_ = true;  // invariant 3
+  approx_busy_.store(true, std::memory_order_relaxed);
   busy_hint_.store(true, std::memory_order_relaxed);
   r->group_ = groups_popped_++;
   group_start_ = std::chrono::steady_clock::now();
@@ -150,10 +190,19 @@ bool CommitQueue::TryLead(WriteRequest* r) {
 Result<CommitInfo> CommitQueue::Wait(WriteRequest* r) {
   if (!r->done()) {  // else committed already (by this caller, after TryLead)
     bool alone = waiting_.fetch_add(1, std::memory_order_relaxed) < spin_slots_;
-    bool preempted = false;
-    Spin(
-        SpinBudget(alone), [r] { return r->done(); }, &preempted);
-    if (preempted) lone_spin_holdoff_.store(kLoneSpinHoldoff, std::memory_order_relaxed);
+    if (r->leader_ != nullptr) {
+      WaitLeading(r, alone);
+      StopLeading();
+    } else {
+      bool preempted = false;
+      std::uint32_t budget = SpinBudget(alone);
+      // Short groups and no core to spare: between looks the core goes to
+      // whoever needs it (the writer, or a producer about to submit).
+      Spin(
+          budget, [r] { return r->done(); }, &preempted,
+          /*yield=*/!alone && budget != 0 && ShortGroups());
+      if (preempted) lone_spin_holdoff_.store(kLoneSpinHoldoff, std::memory_order_relaxed);
+    }
     // Invariant 2: once group g is finished and r is still not done, r was
     // cut off into a later group; sleep on that group's word instead.
     std::uint64_t g = r->group_;
@@ -168,10 +217,57 @@ Result<CommitInfo> CommitQueue::Wait(WriteRequest* r) {
       word.Wait(seen);
     }
     waiting_.fetch_sub(1, std::memory_order_relaxed);
+  } else if (r->leader_ != nullptr) {
+    StopLeading();  // committed before its producer came to wait
   }
   Result<CommitInfo> result = std::move(r->result_);
   r->Unref();
   return result;
+}
+
+bool CommitQueue::ShortGroups() const {
+  return spin_microseconds_ != 0 && group_microseconds_.load(std::memory_order_relaxed) <= spin_microseconds_;
+}
+
+void CommitQueue::WaitLeading(WriteRequest* r, bool alone) {
+  GroupLeader* leader = r->leader_;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(spin_microseconds_);
+  while (!r->done()) {
+    // Whatever is queued, r or others, once nobody holds the role: the
+    // producers' requests are committed without a hand-off to the writer
+    // thread, and a group holds everyone who queued meanwhile.
+    if (approx_size_.load(std::memory_order_relaxed) != 0 && !approx_busy_.load(std::memory_order_relaxed) &&
+        TryLeadQueued(leader)) {
+      leader->Commit(leader->group_);
+      leader->group_.clear();  // before the role goes: the next holder fills it
+      FinishGroup();
+      continue;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return;
+    if (alone) {
+      for (int i = 0; i < 64 && !r->done(); ++i) QUIVER_CPU_RELAX();
+    } else {
+      sched_yield();  // the role holder, or a producer about to submit, may need this core
+    }
+  }
+}
+
+bool CommitQueue::TryLeadQueued(GroupLeader* leader) {
+  base::MutexLock lock(&mu_);
+  if (busy_ || size_ == 0 || closed_) return false;  // once closed, the writer thread drains
+  PopLocked(&leader->group_, leader->max_batches_, leader->max_cost_);
+  return true;
+}
+
+void CommitQueue::StopLeading() {
+  // Invariant 4: the last leader to stop makes sure queued work is not
+  // left with nobody to commit it. Push stores approx_size_ and FinishGroup
+  // reads leaders_ under the lock, all sequentially consistent: either
+  // FinishGroup saw this producer gone (and woke the writer thread), or
+  // this producer sees the work queued.
+  if (leaders_.fetch_sub(1) != 1 || approx_size_.load() == 0) return;
+  base::MutexLock lock(&mu_);
+  if (!busy_ && size_ != 0 && leaders_.load() == 0) not_empty_.Signal();
 }
 
 std::uint32_t CommitQueue::SpinBudget(bool alone) {
@@ -200,25 +296,31 @@ bool CommitQueue::PopGroup(std::vector<WriteRequest*>* out, std::size_t max_batc
   // Invariant 3: a producer that took the writer's role (TryLead) finishes
   // its group first, Close or not.
   while (busy_ || (!closed_ && size_ == 0)) not_empty_.Wait();
+  if (head_ == nullptr) return false;  // closed and drained
+  PopLocked(out, max_batches, max_cost);
+  return true;
+}
+
+void CommitQueue::PopLocked(std::vector<WriteRequest*>* out, std::size_t max_batches, std::size_t max_cost) {
   std::size_t cost = 0;
   while (head_ != nullptr && out->size() < max_batches) {
     std::size_t c = head_->cost();
     if (!out->empty() && cost + c > max_cost) break;
     cost += c;
-    out->push_back(head_);
+    bytes_ -= head_->bytes_;
+    out->push_back(head_);  // never allocates: room for max_batches was reserved
     head_ = head_->next_;
     if (head_ == nullptr) tail_ = nullptr;
     --size_;
   }
-  approx_size_.store(size_, std::memory_order_release);
-  if (out->empty()) return false;
-  busy_ = true;
+  approx_size_.store(size_);  // sequentially consistent: invariant 4
+  busy_ = true;               // invariant 3
+  approx_busy_.store(true, std::memory_order_relaxed);
   busy_hint_.store(true, std::memory_order_relaxed);
   last_group_size_ = out->size();
   ++groups_popped_;
   not_full_.SignalAll();
   group_start_ = std::chrono::steady_clock::now();
-  return true;
 }
 
 void CommitQueue::FinishGroup() {
@@ -237,8 +339,16 @@ void CommitQueue::FinishGroup() {
   // when work is queued or the queue closed; it is woken only then.
   base::MutexLock lock(&mu_);
   busy_ = false;
+  approx_busy_.store(false, std::memory_order_relaxed);
   busy_hint_.store(last_group_size_ > 1, std::memory_order_relaxed);
-  if (size_ != 0 || closed_) not_empty_.Signal();
+  // Invariant 4: a leading producer takes queued work; the writer thread
+  // is woken only when none is left to.
+  if ((size_ != 0 && leaders_.load() == 0) || closed_) not_empty_.Signal();
+}
+
+std::size_t CommitQueue::TEST_queued_bytes() {
+  base::MutexLock lock(&mu_);
+  return bytes_;
 }
 
 void CommitQueue::Close() {

@@ -334,6 +334,38 @@ void WriteBatch::ExpectKeyFree(std::string_view label, std::initializer_list<Pro
 
 std::size_t WriteBatch::size() const { return ops_.size(); }
 
+namespace internal {
+namespace {
+
+// Heap bytes of a string: none while it fits in the string itself.
+std::size_t StringHeapBytes(const std::string& s) {
+  return s.capacity() > std::string().capacity() ? s.capacity() + 1 : 0;
+}
+
+std::size_t ValueHeapBytes(const PropertyValue& v) {
+  if (auto s = v.as_string()) return s->size() > std::string().capacity() ? s->size() + 1 : 0;
+  if (auto b = v.as_bytes()) return b->size();
+  if (auto f = v.as_float_vector()) return f->size_bytes();
+  if (auto l = v.as_string_list()) {
+    std::size_t n = l->size() * sizeof(std::string);
+    for (std::string_view e : *l) n += e.size() > std::string().capacity() ? e.size() + 1 : 0;
+    return n;
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::size_t WriteBatchInternal::ApproximateBytes(const WriteBatch& b) {
+  std::size_t n =
+      sizeof(WriteBatch) + b.ops_.capacity() * sizeof(Op) + b.properties_.capacity() * sizeof(Property);
+  for (const Op& op : b.ops_) n += StringHeapBytes(op.name);
+  for (const Property& p : b.properties_) n += StringHeapBytes(p.key) + ValueHeapBytes(p.value);
+  return n;
+}
+
+}  // namespace internal
+
 void WriteBatch::Clear() {
   ops_.clear();
   properties_.clear();

@@ -192,6 +192,10 @@ class WriteBatchInternal {
   // Operations counted against Limits::max_batch_ops: one per op plus one
   // per property an op carries.
   static std::size_t CountedOps(const WriteBatch& b) { return b.counted_ops_; }
+  // About the memory the batch holds: its vectors, and the strings and
+  // payloads they point to (allocator overhead aside). What the commit
+  // queue's byte bound counts (WriterOptions::max_queued_bytes).
+  static std::size_t ApproximateBytes(const WriteBatch& b);
 
   // Name `id` of `b`'s name table.
   static std::string_view Name(const WriteBatch& b, std::uint32_t id) {

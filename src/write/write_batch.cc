@@ -357,9 +357,12 @@ std::size_t ValueHeapBytes(const PropertyValue& v) {
 }  // namespace
 
 std::size_t WriteBatchInternal::ApproximateBytes(const WriteBatch& b) {
-  std::size_t n =
-      sizeof(WriteBatch) + b.ops_.capacity() * sizeof(Op) + b.properties_.capacity() * sizeof(Property);
-  for (const Op& op : b.ops_) n += StringHeapBytes(op.name);
+  // Op records hold no heap memory of their own: the names are in the
+  // batch's table, counted once here.
+  std::size_t n = sizeof(WriteBatch) + b.ops_.capacity() * sizeof(WriteBatch::OpRecord) +
+                  b.properties_.capacity() * sizeof(Property) + b.rare_.capacity() * sizeof(WriteBatch::Rare) +
+                  StringHeapBytes(b.names_) + b.name_ends_.capacity() * sizeof(std::size_t) +
+                  b.name_slots_.capacity() * sizeof(std::uint32_t);
   for (const Property& p : b.properties_) n += StringHeapBytes(p.key) + ValueHeapBytes(p.value);
   return n;
 }

@@ -786,8 +786,12 @@ TEST(ConcurrencyTest, SnapshotSlotsStayConsistentUnderAcquireReleaseStorms) {
 
   const std::uint64_t batches = Iters() * 4;
   std::atomic<bool> done{false};
+  // The writer starts once every storm thread runs: a fast writer could
+  // otherwise finish before a thread took its first snapshot.
+  std::atomic<int> started{0};
   std::string writer_error;
   std::thread writer([&] {
+    while (started.load(std::memory_order_acquire) < kStormThreads) std::this_thread::yield();
     for (std::uint64_t b = 1; b <= batches; ++b) {
       WriteBatch batch;
       for (int i = 0; i < kWatched; ++i)
@@ -817,6 +821,12 @@ TEST(ConcurrencyTest, SnapshotSlotsStayConsistentUnderAcquireReleaseStorms) {
       std::vector<Held> held;
       std::int64_t last_fresh = 0;
       auto fail = [&](const std::string& what) { errors[static_cast<std::size_t>(t)] = what; };
+      {  // one acquisition before the writer may start, however the threads are scheduled
+        Snapshot first = graph->GetSnapshot();
+        ++acquisitions[static_cast<std::size_t>(t)];
+        started.fetch_add(1, std::memory_order_release);
+        if (!first.valid()) return fail("invalid snapshot");
+      }
       while (!done.load(std::memory_order_acquire)) {
         // A burst of acquire+release pairs: the path the slots make cheap.
         for (int i = 0; i < 64; ++i) {

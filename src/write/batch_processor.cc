@@ -53,6 +53,13 @@ std::int64_t EntryBytes(std::span<const Property> props) {
   return n;
 }
 
+// Whether two names of one batch are equal. The batch stores each name once,
+// so equal names mostly share their bytes: the pointers are compared before
+// the bytes. (The sizes first: an empty name starts where the next one does.)
+bool SameName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && (a.data() == b.data() || a == b);
+}
+
 std::uint32_t InternName(storage::InternTable*& table, std::string_view name, MutationContext& ctx) {
   if (auto id = table->Find(name)) return *id;
   return storage::OwnInternTable(table, ctx)->Intern(name);
@@ -329,11 +336,11 @@ Status BatchProcessor::ValidatePlain(const WriteBatch& batch, const GraphRoots& 
   // the slots of the edge kSlotAhead ops on, so those misses overlap. Find
   // reads only the table's inner nodes, which stay cached.
   constexpr std::size_t kSlotAhead = 16;
-  auto prefetch_endpoints = [&ops, &g](std::size_t j) {
-    if (j >= ops.size() || ops[j].kind != OpKind::kAddEdge) return;
-    for (VertexRef ref : {ops[j].v1, ops[j].v2})
-      if (!ref.is_new() && ref.raw() < g.vertex_limit)
-        base::Prefetch(VertexTable::Find(g.vertices, ref.raw()));
+  auto prefetch_endpoints = [&batch, &ops, &g](std::size_t j) {
+    std::uint64_t ends[2];
+    if (j >= ops.size() || !WriteBatchInternal::CommittedEdgeEndpoints(batch, j, &ends[0], &ends[1])) return;
+    for (std::uint64_t v : ends)
+      if (v < g.vertex_limit) base::Prefetch(VertexTable::Find(g.vertices, v));
   };
   for (std::size_t j = 0; j < kSlotAhead; ++j) prefetch_endpoints(j);
   // The last edge type whose name passed CheckName.
@@ -356,7 +363,9 @@ Status BatchProcessor::ValidatePlain(const WriteBatch& batch, const GraphRoots& 
         ++new_vertices_;
         break;
       case OpKind::kAddEdge:
-        if (!have_checked_type || op.name != checked_type) {  // most batches add one type or a few
+        // Most batches add one type or a few. A batch stores each name once,
+        // so the same name is mostly the same bytes: compare the pointers first.
+        if (!have_checked_type || !SameName(op.name, checked_type)) {
           s = CheckName("edge type", op.name);
           checked_type = op.name;
           have_checked_type = s.ok();
@@ -797,7 +806,7 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
         break;
       }
       case OpKind::kAddEdge: {
-        if (!have_last_type || op.name != last_type_name) {
+        if (!have_last_type || !SameName(op.name, last_type_name)) {
           last_type = InternName(g.types, op.name, ctx);
           last_type_name = op.name;
           have_last_type = true;

@@ -360,8 +360,9 @@ std::size_t WriteBatchInternal::ApproximateBytes(const WriteBatch& b) {
   // Op records hold no heap memory of their own: the names are in the
   // batch's table, counted once here.
   std::size_t n = sizeof(WriteBatch) + b.ops_.capacity() * sizeof(WriteBatch::OpRecord) +
-                  b.properties_.capacity() * sizeof(Property) + b.rare_.capacity() * sizeof(WriteBatch::Rare) +
-                  StringHeapBytes(b.names_) + b.name_ends_.capacity() * sizeof(std::size_t) +
+                  b.properties_.capacity() * sizeof(Property) +
+                  b.rare_.capacity() * sizeof(WriteBatch::Rare) + StringHeapBytes(b.names_) +
+                  b.name_ends_.capacity() * sizeof(std::size_t) +
                   b.name_slots_.capacity() * sizeof(std::uint32_t);
   for (const Property& p : b.properties_) n += StringHeapBytes(p.key) + ValueHeapBytes(p.value);
   return n;

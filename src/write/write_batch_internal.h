@@ -185,6 +185,16 @@ class WriteBatchInternal {
   };
 
   static OpList Ops(const WriteBatch& b) { return OpList(b); }
+  // Op i's endpoints when it is an AddEdge between two committed vertices,
+  // read from its record without decoding it (validation's prefetch).
+  static bool CommittedEdgeEndpoints(const WriteBatch& b, std::size_t i, std::uint64_t* source,
+                                     std::uint64_t* target) {
+    const Record& r = b.ops_[i];
+    if (r.kind != OpKind::kAddEdge || (r.refs & (Record::kANew | Record::kBNew)) != 0) return false;
+    *source = r.a;
+    *target = r.b;
+    return true;
+  }
   static std::span<const Property> Props(const WriteBatch& b, const Op& op) {
     return {b.properties_.data() + op.prop_begin, op.prop_count};
   }

@@ -222,26 +222,27 @@ TEST(QueueReviewTest, PoisonWhileProducersLeadAnswersEveryone) {
   auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
   std::atomic<int> ok{0}, bad_code{0}, ok_after_poison{0};
   std::atomic<bool> poisoned_seen{false};
-  std::atomic<int> started{0};
   std::vector<std::thread> threads;
   for (int p = 0; p < 4; ++p)
     threads.emplace_back([&, p] {
-      started.fetch_add(1);
-      for (int i = 0; i < 400; ++i) {
+      // Until this producer has been refused 20 times (bounded: the fault
+      // below makes every sync fail from some point on).
+      int refused = 0;
+      for (int i = 0; i < 1'000'000 && refused < 20; ++i) {
         const bool before = poisoned_seen.load();
-        Result<CommitInfo> r = g->Write(QueueReviewVertex(p * 1000 + i), WriteOptions{.sync = i % 2 == 0});
+        Result<CommitInfo> r = g->Write(QueueReviewVertex(p * 1'000'000 + i), WriteOptions{.sync = i % 2 == 0});
         if (r.ok()) {
           ok.fetch_add(1);
           if (before) ok_after_poison.fetch_add(1);
           continue;
         }
+        ++refused;
         const StatusCode c = r.status().code();
         if (c != StatusCode::kDurabilityUnknown && c != StatusCode::kPoisoned) bad_code.fetch_add(1);
         poisoned_seen = true;
       }
     });
-  while (started.load() < 4) std::this_thread::yield();
-  std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  while (ok.load() < 200) std::this_thread::yield();
   fs.SetFault({.ops = env::FaultOp::kSync, .mode = env::FaultMode::kPersistent, .at = 1});
   for (std::thread& t : threads) t.join();
   EXPECT_EQ(bad_code.load(), 0);

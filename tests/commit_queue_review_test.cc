@@ -69,13 +69,13 @@ TEST(CpusReviewTest, MountRootThatPrefixesAnotherCgroupNameIsNotAnException) {
 TEST(CpusReviewTest, ExtremeQuotaTextIsNoLimitOrClamped) {
   EXPECT_EQ(base::ParseCpuMax("max"), std::nullopt);
   EXPECT_EQ(base::ParseCpuMax("max 0"), std::nullopt);
-  EXPECT_EQ(base::ParseCpuMax("100000 0"), std::nullopt);           // period 0
-  EXPECT_EQ(base::ParseCpuMax("-100000 100000"), std::nullopt);     // negative quota
-  EXPECT_EQ(base::ParseCpuMax("100000 -1"), std::nullopt);          // negative period
+  EXPECT_EQ(base::ParseCpuMax("100000 0"), std::nullopt);                // period 0
+  EXPECT_EQ(base::ParseCpuMax("-100000 100000"), std::nullopt);          // negative quota
+  EXPECT_EQ(base::ParseCpuMax("100000 -1"), std::nullopt);               // negative period
   EXPECT_EQ(base::ParseCpuMax("99999999999999999999 1"), std::nullopt);  // overflows long long
-  EXPECT_EQ(base::ParseCpuMax("100000  100000"), std::nullopt);     // two spaces: 3 fields
+  EXPECT_EQ(base::ParseCpuMax("100000  100000"), std::nullopt);          // two spaces: 3 fields
   EXPECT_EQ(base::ParseCpuMax("\n"), std::nullopt);
-  EXPECT_EQ(base::CpusForQuota(9.2e18), 1'000'000u);                // huge quota clamped
+  EXPECT_EQ(base::CpusForQuota(9.2e18), 1'000'000u);  // huge quota clamped
   EXPECT_EQ(base::CpusForQuota(-3.0), 1u);
   // A huge v2 quota with a tiny affinity mask: the mask wins.
   auto read = QueueReviewFiles({
@@ -86,8 +86,8 @@ TEST(CpusReviewTest, ExtremeQuotaTextIsNoLimitOrClamped) {
   });
   EXPECT_EQ(base::CountAvailableCpus(1, read), 1u);
   // Empty or missing files: the affinity count.
-  EXPECT_EQ(base::CountAvailableCpus(3, QueueReviewFiles({{"/proc/self/mountinfo", ""},
-                                                          {"/proc/self/cgroup", ""}})),
+  EXPECT_EQ(base::CountAvailableCpus(
+                3, QueueReviewFiles({{"/proc/self/mountinfo", ""}, {"/proc/self/cgroup", ""}})),
             3u);
 }
 

@@ -230,7 +230,8 @@ TEST(QueueReviewTest, PoisonWhileProducersLeadAnswersEveryone) {
       int refused = 0;
       for (int i = 0; i < 1'000'000 && refused < 20; ++i) {
         const bool before = poisoned_seen.load();
-        Result<CommitInfo> r = g->Write(QueueReviewVertex(p * 1'000'000 + i), WriteOptions{.sync = i % 2 == 0});
+        Result<CommitInfo> r =
+            g->Write(QueueReviewVertex(p * 1'000'000 + i), WriteOptions{.sync = i % 2 == 0});
         if (r.ok()) {
           ok.fetch_add(1);
           if (before) ok_after_poison.fetch_add(1);

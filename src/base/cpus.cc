@@ -100,9 +100,15 @@ std::optional<double> HierarchyQuota(const Hierarchy& h, bool v2, const ReadFile
   // already stands for (no cgroup namespace: root "/docker/x", path
   // "/docker/x/y"); a path outside the root (a namespace shows "/") is
   // taken as it is.
+  // The root stands for a prefix of whole names only: root "/docker/abc"
+  // is not a prefix of "/docker/abcdef". A path that does not start with
+  // '/' is not one /proc/self/cgroup gives: no limit read from it.
   std::string rel = h.path;
-  if (h.mount_root != "/" && rel.compare(0, h.mount_root.size(), h.mount_root) == 0)
-    rel = rel.substr(h.mount_root.size());
+  if (rel.empty() || rel.front() != '/') return std::nullopt;
+  const std::string& root = h.mount_root;
+  if (root != "/" && rel.compare(0, root.size(), root) == 0 &&
+      (rel.size() == root.size() || rel[root.size()] == '/'))
+    rel = rel.substr(root.size());
   while (!rel.empty() && rel.back() == '/') rel.pop_back();
   std::optional<double> best;
   for (int depth = 0; depth < 64; ++depth) {
@@ -116,8 +122,9 @@ std::optional<double> HierarchyQuota(const Hierarchy& h, bool v2, const ReadFile
       if (quota && period) q = ParseCfsQuota(*quota, *period);
     }
     if (q && (!best || *q < *best)) best = q;
-    if (rel.empty()) break;
-    rel.resize(rel.rfind('/'));
+    const std::size_t up = rel.rfind('/');
+    if (rel.empty() || up == std::string::npos) break;
+    rel.resize(up);
   }
   return best;
 }

@@ -53,7 +53,7 @@ TEST(CommitQueueLeadTest, WaitingProducerCommitsTheQueuedGroup) {
   WriteRequest* first = QueueLeadRequest();
   ASSERT_TRUE(queue.TryLead(first));  // the role is held
   std::atomic<bool> pushed{false};
-  Result<CommitInfo> result = Status::Ok();
+  Result<CommitInfo> result = InternalError("the producer never waited");
   std::thread producer([&] {
     WriteRequest* r = QueueLeadRequest();
     ASSERT_TRUE(queue.Push(r, &leader).ok());

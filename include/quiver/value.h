@@ -153,6 +153,17 @@ class PropertyValue {
   PropertyValue(FloatVector v) : v_(std::move(v)) {}         // NOLINT
   PropertyValue(StringList v) : v_(std::move(v)) {}          // NOLINT
 
+  // Copying copies the payload; out of memory it throws std::bad_alloc and
+  // leaves the destination as it was.
+  PropertyValue(const PropertyValue& o) : v_(CopyOf(o.v_)) {}
+  PropertyValue& operator=(const PropertyValue& o) {
+    if (this != &o) v_ = CopyOf(o.v_);
+    return *this;
+  }
+  PropertyValue(PropertyValue&&) noexcept = default;
+  PropertyValue& operator=(PropertyValue&&) noexcept = default;
+  ~PropertyValue() = default;
+
   ValueType type() const { return static_cast<ValueType>(v_.index()); }
   bool is_null() const { return type() == ValueType::kNull; }
 
@@ -179,7 +190,23 @@ class PropertyValue {
     return p == nullptr ? std::nullopt : std::optional<Out>(Out(*p));
   }
 
-  std::variant<std::monostate, bool, std::int64_t, double, std::string, Bytes, FloatVector, StringList> v_;
+  using Variant =
+      std::variant<std::monostate, bool, std::int64_t, double, std::string, Bytes, FloatVector, StringList>;
+  // The payload is copied into a temporary outside the variant, then moved
+  // in (moves of these types do not throw). GCC 12's std::variant copy
+  // constructor, when the payload's copy threw std::bad_alloc, went on
+  // through an invalid index: a crash, not an exception.
+  static Variant CopyOf(const Variant& v) {
+    return std::visit(
+        [](const auto& x) -> Variant {
+          using T = std::decay_t<decltype(x)>;
+          T copy(x);
+          return Variant(std::in_place_type<T>, std::move(copy));
+        },
+        v);
+  }
+
+  Variant v_;
 };
 
 // A read-only view of a stored value. It points into the snapshot it came

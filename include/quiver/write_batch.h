@@ -125,7 +125,9 @@ class WriteBatch {
 
   // Makes room for `ops` operations and `properties` properties in all (like
   // std::vector::reserve: never shrinks), so recording that many does not
-  // reallocate. Every call that records counts as one operation; each
+  // reallocate those two arrays (the table of distinct names a batch keeps
+  // still grows with each new label, type or key). Every call that records
+  // counts as one operation; each
   // property an operation carries (and each key of an upsert or
   // ExpectKeyFree) counts as one property.
   void reserve(std::size_t ops, std::size_t properties = 0);

@@ -58,17 +58,21 @@ std::uint32_t WriteBatchInternal::InternName(WriteBatch& b, std::string_view nam
     }
   }
   if (id == Record::kNoName) {
+    // Everything that allocates comes before anything that would leave the
+    // table half-changed: out of memory, the batch is as it was (a name's
+    // bytes without its end would shift every later name).
     id = count;
+    const bool hashed = count + 1 > kScannedNames;
+    if (hashed && b.name_slots_.size() < 4 * (std::size_t{count} + 1)) {
+      // (Re)build: every name so far, into twice the slots (at least 64).
+      std::vector<std::uint32_t> slots(std::max<std::size_t>(64, 2 * b.name_slots_.size()), 0);
+      b.name_slots_.swap(slots);
+      for (std::uint32_t i = 0; i < count; ++i) Slot(b, Name(b, i)) = i + 1;
+    }
+    b.name_ends_.reserve(std::size_t{count} + 1);
     b.names_.append(name);
     b.name_ends_.push_back(b.names_.size());
-    if (b.name_ends_.size() > kScannedNames) {
-      if (b.name_slots_.size() < 4 * b.name_ends_.size()) {
-        // (Re)build: every name so far, into twice the slots (at least 64).
-        b.name_slots_.assign(std::max<std::size_t>(64, 2 * b.name_slots_.size()), 0);
-        for (std::uint32_t i = 0; i < count; ++i) Slot(b, Name(b, i)) = i + 1;
-      }
-      Slot(b, name) = id + 1;
-    }
+    if (hashed) Slot(b, name) = id + 1;
   }
   b.last_name_ = id + 1;
   return id;
@@ -83,16 +87,42 @@ std::uint32_t& WriteBatchInternal::Slot(WriteBatch& b, std::string_view name) {
 
 // --- Appending records
 
+// The properties are copied before the record is added, and taken back if
+// adding it fails: out of memory, the batch records nothing (a record
+// pointing past its properties would be read on the writer thread).
 Record& WriteBatchInternal::Append(WriteBatch& b, OpKind kind, std::uint32_t name,
-                                   std::span<const Property> props) {
-  Record& r = b.ops_.emplace_back(Record{.kind = kind,
-                                         .refs = SlotBits(kind),
-                                         .name = name,
-                                         .prop_begin = static_cast<std::uint32_t>(b.properties_.size()),
-                                         .prop_count = static_cast<std::uint32_t>(props.size())});
-  if (!props.empty()) b.properties_.insert(b.properties_.end(), props.begin(), props.end());
-  b.counted_ops_ += 1 + props.size();
-  return r;
+                                   std::span<const Property> props, std::span<const Property> more) {
+  const std::size_t begin = b.properties_.size();
+  try {
+    if (!props.empty()) b.properties_.insert(b.properties_.end(), props.begin(), props.end());
+    if (!more.empty()) b.properties_.insert(b.properties_.end(), more.begin(), more.end());
+    Record& r =
+        b.ops_.emplace_back(Record{.kind = kind,
+                                   .refs = SlotBits(kind),
+                                   .name = name,
+                                   .prop_begin = static_cast<std::uint32_t>(begin),
+                                   .prop_count = static_cast<std::uint32_t>(props.size() + more.size())});
+    b.counted_ops_ += 1 + props.size() + more.size();
+    return r;
+  } catch (...) {
+    b.properties_.erase(b.properties_.begin() + static_cast<std::ptrdiff_t>(begin), b.properties_.end());
+    throw;
+  }
+}
+
+Record& WriteBatchInternal::AppendWithProperty(WriteBatch& b, OpKind kind, Property p) {
+  b.properties_.push_back(std::move(p));
+  try {
+    Record& r = b.ops_.emplace_back(Record{.kind = kind,
+                                           .refs = SlotBits(kind),
+                                           .prop_begin = static_cast<std::uint32_t>(b.properties_.size() - 1),
+                                           .prop_count = 1});
+    b.counted_ops_ += 1;
+    return r;
+  } catch (...) {
+    b.properties_.pop_back();
+    throw;
+  }
 }
 
 void WriteBatchInternal::AppendSharedIndexOp(WriteBatch& b, OpKind kind, std::shared_ptr<const IndexOp> op) {
@@ -128,7 +158,15 @@ void WriteBatchInternal::AppendOp(WriteBatch& b, const Op& op, std::span<const P
 
 WriteBatch::WriteBatch() : tag_(NextTag()) {}
 WriteBatch::WriteBatch(const WriteBatch&) = default;
-WriteBatch& WriteBatch::operator=(const WriteBatch&) = default;
+// Copy, then move in: out of memory, the target is unchanged (a member-wise
+// copy could stop with ops that name entries of a table not copied yet).
+WriteBatch& WriteBatch::operator=(const WriteBatch& o) {
+  if (this != &o) {
+    WriteBatch copy(o);
+    *this = std::move(copy);
+  }
+  return *this;
+}
 
 WriteBatch::WriteBatch(WriteBatch&& o) noexcept
     : tag_(o.tag_),
@@ -162,6 +200,7 @@ WriteBatch& WriteBatch::operator=(WriteBatch&& o) noexcept {
   name_ends_ = std::move(o.name_ends_);
   name_slots_ = std::move(o.name_slots_);
   last_name_ = o.last_name_;
+  std::string().swap(o.names_);  // a string's move may hand it this batch's old buffer
   o.Clear();
   return *this;
 }
@@ -213,15 +252,17 @@ Record& AppendOn(WriteBatch& b, OpKind kind, Ref ref) {
 }  // namespace
 
 void WriteBatch::SetProperty(VertexRef vertex, std::string_view key, PropertyValue value) {
-  Record& op = AppendOn(*this, OpKind::kSetVertexProperty, vertex);
-  op.prop_count = 1;
-  properties_.push_back(Property{std::string(key), std::move(value)});
+  Record& op = WriteBatchInternal::AppendWithProperty(*this, OpKind::kSetVertexProperty,
+                                                      Property{std::string(key), std::move(value)});
+  op.a = vertex.raw();
+  op.refs |= WriteBatchInternal::RefBits(*this, vertex, 0);
 }
 
 void WriteBatch::SetProperty(EdgeRef edge, std::string_view key, PropertyValue value) {
-  Record& op = AppendOn(*this, OpKind::kSetEdgeProperty, edge);
-  op.prop_count = 1;
-  properties_.push_back(Property{std::string(key), std::move(value)});
+  Record& op = WriteBatchInternal::AppendWithProperty(*this, OpKind::kSetEdgeProperty,
+                                                      Property{std::string(key), std::move(value)});
+  op.a = edge.raw();
+  op.refs |= WriteBatchInternal::RefBits(*this, edge, 0);
 }
 
 void WriteBatch::RemoveProperty(VertexRef vertex, std::string_view key) {
@@ -239,12 +280,9 @@ void WriteBatch::RemoveVertex(VertexRef vertex) { AppendOn(*this, OpKind::kRemov
 NewVertex WriteBatch::UpsertVertex(std::string_view label, std::span<const Property> keys,
                                    std::span<const Property> properties, UpsertMode mode) {
   Record& op = WriteBatchInternal::Append(*this, OpKind::kUpsertVertex,
-                                          WriteBatchInternal::InternName(*this, label), keys);
+                                          WriteBatchInternal::InternName(*this, label), keys, properties);
   op.b = keys.size();
   op.flag = static_cast<std::uint8_t>(mode);
-  op.prop_count += static_cast<std::uint32_t>(properties.size());
-  properties_.insert(properties_.end(), properties.begin(), properties.end());
-  counted_ops_ += properties.size();
   ++upserts_;
   return NewVertex{tag_, added_vertices_++};
 }
@@ -274,18 +312,20 @@ NewEdge WriteBatch::UpsertEdge(std::string_view type, VertexRef source, VertexRe
 }
 
 void WriteBatch::ExpectProperty(VertexId vertex, std::string_view key, PropertyValue value) {
-  Record& op = AppendOn(*this, OpKind::kExpectVertexProperty, VertexRef(vertex));
+  Record& op = WriteBatchInternal::AppendWithProperty(*this, OpKind::kExpectVertexProperty,
+                                                      Property{std::string(key), std::move(value)});
+  op.a = VertexRef(vertex).raw();
+  op.refs |= WriteBatchInternal::RefBits(*this, VertexRef(vertex), 0);
   op.flag = 1;
-  op.prop_count = 1;
-  properties_.push_back(Property{std::string(key), std::move(value)});
   ++expectations_;
 }
 
 void WriteBatch::ExpectProperty(EdgeId edge, std::string_view key, PropertyValue value) {
-  Record& op = AppendOn(*this, OpKind::kExpectEdgeProperty, EdgeRef(edge));
+  Record& op = WriteBatchInternal::AppendWithProperty(*this, OpKind::kExpectEdgeProperty,
+                                                      Property{std::string(key), std::move(value)});
+  op.a = EdgeRef(edge).raw();
+  op.refs |= WriteBatchInternal::RefBits(*this, EdgeRef(edge), 0);
   op.flag = 1;
-  op.prop_count = 1;
-  properties_.push_back(Property{std::string(key), std::move(value)});
   ++expectations_;
 }
 

@@ -281,7 +281,12 @@ class WriteBatchInternal {
   // Recording (write_batch.cc): appends an op of `kind` naming `name`
   // (kNoName for none) with `props`, counted as one op plus one per
   // property, and returns it for the caller to fill in.
-  static Record& Append(WriteBatch& b, OpKind kind, std::uint32_t name, std::span<const Property> props);
+  // Out of memory, both leave `b` as it was.
+  static Record& Append(WriteBatch& b, OpKind kind, std::uint32_t name, std::span<const Property> props,
+                        std::span<const Property> more = {});
+  // A record carrying the one property `p` (SetProperty, ExpectProperty),
+  // with no name; its refs are the caller's to set.
+  static Record& AppendWithProperty(WriteBatch& b, OpKind kind, Property p);
   // The refs bits for `r` in slot a (shift 0) or b (shift 2) of a record of
   // `b`, to or into the record's.
   template <typename Ref>

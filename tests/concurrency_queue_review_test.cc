@@ -26,37 +26,13 @@
 #include "graph_impl.h"
 #include "quiver/quiver.h"
 #include "test_util.h"
+#include "watchdog.h"
 #include "write/commit_queue.h"
 
 namespace quiver {
 namespace {
 
-// Aborts the process if the test has not finished within `limit`.
-class QueueReviewWatchdog {
- public:
-  explicit QueueReviewWatchdog(std::chrono::seconds limit)
-      : thread_([this, limit] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
-            std::cerr << "watchdog: test did not finish within " << limit.count() << " s (hang)" << std::endl;
-            std::abort();
-          }
-        }) {}
-  ~QueueReviewWatchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
+using test_util::Watchdog;
 
 WriteBatch QueueReviewVertex(std::int64_t i) {
   WriteBatch b;
@@ -77,7 +53,7 @@ Options LeadingOptions() {
 // (never leads, relies on the leaders or the writer thread being woken),
 // and a reader checking whole groups. A lost wake-up hangs here.
 TEST(QueueReviewTest, TinyBoundsMixedWritersNeverHangAndCommitWholeGroups) {
-  QueueReviewWatchdog watchdog(std::chrono::seconds(180));
+  Watchdog watchdog(std::chrono::seconds(180));
   Options o = LeadingOptions();
   o.writer.max_queued_batches = 1;
   o.writer.max_queued_bytes = 1;
@@ -131,7 +107,7 @@ TEST(QueueReviewTest, TinyBoundsMixedWritersNeverHangAndCommitWholeGroups) {
 // acknowledged as synced survives a power loss taken right after the run,
 // before Close writes anything more.
 TEST(QueueReviewTest, DurableSyncedAcksSurviveAPowerLossWhileProducersLead) {
-  QueueReviewWatchdog watchdog(std::chrono::seconds(180));
+  Watchdog watchdog(std::chrono::seconds(180));
   env::SimFileSystem sim;
   Options o = test_util::SmallSegmentOptions();
   o.writer.spin_microseconds = kMaxSpinMicroseconds;
@@ -182,7 +158,7 @@ TEST(QueueReviewTest, DurableSyncedAcksSurviveAPowerLossWhileProducersLead) {
 // Coverage (passes): Close while producers lead and wait. Every producer
 // ends (no hang); each acknowledged write is in the graph, nothing more.
 TEST(QueueReviewTest, CloseWhileProducersLeadNeverHangs) {
-  QueueReviewWatchdog watchdog(std::chrono::seconds(120));
+  Watchdog watchdog(std::chrono::seconds(120));
   for (int trial = 0; trial < 20; ++trial) {
     Options o = LeadingOptions();
     o.writer.max_queued_batches = 2;
@@ -214,7 +190,7 @@ TEST(QueueReviewTest, CloseWhileProducersLeadNeverHangs) {
 // write is answered (no hang), none is acknowledged after the failure,
 // and the answers are the documented ones.
 TEST(QueueReviewTest, PoisonWhileProducersLeadAnswersEveryone) {
-  QueueReviewWatchdog watchdog(std::chrono::seconds(120));
+  Watchdog watchdog(std::chrono::seconds(120));
   env::SimFileSystem sim;
   env::FaultFileSystem fs(&sim);
   Options o = test_util::SmallSegmentOptions();
@@ -255,7 +231,7 @@ TEST(QueueReviewTest, PoisonWhileProducersLeadAnswersEveryone) {
 // kIndexReady, DropIndex) queued among batches that producers lead: every
 // call succeeds, nothing hangs, every acknowledged vertex is there.
 TEST(QueueReviewTest, IndexBatchesAmongLedGroups) {
-  QueueReviewWatchdog watchdog(std::chrono::seconds(180));
+  Watchdog watchdog(std::chrono::seconds(180));
   auto g = Graph::OpenInMemory(LeadingOptions()).value();
   std::atomic<bool> stop{false};
   std::atomic<std::uint64_t> acked{0};
@@ -314,7 +290,7 @@ class QueueReviewBlockingLogger : public Logger {
 // the logger while a second producer queues behind it with a spin far
 // longer than the hold, so that producer leads its group once released.
 TEST(QueueReviewTest, LoggerOnALeadingProducerIsRefusedNotDeadlocked) {
-  QueueReviewWatchdog watchdog(std::chrono::seconds(120));
+  Watchdog watchdog(std::chrono::seconds(120));
   env::SimFileSystem sim;
   env::FaultFileSystem fs(&sim);
   auto logger = std::make_shared<QueueReviewBlockingLogger>();
@@ -372,7 +348,7 @@ class QueueReviewLeader final : public GroupLeader {
 // with producers leading and the writer thread taking over; nothing hangs,
 // no two groups overlap, each producer's requests commit in its order.
 TEST(CommitQueueReviewTest, OneCpuLeadersAndWriterCommitEverythingInOrder) {
-  QueueReviewWatchdog watchdog(std::chrono::seconds(120));
+  Watchdog watchdog(std::chrono::seconds(120));
   for (std::uint32_t spin : {1u, 50u, 10'000u}) {
     CommitQueue queue(4, spin, 1 << 20, /*cpus=*/1);
     QueueReviewLeader leader;
@@ -425,7 +401,7 @@ namespace {
 // role holder or the last leader to wake the writer thread. A lost wake-up
 // hangs and the watchdog aborts.
 TEST(CommitQueueReviewTest, ShortSpinsLeadersAndPlainProducersNeverLoseAWakeUp) {
-  QueueReviewWatchdog watchdog(std::chrono::seconds(240));
+  Watchdog watchdog(std::chrono::seconds(240));
   for (std::uint32_t spin : {1u, 2u, 3u}) {
     for (unsigned cpus : {1u, 2u, 8u}) {
       CommitQueue queue(3, spin, 1 << 20, cpus);

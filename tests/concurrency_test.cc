@@ -34,6 +34,7 @@
 
 #include "quiver/graph.h"
 #include "test_util.h"
+#include "watchdog.h"
 
 namespace quiver {
 namespace {
@@ -53,33 +54,7 @@ std::uint64_t Seed() {
   return seed;
 }
 
-// Aborts the process if the test has not finished within `limit`, so a hang
-// (a producer never woken, a Close() that never returns) fails loudly.
-class Watchdog {
- public:
-  explicit Watchdog(std::chrono::seconds limit)
-      : thread_([this, limit] {
-          std::unique_lock<std::mutex> lock(mu_);
-          if (!cv_.wait_for(lock, limit, [this] { return done_; })) {
-            std::cerr << "watchdog: test did not finish within " << limit.count() << " s (hang)" << std::endl;
-            std::abort();
-          }
-        }) {}
-  ~Watchdog() {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;
-    }
-    cv_.notify_all();
-    thread_.join();
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;
-  std::thread thread_;
-};
+using test_util::Watchdog;
 
 std::unique_ptr<Graph> NewGraph() {
   Result<std::unique_ptr<Graph>> g = Graph::OpenInMemory();

@@ -24,6 +24,7 @@
 #include "index/key_codec.h"
 #include "index/tree_node.h"
 #include "storage/retire_list.h"
+#include "tree_versions.h"
 
 namespace quiver::index {
 namespace {
@@ -31,46 +32,7 @@ namespace {
 using Model = std::set<std::pair<std::string, std::uint64_t>>;
 constexpr std::uint64_t kMaxId = std::numeric_limits<std::uint64_t>::max();
 
-// The writer's side of versions: an epoch per commit group, the group's
-// private blocks, and the retire list of every published version (kept
-// until the end, so every old root stays readable).
-class Versions {
- public:
-  explicit Versions(bool track_blocks = true) : track_blocks_(track_blocks) {}
-  ~Versions() { FreeRetired(); }
-
-  storage::MutationContext ctx() {
-    return {epoch_, &account_, &retired_, track_blocks_ ? &blocks_ : nullptr};
-  }
-  // Publication: the group's blocks now belong to the version.
-  void Publish() {
-    blocks_.Clear();
-    lists_.push_back(std::move(retired_));
-    retired_ = storage::RetireList();
-    ++epoch_;
-  }
-  // A failed group: frees its private blocks, forgets its retirements.
-  void Rollback() {
-    blocks_.FreeAll(&account_);
-    retired_.Forget();
-  }
-  // Frees every retire list, the open group's too (the end of all versions).
-  void FreeRetired() {
-    for (storage::RetireList& l : lists_) l.FreeAll(&account_);
-    lists_.clear();
-    retired_.FreeAll(&account_);
-  }
-  base::MemoryAccount& account() { return account_; }
-  std::uint64_t epoch() const { return epoch_; }
-
- private:
-  bool track_blocks_;
-  std::uint64_t epoch_ = 1;
-  base::MemoryAccount account_;
-  storage::GroupBlocks blocks_;
-  storage::RetireList retired_;
-  std::vector<storage::RetireList> lists_;
-};
+using Versions = test_util::TreeVersions;
 
 // ---- Structural check
 

@@ -33,6 +33,7 @@
 #include "quiver/graph.h"
 #include "storage/retire_list.h"
 #include "test_util.h"
+#include "tree_versions.h"
 
 namespace quiver {
 namespace {
@@ -225,43 +226,7 @@ TEST(InsertPathReviewTest, SearchMatchesLinearScanAtEveryCountAndLayout) {
   }
 }
 
-// The writer's side of versions for these tests: an epoch per group, the
-// group's private blocks, and every published version's retire list kept
-// to the end (so every published node stays readable).
-class ReviewVersions {
- public:
-  ReviewVersions() = default;
-  ~ReviewVersions() { FreeRetired(); }
-  storage::MutationContext ctx() { return {epoch_, &account_, &retired_, &blocks_}; }
-  void Publish() {
-    blocks_.Clear();
-    lists_.push_back(std::move(retired_));
-    retired_ = storage::RetireList();
-    ++epoch_;
-  }
-  // A failed group: frees its private blocks, forgets its retirements, and
-  // (like GraphImpl, which takes a new epoch per group) moves on.
-  void Rollback() {
-    blocks_.FreeAll(&account_);
-    retired_.Forget();
-    ++epoch_;
-  }
-  void FreeRetired() {
-    for (storage::RetireList& l : lists_) l.FreeAll(&account_);
-    lists_.clear();
-    retired_.FreeAll(&account_);
-  }
-  base::MemoryAccount& account() { return account_; }
-  std::uint64_t epoch() const { return epoch_; }
-  void set_epoch(std::uint64_t e) { epoch_ = e; }
-
- private:
-  std::uint64_t epoch_ = 1;
-  base::MemoryAccount account_;
-  storage::GroupBlocks blocks_;
-  storage::RetireList retired_;
-  std::vector<storage::RetireList> lists_;
-};
+using ReviewVersions = test_util::TreeVersions;
 
 // The bytes of every node a root reaches.
 struct NodeImage {
@@ -489,7 +454,7 @@ TEST(InsertPathReviewTest, SetAppendsAcrossAllocationFailuresAndRollback) {
           break;
         } catch (const std::bad_alloc&) {
           base::DisarmAllocationFaults();
-          v.Rollback();
+          v.Rollback(/*new_epoch=*/true);
           root = saved;
           ASSERT_NO_FATAL_FAILURE(ExpectImagesIntact(images, "after rollback"));
           ASSERT_EQ(CheckTree(root), before);

@@ -423,6 +423,16 @@ DeltaSteppingEnd DeltaStepping(const Graph& g, std::uint32_t source, unsigned th
   }
   body(0);
   for (std::thread& t : pool) t.join();
+  // The last round's report above is read while other workers may still be
+  // adding their final expansions (before the barrier): report the total
+  // once more, now that every worker has stopped.
+  if (progress && !thrown && !failed.load() && !cancelled) {
+    try {
+      progress(expansions.load());
+    } catch (...) {
+      thrown = std::current_exception();  // as a callback's throw in a round
+    }
+  }
   if (stats != nullptr) {
     *stats = {.rounds = rounds, .window_moves = window_moves};
     for (const Worker& w : workers) {

@@ -284,6 +284,9 @@ struct Worker {
   std::vector<std::uint32_t> type;
   std::vector<EdgeEntry*> cursor;
   std::vector<storage::VertexSlot*> leaves;
+  // Phases 3 and 4: the leaves (id >> 6) of vertices [0] and edges [1]
+  // whose 64 slots one block holds, all removed (Loader::ReclaimRemovedLeaves).
+  std::vector<std::uint64_t> removed_leaves[2];
 
   explicit Worker(std::uint64_t epoch) : ctx{epoch, &account, &retired} {}
 };
@@ -329,7 +332,9 @@ class Loader {
     QUIVER_RETURN_IF_ERROR(Adjacency(/*out=*/true));
     QUIVER_RETURN_IF_ERROR(Adjacency(/*out=*/false));
     QUIVER_RETURN_IF_ERROR(End(blocks.back(), blocks.size() - 1));
-    return Derived();
+    QUIVER_RETURN_IF_ERROR(Derived());
+    ReclaimRemovedLeaves();
+    return Status::Ok();
   }
 
  private:
@@ -541,6 +546,7 @@ class Loader {
   Status VertexBlock(Worker& w, const BlockRef& b, base::ByteReader& r, std::uint64_t* done) {
     const std::uint64_t first = b.first, count = b.count;
     storage::VertexSlot* out = nullptr;  // the slot of first + *done: one radix walk per leaf
+    std::uint64_t removed_run = 0;       // removed ids in a row, up to this one
     for (; *done < count; ++*done) {
       const std::uint64_t id = first + *done;
       out = out == nullptr || (id & (storage::VertexTable::kLeafSize - 1)) == 0
@@ -556,6 +562,9 @@ class Loader {
         slot.label = static_cast<std::uint32_t>(label);
         QUIVER_RETURN_IF_ERROR(Props(w, r, &slot.props, /*kind=*/0));
         ++w.live;
+        removed_run = 0;
+      } else {
+        NoteRemovedRun(w.removed_leaves[0], id, ++removed_run);
       }
       *out = slot;
     }
@@ -599,6 +608,7 @@ class Loader {
   Status EdgeBlock(Worker& w, const BlockRef& b, base::ByteReader& r, std::uint64_t* done) {
     const std::uint64_t first = b.first, count = b.count;
     storage::EdgeSlot* slot = nullptr;  // one radix walk per leaf
+    std::uint64_t removed_run = 0;      // removed ids in a row, up to this one
     for (; *done < count; ++*done) {
       const std::uint64_t id = first + *done;
       slot = slot == nullptr || (id & (storage::EdgeTable::kLeafSize - 1)) == 0
@@ -609,8 +619,10 @@ class Loader {
       if (live == 0) {
         *slot = storage::EdgeSlot{};
         slot->type = storage::kDeadType;
+        NoteRemovedRun(w.removed_leaves[1], id, ++removed_run);
         continue;
       }
+      removed_run = 0;
       std::uint64_t type, src, dst;
       if (!r.GetVarint(&type) || type >= g_.types->size() || !r.GetVarint(&src) || !r.GetVarint(&dst) ||
           src >= g_.vertex_limit || dst >= g_.vertex_limit)
@@ -805,6 +817,35 @@ class Loader {
     // from nothing: free them now rather than keep them until a sweep.
     w.retired.FreeAll(&w.account);
     return Status::Ok();
+  }
+
+  // Last: every leaf of removed slots becomes the table's shared leaf, as
+  // the writer does with a leaf a batch empties (RadixTable::
+  // ReclaimIfRemoved), so a graph reopened after much churn holds what is
+  // live. After every phase that reads or writes slots by leaf; the
+  // graph is not published yet, so what is replaced is freed at once. A
+  // leaf split between two blocks is not found, and stays.
+  void ReclaimRemovedLeaves() {
+    storage::RetireList gone;
+    storage::MutationContext ctx{ctx_.epoch, ctx_.account, &gone};
+    for (Worker& w : workers_) {
+      for (std::uint64_t leaf : w.removed_leaves[0])
+        storage::VertexTable::ReclaimIfRemoved(g_.vertices, leaf << storage::VertexTable::kLeafBits,
+                                               g_.vertex_limit, ctx);
+      for (std::uint64_t leaf : w.removed_leaves[1])
+        storage::EdgeTable::ReclaimIfRemoved(g_.edges, leaf << storage::EdgeTable::kLeafBits, g_.edge_limit,
+                                             ctx);
+      for (auto& leaves : w.removed_leaves) std::vector<std::uint64_t>().swap(leaves);
+    }
+    gone.FreeAll(ctx_.account);
+  }
+
+  // Records `id`'s leaf in `leaves` if `id` ends it and the `run` ids up to
+  // and including it are all removed.
+  static void NoteRemovedRun(std::vector<std::uint64_t>& leaves, std::uint64_t id, std::uint64_t run) {
+    constexpr std::uint64_t kLeaf = storage::VertexTable::kLeafSize;
+    static_assert(kLeaf == storage::EdgeTable::kLeafSize);
+    if ((id & (kLeaf - 1)) == kLeaf - 1 && run >= kLeaf) leaves.push_back(id / kLeaf);
   }
 
   // Phase 6.

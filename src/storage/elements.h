@@ -7,7 +7,12 @@
 //   Edge properties live in a sparse table of their own, so the ~90% of
 //   edges that carry none pay nothing for them.
 //
-// A removed element keeps its slot (ids are never reused) with a dead marker.
+// A removed element keeps its id (ids are never reused) and its slot, with a
+// dead marker, until all 64 slots of its leaf are removed: the leaf is then
+// replaced by one leaf of removed slots shared by every table of its kind
+// (RadixTable::ReclaimIfRemoved), so a graph that keeps adding and removing
+// elements keeps the memory of about what is live, not of every id ever
+// assigned.
 //
 // Thread safety: the read functions here may run on any thread against a
 // published GraphRoots.
@@ -53,6 +58,28 @@ struct EdgeSlot {
   std::uint64_t dst() const { return base::Load48(target); }
 };
 static_assert(sizeof(EdgeSlot) == 16);
+
+// A removed slot as the tables' shared leaves of removed slots hold it (what
+// removing a vertex leaves, and what the checkpoint loader writes for a
+// removed edge: the endpoints are not kept).
+template <>
+struct RemovedSlot<VertexSlot> {
+  static VertexSlot Value() {
+    VertexSlot s{};
+    s.label = kDeadLabel;
+    return s;
+  }
+  static bool Is(const VertexSlot& s) { return s.label == kDeadLabel; }
+};
+template <>
+struct RemovedSlot<EdgeSlot> {
+  static EdgeSlot Value() {
+    EdgeSlot s{};
+    s.type = kDeadType;
+    return s;
+  }
+  static bool Is(const EdgeSlot& s) { return s.type == kDeadType; }
+};
 
 using VertexTable = RadixTable<VertexSlot>;
 using EdgeTable = RadixTable<EdgeSlot>;

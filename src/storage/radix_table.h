@@ -17,6 +17,16 @@
 //  - MutableSparse(id): like Mutable, but for tables without a count (a null
 //    child reads as "all zero slots"); creates missing nodes.
 //
+// Removed slots (counted tables whose Slot has a RemovedSlot<Slot>): a leaf
+// whose 64 slots are all removed, and that lies wholly below the count, is
+// replaced by one shared, immutable leaf of removed slots (ReclaimIfRemoved);
+// an inner node whose children are all shared nodes is replaced in turn by
+// the shared inner node of its height. Readers cannot tell: the shared
+// nodes read exactly as the nodes they replace. A link to a shared node
+// carries the birth kSharedBirth, which no epoch ever equals, so no group
+// takes a shared node for its own: Mutable copies it like a published node
+// but never retires it, and Destroy never frees it.
+//
 // Thread safety: Find may run on any number of threads against published
 // roots; the write methods belong to the writer thread alone.
 #ifndef QUIVER_STORAGE_RADIX_TABLE_H_
@@ -36,6 +46,12 @@ struct TableRoot {
   std::uint32_t height = 0;  // 0: node is a leaf
   std::uint64_t birth = 0;   // the epoch `node` was born in
 };
+
+// Specialised for a Slot type whose table reclaims removed slots:
+//   static Slot Value();               the bytes of a removed slot
+//   static bool Is(const Slot& slot);  whether `slot` is removed
+template <typename Slot>
+struct RemovedSlot;
 
 template <typename Slot>
 class RadixTable {
@@ -57,6 +73,12 @@ class RadixTable {
     void* children[kInnerSize];
     std::uint64_t births[kInnerSize];  // births[i]: the epoch children[i] was born in
   };
+
+  // The birth of every link to a shared node of removed slots: never an
+  // epoch (epochs count up from 0 and would take 2^64 groups to reach it).
+  static constexpr std::uint64_t kSharedBirth = ~std::uint64_t{0};
+  // Heights a root can have: 6 + 6 x 7 = 48 id bits.
+  static constexpr std::uint32_t kMaxHeight = 7;
 
   // The slot for `id`, or null if a sparse table has no node on its path.
   // Requires id to be below the version's count for counted tables.
@@ -113,6 +135,70 @@ class RadixTable {
     return &Own<Leaf>(link, ctx)->slots[id & (kLeafSize - 1)];
   }
 
+  // If every slot of the leaf holding `id` is removed and the leaf lies
+  // wholly below `count`, replaces it with the shared leaf of removed slots
+  // (and, going up, each inner node wholly below `count` whose children are
+  // all shared with the shared inner node of its height), retiring what it
+  // replaces through `ctx`. Returns whether the leaf was replaced. Reads
+  // before it writes: a leaf with a live slot costs a scan up to that slot
+  // and changes nothing. May throw std::bad_alloc (path copying, retiring);
+  // the table is then as valid as after any failed Mutable, with the leaf
+  // possibly still in place.
+  static bool ReclaimIfRemoved(TableRoot& root, std::uint64_t id, std::uint64_t count, MutationContext& ctx) {
+    const std::uint64_t first = id & ~(kLeafSize - 1);
+    if (first >= count || count - first < kLeafSize) return false;
+    const Leaf* leaf = FindLeaf(root, first);
+    const Shared& shared = SharedNodes();
+    if (leaf == nullptr || leaf == &shared.leaf) return false;
+    for (const Slot& slot : leaf->slots)
+      if (!RemovedSlot<Slot>::Is(slot)) return false;
+    // links[h]: where the node of height h on the path hangs.
+    Link links[kMaxHeight + 1];
+    links[root.height] = Link{&root.node, &root.birth};
+    for (std::uint32_t h = root.height; h > 0; --h) links[h - 1] = Child(Own<Inner>(links[h], ctx), first, h);
+    ctx.Retire(*links[0].node);
+    links[0].Set(const_cast<Leaf*>(&shared.leaf), kSharedBirth);
+    for (std::uint32_t h = 1; h <= root.height; ++h) {
+      const std::uint64_t span = std::uint64_t{1} << (kLeafBits + kInnerBits * h);
+      const std::uint64_t from = first & ~(span - 1);
+      if (count - from < span) break;
+      const auto* inner = static_cast<const Inner*>(*links[h].node);
+      for (std::uint64_t birth : inner->births)
+        if (birth != kSharedBirth) return true;
+      ctx.Retire(*links[h].node);
+      links[h].Set(const_cast<Inner*>(&shared.inner[h - 1]), kSharedBirth);
+    }
+    return true;
+  }
+
+  // Sparse tables: if every slot of the leaf holding `id` is zero (reads as
+  // "nothing"), unlinks the leaf (and, going up, each inner node left with
+  // no child), retiring what it unlinks through `ctx`. Returns whether the
+  // leaf went. Throws like ReclaimIfRemoved.
+  static bool ReclaimIfEmpty(TableRoot& root, std::uint64_t id, MutationContext& ctx) {
+    const Leaf* leaf = FindLeaf(root, id);
+    if (leaf == nullptr) return false;
+    static constexpr Slot kZero{};
+    for (const Slot& slot : leaf->slots)
+      if (std::memcmp(&slot, &kZero, sizeof(Slot)) != 0) return false;
+    Link links[kMaxHeight + 1];
+    links[root.height] = Link{&root.node, &root.birth};
+    for (std::uint32_t h = root.height; h > 0; --h) links[h - 1] = Child(Own<Inner>(links[h], ctx), id, h);
+    for (std::uint32_t h = 0; h <= root.height; ++h) {
+      if (h > 0) {
+        const auto* inner = static_cast<const Inner*>(*links[h].node);
+        for (const void* child : inner->children)
+          if (child != nullptr) return true;
+      }
+      ctx.Retire(*links[h].node);
+      links[h].Set(nullptr, 0);
+    }
+    return true;
+  }
+
+  // Whether `leaf` is the shared leaf of removed slots (tests and stats).
+  static bool IsSharedLeaf(const Leaf* leaf) { return leaf == &SharedNodes().leaf; }
+
   // Creates, in an empty table, every node for ids [0, count), born in
   // ctx.epoch, in two steps, so the leaves (nearly all of the memory, and
   // its first touch) can be made on several threads: ReserveInner creates
@@ -157,7 +243,7 @@ class RadixTable {
   // frees every node. Used only when the last version dies.
   template <typename Fn>
   static void Destroy(TableRoot& root, std::uint64_t count, base::MemoryAccount* account, Fn&& fn) {
-    DestroyNode(root.node, root.height, 0, count, account, fn);
+    DestroyNode(root.node, root.birth, root.height, 0, count, account, fn);
     root = TableRoot{};
   }
 
@@ -216,16 +302,40 @@ class RadixTable {
   }
 
   // Copy-on-write of the node at `link`: itself if born in this epoch, else
-  // a copy that replaces it (the original is retired).
+  // a copy that replaces it (the original is retired; a shared node of
+  // removed slots is not: it belongs to no version).
   template <typename Node>
   static Node* Own(Link link, MutationContext& ctx) {
     auto* n = static_cast<Node*>(*link.node);
     if (*link.birth == ctx.epoch) return n;
     auto* copy = static_cast<Node*>(ctx.Allocate(sizeof(Node)));
     std::memcpy(static_cast<void*>(copy), n, sizeof(Node));
-    ctx.Retire(n);
+    if (*link.birth != kSharedBirth) ctx.Retire(n);  // a throw leaves `copy` to the group's rollback
     link.Set(copy, ctx.epoch);
     return copy;
+  }
+
+  // The shared nodes of removed slots: a leaf of RemovedSlot<Slot>::Value(),
+  // and per height h an inner node whose children are all the shared node
+  // of height h - 1. Built on first use (only by a writer) and never freed
+  // or written afterwards.
+  struct Shared {
+    Leaf leaf;
+    Inner inner[kMaxHeight];
+    Shared() {
+      for (Slot& s : leaf.slots) s = RemovedSlot<Slot>::Value();
+      for (std::uint32_t h = 0; h < kMaxHeight; ++h) {
+        void* below = h == 0 ? static_cast<void*>(&leaf) : static_cast<void*>(&inner[h - 1]);
+        for (std::uint64_t i = 0; i < kInnerSize; ++i) {
+          inner[h].children[i] = below;
+          inner[h].births[i] = kSharedBirth;
+        }
+      }
+    }
+  };
+  static const Shared& SharedNodes() {
+    static const Shared shared;
+    return shared;
   }
 
   static void* ReserveInnerNode(std::uint32_t height, std::uint64_t first, std::uint64_t count,
@@ -241,9 +351,9 @@ class RadixTable {
   }
 
   template <typename Fn>
-  static void DestroyNode(void* node, std::uint32_t height, std::uint64_t first, std::uint64_t count,
-                          base::MemoryAccount* account, Fn& fn) {
-    if (node == nullptr) return;
+  static void DestroyNode(void* node, std::uint64_t birth, std::uint32_t height, std::uint64_t first,
+                          std::uint64_t count, base::MemoryAccount* account, Fn& fn) {
+    if (node == nullptr || birth == kSharedBirth) return;  // a shared node holds only removed slots
     if (height == 0) {
       auto* leaf = static_cast<Leaf*>(node);
       for (std::uint64_t i = 0; i < kLeafSize && first + i < count; ++i) fn(leaf->slots[i]);
@@ -251,7 +361,7 @@ class RadixTable {
       auto* inner = static_cast<Inner*>(node);
       std::uint64_t span = std::uint64_t{1} << (kLeafBits + kInnerBits * (height - 1));
       for (std::uint64_t i = 0; i < kInnerSize; ++i)
-        DestroyNode(inner->children[i], height - 1, first + i * span, count, account, fn);
+        DestroyNode(inner->children[i], inner->births[i], height - 1, first + i * span, count, account, fn);
     }
     account->Free(node);
   }

@@ -34,6 +34,14 @@ using index::ElementKind;
 
 namespace {
 
+// Records that the batch removed `id` from the leaf it lies in (once per
+// run of removals in one leaf).
+void NoteRemoved(std::vector<std::uint64_t>& leaves, std::uint64_t id) {
+  const std::uint64_t leaf = id >> VertexTable::kLeafBits;
+  static_assert(VertexTable::kLeafBits == EdgeTable::kLeafBits);
+  if (leaves.empty() || leaves.back() != leaf) leaves.push_back(leaf);
+}
+
 std::string Describe(VertexRef r) {
   return r.is_new() ? base::StrCat("new vertex #", r.raw()) : base::StrCat("vertex ", r.raw());
 }
@@ -520,9 +528,11 @@ void BatchProcessor::RemoveEdgeInternal(std::uint64_t edge, std::uint64_t skip_v
     PropBlock** p = EdgePropTable::MutableSparse(g.edge_props, edge, ctx);
     ctx.Retire(*p);
     *p = nullptr;
+    NoteRemoved(cleared_edge_prop_leaves_, edge);
   }
   e->type = storage::kDeadType;
   --g.live_edges;
+  NoteRemoved(removed_edge_leaves_, edge);
 }
 
 void BatchProcessor::RemoveVertexInternal(std::uint64_t v, GraphRoots& g, MutationContext& ctx) {
@@ -551,6 +561,25 @@ void BatchProcessor::RemoveVertexInternal(std::uint64_t v, GraphRoots& g, Mutati
   *slot = VertexSlot{};
   slot->label = storage::kDeadLabel;
   --g.live_vertices;
+  NoteRemoved(removed_vertex_leaves_, v);
+}
+
+void BatchProcessor::ReclaimLeaves(GraphRoots& g, MutationContext& ctx) {
+  const std::array<std::vector<std::uint64_t>*, 3> lists{&removed_vertex_leaves_, &removed_edge_leaves_,
+                                                         &cleared_edge_prop_leaves_};
+  if (g_reclaim_removed_leaves.load(std::memory_order_relaxed)) {
+    for (auto* leaves : lists) {
+      std::sort(leaves->begin(), leaves->end());
+      leaves->erase(std::unique(leaves->begin(), leaves->end()), leaves->end());
+    }
+    for (std::uint64_t leaf : removed_vertex_leaves_)
+      VertexTable::ReclaimIfRemoved(g.vertices, leaf << VertexTable::kLeafBits, g.vertex_limit, ctx);
+    for (std::uint64_t leaf : removed_edge_leaves_)
+      EdgeTable::ReclaimIfRemoved(g.edges, leaf << EdgeTable::kLeafBits, g.edge_limit, ctx);
+    for (std::uint64_t leaf : cleared_edge_prop_leaves_)
+      EdgePropTable::ReclaimIfEmpty(g.edge_props, leaf << EdgePropTable::kLeafBits, ctx);
+  }
+  for (auto* leaves : lists) leaves->clear();
 }
 
 void BatchProcessor::FlushRemovals(GraphRoots& g, MutationContext& ctx) {
@@ -766,6 +795,9 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
   new_vertex_ids_.clear();
   new_edge_ids_.clear();
   removals_.clear();
+  removed_vertex_leaves_.clear();
+  removed_edge_leaves_.clear();
+  cleared_edge_prop_leaves_.clear();
   adds_count_ = 0;
   if (WriteBatchInternal::IsIndexBatch(batch)) {
     const Op& op = WriteBatchInternal::Ops(batch)[0];
@@ -887,6 +919,7 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
   }
   FlushAdds(g, ctx);
   FlushRemovals(g, ctx);
+  ReclaimLeaves(g, ctx);
   info->vertices.reserve(new_vertex_ids_.size());
   for (std::uint64_t id : new_vertex_ids_) info->vertices.emplace_back(id);
   info->edges.reserve(new_edge_ids_.size());

@@ -14,6 +14,7 @@
 #define QUIVER_WRITE_BATCH_PROCESSOR_H_
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -35,6 +36,11 @@
 #include "write/write_batch_internal.h"
 
 namespace quiver {
+
+// For tests only: false makes every BatchProcessor keep the leaves it
+// empties, so a test can hold a twin graph that never reclaims beside one
+// that does (set it around a Write: the commit reads it while applying).
+inline std::atomic<bool> g_reclaim_removed_leaves{true};
 
 class BatchProcessor {
  public:
@@ -154,6 +160,10 @@ class BatchProcessor {
   // Removes the adjacency entries queued by RemoveEdgeInternal: per vertex
   // and group, one pass over its array.
   void FlushRemovals(storage::GraphRoots& g, storage::MutationContext& ctx);
+  // Replaces each leaf the batch emptied with the shared leaf of removed
+  // slots (RadixTable::ReclaimIfRemoved). Last in a batch: nothing after it
+  // writes a slot the batch removed.
+  void ReclaimLeaves(storage::GraphRoots& g, storage::MutationContext& ctx);
   // Appends the adjacency entries queued by AddEdge: sorted by vertex and
   // direction (stable, so each array gets its entries in edge id order, as
   // one append per edge would), then per vertex, direction and type one
@@ -226,6 +236,12 @@ class BatchProcessor {
   };
   std::vector<Removal> removals_;
   std::vector<std::uint64_t> edges_;  // FlushRemovals scratch
+  // The leaves (id >> 6) in which the batch removed vertices and edges:
+  // those that end the batch with every slot removed are reclaimed
+  // (ReclaimLeaves).
+  std::vector<std::uint64_t> removed_vertex_leaves_;
+  std::vector<std::uint64_t> removed_edge_leaves_;
+  std::vector<std::uint64_t> cleared_edge_prop_leaves_;  // the same for edge property blocks
   // Adjacency entries to add at the end of the batch (or before a vertex
   // removal, which walks adjacency): key = vertex * 2 + (1 for in-edges).
   // The buffers are blocks of the graph's memory account, sized to the

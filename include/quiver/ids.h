@@ -2,7 +2,13 @@
 // converts into an EdgeId, a LabelId or an integer without saying so.
 //
 // Element ids (VertexId, EdgeId) are assigned by the writer in commit order,
-// dense from 0, and never reused or renumbered. Name ids (LabelId,
+// dense from 0, and never reused or renumbered: an id an application holds
+// names the same element for the graph's life, and once that element is
+// removed, no element at all (reads find nothing, writes that name it fail
+// with NotFound). The memory of removed elements is reclaimed all the same,
+// 64 consecutive ids at a time: once every element of such a run is
+// removed, its memory comes back (a checkpoint still writes one byte per
+// removed id). Name ids (LabelId,
 // EdgeTypeId, PropertyKeyId) are interned strings; they are stable for the
 // graph's life. `SequenceNumber` numbers committed batches from 1.
 #ifndef QUIVER_IDS_H_

@@ -1,5 +1,6 @@
 // Helpers GraphImpl's parts share across their files (graph_impl.cc, the
-// checkpoint scheduler in checkpoint/scheduler.cc): internal to the library.
+// writer in write/writer.cc, the checkpoint scheduler in
+// checkpoint/scheduler.cc): internal to the library.
 #ifndef QUIVER_GRAPH_IMPL_UTIL_H_
 #define QUIVER_GRAPH_IMPL_UTIL_H_
 
@@ -12,6 +13,30 @@
 #include "storage/version.h"
 
 namespace quiver {
+
+class GraphImpl;
+
+// The graph whose writer's role this thread holds: the writer thread's, or
+// a producer's committing its own group (caller commits); else null. A
+// logger called meanwhile runs on this thread, and a write it made would
+// wait for the group this thread is committing: for ever. One variable for
+// the whole library (inline, not file-local): the writer's role holders in
+// write/writer.cc set it, the entry points in graph_impl.cc read it.
+inline thread_local const GraphImpl* t_graph_committing_here = nullptr;
+
+// Marks this thread as holding `g`'s writer's role for its lifetime.
+class CommittingHere {
+ public:
+  explicit CommittingHere(const GraphImpl* g) : saved_(t_graph_committing_here) {
+    t_graph_committing_here = g;
+  }
+  ~CommittingHere() { t_graph_committing_here = saved_; }
+  CommittingHere(const CommittingHere&) = delete;
+  CommittingHere& operator=(const CommittingHere&) = delete;
+
+ private:
+  const GraphImpl* saved_;
+};
 
 inline std::uint64_t MicrosSince(std::chrono::steady_clock::time_point start) {
   return static_cast<std::uint64_t>(

@@ -136,7 +136,7 @@ TEST(WriteBatchRecordTest, EveryKindDecodesAsRecorded) {
 
   const auto ops = WriteBatchInternal::Ops(b);
   ASSERT_EQ(ops.size(), 16u);
-  const std::uint32_t tag = WriteBatchInternal::Tag(b);
+  const std::uint64_t tag = WriteBatchInternal::Tag(b);
   auto is_handle = [&](auto ref, std::uint64_t index) {
     return ref.is_new() && ref.batch_tag() == tag && ref.raw() == index;
   };
@@ -253,7 +253,7 @@ TEST(WriteBatchRecordTest, ReserveThenClearKeepsHandlesCorrect) {
     ASSERT_EQ(vs.back().index, i);
   }
   for (std::uint32_t i = 0; i + 1 < 100; ++i) ASSERT_EQ(b.AddEdge("E", vs[i], vs[i + 1]).index, i);
-  const std::uint32_t first_tag = vs[0].batch_tag;
+  const std::uint64_t first_tag = vs[0].batch_tag;
   auto graph = RecordTestGraph();
   Result<CommitInfo> first = graph->Write(b);
   ASSERT_TRUE(first.ok()) << first.status().ToString();

@@ -97,9 +97,9 @@ TEST(WriteBatchTest, DistinctBatchesHaveDistinctTags) {
   WriteBatch a;
   WriteBatch b;
   WriteBatch c;
-  std::uint32_t ta = a.AddVertex("X").batch_tag;
-  std::uint32_t tb = b.AddVertex("X").batch_tag;
-  std::uint32_t tc = c.AddVertex("X").batch_tag;
+  std::uint64_t ta = a.AddVertex("X").batch_tag;
+  std::uint64_t tb = b.AddVertex("X").batch_tag;
+  std::uint64_t tc = c.AddVertex("X").batch_tag;
   EXPECT_NE(ta, tb);
   EXPECT_NE(tb, tc);
   EXPECT_NE(ta, tc);
@@ -201,6 +201,71 @@ TEST(WriteBatchTest, CopyIsIndependentOfTheOriginal) {
   EXPECT_EQ(copy.added_vertices(), 1u);
   copy.Clear();
   EXPECT_EQ(original.size(), 3u);
+}
+
+// The rule of the copy constructor's comment: handles from before the copy
+// are valid in both; handles either side returns later only in that side
+// (and its own later copies).
+TEST(WriteBatchTest, CopySharesTheHandlesFromBeforeTheCopyOnly) {
+  auto graph = NewGraph();
+  auto code = [&](const WriteBatch& b) { return graph->Write(b).status().code(); };
+  WriteBatch original;
+  const NewVertex before = original.AddVertex("A");
+  const NewEdge before_edge = original.AddEdge("E", before, before);
+  WriteBatch copy(original);
+  const NewVertex copy_after = copy.AddVertex("C");
+  const NewVertex original_after = original.AddVertex("O");
+  EXPECT_EQ(copy_after.index, original_after.index);
+
+  // Before the copy: valid in both.
+  for (WriteBatch* b : {&original, &copy}) {
+    WriteBatch w = *b;
+    w.SetProperty(before, "k", 1);
+    w.SetProperty(before_edge, "k", 1);
+    EXPECT_EQ(code(w), StatusCode::kOk);
+  }
+  // After: valid only where returned.
+  WriteBatch in_copy = copy;
+  in_copy.AddEdge("E", copy_after, before);
+  EXPECT_EQ(code(in_copy), StatusCode::kOk);
+  WriteBatch in_original = original;
+  in_original.AddEdge("E", original_after, before);
+  EXPECT_EQ(code(in_original), StatusCode::kOk);
+  WriteBatch crossed = copy;
+  crossed.SetProperty(original_after, "k", 1);
+  EXPECT_EQ(code(crossed), StatusCode::kInvalidArgument);
+  crossed = original;
+  crossed.SetProperty(copy_after, "k", 1);
+  EXPECT_EQ(code(crossed), StatusCode::kInvalidArgument);
+  // An edge returned after the copy likewise.
+  const NewEdge original_edge = original.AddEdge("E", before, before);
+  crossed = copy;
+  crossed.RemoveEdge(original_edge);
+  EXPECT_EQ(code(crossed), StatusCode::kInvalidArgument);
+
+  // A copy of a copy inherits both: the first batch's handles up to the
+  // first copy, the copy's up to the second.
+  WriteBatch second(copy);
+  second.SetProperty(before, "k", 2);
+  second.SetProperty(copy_after, "k", 2);
+  EXPECT_EQ(code(second), StatusCode::kOk);
+  second.SetProperty(original_after, "k", 2);
+  EXPECT_EQ(code(second), StatusCode::kInvalidArgument);
+
+  // Assigned: the target takes the source's handles and loses its own.
+  WriteBatch target;
+  const NewVertex target_own = target.AddVertex("T");
+  target = original;
+  target.SetProperty(original_after, "k", 3);
+  EXPECT_EQ(code(target), StatusCode::kOk);
+  target.SetProperty(target_own, "k", 3);
+  EXPECT_EQ(code(target), StatusCode::kInvalidArgument);
+
+  // Cleared, a copy forgets what it inherited.
+  copy.Clear();
+  copy.AddVertex("X");
+  copy.SetProperty(before, "k", 4);
+  EXPECT_EQ(code(copy), StatusCode::kInvalidArgument);
 }
 
 TEST(WriteBatchTest, MoveCommitsTheSameMutations) {

@@ -181,6 +181,12 @@ class PropertyValue {
   }
   std::optional<StringListView> as_string_list() const { return Get<StringList, StringListView>(); }
 
+  // The heap memory the value holds, by capacity: a string, bytes or vector
+  // moved in keeps the buffer it had, however little of it is used. A list
+  // counts its array and its strings. 0 for null, bool, int64, double and a
+  // string short enough to be held inline; allocator overhead not counted.
+  std::size_t heap_bytes() const;
+
   friend bool operator==(const PropertyValue&, const PropertyValue&) = default;
 
  private:

@@ -58,16 +58,21 @@ class WriteBatchInternal;
 }  // namespace internal
 
 // A handle on a vertex added earlier in the same batch. It is only
-// meaningful to the batch that returned it; using it in another batch fails
-// that batch with InvalidArgument.
+// meaningful to the batch that returned it, and to the copies (and copies
+// of copies) made of that batch after it was returned (WriteBatch's copy
+// constructor states the rule); using it in any other batch fails that
+// batch with InvalidArgument. `batch_tag` names the batch: 64 bits, drawn
+// from one process-wide counter that never hands out a tag twice (it would
+// take centuries to wrap), and never 0, which a default handle holds.
 struct NewVertex {
-  std::uint32_t batch_tag = 0;
+  std::uint64_t batch_tag = 0;
   std::uint32_t index = 0;
 };
 
-// A handle on an edge added earlier in the same batch.
+// A handle on an edge added earlier in the same batch; the same rules as
+// NewVertex.
 struct NewEdge {
-  std::uint32_t batch_tag = 0;
+  std::uint64_t batch_tag = 0;
   std::uint32_t index = 0;
 };
 
@@ -78,11 +83,11 @@ class VertexRef {
   VertexRef(NewVertex v) : id_(v.index), tag_(v.batch_tag), is_new_(true) {}  // NOLINT
   bool is_new() const { return is_new_; }
   std::uint64_t raw() const { return id_; }
-  std::uint32_t batch_tag() const { return tag_; }
+  std::uint64_t batch_tag() const { return tag_; }
 
  private:
   std::uint64_t id_;
-  std::uint32_t tag_ = 0;
+  std::uint64_t tag_ = 0;
   bool is_new_ = false;
 };
 
@@ -93,11 +98,11 @@ class EdgeRef {
   EdgeRef(NewEdge e) : id_(e.index), tag_(e.batch_tag), is_new_(true) {}  // NOLINT
   bool is_new() const { return is_new_; }
   std::uint64_t raw() const { return id_; }
-  std::uint32_t batch_tag() const { return tag_; }
+  std::uint64_t batch_tag() const { return tag_; }
 
  private:
   std::uint64_t id_;
-  std::uint32_t tag_ = 0;
+  std::uint64_t tag_ = 0;
   bool is_new_ = false;
 };
 
@@ -112,13 +117,24 @@ enum class UpsertMode : std::uint8_t {
 class WriteBatch {
  public:
   WriteBatch();
-  // A copy holds the same operations, and handles returned by the original
-  // are valid in it (and the other way round).
+  // A copy holds the same operations, and every handle valid in the
+  // original at the time of the copy is valid in the copy (so the handles
+  // of a batch kept for reuse and written as `Write(batch)` still name its
+  // vertices when more operations are recorded in it or in a copy of it).
+  // From then on the two are separate batches: a handle either returns
+  // later is valid only in the batch that returned it (and in its own later
+  // copies), and using it in the other fails that batch with
+  // InvalidArgument, even though both number their new vertices from the
+  // same point. (The copy draws a tag of its own and remembers the tag and
+  // the AddVertex / AddEdge counts of the batch it was copied from.)
+  // Assigning a copy is the same: the target's own earlier handles become
+  // invalid in it.
   WriteBatch(const WriteBatch&);
   WriteBatch& operator=(const WriteBatch&);
-  // Moves the operations and their buffers; handles returned earlier follow
-  // them. The moved-from batch is left empty and valid, as after Clear() but
-  // without capacity, and can be refilled.
+  // Moves the operations and their buffers; handles valid in the moved-from
+  // batch follow them and are valid in the target. The moved-from batch is
+  // left empty and valid, as after Clear() but without capacity, and can be
+  // refilled; the handles it returned before are invalid in it.
   WriteBatch(WriteBatch&&) noexcept;
   WriteBatch& operator=(WriteBatch&&) noexcept;
   ~WriteBatch();
@@ -280,8 +296,9 @@ class WriteBatch {
   std::size_t added_vertices() const { return added_vertices_; }
   std::size_t added_edges() const { return added_edges_; }
 
-  // Forgets every operation; handles returned earlier become invalid (using
-  // one in the refilled batch fails it with InvalidArgument). Keeps the
+  // Forgets every operation; every handle valid in the batch before becomes
+  // invalid (using one in the refilled batch fails it with InvalidArgument),
+  // its own and those it had from the batch it was copied from. Keeps the
   // memory the batch has grown or reserved, for the next operations; to give
   // it back, assign an empty batch (`batch = quiver::WriteBatch()`).
   void Clear();
@@ -290,8 +307,9 @@ class WriteBatch {
   friend class internal::WriteBatchInternal;
   struct OpRecord;  // write/write_batch_internal.h
   struct Rare;      // the fields few operations have, out of line
+  struct Origin;    // a batch this one is a copy of, and its counts then
 
-  std::uint32_t tag_;
+  std::uint64_t tag_;
   std::uint32_t added_vertices_ = 0;
   std::uint32_t added_edges_ = 0;
   std::uint32_t upserts_ = 0;       // UpsertVertex and UpsertEdge calls
@@ -306,6 +324,10 @@ class WriteBatch {
   std::vector<std::size_t> name_ends_;     // name i ends at name_ends_[i] in names_
   std::vector<std::uint32_t> name_slots_;  // open-addressing hash of name index + 1, once names are many
   std::uint32_t last_name_ = 0;            // index + 1 of the name interned last (0: none)
+  // The batches this one was copied from, oldest first: a handle of theirs
+  // is this batch's own if its index was below their count at the copy.
+  // Empty unless the batch is a copy.
+  std::vector<Origin> origins_;
 };
 
 }  // namespace quiver

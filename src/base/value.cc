@@ -1,10 +1,12 @@
-// ValueTypeName, StringListView, PropertyView::ToValue and view/value
-// equality.
+// ValueTypeName, StringListView, PropertyValue::heap_bytes,
+// PropertyView::ToValue and view/value equality.
 #include "quiver/value.h"
 
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <string>
+#include <variant>
 
 namespace quiver {
 namespace {
@@ -17,7 +19,24 @@ std::uint32_t PackedU32(const std::byte* p, std::size_t index) {
   return v;
 }
 
+// Heap bytes of a string: none while it fits in the string itself.
+std::size_t StringHeapBytes(const std::string& s) {
+  return s.capacity() > std::string().capacity() ? s.capacity() + 1 : 0;
+}
+
 }  // namespace
+
+std::size_t PropertyValue::heap_bytes() const {
+  if (const auto* s = std::get_if<std::string>(&v_)) return StringHeapBytes(*s);
+  if (const auto* b = std::get_if<Bytes>(&v_)) return b->capacity();
+  if (const auto* f = std::get_if<FloatVector>(&v_)) return f->capacity() * sizeof(float);
+  if (const auto* l = std::get_if<StringList>(&v_)) {
+    std::size_t n = l->capacity() * sizeof(std::string);
+    for (const std::string& e : *l) n += StringHeapBytes(e);
+    return n;
+  }
+  return 0;
+}
 
 StringListView StringListView::Packed(std::span<const std::byte> packed) {
   StringListView v;

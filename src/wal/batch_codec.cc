@@ -195,7 +195,7 @@ class BatchDecoder {
 
   base::ByteReader& r_;
   WriteBatch& b_;
-  std::uint32_t tag_;
+  std::uint64_t tag_;
   std::vector<Property> props_;
 };
 

@@ -36,7 +36,7 @@ std::string KeyValues(std::span<const Property> keys) {
 
 }  // namespace
 
-VertexRef Resolver::RefOf(const Target& t, std::uint32_t tag) {
+VertexRef Resolver::RefOf(const Target& t, std::uint64_t tag) {
   if (t.committed) return VertexId(t.id);
   return NewVertex{tag, static_cast<std::uint32_t>(t.id)};
 }
@@ -51,7 +51,7 @@ Result<VertexRef> Resolver::MapVertex(VertexRef r) const {
   return RefOf(targets_[r.raw()], WriteBatchInternal::Tag(plain_));
 }
 
-EdgeRef Resolver::EdgeRefOf(const Target& t, std::uint32_t tag) {
+EdgeRef Resolver::EdgeRefOf(const Target& t, std::uint64_t tag) {
   if (t.committed) return EdgeId(t.id);
   return NewEdge{tag, static_cast<std::uint32_t>(t.id)};
 }
@@ -308,7 +308,7 @@ Status Resolver::UpsertEdge(std::uint32_t i, const Op& op, const WriteBatch& bat
   if (!source.ok()) return AtOp(i, source.status());
   Result<VertexRef> target = MapVertex(op.v2);
   if (!target.ok()) return AtOp(i, target.status());
-  const std::uint32_t plain_tag = WriteBatchInternal::Tag(plain_);
+  const std::uint64_t plain_tag = WriteBatchInternal::Tag(plain_);
   const index::PropertyIndex* idx = nullptr;
   for (const index::PropertyIndex& p : g.catalog->indexes()) {
     const index::IndexDef& def = *p.def;

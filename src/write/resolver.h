@@ -100,12 +100,12 @@ class Resolver {
                        const index::PropertyIndex** found, std::string* key) const;
   Result<VertexRef> MapVertex(VertexRef r) const;
   Result<EdgeRef> MapEdge(EdgeRef e) const;
-  static EdgeRef EdgeRefOf(const Target& t, std::uint32_t tag);
+  static EdgeRef EdgeRefOf(const Target& t, std::uint64_t tag);
   void TouchEdge(EdgeRef mapped, std::string_view key);
   void Emit(std::uint32_t origin, internal::WriteBatchInternal::Op op, std::span<const Property> props);
   void EmitSet(std::uint32_t origin, const Target& t, const Property& p);
   void Touch(VertexRef mapped, std::string_view key);
-  static VertexRef RefOf(const Target& t, std::uint32_t tag);
+  static VertexRef RefOf(const Target& t, std::uint64_t tag);
 
   const WriteBatch* batch_ = nullptr;
   WriteBatch plain_;

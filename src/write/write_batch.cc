@@ -21,11 +21,18 @@ using internal::WriteBatchInternal;
 using Record = WriteBatchInternal::Record;
 
 // Each batch gets a distinct tag so a NewVertex/NewEdge handle from one
-// batch is recognised as foreign in another. 0 is never used.
-std::uint32_t NextTag() {
-  static std::atomic<std::uint32_t> next{1};
-  std::uint32_t t = next.fetch_add(1, std::memory_order_relaxed);
-  return t == 0 ? next.fetch_add(1, std::memory_order_relaxed) : t;
+// batch is recognised as foreign in another; a batch draws one when made,
+// copied or cleared, and so on each move (the moved-from side's Clear), some
+// five per Write(std::move(batch)). 64 bits, so the counter never wraps in
+// practice: at a billion draws a second it would take 580 years. (32 bits
+// wrapped in about 14 minutes at a million writes a second, and a handle of
+// a live batch that had drawn the same tag was then taken as another's own.)
+// 0 is never used: it is a default handle's tag and a foreign one's, decoded.
+std::atomic<std::uint64_t> g_next_tag{1};
+
+std::uint64_t NextTag() {
+  std::uint64_t t = g_next_tag.fetch_add(1, std::memory_order_relaxed);
+  return t == 0 ? g_next_tag.fetch_add(1, std::memory_order_relaxed) : t;
 }
 
 // Up to this many names, a lookup scans them; past it, it probes a hash
@@ -83,6 +90,33 @@ std::uint32_t& WriteBatchInternal::Slot(WriteBatch& b, std::string_view name) {
   std::size_t s = HashOf(name) & mask;
   while (b.name_slots_[s] != 0) s = (s + 1) & mask;
   return b.name_slots_[s];
+}
+
+// --- Tags and origins
+
+void WriteBatchInternal::TEST_SkipTagsTo(std::uint64_t next) {
+  std::uint64_t now = g_next_tag.load(std::memory_order_relaxed);
+  while (now < next && !g_next_tag.compare_exchange_weak(now, next, std::memory_order_relaxed)) {
+  }
+}
+
+// Scanned newest first: a handle used in a copy most likely came from the
+// batch it was copied from. The list is as long as the chain of copies
+// (one entry for a batch written as Write(batch)).
+bool WriteBatchInternal::FromOrigin(const WriteBatch& b, std::uint64_t tag, std::uint64_t index, bool edge) {
+  for (auto o = b.origins_.rbegin(); o != b.origins_.rend(); ++o)
+    if (o->tag == tag) return index < (edge ? o->edges : o->vertices);
+  return false;
+}
+
+std::vector<WriteBatch::Origin> WriteBatchInternal::OriginsOfCopy(const WriteBatch& b) {
+  const bool returned_handles = b.added_vertices_ != 0 || b.added_edges_ != 0;
+  std::vector<WriteBatch::Origin> origins;
+  if (b.origins_.empty() && !returned_handles) return origins;
+  origins.reserve(b.origins_.size() + 1);
+  origins.assign(b.origins_.begin(), b.origins_.end());
+  if (returned_handles) origins.push_back({b.tag_, b.added_vertices_, b.added_edges_});
+  return origins;
 }
 
 // --- Appending records
@@ -157,7 +191,26 @@ void WriteBatchInternal::AppendOp(WriteBatch& b, const Op& op, std::span<const P
 // --- WriteBatch
 
 WriteBatch::WriteBatch() : tag_(NextTag()) {}
-WriteBatch::WriteBatch(const WriteBatch&) = default;
+
+// The copy's own tag is what tells a handle it returns from one the
+// original returns after the copy: both count from the same index. Handles
+// from before the copy stay valid through origins_.
+WriteBatch::WriteBatch(const WriteBatch& o)
+    : tag_(NextTag()),
+      added_vertices_(o.added_vertices_),
+      added_edges_(o.added_edges_),
+      upserts_(o.upserts_),
+      expectations_(o.expectations_),
+      counted_ops_(o.counted_ops_),
+      ops_(o.ops_),
+      properties_(o.properties_),
+      rare_(o.rare_),
+      names_(o.names_),
+      name_ends_(o.name_ends_),
+      name_slots_(o.name_slots_),
+      last_name_(o.last_name_),
+      origins_(WriteBatchInternal::OriginsOfCopy(o)) {}
+
 // Copy, then move in: out of memory, the target is unchanged (a member-wise
 // copy could stop with ops that name entries of a table not copied yet).
 WriteBatch& WriteBatch::operator=(const WriteBatch& o) {
@@ -181,7 +234,8 @@ WriteBatch::WriteBatch(WriteBatch&& o) noexcept
       names_(std::move(o.names_)),
       name_ends_(std::move(o.name_ends_)),
       name_slots_(std::move(o.name_slots_)),
-      last_name_(o.last_name_) {
+      last_name_(o.last_name_),
+      origins_(std::move(o.origins_)) {
   o.Clear();
 }
 
@@ -200,6 +254,7 @@ WriteBatch& WriteBatch::operator=(WriteBatch&& o) noexcept {
   name_ends_ = std::move(o.name_ends_);
   name_slots_ = std::move(o.name_slots_);
   last_name_ = o.last_name_;
+  origins_ = std::move(o.origins_);
   std::string().swap(o.names_);  // a string's move may hand it this batch's old buffer
   o.Clear();
   return *this;
@@ -382,16 +437,16 @@ std::size_t StringHeapBytes(const std::string& s) {
   return s.capacity() > std::string().capacity() ? s.capacity() + 1 : 0;
 }
 
-std::size_t ValueHeapBytes(const PropertyValue& v) {
-  if (auto s = v.as_string()) return s->size() > std::string().capacity() ? s->size() + 1 : 0;
-  if (auto b = v.as_bytes()) return b->size();
-  if (auto f = v.as_float_vector()) return f->size_bytes();
-  if (auto l = v.as_string_list()) {
-    std::size_t n = l->size() * sizeof(std::string);
-    for (std::string_view e : *l) n += e.size() > std::string().capacity() ? e.size() + 1 : 0;
-    return n;
-  }
-  return 0;
+// An index operation's definition, held through a shared_ptr (counted
+// whole by each batch that shares it). The contents CreateIndex built
+// (IndexOp::built) are not: they are charged to the graph's memory account,
+// and the CreateIndex call waiting on the batch holds them anyway.
+std::size_t IndexOpBytes(const IndexOp& op) {
+  const IndexSpec& s = op.spec;
+  std::size_t n = sizeof(IndexOp) + StringHeapBytes(s.name) + StringHeapBytes(s.label) +
+                  s.keys.capacity() * sizeof(std::string);
+  for (const std::string& k : s.keys) n += StringHeapBytes(k);
+  return n;
 }
 
 }  // namespace
@@ -399,12 +454,16 @@ std::size_t ValueHeapBytes(const PropertyValue& v) {
 std::size_t WriteBatchInternal::ApproximateBytes(const WriteBatch& b) {
   // Op records hold no heap memory of their own: the names are in the
   // batch's table, counted once here.
-  std::size_t n = sizeof(WriteBatch) + b.ops_.capacity() * sizeof(WriteBatch::OpRecord) +
-                  b.properties_.capacity() * sizeof(Property) +
-                  b.rare_.capacity() * sizeof(WriteBatch::Rare) + StringHeapBytes(b.names_) +
-                  b.name_ends_.capacity() * sizeof(std::size_t) +
-                  b.name_slots_.capacity() * sizeof(std::uint32_t);
-  for (const Property& p : b.properties_) n += StringHeapBytes(p.key) + ValueHeapBytes(p.value);
+  std::size_t n =
+      sizeof(WriteBatch) + b.ops_.capacity() * sizeof(WriteBatch::OpRecord) +
+      b.properties_.capacity() * sizeof(Property) + b.rare_.capacity() * sizeof(WriteBatch::Rare) +
+      StringHeapBytes(b.names_) + b.name_ends_.capacity() * sizeof(std::size_t) +
+      b.name_slots_.capacity() * sizeof(std::uint32_t) + b.origins_.capacity() * sizeof(WriteBatch::Origin);
+  // By capacity: a value moved in (SetProperty(v, k, std::move(buffer)))
+  // keeps its whole buffer, however short the value.
+  for (const Property& p : b.properties_) n += StringHeapBytes(p.key) + p.value.heap_bytes();
+  for (const WriteBatch::Rare& r : b.rare_)
+    if (r.index != nullptr) n += IndexOpBytes(*r.index);
   return n;
 }
 
@@ -423,6 +482,7 @@ void WriteBatch::Clear() {
   counted_ops_ = 0;
   upserts_ = 0;
   expectations_ = 0;
+  origins_.clear();
   tag_ = NextTag();
 }
 

@@ -11,6 +11,8 @@
 #include <memory>
 #include <span>
 #include <string_view>
+#include <type_traits>
+#include <vector>
 
 #include "quiver/index.h"
 #include "quiver/write_batch.h"
@@ -65,10 +67,13 @@ struct IndexOp {
 //   name   index in the batch's name table, or kNoName
 //   refs   which of a and b are handles (kANew, kBNew) and whether the
 //          handle came from another batch (kAForeign, kBForeign): the tag
-//          itself is not kept, only whether it was the batch's own when
-//          recorded, which cannot go stale: a batch's tag changes only
-//          together with its contents (Clear, and the moved-from side of a
-//          move), and a copy or the moved-to side keeps both. The high bits
+//          itself is not kept, only whether the handle was the batch's own
+//          when recorded (its tag, or one of its origins' below their counts;
+//          WriteBatch::Origin), which cannot go stale: the contents change
+//          only together with the tag and the origins (Clear, and the
+//          moved-from side of a move); the moved-to side keeps all three; a
+//          copy keeps the contents and draws a tag, and an own handle
+//          decodes with whichever tag the batch holding the record has. The high bits
 //          say what a and b hold (a copy of what the kind implies, so that
 //          decoding looks at one byte): kAIsEdge, kBIsVertex, kIsIndex
 // The engine reads operations decoded (internal::BatchOp below).
@@ -90,6 +95,16 @@ struct WriteBatch::OpRecord {
 // The fields of index lifecycle operations (rare: always alone in a batch).
 struct WriteBatch::Rare {
   std::shared_ptr<const IndexOp> index;
+};
+
+// A batch that this one is a copy of (directly, or through copies), as it
+// was at the copy: its handles of index below these counts name the same
+// vertices and edges here. A copy lists its original's origins, then the
+// original itself (left out when it had returned no handles).
+struct WriteBatch::Origin {
+  std::uint64_t tag;
+  std::uint32_t vertices;  // added_vertices_ at the copy
+  std::uint32_t edges;     // added_edges_ at the copy
 };
 
 namespace internal {
@@ -198,13 +213,18 @@ class WriteBatchInternal {
   static std::span<const Property> Props(const WriteBatch& b, const Op& op) {
     return {b.properties_.data() + op.prop_begin, op.prop_count};
   }
-  static std::uint32_t Tag(const WriteBatch& b) { return b.tag_; }
+  static std::uint64_t Tag(const WriteBatch& b) { return b.tag_; }
+  // Test hook: the next tag drawn (by any batch) is `next`, which must not
+  // be below the counter (tags are never handed out twice).
+  static void TEST_SkipTagsTo(std::uint64_t next);
   // Operations counted against Limits::max_batch_ops: one per op plus one
   // per property an op carries.
   static std::size_t CountedOps(const WriteBatch& b) { return b.counted_ops_; }
   // About the memory the batch holds: its vectors, and the strings and
-  // payloads they point to (allocator overhead aside). What the commit
-  // queue's byte bound counts (WriterOptions::max_queued_bytes).
+  // payloads they point to, by capacity (a value moved in keeps the buffer
+  // it had), and the definitions index operations carry (allocator overhead
+  // aside). What the commit queue's byte bound counts
+  // (WriterOptions::max_queued_bytes).
   static std::size_t ApproximateBytes(const WriteBatch& b);
 
   // Name `id` of `b`'s name table.
@@ -236,7 +256,7 @@ class WriteBatchInternal {
       op.index = b.rare_[r.a].index.get();
       return op;
     }
-    const std::uint32_t tag_a = (bits & Record::kAForeign) ? 0 : b.tag_;
+    const std::uint64_t tag_a = (bits & Record::kAForeign) ? 0 : b.tag_;
     const auto index_a = static_cast<std::uint32_t>(r.a);
     if (bits & Record::kAIsEdge) {
       op.e = (bits & Record::kANew) ? EdgeRef(NewEdge{tag_a, index_a}) : EdgeRef(EdgeId(r.a));
@@ -244,7 +264,7 @@ class WriteBatchInternal {
       op.v1 = (bits & Record::kANew) ? VertexRef(NewVertex{tag_a, index_a}) : VertexRef(VertexId(r.a));
     }
     if (bits & Record::kBIsVertex) {
-      const std::uint32_t tag_b = (bits & Record::kBForeign) ? 0 : b.tag_;
+      const std::uint64_t tag_b = (bits & Record::kBForeign) ? 0 : b.tag_;
       op.v2 = (bits & Record::kBNew) ? VertexRef(NewVertex{tag_b, static_cast<std::uint32_t>(r.b)})
                                      : VertexRef(VertexId(r.b));
     } else {
@@ -292,15 +312,28 @@ class WriteBatchInternal {
   template <typename Ref>
   static std::uint8_t RefBits(const WriteBatch& b, Ref r, int shift) {
     if (!r.is_new()) return 0;
-    const std::uint8_t bits = r.batch_tag() == b.tag_ ? Record::kANew : Record::kANew | Record::kAForeign;
+    const std::uint8_t bits = IsOwn(b, r) ? Record::kANew : Record::kANew | Record::kAForeign;
     return static_cast<std::uint8_t>(bits << shift);
   }
+  // True if handle `r` names one of `b`'s new elements: it has `b`'s tag,
+  // or the tag of a batch `b` is a copy of and an index that batch had
+  // reached at the copy (a later one names an element that batch added
+  // after the copy, which `b` does not have).
+  template <typename Ref>
+  static bool IsOwn(const WriteBatch& b, Ref r) {
+    if (r.batch_tag() == b.tag_) return true;
+    return !b.origins_.empty() && FromOrigin(b, r.batch_tag(), r.raw(), std::is_same_v<Ref, EdgeRef>);
+  }
+  // The origins of a copy of `b`: `b`'s, then `b` itself if it has
+  // returned handles.
+  static std::vector<WriteBatch::Origin> OriginsOfCopy(const WriteBatch& b);
 
  private:
   // The empty slot of `b`'s name hash that `name` probes to.
   static std::uint32_t& Slot(WriteBatch& b, std::string_view name);
   // A handle from another batch decodes with tag 0, which no batch has.
-  static std::uint32_t HandleTag(const WriteBatch& b, bool foreign) { return foreign ? 0 : b.tag_; }
+  static std::uint64_t HandleTag(const WriteBatch& b, bool foreign) { return foreign ? 0 : b.tag_; }
+  static bool FromOrigin(const WriteBatch& b, std::uint64_t tag, std::uint64_t index, bool edge);
   // A handle's index fits 32 bits: recording stored a NewVertex/NewEdge's.
   static std::uint32_t Index(std::uint64_t raw) { return static_cast<std::uint32_t>(raw); }
   static VertexRef VertexRefOf(const WriteBatch& b, std::uint64_t raw, bool is_new, bool foreign) {

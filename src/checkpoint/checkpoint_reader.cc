@@ -53,6 +53,7 @@
 #include <functional>
 #include <limits>
 #include <memory>
+#include <new>
 #include <optional>
 #include <vector>
 
@@ -824,19 +825,27 @@ class Loader {
   // ReclaimIfRemoved), so a graph reopened after much churn holds what is
   // live. After every phase that reads or writes slots by leaf; the
   // graph is not published yet, so what is replaced is freed at once. A
-  // leaf split between two blocks is not found, and stays.
-  void ReclaimRemovedLeaves() {
+  // leaf split between two blocks is not found, and stays. Out of memory
+  // (the list of what is replaced grows), it stops there: the load has
+  // succeeded, every node replaced so far is freed, the rest stay.
+  void ReclaimRemovedLeaves() noexcept {
     storage::RetireList gone;
     storage::MutationContext ctx{ctx_.epoch, ctx_.account, &gone};
-    for (Worker& w : workers_) {
-      for (std::uint64_t leaf : w.removed_leaves[0])
-        storage::VertexTable::ReclaimIfRemoved(g_.vertices, leaf << storage::VertexTable::kLeafBits,
-                                               g_.vertex_limit, ctx);
-      for (std::uint64_t leaf : w.removed_leaves[1])
-        storage::EdgeTable::ReclaimIfRemoved(g_.edges, leaf << storage::EdgeTable::kLeafBits, g_.edge_limit,
-                                             ctx);
-      for (auto& leaves : w.removed_leaves) std::vector<std::uint64_t>().swap(leaves);
+    try {
+      // A node is unlinked only once `gone` holds it (Retire throws before
+      // it records, and ReclaimIfRemoved links the shared node after).
+      for (Worker& w : workers_) {
+        for (std::uint64_t leaf : w.removed_leaves[0])
+          storage::VertexTable::ReclaimIfRemoved(g_.vertices, leaf << storage::VertexTable::kLeafBits,
+                                                 g_.vertex_limit, ctx);
+        for (std::uint64_t leaf : w.removed_leaves[1])
+          storage::EdgeTable::ReclaimIfRemoved(g_.edges, leaf << storage::EdgeTable::kLeafBits, g_.edge_limit,
+                                               ctx);
+      }
+    } catch (const std::bad_alloc&) {
     }
+    for (Worker& w : workers_)
+      for (auto& leaves : w.removed_leaves) std::vector<std::uint64_t>().swap(leaves);
     gone.FreeAll(ctx_.account);
   }
 

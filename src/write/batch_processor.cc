@@ -896,6 +896,7 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
         const std::uint32_t type = storage::FindEdge(g, e)->type;
         PropBlock** p = EdgePropTable::MutableSparse(g.edge_props, e, ctx);
         ChangeProperty(ElementKind::kEdge, e, type, *p, *key, nullptr, g, ctx);
+        if (*p == nullptr) NoteRemoved(cleared_edge_prop_leaves_, e);  // its last property
         break;
       }
       case OpKind::kRemoveEdge: RemoveEdgeInternal(ResolveEdge(op.e), ~std::uint64_t{0}, g, ctx); break;

@@ -29,6 +29,7 @@
 #include "format_test_util.h"
 #include "graph_impl.h"
 #include "quiver/quiver.h"
+#include "removed_leaf_fixture.h"
 #include "snapshot_internal.h"
 #include "storage/elements.h"
 #include "storage/intern_table.h"
@@ -60,10 +61,7 @@ Options ReviewOptions() {
   return o;
 }
 
-struct NoReclaiming {
-  NoReclaiming() { g_reclaim_removed_leaves.store(false); }
-  ~NoReclaiming() { g_reclaim_removed_leaves.store(true); }
-};
+using NoReclaiming = test_util::ScopedNoReclaiming;
 
 const storage::GraphRoots& RootsOf(const Snapshot& s) { return SnapshotInternal::Roots(s); }
 
@@ -218,50 +216,7 @@ TEST(RemovedLeafReviewTest, FindingEdgePropertyLeafEmptiedByRemovingPropertiesSt
 // --- Held: the table's root itself becomes a shared node, and the table
 // grows above it.
 
-struct ReviewTable {
-  base::MemoryAccount account;
-  storage::RetireList retired;
-  storage::GroupBlocks blocks;
-  TableRoot root;
-  std::uint64_t count = 0;
-  std::uint64_t epoch = 1;
-
-  MutationContext Ctx() { return MutationContext{epoch, &account, &retired, &blocks}; }
-  void Append(std::uint64_t n) {
-    MutationContext ctx = Ctx();
-    for (std::uint64_t i = 0; i < n; ++i, ++count) {
-      VertexSlot s{};
-      s.label = static_cast<std::uint32_t>(count % 5);
-      VertexTable::Append(root, count, s, ctx);
-    }
-  }
-  void NextEpoch() {
-    blocks.Clear();
-    retired.FreeAll(&account);
-    ++epoch;
-  }
-  void RemoveAndReclaim(std::uint64_t from, std::uint64_t to) {
-    MutationContext ctx = Ctx();
-    for (std::uint64_t id = from; id < to; ++id) {
-      VertexSlot* s = VertexTable::Mutable(root, id, ctx);
-      *s = VertexSlot{};
-      s->label = storage::kDeadLabel;
-    }
-    for (std::uint64_t id = from; id < to; id += kLeaf) VertexTable::ReclaimIfRemoved(root, id, count, ctx);
-  }
-  void ExpectReads(std::uint64_t removed_below, const char* what) {
-    for (std::uint64_t id = 0; id < count; ++id) {
-      const VertexSlot* s = VertexTable::Find(root, id);
-      ASSERT_NE(s, nullptr) << what << " " << id;
-      ASSERT_EQ(s->label, id < removed_below ? storage::kDeadLabel : id % 5) << what << " " << id;
-    }
-  }
-  ~ReviewTable() {
-    retired.FreeAll(&account);
-    VertexTable::Destroy(root, count, &account, [](VertexSlot&) {});
-    EXPECT_EQ(account.allocated_bytes(), 0);
-  }
-};
+using ReviewTable = test_util::VertexTableFixture;
 
 TEST(RemovedLeafReviewTest, ARootLeafThatBecomesSharedGrowsAndIsNeverFreed) {
   ReviewTable t;

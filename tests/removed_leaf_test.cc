@@ -24,16 +24,14 @@
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
 #include "quiver/quiver.h"
+#include "removed_leaf_fixture.h"
 #include "snapshot_internal.h"
 #include "storage/elements.h"
 #include "storage/retire_list.h"
 #include "test_util.h"
-#include "write/batch_processor.h"
 
 namespace quiver::removed_leaf_test {
 namespace {  // a namespace of its own: the asan build compiles test files six to a unit
-
-using quiver::g_reclaim_removed_leaves;
 
 using storage::EdgeSlot;
 using storage::EdgeTable;
@@ -47,46 +45,7 @@ constexpr std::uint64_t kInnerSpan = kLeaf * VertexTable::kInnerSize;  // ids un
 
 // --- The table on its own.
 
-struct Table {
-  base::MemoryAccount account;
-  storage::RetireList retired;
-  storage::GroupBlocks blocks;  // this epoch's own blocks
-  TableRoot root;
-  std::uint64_t count = 0;
-  std::uint64_t epoch = 1;
-
-  MutationContext Ctx() { return MutationContext{epoch, &account, &retired, &blocks}; }
-  void Append(std::uint64_t n) {
-    MutationContext ctx = Ctx();
-    for (std::uint64_t i = 0; i < n; ++i, ++count) {
-      VertexSlot s{};
-      s.label = static_cast<std::uint32_t>(count % 7);
-      VertexTable::Append(root, count, s, ctx);
-    }
-  }
-  // A new "group": older nodes become published.
-  void NextEpoch() {
-    blocks.Clear();
-    retired.FreeAll(&account);
-    ++epoch;
-  }
-  void Remove(std::uint64_t id) {
-    MutationContext ctx = Ctx();
-    VertexSlot* s = VertexTable::Mutable(root, id, ctx);
-    *s = VertexSlot{};
-    s->label = storage::kDeadLabel;
-  }
-  bool Reclaim(std::uint64_t id) {
-    MutationContext ctx = Ctx();
-    return VertexTable::ReclaimIfRemoved(root, id, count, ctx);
-  }
-  const VertexTable::Leaf* LeafOf(std::uint64_t id) const { return VertexTable::FindLeaf(root, id); }
-  ~Table() {
-    retired.FreeAll(&account);
-    VertexTable::Destroy(root, count, &account, [](VertexSlot&) {});
-    EXPECT_EQ(account.allocated_bytes(), 0) << "every node freed once, no shared node freed";
-  }
-};
+using Table = test_util::VertexTableFixture;
 
 TEST(RemovedLeafTest, OnlyAWhollyRemovedLeafBelowTheCountIsReplaced) {
   Table t;
@@ -244,11 +203,7 @@ class Churn {
   std::mt19937_64 rng_{7};
 };
 
-// While one lives, no batch reclaims a leaf (write/batch_processor.h).
-struct ScopedNoReclaiming {
-  ScopedNoReclaiming() { g_reclaim_removed_leaves.store(false); }
-  ~ScopedNoReclaiming() { g_reclaim_removed_leaves.store(true); }
-};
+using test_util::ScopedNoReclaiming;
 
 // How many full leaves of each table a snapshot reads through the shared
 // leaf of removed slots: {vertices, edges}.

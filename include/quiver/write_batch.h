@@ -127,8 +127,9 @@ class WriteBatch {
   // InvalidArgument, even though both number their new vertices from the
   // same point. (The copy draws a tag of its own and remembers the tag and
   // the AddVertex / AddEdge counts of the batch it was copied from.)
-  // Assigning a copy is the same: the target's own earlier handles become
-  // invalid in it.
+  // Assigning a copy is the same: afterwards the target accepts the
+  // handles the source accepted (so `saved = b; ...; b = saved` keeps the
+  // handles from before the save), and no others.
   WriteBatch(const WriteBatch&);
   WriteBatch& operator=(const WriteBatch&);
   // Moves the operations and their buffers; handles valid in the moved-from

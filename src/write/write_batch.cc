@@ -110,7 +110,13 @@ bool WriteBatchInternal::FromOrigin(const WriteBatch& b, std::uint64_t tag, std:
 }
 
 std::vector<WriteBatch::Origin> WriteBatchInternal::OriginsOfCopy(const WriteBatch& b) {
-  const bool returned_handles = b.added_vertices_ != 0 || b.added_edges_ != 0;
+  // Whether `b` returned handles under its own tag: since it was made (a
+  // copy's own handles start at its newest origin's counts). Without, its
+  // entry would name no handle, and `b = f(b)` round trips through copies
+  // would grow the list (and each copy's cost) without end.
+  const bool returned_handles = b.origins_.empty() ? b.added_vertices_ != 0 || b.added_edges_ != 0
+                                                   : b.added_vertices_ != b.origins_.back().vertices ||
+                                                         b.added_edges_ != b.origins_.back().edges;
   std::vector<WriteBatch::Origin> origins;
   if (b.origins_.empty() && !returned_handles) return origins;
   origins.reserve(b.origins_.size() + 1);

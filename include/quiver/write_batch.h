@@ -79,31 +79,35 @@ struct NewEdge {
 // Names a vertex: either a committed one by id or one added in this batch.
 class VertexRef {
  public:
-  VertexRef(VertexId id) : id_(id.value()) {}                                 // NOLINT
-  VertexRef(NewVertex v) : id_(v.index), tag_(v.batch_tag), is_new_(true) {}  // NOLINT
-  bool is_new() const { return is_new_; }
+  VertexRef(VertexId id) : id_(id.value()) {}                            // NOLINT
+  VertexRef(NewVertex v) : id_(v.index), tag_(v.batch_tag | kNewBit) {}  // NOLINT
+  bool is_new() const { return (tag_ & kNewBit) != 0; }
   std::uint64_t raw() const { return id_; }
-  std::uint64_t batch_tag() const { return tag_; }
+  std::uint64_t batch_tag() const { return tag_ & ~kNewBit; }
 
  private:
+  // Tags count up from 1 and never reach bit 63, which says "new": 16
+  // bytes, so a ref travels in two registers.
+  static constexpr std::uint64_t kNewBit = std::uint64_t{1} << 63;
   std::uint64_t id_;
   std::uint64_t tag_ = 0;
-  bool is_new_ = false;
 };
 
 // Names an edge: either a committed one by id or one added in this batch.
 class EdgeRef {
  public:
-  EdgeRef(EdgeId id) : id_(id.value()) {}                                 // NOLINT
-  EdgeRef(NewEdge e) : id_(e.index), tag_(e.batch_tag), is_new_(true) {}  // NOLINT
-  bool is_new() const { return is_new_; }
+  EdgeRef(EdgeId id) : id_(id.value()) {}                            // NOLINT
+  EdgeRef(NewEdge e) : id_(e.index), tag_(e.batch_tag | kNewBit) {}  // NOLINT
+  bool is_new() const { return (tag_ & kNewBit) != 0; }
   std::uint64_t raw() const { return id_; }
-  std::uint64_t batch_tag() const { return tag_; }
+  std::uint64_t batch_tag() const { return tag_ & ~kNewBit; }
 
  private:
+  // Tags count up from 1 and never reach bit 63, which says "new": 16
+  // bytes, so a ref travels in two registers.
+  static constexpr std::uint64_t kNewBit = std::uint64_t{1} << 63;
   std::uint64_t id_;
   std::uint64_t tag_ = 0;
-  bool is_new_ = false;
 };
 
 // What an upsert that finds its element does to the element's properties.

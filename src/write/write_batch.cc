@@ -29,6 +29,9 @@ using Record = WriteBatchInternal::Record;
 // a live batch that had drawn the same tag was then taken as another's own.)
 // 0 is never used: it is a default handle's tag and a foreign one's, decoded.
 std::atomic<std::uint64_t> g_next_tag{1};
+// A ref keeps its "new" flag in the tag's bit 63 (never a tag's) to stay
+// 16 bytes: passed in registers, not memory (24 bytes cost recording ~20 %).
+static_assert(sizeof(VertexRef) == 16 && sizeof(EdgeRef) == 16);
 
 std::uint64_t NextTag() {
   std::uint64_t t = g_next_tag.fetch_add(1, std::memory_order_relaxed);

@@ -10,6 +10,8 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <new>
+#include <thread>
 
 #include "base/memory.h"
 
@@ -65,6 +67,24 @@ class ScopedOperatorNewFaults {
   ScopedOperatorNewFaults(const ScopedOperatorNewFaults&) = delete;
   ScopedOperatorNewFaults& operator=(const ScopedOperatorNewFaults&) = delete;
 };
+
+// Runs `call` with the calling thread's allocation `n` failing (once),
+// standard-library allocations included. True if it threw bad_alloc.
+template <typename F>
+bool ThrowsBadAllocAt(std::uint64_t n, F&& call) {
+  bool threw = false;
+  {
+    ScopedOperatorNewFaults hook;
+    base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kOnce);
+    try {
+      call();
+    } catch (const std::bad_alloc&) {
+      threw = true;
+    }
+    base::DisarmAllocationFaults();
+  }
+  return threw;
+}
 
 // Turns LeakSanitizer off for the calling thread's allocations while it
 // lives (nothing without ASan). LeakSanitizer then also counts what those

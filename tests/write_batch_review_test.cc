@@ -44,23 +44,7 @@ std::vector<std::string> ReviewOpNames(const WriteBatch& b) {
   return out;
 }
 
-// Runs `call` with the calling thread's allocation `n` failing (once),
-// standard-library allocations included. True if it threw bad_alloc.
-template <typename F>
-bool FailingAt(std::uint64_t n, F&& call) {
-  bool threw = false;
-  {
-    test_util::ScopedOperatorNewFaults hook;
-    base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kOnce);
-    try {
-      call();
-    } catch (const std::bad_alloc&) {
-      threw = true;
-    }
-    base::DisarmAllocationFaults();
-  }
-  return threw;
-}
+using test_util::ThrowsBadAllocAt;
 
 // =====================================================================
 // Findings (fail on the reviewed code)
@@ -84,7 +68,7 @@ TEST(WriteBatchReviewTest, CopyAssignmentOutOfMemoryLeavesTargetUnchanged) {
     WriteBatch target;
     target.AddVertex("Old");
     const std::uint64_t old_tag = WriteBatchInternal::Tag(target);
-    if (!FailingAt(n, [&] { target = source; })) break;
+    if (!ThrowsBadAllocAt(n, [&] { target = source; })) break;
     ++failures;
     // Strong guarantee: the target is as it was.
     EXPECT_EQ(target.size(), 1u) << "allocation " << n;
@@ -113,7 +97,7 @@ TEST(WriteBatchReviewTest, OutOfMemoryWhileInterningDoesNotCorruptLaterNames) {
   for (std::uint64_t n = 1; n < 100; ++n) {
     WriteBatch b;
     b.AddVertex("A");
-    if (!FailingAt(n, [&] { b.AddVertex("SecondNameLongerThanSso"); })) break;
+    if (!ThrowsBadAllocAt(n, [&] { b.AddVertex("SecondNameLongerThanSso"); })) break;
     ++failures;
     b.AddVertex("Third");
     EXPECT_EQ(ReviewOpNames(b).back(), "Third") << "allocation " << n;
@@ -162,7 +146,7 @@ TEST(WriteBatchReviewTest, RecordingCallThatRunsOutOfMemoryRecordsNothing) {
       WriteBatch b;
       b.AddVertex("First");
       const std::size_t counted = WriteBatchInternal::CountedOps(b);
-      if (!FailingAt(n, [&] { c.run(b); })) break;
+      if (!ThrowsBadAllocAt(n, [&] { c.run(b); })) break;
       ++failures;
       EXPECT_EQ(b.size(), 1u) << c.what << ", allocation " << n;
       EXPECT_EQ(b.added_vertices(), 1u) << c.what << ", allocation " << n;
@@ -315,7 +299,7 @@ TEST(WriteBatchReviewTest, PropertyValueCopyOutOfMemoryThrowsBadAlloc) {
       {
         const PropertyValue source(std::string(100, 'x'));
         for (std::uint64_t n = 1; n < 10; ++n)
-          if (!FailingAt(n, [&] { PropertyValue copy = source; })) break;
+          if (!ThrowsBadAllocAt(n, [&] { PropertyValue copy = source; })) break;
         std::exit(0);
       },
       ::testing::ExitedWithCode(0), "");
@@ -334,7 +318,7 @@ TEST(WriteBatchReviewTest, UpsertWithStringValuesOutOfMemoryFailsCleanly) {
           WriteBatch b;
           b.UpsertVertex("City", {{"name", "London"}}, {{"description", std::string(100, 'd')}});
           Result<CommitInfo> r = InvalidArgumentError("unset");
-          const bool threw = FailingAt(n, [&] { r = graph->Write(std::move(b)); });
+          const bool threw = ThrowsBadAllocAt(n, [&] { r = graph->Write(std::move(b)); });
           if (threw) std::exit(3);  // Write answers out of memory with a status
           if (r.ok()) break;
           if (r.status().code() != StatusCode::kResourceExhausted) std::exit(4);

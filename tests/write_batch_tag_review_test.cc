@@ -60,21 +60,7 @@ StatusCode TagReviewSetCode(Graph& g, const WriteBatch& b, VertexRef v) {
 // A by-value sink that hands the batch back: `b = TagReviewPassThrough(b)`.
 WriteBatch TagReviewPassThrough(WriteBatch b) { return b; }
 
-template <typename F>
-bool TagReviewFailingAt(std::uint64_t n, F&& call) {
-  bool threw = false;
-  {
-    test_util::ScopedOperatorNewFaults hook;
-    base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kOnce);
-    try {
-      call();
-    } catch (const std::bad_alloc&) {
-      threw = true;
-    }
-    base::DisarmAllocationFaults();
-  }
-  return threw;
-}
+using test_util::ThrowsBadAllocAt;
 
 // =====================================================================
 // Findings (fail on the reviewed code)
@@ -302,7 +288,7 @@ TEST(WriteBatchTagReviewTest, CopyOutOfMemoryKeepsTheTargetsOrigins) {
     WriteBatch target(parent);  // origins: grand, parent
     const std::uint64_t tag = WriteBatchInternal::Tag(target);
     const std::size_t bytes = WriteBatchInternal::ApproximateBytes(target);
-    const bool threw = TagReviewFailingAt(n, [&] { target = chained_source; });
+    const bool threw = ThrowsBadAllocAt(n, [&] { target = chained_source; });
     if (!threw) break;
     ++failures;
     EXPECT_EQ(WriteBatchInternal::Tag(target), tag) << n;
@@ -314,7 +300,7 @@ TEST(WriteBatchTagReviewTest, CopyOutOfMemoryKeepsTheTargetsOrigins) {
   EXPECT_GT(failures, 0);
   int ctor_failures = 0;
   for (std::uint64_t n = 1; n < 1000; ++n) {
-    const bool threw = TagReviewFailingAt(n, [&] { WriteBatch c(chained_source); });
+    const bool threw = ThrowsBadAllocAt(n, [&] { WriteBatch c(chained_source); });
     if (!threw) break;
     ++ctor_failures;
   }

@@ -305,16 +305,17 @@ class Rebuilder {
     QUIVER_ASSIGN_OR_RETURN(auto file,
                             fs_->OpenReadable(env::JoinPath(dir_, checkpoint::CheckpointFileName(sequence))));
     checkpoint::Header header;
-    std::uint64_t index_micros = 0;
-    QUIVER_RETURN_IF_ERROR(checkpoint::LoadCheckpointFile(*file, version_->roots, ctx_, &header,
-                                                          base::ResolveThreads(options_.durable.io_threads),
-                                                          &index_micros));
+    checkpoint::LoadStats load;
+    QUIVER_RETURN_IF_ERROR(checkpoint::LoadCheckpointFile(
+        *file, version_->roots, ctx_, &header, base::ResolveThreads(options_.durable.io_threads), &load));
     if (header.sequence != sequence)
       return CorruptionError("checkpoint: sequence differs from its file name");
     state_->uuid = header.uuid;
     checkpoint_wal_segment_ = header.wal_segment;
     checkpoint_wal_offset_ = header.wal_offset;
-    state_->stats.index_build_microseconds = index_micros;  // the checkpoint that loads, alone
+    // The checkpoint that loads, alone.
+    state_->stats.index_build_microseconds = load.index_build_microseconds;
+    state_->stats.indexes_loaded = load.indexes_loaded;
     return Status::Ok();
   }
 

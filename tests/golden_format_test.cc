@@ -86,6 +86,16 @@ constexpr const char* kCheckpointEndpointsV3 = "checkpoint-endpoints-v3.qck";
 // String lists (value type 7): WAL format 5, checkpoint format 4 on.
 constexpr const char* kWalLists = "wal-lists.log";
 constexpr const char* kCheckpointLists = "checkpoint-lists.qck";
+// The small, index, endpoint and list checkpoints in format 4, as the last
+// format 4 build wrote them: the files of format 5 but the version field and
+// the CRCs that cover it, and without the index entries blocks (kind 8).
+constexpr const char* kCheckpointGoldenV4 = "checkpoint-small-v4.qck";
+constexpr const char* kCheckpointIndexesV4 = "checkpoint-indexes-v4.qck";
+constexpr const char* kCheckpointEndpointsV4 = "checkpoint-endpoints-v4.qck";
+constexpr const char* kCheckpointListsV4 = "checkpoint-lists-v4.qck";
+// An ordered int64 index (checkpoint format 5 on: its entries, fixed width).
+constexpr const char* kWalOrdered = "wal-ordered.log";
+constexpr const char* kCheckpointOrdered = "checkpoint-ordered.qck";
 
 bool Regenerating() {
   const char* v = std::getenv("QUIVER_REGENERATE_GOLDEN");
@@ -182,6 +192,36 @@ format_test::LogBuilder EndpointsLog() {
   WriteBatch b6;
   b6.SetProperty(EdgeId(0), "since", 1.5);
   one(b6);
+  return log;
+}
+
+// An ordered int64 index, on a graph of its own (checkpoint format 5 on:
+// its index entries block shows the fixed-width layout, all keys then all
+// ids): three vertices (group 1), the index declared and made ready (2, 3),
+// one more vertex (4) whose key sorts between two others.
+format_test::LogBuilder OrderedLog() {
+  format_test::LogBuilder log;
+  auto one = [&log](WriteBatch b) { EXPECT_TRUE(log.AddGroup({std::move(b)}).ok()); };
+  using internal::WriteBatchInternal;
+  WriteBatch b1;
+  b1.AddVertex("Person", {{"born", 1815}});
+  b1.AddVertex("Person", {{"born", 1906}});
+  b1.AddVertex("Person", {{"born", -384}});
+  one(b1);
+  IndexOp define;
+  define.spec = {.name = "person_born",
+                 .label = "Person",
+                 .keys = {"born"},
+                 .kind = IndexKind::kOrdered,
+                 .type = ValueType::kInt64};
+  one(WriteBatchInternal::IndexBatch(OpKind::kDefineIndex, define));
+  IndexOp ready;
+  ready.spec.name = "person_born";
+  ready.declared = 2;
+  one(WriteBatchInternal::IndexBatch(OpKind::kIndexReady, ready));
+  WriteBatch b4;
+  b4.AddVertex("Person", {{"born", 1815}});
+  one(b4);
   return log;
 }
 
@@ -489,11 +529,13 @@ std::string AnnotateCheckpoint(std::span<const std::byte> file) {
   a.Fixed<std::uint32_t>(
       version == 1 ? "crc = CRC-32C of bytes 0x00..0x3b" : "crc = CRC-32C of bytes 0x00..0x4b", true);
   const std::size_t blocks_end = file.size() - (version == 1 ? 0 : 4);
-  static const char* kKinds[] = {"?",        "labels", "edge types", "property keys",
-                                 "vertices", "edges",  "end",        "index definitions"};
+  static const char* kKinds[] = {"?",     "labels", "edge types",        "property keys", "vertices",
+                                 "edges", "end",    "index definitions", "index entries"};
+  // Each definition's key width (8: one int64 or double key; else variable).
+  std::vector<int> widths;
   while (a.pos() < blocks_end) {
     auto kind = static_cast<std::uint8_t>(file[a.pos()]);
-    a.Heading(std::string("block: ") + (kind <= 7 ? kKinds[kind] : "?"));
+    a.Heading(std::string("block: ") + (kind <= 8 ? kKinds[kind] : "?"));
     a.Fixed<std::uint8_t>("kind");
     a.Field(3, "reserved (zero)");
     a.Fixed<std::uint32_t>("length (payload bytes)");
@@ -509,6 +551,24 @@ std::string AnnotateCheckpoint(std::span<const std::byte> file) {
     }
     std::uint64_t first = a.Varint("first_id");
     std::uint64_t count = a.Varint("count");
+    if (kind == 8) {
+      const std::uint64_t index = a.Varint("index (its definition's position)");
+      const bool fixed = index < widths.size() && widths[index] == 8;
+      for (std::uint64_t i = 0; i < count; ++i) {
+        const std::string id = std::to_string(first + i);
+        if (fixed) {
+          a.Field(8, "entry " + id + " key (order-preserving bytes)");
+        } else {
+          std::uint64_t n = a.Varint("entry " + id + " key length");
+          a.Field(n, "  key (encoded values)");
+          a.Field(6, "  id (u48)");
+        }
+      }
+      if (fixed)
+        for (std::uint64_t i = 0; i < count; ++i)
+          a.Field(6, "entry " + std::to_string(first + i) + " id (u48)");
+      continue;
+    }
     auto props = [&a] {
       std::uint64_t n = a.Varint("  property count");
       for (std::uint64_t p = 0; p < n; ++p) {
@@ -528,6 +588,7 @@ std::string AnnotateCheckpoint(std::span<const std::byte> file) {
         auto type = a.Fixed<std::uint8_t>("  type");
         a.Suffix(type == 0xFF ? " (any)" : " (a ValueType)");
         std::uint64_t keys = a.Varint("  key count");
+        widths.push_back(keys == 1 && (type == 2 || type == 3) ? 8 : -1);
         for (std::uint64_t k = 0; k < keys; ++k) a.Varint("    key_id");
         a.Varint("  declared");
         a.Fixed<std::uint8_t>("  state");
@@ -632,7 +693,8 @@ TEST(GoldenFormatTest, ReencodingMatchesTheGoldenFilesByteForByte) {
   Set sets[] = {{GoldenLog(), kWalGolden, kCheckpointGolden},
                 {IndexesLog(), kWalIndexes, kCheckpointIndexes},
                 {EndpointsLog(), kWalEndpoints, kCheckpointEndpoints},
-                {ListsLog(), kWalLists, kCheckpointLists}};
+                {ListsLog(), kWalLists, kCheckpointLists},
+                {OrderedLog(), kWalOrdered, kCheckpointOrdered}};
   for (Set& set : sets) {
     SCOPED_TRACE(set.wal);
     GoldenBytes now = EncodeGolden(set.log);
@@ -719,8 +781,8 @@ TEST(GoldenFormatTest, GoldenIndexSegmentDecodes) {
 }
 
 TEST(GoldenFormatTest, GoldenCheckpointLoads) {
-  for (const char* name :
-       {kCheckpointGolden, kCheckpointGoldenV3, kCheckpointGoldenV2, kCheckpointGoldenV1}) {
+  for (const char* name : {kCheckpointGolden, kCheckpointGoldenV4, kCheckpointGoldenV3, kCheckpointGoldenV2,
+                           kCheckpointGoldenV1}) {
     SCOPED_TRACE(name);
     std::string ckpt = ReadFile(kGoldenDir / name);
     ASSERT_FALSE(ckpt.empty()) << kGoldenDir / name;
@@ -732,7 +794,8 @@ TEST(GoldenFormatTest, GoldenCheckpointLoads) {
     EXPECT_EQ(header.version, v1                            ? 1u
                               : name == kCheckpointGoldenV2 ? 2u
                               : name == kCheckpointGoldenV3 ? 3u
-                                                            : 4u);
+                              : name == kCheckpointGoldenV4 ? 4u
+                                                            : 5u);
     EXPECT_EQ(header.uuid, kFixedUuid);
     EXPECT_EQ(header.sequence, 5u);
     EXPECT_EQ(header.vertex_limit, 2u);
@@ -746,7 +809,8 @@ TEST(GoldenFormatTest, GoldenCheckpointLoads) {
 }
 
 TEST(GoldenFormatTest, GoldenIndexCheckpointLoadsAndBuildsItsIndex) {
-  for (const char* name : {kCheckpointIndexes, kCheckpointIndexesV3, kCheckpointIndexesV2}) {
+  for (const char* name :
+       {kCheckpointIndexes, kCheckpointIndexesV4, kCheckpointIndexesV3, kCheckpointIndexesV2}) {
     SCOPED_TRACE(name);
     std::string ckpt = ReadFile(kGoldenDir / name);
     ASSERT_FALSE(ckpt.empty()) << kGoldenDir / name;
@@ -754,7 +818,10 @@ TEST(GoldenFormatTest, GoldenIndexCheckpointLoadsAndBuildsItsIndex) {
     std::string dump;
     Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt), &header, &dump);
     ASSERT_TRUE(s.ok()) << s.ToString();
-    EXPECT_EQ(header.version, name == kCheckpointIndexes ? 4u : name == kCheckpointIndexesV3 ? 3u : 2u);
+    EXPECT_EQ(header.version, name == kCheckpointIndexes     ? 5u
+                              : name == kCheckpointIndexesV4 ? 4u
+                              : name == kCheckpointIndexesV3 ? 3u
+                                                             : 2u);
     EXPECT_EQ(header.sequence, 6u);
     EXPECT_EQ(dump,
               "seq=6 Vlim=2 Elim=0 V=2 E=0\n"
@@ -801,7 +868,8 @@ TEST(GoldenFormatTest, GoldenEndpointSegmentDecodes) {
 }
 
 TEST(GoldenFormatTest, GoldenEndpointCheckpointLoadsAndBuildsItsConstraint) {
-  for (auto [name, version] : {std::pair{kCheckpointEndpoints, 4u}, {kCheckpointEndpointsV3, 3u}}) {
+  for (auto [name, version] :
+       {std::pair{kCheckpointEndpoints, 5u}, {kCheckpointEndpointsV4, 4u}, {kCheckpointEndpointsV3, 3u}}) {
     SCOPED_TRACE(name);
     std::string ckpt = ReadFile(kGoldenDir / name);
     ASSERT_FALSE(ckpt.empty()) << kGoldenDir / name;
@@ -844,20 +912,23 @@ TEST(GoldenFormatTest, GoldenListSegmentDecodes) {
 }
 
 TEST(GoldenFormatTest, GoldenListCheckpointLoads) {
-  std::string ckpt = ReadFile(kGoldenDir / kCheckpointLists);
-  ASSERT_FALSE(ckpt.empty()) << kGoldenDir / kCheckpointLists;
-  checkpoint::Header header;
-  std::string dump;
-  Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt), &header, &dump);
-  ASSERT_TRUE(s.ok()) << s.ToString();
-  EXPECT_EQ(header.version, 4u);
-  EXPECT_EQ(header.sequence, 2u);
-  EXPECT_EQ(dump,
-            "seq=2 Vlim=1 Elim=0 V=1 E=0\n"
-            "labels: Person\n"
-            "types:\n"
-            "keys: name tags aliases notes\n"
-            "v0 Person {name=s:416461;tags=l2:6d617468,706f6574,;aliases=l0:;notes=l1:,;} deg=0/0\n");
+  for (auto [name, version] : {std::pair{kCheckpointLists, 5u}, {kCheckpointListsV4, 4u}}) {
+    SCOPED_TRACE(name);
+    std::string ckpt = ReadFile(kGoldenDir / name);
+    ASSERT_FALSE(ckpt.empty()) << kGoldenDir / name;
+    checkpoint::Header header;
+    std::string dump;
+    Status s = format_test::LoadCheckpointForTest(AsBytes(ckpt), &header, &dump);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    EXPECT_EQ(header.version, version);
+    EXPECT_EQ(header.sequence, 2u);
+    EXPECT_EQ(dump,
+              "seq=2 Vlim=1 Elim=0 V=1 E=0\n"
+              "labels: Person\n"
+              "types:\n"
+              "keys: name tags aliases notes\n"
+              "v0 Person {name=s:416461;tags=l2:6d617468,706f6574,;aliases=l0:;notes=l1:,;} deg=0/0\n");
+  }
 }
 
 // The list files open to the graph the log built, from the WAL, the
@@ -899,6 +970,7 @@ TEST(GoldenFormatTest, GoldenFilesOpenEndToEnd) {
   // Each format with its era's checkpoint, and the mixes an upgrade leaves:
   // an older checkpoint beside a log whose segment is of a later format.
   for (auto [wal_name, ckpt_name] : {std::pair{kWalGolden, kCheckpointGolden},
+                                     {kWalGolden, kCheckpointGoldenV4},
                                      {kWalGoldenV4, kCheckpointGoldenV3},
                                      {kWalGoldenV3, kCheckpointGoldenV2},
                                      {kWalGoldenV1, kCheckpointGoldenV1},
@@ -937,6 +1009,7 @@ TEST(GoldenFormatTest, GoldenFilesOpenEndToEnd) {
 // from the checkpoint (definitions only: the loader builds the contents).
 TEST(GoldenFormatTest, GoldenIndexFilesOpenWithTheirIndex) {
   for (auto [wal_name, ckpt_name] : {std::pair{kWalIndexes, kCheckpointIndexes},
+                                     {kWalIndexes, kCheckpointIndexesV4},
                                      {kWalIndexesV4, kCheckpointIndexesV3},
                                      {kWalIndexesV3, kCheckpointIndexesV2},
                                      {kWalIndexesV2, kCheckpointIndexesV2}}) {
@@ -971,8 +1044,9 @@ TEST(GoldenFormatTest, GoldenIndexFilesOpenWithTheirIndex) {
 // refused, UpsertEdge finds the edge of a pair, and the reverse pair is
 // another pair.
 TEST(GoldenFormatTest, GoldenEndpointFilesOpenWithTheirConstraint) {
-  for (auto [wal_name, ckpt_name] :
-       {std::pair{kWalEndpoints, kCheckpointEndpoints}, {kWalEndpointsV4, kCheckpointEndpointsV3}}) {
+  for (auto [wal_name, ckpt_name] : {std::pair{kWalEndpoints, kCheckpointEndpoints},
+                                     {kWalEndpoints, kCheckpointEndpointsV4},
+                                     {kWalEndpointsV4, kCheckpointEndpointsV3}}) {
     const std::string wal = ReadFile(kGoldenDir / wal_name);
     const std::string ckpt = ReadFile(kGoldenDir / ckpt_name);
     const std::string expected = EndpointsLog().states()[6];
@@ -1047,8 +1121,10 @@ TEST(GoldenFormatTest, CoveredWalDamageWithEachCheckpointFormat) {
     SequenceNumber sequence;
   };
   const std::vector<Case> cases = {
-      {"format 4, nothing after the checkpoint", kCheckpointGolden, damage(five), true, 5},
-      {"format 4, group 6 after it", kCheckpointGolden, damage(six), true, 6},
+      {"format 5, nothing after the checkpoint", kCheckpointGolden, damage(five), true, 5},
+      {"format 5, group 6 after it", kCheckpointGolden, damage(six), true, 6},
+      {"format 4, nothing after the checkpoint", kCheckpointGoldenV4, damage(five), true, 5},
+      {"format 4, group 6 after it", kCheckpointGoldenV4, damage(six), true, 6},
       {"format 3, nothing after the checkpoint", kCheckpointGoldenV3, damage(five), true, 5},
       {"format 3, group 6 after it", kCheckpointGoldenV3, damage(six), true, 6},
       {"format 2, nothing after the checkpoint", kCheckpointGoldenV2, damage(five), true, 5},
@@ -1244,10 +1320,12 @@ TEST(GoldenFormatTest, APreviousBuildTakesTheNewerFilesForNewerOnes) {
     std::size_t crc_at;
     std::vector<std::uint32_t> previous;  // the versions the previous build reads
   };
-  for (const File& f : {File{kWalEndpointsV4, 4, 56, {1, 2, 3}}, File{kWalGoldenV4, 4, 56, {1, 2, 3}},
-                        File{kCheckpointEndpointsV3, 3, 76, {2}}, File{kCheckpointGoldenV3, 3, 76, {2}},
-                        File{kWalLists, 5, 56, {1, 2, 3, 4}}, File{kWalGolden, 5, 56, {1, 2, 3, 4}},
-                        File{kCheckpointLists, 4, 76, {2, 3}}, File{kCheckpointGolden, 4, 76, {2, 3}}}) {
+  for (const File& f :
+       {File{kWalEndpointsV4, 4, 56, {1, 2, 3}}, File{kWalGoldenV4, 4, 56, {1, 2, 3}},
+        File{kCheckpointEndpointsV3, 3, 76, {2}}, File{kCheckpointGoldenV3, 3, 76, {2}},
+        File{kWalLists, 5, 56, {1, 2, 3, 4}}, File{kWalGolden, 5, 56, {1, 2, 3, 4}},
+        File{kCheckpointListsV4, 4, 76, {2, 3}}, File{kCheckpointGoldenV4, 4, 76, {2, 3}},
+        File{kCheckpointIndexes, 5, 76, {2, 3, 4}}, File{kCheckpointGolden, 5, 76, {2, 3, 4}}}) {
     SCOPED_TRACE(f.name);
     const std::string bytes = ReadFile(kGoldenDir / f.name);
     ASSERT_GE(bytes.size(), f.crc_at + 4);
@@ -1306,7 +1384,8 @@ TEST(GoldenFormatTest, DocsShowTheGoldenBytes) {
                            {&ckpt_doc, kCheckpointGoldenV1},
                            {&ckpt_doc, kCheckpointIndexes},
                            {&ckpt_doc, kCheckpointEndpoints},
-                           {&ckpt_doc, kCheckpointLists}}) {
+                           {&ckpt_doc, kCheckpointLists},
+                           {&ckpt_doc, kCheckpointOrdered}}) {
     SCOPED_TRACE(name);
     std::string bytes = ReadFile(kGoldenDir / name);
     std::string shown = DocDumpBytes(*doc, name);
@@ -1345,7 +1424,7 @@ std::map<std::string, std::string> DirBytes(env::SimFileSystem& fs, const std::s
 // not have.
 std::string V1CheckpointWithAnIndexBlock() {
   const std::string v1 = ReadFile(kGoldenDir / kCheckpointGoldenV1);
-  const std::string v2 = ReadFile(kGoldenDir / kCheckpointIndexes);
+  const std::string v2 = ReadFile(kGoldenDir / kCheckpointIndexesV2);
   // The offset and size of the first block of `kind` after a header of `header_bytes`.
   const auto find = [](const std::string& b, std::size_t header_bytes, std::uint8_t kind) {
     for (std::size_t pos = header_bytes; pos + checkpoint::kBlockHeaderBytes <= b.size();) {
@@ -1419,18 +1498,18 @@ std::string CheckpointWithVersion(std::string bytes, std::uint32_t version) {
 // replay), and the file keeps its bytes.
 TEST(GoldenFormatTest, EndpointConstraintInAPreviousVersionFileIsCorruption) {
   const std::string wal3 = WithVersion(ReadFile(kGoldenDir / kWalEndpoints), 3, 56);
-  const std::string ckpt2 = CheckpointWithVersion(ReadFile(kGoldenDir / kCheckpointEndpoints), 2);
+  const std::string ckpt2 = CheckpointWithVersion(ReadFile(kGoldenDir / kCheckpointEndpointsV4), 2);
   // The reseal is right: the same bytes sealed as format 3 and 4 are the
   // golden files of those formats.
   EXPECT_EQ(CheckpointWithVersion(ckpt2, 3), ReadFile(kGoldenDir / kCheckpointEndpointsV3));
-  EXPECT_EQ(CheckpointWithVersion(ckpt2, 4), ReadFile(kGoldenDir / kCheckpointEndpoints));
+  EXPECT_EQ(CheckpointWithVersion(ckpt2, 4), ReadFile(kGoldenDir / kCheckpointEndpointsV4));
   EXPECT_EQ(WithVersion(wal3, 4, 56), ReadFile(kGoldenDir / kWalEndpointsV4));
   {
     // A format 2 checkpoint with the same blocks but no kind 3 loads.
     checkpoint::Header header;
     std::string dump;
     Status s = format_test::LoadCheckpointForTest(
-        AsBytes(CheckpointWithVersion(ReadFile(kGoldenDir / kCheckpointIndexes), 2)), &header, &dump);
+        AsBytes(CheckpointWithVersion(ReadFile(kGoldenDir / kCheckpointIndexesV4), 2)), &header, &dump);
     EXPECT_TRUE(s.ok()) << s.ToString();
   }
   {
@@ -1476,9 +1555,9 @@ TEST(GoldenFormatTest, EndpointConstraintInAPreviousVersionFileIsCorruption) {
 // versions.
 TEST(GoldenFormatTest, StringListInAPreviousVersionFileIsCorruption) {
   const std::string wal4 = WithVersion(ReadFile(kGoldenDir / kWalLists), 4, 56);
-  const std::string ckpt3 = CheckpointWithVersion(ReadFile(kGoldenDir / kCheckpointLists), 3);
-  EXPECT_EQ(CheckpointWithVersion(ckpt3, 4), ReadFile(kGoldenDir / kCheckpointLists));
-  EXPECT_EQ(CheckpointWithVersion(ReadFile(kGoldenDir / kCheckpointGolden), 3),
+  const std::string ckpt3 = CheckpointWithVersion(ReadFile(kGoldenDir / kCheckpointListsV4), 3);
+  EXPECT_EQ(CheckpointWithVersion(ckpt3, 4), ReadFile(kGoldenDir / kCheckpointListsV4));
+  EXPECT_EQ(CheckpointWithVersion(ReadFile(kGoldenDir / kCheckpointGoldenV4), 3),
             ReadFile(kGoldenDir / kCheckpointGoldenV3));
   EXPECT_EQ(WithVersion(ReadFile(kGoldenDir / kWalGolden), 4, 56), ReadFile(kGoldenDir / kWalGoldenV4));
   {
@@ -1538,7 +1617,7 @@ TEST(GoldenFormatTest, NewerFormatVersionFailsOpenAndKeepsEveryByte) {
   const std::uint32_t newer_wal = wal::kFormatVersion + 1;
   const std::uint32_t newer_ckpt = checkpoint::kFormatVersion + 1;
   EXPECT_EQ(newer_wal, 6u);
-  EXPECT_EQ(newer_ckpt, 5u);
+  EXPECT_EQ(newer_ckpt, 6u);
   const std::string endpoints_wal = WithVersion(ReadFile(kGoldenDir / kWalEndpoints), newer_wal, 56);
   const std::string endpoints_ckpt = WithVersion(ReadFile(kGoldenDir / kCheckpointEndpoints), newer_ckpt, 76);
   const std::string lists_wal = WithVersion(ReadFile(kGoldenDir / kWalLists), newer_wal, 56);

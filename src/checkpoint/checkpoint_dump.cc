@@ -1,17 +1,22 @@
 #include "checkpoint/checkpoint_dump.h"
 
 #include <cstdint>
+#include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "base/coding.h"
+#include "base/packed.h"
 #include "base/strings.h"
 #include "base/value_text.h"
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_reader.h"
 #include "checkpoint/index_block.h"
+#include "index/index_keys.h"
+#include "index/key_codec.h"
 #include "wal/value_codec.h"
 
 namespace quiver::checkpoint {
@@ -65,6 +70,7 @@ class CheckpointDumper final : public CheckpointVisitor {
         break;
       case BlockKind::kVertices: ok = Elements(b, r, /*edges=*/false); break;
       case BlockKind::kEdges: ok = Elements(b, r, /*edges=*/true); break;
+      case BlockKind::kIndexEntries: ok = IndexEntries(b, r); break;
       case BlockKind::kEnd: ok = End(b, r); break;
     }
     // A value this file's version cannot hold: CheckValueVersion's
@@ -128,8 +134,77 @@ class CheckpointDumper final : public CheckpointVisitor {
       line.append(
           base::StrCat("; declared at sequence ", def.declared, ", ", def.ready ? "ready" : "building"));
       Line(2, line);
+      const std::int32_t width = index::KeyWidthFor(spec);
+      indexes_.push_back(IndexShape{spec.name, spec.element, width == 8 ? def.type : std::nullopt});
     }
     return Status::Ok();
+  }
+
+  // An index entries block (format 5 on): index:varint, then the entries.
+  bool IndexEntries(const ScannedBlock& b, base::ByteReader& r) {
+    std::uint64_t position;
+    if (!r.GetVarint(&position)) return false;
+    const bool known = position < indexes_.size();
+    const std::string name = known ? base::Quoted(indexes_[position].name) : base::StrCat("#", position);
+    BlockLine(b, base::StrCat("index entries of ", name),
+              base::StrCat(Plural(b.count, "entry", "entries"), " from ", b.first_id));
+    if (!known) return false;
+    const IndexShape& shape = indexes_[position];
+    const char* element = shape.element == ElementKind::kEdge ? "e" : "v";
+    std::span<const std::byte> keys, ids;
+    if (shape.fixed_type) {  // all keys, then all ids
+      if (b.count > r.remaining() / 14 || !r.GetSpan(b.count * 8, &keys) || !r.GetSpan(b.count * 6, &ids))
+        return false;
+    }
+    std::uint64_t hidden = 0;
+    for (std::uint64_t i = 0; i < b.count; ++i) {
+      std::string_view key;
+      std::span<const std::byte> id_bytes;
+      if (shape.fixed_type) {
+        key = std::string_view(reinterpret_cast<const char*>(keys.data()) + i * 8, 8);
+        id_bytes = ids.subspan(i * 6, 6);
+      } else if (!r.GetString(&key) || !r.GetSpan(6, &id_bytes)) {
+        return false;
+      }
+      const std::uint64_t id = base::Load48(reinterpret_cast<const unsigned char*>(id_bytes.data()));
+      if (!options_.values) continue;
+      if (options_.max_records != 0 && shown_ >= options_.max_records) {
+        ++hidden;
+        continue;
+      }
+      ++shown_;
+      std::string line = base::StrCat(element, id, " key ");
+      if (shape.fixed_type) {
+        base::AppendValueText(line, index::DecodeFixedKey(key, *shape.fixed_type));
+      } else {
+        AppendKeyText(line, key);
+      }
+      Line(2, line);
+    }
+    if (hidden > 0) Line(2, base::StrCat("... ", Plural(hidden, "more entry", "more entries")));
+    return true;
+  }
+
+  // A variable-width key: its decoded values, or its bytes in hex if it is
+  // not a sequence of encoded values (an edge-endpoint key).
+  static void AppendKeyText(std::string& line, std::string_view key) {
+    std::string_view rest = key;
+    std::string values;
+    PropertyValue v;
+    while (!rest.empty() && index::DecodeKey(&rest, &v)) {
+      if (!values.empty()) values.append(", ");
+      base::AppendValueText(values, v);
+    }
+    if (rest.empty() && !values.empty()) {
+      line.append(values);
+      return;
+    }
+    line.append("0x");
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (unsigned char c : key) {
+      line.push_back(kHex[c >> 4]);
+      line.push_back(kHex[c & 15]);
+    }
   }
 
   // A vertices or edges block: VertexEntry or EdgeEntry{count}.
@@ -222,7 +297,15 @@ class CheckpointDumper final : public CheckpointVisitor {
   const DumpLineFn& out_;
   Header header_;
   std::vector<std::string> labels_, types_, keys_;
-  std::uint64_t shown_ = 0;  // elements printed (max_records)
+  // The definitions block's indexes, in order: name, element, and the
+  // value type of a fixed-width (8-byte) key, else none.
+  struct IndexShape {
+    std::string name;
+    ElementKind element;
+    std::optional<ValueType> fixed_type;
+  };
+  std::vector<IndexShape> indexes_;
+  std::uint64_t shown_ = 0;  // elements and entries printed (max_records)
   Status value_error_;       // set by Props, returned by VisitBlock
 };
 

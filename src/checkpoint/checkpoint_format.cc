@@ -28,9 +28,12 @@ struct Layout {
   std::size_t bytes;
   std::size_t crc_at;
 };
-constexpr Layout kLayouts[] = {
-    {1, kHeaderBytesV1, 60}, {2, kHeaderBytes, 76}, {3, kHeaderBytes, 76}, {4, kHeaderBytes, 76}};
-static_assert(kFormatVersion == 4, "a new format version needs its layout here");
+constexpr Layout kLayouts[] = {{1, kHeaderBytesV1, 60},
+                               {2, kHeaderBytes, 76},
+                               {3, kHeaderBytes, 76},
+                               {4, kHeaderBytes, 76},
+                               {5, kHeaderBytes, 76}};
+static_assert(kFormatVersion == 5, "a new format version needs its layout here");
 
 // Whether `in` holds a header of `layout` whose CRC matches once its version
 // field reads layout.version.

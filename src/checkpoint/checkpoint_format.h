@@ -1,10 +1,10 @@
 // The checkpoint file format (docs/checkpoint_format.md has the grammar and
 // a worked example). All integers little-endian; varints are LEB128.
 //
-// Format 4 (written; formats 1 to 3 are read too, below):
+// Format 5 (written; formats 1 to 4 are read too, below):
 //   Checkpoint := Header Block* EndBlock Trailer
 //   Header (80 bytes) :=
-//       magic:u64 = "QVRCKP01"  format_version:u32 = 4  header_bytes:u32 = 80
+//       magic:u64 = "QVRCKP01"  format_version:u32 = 5  header_bytes:u32 = 80
 //       graph_uuid:u8[16]  sequence:u64  vertex_limit:u64  edge_limit:u64
 //       wal_segment:u64  wal_offset:u64  reserved:u8[4] = 0
 //       crc:u32 (CRC-32C of bytes 0..75)
@@ -30,12 +30,21 @@
 //     7 index definitions (format version 2 on; checkpoint/index_block.h):
 //         first_id:varint = 0 count:varint IndexDef{count}
 //         (index kind 3, the edge-endpoint constraint: format version 3 on)
+//     8 index entries (format version 5 on; checkpoint/index_entries.h):
+//         first_id:varint count:varint index:varint Entries
+//         first_id counts entries across every stored index (definition
+//         order); `index` is the definition's position in block 7
+//         fixed-width key (w = 8): key:u8[w]{count} id:u48{count}
+//         variable-width key:      (key:Str id:u48){count}
 //   Props := count:varint (key_id:varint Value){count}   (Value: wal/value_codec.h;
 //            value type 7, a string list: format version 4 on)
 //   wal_segment, wal_offset: where the WAL record of the first group after
 //   `sequence` starts (segment number, byte offset; the offset may be the
 //   segment's end, then that group starts the next segment); 0, 0 if not
 //   known. Recovery resumes there after damage the checkpoint covers.
+//
+// Format 4 (read, never written): exactly format 5, except that there is
+// no kind 8 (one is a bad block header): every ready index is rebuilt.
 //
 // Format 3 (read, never written): exactly format 4, except that no value has
 // type 7 (one that does is Corruption).
@@ -51,8 +60,9 @@
 // element, and one element larger than 4 GiB encoded cannot be checkpointed.
 // The writer also ends a block at every kChunkIds-th id (its unit of
 // parallel encoding); readers rely only on first_id continuing the kind.
-// Blocks come in kind order 1, 2, 3, 7, 4, 5, 6 (BlockRank: the index
-// definitions follow the names they refer to); ids within a kind are contiguous from 0 and
+// Blocks come in kind order 1, 2, 3, 7, 4, 5, 8, 6 (BlockRank: the index
+// definitions follow the names they refer to, the entries come after the
+// elements); ids within a kind are contiguous from 0 and
 // cover exactly [0, limit). A checkpoint is valid only if every CRC matches,
 // every reference resolves and the end block's totals agree: a damaged
 // checkpoint is rejected whole, never partly loaded. File names:
@@ -83,18 +93,26 @@ inline constexpr std::uint64_t kMagic = 0x3130504B43525651ULL;  // "QVRCKP01" as
 // that reads up to version 2 refuses a version 3 file untouched instead of
 // reading kind 3 as damage. Version 4 added the value type 7 (a string
 // list, ValueType::kStringList) to the element blocks' properties, and
-// nothing else, for the same reason.
-inline constexpr std::uint32_t kFormatVersion = 4;
+// nothing else, for the same reason. Version 5 added the index entries
+// block (kind 8): the contents of ready indexes, sorted, so that a load
+// copies them into leaves instead of sorting every entry again.
+inline constexpr std::uint32_t kFormatVersion = 5;
 inline constexpr std::uint32_t kOldestFormatVersion = 1;
 // The first version whose index definitions may have kind 3.
 inline constexpr std::uint32_t kFirstEndpointConstraintVersion = 3;
 // The first version whose values may have type 7, a string list.
 inline constexpr std::uint32_t kFirstStringListVersion = 4;
+// The first version with index entries blocks (kind 8).
+inline constexpr std::uint32_t kFirstIndexEntriesVersion = 5;
 inline constexpr std::size_t kHeaderBytes = 80;    // formats 2 on
 inline constexpr std::size_t kHeaderBytesV1 = 64;  // format 1
 inline constexpr std::size_t kTrailerBytes = 4;    // formats 2 on
 inline constexpr std::size_t kBlockHeaderBytes = 16;
 inline constexpr std::size_t kTargetBlockBytes = 1u << 20;
+// Writer tunable (not part of the format): entries per index entries block
+// (at most; a block also closes past kTargetBlockBytes). 64K int64 entries
+// are 896 KiB.
+inline constexpr std::uint64_t kIndexEntriesPerBlock = std::uint64_t{1} << 16;
 // Writer tunables (not part of the format). Ids per chunk of the vertex and
 // edge tables: one unit of parallel encoding, and a block boundary; 64K ids
 // are about 0.2-1 MiB encoded for elements without properties.
@@ -112,13 +130,17 @@ enum class BlockKind : std::uint8_t {
   kEdges = 5,
   kEnd = 6,
   kIndexDefinitions = 7,
+  kIndexEntries = 8,
 };
+inline constexpr int kMaxBlockKind = 8;
 
-// The position of `kind` in a file's block order (1, 2, 3, 7, 4, 5, 6); 0
-// for a kind that `format_version` does not have.
+// The position of `kind` in a file's block order (1, 2, 3, 7, 4, 5, 8, 6);
+// 0 for a kind that `format_version` does not have.
 inline int BlockRank(std::uint8_t kind, std::uint32_t format_version) {
-  static constexpr int kRank[] = {0, 1, 2, 3, 5, 6, 7, 4};
-  if (kind < 1 || kind > 7 || (kind == 7 && format_version < 2)) return 0;
+  static constexpr int kRank[] = {0, 1, 2, 3, 5, 6, 8, 4, 7};
+  if (kind < 1 || kind > kMaxBlockKind || (kind == 7 && format_version < 2) ||
+      (kind == 8 && format_version < kFirstIndexEntriesVersion))
+    return 0;
   return kRank[kind];
 }
 

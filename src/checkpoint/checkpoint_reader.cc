@@ -63,7 +63,9 @@
 #include "base/mutex.h"
 #include "base/parallel.h"
 #include "base/strings.h"
+#include "base/value_text.h"
 #include "checkpoint/index_block.h"
+#include "checkpoint/index_entries.h"
 #include "index/index_build.h"
 #include "storage/adjacency.h"
 #include "storage/packed_adjacency.h"
@@ -174,7 +176,7 @@ Status IndexBlocks(const Source& src, const Header& header, std::vector<BlockRef
   // A block header and the longest (first, count) prefix: two 10-byte varints.
   constexpr std::size_t kPeek = kBlockHeaderBytes + 20;
   std::vector<std::byte> scratch;
-  std::uint64_t next_id[8] = {};
+  std::uint64_t next_id[kMaxBlockKind + 1] = {};
   // The blocks end where the trailer starts (format 2 on).
   if (src.size() < header.header_bytes + header.trailer_bytes) return Bad("missing end block");
   const std::uint64_t size = src.size() - header.trailer_bytes;
@@ -310,13 +312,15 @@ class Loader {
 
   // Time spent building the contents of the checkpoint's indexes.
   std::uint64_t index_build_microseconds() const { return index_build_microseconds_; }
+  // Indexes whose contents came from stored entries.
+  std::uint64_t indexes_loaded() const { return indexes_loaded_; }
 
   Status Run(const Header& header) {
     seed_ = header.seed;
     version_ = header.version;
     std::vector<BlockRef> blocks;
     QUIVER_RETURN_IF_ERROR(IndexBlocks(src_, header, &blocks));
-    std::vector<BlockRef> vertex_blocks, edge_blocks;
+    std::vector<BlockRef> vertex_blocks, edge_blocks, entry_blocks;
     for (const BlockRef& b : blocks) {
       switch (b.kind) {
         case BlockKind::kLabels: QUIVER_RETURN_IF_ERROR(Names(b, g_.labels)); break;
@@ -325,6 +329,7 @@ class Loader {
         case BlockKind::kIndexDefinitions: QUIVER_RETURN_IF_ERROR(IndexDefinitions(b)); break;
         case BlockKind::kVertices: vertex_blocks.push_back(b); break;
         case BlockKind::kEdges: edge_blocks.push_back(b); break;
+        case BlockKind::kIndexEntries: entry_blocks.push_back(b); break;
         case BlockKind::kEnd: break;
       }
     }
@@ -333,6 +338,7 @@ class Loader {
     QUIVER_RETURN_IF_ERROR(Adjacency(/*out=*/true));
     QUIVER_RETURN_IF_ERROR(Adjacency(/*out=*/false));
     QUIVER_RETURN_IF_ERROR(End(blocks.back(), blocks.size() - 1));
+    QUIVER_RETURN_IF_ERROR(IndexEntries(entry_blocks, header));
     QUIVER_RETURN_IF_ERROR(Derived());
     ReclaimRemovedLeaves();
     return Status::Ok();
@@ -376,8 +382,10 @@ class Loader {
     // The label and type sets were built with the in direction's buckets.
     const auto start = std::chrono::steady_clock::now();
     std::vector<index::PropertyIndex*> ready;
+    // Recovery builds the building ones after the log; those the file
+    // stored (IndexEntries) are built already.
     for (index::PropertyIndex& p : cat->mutable_indexes())
-      if (p.state == IndexState::kReady) ready.push_back(&p);  // recovery builds the others after the log
+      if (p.state == IndexState::kReady && !p.built) ready.push_back(&p);
     // With more than one index, each is built whole (collect, sort, tree) by
     // one worker, the workers side by side: the parts of a build that run on
     // one thread (the tree, the uniqueness check) overlap another index's
@@ -394,10 +402,66 @@ class Loader {
         },
         [](std::size_t) {});
     QUIVER_RETURN_IF_ERROR(built);
-    index_build_microseconds_ = static_cast<std::uint64_t>(
+    index_build_microseconds_ += static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
             .count());
     for (Worker& w : workers_) ctx_.account->Absorb(w.account);
+    return Status::Ok();
+  }
+
+  // Phase 6b: the stored entries of ready indexes (format 5 on). Each block
+  // is made into leaves by a worker; then, per index, the leaves are hung
+  // in block order (IndexTree::Builder::AddLeaf), once the order across
+  // each pair of consecutive blocks is checked. Leaves not yet hung are
+  // the runs', which free them on every way out.
+  Status IndexEntries(const std::vector<BlockRef>& blocks, const Header& header) {
+    if (blocks.empty()) return Status::Ok();
+    const auto start = std::chrono::steady_clock::now();
+    index::Catalog* cat = index::OwnCatalog(g_.catalog, ctx_);
+    std::vector<std::unique_ptr<index::IndexTree::LeafRun>> runs(blocks.size());
+    std::vector<DecodedEntries> decoded(blocks.size());
+    Status decoded_all = ForEachTask(
+        blocks.size(),
+        [&](Worker& w, std::size_t i) -> Status {
+          const BlockRef& b = blocks[i];
+          QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, seed_, &w.block));
+          base::ByteReader r = Body(payload, b);
+          QUIVER_RETURN_IF_ERROR(DecodeIndexEntries(r, b.count, *cat, header.vertex_limit, header.edge_limit,
+                                                    w.ctx, &runs[i], &decoded[i]));
+          if (r.remaining() != 0) return Bad("trailing bytes in block");
+          return Status::Ok();
+        },
+        [](std::size_t) {});
+    QUIVER_RETURN_IF_ERROR(decoded_all);
+    // The blocks of one index follow each other, indexes in definition order.
+    std::vector<bool> stored(cat->indexes().size(), false);
+    for (std::size_t i = 0; i < blocks.size();) {
+      const std::uint64_t position = decoded[i].index;
+      if (stored[position] || (i > 0 && position < decoded[i - 1].index))
+        return Bad(
+            base::StrCat("index entries: the blocks of index ", position, " do not follow each other"));
+      stored[position] = true;
+      index::PropertyIndex& p = cat->mutable_indexes()[position];
+      index::IndexTree::Builder builder(p.root, ctx_);
+      const DecodedEntries* last = nullptr;  // the last non-empty block
+      for (; i < blocks.size() && decoded[i].index == position; ++i) {
+        if (runs[i]->count() == 0) continue;
+        if (last != nullptr && !EntriesContinue(*p.def, *last, decoded[i]))
+          return Bad(base::StrCat("index entries: index ", base::Quoted(p.def->name),
+                                  " is out of order (or repeats a unique key) across two blocks"));
+        last = &decoded[i];
+        for (void*& leaf : runs[i]->leaves()) {
+          builder.AddLeaf(leaf);
+          leaf = nullptr;
+        }
+      }
+      p.root = builder.Finish();
+      p.built = true;
+      ++indexes_loaded_;
+    }
+    index_build_microseconds_ += static_cast<std::uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
+            .count());
     return Status::Ok();
   }
 
@@ -879,10 +943,11 @@ class Loader {
   std::vector<Part> parts_;         // phase 5's routing buffers, shared by both directions
   std::vector<std::byte> scratch_;  // block bytes for the sequential phases
   std::uint64_t index_build_microseconds_ = 0;
+  std::uint64_t indexes_loaded_ = 0;
 };
 
 Status Load(const Source& src, GraphRoots& roots, storage::MutationContext& ctx, Header* header,
-            unsigned threads, std::uint64_t* index_build_microseconds = nullptr) {
+            unsigned threads, LoadStats* stats) {
   std::vector<std::byte> scratch;
   QUIVER_ASSIGN_OR_RETURN(auto head,
                           src.Read(0, std::min<std::uint64_t>(src.size(), kHeaderBytes), &scratch));
@@ -890,7 +955,10 @@ Status Load(const Source& src, GraphRoots& roots, storage::MutationContext& ctx,
   roots.sequence = header->sequence;
   Loader loader(src, roots, ctx, threads);
   Status s = loader.Run(*header);
-  if (index_build_microseconds != nullptr) *index_build_microseconds = loader.index_build_microseconds();
+  if (stats != nullptr) {
+    stats->index_build_microseconds = loader.index_build_microseconds();
+    stats->indexes_loaded = loader.indexes_loaded();
+  }
   return s;
 }
 
@@ -909,8 +977,8 @@ Status CheckEndTotals(std::span<const std::byte> end, const Header& header, std:
 }  // namespace
 
 Status LoadCheckpoint(std::span<const std::byte> file, GraphRoots& roots, storage::MutationContext& ctx,
-                      Header* header, unsigned threads) {
-  return Load(SpanSource(file), roots, ctx, header, threads);
+                      Header* header, unsigned threads, LoadStats* stats) {
+  return Load(SpanSource(file), roots, ctx, header, threads, stats);
 }
 
 Status VerifyCheckpointFile(const env::ReadableFile& file, Header* header, std::uint64_t* bad_offset) {
@@ -968,9 +1036,9 @@ Status ScanCheckpointFile(const env::ReadableFile& file, CheckpointVisitor& visi
 }
 
 Status LoadCheckpointFile(const env::ReadableFile& file, GraphRoots& roots, storage::MutationContext& ctx,
-                          Header* header, unsigned threads, std::uint64_t* index_build_microseconds) {
+                          Header* header, unsigned threads, LoadStats* stats) {
   QUIVER_ASSIGN_OR_RETURN(std::uint64_t size, file.Size());
-  return Load(FileSource(file, size), roots, ctx, header, threads, index_build_microseconds);
+  return Load(FileSource(file, size), roots, ctx, header, threads, stats);
 }
 
 }  // namespace quiver::checkpoint

@@ -20,17 +20,25 @@
 
 namespace quiver::checkpoint {
 
+// What a load did besides the graph: the time spent on the contents of the
+// indexes the checkpoint lists (part of the load), and how many of them it
+// copied from stored entries (format 5 on) instead of building them.
+struct LoadStats {
+  std::uint64_t index_build_microseconds = 0;
+  std::uint64_t indexes_loaded = 0;
+};
+
 Status LoadCheckpoint(std::span<const std::byte> file, storage::GraphRoots& roots,
-                      storage::MutationContext& ctx, Header* header, unsigned threads = 1);
+                      storage::MutationContext& ctx, Header* header, unsigned threads = 1,
+                      LoadStats* stats = nullptr);
 
 // The same, reading `file` block by block (each worker reads the blocks it
 // decodes into a buffer of its own), so the whole file is never held in
 // memory. I/O errors are returned as they are, never as Corruption.
-// `*index_build_microseconds` (if set) receives the time spent building the
-// contents of the indexes the checkpoint lists (part of the load).
+// `*stats` (if set) says what the load did besides the graph.
 Status LoadCheckpointFile(const env::ReadableFile& file, storage::GraphRoots& roots,
                           storage::MutationContext& ctx, Header* header, unsigned threads = 1,
-                          std::uint64_t* index_build_microseconds = nullptr);
+                          LoadStats* stats = nullptr);
 
 // Checks `file` without loading it: the header, the framing of every block,
 // every block's CRC and the end block's counts of blocks. Reads the file

@@ -26,6 +26,7 @@
 #include "checkpoint/chunk_encoder.h"
 #include "checkpoint/chunk_pipeline.h"
 #include "checkpoint/index_block.h"
+#include "checkpoint/index_entries.h"
 #include "index/catalog.h"
 
 namespace quiver::checkpoint {
@@ -78,6 +79,17 @@ Status WriteBlocks(CheckpointSink& sink, const storage::GraphRoots& g, const Wri
       },
       options.worker_nice);
   QUIVER_RETURN_IF_ERROR(pipeline.Run());
+  // The ready indexes' entries, in order (format 5 on): the loader copies
+  // them into leaves instead of sorting every entry again.
+  std::vector<std::byte> block;
+  Status entries = EncodeIndexEntries(*g.catalog, [&](std::span<const std::byte> payload) {
+    block.clear();
+    QUIVER_RETURN_IF_ERROR(AppendBlock(BlockKind::kIndexEntries, payload, seed, &block));
+    QUIVER_RETURN_IF_ERROR(sink.AppendBlock(block));
+    if (options.progress) options.progress(stats->bytes);
+    return Status::Ok();
+  });
+  QUIVER_RETURN_IF_ERROR(entries);
   return sink.AppendEnd(g.live_vertices, g.live_edges);
 }
 

@@ -7,6 +7,7 @@
 // and replaced by a fresh leaf. Nodes are allocated before anything hangs
 // them, so a throwing allocation leaves every built node reachable from the
 // open nodes, which the destructor frees.
+#include <algorithm>
 #include <cassert>
 #include <cstring>
 
@@ -99,7 +100,21 @@ void IndexTree::Builder::Add(std::string_view key, std::uint64_t id) {
   ++root_.count;
 }
 
-void IndexTree::Builder::Close(int level) {
+void IndexTree::Builder::AddLeaf(void* leaf) {
+  assert(tree::Count(leaf) > 0);
+  if (levels_ == 0) {
+    open_[0] = leaf;
+    levels_ = 1;
+  } else {
+    assert(tree::CompareEntries(tree::Key(shape_, kLeaf, open_[0], tree::Count(open_[0]) - 1),
+                                tree::Id(shape_, kLeaf, open_[0], tree::Count(open_[0]) - 1),
+                                tree::Key(shape_, kLeaf, leaf, 0), tree::Id(shape_, kLeaf, leaf, 0)) < 0);
+    Close(0, leaf);
+  }
+  root_.count += tree::Count(leaf);
+}
+
+void IndexTree::Builder::Close(int level, void* fresh) {
   assert(level + 2 < kMaxLevels);
   void* full = open_[level];
   const std::size_t sep_size = tree::Key(shape_, KindOf(level), full, 0).size();
@@ -109,7 +124,8 @@ void IndexTree::Builder::Close(int level) {
   } else if (!HasRoomFor(shape_, kInner, open_[level + 1], sep_size)) {
     Close(level + 1);
   }
-  void* fresh = NewNode(level);
+  // Everything that can throw is behind: `fresh`, if given, is hung below.
+  if (fresh == nullptr) fresh = NewNode(level);
   void* parent = open_[level + 1];
   tree::InsertAt(shape_, kInner, parent, tree::Count(parent), UpEntry(shape_, KindOf(level), full));
   open_[level] = fresh;
@@ -150,6 +166,55 @@ IndexRoot IndexTree::Builder::Finish() {
   levels_ = 0;
   root_.count = 0;
   return result;
+}
+
+// LeafRun.
+
+IndexTree::LeafRun::LeafRun(const IndexRoot& shape, storage::MutationContext& ctx) : ctx_(&ctx) {
+  IndexRoot root;
+  root.key_width = shape.key_width;
+  root.max_fanout = shape.max_fanout;
+  shape_ = tree::ShapeOf(root);
+}
+
+IndexTree::LeafRun::~LeafRun() {
+  for (void* leaf : leaves_)
+    if (leaf != nullptr) FreeNode(leaf, *ctx_);
+}
+
+void* IndexTree::LeafRun::OpenLeaf(std::size_t key_size) {
+  if (!leaves_.empty() && HasRoomFor(shape_, kLeaf, leaves_.back(), key_size)) return leaves_.back();
+  // Room first: once the node is allocated, nothing throws before it is listed.
+  if (leaves_.size() == leaves_.capacity()) leaves_.reserve(std::max<std::size_t>(16, 2 * leaves_.size()));
+  void* leaf = ctx_->Allocate(shape_.node_bytes[kLeaf]);
+  tree::InitNode(shape_, kLeaf, leaf, ctx_->epoch);
+  leaves_.push_back(leaf);
+  return leaf;
+}
+
+void IndexTree::LeafRun::Add(std::string_view key, std::uint64_t id) {
+  void* leaf = OpenLeaf(key.size());
+  tree::InsertAt(shape_, kLeaf, leaf, tree::Count(leaf), Entry{key, id});
+  ++count_;
+}
+
+void IndexTree::LeafRun::AddFixed(const unsigned char* keys, const unsigned char* ids, std::size_t n) {
+  assert(shape_.fixed());
+  const auto w = static_cast<std::uint32_t>(shape_.width);
+  const std::uint32_t max = shape_.max_count[kLeaf];
+  while (n > 0) {
+    void* leaf = OpenLeaf(static_cast<std::size_t>(w));
+    const std::uint32_t at = tree::Count(leaf);
+    const auto m = static_cast<std::uint32_t>(std::min<std::size_t>(n, max - at));
+    unsigned char* b = tree::Base(leaf);
+    if (w > 0) std::memcpy(b + shape_.keys_off[kLeaf] + at * w, keys, std::size_t{m} * w);
+    std::memcpy(b + shape_.ids_off[kLeaf] + at * 6, ids, std::size_t{m} * 6);
+    tree::Hdr(leaf)->count = static_cast<std::uint16_t>(at + m);
+    count_ += m;
+    keys += std::size_t{m} * w;
+    ids += std::size_t{m} * 6;
+    n -= m;
+  }
 }
 
 }  // namespace quiver::index

@@ -22,6 +22,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "base/memory.h"
 #include "base/packed.h"
@@ -180,13 +181,20 @@ class IndexTree {
     // for a fixed-width tree. Throws std::bad_alloc (the entry is then not
     // added; the Builder stays usable or destructible).
     void Add(std::string_view key, std::uint64_t id);
+    // Hangs `leaf`, a non-empty leaf of this shape born in ctx.epoch (a
+    // LeafRun's), whose entries are all above those added before. A
+    // Builder takes either leaves or entries, never both. The leaf is the
+    // Builder's once this returns; if it throws std::bad_alloc, the
+    // caller's still.
+    void AddLeaf(void* leaf);
     IndexRoot Finish();
 
    private:
     static constexpr int kMaxLevels = 41;
 
-    // Hangs the full node open_[level] under level + 1 and opens a new one.
-    void Close(int level);
+    // Hangs the full node open_[level] under level + 1 and opens `fresh`
+    // (null: a new node) in its place.
+    void Close(int level, void* fresh = nullptr);
     void* NewNode(int level);
 
     IndexRoot root_;
@@ -194,6 +202,40 @@ class IndexTree {
     storage::MutationContext* ctx_;
     void* open_[kMaxLevels] = {};  // the rightmost node of each level, [0] the leaf
     int levels_ = 0;               // open_[0, levels_) are set
+  };
+
+  // Leaves of consecutive sorted entries, not yet hung in a tree: the
+  // checkpoint loader fills the leaves of each block of stored entries on
+  // a worker thread, then hangs them in order with Builder::AddLeaf. Every
+  // leaf is full but the last. The leaves not taken are freed with the run.
+  class LeafRun {
+   public:
+    // `shape` gives key_width and max_fanout.
+    LeafRun(const IndexRoot& shape, storage::MutationContext& ctx);
+    ~LeafRun();
+    LeafRun(const LeafRun&) = delete;
+    LeafRun& operator=(const LeafRun&) = delete;
+
+    // As Builder::Add. Throws std::bad_alloc (the entry is then not added).
+    void Add(std::string_view key, std::uint64_t id);
+    // Fixed-width trees: `n` entries, keys n * key_width bytes at `keys`,
+    // ids 6 bytes each (little-endian) at `ids`, copied a leaf's share at a
+    // time. Throws std::bad_alloc (then a prefix of them is added).
+    void AddFixed(const unsigned char* keys, const unsigned char* ids, std::size_t n);
+    // The leaves so far, in order; the caller may take them (setting each
+    // to null once it owns it).
+    std::vector<void*>& leaves() { return leaves_; }
+    std::uint64_t count() const { return count_; }
+
+   private:
+    // The last leaf if it has room for one more entry of `key_size` bytes,
+    // else a new one appended.
+    void* OpenLeaf(std::size_t key_size);
+
+    tree::Shape shape_;
+    storage::MutationContext* ctx_;
+    std::vector<void*> leaves_;
+    std::uint64_t count_ = 0;
   };
 };
 

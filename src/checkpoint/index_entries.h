@@ -1,0 +1,72 @@
+// The checkpoint's index entries blocks (kind 8, format version 5 on): the
+// contents of the version's ready indexes, sorted, so that a load copies
+// them into leaves (on every worker, a block each) instead of collecting
+// and sorting every entry again (docs/checkpoint_format.md).
+//
+//   payload := first_id:varint count:varint index:varint Entries
+//   first_id: the position of the block's first entry in the concatenation
+//             of every stored index's entries, in definition order (so the
+//             blocks of kind 8 continue each other from 0 like any kind's)
+//   index:    the definition's position in the index definitions block
+//   Entries (key width w from the definition, index/key_codec.h):
+//     w = 8:  key:u8[8]{count} id:u48{count}   all keys, then all ids
+//     else:   (key:Str id:u48){count}
+//
+// Keys are the encoded key bytes the index tree orders by memcmp
+// (index/key_codec.h); ids are little-endian 48-bit. Entries ascend
+// strictly by (key, id), within a block and across the blocks of one
+// index, whose blocks follow each other. An index that is stored has at
+// least one block (an empty one: count 0); a ready index without blocks is
+// rebuilt from the elements, as a format 4 file's are.
+#ifndef QUIVER_CHECKPOINT_INDEX_ENTRIES_H_
+#define QUIVER_CHECKPOINT_INDEX_ENTRIES_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "base/coding.h"
+#include "index/catalog.h"
+#include "index/index_tree.h"
+#include "quiver/status.h"
+
+namespace quiver::checkpoint {
+
+// Whether the writer stores index `p`'s entries (ready, built).
+inline bool StoresEntries(const index::PropertyIndex& p) { return p.state == IndexState::kReady && p.built; }
+
+// Calls emit(payload) for each index entries block of the stored indexes of
+// `catalog`, in file order, each block at most kIndexEntriesPerBlock
+// entries and closed once past kTargetBlockBytes. Stops at emit's first
+// failure. Throws std::bad_alloc.
+Status EncodeIndexEntries(const index::Catalog& catalog,
+                          const std::function<Status(std::span<const std::byte>)>& emit);
+
+// One decoded block: its index, the leaves of its entries, and its first
+// and last entry (for the checks across blocks).
+struct DecodedEntries {
+  std::uint64_t index = 0;
+  std::string first_key, last_key;
+  std::uint64_t first_id = 0, last_id = 0;
+};
+
+// Decodes one block (`r` after first_id and count; `count` entries): reads
+// `index`, which must name a ready index of `catalog`, and makes its entries
+// into the leaves of a new *run of that index's shape (nodes from ctx).
+// Corruption for an unknown or building index, entries out of order, a
+// repeated key in a unique index, an id at or past its kind's limit, or a
+// key of the wrong width or too long. Throws std::bad_alloc.
+Status DecodeIndexEntries(base::ByteReader& r, std::uint64_t count, const index::Catalog& catalog,
+                          std::uint64_t vertex_limit, std::uint64_t edge_limit, storage::MutationContext& ctx,
+                          std::unique_ptr<index::IndexTree::LeafRun>* run, DecodedEntries* out);
+
+// Whether two consecutive blocks of one index keep its order (and, for a
+// unique index, its keys distinct) across their boundary.
+bool EntriesContinue(const index::IndexDef& def, const DecodedEntries& before, const DecodedEntries& after);
+
+}  // namespace quiver::checkpoint
+
+#endif  // QUIVER_CHECKPOINT_INDEX_ENTRIES_H_

@@ -54,8 +54,10 @@ namespace {
 using storage::GraphRoots;
 
 // A removed vertex is one input byte and a 40-byte slot in a 64-slot leaf:
-// the densest legitimate growth is about 45 bytes per input byte.
-constexpr std::size_t kLoadBytesPerInputByte = 128;
+// about 45 bytes per input byte. The densest growth is an index entries
+// block (format 5) of one variable-width entry: 26 bytes framed, a 4 KiB
+// leaf and its run's bookkeeping, about 165 bytes per input byte.
+constexpr std::size_t kLoadBytesPerInputByte = 256;
 constexpr std::size_t kLoadBytesConstant = std::size_t{64} << 10;
 
 std::string U64(std::uint64_t v) { return std::to_string(v); }

@@ -27,7 +27,10 @@
 //                  format-1 seeds written before format 2 (workload.qck,
 //                  large.qck) and the format-2 ones written before format 3
 //                  (workload-v2.qck, large-v2.qck) stay in the corpus: those
-//                  formats are still read.
+//                  formats are still read. Format 5 (index entries blocks):
+//                  checkpoint-indexes (a string key) and checkpoint-ordered
+//                  (an int64 key) under -v5 names; the other seeds keep
+//                  their earlier formats.
 // recovery:        a few inputs of fixed pseudo-random bytes (std::mt19937,
 //                  fixed seeds) and a few hand-written plans.
 // Every file written is below 64 KiB. Deterministic: the same bytes each run.
@@ -252,6 +255,9 @@ int Main(int argc, char** argv) {
   WriteWithFixup(ckpt, "golden-checkpoint-indexes-v3.qck", ReadFile(golden / "checkpoint-indexes.qck"), 72);
   WriteWithFixup(ckpt, "golden-checkpoint-indexes.qck", ReadFile(golden / "checkpoint-indexes-v2.qck"), 72);
   WriteWithFixup(ckpt, "golden-checkpoint-endpoints.qck", ReadFile(golden / "checkpoint-endpoints.qck"), 72);
+  // Format 5: index entries blocks (kind 8), variable-width and fixed-width keys.
+  WriteWithFixup(ckpt, "golden-checkpoint-indexes-v5.qck", ReadFile(golden / "checkpoint-indexes.qck"), 72);
+  WriteWithFixup(ckpt, "golden-checkpoint-ordered-v5.qck", ReadFile(golden / "checkpoint-ordered.qck"), 72);
   WriteWithFixup(ckpt, "workload-v3.qck", CheckpointOf(log), 72);
   WriteWithFixup(ckpt, "large-v3.qck", CheckpointOf(Large(5000, 4000, 1000)), 72);
 

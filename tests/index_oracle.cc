@@ -338,15 +338,22 @@ class IndexChecker {
     }
     // Absent keys: a value no key of the loop holds, alone and after a
     // present prefix (composite indexes).
-    const PropertyValue absent = spec.type == ValueType::kInt64 ? PropertyValue(std::int64_t{-777'777'777})
-                                                                : PropertyValue(
-                                                                      "\x01"
-                                                                      "absent");
-    Lookup<Id>(spec, std::vector<PropertyValue>(spec.keys.size(), absent), {}, "an absent key");
-    if (!entries.empty() && spec.keys.size() > 1) {
-      std::vector<PropertyValue> key = entries[entries.size() / 2].key;
-      key.back() = absent;
-      Lookup<Id>(spec, key, {}, "a present prefix and an absent last key");
+    // Of the declared type, if any (a bool index may hold both values: no
+    // absent key is asked of it).
+    const PropertyValue absent = spec.type == ValueType::kInt64    ? PropertyValue(std::int64_t{-777'777'777})
+                                 : spec.type == ValueType::kDouble ? PropertyValue(-777'777.125)
+                                 : spec.type == ValueType::kBytes
+                                     ? PropertyValue(Bytes{std::byte{1}, std::byte{0x7f}})
+                                     : PropertyValue(
+                                           "\x01"
+                                           "absent");
+    if (spec.type != ValueType::kBool) {
+      Lookup<Id>(spec, std::vector<PropertyValue>(spec.keys.size(), absent), {}, "an absent key");
+      if (!entries.empty() && spec.keys.size() > 1) {
+        std::vector<PropertyValue> key = entries[entries.size() / 2].key;
+        key.back() = absent;
+        Lookup<Id>(spec, key, {}, "a present prefix and an absent last key");
+      }
     }
     if (spec.kind != IndexKind::kOrdered) return;
     Scan<Id>(spec, {}, entries, "the full scan");

@@ -18,6 +18,11 @@
 //            builds an exact index on "t" (dropped after each run): the longest commit during
 //            the build and outside it (0.5 s before and after), their ratio (the family's
 //            onlineBuildCommitStall), and when in the build the longest began.
+//   reopen   N vertices ("k", "t" as above, batches of 100,000) backed up into D twice (a fresh
+//            subdirectory each; D must exist): without indexes, then with the family's unique index on
+//            "k" and ordered one on "t"; then each backup opened read-only, alternately, R times: the
+//            open's wall time, its checkpoint load and index time (OpenStats), medians, and the
+//            ratio of opens per second with / without (the family's reopenWithIndexes).
 //   durable  C single-vertex synced commits into a durable graph in D (a fresh subdirectory per
 //            run; must exist) with a unique index on "k" ("with") and into one without,
 //            alternately, R times each: commits/s, medians, and with / without.
@@ -61,7 +66,7 @@ struct Args {
 [[noreturn]] void Usage(const char* why) {
   std::fprintf(
       stderr,
-      "quiver-index-probe: %s\nusage: quiver-index-probe [--scenario batches|upserts|online|durable] "
+      "quiver-index-probe: %s\nusage: quiver-index-probe [--scenario batches|upserts|online|durable|reopen] "
       "[--vertices N] [--runs R] [--commits C] [--dir D] [--side both|with|without]\n",
       why);
   std::exit(2);
@@ -85,10 +90,12 @@ Args Parse(int argc, char** argv) {
   if (flags.Has("--scenario")) a.scenario = flags.Get("--scenario");
   if (flags.Has("--side")) a.side = flags.Get("--side");
   a.dir = flags.Get("--dir");
-  if (a.scenario != "batches" && a.scenario != "upserts" && a.scenario != "online" && a.scenario != "durable")
+  if (a.scenario != "batches" && a.scenario != "upserts" && a.scenario != "online" &&
+      a.scenario != "durable" && a.scenario != "reopen")
     Usage("bad --scenario");
   if (a.side != "both" && a.side != "with" && a.side != "without") Usage("bad --side");
-  if (a.scenario == "durable" && a.dir.empty()) Usage("--scenario durable needs --dir");
+  if ((a.scenario == "durable" || a.scenario == "reopen") && a.dir.empty())
+    Usage("--scenario durable and reopen need --dir");
   if (a.vertices < kBatch || a.commits == 0 || runs == 0 || runs > 1000)
     Usage("sizes must be positive, --vertices at least 1000, --runs at most 1000");
   a.vertices = a.vertices / kBatch * kBatch;
@@ -285,8 +292,57 @@ int RunOnline(const Args& a) {
   return 0;
 }
 
+int RunReopen(const Args& a) {
+  const std::string dirs[2] = {a.dir + "/reopen-without", a.dir + "/reopen-with"};
+  for (const std::string& d : dirs) std::filesystem::remove_all(d);
+  {
+    auto graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory");
+    constexpr std::uint64_t kLoadBatch = 100'000;
+    for (std::uint64_t done = 0; done < a.vertices; done += kLoadBatch) {
+      WriteBatch b;
+      for (std::uint64_t i = done; i < std::min(a.vertices, done + kLoadBatch); ++i)
+        b.AddVertex("P", {{"k", KeyOf(i, kSaltK)}, {"t", KeyOf(i, kSaltT)}});
+      ValueOrDie(graph->Write(std::move(b)), "Write");
+    }
+    ValueOrDie(graph->Backup(dirs[0]), "Backup");
+    Index(*graph, "k_unique", "P", "k", IndexKind::kUnique);
+    Index(*graph, "t_ordered", "P", "t", IndexKind::kOrdered);
+    ValueOrDie(graph->Backup(dirs[1]), "Backup");
+  }
+  Options o;
+  o.durability = Durability::kDurable;
+  o.durable.checkpoint_wal_bytes = 0;
+  o.durable.checkpoint_on_close = false;
+  o.read_only = true;
+  std::vector<double> open_s[2], load_s[2], index_s[2];
+  for (int r = 0; r < a.runs; ++r) {
+    for (int with = 0; with < 2; ++with) {
+      const std::uint64_t t0 = WallNs();
+      auto graph = ValueOrDie(Graph::Open(o, dirs[with]), "Open");
+      const double seconds = static_cast<double>(WallNs() - t0) / 1e9;
+      const OpenStats st = graph->GetOpenStats();
+      if (graph->GetSnapshot().vertex_count() != a.vertices) Die("reopen", InternalError("vertices missing"));
+      open_s[with].push_back(seconds);
+      load_s[with].push_back(static_cast<double>(st.checkpoint_load_microseconds) / 1e6);
+      index_s[with].push_back(static_cast<double>(st.index_build_microseconds) / 1e6);
+      std::printf(
+          "run %d %s: open %.3f s (checkpoint load %.3f s, indexes %.3f s; %llu built, %llu loaded)\n", r,
+          with ? "with" : "without", seconds, load_s[with].back(), index_s[with].back(),
+          static_cast<unsigned long long>(st.indexes_built),
+          static_cast<unsigned long long>(st.indexes_loaded));
+    }
+  }
+  std::printf(
+      "median of %d: open without %.3f s, with %.3f s (indexes %.3f s); with / without %.3f; %llu vertices\n",
+      a.runs, Median(open_s[0]), Median(open_s[1]), Median(index_s[1]), Median(open_s[0]) / Median(open_s[1]),
+      static_cast<unsigned long long>(a.vertices));
+  for (const std::string& d : dirs) std::filesystem::remove_all(d);
+  return 0;
+}
+
 int Run(const Args& a) {
   if (a.scenario == "online") return RunOnline(a);
+  if (a.scenario == "reopen") return RunReopen(a);
   const bool with = a.side != "without", without = a.side != "with";
   std::vector<double> rw, rwo, uw, uwo;
   if (a.scenario == "upserts") {

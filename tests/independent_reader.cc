@@ -25,8 +25,10 @@ constexpr std::size_t kWalHeaderBytes = 64;
 // full scan and for the header check that decides which segments the
 // checkpoint covers, so that a new version cannot reach one and not the other.
 constexpr std::uint32_t kNewestWalVersion = 5;
-// Checkpoint formats 1 to 4.
-constexpr std::uint32_t kNewestCheckpointVersion = 4;
+// Checkpoint formats 1 to 5.
+constexpr std::uint32_t kNewestCheckpointVersion = 5;
+// Index entries blocks (kind 8) came with checkpoint format 5.
+constexpr std::uint32_t kFirstEntriesCheckpointVersion = 5;
 // Value type 7 (a string list) came with WAL version 5 and checkpoint 4.
 constexpr std::uint32_t kFirstListWalVersion = 5;
 constexpr std::uint32_t kFirstListCheckpointVersion = 4;
@@ -217,10 +219,20 @@ Status ReadElements(In& in, ReaderState& s, bool edges, std::uint64_t vertex_lim
   return Status::Ok();
 }
 
+// What the index entries blocks are checked against.
+struct ReaderIndexDef {
+  std::uint8_t element = 0;  // 0 vertices, 1 edges
+  std::uint64_t label = 0;   // a label or an edge type id
+  std::uint8_t kind = 0;
+  bool fixed = false;  // one int64 or double key: 8-byte keys, all keys then all ids
+  bool ready = false;
+};
+
 // Index definitions (format version 2 on): they change nothing the reader
 // rebuilds, so they are only checked against the names before them. Kind 3
 // (an edge-endpoint constraint: edges, no keys, no type) came with format 3.
-Status ReadIndexDefinitions(In& in, const ReaderState& s, std::uint32_t version) {
+Status ReadIndexDefinitions(In& in, const ReaderState& s, std::uint32_t version,
+                            std::vector<ReaderIndexDef>* defs) {
   std::uint64_t first, count;
   if (!in.Varint(&first) || first != 0 || !in.Varint(&count)) return Bad("index definitions");
   for (std::uint64_t i = 0; i < count; ++i) {
@@ -240,14 +252,85 @@ Status ReadIndexDefinitions(In& in, const ReaderState& s, std::uint32_t version)
     }
     if (!in.Varint(&declared) || declared == 0 || declared > s.sequence || !in.U8(&state) || state > 1)
       return Bad("index definition state");
+    defs->push_back({element, label, kind, kind != 3 && keys == 1 && (type == 2 || type == 3), state == 1});
   }
   return Status::Ok();
 }
 
-// Block order by kind: 1, 2, 3, 7 (version 2 on), 4, 5, 6.
+// Index entries (format 5 on): first_id (entries across the stored
+// indexes), count, the definition's position, then the entries, which
+// must ascend strictly by (key bytes, id), repeat no key in a unique index
+// (kinds 1 and 3), continue the previous block of the same index, and name
+// live elements of the index's label or type (the elements came before).
+struct EntriesCursor {
+  std::uint64_t next_first = 0;
+  std::int64_t index = -1;  // the index of the previous block
+  std::string last_key;
+  std::uint64_t last_id = 0;
+  bool any = false;  // the current index has an entry
+  std::set<std::uint64_t> done;
+};
+
+Status ReadIndexEntries(In& in, const ReaderState& s, const std::vector<ReaderIndexDef>& defs,
+                        EntriesCursor* c) {
+  std::uint64_t first, count, index;
+  if (!in.Varint(&first) || first != c->next_first || !in.Varint(&count) || count > in.left() ||
+      !in.Varint(&index))
+    return Bad("index entries prefix");
+  if (index >= defs.size() || !defs[index].ready) return Bad("index entries of no ready index");
+  if (static_cast<std::int64_t>(index) != c->index) {
+    if (c->done.count(index) != 0 || static_cast<std::int64_t>(index) < c->index)
+      return Bad("index entries blocks out of order");
+    c->done.insert(index);
+    c->index = static_cast<std::int64_t>(index);
+    c->any = false;
+  }
+  const ReaderIndexDef& d = defs[index];
+  const std::vector<ReaderElement>& elements = d.element == 0 ? s.vertices : s.edges;
+  const std::vector<std::string>& names = d.element == 0 ? s.labels : s.types;
+  std::vector<std::string> keys(count);
+  std::vector<std::uint64_t> ids(count);
+  auto id_of = [](const std::string& six) {
+    std::uint64_t v = 0;
+    for (int i = 5; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(six[static_cast<std::size_t>(i)]);
+    return v;
+  };
+  std::string six;
+  if (d.fixed) {
+    for (std::uint64_t i = 0; i < count; ++i)
+      if (!in.Fixed(8, &keys[i])) return Bad("index entries keys");
+    for (std::uint64_t i = 0; i < count; ++i) {
+      if (!in.Fixed(6, &six)) return Bad("index entries ids");
+      ids[i] = id_of(six);
+    }
+  } else {
+    for (std::uint64_t i = 0; i < count; ++i) {
+      if (!in.Str(&keys[i]) || keys[i].size() > 1024 || !in.Fixed(6, &six)) return Bad("index entries");
+      ids[i] = id_of(six);
+    }
+  }
+  for (std::uint64_t i = 0; i < count; ++i) {
+    if (ids[i] >= elements.size() || !elements[ids[i]].live || elements[ids[i]].name != names[d.label])
+      return Bad("index entry names no live element of its label or type");
+    if (c->any) {
+      const int cmp = c->last_key.compare(keys[i]);
+      if (cmp > 0 || (cmp == 0 && ((d.kind == 1 || d.kind == 3) || c->last_id >= ids[i])))
+        return Bad("index entries out of order or repeating a unique key");
+    }
+    c->any = true;
+    c->last_key = keys[i];
+    c->last_id = ids[i];
+  }
+  c->next_first += count;
+  return Status::Ok();
+}
+
+// Block order by kind: 1, 2, 3, 7 (version 2 on), 4, 5, 8 (version 5 on), 6.
 int KindRank(std::uint8_t kind, std::uint32_t version) {
-  static const int kRank[] = {0, 1, 2, 3, 5, 6, 7, 4};
-  if (kind < 1 || kind > 7 || (kind == 7 && version < 2)) return 0;
+  static const int kRank[] = {0, 1, 2, 3, 5, 6, 8, 4, 7};
+  if (kind < 1 || kind > 8 || (kind == 7 && version < 2) ||
+      (kind == 8 && version < kFirstEntriesCheckpointVersion))
+    return 0;
   return kRank[kind];
 }
 
@@ -277,6 +360,8 @@ Result<Checkpoint> ReadCheckpoint(std::string_view b, std::uint64_t name_sequenc
   std::size_t pos = header_bytes;
   int previous_rank = 0;
   std::uint64_t blocks = 0;
+  std::vector<ReaderIndexDef> defs;
+  EntriesCursor entries;
   while (true) {
     if (end - pos < kBlockHeaderBytes) return Bad("checkpoint ends without its end block");
     const std::uint8_t kind = static_cast<std::uint8_t>(b[pos]);
@@ -296,7 +381,12 @@ Result<Checkpoint> ReadCheckpoint(std::string_view b, std::uint64_t name_sequenc
       case 1: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.labels, "label")); break;
       case 2: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.types, "edge type")); break;
       case 3: QUIVER_RETURN_IF_ERROR(ReadNames(in, s.keys, "property key")); break;
-      case 7: QUIVER_RETURN_IF_ERROR(ReadIndexDefinitions(in, s, version)); break;
+      case 7: QUIVER_RETURN_IF_ERROR(ReadIndexDefinitions(in, s, version, &defs)); break;
+      case 8:
+        if (s.vertices.size() != vertex_limit || s.edges.size() != edge_limit)
+          return Bad("element blocks do not add up to the header's limits");
+        QUIVER_RETURN_IF_ERROR(ReadIndexEntries(in, s, defs, &entries));
+        break;
       case 4: QUIVER_RETURN_IF_ERROR(ReadElements(in, s, false, vertex_limit, lists)); break;
       case 5:
         if (s.vertices.size() != vertex_limit) return Bad("vertex blocks do not add up to vertex_limit");

@@ -353,7 +353,7 @@ diff -u "$GOLDEN/info-wal.golden" "$WORK/info.masked" >"$WORK/diff" ||
 
 # dump: the records of each file (the library's golden tests pin the whole text).
 expect_rc 0 "$QUIVER" dump "$WORK/g"
-for line in "checkpoint-00000000000000000001.qck (636 bytes)" "header: format 4, graph " \
+for line in "checkpoint-00000000000000000001.qck (636 bytes)" "header: format 5, graph " \
   'index "Vertex.id": unique on vertices :Vertex (id), type int64; declared at sequence 1, ready' \
   "v9 :Vertex {id: 10}" "e8 :EDGE v2 -> v9 {weight: 0.52}" "10 live vertices, 17 live edges"; do
   expect_in out "$line"

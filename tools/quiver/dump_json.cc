@@ -158,7 +158,10 @@ Json DumpJsonLines::CheckpointRecord(int depth, std::string_view text) {
   if (StartsWith(text, "... ")) return Record("more");
   for (const auto& [prefix, record] : {std::pair{"v", "vertex"}, std::pair{"e", "edge"}}) {
     if (std::optional<std::uint64_t> id = NumberAfter(text, prefix)) {
-      Json j = Record(record);
+      // "v7 key ...": an entry of an index entries block (format 5 on).
+      const bool entry = text.substr(1 + std::to_string(*id).size()).substr(0, 5) == " key ";
+      Json j = Record(entry ? "entry" : record);
+      if (entry) j["element"] = record;
       j["id"] = *id;
       return j;
     }

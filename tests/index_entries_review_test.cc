@@ -1,0 +1,198 @@
+// Review of checkpoint format 5's index entries (kind 8 blocks): inputs
+// that pass every CRC (resealed as a writer would have sealed them) and
+// every rule the reader checks, yet break what the checkpoint contract
+// promises (docs/checkpoint_format.md, "Reading rules"; RELIABILITY.md:
+// detect, never serve, corruption).
+//
+// Each test is a finding; it fails against the reviewed commit.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/coding.h"
+#include "base/crc32c.h"
+#include "checkpoint/checkpoint_format.h"
+#include "checkpoint/checkpoint_reader.h"
+#include "env/sim_file_system.h"
+#include "format_test_util.h"
+#include "graph_impl.h"
+#include "index_oracle.h"
+#include "quiver/quiver.h"
+#include "test_util.h"
+
+namespace quiver {
+namespace {
+
+Options ReviewOptions() {
+  Options o;
+  o.durable.checkpoint_on_close = false;
+  o.durable.checkpoint_wal_bytes = 0;
+  o.durable.io_threads = 2;
+  return o;
+}
+
+std::string ReviewReadGolden(const char* name) {
+  const std::filesystem::path p = std::filesystem::path(QUIVER_TESTS_SOURCE_DIR) / "golden" / name;
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Every block CRC and the trailer recomputed (as index_entries_test.cc's
+// Reseal): only the reader's own checks can catch what was edited.
+std::string ReviewReseal(std::string bytes) {
+  const std::uint32_t seed = base::Crc32c(bytes.data(), checkpoint::kHeaderBytes);
+  std::uint32_t file_crc = seed;
+  const std::size_t end = bytes.size() - checkpoint::kTrailerBytes;
+  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes <= end;) {
+    std::uint32_t length;
+    std::memcpy(&length, bytes.data() + pos + 4, 4);
+    std::uint32_t crc = base::Crc32cExtend(seed, bytes.data() + pos, 8);
+    crc = base::Crc32cExtend(crc, bytes.data() + pos + checkpoint::kBlockHeaderBytes, length);
+    std::memcpy(bytes.data() + pos + 8, &crc, 4);
+    file_crc = base::Crc32cExtend(file_crc, &crc, 4);
+    pos += checkpoint::kBlockHeaderBytes + length;
+  }
+  std::memcpy(bytes.data() + end, &file_crc, 4);
+  return bytes;
+}
+
+// Offsets in tests/golden/checkpoint-ordered.qck (docs/checkpoint_format.md,
+// "Worked example: index entries of an int64 key"): four Person vertices,
+// born 1815, 1906, -384, 1815, and the ordered int64 index person_born.
+constexpr std::size_t kReviewDefinitionKind = 0xa0;  // 2, ordered
+constexpr std::size_t kReviewVertex1Type = 0xc9;     // 2, int64 (born 1906)
+constexpr std::size_t kReviewEntriesBlock = 0xec;    // the kind 8 block
+constexpr std::size_t kReviewEndBlock = 0x137;       // the end block
+constexpr std::size_t kReviewKeys = 0xff;            // 4 keys of 8 bytes
+constexpr std::size_t kReviewIds = 0x11f;            // 4 ids of 6 bytes
+
+// The same file without its kind 8 block (what a format 4 build would
+// have written but the version field): the loader builds the index from
+// the elements, as before.
+std::string WithoutEntries(const std::string& bytes) {
+  std::string out = bytes.substr(0, kReviewEntriesBlock) + bytes.substr(kReviewEndBlock);
+  // The end block's blocks_before: 5 -> 4.
+  const std::size_t blocks_before = kReviewEntriesBlock + checkpoint::kBlockHeaderBytes + 2;
+  EXPECT_EQ(out[blocks_before], '\x05');
+  out[blocks_before] = '\x04';
+  return ReviewReseal(out);
+}
+
+Status ReviewLoad(const std::string& bytes) {
+  checkpoint::Header header;
+  std::string dump;
+  return format_test::LoadCheckpointForTest(format_test::AsBytes(bytes), &header, &dump);
+}
+
+// Opens `checkpoint` as checkpoint 4 beside the golden log of the same
+// history (it starts at sequence 1, so a rejected checkpoint falls back to
+// the log and loses nothing).
+std::unique_ptr<Graph> OpenWithLog(env::SimFileSystem& fs, const std::string& checkpoint) {
+  EXPECT_TRUE(fs.CreateDir("/db").ok());
+  EXPECT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(4), checkpoint).ok());
+  EXPECT_TRUE(fs.WriteFileForTest("/db/wal-00000000000000000001.log", ReviewReadGolden("wal-ordered.log")).ok());
+  auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs);
+  EXPECT_TRUE(g.ok()) << g.status().ToString();
+  return g.ok() ? std::move(*g) : nullptr;
+}
+
+// Finding 1: the reading rules say "no ready unique index is violated by
+// the data ... (Corruption otherwise)", and format 4 (the same file with
+// its entries rebuilt) enforces it. A format 5 file whose stored entries
+// of a unique index are distinct, while two elements hold the same key,
+// loads: the entries are never checked against the elements.
+TEST(IndexEntriesReviewTest, AUniqueIndexTheDataViolatesIsCorruption) {
+  std::string bytes = ReviewReadGolden("checkpoint-ordered.qck");
+  ASSERT_EQ(bytes.size(), 334u);
+  bytes[kReviewDefinitionKind] = '\x01';  // unique: v0 and v3 both hold born 1815
+  // Entry 2 (v3) stored under 1816 instead: the stored keys are distinct
+  // and still ascend (-384, 1815, 1816, 1906).
+  ASSERT_EQ(static_cast<unsigned char>(bytes[kReviewKeys + 2 * 8 + 7]), 0x17u);
+  bytes[kReviewKeys + 2 * 8 + 7] = '\x18';
+  bytes = ReviewReseal(bytes);
+
+  // Control: rebuilt from the elements (no kind 8 block), the violation is
+  // Corruption, as the rules say.
+  const Status rebuilt = ReviewLoad(WithoutEntries(bytes));
+  ASSERT_EQ(rebuilt.code(), StatusCode::kCorruption) << rebuilt.ToString();
+
+  const Status stored = ReviewLoad(bytes);
+  EXPECT_EQ(stored.code(), StatusCode::kCorruption)
+      << "a unique index the data violates loads from its stored entries: " << stored.ToString();
+
+  // End to end: Open serves the violated unique index (the checkpoint is
+  // used, not the log), and FindVertex by born = 1815 names one of two.
+  env::SimFileSystem fs;
+  auto g = OpenWithLog(fs, bytes);
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->GetOpenStats().checkpoint_sequence, 0u) << "the inconsistent checkpoint was loaded";
+}
+
+// Finding 1b: a typed index whose element holds another type. The rules
+// make it Corruption ("no typed index holds another type"); format 4 does.
+// With stored entries the element's value is never looked at.
+TEST(IndexEntriesReviewTest, ATypedIndexWhoseElementHoldsAnotherTypeIsCorruption) {
+  std::string bytes = ReviewReadGolden("checkpoint-ordered.qck");
+  ASSERT_EQ(bytes.size(), 334u);
+  ASSERT_EQ(bytes[kReviewVertex1Type], '\x02');
+  bytes[kReviewVertex1Type] = '\x03';  // v1's born: a double, in an int64 index
+  bytes = ReviewReseal(bytes);
+
+  const Status rebuilt = ReviewLoad(WithoutEntries(bytes));
+  ASSERT_EQ(rebuilt.code(), StatusCode::kCorruption) << rebuilt.ToString();
+
+  const Status stored = ReviewLoad(bytes);
+  EXPECT_EQ(stored.code(), StatusCode::kCorruption)
+      << "an int64 index listing a vertex whose value is a double loads: " << stored.ToString();
+}
+
+// Finding 2: entries that name the wrong elements (every rule the reader
+// checks holds: ids below the limit, (key, id) ascending) load, and the
+// index then answers what the data does not say: corruption served, not
+// detected. Worse than before format 5, the drift is now permanent: a
+// new checkpoint writes the wrong entries again, so no reopen repairs it
+// (formats 1 to 4 rebuilt every index from the elements at each open).
+TEST(IndexEntriesReviewTest, EntriesNamingTheWrongElementsAreServedAndPersist) {
+  std::string bytes = ReviewReadGolden("checkpoint-ordered.qck");
+  ASSERT_EQ(bytes.size(), 334u);
+  // Ids 2, 0, 3, 1 (the data's order by born) become 0, 1, 2, 3: keys
+  // -384, 1815, 1815, 1906 with ascending ids, so every rule holds.
+  for (int i = 0; i < 4; ++i) {
+    const std::string id = std::string(1, static_cast<char>(i)) + std::string(5, '\0');
+    bytes.replace(kReviewIds + static_cast<std::size_t>(i) * 6, 6, id);
+  }
+  bytes = ReviewReseal(bytes);
+  const std::vector<VertexId> truth = {VertexId(2), VertexId(0), VertexId(3), VertexId(1)};
+
+  const Status stored = ReviewLoad(bytes);
+  EXPECT_EQ(stored.code(), StatusCode::kCorruption)
+      << "entries that disagree with the elements load: " << stored.ToString();
+
+  env::SimFileSystem fs;
+  {
+    auto g = OpenWithLog(fs, bytes);
+    ASSERT_NE(g, nullptr);
+    const Snapshot snap = g->GetSnapshot();
+    EXPECT_EQ(snap.VerticesInRange("Person", "born", {}).value(), truth)
+        << "the index answers against the data";
+    const test::IndexOracleResult r = test::CheckIndexAnswers(snap);
+    EXPECT_EQ(r.mismatches, 0u);
+    for (const std::string& m : r.messages) ADD_FAILURE() << m;
+    ASSERT_TRUE(g->Checkpoint().ok());
+  }
+  // Reopened from the checkpoint just written: still wrong.
+  auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  EXPECT_EQ((*g)->GetSnapshot().VerticesInRange("Person", "born", {}).value(), truth)
+      << "the wrong entries survived a checkpoint and a reopen";
+}
+
+}  // namespace
+}  // namespace quiver

@@ -97,7 +97,8 @@ Status ReviewLoad(const std::string& bytes) {
 std::unique_ptr<Graph> OpenWithLog(env::SimFileSystem& fs, const std::string& checkpoint) {
   EXPECT_TRUE(fs.CreateDir("/db").ok());
   EXPECT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(4), checkpoint).ok());
-  EXPECT_TRUE(fs.WriteFileForTest("/db/wal-00000000000000000001.log", ReviewReadGolden("wal-ordered.log")).ok());
+  EXPECT_TRUE(
+      fs.WriteFileForTest("/db/wal-00000000000000000001.log", ReviewReadGolden("wal-ordered.log")).ok());
   auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs);
   EXPECT_TRUE(g.ok()) << g.status().ToString();
   return g.ok() ? std::move(*g) : nullptr;

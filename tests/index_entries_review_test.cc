@@ -195,5 +195,76 @@ TEST(IndexEntriesReviewTest, EntriesNamingTheWrongElementsAreServedAndPersist) {
       << "the wrong entries survived a checkpoint and a reopen";
 }
 
+// Finding 2, write side: the edge-endpoint constraint is what UpsertEdge
+// finds an edge by. Its stored entries with their ids swapped (keys
+// distinct and ascending, every rule holds) load; then a plain
+// UpsertEdge(v0, v1, {w: 5}) on a graph whose data is fine fails
+// (observed: AlreadyExists, "pair (0 -> 1) is held by edge 0; edge 1 would
+// hold it too": the resolver found e1, which runs v1 -> v2). The expected
+// result: the upsert finds e0 and sets w on it. Stored entries that
+// disagree with the elements break writes, not just reads, and no reopen
+// repairs them.
+TEST(IndexEntriesReviewTest, SwappedEndpointEntriesMakeUpsertEdgeWriteTheWrongEdge) {
+  env::SimFileSystem fs;
+  {
+    auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs).value();
+    ASSERT_TRUE(g->CreateIndex({.name = "k_once",
+                                .element = ElementKind::kEdge,
+                                .label = "K",
+                                .kind = IndexKind::kUniqueEndpoints})
+                    .ok());
+    WriteBatch b;
+    for (int i = 0; i < 3; ++i) b.AddVertex("V", {});
+    ASSERT_TRUE(g->Write(std::move(b)).ok());
+    WriteBatch e;
+    e.AddEdge("K", VertexId(0), VertexId(1), {});  // e0
+    e.AddEdge("K", VertexId(1), VertexId(2), {});  // e1
+    ASSERT_TRUE(g->Write(std::move(e)).ok());
+    ASSERT_TRUE(g->Checkpoint().ok());
+  }
+  std::string name;
+  const std::vector<std::string> names = fs.ListDir("/db").value();
+  for (const std::string& n : names)
+    if (n.rfind("checkpoint-", 0) == 0) name = n;
+  ASSERT_FALSE(name.empty());
+  std::string file = fs.ReadFileForTest("/db/" + name).value();
+  // The one kind 8 block: (key (0,1), e0), (key (1,2), e1); swap the ids.
+  bool swapped = false;
+  const std::size_t end = file.size() - checkpoint::kTrailerBytes;
+  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes <= end;) {
+    std::uint32_t length;
+    std::memcpy(&length, file.data() + pos + 4, 4);
+    if (static_cast<std::uint8_t>(file[pos]) == 8) {
+      const std::size_t body = pos + checkpoint::kBlockHeaderBytes;
+      // first_id 0, count 2, index 0, then (len 16, key, id) twice.
+      ASSERT_EQ(length, 3u + 2 * (1 + 16 + 6));
+      ASSERT_EQ(file.substr(body, 4), std::string("\x00\x02\x00\x10", 4));
+      const std::size_t id0 = body + 3 + 1 + 16, id1 = id0 + 6 + 1 + 16;
+      ASSERT_EQ(file[id0], '\x00');
+      ASSERT_EQ(file[id1], '\x01');
+      file[id0] = '\x01';
+      file[id1] = '\x00';
+      swapped = true;
+    }
+    pos += checkpoint::kBlockHeaderBytes + length;
+  }
+  ASSERT_TRUE(swapped);
+  ASSERT_TRUE(fs.WriteFileForTest("/db/" + name, ReviewReseal(file)).ok());
+
+  auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs);
+  ASSERT_TRUE(g.ok()) << g.status().ToString();
+  WriteBatch u;
+  u.UpsertEdge("K", VertexId(0), VertexId(1), {{"w", std::int64_t{5}}});
+  Result<CommitInfo> done = (*g)->Write(std::move(u));
+  ASSERT_TRUE(done.ok()) << done.status().ToString();
+  ASSERT_EQ(done->edges.size(), 1u);
+  const std::optional<EdgeInfo> edge = (*g)->GetSnapshot().GetEdge(done->edges[0]);
+  ASSERT_TRUE(edge.has_value());
+  EXPECT_EQ(edge->source, VertexId(0));
+  EXPECT_EQ(edge->target, VertexId(1))
+      << "UpsertEdge(v0, v1) wrote edge " << done->edges[0].value() << ", which runs " << edge->source.value()
+      << " -> " << edge->target.value();
+}
+
 }  // namespace
 }  // namespace quiver

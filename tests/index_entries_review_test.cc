@@ -266,5 +266,71 @@ TEST(IndexEntriesReviewTest, SwappedEndpointEntriesMakeUpsertEdgeWriteTheWrongEd
       << " -> " << edge->target.value();
 }
 
+// One kind 8 block of the golden file's index `index` 0 (fixed layout).
+std::string ReviewEntriesBlock(std::uint64_t first, const std::vector<std::string>& keys,
+                               const std::vector<std::string>& ids) {
+  std::vector<std::byte> payload;
+  base::ByteWriter w(&payload);
+  w.PutVarint(first);
+  w.PutVarint(keys.size());
+  w.PutVarint(0);
+  for (const std::string& k : keys) w.PutBytes(k.data(), k.size());
+  for (const std::string& id : ids) w.PutBytes(id.data(), id.size());
+  std::string block(checkpoint::kBlockHeaderBytes, '\0');
+  block[0] = '\x08';
+  const auto length = static_cast<std::uint32_t>(payload.size());
+  std::memcpy(block.data() + 4, &length, 4);
+  block.append(reinterpret_cast<const char*>(payload.data()), payload.size());
+  return block;
+}
+
+// Finding 3 (low): "which error a damaged file gets does not depend on the
+// thread count (the lowest damaged block is reported)". The entries of the
+// golden file cut into three blocks: the second breaks the order across
+// the first two (the lowest damage), the third lists an id past the vertex
+// limit. The load reports the third: every block's own checks run (in
+// parallel) before the checks across blocks. Likewise an end block whose
+// totals disagree is reported before any damage in the kind 8 blocks that
+// precede it (End runs before IndexEntries).
+TEST(IndexEntriesReviewTest, TheLowestDamagedBlockIsReported) {
+  const std::string golden = ReviewReadGolden("checkpoint-ordered.qck");
+  ASSERT_EQ(golden.size(), 334u);
+  auto key = [&](int i) { return golden.substr(kReviewKeys + static_cast<std::size_t>(i) * 8, 8); };
+  auto id = [&](int i) { return golden.substr(kReviewIds + static_cast<std::size_t>(i) * 6, 6); };
+  const std::string past_limit("\x09\0\0\0\0\0", 6);
+  // Blocks: [e0, e3], [e1] (1815 after 1906: out of order across blocks),
+  // [e2 with id 9] (past the limit 4).
+  std::string bytes =
+      golden.substr(0, kReviewEntriesBlock) + ReviewEntriesBlock(0, {key(0), key(3)}, {id(0), id(3)}) +
+      ReviewEntriesBlock(2, {key(1)}, {id(1)}) + ReviewEntriesBlock(3, {key(2)}, {past_limit});
+  const std::size_t end_block = bytes.size();
+  bytes += golden.substr(kReviewEndBlock);
+  ASSERT_EQ(bytes[end_block + checkpoint::kBlockHeaderBytes + 2], '\x05');
+  bytes[end_block + checkpoint::kBlockHeaderBytes + 2] = '\x07';  // blocks_before
+  bytes = ReviewReseal(bytes);
+  for (unsigned threads : {1u, 3u}) {
+    SCOPED_TRACE(threads);
+    checkpoint::Header header;
+    const Status s =
+        format_test::LoadCheckpointForTest(format_test::AsBytes(bytes), &header, nullptr, threads);
+    ASSERT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
+    EXPECT_NE(s.message().find("out of order"), std::string::npos)
+        << "the second block's damage (the lowest) is not the one reported: " << s.ToString();
+  }
+
+  // The end block's live vertex count off by one, and the kind 8 block
+  // before it listing an id past the limit.
+  std::string both = golden;
+  both.replace(kReviewIds, 6, past_limit);
+  ASSERT_EQ(both[kReviewEndBlock + checkpoint::kBlockHeaderBytes], '\x04');
+  both[kReviewEndBlock + checkpoint::kBlockHeaderBytes] = '\x03';
+  both = ReviewReseal(both);
+  checkpoint::Header header;
+  const Status s = format_test::LoadCheckpointForTest(format_test::AsBytes(both), &header);
+  ASSERT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();
+  EXPECT_NE(s.message().find("past the checkpoint's id limit"), std::string::npos)
+      << "the end block's damage is reported before the entries block's: " << s.ToString();
+}
+
 }  // namespace
 }  // namespace quiver

@@ -67,6 +67,7 @@
 #include "checkpoint/index_block.h"
 #include "checkpoint/index_entries.h"
 #include "index/index_build.h"
+#include "index/key_codec.h"
 #include "storage/adjacency.h"
 #include "storage/packed_adjacency.h"
 #include "storage/prop_block.h"
@@ -290,8 +291,25 @@ struct Worker {
   // Phases 3 and 4: the leaves (id >> 6) of vertices [0] and edges [1]
   // whose 64 slots one block holds, all removed (Loader::ReclaimRemovedLeaves).
   std::vector<std::uint64_t> removed_leaves[2];
+  // Phases 3 and 4, when the file stores index entries: the digest of the
+  // entries each ready index gets from the elements this worker decoded
+  // (by catalog position), and a scratch key.
+  std::vector<EntriesDigest> digests;
+  std::string key;
 
   explicit Worker(std::uint64_t epoch) : ctx{epoch, &account, &retired} {}
+};
+
+// The ready indexes of one label or edge type whose entries a load checks
+// against the stored ones (Loader::WatchIndexes), by catalog position.
+struct FixedWatch {  // one int64 or double key
+  std::uint64_t key;
+  ValueType type;
+  std::uint32_t index;
+};
+struct Watch {
+  std::vector<FixedWatch> fixed;
+  std::vector<std::uint32_t> general;  // the others: composite, variable-width, edge endpoints
 };
 
 class Loader {
@@ -333,12 +351,15 @@ class Loader {
         case BlockKind::kEnd: break;
       }
     }
+    if (!entry_blocks.empty()) WatchIndexes();
     QUIVER_RETURN_IF_ERROR(Vertices(vertex_blocks, header.vertex_limit));
     QUIVER_RETURN_IF_ERROR(Edges(edge_blocks, header.edge_limit));
     QUIVER_RETURN_IF_ERROR(Adjacency(/*out=*/true));
     QUIVER_RETURN_IF_ERROR(Adjacency(/*out=*/false));
-    QUIVER_RETURN_IF_ERROR(End(blocks.back(), blocks.size() - 1));
+    // The entries before the end block: its damage is reported after
+    // theirs, in block order.
     QUIVER_RETURN_IF_ERROR(IndexEntries(entry_blocks, header));
+    QUIVER_RETURN_IF_ERROR(End(blocks.back(), blocks.size() - 1));
     QUIVER_RETURN_IF_ERROR(Derived());
     ReclaimRemovedLeaves();
     return Status::Ok();
@@ -409,6 +430,38 @@ class Loader {
     return Status::Ok();
   }
 
+  // Before phase 3, when the file stores index entries: which ready indexes
+  // each label and type has, and a zero digest per index on every worker.
+  // An index of one fixed-width key is digested as SomeProps decodes the
+  // key's value (no lookup in the block); the others from the element's
+  // block once it is built (DigestElement).
+  void WatchIndexes() {
+    const auto& indexes = g_.catalog->indexes();
+    for (std::size_t i = 0; i < indexes.size(); ++i) {
+      if (indexes[i].state != IndexState::kReady) continue;
+      const index::IndexDef& def = *indexes[i].def;
+      auto& watch = watch_[def.element == ElementKind::kVertex ? 0 : 1];
+      if (def.label_id >= watch.size()) watch.resize(def.label_id + 1);
+      const auto at = static_cast<std::uint32_t>(i);
+      if (indexes[i].root.key_width == 8 && def.kind != IndexKind::kUniqueEndpoints) {
+        watch[def.label_id].fixed.push_back(FixedWatch{def.key_ids[0], *def.type, at});
+      } else {
+        watch[def.label_id].general.push_back(at);
+      }
+    }
+    for (Worker& w : workers_) w.digests.assign(indexes.size(), EntriesDigest{});
+  }
+
+  // Phases 3 and 4: adds the entries element `id` gives the label's indexes
+  // of `watch.general` to the worker's digests. Throws std::bad_alloc.
+  void Digest(Worker& w, const Watch& watch, std::uint64_t id, const storage::PropBlock* props,
+              std::uint64_t source, std::uint64_t target) {
+    const auto& indexes = g_.catalog->indexes();
+    for (std::uint32_t i : watch.general)
+      DigestElement(*indexes[i].def, indexes[i].root.key_width, id, props, source, target, &w.key,
+                    &w.digests[i]);
+  }
+
   // Phase 6b: the stored entries of ready indexes (format 5 on). Each block
   // is made into leaves by a worker; then, per index, the leaves are hung
   // in block order (IndexTree::Builder::AddLeaf), once the order across
@@ -420,36 +473,62 @@ class Loader {
     index::Catalog* cat = index::OwnCatalog(g_.catalog, ctx_);
     std::vector<std::unique_ptr<index::IndexTree::LeafRun>> runs(blocks.size());
     std::vector<DecodedEntries> decoded(blocks.size());
-    Status decoded_all = ForEachTask(
+    // Each block's own checks; every block is decoded even after a failure
+    // (only damage costs that), so that the checks across blocks below can
+    // report the lowest damaged block, as a sequential read would.
+    std::vector<Status> own(blocks.size());
+    QUIVER_RETURN_IF_ERROR(ForEachTask(
         blocks.size(),
         [&](Worker& w, std::size_t i) -> Status {
           const BlockRef& b = blocks[i];
-          QUIVER_ASSIGN_OR_RETURN(auto payload, ReadBlock(src_, b, seed_, &w.block));
-          base::ByteReader r = Body(payload, b);
-          QUIVER_RETURN_IF_ERROR(DecodeIndexEntries(r, b.count, *cat, header.vertex_limit, header.edge_limit,
-                                                    w.ctx, &runs[i], &decoded[i]));
-          if (r.remaining() != 0) return Bad("trailing bytes in block");
+          Result<std::span<const std::byte>> payload = ReadBlock(src_, b, seed_, &w.block);
+          if (!payload.ok()) {
+            own[i] = payload.status();
+            return Status::Ok();
+          }
+          base::ByteReader r = Body(*payload, b);
+          own[i] = DecodeIndexEntries(r, b.count, *cat, header.vertex_limit, header.edge_limit, w.ctx, &runs[i],
+                                      &decoded[i]);
+          if (own[i].ok() && r.remaining() != 0) own[i] = Bad("trailing bytes in block");
           return Status::Ok();
         },
-        [](std::size_t) {});
-    QUIVER_RETURN_IF_ERROR(decoded_all);
-    // The blocks of one index follow each other, indexes in definition order.
+        [](std::size_t) {}));
+    // The blocks of one index follow each other, indexes in definition
+    // order. Per index, in block order: each block's own checks, then the
+    // order across it and the block before; then the digest against the
+    // elements; then the leaves are hung.
     std::vector<bool> stored(cat->indexes().size(), false);
     for (std::size_t i = 0; i < blocks.size();) {
+      QUIVER_RETURN_IF_ERROR(own[i]);
       const std::uint64_t position = decoded[i].index;
       if (stored[position] || (i > 0 && position < decoded[i - 1].index))
         return Bad(
             base::StrCat("index entries: the blocks of index ", position, " do not follow each other"));
       stored[position] = true;
       index::PropertyIndex& p = cat->mutable_indexes()[position];
-      index::IndexTree::Builder builder(p.root, ctx_);
+      std::size_t end = i;  // the blocks of this index: [i, end)
       const DecodedEntries* last = nullptr;  // the last non-empty block
-      for (; i < blocks.size() && decoded[i].index == position; ++i) {
-        if (runs[i]->count() == 0) continue;
-        if (last != nullptr && !EntriesContinue(*p.def, *last, decoded[i]))
+      EntriesDigest in_file, data;
+      for (; end < blocks.size(); ++end) {
+        QUIVER_RETURN_IF_ERROR(own[end]);
+        if (decoded[end].index != position) break;
+        in_file.Merge(decoded[end].digest);
+        if (runs[end]->count() == 0) continue;
+        if (last != nullptr && !EntriesContinue(*p.def, *last, decoded[end]))
           return Bad(base::StrCat("index entries: index ", base::Quoted(p.def->name),
                                   " is out of order (or repeats a unique key) across two blocks"));
-        last = &decoded[i];
+        last = &decoded[end];
+      }
+      // The entries must be exactly those the elements give: a file whose
+      // entries and elements disagree (however its CRCs came out right) is
+      // damaged, not an index to trust (the elements are the truth).
+      for (const Worker& w : workers_) data.Merge(w.digests[position]);
+      if (!(in_file == data))
+        return Bad(base::StrCat("index entries: index ", base::Quoted(p.def->name), " stores ", in_file.count,
+                                " entries that are not the ", data.count, " its elements give",
+                                data.unindexable ? " (an element holds a value the index cannot take)" : ""));
+      index::IndexTree::Builder builder(p.root, ctx_);
+      for (; i < end; ++i) {
         for (void*& leaf : runs[i]->leaves()) {
           builder.AddLeaf(leaf);
           leaf = nullptr;
@@ -467,15 +546,21 @@ class Loader {
 
   // Inline for the common case, an element with no properties (its count,
   // one zero byte); the rest out of line.
-  Status Props(Worker& w, base::ByteReader& r, storage::PropBlock** out, int kind) {
+  //
+  // `watch` (null if none): the label's indexes of one fixed-width key,
+  // whose entries SomeProps adds to the worker's digests for element `id`
+  // as it decodes their keys' values.
+  Status Props(Worker& w, base::ByteReader& r, storage::PropBlock** out, int kind,
+               const Watch* watch = nullptr, std::uint64_t id = 0) {
     std::uint64_t n;
     if (!r.GetVarint(&n) || n > r.remaining()) return Bad("bad property count");
     *out = nullptr;
     if (n == 0) return Status::Ok();  // most elements
-    return SomeProps(w, r, n, out, kind);
+    return SomeProps(w, r, n, out, kind, watch, id);
   }
 
-  Status SomeProps(Worker& w, base::ByteReader& r, std::uint64_t n, storage::PropBlock** out, int kind) {
+  Status SomeProps(Worker& w, base::ByteReader& r, std::uint64_t n, storage::PropBlock** out, int kind,
+                   const Watch* watch, std::uint64_t id) {
     w.values.resize(n);
     w.inputs.clear();
     std::uint64_t prev_key = 0;
@@ -491,6 +576,22 @@ class Loader {
       if (key >= counts.size()) counts.resize(g_.keys->size(), 0);
       ++counts[key];
       w.inputs.push_back(storage::PropInput{static_cast<std::uint32_t>(key), storage::ViewOf(w.values[i])});
+      if (watch != nullptr) {
+        for (const FixedWatch& f : watch->fixed) {
+          if (f.key != key) continue;
+          const PropertyValue& v = w.values[i];
+          const ValueType type = v.type();
+          if (type == ValueType::kNull) continue;
+          EntriesDigest& d = w.digests[f.index];
+          if (type != f.type) {
+            d.unindexable = true;
+          } else if (type == ValueType::kInt64) {  // FixedKeyBits inline: the sign bit flipped
+            d.Add(static_cast<std::uint64_t>(*v.as_int64()) ^ (std::uint64_t{1} << 63), id);
+          } else {
+            d.Add(index::FixedKeyBits(storage::ViewOf(v)), id);
+          }
+        }
+      }
     }
     *out = storage::BuildPropBlock(w.inputs, &w.account);
     return Status::Ok();
@@ -625,7 +726,9 @@ class Loader {
         std::uint64_t label;
         if (!r.GetVarint(&label) || label >= g_.labels->size()) return Bad("bad vertex label");
         slot.label = static_cast<std::uint32_t>(label);
-        QUIVER_RETURN_IF_ERROR(Props(w, r, &slot.props, /*kind=*/0));
+        const Watch* watch = slot.label < watch_[0].size() ? &watch_[0][slot.label] : nullptr;
+        QUIVER_RETURN_IF_ERROR(Props(w, r, &slot.props, /*kind=*/0, watch, id));
+        if (watch != nullptr && !watch->general.empty()) Digest(w, *watch, id, slot.props, 0, 0);
         ++w.live;
         removed_run = 0;
       } else {
@@ -693,7 +796,8 @@ class Loader {
           src >= g_.vertex_limit || dst >= g_.vertex_limit)
         return Bad("bad edge endpoints or type");
       storage::PropBlock* props = nullptr;
-      QUIVER_RETURN_IF_ERROR(Props(w, r, &props, /*kind=*/1));
+      const Watch* watch = type < watch_[1].size() ? &watch_[1][type] : nullptr;
+      QUIVER_RETURN_IF_ERROR(Props(w, r, &props, /*kind=*/1, watch, id));
       if (props != nullptr) {
         try {
           w.edge_props.emplace_back(id, props);
@@ -702,6 +806,7 @@ class Loader {
           throw;
         }
       }
+      if (watch != nullptr && !watch->general.empty()) Digest(w, *watch, id, props, src, dst);
       *slot = storage::EdgeSlot{};
       slot->type = static_cast<std::uint32_t>(type);
       base::Store48(slot->source, src);
@@ -944,6 +1049,9 @@ class Loader {
   std::vector<std::byte> scratch_;  // block bytes for the sequential phases
   std::uint64_t index_build_microseconds_ = 0;
   std::uint64_t indexes_loaded_ = 0;
+  // [0] labels, [1] edge types: each one's ready indexes, when the file
+  // stores entries (WatchIndexes); empty otherwise.
+  std::vector<Watch> watch_[2];
 };
 
 Status Load(const Source& src, GraphRoots& roots, storage::MutationContext& ctx, Header* header,

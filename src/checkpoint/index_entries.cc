@@ -8,7 +8,9 @@
 #include "base/strings.h"
 #include "base/value_text.h"
 #include "checkpoint/checkpoint_format.h"
+#include "index/index_keys.h"
 #include "index/key_codec.h"
+#include "storage/prop_block.h"
 
 namespace quiver::checkpoint {
 namespace {
@@ -135,6 +137,7 @@ Status DecodeIndexEntries(base::ByteReader& r, std::uint64_t count, const index:
       if (i > 0 && (key < prev_key || (key == prev_key && (unique || id <= prev_id)))) return bad_order(i);
       prev_key = key;
       prev_id = id;
+      out->digest.Add(key, id);
     }
     (*run)->AddFixed(k, d, count);
     out->first_key.assign(reinterpret_cast<const char*>(k), 8);
@@ -162,12 +165,38 @@ Status DecodeIndexEntries(base::ByteReader& r, std::uint64_t count, const index:
       out->first_id = id;
     }
     (*run)->Add(key, id);
+    out->digest.Add(key, id);
     prev_key = key;
     prev_id = id;
   }
   out->last_key.assign(prev_key);
   out->last_id = prev_id;
   return Status::Ok();
+}
+
+void DigestElement(const index::IndexDef& def, std::int32_t key_width, std::uint64_t id,
+                   const storage::PropBlock* props, std::uint64_t source, std::uint64_t target,
+                   std::string* scratch, EntriesDigest* digest) {
+  if (def.kind == IndexKind::kUniqueEndpoints) {
+    index::EndpointKey(source, target, scratch);
+    digest->Add(std::string_view(*scratch), id);
+    return;
+  }
+  if (key_width == 8) {  // one int64 or double key of a declared type, as CollectEntries reads it
+    const std::optional<PropertyView> v = storage::GetProperty(props, def.key_ids[0]);
+    if (!v || v->is_null()) return;
+    if (v->type() != *def.type) {
+      digest->unindexable = true;
+      return;
+    }
+    digest->Add(index::FixedKeyBits(*v), id);
+    return;
+  }
+  switch (index::ElementKey(def, props, scratch)) {
+    case index::KeyStatus::kIndexed: digest->Add(std::string_view(*scratch), id); break;
+    case index::KeyStatus::kNotIndexed: break;
+    default: digest->unindexable = true; break;
+  }
 }
 
 bool EntriesContinue(const index::IndexDef& def, const DecodedEntries& before, const DecodedEntries& after) {

@@ -27,11 +27,13 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <string_view>
 
 #include "base/coding.h"
 #include "index/catalog.h"
 #include "index/index_tree.h"
 #include "quiver/status.h"
+#include "storage/elements.h"
 
 namespace quiver::checkpoint {
 
@@ -45,13 +47,56 @@ inline bool StoresEntries(const index::PropertyIndex& p) { return p.state == Ind
 Status EncodeIndexEntries(const index::Catalog& catalog,
                           const std::function<Status(std::span<const std::byte>)>& emit);
 
-// One decoded block: its index, the leaves of its entries, and its first
-// and last entry (for the checks across blocks).
+// An order-free digest of a multiset of (key, id) entries: their count and
+// the sum of a 64-bit hash of each, so that the entries a checkpoint stores
+// and those its elements give, met in different orders on different
+// threads, can be compared without sorting either. A fixed-width key is
+// hashed as the integer its 8 bytes read big-endian (FixedKeyBits), any
+// other as its bytes; one index uses one of the two.
+struct EntriesDigest {
+  std::uint64_t count = 0;
+  std::uint64_t sum = 0;
+  // An element holds a value the index cannot take (another type than it
+  // declares, or a key too long): no stored entries can match.
+  bool unindexable = false;
+
+  // The entry's hash: a bijective mix of key * odd + id, so two entries
+  // hash alike only if key * odd + id agree mod 2^64.
+  void Add(std::uint64_t key_bits, std::uint64_t id) {
+    ++count;
+    std::uint64_t z = key_bits * 0x9e3779b97f4a7c15ULL + id;  // injective for a fixed key, ids below 2^48
+    z = (z ^ (z >> 32)) * 0xd6e8feb86659fd93ULL;               // one round of a 64-bit mixer
+    sum += z ^ (z >> 32);
+  }
+  void Add(std::string_view key, std::uint64_t id) { Add(std::hash<std::string_view>{}(key), id); }
+  void Merge(const EntriesDigest& o) {
+    count += o.count;
+    sum += o.sum;
+    unindexable = unindexable || o.unindexable;
+  }
+  bool operator==(const EntriesDigest& o) const {
+    return count == o.count && sum == o.sum && unindexable == o.unindexable;
+  }
+
+};
+
+// One decoded block: its index, the leaves of its entries, its first and
+// last entry (for the checks across blocks) and the digest of its entries.
 struct DecodedEntries {
   std::uint64_t index = 0;
   std::string first_key, last_key;
   std::uint64_t first_id = 0, last_id = 0;
+  EntriesDigest digest;
 };
+
+// Adds the entry that element `id` (of an index's label or type) gives
+// index `def` to `*digest`: its key from `props` (or, for an edge-endpoint
+// constraint, from `source` and `target`), none if it holds no key, and
+// `unindexable` if it holds one the index cannot take. `scratch` holds
+// variable-width keys. Throws std::bad_alloc.
+void DigestElement(const index::IndexDef& def, std::int32_t key_width, std::uint64_t id,
+                   const storage::PropBlock* props, std::uint64_t source, std::uint64_t target,
+                   std::string* scratch, EntriesDigest* digest);
 
 // Decodes one block (`r` after first_id and count; `count` entries): reads
 // `index`, which must name a ready index of `catalog`, and makes its entries

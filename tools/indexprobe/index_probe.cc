@@ -22,7 +22,8 @@
 //            subdirectory each; D must exist): without indexes, then with the family's unique index on
 //            "k" and ordered one on "t"; then each backup opened read-only, alternately, R times: the
 //            open's wall time, its checkpoint load and index time (OpenStats), medians, and the
-//            ratio of opens per second with / without (the family's reopenWithIndexes).
+//            ratio of opens per second with / without (the family's reopenWithIndexes); --keep
+//            leaves the two backups (D/reopen-without, D/reopen-with) for quiver-reopen-probe.
 //   durable  C single-vertex synced commits into a durable graph in D (a fresh subdirectory per
 //            run; must exist) with a unique index on "k" ("with") and into one without,
 //            alternately, R times each: commits/s, medians, and with / without.
@@ -61,6 +62,7 @@ struct Args {
   int runs = 3;
   std::string dir;
   std::string side = "both";
+  bool keep = false;  // reopen: leave the two backups in --dir (for quiver-reopen-probe, perf)
 };
 
 [[noreturn]] void Usage(const char* why) {
@@ -76,6 +78,7 @@ Args Parse(int argc, char** argv) {
   cli::CliArgs flags;
   for (const char* name : {"--scenario", "--vertices", "--runs", "--commits", "--dir", "--side"})
     flags.AddOption(name);
+  flags.AddFlag("--keep");
   std::string error;
   if (!flags.Parse(argc - 1, argv + 1, &error)) Usage(error.c_str());
   if (!flags.positional().empty()) Usage("unexpected argument");
@@ -90,6 +93,7 @@ Args Parse(int argc, char** argv) {
   if (flags.Has("--scenario")) a.scenario = flags.Get("--scenario");
   if (flags.Has("--side")) a.side = flags.Get("--side");
   a.dir = flags.Get("--dir");
+  a.keep = flags.Has("--keep");
   if (a.scenario != "batches" && a.scenario != "upserts" && a.scenario != "online" &&
       a.scenario != "durable" && a.scenario != "reopen")
     Usage("bad --scenario");
@@ -304,39 +308,64 @@ int RunReopen(const Args& a) {
         b.AddVertex("P", {{"k", KeyOf(i, kSaltK)}, {"t", KeyOf(i, kSaltT)}});
       ValueOrDie(graph->Write(std::move(b)), "Write");
     }
+    double backup_s[2];
+    std::uint64_t t0 = WallNs();
     ValueOrDie(graph->Backup(dirs[0]), "Backup");
+    backup_s[0] = static_cast<double>(WallNs() - t0) / 1e9;
     Index(*graph, "k_unique", "P", "k", IndexKind::kUnique);
     Index(*graph, "t_ordered", "P", "t", IndexKind::kOrdered);
+    t0 = WallNs();
     ValueOrDie(graph->Backup(dirs[1]), "Backup");
+    backup_s[1] = static_cast<double>(WallNs() - t0) / 1e9;
+    for (int with = 0; with < 2; ++with) {
+      std::uint64_t bytes = 0;
+      for (const auto& e : std::filesystem::directory_iterator(dirs[with]))
+        if (e.path().filename().string().rfind("checkpoint-", 0) == 0) bytes += e.file_size();
+      std::printf("backup %s: %.3f s, checkpoint %llu bytes (%.1f per vertex)\n", with ? "with" : "without",
+                  backup_s[with], static_cast<unsigned long long>(bytes),
+                  static_cast<double>(bytes) / static_cast<double>(a.vertices));
+    }
   }
   Options o;
   o.durability = Durability::kDurable;
   o.durable.checkpoint_wal_bytes = 0;
   o.durable.checkpoint_on_close = false;
   o.read_only = true;
-  std::vector<double> open_s[2], load_s[2], index_s[2];
+  std::vector<double> open_s[2], load_s[2], index_s[2], cpu_s[2];
+  const auto cpu = [] {  // user + system seconds of the process: what a busy machine does not inflate
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+           static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  };
   for (int r = 0; r < a.runs; ++r) {
     for (int with = 0; with < 2; ++with) {
+      const double c0 = cpu();
       const std::uint64_t t0 = WallNs();
       auto graph = ValueOrDie(Graph::Open(o, dirs[with]), "Open");
       const double seconds = static_cast<double>(WallNs() - t0) / 1e9;
+      cpu_s[with].push_back(cpu() - c0);
       const OpenStats st = graph->GetOpenStats();
       if (graph->GetSnapshot().vertex_count() != a.vertices) Die("reopen", InternalError("vertices missing"));
       open_s[with].push_back(seconds);
       load_s[with].push_back(static_cast<double>(st.checkpoint_load_microseconds) / 1e6);
       index_s[with].push_back(static_cast<double>(st.index_build_microseconds) / 1e6);
       std::printf(
-          "run %d %s: open %.3f s (checkpoint load %.3f s, indexes %.3f s; %llu built, %llu loaded)\n", r,
-          with ? "with" : "without", seconds, load_s[with].back(), index_s[with].back(),
+          "run %d %s: open %.3f s, CPU %.3f s (checkpoint load %.3f s, indexes %.3f s; %llu built, %llu "
+          "loaded)\n",
+          r, with ? "with" : "without", seconds, cpu_s[with].back(), load_s[with].back(), index_s[with].back(),
           static_cast<unsigned long long>(st.indexes_built),
           static_cast<unsigned long long>(st.indexes_loaded));
     }
   }
   std::printf(
-      "median of %d: open without %.3f s, with %.3f s (indexes %.3f s); with / without %.3f; %llu vertices\n",
+      "median of %d: open without %.3f s, with %.3f s (indexes %.3f s); with / without %.3f; CPU without "
+      "%.3f s, with %.3f s (ratio %.3f); %llu vertices\n",
       a.runs, Median(open_s[0]), Median(open_s[1]), Median(index_s[1]), Median(open_s[0]) / Median(open_s[1]),
+      Median(cpu_s[0]), Median(cpu_s[1]), Median(cpu_s[0]) / Median(cpu_s[1]),
       static_cast<unsigned long long>(a.vertices));
-  for (const std::string& d : dirs) std::filesystem::remove_all(d);
+  if (!a.keep)
+    for (const std::string& d : dirs) std::filesystem::remove_all(d);
   return 0;
 }
 

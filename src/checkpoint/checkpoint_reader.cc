@@ -320,6 +320,7 @@ class Loader {
   }
 
   ~Loader() {
+    entry_runs_.clear();  // leaves not hung, freed through their workers' accounts, absorbed below
     for (Worker& w : workers_) {
       // Edge property blocks not yet handed to the table (phase 4 threw).
       for (auto [id, props] : w.edge_props) w.account.Free(props);
@@ -352,13 +353,21 @@ class Loader {
       }
     }
     if (!entry_blocks.empty()) WatchIndexes();
+    // Decoded in phase 5's in-direction pool (Adjacency), checked and hung
+    // after the end block's check of the elements (IndexEntries).
+    entry_blocks_ = std::move(entry_blocks);
+    entry_runs_.resize(entry_blocks_.size());
+    entry_decoded_.resize(entry_blocks_.size());
+    entry_own_.resize(entry_blocks_.size());
+    vertex_limit_ = header.vertex_limit;
+    edge_limit_ = header.edge_limit;
     QUIVER_RETURN_IF_ERROR(Vertices(vertex_blocks, header.vertex_limit));
     QUIVER_RETURN_IF_ERROR(Edges(edge_blocks, header.edge_limit));
     QUIVER_RETURN_IF_ERROR(Adjacency(/*out=*/true));
     QUIVER_RETURN_IF_ERROR(Adjacency(/*out=*/false));
     // The entries before the end block: its damage is reported after
     // theirs, in block order.
-    QUIVER_RETURN_IF_ERROR(IndexEntries(entry_blocks, header));
+    QUIVER_RETURN_IF_ERROR(IndexEntries());
     QUIVER_RETURN_IF_ERROR(End(blocks.back(), blocks.size() - 1));
     QUIVER_RETURN_IF_ERROR(Derived());
     ReclaimRemovedLeaves();
@@ -467,32 +476,14 @@ class Loader {
   // in block order (IndexTree::Builder::AddLeaf), once the order across
   // each pair of consecutive blocks is checked. Leaves not yet hung are
   // the runs', which free them on every way out.
-  Status IndexEntries(const std::vector<BlockRef>& blocks, const Header& header) {
+  Status IndexEntries() {
+    const std::vector<BlockRef>& blocks = entry_blocks_;
     if (blocks.empty()) return Status::Ok();
     const auto start = std::chrono::steady_clock::now();
     index::Catalog* cat = index::OwnCatalog(g_.catalog, ctx_);
-    std::vector<std::unique_ptr<index::IndexTree::LeafRun>> runs(blocks.size());
-    std::vector<DecodedEntries> decoded(blocks.size());
-    // Each block's own checks; every block is decoded even after a failure
-    // (only damage costs that), so that the checks across blocks below can
-    // report the lowest damaged block, as a sequential read would.
-    std::vector<Status> own(blocks.size());
-    QUIVER_RETURN_IF_ERROR(ForEachTask(
-        blocks.size(),
-        [&](Worker& w, std::size_t i) -> Status {
-          const BlockRef& b = blocks[i];
-          Result<std::span<const std::byte>> payload = ReadBlock(src_, b, seed_, &w.block);
-          if (!payload.ok()) {
-            own[i] = payload.status();
-            return Status::Ok();
-          }
-          base::ByteReader r = Body(*payload, b);
-          own[i] = DecodeIndexEntries(r, b.count, *cat, header.vertex_limit, header.edge_limit, w.ctx, &runs[i],
-                                      &decoded[i]);
-          if (own[i].ok() && r.remaining() != 0) own[i] = Bad("trailing bytes in block");
-          return Status::Ok();
-        },
-        [](std::size_t) {}));
+    std::vector<std::unique_ptr<index::IndexTree::LeafRun>>& runs = entry_runs_;
+    const std::vector<DecodedEntries>& decoded = entry_decoded_;
+    const std::vector<Status>& own = entry_own_;
     // The blocks of one index follow each other, indexes in definition
     // order. Per index, in block order: each block's own checks, then the
     // order across it and the block before; then the digest against the
@@ -506,7 +497,7 @@ class Loader {
             base::StrCat("index entries: the blocks of index ", position, " do not follow each other"));
       stored[position] = true;
       index::PropertyIndex& p = cat->mutable_indexes()[position];
-      std::size_t end = i;  // the blocks of this index: [i, end)
+      std::size_t end = i;                   // the blocks of this index: [i, end)
       const DecodedEntries* last = nullptr;  // the last non-empty block
       EntriesDigest in_file, data;
       for (; end < blocks.size(); ++end) {
@@ -538,6 +529,7 @@ class Loader {
       p.built = true;
       ++indexes_loaded_;
     }
+    entry_runs_.clear();
     index_build_microseconds_ += static_cast<std::uint64_t>(
         std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start)
             .count());
@@ -849,6 +841,24 @@ class Loader {
     }
   }
 
+  // Phase 6b's decoding of entries block i (its own checks, its leaves),
+  // a task of phase 5's in-direction pool: it reads only the catalog and
+  // its block. Every block is decoded, even after another failed (only
+  // damage costs that), so that IndexEntries reports the lowest damaged
+  // block. Throws std::bad_alloc.
+  void DecodeEntryBlock(Worker& w, std::size_t i) {
+    const BlockRef& b = entry_blocks_[i];
+    Result<std::span<const std::byte>> payload = ReadBlock(src_, b, seed_, &w.block);
+    if (!payload.ok()) {
+      entry_own_[i] = payload.status();
+      return;
+    }
+    base::ByteReader r = Body(*payload, b);
+    entry_own_[i] = DecodeIndexEntries(r, b.count, *g_.catalog, vertex_limit_, edge_limit_, w.ctx,
+                                       &entry_runs_[i], &entry_decoded_[i]);
+    if (entry_own_[i].ok() && r.remaining() != 0) entry_own_[i] = Bad("trailing bytes in block");
+  }
+
   // Phase 5, one direction: route, then build the buckets.
   //
   // The in direction's task pool also builds the label and type sets (phase
@@ -856,16 +866,22 @@ class Loader {
   // the edge-type set, the longest task, first. Built on their own, the two
   // sets took two threads of unequal length (one type: 13.3M entries
   // against 6.7M vertices at 20M elements); in the pool, the threads end
-  // together.
+  // together. So does the decoding of the index entries blocks (format 5),
+  // last: without edges, the vertex set alone would leave a thread idle.
   Status Adjacency(bool out) {
     const std::uint64_t edges = g_.edge_limit;
     const std::uint64_t buckets = edges == 0 ? 0 : (g_.vertex_limit + kBucketSize - 1) >> kBucketBits;
     const std::size_t sets = out ? 0 : 2;
+    const std::size_t entries = out ? 0 : entry_blocks_.size();
     if (sets != 0) index::OwnCatalog(g_.catalog, ctx_);
     if (edges != 0) Route(out, buckets);
     return ForEachTask(
-        sets + buckets,
+        sets + buckets + entries,
         [&](Worker& w, std::size_t i) {
+          if (i >= sets + buckets) {
+            DecodeEntryBlock(w, i - sets - buckets);
+            return Status::Ok();
+          }
           if (i >= sets) return BuildBucket(w, i - sets, out);
           index::BuildSets(g_, i == 0 ? index::ElementKind::kEdge : index::ElementKind::kVertex, w.ctx);
           return Status::Ok();
@@ -1052,6 +1068,15 @@ class Loader {
   // [0] labels, [1] edge types: each one's ready indexes, when the file
   // stores entries (WatchIndexes); empty otherwise.
   std::vector<Watch> watch_[2];
+  // Phase 6b: the entries blocks, and per block what decoding it gave (its
+  // own checks, its leaves not yet hung, its first and last entries and
+  // digest). Declared after workers_: a run frees its leaves through its
+  // worker's account (the destructor clears them first).
+  std::vector<BlockRef> entry_blocks_;
+  std::vector<std::unique_ptr<index::IndexTree::LeafRun>> entry_runs_;
+  std::vector<DecodedEntries> entry_decoded_;
+  std::vector<Status> entry_own_;
+  std::uint64_t vertex_limit_ = 0, edge_limit_ = 0;
 };
 
 Status Load(const Source& src, GraphRoots& roots, storage::MutationContext& ctx, Header* header,

@@ -65,7 +65,7 @@ struct EntriesDigest {
   void Add(std::uint64_t key_bits, std::uint64_t id) {
     ++count;
     std::uint64_t z = key_bits * 0x9e3779b97f4a7c15ULL + id;  // injective for a fixed key, ids below 2^48
-    z = (z ^ (z >> 32)) * 0xd6e8feb86659fd93ULL;               // one round of a 64-bit mixer
+    z = (z ^ (z >> 32)) * 0xd6e8feb86659fd93ULL;              // one round of a 64-bit mixer
     sum += z ^ (z >> 32);
   }
   void Add(std::string_view key, std::uint64_t id) { Add(std::hash<std::string_view>{}(key), id); }
@@ -77,7 +77,6 @@ struct EntriesDigest {
   bool operator==(const EntriesDigest& o) const {
     return count == o.count && sum == o.sum && unindexable == o.unindexable;
   }
-
 };
 
 // One decoded block: its index, the leaves of its entries, its first and

@@ -353,8 +353,8 @@ int RunReopen(const Args& a) {
       std::printf(
           "run %d %s: open %.3f s, CPU %.3f s (checkpoint load %.3f s, indexes %.3f s; %llu built, %llu "
           "loaded)\n",
-          r, with ? "with" : "without", seconds, cpu_s[with].back(), load_s[with].back(), index_s[with].back(),
-          static_cast<unsigned long long>(st.indexes_built),
+          r, with ? "with" : "without", seconds, cpu_s[with].back(), load_s[with].back(),
+          index_s[with].back(), static_cast<unsigned long long>(st.indexes_built),
           static_cast<unsigned long long>(st.indexes_loaded));
     }
   }

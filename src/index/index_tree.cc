@@ -58,18 +58,16 @@ bool FindPath(const Shape& s, const IndexRoot& root, std::string_view key, std::
     p->nodes[l] = n;
     // ChildFor searches separators 1..count-1 for the first above the entry.
     const std::uint32_t count = tree::Count(n);
-    const bool past_last = count > 1 && tree::CompareEntries(tree::Key(s, kInner, n, count - 1),
-                                                             tree::Id(s, kInner, n, count - 1), key, id) <= 0;
+    const bool past_last = count > 1 && tree::CompareEntryAt(s, kInner, n, count - 1, key, id) <= 0;
     p->index[l] = past_last ? count - 1 : tree::ChildFor(s, n, key, id);
     n = tree::Child(s, n, p->index[l]);
   }
   p->nodes[root.height] = n;
   const std::uint32_t count = tree::Count(n);
-  const bool past_last = count > 0 && tree::CompareEntries(tree::Key(s, kLeaf, n, count - 1),
-                                                           tree::Id(s, kLeaf, n, count - 1), key, id) < 0;
+  const bool past_last = count > 0 && tree::CompareEntryAt(s, kLeaf, n, count - 1, key, id) < 0;
   const std::uint32_t pos = past_last ? count : tree::LowerBound(s, n, key, id);
   p->index[root.height] = pos;
-  return pos < tree::Count(n) && tree::Id(s, kLeaf, n, pos) == id && tree::Key(s, kLeaf, n, pos) == key;
+  return pos < count && tree::KeyEquals(s, kLeaf, n, pos, key) && tree::Id(s, kLeaf, n, pos) == id;
 }
 
 bool IsPrivate(const void* n, const storage::MutationContext& ctx) {

@@ -387,6 +387,10 @@ class GraphImpl final : public Graph {
   feed::EffectsRecorder effects_;
   std::vector<std::shared_ptr<const ChangeBatch>> feed_batches_;
   std::uint64_t epoch_;
+  // The private blocks the last published group held (capped, writer.cc
+  // kGroupBlocksHintMax): the next group's GroupBlocks starts with room for
+  // that many (CommitGroupAs). The writer's role holder only.
+  std::size_t group_blocks_hint_ = 0;
   std::vector<std::byte> held_prefix_;  // a held-back record's batch count (BuildHeldRecord)
   // The held-back log (durable mode): the encoded entries of batches that
   // are published and acknowledged but not yet in the WAL (unsynced

@@ -51,7 +51,7 @@ bool IndexTree::Contains(const IndexRoot& root, std::string_view key, std::uint6
   const std::uint32_t pos = tree::LowerBound(s, n, key, 0);
   std::uint64_t id;
   if (pos < tree::Count(n)) {
-    if (tree::Key(s, kLeaf, n, pos) != key) return false;
+    if (!tree::KeyEquals(s, kLeaf, n, pos, key)) return false;
     id = tree::Id(s, kLeaf, n, pos);
   } else {
     Cursor c(root);

@@ -58,18 +58,16 @@ bool FindPath(const Shape& s, const IndexRoot& root, std::string_view key, std::
     p->nodes[l] = n;
     // ChildFor searches separators 1..count-1 for the first above the entry.
     const std::uint32_t count = tree::Count(n);
-    const bool past_last = count > 1 && tree::CompareEntries(tree::Key(s, kInner, n, count - 1),
-                                                             tree::Id(s, kInner, n, count - 1), key, id) <= 0;
+    const bool past_last = count > 1 && tree::CompareEntryAt(s, kInner, n, count - 1, key, id) <= 0;
     p->index[l] = past_last ? count - 1 : tree::ChildFor(s, n, key, id);
     n = tree::Child(s, n, p->index[l]);
   }
   p->nodes[root.height] = n;
   const std::uint32_t count = tree::Count(n);
-  const bool past_last = count > 0 && tree::CompareEntries(tree::Key(s, kLeaf, n, count - 1),
-                                                           tree::Id(s, kLeaf, n, count - 1), key, id) < 0;
+  const bool past_last = count > 0 && tree::CompareEntryAt(s, kLeaf, n, count - 1, key, id) < 0;
   const std::uint32_t pos = past_last ? count : tree::LowerBound(s, n, key, id);
   p->index[root.height] = pos;
-  return pos < tree::Count(n) && tree::Id(s, kLeaf, n, pos) == id && tree::Key(s, kLeaf, n, pos) == key;
+  return pos < count && tree::KeyEquals(s, kLeaf, n, pos, key) && tree::Id(s, kLeaf, n, pos) == id;
 }
 
 bool IsPrivate(const void* n, const storage::MutationContext& ctx) {
@@ -82,12 +80,24 @@ void FreePrivate(void* n, storage::MutationContext& ctx) {
   ctx.account->Free(n);
 }
 
+// ctx.Retire for a node born before this epoch: straight to the retire
+// list, without the lookup in the group's block set (ctx.blocks) that
+// Retire makes first and that always missed here (every node the group
+// allocates is born in ctx.epoch). Were such a node in ctx.blocks after
+// all, it would still be freed once: by the retire list after publication
+// (which forgets ctx.blocks unfreed), or by the rollback (which drops the
+// retire list unfreed).
+void RetirePublished(void* n, storage::MutationContext& ctx) {
+  assert(!IsPrivate(n, ctx));
+  ctx.retired->Add(n);
+}
+
 // A node no longer reachable from the tree being built.
 void Discard(void* n, storage::MutationContext& ctx) {
   if (IsPrivate(n, ctx)) {
     FreePrivate(n, ctx);
   } else {
-    ctx.Retire(n);
+    RetirePublished(n, ctx);
   }
 }
 
@@ -117,7 +127,7 @@ void Privatize(IndexRoot& root, const Shape& s, Path& p, std::uint32_t level, st
     tree::SetChild(s, p.nodes[level - 1], p.index[level - 1], copy);
   }
   p.nodes[level] = copy;
-  ctx.Retire(n);
+  RetirePublished(n, ctx);
 }
 
 void PrivatizePath(IndexRoot& root, const Shape& s, Path& p, storage::MutationContext& ctx) {
@@ -130,7 +140,7 @@ void* PrivatizeChild(const Shape& s, Kind k, void* parent, std::uint32_t j, stor
   if (IsPrivate(n, ctx)) return n;
   void* copy = CopyNode(s, k, n, ctx);
   tree::SetChild(s, parent, j, copy);
-  ctx.Retire(n);
+  RetirePublished(n, ctx);
   return copy;
 }
 

@@ -4,6 +4,7 @@
 #include "index/key_codec.h"
 
 #include <bit>
+#include <cstring>
 #include <optional>
 #include <span>
 #include <utility>
@@ -24,8 +25,12 @@ enum Tag : unsigned char {
 constexpr std::uint64_t kSignBit = std::uint64_t{1} << 63;
 
 void AppendBigEndian(std::uint64_t v, std::string* out) {
+  // One byte swap, not a loop of shifts (which GCC 12 keeps as eight
+  // stores: 51 instructions a key, four keys per vertex in a batch with a
+  // unique and an ordered index).
+  if constexpr (std::endian::native == std::endian::little) v = __builtin_bswap64(v);
   char b[8];
-  for (int i = 7; i >= 0; --i, v >>= 8) b[i] = static_cast<char>(v & 0xFF);
+  std::memcpy(b, &v, 8);
   out->append(b, 8);
 }
 

@@ -127,6 +127,12 @@ inline std::uint64_t LoadU64(const unsigned char* p) {
   return v;
 }
 inline void StoreU64(unsigned char* p, std::uint64_t v) { std::memcpy(p, &v, 8); }
+// An 8-byte key as one integer whose order is the key's memcmp order.
+inline std::uint64_t LoadBigEndian64(const void* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return __builtin_bswap64(v);
+}
 
 // Variable nodes: the slot of entry i and the record it points to.
 inline constexpr std::uint32_t kVarSlotBytes[2] = {16, 2};  // inner, leaf
@@ -206,6 +212,29 @@ inline int CompareEntries(std::string_view a_key, std::uint64_t a_id, std::strin
   const int c = a_key.compare(b_key);
   if (c != 0) return c;
   return a_id < b_id ? -1 : (a_id > b_id ? 1 : 0);
+}
+
+// CompareEntries(entry i of `n`, (key, id)); 8-byte keys are compared as
+// integers (no memcmp call).
+inline int CompareEntryAt(const Shape& s, Kind k, const void* n, std::uint32_t i, std::string_view key,
+                          std::uint64_t id) {
+  if (s.width == 8 && key.size() == 8) {
+    const std::uint64_t a = LoadBigEndian64(Base(n) + s.keys_off[k] + i * 8);
+    const std::uint64_t b = LoadBigEndian64(key.data());
+    if (a != b) return a < b ? -1 : 1;
+    const std::uint64_t e = Id(s, k, n, i);
+    return e < id ? -1 : (e > id ? 1 : 0);
+  }
+  return CompareEntries(Key(s, k, n, i), Id(s, k, n, i), key, id);
+}
+
+// Whether entry i of `n` has key `key`.
+inline bool KeyEquals(const Shape& s, Kind k, const void* n, std::uint32_t i, std::string_view key) {
+  if (s.width == 8 && key.size() == 8) {
+    return LoadU64(Base(n) + s.keys_off[k] + i * 8) ==
+           LoadU64(reinterpret_cast<const unsigned char*>(key.data()));
+  }
+  return Key(s, k, n, i) == key;
 }
 
 // The number of entries of leaf `n` that are < (key, id).

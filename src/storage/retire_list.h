@@ -158,6 +158,9 @@ class GroupBlocks {
   bool Remove(void* block) { return blocks_.erase(block) != 0; }
   bool Contains(const void* block) const { return blocks_.contains(const_cast<void*>(block)); }
   std::size_t size() const { return blocks_.size(); }
+  // Room for `n` more blocks without growing. Throws std::bad_alloc,
+  // leaving the record as it was.
+  void Reserve(std::size_t n) { blocks_.Reserve(n); }
   // Rollback: unhooks every recorded link, then frees every recorded block.
   void FreeAll(base::MemoryAccount* account) {
     for (void** link : links_) *link = nullptr;

@@ -1,0 +1,140 @@
+// Second review of checkpoint format 5's index entries (kind 8 blocks),
+// after c8dc998 (the entries checked against the elements by an order-free
+// digest) and 94f0333 (entries decoded in phase 5's pool). Inputs that pass
+// every CRC (resealed as a writer would have sealed them) and every rule the
+// reader checks, yet break what the checkpoint contract promises
+// (DESIGN.md: "A checkpoint may store contents in a fast-loading form; it
+// must never be the only source of truth").
+//
+// Each test is a finding; it fails against the reviewed commit.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/coding.h"
+#include "base/crc32c.h"
+#include "checkpoint/checkpoint_format.h"
+#include "checkpoint/checkpoint_reader.h"
+#include "env/sim_file_system.h"
+#include "format_test_util.h"
+#include "graph_impl.h"
+#include "index_oracle.h"
+#include "quiver/quiver.h"
+#include "test_util.h"
+
+namespace quiver {
+namespace {
+
+Options Review2Options() {
+  Options o;
+  o.durable.checkpoint_on_close = false;
+  o.durable.checkpoint_wal_bytes = 0;
+  o.durable.io_threads = 2;
+  return o;
+}
+
+std::string Review2ReadGolden(const char* name) {
+  const std::filesystem::path p = std::filesystem::path(QUIVER_TESTS_SOURCE_DIR) / "golden" / name;
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Every block CRC and the trailer recomputed (as index_entries_test.cc's
+// Reseal): only the reader's own checks can catch what was edited.
+std::string Review2Reseal(std::string bytes) {
+  const std::uint32_t seed = base::Crc32c(bytes.data(), checkpoint::kHeaderBytes);
+  std::uint32_t file_crc = seed;
+  const std::size_t end = bytes.size() - checkpoint::kTrailerBytes;
+  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes <= end;) {
+    std::uint32_t length;
+    std::memcpy(&length, bytes.data() + pos + 4, 4);
+    std::uint32_t crc = base::Crc32cExtend(seed, bytes.data() + pos, 8);
+    crc = base::Crc32cExtend(crc, bytes.data() + pos + checkpoint::kBlockHeaderBytes, length);
+    std::memcpy(bytes.data() + pos + 8, &crc, 4);
+    file_crc = base::Crc32cExtend(file_crc, &crc, 4);
+    pos += checkpoint::kBlockHeaderBytes + length;
+  }
+  std::memcpy(bytes.data() + end, &file_crc, 4);
+  return bytes;
+}
+
+// Offsets in tests/golden/checkpoint-ordered.qck (docs/checkpoint_format.md,
+// "Worked example: index entries of an int64 key"): four Person vertices,
+// born 1815, 1906, -384, 1815, and the ordered int64 index person_born,
+// whose one kind 8 block holds (-384, v2), (1815, v0), (1815, v3), (1906, v1).
+constexpr std::size_t kReview2Keys = 0xff;  // 4 keys of 8 bytes
+constexpr std::size_t kReview2Ids = 0x11f;  // 4 ids of 6 bytes
+
+Status Review2Load(const std::string& bytes) {
+  checkpoint::Header header;
+  std::string dump;
+  return format_test::LoadCheckpointForTest(format_test::AsBytes(bytes), &header, &dump);
+}
+
+std::unique_ptr<Graph> Review2OpenWithLog(env::SimFileSystem& fs, const std::string& checkpoint) {
+  EXPECT_TRUE(fs.CreateDir("/db").ok());
+  EXPECT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(4), checkpoint).ok());
+  EXPECT_TRUE(
+      fs.WriteFileForTest("/db/wal-00000000000000000001.log", Review2ReadGolden("wal-ordered.log")).ok());
+  auto g = GraphImpl::OpenDurable(Review2Options(), "/db", &fs);
+  EXPECT_TRUE(g.ok()) << g.status().ToString();
+  return g.ok() ? std::move(*g) : nullptr;
+}
+
+// The 8 key bytes an int64 index stores for `v` (sign bit flipped, big-endian).
+std::string Int64Key(std::int64_t v) {
+  std::uint64_t bits = static_cast<std::uint64_t>(v) ^ (std::uint64_t{1} << 63);
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i, bits >>= 8) out[static_cast<std::size_t>(i)] = static_cast<char>(bits & 0xFF);
+  return out;
+}
+
+std::string Id48(std::uint64_t id) {
+  std::string out(6, '\0');
+  for (int i = 0; i < 6; ++i, id >>= 8) out[static_cast<std::size_t>(i)] = static_cast<char>(id & 0xFF);
+  return out;
+}
+
+// Finding 1 (low): EntriesDigest hashes an entry as mix(key * C + id) with
+// one odd constant C, so the digest of (key, id) equals that of
+// (key - C^-1 * d, id + d) for every d: a linear relation between key and
+// id that no mix after it undoes. One wrong entry (another element, another
+// key) passes with no search at all: here (1906, v1) is stored as
+// (1906 - C^-1, v2), still ascending, and the file loads; the index then
+// lists v2 twice and v1 never, and born = 1906 finds nothing.
+TEST(IndexEntriesReview2Test, ADigestCollisionOfKeyTimesConstantPlusIdLoads) {
+  std::string bytes = Review2ReadGolden("checkpoint-ordered.qck");
+  ASSERT_EQ(bytes.size(), 334u);
+  ASSERT_EQ(bytes.substr(kReview2Keys + 3 * 8, 8), Int64Key(1906));
+  ASSERT_EQ(bytes.substr(kReview2Ids + 3 * 6, 6), Id48(1));
+  // C^-1 mod 2^64 for C = 0x9e3779b97f4a7c15 (index_entries.h).
+  constexpr std::uint64_t kInverse = 0xf1de83e19937733dULL;
+  static_assert(kInverse * 0x9e3779b97f4a7c15ULL == 1);
+  const auto forged = static_cast<std::int64_t>(std::uint64_t{1906} - kInverse);  // 1018231460777727029
+  ASSERT_GT(forged, 1906);
+  bytes.replace(kReview2Keys + 3 * 8, 8, Int64Key(forged));
+  bytes.replace(kReview2Ids + 3 * 6, 6, Id48(2));
+  bytes = Review2Reseal(bytes);
+
+  const Status stored = Review2Load(bytes);
+  EXPECT_EQ(stored.code(), StatusCode::kCorruption)
+      << "an entry naming another element under another key passes the digest: " << stored.ToString();
+
+  env::SimFileSystem fs;
+  auto g = Review2OpenWithLog(fs, bytes);
+  ASSERT_NE(g, nullptr);
+  const Snapshot snap = g->GetSnapshot();
+  const std::vector<VertexId> truth = {VertexId(2), VertexId(0), VertexId(3), VertexId(1)};
+  EXPECT_EQ(snap.VerticesInRange("Person", "born", {}).value(), truth)
+      << "the index answers against the data";
+}
+
+}  // namespace
+}  // namespace quiver

@@ -365,8 +365,8 @@ class Loader {
     QUIVER_RETURN_IF_ERROR(Edges(edge_blocks, header.edge_limit));
     QUIVER_RETURN_IF_ERROR(Adjacency(/*out=*/true));
     QUIVER_RETURN_IF_ERROR(Adjacency(/*out=*/false));
-    // The entries before the end block: its damage is reported after
-    // theirs, in block order.
+    // The entries (decoded in phase 5's pool) are checked and hung before
+    // the end block is: its damage is reported after theirs, in block order.
     QUIVER_RETURN_IF_ERROR(IndexEntries());
     QUIVER_RETURN_IF_ERROR(End(blocks.back(), blocks.size() - 1));
     QUIVER_RETURN_IF_ERROR(Derived());
@@ -501,6 +501,9 @@ class Loader {
       const DecodedEntries* last = nullptr;  // the last non-empty block
       EntriesDigest in_file, data;
       for (; end < blocks.size(); ++end) {
+        // A damaged block that names another index ends this one's run:
+        // this index's digest (its blocks are lower) is compared first.
+        if (!own[end].ok() && decoded[end].index_read && decoded[end].index != position) break;
         QUIVER_RETURN_IF_ERROR(own[end]);
         if (decoded[end].index != position) break;
         in_file.Merge(decoded[end].digest);

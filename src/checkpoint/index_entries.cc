@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <random>
 #include <vector>
 
 #include "base/packed.h"
@@ -46,6 +47,11 @@ void PutU48(base::ByteWriter& w, std::uint64_t id) {
 }
 
 }  // namespace
+
+std::uint64_t EntriesDigest::DrawSeed() {
+  std::random_device rd;
+  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+}
 
 Status EncodeIndexEntries(const index::Catalog& catalog,
                           const std::function<Status(std::span<const std::byte>)>& emit) {
@@ -101,13 +107,14 @@ Status DecodeIndexEntries(base::ByteReader& r, std::uint64_t count, const index:
                           std::unique_ptr<index::IndexTree::LeafRun>* run, DecodedEntries* out) {
   std::uint64_t position;
   if (!r.GetVarint(&position)) return BadEntries("truncated");
+  out->index = position;
+  out->index_read = true;
   const auto& indexes = catalog.indexes();
   if (position >= indexes.size() || indexes[position].state != IndexState::kReady)
     return BadEntries(base::StrCat("index ", position, " is not a ready index of the definitions block"));
   const index::PropertyIndex& p = indexes[position];
   const index::IndexDef& def = *p.def;
   const std::uint64_t limit = def.element == ElementKind::kVertex ? vertex_limit : edge_limit;
-  out->index = position;
   *run = std::make_unique<index::IndexTree::LeafRun>(p.root, ctx);
   if (count == 0) return Status::Ok();
   auto bad_order = [&](std::uint64_t at) {

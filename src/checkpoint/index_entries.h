@@ -60,12 +60,17 @@ struct EntriesDigest {
   // declares, or a key too long): no stored entries can match.
   bool unindexable = false;
 
-  // The entry's hash: a bijective mix of key * odd + id, so two entries
-  // hash alike only if key * odd + id agree mod 2^64.
+  // The entry's hash: the key mixed with the process's seed (SplitMix64's
+  // finalizer, a bijection), the id added, mixed again. Nothing linear
+  // survives the first mix, and the seed is drawn at random once per
+  // process, so no edit of a file can be computed to keep its digest.
   void Add(std::uint64_t key_bits, std::uint64_t id) {
     ++count;
-    std::uint64_t z = key_bits * 0x9e3779b97f4a7c15ULL + id;  // injective for a fixed key, ids below 2^48
-    z = (z ^ (z >> 32)) * 0xd6e8feb86659fd93ULL;              // one round of a 64-bit mixer
+    std::uint64_t z = key_bits ^ Seed();
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z = (z ^ (z >> 31)) + id;
+    z = (z ^ (z >> 32)) * 0xd6e8feb86659fd93ULL;
     sum += z ^ (z >> 32);
   }
   void Add(std::string_view key, std::uint64_t id) { Add(std::hash<std::string_view>{}(key), id); }
@@ -77,12 +82,20 @@ struct EntriesDigest {
   bool operator==(const EntriesDigest& o) const {
     return count == o.count && sum == o.sum && unindexable == o.unindexable;
   }
+
+ private:
+  static std::uint64_t Seed() {
+    static const std::uint64_t seed = DrawSeed();
+    return seed;
+  }
+  static std::uint64_t DrawSeed();
 };
 
 // One decoded block: its index, the leaves of its entries, its first and
 // last entry (for the checks across blocks) and the digest of its entries.
 struct DecodedEntries {
   std::uint64_t index = 0;
+  bool index_read = false;  // `index` was read (a block that failed may not have got that far)
   std::string first_key, last_key;
   std::uint64_t first_id = 0, last_id = 0;
   EntriesDigest digest;

@@ -11,13 +11,18 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <span>
+#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
+#include "base/crc32c.h"
 #include "checkpoint/checkpoint_format.h"
 #include "checkpoint/checkpoint_reader.h"
 #include "checkpoint/checkpoint_writer.h"
@@ -270,6 +275,36 @@ inline std::string DumpRoots(const storage::GraphRoots& g) {
 // Loads `file` as recovery does (a fresh chain, a version with private
 // intern tables) on `threads` threads, then frees everything. On success
 // `*dump` (if not null) receives DumpRoots of the loaded state.
+// `bytes`, a checkpoint of format 2 on, with every block CRC (seeded with
+// its header's CRC) and the trailer recomputed: as a writer would have
+// sealed the blocks, so that only the reader's own checks can catch an
+// edit. The header (and its CRC) is left as it is.
+inline std::string ResealCheckpoint(std::string bytes) {
+  const std::uint32_t seed = base::Crc32c(bytes.data(), checkpoint::kHeaderBytes);
+  std::uint32_t file_crc = seed;
+  const std::size_t end = bytes.size() - checkpoint::kTrailerBytes;
+  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes <= end;) {
+    std::uint32_t length;
+    std::memcpy(&length, bytes.data() + pos + 4, 4);
+    std::uint32_t crc = base::Crc32cExtend(seed, bytes.data() + pos, 8);
+    crc = base::Crc32cExtend(crc, bytes.data() + pos + checkpoint::kBlockHeaderBytes, length);
+    std::memcpy(bytes.data() + pos + 8, &crc, 4);
+    file_crc = base::Crc32cExtend(file_crc, &crc, 4);
+    pos += checkpoint::kBlockHeaderBytes + length;
+  }
+  std::memcpy(bytes.data() + end, &file_crc, 4);
+  return bytes;
+}
+
+// The bytes of tests/golden/<name> (empty if it cannot be read). For the
+// test binaries, which define QUIVER_TESTS_SOURCE_DIR.
+inline std::string ReadGoldenFile(const std::string& name) {
+  std::ifstream in(std::filesystem::path(QUIVER_TESTS_SOURCE_DIR) / "golden" / name, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
 inline Status LoadCheckpointForTest(std::span<const std::byte> file, checkpoint::Header* header,
                                     std::string* dump = nullptr, unsigned threads = 1) {
   auto* chain = new storage::VersionChain();

@@ -1473,21 +1473,7 @@ TEST(GoldenFormatTest, IndexRecordsInAVersion1FileAreCorruption) {
 // (seeded with the header) and the trailer. As a writer of that version
 // would have sealed the same blocks.
 std::string CheckpointWithVersion(std::string bytes, std::uint32_t version) {
-  bytes = WithVersion(std::move(bytes), version, 76);
-  const std::uint32_t seed = base::Crc32c(bytes.data(), checkpoint::kHeaderBytes);
-  std::uint32_t file_crc = seed;
-  const std::size_t end = bytes.size() - checkpoint::kTrailerBytes;
-  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes <= end;) {
-    std::uint32_t length;
-    std::memcpy(&length, bytes.data() + pos + 4, 4);
-    std::uint32_t crc = base::Crc32cExtend(seed, bytes.data() + pos, 8);
-    crc = base::Crc32cExtend(crc, bytes.data() + pos + checkpoint::kBlockHeaderBytes, length);
-    std::memcpy(bytes.data() + pos + 8, &crc, 4);
-    file_crc = base::Crc32cExtend(file_crc, &crc, 4);
-    pos += checkpoint::kBlockHeaderBytes + length;
-  }
-  std::memcpy(bytes.data() + end, &file_crc, 4);
-  return bytes;
+  return format_test::ResealCheckpoint(WithVersion(std::move(bytes), version, 76));
 }
 
 // Index kind 3 (the edge-endpoint constraint) came with WAL format 4 and

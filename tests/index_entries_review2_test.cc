@@ -38,33 +38,6 @@ Options Review2Options() {
   return o;
 }
 
-std::string Review2ReadGolden(const char* name) {
-  const std::filesystem::path p = std::filesystem::path(QUIVER_TESTS_SOURCE_DIR) / "golden" / name;
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Every block CRC and the trailer recomputed (as index_entries_test.cc's
-// Reseal): only the reader's own checks can catch what was edited.
-std::string Review2Reseal(std::string bytes) {
-  const std::uint32_t seed = base::Crc32c(bytes.data(), checkpoint::kHeaderBytes);
-  std::uint32_t file_crc = seed;
-  const std::size_t end = bytes.size() - checkpoint::kTrailerBytes;
-  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes <= end;) {
-    std::uint32_t length;
-    std::memcpy(&length, bytes.data() + pos + 4, 4);
-    std::uint32_t crc = base::Crc32cExtend(seed, bytes.data() + pos, 8);
-    crc = base::Crc32cExtend(crc, bytes.data() + pos + checkpoint::kBlockHeaderBytes, length);
-    std::memcpy(bytes.data() + pos + 8, &crc, 4);
-    file_crc = base::Crc32cExtend(file_crc, &crc, 4);
-    pos += checkpoint::kBlockHeaderBytes + length;
-  }
-  std::memcpy(bytes.data() + end, &file_crc, 4);
-  return bytes;
-}
-
 // Offsets in tests/golden/checkpoint-ordered.qck (docs/checkpoint_format.md,
 // "Worked example: index entries of an int64 key"): four Person vertices,
 // born 1815, 1906, -384, 1815, and the ordered int64 index person_born,
@@ -82,7 +55,8 @@ std::unique_ptr<Graph> Review2OpenWithLog(env::SimFileSystem& fs, const std::str
   EXPECT_TRUE(fs.CreateDir("/db").ok());
   EXPECT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(4), checkpoint).ok());
   EXPECT_TRUE(
-      fs.WriteFileForTest("/db/wal-00000000000000000001.log", Review2ReadGolden("wal-ordered.log")).ok());
+      fs.WriteFileForTest("/db/wal-00000000000000000001.log", format_test::ReadGoldenFile("wal-ordered.log"))
+          .ok());
   auto g = GraphImpl::OpenDurable(Review2Options(), "/db", &fs);
   EXPECT_TRUE(g.ok()) << g.status().ToString();
   return g.ok() ? std::move(*g) : nullptr;
@@ -110,7 +84,7 @@ std::string Id48(std::uint64_t id) {
 // (1906 - C^-1, v2), still ascending, and the file loads; the index then
 // lists v2 twice and v1 never, and born = 1906 finds nothing.
 TEST(IndexEntriesReview2Test, ADigestCollisionOfKeyTimesConstantPlusIdLoads) {
-  std::string bytes = Review2ReadGolden("checkpoint-ordered.qck");
+  std::string bytes = format_test::ReadGoldenFile("checkpoint-ordered.qck");
   ASSERT_EQ(bytes.size(), 334u);
   ASSERT_EQ(bytes.substr(kReview2Keys + 3 * 8, 8), Int64Key(1906));
   ASSERT_EQ(bytes.substr(kReview2Ids + 3 * 6, 6), Id48(1));
@@ -121,7 +95,7 @@ TEST(IndexEntriesReview2Test, ADigestCollisionOfKeyTimesConstantPlusIdLoads) {
   ASSERT_GT(forged, 1906);
   bytes.replace(kReview2Keys + 3 * 8, 8, Int64Key(forged));
   bytes.replace(kReview2Ids + 3 * 6, 6, Id48(2));
-  bytes = Review2Reseal(bytes);
+  bytes = format_test::ResealCheckpoint(bytes);
 
   const Status stored = Review2Load(bytes);
   EXPECT_EQ(stored.code(), StatusCode::kCorruption)
@@ -200,7 +174,7 @@ TEST(IndexEntriesReview2Test, ADigestMismatchIsReportedBeforeALaterIndexsDamaged
     pos += checkpoint::kBlockHeaderBytes + length;
   }
   ASSERT_EQ(seen, 2);
-  file = Review2Reseal(file);
+  file = format_test::ResealCheckpoint(file);
   for (unsigned threads : {1u, 3u}) {
     SCOPED_TRACE(threads);
     checkpoint::Header header;

@@ -36,33 +36,6 @@ Options ReviewOptions() {
   return o;
 }
 
-std::string ReviewReadGolden(const char* name) {
-  const std::filesystem::path p = std::filesystem::path(QUIVER_TESTS_SOURCE_DIR) / "golden" / name;
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Every block CRC and the trailer recomputed (as index_entries_test.cc's
-// Reseal): only the reader's own checks can catch what was edited.
-std::string ReviewReseal(std::string bytes) {
-  const std::uint32_t seed = base::Crc32c(bytes.data(), checkpoint::kHeaderBytes);
-  std::uint32_t file_crc = seed;
-  const std::size_t end = bytes.size() - checkpoint::kTrailerBytes;
-  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes <= end;) {
-    std::uint32_t length;
-    std::memcpy(&length, bytes.data() + pos + 4, 4);
-    std::uint32_t crc = base::Crc32cExtend(seed, bytes.data() + pos, 8);
-    crc = base::Crc32cExtend(crc, bytes.data() + pos + checkpoint::kBlockHeaderBytes, length);
-    std::memcpy(bytes.data() + pos + 8, &crc, 4);
-    file_crc = base::Crc32cExtend(file_crc, &crc, 4);
-    pos += checkpoint::kBlockHeaderBytes + length;
-  }
-  std::memcpy(bytes.data() + end, &file_crc, 4);
-  return bytes;
-}
-
 // Offsets in tests/golden/checkpoint-ordered.qck (docs/checkpoint_format.md,
 // "Worked example: index entries of an int64 key"): four Person vertices,
 // born 1815, 1906, -384, 1815, and the ordered int64 index person_born.
@@ -82,7 +55,7 @@ std::string WithoutEntries(const std::string& bytes) {
   const std::size_t blocks_before = kReviewEntriesBlock + checkpoint::kBlockHeaderBytes + 2;
   EXPECT_EQ(out[blocks_before], '\x05');
   out[blocks_before] = '\x04';
-  return ReviewReseal(out);
+  return format_test::ResealCheckpoint(out);
 }
 
 Status ReviewLoad(const std::string& bytes) {
@@ -98,7 +71,8 @@ std::unique_ptr<Graph> OpenWithLog(env::SimFileSystem& fs, const std::string& ch
   EXPECT_TRUE(fs.CreateDir("/db").ok());
   EXPECT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(4), checkpoint).ok());
   EXPECT_TRUE(
-      fs.WriteFileForTest("/db/wal-00000000000000000001.log", ReviewReadGolden("wal-ordered.log")).ok());
+      fs.WriteFileForTest("/db/wal-00000000000000000001.log", format_test::ReadGoldenFile("wal-ordered.log"))
+          .ok());
   auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs);
   EXPECT_TRUE(g.ok()) << g.status().ToString();
   return g.ok() ? std::move(*g) : nullptr;
@@ -110,14 +84,14 @@ std::unique_ptr<Graph> OpenWithLog(env::SimFileSystem& fs, const std::string& ch
 // of a unique index are distinct, while two elements hold the same key,
 // loads: the entries are never checked against the elements.
 TEST(IndexEntriesReviewTest, AUniqueIndexTheDataViolatesIsCorruption) {
-  std::string bytes = ReviewReadGolden("checkpoint-ordered.qck");
+  std::string bytes = format_test::ReadGoldenFile("checkpoint-ordered.qck");
   ASSERT_EQ(bytes.size(), 334u);
   bytes[kReviewDefinitionKind] = '\x01';  // unique: v0 and v3 both hold born 1815
   // Entry 2 (v3) stored under 1816 instead: the stored keys are distinct
   // and still ascend (-384, 1815, 1816, 1906).
   ASSERT_EQ(static_cast<unsigned char>(bytes[kReviewKeys + 2 * 8 + 7]), 0x17u);
   bytes[kReviewKeys + 2 * 8 + 7] = '\x18';
-  bytes = ReviewReseal(bytes);
+  bytes = format_test::ResealCheckpoint(bytes);
 
   // Control: rebuilt from the elements (no kind 8 block), the violation is
   // Corruption, as the rules say.
@@ -140,11 +114,11 @@ TEST(IndexEntriesReviewTest, AUniqueIndexTheDataViolatesIsCorruption) {
 // make it Corruption ("no typed index holds another type"); format 4 does.
 // With stored entries the element's value is never looked at.
 TEST(IndexEntriesReviewTest, ATypedIndexWhoseElementHoldsAnotherTypeIsCorruption) {
-  std::string bytes = ReviewReadGolden("checkpoint-ordered.qck");
+  std::string bytes = format_test::ReadGoldenFile("checkpoint-ordered.qck");
   ASSERT_EQ(bytes.size(), 334u);
   ASSERT_EQ(bytes[kReviewVertex1Type], '\x02');
   bytes[kReviewVertex1Type] = '\x03';  // v1's born: a double, in an int64 index
-  bytes = ReviewReseal(bytes);
+  bytes = format_test::ResealCheckpoint(bytes);
 
   const Status rebuilt = ReviewLoad(WithoutEntries(bytes));
   ASSERT_EQ(rebuilt.code(), StatusCode::kCorruption) << rebuilt.ToString();
@@ -161,7 +135,7 @@ TEST(IndexEntriesReviewTest, ATypedIndexWhoseElementHoldsAnotherTypeIsCorruption
 // new checkpoint writes the wrong entries again, so no reopen repairs it
 // (formats 1 to 4 rebuilt every index from the elements at each open).
 TEST(IndexEntriesReviewTest, EntriesNamingTheWrongElementsAreServedAndPersist) {
-  std::string bytes = ReviewReadGolden("checkpoint-ordered.qck");
+  std::string bytes = format_test::ReadGoldenFile("checkpoint-ordered.qck");
   ASSERT_EQ(bytes.size(), 334u);
   // Ids 2, 0, 3, 1 (the data's order by born) become 0, 1, 2, 3: keys
   // -384, 1815, 1815, 1906 with ascending ids, so every rule holds.
@@ -169,7 +143,7 @@ TEST(IndexEntriesReviewTest, EntriesNamingTheWrongElementsAreServedAndPersist) {
     const std::string id = std::string(1, static_cast<char>(i)) + std::string(5, '\0');
     bytes.replace(kReviewIds + static_cast<std::size_t>(i) * 6, 6, id);
   }
-  bytes = ReviewReseal(bytes);
+  bytes = format_test::ResealCheckpoint(bytes);
   const std::vector<VertexId> truth = {VertexId(2), VertexId(0), VertexId(3), VertexId(1)};
 
   const Status stored = ReviewLoad(bytes);
@@ -249,7 +223,7 @@ TEST(IndexEntriesReviewTest, SwappedEndpointEntriesMakeUpsertEdgeWriteTheWrongEd
     pos += checkpoint::kBlockHeaderBytes + length;
   }
   ASSERT_TRUE(swapped);
-  ASSERT_TRUE(fs.WriteFileForTest("/db/" + name, ReviewReseal(file)).ok());
+  ASSERT_TRUE(fs.WriteFileForTest("/db/" + name, format_test::ResealCheckpoint(file)).ok());
 
   auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
@@ -293,7 +267,7 @@ std::string ReviewEntriesBlock(std::uint64_t first, const std::vector<std::strin
 // totals disagree is reported before any damage in the kind 8 blocks that
 // precede it (End runs before IndexEntries).
 TEST(IndexEntriesReviewTest, TheLowestDamagedBlockIsReported) {
-  const std::string golden = ReviewReadGolden("checkpoint-ordered.qck");
+  const std::string golden = format_test::ReadGoldenFile("checkpoint-ordered.qck");
   ASSERT_EQ(golden.size(), 334u);
   auto key = [&](int i) { return golden.substr(kReviewKeys + static_cast<std::size_t>(i) * 8, 8); };
   auto id = [&](int i) { return golden.substr(kReviewIds + static_cast<std::size_t>(i) * 6, 6); };
@@ -307,7 +281,7 @@ TEST(IndexEntriesReviewTest, TheLowestDamagedBlockIsReported) {
   bytes += golden.substr(kReviewEndBlock);
   ASSERT_EQ(bytes[end_block + checkpoint::kBlockHeaderBytes + 2], '\x05');
   bytes[end_block + checkpoint::kBlockHeaderBytes + 2] = '\x07';  // blocks_before
-  bytes = ReviewReseal(bytes);
+  bytes = format_test::ResealCheckpoint(bytes);
   for (unsigned threads : {1u, 3u}) {
     SCOPED_TRACE(threads);
     checkpoint::Header header;
@@ -324,7 +298,7 @@ TEST(IndexEntriesReviewTest, TheLowestDamagedBlockIsReported) {
   both.replace(kReviewIds, 6, past_limit);
   ASSERT_EQ(both[kReviewEndBlock + checkpoint::kBlockHeaderBytes], '\x04');
   both[kReviewEndBlock + checkpoint::kBlockHeaderBytes] = '\x03';
-  both = ReviewReseal(both);
+  both = format_test::ResealCheckpoint(both);
   checkpoint::Header header;
   const Status s = format_test::LoadCheckpointForTest(format_test::AsBytes(both), &header);
   ASSERT_EQ(s.code(), StatusCode::kCorruption) << s.ToString();

@@ -275,33 +275,6 @@ TEST(IndexEntriesTest, EveryAllocationOfTheLoadCanFailAndNothingLeaks) {
 
 // --- Bad input: the golden ordered-index checkpoint, edited and resealed.
 
-std::string ReadGolden(const char* name) {
-  const std::filesystem::path p = std::filesystem::path(QUIVER_TESTS_SOURCE_DIR) / "golden" / name;
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Every block CRC and the trailer recomputed, as a writer would have sealed
-// the edited bytes.
-std::string Reseal(std::string bytes) {
-  const std::uint32_t seed = base::Crc32c(bytes.data(), checkpoint::kHeaderBytes);
-  std::uint32_t file_crc = seed;
-  const std::size_t end = bytes.size() - checkpoint::kTrailerBytes;
-  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes <= end;) {
-    std::uint32_t length;
-    std::memcpy(&length, bytes.data() + pos + 4, 4);
-    std::uint32_t crc = base::Crc32cExtend(seed, bytes.data() + pos, 8);
-    crc = base::Crc32cExtend(crc, bytes.data() + pos + checkpoint::kBlockHeaderBytes, length);
-    std::memcpy(bytes.data() + pos + 8, &crc, 4);
-    file_crc = base::Crc32cExtend(file_crc, &crc, 4);
-    pos += checkpoint::kBlockHeaderBytes + length;
-  }
-  std::memcpy(bytes.data() + end, &file_crc, 4);
-  return bytes;
-}
-
 // Offsets in checkpoint-ordered.qck (docs/checkpoint_format.md, "Worked
 // example: index entries of an int64 key").
 constexpr std::size_t kDefinitionKind = 0xa0;   // 2, ordered
@@ -311,9 +284,9 @@ constexpr std::size_t kKeys = 0xff;             // 4 keys of 8 bytes
 constexpr std::size_t kIds = 0x11f;             // 4 ids of 6 bytes
 
 TEST(IndexEntriesTest, TheGoldenOrderedCheckpointLoadsItsIndexFromItsEntries) {
-  const std::string golden = ReadGolden("checkpoint-ordered.qck");
+  const std::string golden = format_test::ReadGoldenFile("checkpoint-ordered.qck");
   ASSERT_EQ(golden.size(), 334u);
-  ASSERT_EQ(Reseal(golden), golden) << "Reseal changes nothing in an intact file";
+  ASSERT_EQ(format_test::ResealCheckpoint(golden), golden) << "Reseal changes nothing in an intact file";
   checkpoint::Header header;
   std::string dump;
   Status s = format_test::LoadCheckpointForTest(format_test::AsBytes(golden), &header, &dump);
@@ -342,7 +315,7 @@ struct Edit {
 };
 
 TEST(IndexEntriesTest, EntriesThatBreakTheRulesAreCorruption) {
-  const std::string golden = ReadGolden("checkpoint-ordered.qck");
+  const std::string golden = format_test::ReadGoldenFile("checkpoint-ordered.qck");
   ASSERT_EQ(golden.size(), 334u);
   const std::string key_1906 = golden.substr(kKeys + 3 * 8, 8);
   const std::string key_minus_384 = golden.substr(kKeys, 8);
@@ -360,7 +333,7 @@ TEST(IndexEntriesTest, EntriesThatBreakTheRulesAreCorruption) {
     SCOPED_TRACE(e.what);
     std::string bytes = golden;
     bytes.replace(e.offset, e.bytes.size(), e.bytes);
-    bytes = Reseal(bytes);
+    bytes = format_test::ResealCheckpoint(bytes);
     checkpoint::Header header;
     std::string dump;
     Status s = format_test::LoadCheckpointForTest(format_test::AsBytes(bytes), &header, &dump);
@@ -371,7 +344,9 @@ TEST(IndexEntriesTest, EntriesThatBreakTheRulesAreCorruption) {
     env::SimFileSystem fs;
     ASSERT_TRUE(fs.CreateDir("/db").ok());
     ASSERT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(4), bytes).ok());
-    ASSERT_TRUE(fs.WriteFileForTest("/db/wal-00000000000000000001.log", ReadGolden("wal-ordered.log")).ok());
+    ASSERT_TRUE(fs.WriteFileForTest("/db/wal-00000000000000000001.log",
+                                    format_test::ReadGoldenFile("wal-ordered.log"))
+                    .ok());
     auto g = GraphImpl::OpenDurable(NoAutomaticCheckpoints(), "/db", &fs);
     ASSERT_TRUE(g.ok()) << g.status().ToString();
     EXPECT_EQ((*g)->GetOpenStats().checkpoint_sequence, 0u) << "the damaged checkpoint is not used";
@@ -382,12 +357,12 @@ TEST(IndexEntriesTest, EntriesThatBreakTheRulesAreCorruption) {
 // A kind 8 block in a format 4 file is a bad block header: that format has
 // no index entries.
 TEST(IndexEntriesTest, EntriesInAFormat4FileAreABadBlock) {
-  std::string bytes = ReadGolden("checkpoint-ordered.qck");
+  std::string bytes = format_test::ReadGoldenFile("checkpoint-ordered.qck");
   const std::uint32_t four = 4;
   std::memcpy(bytes.data() + 8, &four, 4);
   const std::uint32_t header_crc = base::Crc32c(bytes.data(), 76);
   std::memcpy(bytes.data() + 76, &header_crc, 4);
-  bytes = Reseal(bytes);
+  bytes = format_test::ResealCheckpoint(bytes);
   checkpoint::Header header;
   std::string dump;
   Status s = format_test::LoadCheckpointForTest(format_test::AsBytes(bytes), &header, &dump);

@@ -67,7 +67,25 @@ const std::uint64_t kSeed = test_util::EnvOr("QUIVER_SEED", 20240601);
 // --- The workload: every op kind, every value type, one batch per group but
 // two in every fifth group; nothing it removes is referenced afterwards.
 
-Status BuildLog(format_test::LogBuilder& log, int groups) {
+//
+// `with_index` (the checkpoint's corpus): first an ordered int64 index on
+// Person.k, declared and made ready, so that the checkpoint holds an index
+// definitions block and an index entries block (format 5) for the flips.
+Status BuildLog(format_test::LogBuilder& log, int groups, bool with_index = false) {
+  if (with_index) {
+    using internal::WriteBatchInternal;
+    IndexOp define;
+    define.spec = {.name = "person_k",
+                   .label = "Person",
+                   .keys = {"k"},
+                   .kind = IndexKind::kOrdered,
+                   .type = ValueType::kInt64};
+    QUIVER_RETURN_IF_ERROR(log.AddGroup({WriteBatchInternal::IndexBatch(OpKind::kDefineIndex, define)}));
+    IndexOp ready;
+    ready.spec.name = "person_k";
+    ready.declared = 1;
+    QUIVER_RETURN_IF_ERROR(log.AddGroup({WriteBatchInternal::IndexBatch(OpKind::kIndexReady, ready)}));
+  }
   std::uint64_t next_v = 0, next_e = 0;
   std::vector<std::uint64_t> people, knows;                    // never removed
   std::vector<std::pair<std::uint64_t, std::uint64_t>> temps;  // (vertex, edge) removed later
@@ -139,7 +157,7 @@ const Corpus& GetCorpus() {
     c->segment = format_test::WriteSegmentFile(fs, "/db", kFixedUuid, 1, 1, c->log.groups()).value();
     c->spans = format_test::RecordSpans(AsBytes(c->segment));
     c->log.Finish();
-    EXPECT_TRUE(BuildLog(c->big_log, kCheckpointGroups).ok());
+    EXPECT_TRUE(BuildLog(c->big_log, kCheckpointGroups, /*with_index=*/true).ok());
     c->big_log.Finish();
     env::SimFileSystem fs2;
     EXPECT_TRUE(format_test::WriteSegmentFile(fs2, "/db", kFixedUuid, 1, 1, c->big_log.groups()).ok());

@@ -296,14 +296,17 @@ inline std::string ResealCheckpoint(std::string bytes) {
   return bytes;
 }
 
-// The bytes of tests/golden/<name> (empty if it cannot be read). For the
-// test binaries, which define QUIVER_TESTS_SOURCE_DIR.
+#ifdef QUIVER_TESTS_SOURCE_DIR
+// The bytes of tests/golden/<name> (empty if it cannot be read). Only in
+// the test binaries, which define QUIVER_TESTS_SOURCE_DIR (the fuzz seed
+// maker includes this header too).
 inline std::string ReadGoldenFile(const std::string& name) {
   std::ifstream in(std::filesystem::path(QUIVER_TESTS_SOURCE_DIR) / "golden" / name, std::ios::binary);
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
 }
+#endif  // QUIVER_TESTS_SOURCE_DIR
 
 inline Status LoadCheckpointForTest(std::span<const std::byte> file, checkpoint::Header* header,
                                     std::string* dump = nullptr, unsigned threads = 1) {

@@ -467,8 +467,7 @@ class Loader {
               std::uint64_t source, std::uint64_t target) {
     const auto& indexes = g_.catalog->indexes();
     for (std::uint32_t i : watch.general)
-      DigestElement(*indexes[i].def, indexes[i].root.key_width, id, props, source, target, &w.key,
-                    &w.digests[i]);
+      DigestElement(*indexes[i].def, id, props, source, target, &w.key, &w.digests[i]);
   }
 
   // Phase 6b: the stored entries of ready indexes (format 5 on). Each block

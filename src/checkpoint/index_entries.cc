@@ -1,6 +1,8 @@
 #include "checkpoint/index_entries.h"
 
 #include <algorithm>
+#include <chrono>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <vector>
@@ -11,7 +13,6 @@
 #include "checkpoint/checkpoint_format.h"
 #include "index/index_keys.h"
 #include "index/key_codec.h"
-#include "storage/prop_block.h"
 
 namespace quiver::checkpoint {
 namespace {
@@ -48,9 +49,18 @@ void PutU48(base::ByteWriter& w, std::uint64_t id) {
 
 }  // namespace
 
+namespace {
+const int kSeedFallbackAnchor = 0;
+}  // namespace
+
 std::uint64_t EntriesDigest::DrawSeed() {
-  std::random_device rd;
-  return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  try {
+    std::random_device rd;
+    return (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  } catch (...) {  // no entropy source: the clock and an address still differ per process
+    return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()) ^
+           reinterpret_cast<std::uintptr_t>(&kSeedFallbackAnchor);
+  }
 }
 
 Status EncodeIndexEntries(const index::Catalog& catalog,
@@ -181,22 +191,11 @@ Status DecodeIndexEntries(base::ByteReader& r, std::uint64_t count, const index:
   return Status::Ok();
 }
 
-void DigestElement(const index::IndexDef& def, std::int32_t key_width, std::uint64_t id,
-                   const storage::PropBlock* props, std::uint64_t source, std::uint64_t target,
-                   std::string* scratch, EntriesDigest* digest) {
+void DigestElement(const index::IndexDef& def, std::uint64_t id, const storage::PropBlock* props,
+                   std::uint64_t source, std::uint64_t target, std::string* scratch, EntriesDigest* digest) {
   if (def.kind == IndexKind::kUniqueEndpoints) {
     index::EndpointKey(source, target, scratch);
     digest->Add(std::string_view(*scratch), id);
-    return;
-  }
-  if (key_width == 8) {  // one int64 or double key of a declared type, as CollectEntries reads it
-    const std::optional<PropertyView> v = storage::GetProperty(props, def.key_ids[0]);
-    if (!v || v->is_null()) return;
-    if (v->type() != *def.type) {
-      digest->unindexable = true;
-      return;
-    }
-    digest->Add(index::FixedKeyBits(*v), id);
     return;
   }
   switch (index::ElementKey(def, props, scratch)) {

@@ -102,13 +102,14 @@ struct DecodedEntries {
 };
 
 // Adds the entry that element `id` (of an index's label or type) gives
-// index `def` to `*digest`: its key from `props` (or, for an edge-endpoint
-// constraint, from `source` and `target`), none if it holds no key, and
-// `unindexable` if it holds one the index cannot take. `scratch` holds
-// variable-width keys. Throws std::bad_alloc.
-void DigestElement(const index::IndexDef& def, std::int32_t key_width, std::uint64_t id,
-                   const storage::PropBlock* props, std::uint64_t source, std::uint64_t target,
-                   std::string* scratch, EntriesDigest* digest);
+// index `def`, an index of variable-width keys, to `*digest`: its key from
+// `props` (or, for an edge-endpoint constraint, from `source` and
+// `target`), none if it holds no key, and `unindexable` if it holds one the
+// index cannot take. (An index of one int64 or double key is digested as
+// the loader decodes the value.) `scratch` holds the key. Throws
+// std::bad_alloc.
+void DigestElement(const index::IndexDef& def, std::uint64_t id, const storage::PropBlock* props,
+                   std::uint64_t source, std::uint64_t target, std::string* scratch, EntriesDigest* digest);
 
 // Decodes one block (`r` after first_id and count; `count` entries): reads
 // `index`, which must name a ready index of `catalog`, and makes its entries

@@ -23,6 +23,7 @@
 #include "env/sim_file_system.h"
 #include "format_test_util.h"
 #include "graph_impl.h"
+#include "index_entries_fixture.h"
 #include "index_oracle.h"
 #include "quiver/quiver.h"
 #include "test_util.h"
@@ -30,51 +31,7 @@
 namespace quiver {
 namespace {
 
-Options Review2Options() {
-  Options o;
-  o.durable.checkpoint_on_close = false;
-  o.durable.checkpoint_wal_bytes = 0;
-  o.durable.io_threads = 2;
-  return o;
-}
-
-// Offsets in tests/golden/checkpoint-ordered.qck (docs/checkpoint_format.md,
-// "Worked example: index entries of an int64 key"): four Person vertices,
-// born 1815, 1906, -384, 1815, and the ordered int64 index person_born,
-// whose one kind 8 block holds (-384, v2), (1815, v0), (1815, v3), (1906, v1).
-constexpr std::size_t kReview2Keys = 0xff;  // 4 keys of 8 bytes
-constexpr std::size_t kReview2Ids = 0x11f;  // 4 ids of 6 bytes
-
-Status Review2Load(const std::string& bytes) {
-  checkpoint::Header header;
-  std::string dump;
-  return format_test::LoadCheckpointForTest(format_test::AsBytes(bytes), &header, &dump);
-}
-
-std::unique_ptr<Graph> Review2OpenWithLog(env::SimFileSystem& fs, const std::string& checkpoint) {
-  EXPECT_TRUE(fs.CreateDir("/db").ok());
-  EXPECT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(4), checkpoint).ok());
-  EXPECT_TRUE(
-      fs.WriteFileForTest("/db/wal-00000000000000000001.log", format_test::ReadGoldenFile("wal-ordered.log"))
-          .ok());
-  auto g = GraphImpl::OpenDurable(Review2Options(), "/db", &fs);
-  EXPECT_TRUE(g.ok()) << g.status().ToString();
-  return g.ok() ? std::move(*g) : nullptr;
-}
-
-// The 8 key bytes an int64 index stores for `v` (sign bit flipped, big-endian).
-std::string Int64Key(std::int64_t v) {
-  std::uint64_t bits = static_cast<std::uint64_t>(v) ^ (std::uint64_t{1} << 63);
-  std::string out(8, '\0');
-  for (int i = 7; i >= 0; --i, bits >>= 8) out[static_cast<std::size_t>(i)] = static_cast<char>(bits & 0xFF);
-  return out;
-}
-
-std::string Id48(std::uint64_t id) {
-  std::string out(6, '\0');
-  for (int i = 0; i < 6; ++i, id >>= 8) out[static_cast<std::size_t>(i)] = static_cast<char>(id & 0xFF);
-  return out;
-}
+using namespace entries_test;  // NOLINT: the fixture's names, shared by three files
 
 // Finding 1 (low): EntriesDigest hashes an entry as mix(key * C + id) with
 // one odd constant C, so the digest of (key, id) equals that of
@@ -86,23 +43,23 @@ std::string Id48(std::uint64_t id) {
 TEST(IndexEntriesReview2Test, ADigestCollisionOfKeyTimesConstantPlusIdLoads) {
   std::string bytes = format_test::ReadGoldenFile("checkpoint-ordered.qck");
   ASSERT_EQ(bytes.size(), 334u);
-  ASSERT_EQ(bytes.substr(kReview2Keys + 3 * 8, 8), Int64Key(1906));
-  ASSERT_EQ(bytes.substr(kReview2Ids + 3 * 6, 6), Id48(1));
+  ASSERT_EQ(bytes.substr(kKeys + 3 * 8, 8), Int64Key(1906));
+  ASSERT_EQ(bytes.substr(kIds + 3 * 6, 6), Id48(1));
   // C^-1 mod 2^64 for C = 0x9e3779b97f4a7c15 (index_entries.h).
   constexpr std::uint64_t kInverse = 0xf1de83e19937733dULL;
   static_assert(kInverse * 0x9e3779b97f4a7c15ULL == 1);
   const auto forged = static_cast<std::int64_t>(std::uint64_t{1906} - kInverse);  // 1018231460777727029
   ASSERT_GT(forged, 1906);
-  bytes.replace(kReview2Keys + 3 * 8, 8, Int64Key(forged));
-  bytes.replace(kReview2Ids + 3 * 6, 6, Id48(2));
+  bytes.replace(kKeys + 3 * 8, 8, Int64Key(forged));
+  bytes.replace(kIds + 3 * 6, 6, Id48(2));
   bytes = format_test::ResealCheckpoint(bytes);
 
-  const Status stored = Review2Load(bytes);
+  const Status stored = Load(bytes);
   EXPECT_EQ(stored.code(), StatusCode::kCorruption)
       << "an entry naming another element under another key passes the digest: " << stored.ToString();
 
   env::SimFileSystem fs;
-  auto g = Review2OpenWithLog(fs, bytes);
+  auto g = OpenWithLog(fs, bytes);
   ASSERT_NE(g, nullptr);
   const Snapshot snap = g->GetSnapshot();
   const std::vector<VertexId> truth = {VertexId(2), VertexId(0), VertexId(3), VertexId(1)};
@@ -122,7 +79,7 @@ TEST(IndexEntriesReview2Test, ADigestCollisionOfKeyTimesConstantPlusIdLoads) {
 TEST(IndexEntriesReview2Test, ADigestMismatchIsReportedBeforeALaterIndexsDamagedBlock) {
   env::SimFileSystem fs;
   {
-    auto g = GraphImpl::OpenDurable(Review2Options(), "/db", &fs).value();
+    auto g = GraphImpl::OpenDurable(NoAutomaticCheckpoints(), "/db", &fs).value();
     ASSERT_TRUE(g->CreateIndex({.name = "p_a",
                                 .label = "P",
                                 .keys = {"a"},

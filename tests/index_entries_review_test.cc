@@ -21,6 +21,7 @@
 #include "env/sim_file_system.h"
 #include "format_test_util.h"
 #include "graph_impl.h"
+#include "index_entries_fixture.h"
 #include "index_oracle.h"
 #include "quiver/quiver.h"
 #include "test_util.h"
@@ -28,54 +29,18 @@
 namespace quiver {
 namespace {
 
-Options ReviewOptions() {
-  Options o;
-  o.durable.checkpoint_on_close = false;
-  o.durable.checkpoint_wal_bytes = 0;
-  o.durable.io_threads = 2;
-  return o;
-}
-
-// Offsets in tests/golden/checkpoint-ordered.qck (docs/checkpoint_format.md,
-// "Worked example: index entries of an int64 key"): four Person vertices,
-// born 1815, 1906, -384, 1815, and the ordered int64 index person_born.
-constexpr std::size_t kReviewDefinitionKind = 0xa0;  // 2, ordered
-constexpr std::size_t kReviewVertex1Type = 0xc9;     // 2, int64 (born 1906)
-constexpr std::size_t kReviewEntriesBlock = 0xec;    // the kind 8 block
-constexpr std::size_t kReviewEndBlock = 0x137;       // the end block
-constexpr std::size_t kReviewKeys = 0xff;            // 4 keys of 8 bytes
-constexpr std::size_t kReviewIds = 0x11f;            // 4 ids of 6 bytes
+using namespace entries_test;  // NOLINT: the fixture's names, shared by three files
 
 // The same file without its kind 8 block (what a format 4 build would
 // have written but the version field): the loader builds the index from
 // the elements, as before.
 std::string WithoutEntries(const std::string& bytes) {
-  std::string out = bytes.substr(0, kReviewEntriesBlock) + bytes.substr(kReviewEndBlock);
+  std::string out = bytes.substr(0, kEntriesBlock) + bytes.substr(kEndBlock);
   // The end block's blocks_before: 5 -> 4.
-  const std::size_t blocks_before = kReviewEntriesBlock + checkpoint::kBlockHeaderBytes + 2;
+  const std::size_t blocks_before = kEntriesBlock + checkpoint::kBlockHeaderBytes + 2;
   EXPECT_EQ(out[blocks_before], '\x05');
   out[blocks_before] = '\x04';
   return format_test::ResealCheckpoint(out);
-}
-
-Status ReviewLoad(const std::string& bytes) {
-  checkpoint::Header header;
-  std::string dump;
-  return format_test::LoadCheckpointForTest(format_test::AsBytes(bytes), &header, &dump);
-}
-
-// Opens `checkpoint` as checkpoint 4 beside the golden log of the same
-// history (it starts at sequence 1, so a rejected checkpoint falls back to
-// the log and loses nothing).
-std::unique_ptr<Graph> OpenWithLog(env::SimFileSystem& fs, const std::string& checkpoint) {
-  EXPECT_TRUE(fs.CreateDir("/db").ok());
-  EXPECT_TRUE(fs.WriteFileForTest("/db/" + checkpoint::CheckpointFileName(4), checkpoint).ok());
-  EXPECT_TRUE(
-      fs.WriteFileForTest("/db/wal-00000000000000000001.log", format_test::ReadGoldenFile("wal-ordered.log"))
-          .ok());
-  auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs);
-  EXPECT_TRUE(g.ok()) << g.status().ToString();
-  return g.ok() ? std::move(*g) : nullptr;
 }
 
 // Finding 1: the reading rules say "no ready unique index is violated by
@@ -86,19 +51,19 @@ std::unique_ptr<Graph> OpenWithLog(env::SimFileSystem& fs, const std::string& ch
 TEST(IndexEntriesReviewTest, AUniqueIndexTheDataViolatesIsCorruption) {
   std::string bytes = format_test::ReadGoldenFile("checkpoint-ordered.qck");
   ASSERT_EQ(bytes.size(), 334u);
-  bytes[kReviewDefinitionKind] = '\x01';  // unique: v0 and v3 both hold born 1815
+  bytes[kDefinitionKind] = '\x01';  // unique: v0 and v3 both hold born 1815
   // Entry 2 (v3) stored under 1816 instead: the stored keys are distinct
   // and still ascend (-384, 1815, 1816, 1906).
-  ASSERT_EQ(static_cast<unsigned char>(bytes[kReviewKeys + 2 * 8 + 7]), 0x17u);
-  bytes[kReviewKeys + 2 * 8 + 7] = '\x18';
+  ASSERT_EQ(static_cast<unsigned char>(bytes[kKeys + 2 * 8 + 7]), 0x17u);
+  bytes[kKeys + 2 * 8 + 7] = '\x18';
   bytes = format_test::ResealCheckpoint(bytes);
 
   // Control: rebuilt from the elements (no kind 8 block), the violation is
   // Corruption, as the rules say.
-  const Status rebuilt = ReviewLoad(WithoutEntries(bytes));
+  const Status rebuilt = Load(WithoutEntries(bytes));
   ASSERT_EQ(rebuilt.code(), StatusCode::kCorruption) << rebuilt.ToString();
 
-  const Status stored = ReviewLoad(bytes);
+  const Status stored = Load(bytes);
   EXPECT_EQ(stored.code(), StatusCode::kCorruption)
       << "a unique index the data violates loads from its stored entries: " << stored.ToString();
 
@@ -116,14 +81,14 @@ TEST(IndexEntriesReviewTest, AUniqueIndexTheDataViolatesIsCorruption) {
 TEST(IndexEntriesReviewTest, ATypedIndexWhoseElementHoldsAnotherTypeIsCorruption) {
   std::string bytes = format_test::ReadGoldenFile("checkpoint-ordered.qck");
   ASSERT_EQ(bytes.size(), 334u);
-  ASSERT_EQ(bytes[kReviewVertex1Type], '\x02');
-  bytes[kReviewVertex1Type] = '\x03';  // v1's born: a double, in an int64 index
+  ASSERT_EQ(bytes[kVertex1Type], '\x02');
+  bytes[kVertex1Type] = '\x03';  // v1's born: a double, in an int64 index
   bytes = format_test::ResealCheckpoint(bytes);
 
-  const Status rebuilt = ReviewLoad(WithoutEntries(bytes));
+  const Status rebuilt = Load(WithoutEntries(bytes));
   ASSERT_EQ(rebuilt.code(), StatusCode::kCorruption) << rebuilt.ToString();
 
-  const Status stored = ReviewLoad(bytes);
+  const Status stored = Load(bytes);
   EXPECT_EQ(stored.code(), StatusCode::kCorruption)
       << "an int64 index listing a vertex whose value is a double loads: " << stored.ToString();
 }
@@ -141,12 +106,12 @@ TEST(IndexEntriesReviewTest, EntriesNamingTheWrongElementsAreServedAndPersist) {
   // -384, 1815, 1815, 1906 with ascending ids, so every rule holds.
   for (int i = 0; i < 4; ++i) {
     const std::string id = std::string(1, static_cast<char>(i)) + std::string(5, '\0');
-    bytes.replace(kReviewIds + static_cast<std::size_t>(i) * 6, 6, id);
+    bytes.replace(kIds + static_cast<std::size_t>(i) * 6, 6, id);
   }
   bytes = format_test::ResealCheckpoint(bytes);
   const std::vector<VertexId> truth = {VertexId(2), VertexId(0), VertexId(3), VertexId(1)};
 
-  const Status stored = ReviewLoad(bytes);
+  const Status stored = Load(bytes);
   EXPECT_EQ(stored.code(), StatusCode::kCorruption)
       << "entries that disagree with the elements load: " << stored.ToString();
 
@@ -163,7 +128,7 @@ TEST(IndexEntriesReviewTest, EntriesNamingTheWrongElementsAreServedAndPersist) {
     ASSERT_TRUE(g->Checkpoint().ok());
   }
   // Reopened from the checkpoint just written: still wrong.
-  auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs);
+  auto g = GraphImpl::OpenDurable(NoAutomaticCheckpoints(), "/db", &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_EQ((*g)->GetSnapshot().VerticesInRange("Person", "born", {}).value(), truth)
       << "the wrong entries survived a checkpoint and a reopen";
@@ -181,7 +146,7 @@ TEST(IndexEntriesReviewTest, EntriesNamingTheWrongElementsAreServedAndPersist) {
 TEST(IndexEntriesReviewTest, SwappedEndpointEntriesMakeUpsertEdgeWriteTheWrongEdge) {
   env::SimFileSystem fs;
   {
-    auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs).value();
+    auto g = GraphImpl::OpenDurable(NoAutomaticCheckpoints(), "/db", &fs).value();
     ASSERT_TRUE(g->CreateIndex({.name = "k_once",
                                 .element = ElementKind::kEdge,
                                 .label = "K",
@@ -225,7 +190,7 @@ TEST(IndexEntriesReviewTest, SwappedEndpointEntriesMakeUpsertEdgeWriteTheWrongEd
   ASSERT_TRUE(swapped);
   ASSERT_TRUE(fs.WriteFileForTest("/db/" + name, format_test::ResealCheckpoint(file)).ok());
 
-  auto g = GraphImpl::OpenDurable(ReviewOptions(), "/db", &fs);
+  auto g = GraphImpl::OpenDurable(NoAutomaticCheckpoints(), "/db", &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   WriteBatch u;
   u.UpsertEdge("K", VertexId(0), VertexId(1), {{"w", std::int64_t{5}}});
@@ -269,16 +234,16 @@ std::string ReviewEntriesBlock(std::uint64_t first, const std::vector<std::strin
 TEST(IndexEntriesReviewTest, TheLowestDamagedBlockIsReported) {
   const std::string golden = format_test::ReadGoldenFile("checkpoint-ordered.qck");
   ASSERT_EQ(golden.size(), 334u);
-  auto key = [&](int i) { return golden.substr(kReviewKeys + static_cast<std::size_t>(i) * 8, 8); };
-  auto id = [&](int i) { return golden.substr(kReviewIds + static_cast<std::size_t>(i) * 6, 6); };
+  auto key = [&](int i) { return golden.substr(kKeys + static_cast<std::size_t>(i) * 8, 8); };
+  auto id = [&](int i) { return golden.substr(kIds + static_cast<std::size_t>(i) * 6, 6); };
   const std::string past_limit("\x09\0\0\0\0\0", 6);
   // Blocks: [e0, e3], [e1] (1815 after 1906: out of order across blocks),
   // [e2 with id 9] (past the limit 4).
   std::string bytes =
-      golden.substr(0, kReviewEntriesBlock) + ReviewEntriesBlock(0, {key(0), key(3)}, {id(0), id(3)}) +
+      golden.substr(0, kEntriesBlock) + ReviewEntriesBlock(0, {key(0), key(3)}, {id(0), id(3)}) +
       ReviewEntriesBlock(2, {key(1)}, {id(1)}) + ReviewEntriesBlock(3, {key(2)}, {past_limit});
   const std::size_t end_block = bytes.size();
-  bytes += golden.substr(kReviewEndBlock);
+  bytes += golden.substr(kEndBlock);
   ASSERT_EQ(bytes[end_block + checkpoint::kBlockHeaderBytes + 2], '\x05');
   bytes[end_block + checkpoint::kBlockHeaderBytes + 2] = '\x07';  // blocks_before
   bytes = format_test::ResealCheckpoint(bytes);
@@ -295,9 +260,9 @@ TEST(IndexEntriesReviewTest, TheLowestDamagedBlockIsReported) {
   // The end block's live vertex count off by one, and the kind 8 block
   // before it listing an id past the limit.
   std::string both = golden;
-  both.replace(kReviewIds, 6, past_limit);
-  ASSERT_EQ(both[kReviewEndBlock + checkpoint::kBlockHeaderBytes], '\x04');
-  both[kReviewEndBlock + checkpoint::kBlockHeaderBytes] = '\x03';
+  both.replace(kIds, 6, past_limit);
+  ASSERT_EQ(both[kEndBlock + checkpoint::kBlockHeaderBytes], '\x04');
+  both[kEndBlock + checkpoint::kBlockHeaderBytes] = '\x03';
   both = format_test::ResealCheckpoint(both);
   checkpoint::Header header;
   const Status s = format_test::LoadCheckpointForTest(format_test::AsBytes(both), &header);

@@ -32,6 +32,7 @@
 #include "env/sim_file_system.h"
 #include "format_test_util.h"
 #include "graph_impl.h"
+#include "index_entries_fixture.h"
 #include "index_oracle.h"
 #include "quiver/quiver.h"
 #include "storage/version.h"
@@ -40,13 +41,7 @@
 namespace quiver {
 namespace {
 
-Options NoAutomaticCheckpoints() {
-  Options o;
-  o.durable.checkpoint_on_close = false;
-  o.durable.checkpoint_wal_bytes = 0;
-  o.durable.io_threads = 2;
-  return o;
-}
+using namespace entries_test;  // NOLINT: the fixture's names, shared by three files
 
 void ExpectOracleAgrees(const Snapshot& s) {
   const test::IndexOracleResult r = test::CheckIndexAnswers(s);
@@ -274,14 +269,6 @@ TEST(IndexEntriesTest, EveryAllocationOfTheLoadCanFailAndNothingLeaks) {
 }
 
 // --- Bad input: the golden ordered-index checkpoint, edited and resealed.
-
-// Offsets in checkpoint-ordered.qck (docs/checkpoint_format.md, "Worked
-// example: index entries of an int64 key").
-constexpr std::size_t kDefinitionKind = 0xa0;   // 2, ordered
-constexpr std::size_t kDefinitionState = 0xa5;  // 1, ready
-constexpr std::size_t kEntriesIndex = 0xfe;     // 0
-constexpr std::size_t kKeys = 0xff;             // 4 keys of 8 bytes
-constexpr std::size_t kIds = 0x11f;             // 4 ids of 6 bytes
 
 TEST(IndexEntriesTest, TheGoldenOrderedCheckpointLoadsItsIndexFromItsEntries) {
   const std::string golden = format_test::ReadGoldenFile("checkpoint-ordered.qck");

@@ -433,6 +433,53 @@ TEST(AnalyticsTest, LccOnHubsAndOrdinaryVerticesMatchesTheReference) {
   }
 }
 
+// LCC counts each triangle once, at its lowest corner, and adds to the
+// other two corners from whichever worker found it. A ring lattice (each
+// vertex joined to the next six, in a random direction, sometimes both)
+// closes triangles across the 4,096-vertex blocks, so several workers add
+// to the same vertices: every thread count must give the reference.
+TEST(AnalyticsTest, LccTrianglesAcrossBlocksMatchTheReference) {
+  std::mt19937_64 rng(91);
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  constexpr int kVertices = 3 * 4096 + 500;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < kVertices; ++i) vs.push_back(b.AddVertex("V"));
+  for (int i = 0; i < kVertices; ++i) {
+    for (int k = 1; k <= 6; ++k) {
+      const int j = (i + k) % kVertices;
+      const std::uint64_t r = rng() % 8;
+      if (r < 3) {
+        b.AddEdge("E", vs[i], vs[j]);
+      } else if (r < 6) {
+        b.AddEdge("E", vs[j], vs[i]);
+      } else if (r == 6) {
+        b.AddEdge("E", vs[i], vs[j]);
+        b.AddEdge("E", vs[j], vs[i]);
+      }
+    }
+    if (rng() % 4 == 0) b.AddEdge("E", vs[i], vs[rng() % vs.size()]);
+  }
+  ASSERT_TRUE(graph->Write(std::move(b)).ok());
+  Snapshot snap = graph->GetSnapshot();
+  for (bool undirected : {false, true}) {
+    SCOPED_TRACE(undirected);
+    const ProjectionSpec spec{.undirected = undirected};
+    auto p = Project(snap, spec).value();
+    const Model m = BuildModel(snap, spec);
+    const auto ref = RefLcc(m);
+    std::size_t clustered = 0;
+    for (std::uint32_t threads : {1u, 2u, 3u}) {
+      const auto lcc = Lcc(p, {.threads = threads}).value();
+      for (std::uint32_t i = 0; i < p.vertex_count(); ++i) {
+        ExpectNear(lcc[i], ref.at(m.ids[i].value()), "lcc");
+        clustered += lcc[i] > 0.2;
+      }
+    }
+    EXPECT_GT(clustered, 3u * kVertices / 2);  // the lattice really is full of triangles
+  }
+}
+
 // Without in adjacency BFS cannot go bottom-up and WCC cannot skip the giant
 // component's edges; the answers must not change.
 TEST(AnalyticsTest, BfsAndWccWithoutInAdjacencyAgree) {
@@ -577,6 +624,7 @@ TEST(AnalyticsTest, OutOfMemoryIsAStatusOrTheExactAnswer) {
   ExpectOutOfMemoryIsAStatusOrTheAnswer(Bfs(p, src).value(),
                                         [&](const RunOptions& run) { return Bfs(p, src, run); });
   ExpectOutOfMemoryIsAStatusOrTheAnswer(Wcc(p).value(), [&](const RunOptions& run) { return Wcc(p, run); });
+  ExpectOutOfMemoryIsAStatusOrTheAnswer(Lcc(p).value(), [&](const RunOptions& run) { return Lcc(p, run); });
 }
 
 // Review findings: a distance past 2^62 bin widths, and weights the bin

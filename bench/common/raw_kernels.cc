@@ -200,15 +200,16 @@ std::vector<double> RawLcc(const RawGraph& g, int threads) {
     std::span<const std::uint32_t> OutNeighbors(std::uint32_t v) const { return g.out.Neighbors(v); }
     std::span<const std::uint32_t> InNeighbors(std::uint32_t v) const { return g.in.Neighbors(v); }
   };
-  std::vector<double> lcc(g.n, 0.0);
-  std::vector<analytics::LccScratch> scratch(static_cast<std::size_t>(threads));
-  ForChunks(g.n, threads, [&](int w, std::uint64_t b, std::uint64_t e) {
-    for (std::uint64_t i = b; i < e; ++i) {
-      const auto v = static_cast<std::uint32_t>(i);
-      lcc[v] =
-          analytics::LocalClustering(View{g}, /*undirected=*/false, v, scratch[static_cast<std::size_t>(w)]);
-    }
-  });
+  std::vector<double> lcc;
+  analytics::LocalClustering(
+      View{g}, /*undirected=*/false, static_cast<unsigned>(threads),
+      [&](std::string_view, std::uint64_t n,
+          const std::function<void(unsigned, std::uint64_t, std::uint64_t)>& fn) {
+        ForChunks(n, threads,
+                  [&](int w, std::uint64_t b, std::uint64_t e) { fn(static_cast<unsigned>(w), b, e); });
+        return true;
+      },
+      &lcc);
   return lcc;
 }
 

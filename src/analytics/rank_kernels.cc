@@ -8,7 +8,10 @@
 // the doubles are bit-identical on every thread count.
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <new>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "analytics/lcc.h"
@@ -24,6 +27,15 @@ using analytics::Step;
 using analytics::ThreadsFor;
 
 namespace {
+
+// Lcc's answer to running out of memory, built before main: making it must
+// not allocate.
+const Status& LccOutOfMemory() {
+  static const Status* const s =
+      new Status(internal::ImmortalStatus(StatusCode::kResourceExhausted, "Lcc: out of memory"));
+  return *s;
+}
+[[maybe_unused]] const bool lcc_out_of_memory_built = (LccOutOfMemory(), true);
 
 // Out-degrees, counted from the in adjacency when the out one was not built.
 std::vector<std::uint64_t> OutDegrees(const Projection& p) {
@@ -172,18 +184,19 @@ Result<std::vector<VertexId>> Cdlp(const Projection& p, std::uint32_t iterations
 Result<std::vector<double>> Lcc(const Projection& p, const RunOptions& run) {
   if (!p.has_out() || !p.has_in())
     return FailedPreconditionError("Lcc: the projection needs out and in adjacency");
-  const std::uint32_t n = p.vertex_count();
   const unsigned threads = ThreadsFor(run);
-  std::vector<double> lcc(n, 0.0);
-  std::vector<analytics::LccScratch> scratch(threads);
-  const bool ok = ParallelBlocks(run, threads, n, "lcc",
-                                 [&](unsigned w, std::uint64_t, std::uint64_t begin, std::uint64_t end) {
-                                   for (std::uint64_t i = begin; i < end; ++i) {
-                                     const auto v = static_cast<std::uint32_t>(i);
-                                     lcc[v] = analytics::LocalClustering(p, p.undirected(), v, scratch[w]);
-                                   }
-                                 });
-  if (!ok) return KernelCancelled("Lcc");
+  auto for_blocks = [&](std::string_view phase, std::uint64_t n,
+                        const std::function<void(unsigned, std::uint64_t, std::uint64_t)>& fn) {
+    return ParallelBlocks(run, threads, n, phase,
+                          [&](unsigned w, std::uint64_t, std::uint64_t b, std::uint64_t e) { fn(w, b, e); });
+  };
+  std::vector<double> lcc;
+  try {
+    if (!analytics::LocalClustering(p, p.undirected(), threads, for_blocks, &lcc))
+      return KernelCancelled("Lcc");
+  } catch (const std::bad_alloc&) {
+    return LccOutOfMemory();
+  }
   return lcc;
 }
 

@@ -8,7 +8,10 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <optional>
 #include <random>
+#include <string>
 #include <thread>
 #include <tuple>
 
@@ -271,6 +274,82 @@ TEST(TraversalTest, TopKMatchesSortedReference) {
         for (std::size_t i = 0; i < got.size(); ++i) {
           EXPECT_EQ(got[i].edge.value(), std::get<1>(ref[i]));
           EXPECT_EQ(got[i].score, descending ? -std::get<0>(ref[i]) : std::get<0>(ref[i]));
+        }
+      }
+    }
+  }
+}
+
+// The best entries are kept in a sorted array up to k = 32 and in a heap
+// above; both are checked against a sort of the entries examined, on
+// vertices of a few hundred entries with many tied scores (ties go to the
+// smaller edge id), in every direction, and under a max_edges budget (the
+// best of the entries examined before the stop, in adjacency order).
+TEST(TraversalTest, TopKMatchesReferenceForEveryKeptSizeAndBudget) {
+  RefGraph g = BuildRandom(5, 4, 700);
+  Snapshot snap = g.graph->GetSnapshot();
+  std::map<std::uint64_t, const traversal_test::RefEdge*> by_id;
+  for (const traversal_test::RefEdge& e : g.edges) by_id[e.id] = &e;
+  const std::optional<EdgeTypeId> type_a = snap.FindEdgeType("A");
+  ASSERT_TRUE(type_a);
+  TraversalContext ctx;
+  for (std::uint64_t v : LiveVertices(g)) {
+    for (TraversalDirection d : kDirections) {
+      for (bool only_a : {false, true}) {
+        // (edge, neighbour) in the order the call examines them: out-groups, then in-groups.
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> entries;
+        for (bool out : {true, false}) {
+          if (out ? d == TraversalDirection::kIn : d == TraversalDirection::kOut) continue;
+          for (const EdgeGroup& group : out ? snap.OutEdges(VertexId(v)) : snap.InEdges(VertexId(v))) {
+            if (only_a && group.type != *type_a) continue;
+            for (const EdgeEntry& e : group.entries)
+              entries.emplace_back(e.edge().value(), e.neighbor().value());
+          }
+        }
+        ASSERT_GT(entries.size(), 64u);
+        for (auto of : {TopKSpec::Of::kEdge, TopKSpec::Of::kNeighbor}) {
+          for (bool descending : {true, false}) {
+            for (std::size_t k : {1, 7, 20, 32, 33, 64, 1000}) {
+              for (std::uint64_t max_edges :
+                   {std::uint64_t{0}, std::uint64_t{1}, std::uint64_t{45}, std::uint64_t{150}}) {
+                const std::size_t examined =
+                    max_edges == 0 ? entries.size() : std::min<std::size_t>(max_edges, entries.size());
+                // (sort key, edge id, neighbour, score)
+                std::vector<std::tuple<double, std::uint64_t, std::uint64_t, double>> ref;
+                for (std::size_t i = 0; i < examined; ++i) {
+                  const auto [e, n] = entries[i];
+                  const std::optional<double> score =
+                      of == TopKSpec::Of::kEdge ? by_id.at(e)->weight
+                                                : std::optional<double>(static_cast<double>(g.x.at(n)));
+                  if (score) ref.emplace_back(descending ? -*score : *score, e, n, *score);
+                }
+                std::sort(ref.begin(), ref.end());
+                TopKSpec spec{.direction = d,
+                              .key = of == TopKSpec::Of::kEdge ? "w" : "x",
+                              .of = of,
+                              .descending = descending,
+                              .k = k};
+                if (only_a) spec.edge_types = {"A"};
+                if (max_edges != 0) spec.budget.max_edges = max_edges;
+                std::vector<Neighbor> got;
+                TraversalStats stats;
+                const Status s = TopKNeighbors(snap, VertexId(v), spec, ctx, &got, &stats);
+                const std::string where = "v " + std::to_string(v) + " k " + std::to_string(k) + " budget " +
+                                          std::to_string(max_edges) + " descending " +
+                                          std::to_string(descending);
+                EXPECT_EQ(s.code(),
+                          examined < entries.size() ? StatusCode::kResourceExhausted : StatusCode::kOk)
+                    << where;
+                EXPECT_EQ(stats.edges_examined, examined) << where;
+                ASSERT_EQ(got.size(), std::min(k, ref.size())) << where;
+                for (std::size_t i = 0; i < got.size(); ++i) {
+                  EXPECT_EQ(got[i].edge.value(), std::get<1>(ref[i])) << where << " #" << i;
+                  EXPECT_EQ(got[i].vertex.value(), std::get<2>(ref[i])) << where << " #" << i;
+                  EXPECT_EQ(got[i].score, std::get<3>(ref[i])) << where << " #" << i;
+                }
+              }
+            }
+          }
         }
       }
     }

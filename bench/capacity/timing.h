@@ -29,6 +29,7 @@ double QuantileD(std::vector<double>& samples, double q);
 
 using bench::ClobberMemory;
 using bench::Consume;
+using bench::Launder;
 using bench::ReadTicks;
 
 // Times single operations; samples are kept in ticks and converted when read.

@@ -179,6 +179,13 @@ inline void Consume(T value) {
   __asm__ __volatile__("" : : "r"(value));
 }
 
+// Makes the compiler forget what it knows of `value` (as if something had changed it), so calls
+// that take it in a loop cannot be merged or hoisted out of the loop: each one runs.
+template <typename T>
+inline void Launder(T& value) {
+  __asm__ __volatile__("" : "+r"(value));
+}
+
 // Keeps the compiler from moving memory accesses across this point.
 inline void ClobberMemory() { __asm__ __volatile__("" : : : "memory"); }
 

@@ -223,8 +223,9 @@ struct Neighbor {
 };
 
 // The k best adjacency entries of `v` by score, best first; ties go to the
-// smaller edge id. A bounded heap of k entries: O(degree × log k), no sort
-// of the adjacency. `out` is cleared first. NotFound if `v` is not live;
+// smaller edge id. The best k so far are kept (a sorted array for k <= 32,
+// a bounded heap above): O(degree × min(k, log k)), no sort of the
+// adjacency. `out` is cleared first. NotFound if `v` is not live;
 // InvalidArgument for k == 0, a zero budget or a non-numeric score;
 // ResourceExhausted on a budget stop (out then holds the best of the entries
 // examined so far).

@@ -293,6 +293,44 @@ TEST(LccTopKReviewTest, LccCancelledInEveryPhaseIsCancelled) {
   EXPECT_GE(cancelled, 5);  // at least every phase on one thread
 }
 
+// Confirmed correct: every allocation the calling thread makes fails in
+// turn (once, and from then on), on 3 and 8 threads (the existing
+// enumeration runs 1 and 2): Lcc returns ResourceExhausted or the exact
+// answer, and nothing throws (the workers allocate nothing; a thread that
+// cannot start runs on the calling thread).
+TEST(LccTopKReviewTest, LccOutOfMemoryOnMoreThreadsIsAStatusOrTheAnswer) {
+  std::mt19937_64 rng(8);
+  constexpr std::uint32_t kN = 3 * 4096 + 5;
+  auto graph = ReviewLccGraph(kN, ReviewAdversarialEdges(rng, kN));
+  Snapshot snap = graph->GetSnapshot();
+  auto p = Project(snap, {}).value();
+  const std::vector<double> want = Lcc(p, {.threads = 1}).value();
+  for (auto mode : {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
+    for (std::uint32_t threads : {3u, 8u}) {
+      int failures = 0;
+      for (std::uint64_t n = 1;; ++n) {
+        Result<std::vector<double>> r = InvalidArgumentError("not run");
+        std::uint64_t made = 0;
+        {
+          test_util::ScopedOperatorNewFaults hook;
+          base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
+          EXPECT_NO_THROW(r = Lcc(p, {.threads = threads})) << n;
+          made = base::DisarmAllocationFaults();
+        }
+        if (r.ok()) {
+          EXPECT_TRUE(*r == want) << "threads " << threads << " allocation " << n;
+          if (made < n) break;
+          continue;
+        }
+        ++failures;
+        EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().ToString();
+        ASSERT_LT(n, 2000u);
+      }
+      EXPECT_GT(failures, 5);
+    }
+  }
+}
+
 // FINDING (memory and success depend on the thread count asked for): Lcc
 // now allocates every worker's scratch up front (two bitmaps of V bits for
 // orienting, one of V bits for marking, and 32 bytes per member of the

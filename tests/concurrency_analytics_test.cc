@@ -1,6 +1,7 @@
 // The analytics kernels whose workers share state (BFS's CAS-claimed depths
 // and bottom-up bitmaps, WCC's lock-free union-find, SSSP's delta-stepping
-// with shared distances and a barrier per round) under ThreadSanitizer: on 2,
+// with shared distances and a barrier per round, LCC's atomic adds to the
+// corners of the triangles other workers find) under ThreadSanitizer: on 2,
 // 4 and 8 threads each gives what one thread gives. Built into the
 // concurrency binary, so the tsan stage runs it.
 #include <gtest/gtest.h>
@@ -54,6 +55,36 @@ TEST(ConcurrencyAnalyticsTest, SharedStateKernelsGiveWhatOneThreadGives) {
     EXPECT_TRUE(Wcc(both, run).value() == wcc);
     EXPECT_TRUE(Wcc(out_only, run).value() == wcc);
     EXPECT_TRUE(Sssp(out_only, VertexId(0), run).value() == sssp);
+  }
+}
+
+// A ring lattice (each vertex joined to the next four, in alternating
+// directions) over three blocks: its triangles cross the blocks, so workers
+// add to each other's vertices.
+TEST(ConcurrencyAnalyticsTest, LccAddsToOtherWorkersVertices) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  constexpr int kVertices = 3 * 4096 + 100;
+  std::vector<NewVertex> vs;
+  for (int i = 0; i < kVertices; ++i) vs.push_back(b.AddVertex("V"));
+  for (int i = 0; i < kVertices; ++i) {
+    for (int k = 1; k <= 4; ++k) {
+      const int j = (i + k) % kVertices;
+      if ((i + k) % 2 == 0) {
+        b.AddEdge("E", vs[i], vs[j]);
+      } else {
+        b.AddEdge("E", vs[j], vs[i]);
+      }
+    }
+  }
+  ASSERT_TRUE(graph->Write(std::move(b)).ok());
+  Snapshot snap = graph->GetSnapshot();
+  auto p = Project(snap, {.threads = 2}).value();
+  const auto lcc = Lcc(p, {.threads = 1}).value();
+  ASSERT_GT(lcc[5], 0.0);
+  for (std::uint32_t t : {2u, 4u, 8u}) {
+    SCOPED_TRACE(t);
+    EXPECT_TRUE(Lcc(p, {.threads = t}).value() == lcc);
   }
 }
 

@@ -202,7 +202,7 @@ std::vector<double> RawLcc(const RawGraph& g, int threads) {
   };
   std::vector<double> lcc;
   analytics::LocalClustering(
-      View{g}, /*undirected=*/false, static_cast<unsigned>(threads),
+      View{g}, /*undirected=*/false, static_cast<unsigned>(std::max(threads, 1)),
       [&](std::string_view, std::uint64_t n,
           const std::function<void(unsigned, std::uint64_t, std::uint64_t)>& fn) {
         ForChunks(n, threads,

@@ -291,8 +291,9 @@ Result<std::vector<VertexId>> Cdlp(const Projection& p, std::uint32_t iterations
 // has_out() and has_in(). Errors: FailedPrecondition; ResourceExhausted out
 // of memory; Cancelled. Cost: counts each triangle of the simple undirected
 // graph once, from its corner of lowest degree: O(E) to orient the graph,
-// then O(E^1.5) in the worst case; 24 bytes per vertex, 5 per simple edge,
-// and 1 byte plus 1 bit per vertex per thread of scratch.
+// then O(E^1.5) in the worst case; 21 bytes per vertex, 5 per simple edge,
+// and per thread (at most one per 4,096 vertices) 3 bits per vertex of
+// scratch.
 Result<std::vector<double>> Lcc(const Projection& p, const RunOptions& run = {});
 
 // Graphalytics single-source shortest paths over out-edges with the

@@ -20,7 +20,8 @@
 //      bit 1: u -> v). Distinct neighbours are found with two bitmaps per
 //      worker (out, in), not by merging the sorted lists, whose compares
 //      mispredict; a count pass and a fill pass, so F takes 5 bytes per
-//      simple edge and no more;
+//      simple edge and no more. The fill merges F(v)'s two ascending runs
+//      (out-neighbours, then in-only ones), so both passes are O(E);
 //   3. for each v, mark F(v) in a bitmap and, for each u in F(v), look each
 //      w of F(u) up in it: each triangle is found once, at its lowest corner,
 //      and adds the popcount of the opposite pair's flags to each corner.
@@ -35,8 +36,9 @@
 // depend on the order, so the results are the same on every thread count.
 //
 // Memory: 21 bytes per vertex (rank, degree, offsets, sums), 5 per simple
-// edge, and per worker 3 bits per vertex and 32 bytes per member of the
-// longest F(v).
+// edge, and per worker 3 bits per vertex and 37 bytes per member of the
+// longest F(v). `workers` is what the loop can use: a caller asking for more
+// threads than there are blocks of work passes the smaller number.
 //
 // Thread safety: runs on the loop's threads; the graph must not change.
 #ifndef QUIVER_ANALYTICS_LCC_H_
@@ -104,7 +106,8 @@ bool LocalClustering(const Graph& g, bool undirected, unsigned workers, const Fo
     return key[u] > key[v] || (key[u] == key[v] && u > v);
   };
   // Calls fn(u, flags) once for each distinct neighbour u != v (flags bit 0:
-  // v -> u; bit 1: u -> v), in no particular order.
+  // v -> u; bit 1: u -> v): first the out-neighbours in ascending order, then
+  // the in-only ones (flags 2) in ascending order.
   const std::uint64_t words = (std::uint64_t{n} + 63) / 64;
   auto for_each_neighbor = [&](std::uint64_t* bits, std::uint32_t v, auto&& fn) {
     const auto [out, in] = lists(v);
@@ -154,25 +157,44 @@ bool LocalClustering(const Graph& g, bool undirected, unsigned workers, const Fo
   }
   std::vector<std::uint32_t> forward(offsets[n]);
   std::vector<std::uint8_t> flags(offsets[n]);
+  // Per worker: F(v)'s in-only members, merged into its out-neighbours (two
+  // ascending runs: a merge keeps the pass linear where an insertion sort
+  // was quadratic in |F(v)| when the runs interleave).
+  std::vector<std::vector<std::uint32_t>> in_only(workers, std::vector<std::uint32_t>(longest));
+  std::vector<std::vector<std::uint8_t>> in_only_flags(workers, std::vector<std::uint8_t>(longest));
   if (!for_blocks("lcc orient fill", n, [&](unsigned worker, std::uint64_t b, std::uint64_t e) {
         std::uint64_t* const f = seen[worker].data();
+        std::uint32_t* const ti = in_only[worker].data();
+        std::uint8_t* const tf = in_only_flags[worker].data();
         for (std::uint64_t i = b; i < e; ++i) {
           const auto v = static_cast<std::uint32_t>(i);
           std::uint32_t* const fv = forward.data() + offsets[i];
           std::uint8_t* const ff = flags.data() + offsets[i];
-          std::size_t m = 0;
+          std::size_t outs = 0;
+          std::size_t ins = 0;
           for_each_neighbor(f, v, [&](std::uint32_t u, std::uint8_t fl) {
             if (!above(u, v)) return;
-            // Insertion into id order (F(v) is short: it holds only higher ranks).
-            std::size_t at = m++;
-            while (at > 0 && fv[at - 1] > u) {
-              fv[at] = fv[at - 1];
-              ff[at] = ff[at - 1];
-              --at;
+            if (fl & 1) {
+              fv[outs] = u;
+              ff[outs++] = fl;
+            } else {
+              ti[ins] = u;
+              tf[ins++] = fl;
             }
-            fv[at] = u;
-            ff[at] = fl;
           });
+          // Merge from the back: the out-run's entries only move up.
+          for (std::size_t k = outs + ins; ins > 0;) {
+            --k;
+            if (outs > 0 && fv[outs - 1] > ti[ins - 1]) {
+              --outs;
+              fv[k] = fv[outs];
+              ff[k] = ff[outs];
+            } else {
+              --ins;
+              fv[k] = ti[ins];
+              ff[k] = tf[ins];
+            }
+          }
         }
       }))
     return false;

@@ -184,7 +184,10 @@ Result<std::vector<VertexId>> Cdlp(const Projection& p, std::uint32_t iterations
 Result<std::vector<double>> Lcc(const Projection& p, const RunOptions& run) {
   if (!p.has_out() || !p.has_in())
     return FailedPreconditionError("Lcc: the projection needs out and in adjacency");
-  const unsigned threads = ThreadsFor(run);
+  // No more workers than blocks (ParallelBlocks runs no more): each costs
+  // three bitmaps of the vertices.
+  const auto threads = static_cast<unsigned>(std::min<std::uint64_t>(
+      ThreadsFor(run), std::max<std::uint64_t>(1, (std::uint64_t{p.vertex_count()} + kBlock - 1) / kBlock)));
   auto for_blocks = [&](std::string_view phase, std::uint64_t n,
                         const std::function<void(unsigned, std::uint64_t, std::uint64_t)>& fn) {
     return ParallelBlocks(run, threads, n, phase,

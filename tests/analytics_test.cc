@@ -455,12 +455,12 @@ TEST(AnalyticsTest, LccTrianglesAcrossBlocksMatchTheReference) {
   std::mt19937_64 rng(91);
   auto graph = Graph::OpenInMemory().value();
   WriteBatch b;
-  constexpr int kVertices = 3 * 4096 + 500;
+  constexpr int kLatticeVertices = 3 * 4096 + 500;
   std::vector<NewVertex> vs;
-  for (int i = 0; i < kVertices; ++i) vs.push_back(b.AddVertex("V"));
-  for (int i = 0; i < kVertices; ++i) {
+  for (int i = 0; i < kLatticeVertices; ++i) vs.push_back(b.AddVertex("V"));
+  for (int i = 0; i < kLatticeVertices; ++i) {
     for (int k = 1; k <= 6; ++k) {
-      const int j = (i + k) % kVertices;
+      const int j = (i + k) % kLatticeVertices;
       const std::uint64_t r = rng() % 8;
       if (r < 3) {
         b.AddEdge("E", vs[i], vs[j]);
@@ -475,7 +475,7 @@ TEST(AnalyticsTest, LccTrianglesAcrossBlocksMatchTheReference) {
   }
   ASSERT_TRUE(graph->Write(std::move(b)).ok());
   const std::size_t clustered = ExpectLccMatchesReference(graph->GetSnapshot(), {1u, 2u, 3u});
-  EXPECT_GT(clustered, 2u * 3u * kVertices / 2);  // the lattice really is full of triangles
+  EXPECT_GT(clustered, 2u * 3u * kLatticeVertices / 2);  // the lattice really is full of triangles
 }
 
 // Without in adjacency BFS cannot go bottom-up and WCC cannot skip the giant

@@ -64,12 +64,12 @@ TEST(ConcurrencyAnalyticsTest, SharedStateKernelsGiveWhatOneThreadGives) {
 TEST(ConcurrencyAnalyticsTest, LccAddsToOtherWorkersVertices) {
   auto graph = Graph::OpenInMemory().value();
   WriteBatch b;
-  constexpr int kVertices = 3 * 4096 + 100;
+  constexpr int kLatticeVertices = 3 * 4096 + 100;
   std::vector<NewVertex> vs;
-  for (int i = 0; i < kVertices; ++i) vs.push_back(b.AddVertex("V"));
-  for (int i = 0; i < kVertices; ++i) {
+  for (int i = 0; i < kLatticeVertices; ++i) vs.push_back(b.AddVertex("V"));
+  for (int i = 0; i < kLatticeVertices; ++i) {
     for (int k = 1; k <= 4; ++k) {
-      const int j = (i + k) % kVertices;
+      const int j = (i + k) % kLatticeVertices;
       if ((i + k) % 2 == 0) {
         b.AddEdge("E", vs[i], vs[j]);
       } else {

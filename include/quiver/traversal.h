@@ -224,11 +224,11 @@ struct Neighbor {
 
 // The k best adjacency entries of `v` by score, best first; ties go to the
 // smaller edge id. The best k so far are kept (a sorted array for k <= 32,
-// a bounded heap above): O(degree × min(k, log k)), no sort of the
-// adjacency. `out` is cleared first. NotFound if `v` is not live;
-// InvalidArgument for k == 0, a zero budget or a non-numeric score;
-// ResourceExhausted on a budget stop (out then holds the best of the entries
-// examined so far).
+// a bounded heap above): O(degree × k) for k <= 32 and O(degree × log k)
+// above, no sort of the adjacency. `out` is cleared first. NotFound if `v`
+// is not live; InvalidArgument for k == 0, a zero budget or a non-numeric
+// score; ResourceExhausted on a budget stop (out then holds the best of the
+// entries examined so far).
 Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, TraversalContext& ctx,
                      std::vector<Neighbor>* out, TraversalStats* stats = nullptr);
 

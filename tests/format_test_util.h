@@ -272,9 +272,20 @@ inline std::string DumpRoots(const storage::GraphRoots& g) {
   return out;
 }
 
-// Loads `file` as recovery does (a fresh chain, a version with private
-// intern tables) on `threads` threads, then frees everything. On success
-// `*dump` (if not null) receives DumpRoots of the loaded state.
+// Calls fn(pos, length) for each block of checkpoint `bytes` (format 2 on),
+// in file order: `pos` is the offset of the block's header, `length` its
+// body's. fn may change the bytes of a block, not its length.
+template <class Fn>
+void ForEachCheckpointBlock(const std::string& bytes, Fn&& fn) {
+  const std::size_t end = bytes.size() - checkpoint::kTrailerBytes;
+  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes <= end;) {
+    std::uint32_t length;
+    std::memcpy(&length, bytes.data() + pos + 4, 4);
+    fn(pos, length);
+    pos += checkpoint::kBlockHeaderBytes + length;
+  }
+}
+
 // `bytes`, a checkpoint of format 2 on, with every block CRC (seeded with
 // its header's CRC) and the trailer recomputed: as a writer would have
 // sealed the blocks, so that only the reader's own checks can catch an
@@ -282,17 +293,13 @@ inline std::string DumpRoots(const storage::GraphRoots& g) {
 inline std::string ResealCheckpoint(std::string bytes) {
   const std::uint32_t seed = base::Crc32c(bytes.data(), checkpoint::kHeaderBytes);
   std::uint32_t file_crc = seed;
-  const std::size_t end = bytes.size() - checkpoint::kTrailerBytes;
-  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes <= end;) {
-    std::uint32_t length;
-    std::memcpy(&length, bytes.data() + pos + 4, 4);
+  ForEachCheckpointBlock(bytes, [&](std::size_t pos, std::uint32_t length) {
     std::uint32_t crc = base::Crc32cExtend(seed, bytes.data() + pos, 8);
     crc = base::Crc32cExtend(crc, bytes.data() + pos + checkpoint::kBlockHeaderBytes, length);
     std::memcpy(bytes.data() + pos + 8, &crc, 4);
     file_crc = base::Crc32cExtend(file_crc, &crc, 4);
-    pos += checkpoint::kBlockHeaderBytes + length;
-  }
-  std::memcpy(bytes.data() + end, &file_crc, 4);
+  });
+  std::memcpy(bytes.data() + bytes.size() - checkpoint::kTrailerBytes, &file_crc, 4);
   return bytes;
 }
 
@@ -308,6 +315,9 @@ inline std::string ReadGoldenFile(const std::string& name) {
 }
 #endif  // QUIVER_TESTS_SOURCE_DIR
 
+// Loads `file` as recovery does (a fresh chain, a version with private
+// intern tables) on `threads` threads, then frees everything. On success
+// `*dump` (if not null) receives DumpRoots of the loaded state.
 inline Status LoadCheckpointForTest(std::span<const std::byte> file, checkpoint::Header* header,
                                     std::string* dump = nullptr, unsigned threads = 1) {
   auto* chain = new storage::VersionChain();

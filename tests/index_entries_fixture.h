@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "env/sim_file_system.h"
 #include "format_test_util.h"
@@ -26,6 +27,15 @@ inline Options NoAutomaticCheckpoints() {
   o.durable.checkpoint_wal_bytes = 0;
   o.durable.io_threads = 2;
   return o;
+}
+
+// The name of the last checkpoint file in /db on `fs` (empty if none).
+inline std::string CheckpointName(env::SimFileSystem& fs) {
+  std::string found;
+  const std::vector<std::string> names = fs.ListDir("/db").value();
+  for (const std::string& name : names)
+    if (name.rfind("checkpoint-", 0) == 0) found = name;
+  return found;
 }
 
 // Offsets in tests/golden/checkpoint-ordered.qck (docs/checkpoint_format.md,

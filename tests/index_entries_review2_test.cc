@@ -97,17 +97,11 @@ TEST(IndexEntriesReview2Test, ADigestMismatchIsReportedBeforeALaterIndexsDamaged
     ASSERT_TRUE(g->Write(std::move(b)).ok());
     ASSERT_TRUE(g->Checkpoint().ok());
   }
-  std::string name;
-  const std::vector<std::string> names = fs.ListDir("/db").value();
-  for (const std::string& n : names)
-    if (n.rfind("checkpoint-", 0) == 0) name = n;
+  const std::string name = CheckpointName(fs);
   ASSERT_FALSE(name.empty());
   std::string file = fs.ReadFileForTest("/db/" + name).value();
   int seen = 0;
-  const std::size_t end = file.size() - checkpoint::kTrailerBytes;
-  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes <= end;) {
-    std::uint32_t length;
-    std::memcpy(&length, file.data() + pos + 4, 4);
+  format_test::ForEachCheckpointBlock(file, [&](std::size_t pos, std::uint32_t length) {
     if (static_cast<std::uint8_t>(file[pos]) == 8) {
       const std::size_t body = pos + checkpoint::kBlockHeaderBytes;
       // first_id, count 3, index: one byte each; then 3 keys, 3 ids.
@@ -128,8 +122,7 @@ TEST(IndexEntriesReview2Test, ADigestMismatchIsReportedBeforeALaterIndexsDamaged
       }
       ++seen;
     }
-    pos += checkpoint::kBlockHeaderBytes + length;
-  }
+  });
   ASSERT_EQ(seen, 2);
   file = format_test::ResealCheckpoint(file);
   for (unsigned threads : {1u, 3u}) {

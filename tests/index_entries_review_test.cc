@@ -161,18 +161,12 @@ TEST(IndexEntriesReviewTest, SwappedEndpointEntriesMakeUpsertEdgeWriteTheWrongEd
     ASSERT_TRUE(g->Write(std::move(e)).ok());
     ASSERT_TRUE(g->Checkpoint().ok());
   }
-  std::string name;
-  const std::vector<std::string> names = fs.ListDir("/db").value();
-  for (const std::string& n : names)
-    if (n.rfind("checkpoint-", 0) == 0) name = n;
+  const std::string name = CheckpointName(fs);
   ASSERT_FALSE(name.empty());
   std::string file = fs.ReadFileForTest("/db/" + name).value();
   // The one kind 8 block: (key (0,1), e0), (key (1,2), e1); swap the ids.
   bool swapped = false;
-  const std::size_t end = file.size() - checkpoint::kTrailerBytes;
-  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes <= end;) {
-    std::uint32_t length;
-    std::memcpy(&length, file.data() + pos + 4, 4);
+  format_test::ForEachCheckpointBlock(file, [&](std::size_t pos, std::uint32_t length) {
     if (static_cast<std::uint8_t>(file[pos]) == 8) {
       const std::size_t body = pos + checkpoint::kBlockHeaderBytes;
       // first_id 0, count 2, index 0, then (len 16, key, id) twice.
@@ -185,8 +179,7 @@ TEST(IndexEntriesReviewTest, SwappedEndpointEntriesMakeUpsertEdgeWriteTheWrongEd
       file[id1] = '\x00';
       swapped = true;
     }
-    pos += checkpoint::kBlockHeaderBytes + length;
-  }
+  });
   ASSERT_TRUE(swapped);
   ASSERT_TRUE(fs.WriteFileForTest("/db/" + name, format_test::ResealCheckpoint(file)).ok());
 

@@ -160,24 +160,19 @@ TEST(IndexEntriesTest, ALargeIndexTakesSeveralBlocksInOrder) {
     AddPeople(*g, rng);
     ASSERT_TRUE(g->Checkpoint().ok());
   }
-  std::string file;
-  const std::vector<std::string> names = fs.ListDir("/db").value();
-  for (const std::string& name : names)
-    if (name.rfind("checkpoint-", 0) == 0) file = fs.ReadFileForTest("/db/" + name).value();
-  ASSERT_FALSE(file.empty());
+  const std::string name = CheckpointName(fs);
+  ASSERT_FALSE(name.empty());
+  const std::string file = fs.ReadFileForTest("/db/" + name).value();
   // (index, count) of each kind 8 block, in file order.
   std::vector<std::pair<std::uint64_t, std::uint64_t>> blocks;
-  for (std::size_t pos = checkpoint::kHeaderBytes; pos + checkpoint::kBlockHeaderBytes < file.size();) {
-    std::uint32_t length;
-    std::memcpy(&length, file.data() + pos + 4, 4);
+  format_test::ForEachCheckpointBlock(file, [&](std::size_t pos, std::uint32_t length) {
     if (static_cast<std::uint8_t>(file[pos]) == 8) {
       base::ByteReader r(format_test::AsBytes(file).subspan(pos + checkpoint::kBlockHeaderBytes, length));
       std::uint64_t first, count, index;
       ASSERT_TRUE(r.GetVarint(&first) && r.GetVarint(&count) && r.GetVarint(&index));
       blocks.emplace_back(index, count);
     }
-    pos += checkpoint::kBlockHeaderBytes + length;
-  }
+  });
   std::vector<std::uint64_t> per_index(7, 0), blocks_of(7, 0);
   for (auto [index, count] : blocks) {
     ASSERT_LT(index, 7u);
@@ -216,10 +211,8 @@ std::string SmallIndexedCheckpoint() {
     b.AddVertex("A", {{"w", (i * 7919) % 1000}, {"s", "s" + std::to_string(i)}});
   EXPECT_TRUE(g->Write(std::move(b)).ok());
   EXPECT_TRUE(g->Checkpoint().ok());
-  const std::vector<std::string> names = fs.ListDir("/db").value();
-  for (const std::string& name : names)
-    if (name.rfind("checkpoint-", 0) == 0) return fs.ReadFileForTest("/db/" + name).value();
-  return "";
+  const std::string name = CheckpointName(fs);
+  return name.empty() ? "" : fs.ReadFileForTest("/db/" + name).value();
 }
 
 // Each allocation on the loading thread fails in turn: the load throws

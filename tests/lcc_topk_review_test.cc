@@ -332,8 +332,9 @@ TEST(LccTopKReviewTest, LccOutOfMemoryOnMoreThreadsIsAStatusOrTheAnswer) {
   }
 }
 
-// FINDING (memory and success depend on the thread count asked for): Lcc
-// now allocates every worker's scratch up front (two bitmaps of V bits for
+// FINDING (memory and success depend on the thread count asked for; fixed:
+// Lcc caps its workers at the blocks, as ParallelBlocks does): Lcc
+// allocated every worker's scratch up front (two bitmaps of V bits for
 // orienting, one of V bits for marking, and 32 bytes per member of the
 // longest F(v)) for each of RunOptions::threads, while ParallelBlocks never
 // starts more workers than there are 4,096-vertex blocks. The previous
@@ -363,7 +364,7 @@ TEST(LccTopKReviewTest, LccScratchDoesNotGrowWithThreadsThatNeverRun) {
                             << " bytes asking for 2000 (still 5 run)";
 }
 
-// FINDING (same cause, the extreme; the status depends on the thread
+// FINDING (fixed with the one above; same cause, the extreme; the status depends on the thread
 // count): Lcc on a 3-vertex triangle with threads = 2^32 - 1 asks for 4
 // billion workers' scratch. Without a limit, in the release build (mimalloc,
 // vm.overcommit_memory = 0, 23 GB, no swap) the request was granted and the

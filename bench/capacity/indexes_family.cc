@@ -356,8 +356,11 @@ void RunOnlineBuild(Context& ctx, KeyedGraph& g, std::vector<Json>& rows) {
   };
   std::vector<Round> rounds;
   for (int i = 0; i < kBuildRounds; ++i) rounds.push_back(one_build(/*keep=*/i + 1 == kBuildRounds));
-  std::vector<double> rates;
-  for (const Round& r : rounds) rates.push_back(static_cast<double>(r.entries) / r.build_seconds);
+  std::vector<double> rates, seconds;
+  for (const Round& r : rounds) {
+    rates.push_back(static_cast<double>(r.entries) / r.build_seconds);
+    seconds.push_back(r.build_seconds);
+  }
   const double rate = QuantileD(rates, 0.5);
   std::vector<Round> by_ratio = rounds;
   std::sort(by_ratio.begin(), by_ratio.end(),
@@ -379,7 +382,7 @@ void RunOnlineBuild(Context& ctx, KeyedGraph& g, std::vector<Json>& rows) {
   build.ratio_definition = "figure / ceiling";
   build.target = ">= 10M entries/s";
   build.met = [](double v, double) { return v >= 10e6; };
-  build.detail["buildSeconds"] = Positive(rounds.back().entries / rate, "no time elapsed");
+  build.detail["buildSeconds"] = Positive(QuantileD(seconds, 0.5), "no time elapsed");  // the median build
   build.detail["commitsDuringBuild"] = Count(n_in, "no commit overlapped the build");
   build.detail["builds"] = Count(rounds.size(), "no build");
   rows.push_back(ToJson(build));

@@ -33,10 +33,32 @@ MACHINE = "1793dcedab31"
 RATIOS = {"traversalRatio": 0.128, "checkpointRatio": 0.65, "durableWrites1ProducerRatio": 0.68}
 
 
-def run(n, status="published", digest=MACHINE, profile="full", dirty=False, partial=False, **ratios):
+# The rate figures whose headline carries the absolute figure beside the ratio, and the ceiling
+# run() implies for each unless a test sets it: a fixed ceiling, so by default a ratio and its
+# absolute figure move together and the ceiling-rose rule never applies.
+ABSOLUTES = {"durableWrites1ProducerRatio": "durableWrites1ProducerPerSecond",
+             "durableWrites32ProducersRatio": "durableWrites32ProducersPerSecond",
+             "checkpointRatio": "checkpointMegabytesPerSecond",
+             "loadRatio": "loadElementsPerSecond",
+             "traversalRatio": "traversalBestEdgesPerSecond"}
+CEILINGS = {"durableWrites1ProducerRatio": 12000, "durableWrites32ProducersRatio": 12000,
+            "checkpointRatio": 710, "loadRatio": 4.5e9, "traversalRatio": 3.67e9}
+
+
+def run(n, status="published", digest=MACHINE, profile="full", dirty=False, partial=False, rates=None,
+        **figures):
+    """A history line. `rates` maps a ratio to (absolute, ceiling) and sets both the ratio
+    (absolute ÷ ceiling) and its absolute figure; `figures` then set headline keys (None removes
+    one). An absolute figure not set either way is the ratio × CEILINGS."""
     headline = dict(RATIOS)
-    headline["traversalBestEdgesPerSecond"] = 4.7e8  # not a ratio: never gated
-    headline.update(ratios)
+    for key, (absolute, ceiling) in (rates or {}).items():
+        headline[key] = absolute / ceiling
+        headline[ABSOLUTES[key]] = absolute
+    headline.update(figures)  # after rates: a test can take one of their keys out again
+    for key, absolute_key in ABSOLUTES.items():
+        value = headline.get(key)
+        if absolute_key not in headline and isinstance(value, (int, float)):
+            headline[absolute_key] = value * CEILINGS[key]
     for key in [k for k, v in headline.items() if v is None]:
         del headline[key]
     return {"runId": f"run-{n}", "status": status, "commit": f"{n:040x}", "dirty": dirty,
@@ -431,6 +453,135 @@ class GateTest(unittest.TestCase):
             problems = gate.cross_check(files.baseline(), runs)
             self.assertTrue(any("run-2 is published but" in p for p in problems), (kwargs, problems))
             self.assertEqual(files.gate("--check-baseline")[0], 2)
+
+    # The ceiling-rose rule: a rate ratio whose ceiling rose while the figure itself held.
+
+    def checkpoint_row(self, files, run_id=None):
+        runs = files.runs()
+        candidate = runs[-1] if run_id is None else next(r for r in runs if r["runId"] == run_id)
+        result = gate.evaluate(candidate, gate.read_baseline(files.baseline_path), runs)
+        return next(r for r in result["rows"] if r["figure"] == "checkpointRatio"), result
+
+    def test_rate_table_is_the_documented_one(self):
+        self.assertEqual(gate.ABSOLUTE_FIGURES, ABSOLUTES)
+
+    def test_ceiling_rose_absolute_held_passes(self):
+        # The development machine's disk: the write ceiling went from ~710 to ~2,414 MB/s (3.4×);
+        # the CPU-bound checkpoint still wrote ~730 MB/s, so its ratio fell 3× without a regression.
+        published = [run(1, rates={"checkpointRatio": (790, 694)}), run(2, rates={"checkpointRatio": (724, 710)}),
+                     run(3, rates={"checkpointRatio": (778, 925)})]
+        files = Files(self, published + [run(4, status="candidate", rates={"checkpointRatio": (730, 2414)})],
+                      floor=0.2, min_runs=3)
+        row, result = self.checkpoint_row(files)
+        self.assertEqual(row["result"], "ceiling-rose")
+        self.assertEqual(result["verdict"], "pass")
+        code, out = files.gate("--publish")
+        self.assertEqual(code, 0, out)
+        self.assertIn("verdict PASS", out)
+        line = next(l for l in out.splitlines() if "checkpointRatio" in l)
+        self.assertIn("CEILING-ROSE", line)
+        self.assertIn("ceiling rose", line)
+        self.assertIn("2414", line)       # the candidate's ceiling
+        self.assertIn("710", line)        # the baseline runs' median ceiling
+        self.assertIn("3.4×", line)       # the factor
+        self.assertIn("checkpointMegabytesPerSecond = 730", line)
+        self.assertIn("median 778", line)  # the absolute median of the named runs
+        self.assertEqual(files.runs()[-1]["status"], "published")
+        self.assertEqual(gate.cross_check(files.baseline(), files.runs()), [])
+
+    def test_ceiling_rose_but_absolute_fell_regressed(self):
+        published = [run(n, rates={"checkpointRatio": (720, 710)}) for n in (1, 2, 3)]
+        files = Files(self, published + [run(4, status="candidate", rates={"checkpointRatio": (500, 2414)})],
+                      floor=0.2, min_runs=3)  # 500 < 720 × 0.8
+        row, result = self.checkpoint_row(files)
+        self.assertEqual(row["result"], "regressed")
+        code, out = files.gate()
+        self.assertEqual(code, 1, out)
+        self.assertIn("REGRESSED  checkpointRatio", out)
+        # The same against last runs faster than the anchor (500 MB/s): the last runs' bar decides.
+        history = [run(n, rates={"checkpointRatio": (500, 500)}) for n in (1, 2, 3)] + published
+        history = [dict(r, runId=f"run-{n}") for n, r in enumerate(history, 1)]
+        files = Files(self, history + [run(7, status="candidate", rates={"checkpointRatio": (500, 2414)})],
+                      floor=0.2, min_runs=3)
+        row, _ = self.checkpoint_row(files)
+        self.assertEqual(row["result"], "regressed")
+
+    def test_ceiling_within_band_regressed(self):
+        # 850 < 710 × 1.2: not a ceiling that rose, so the ratio rule stands, although the absolute
+        # 612 is inside its band (>= 720 × 0.8).
+        published = [run(n, rates={"checkpointRatio": (720, 710)}) for n in (1, 2, 3)]
+        files = Files(self, published + [run(4, status="candidate", rates={"checkpointRatio": (612, 850)})],
+                      floor=0.2, min_runs=3)
+        row, _ = self.checkpoint_row(files)
+        self.assertEqual(row["result"], "regressed")
+        self.assertEqual(files.gate()[0], 1)
+
+    def test_ceiling_rose_named_run_without_absolute_regressed(self):
+        for gap in ({"checkpointMegabytesPerSecond": None},                                  # no absolute
+                    {"checkpointRatio": {"value": None, "reason": "not measured"}},           # null ratio
+                    {"checkpointRatio": 0.0, "checkpointMegabytesPerSecond": 720}):            # zero ratio
+            published = [run(1, rates={"checkpointRatio": (720, 710)}),
+                         run(2, rates={"checkpointRatio": (720, 710)}, **gap),
+                         run(3, rates={"checkpointRatio": (720, 710)})]
+            files = Files(self, published + [run(4, status="candidate", rates={"checkpointRatio": (730, 2414)})],
+                          floor=0.2, min_runs=2)
+            row, _ = self.checkpoint_row(files)
+            self.assertEqual(row["result"], "regressed", gap)
+            code, out = files.gate()
+            self.assertEqual(code, 1, (gap, out))
+
+    def test_ceiling_rose_absolute_below_anchor_regressed(self):
+        # The anchor (runs 1-3) wrote 1,000 MB/s, the last three 800 at an equal ratio. 780 holds
+        # against the last three (>= 640) but not against the anchor (< 800): a slow drift of the
+        # absolute figure is still caught. 820 holds against both.
+        history = [run(n, rates={"checkpointRatio": (1000, 1000)}) for n in (1, 2, 3)]
+        history += [run(n, rates={"checkpointRatio": (800, 800)}) for n in (4, 5, 6)]
+        files = Files(self, history + [run(7, status="candidate", rates={"checkpointRatio": (780, 2600)})],
+                      floor=0.2, min_runs=3)
+        self.assertEqual(files.baseline()["entries"][0]["anchor"]["runIds"], ["run-1", "run-2", "run-3"])
+        row, _ = self.checkpoint_row(files)
+        self.assertEqual(row["result"], "regressed")
+        self.assertEqual(files.gate()[0], 1)
+        files = Files(self, history + [run(7, status="candidate", rates={"checkpointRatio": (820, 2600)})],
+                      floor=0.2, min_runs=3)
+        row, _ = self.checkpoint_row(files)
+        self.assertEqual(row["result"], "ceiling-rose")
+        self.assertEqual(files.gate()[0], 0)
+
+    def test_ratio_outside_the_table_never_ceiling_rose(self):
+        self.assertNotIn("bytesPerEdgeDegree10Ratio", gate.ABSOLUTE_FIGURES)
+        history = [run(n, bytesPerEdgeDegree10Ratio=0.65, bytesPerEdgeDegree10=48.97) for n in (1, 2, 3)]
+        files = Files(self, history + [run(4, status="candidate", bytesPerEdgeDegree10Ratio=0.2,
+                                           bytesPerEdgeDegree10=48.97)], floor=0.2, min_runs=3)
+        code, out = files.gate()
+        self.assertEqual(code, 1, out)
+        self.assertIn("REGRESSED  bytesPerEdgeDegree10Ratio", out)
+        self.assertNotIn("CEILING-ROSE", out)
+
+    def test_provisional_ceiling_rose_is_ceiling_rose(self):
+        # Fewer than minRuns runs: a drop is not enforced either way; the line says why it fell.
+        files = Files(self, [run(1, rates={"checkpointRatio": (720, 710)}),
+                             run(2, status="candidate", rates={"checkpointRatio": (730, 2414)})], min_runs=3)
+        row, _ = self.checkpoint_row(files)
+        self.assertEqual(row["result"], "ceiling-rose")
+        code, out = files.gate()
+        self.assertEqual(code, 0, out)
+        self.assertIn("CEILING-ROSE checkpointRatio", out)
+        # The figure fell too: provisional as before, not ceiling-rose.
+        files = Files(self, [run(1, rates={"checkpointRatio": (720, 710)}),
+                             run(2, status="candidate", rates={"checkpointRatio": (300, 2414)})], min_runs=3)
+        row, _ = self.checkpoint_row(files)
+        self.assertEqual(row["result"], "provisional")
+        self.assertEqual(files.gate()[0], 0)
+
+    def test_ceiling_fell_relaxes_nothing(self):
+        # A slower ceiling raises the ratio: a figure that fell less than its ceiling passes the
+        # ratio rule, one that fell more fails it; the ceiling-rose rule never enters.
+        published = [run(n, rates={"checkpointRatio": (720, 710)}) for n in (1, 2, 3)]
+        files = Files(self, published + [run(4, status="candidate", rates={"checkpointRatio": (200, 355)})],
+                      floor=0.2, min_runs=3)
+        row, _ = self.checkpoint_row(files)
+        self.assertEqual(row["result"], "regressed")
 
     def test_band_is_the_spread_with_a_floor(self):
         self.assertEqual(gate.band_of([1.0, 1.0, 1.0], 0.2), 0.2)

@@ -390,6 +390,73 @@ TEST(AnalyticsTest, RandomGraphsMatchReferenceKernels) {
   }
 }
 
+// The unweighted build has paths of its own: a copy loop when ids are the
+// identity and no loop rule applies, a sorting network per list
+// (base/small_sort.h), and in adjacency read from storage's in-arrays rather
+// than transposed from the out CSR. Lists from 0 to 40 entries (the networks
+// serve up to 16), added in shuffled order so storage holds them unsorted,
+// with self-loops and parallel edges; every spec shape on 1 to 3 threads,
+// against the model.
+TEST(AnalyticsTest, UnweightedProjectionsMatchTheModel) {
+  for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+    SCOPED_TRACE(seed);
+    std::mt19937_64 rng(seed);
+    auto graph = Graph::OpenInMemory().value();
+    WriteBatch vb;
+    const int n = 90;
+    for (int i = 0; i < n; ++i) vb.AddVertex(rng() % 4 ? "A" : "B");
+    const std::vector<VertexId> ids = graph->Write(std::move(vb)).value().vertices;
+    std::vector<std::pair<int, int>> arcs;
+    for (int s = 0; s < n; ++s) {
+      const int degree = (s * 7 + static_cast<int>(seed)) % 41;
+      for (int k = 0; k < degree; ++k) {
+        int t = static_cast<int>(rng() % n);
+        if (rng() % 12 == 0) t = s;  // self-loops
+        arcs.push_back({s, t});
+        if (rng() % 9 == 0) arcs.push_back({s, t});  // parallel edges
+      }
+    }
+    std::shuffle(arcs.begin(), arcs.end(), rng);
+    WriteBatch eb;
+    for (const auto& [s, t] : arcs) eb.AddEdge(rng() % 5 ? "T" : "U", ids[s], ids[t]);
+    ASSERT_TRUE(graph->Write(std::move(eb)).ok());
+    if (seed % 2 == 0) {  // holes: the dense ids are no longer the identity
+      WriteBatch removal;
+      for (int i = 0; i < n; i += 11) removal.RemoveVertex(ids[i]);
+      ASSERT_TRUE(graph->Write(std::move(removal)).ok());
+    }
+    const Snapshot snap = graph->GetSnapshot();
+    for (int round = 0; round < 24; ++round) {
+      SCOPED_TRACE(round);
+      ProjectionSpec spec = RandomSpec(rng);
+      spec.weight_property.clear();
+      spec.out = round % 3 != 1;
+      spec.in = round % 3 != 0;
+      auto p = Project(snap, spec);
+      ASSERT_TRUE(p.ok()) << p.status().ToString();
+      const Model m = BuildModel(snap, spec);
+      ASSERT_EQ(p->vertex_count(), m.ids.size());
+      std::uint64_t entries = 0;
+      for (std::uint32_t i = 0; i < p->vertex_count(); ++i) {
+        const VertexId v = m.ids[i];
+        for (bool out : {true, false}) {
+          const bool built = spec.undirected || (out ? spec.out : spec.in);
+          if (!built) continue;
+          const auto& want = (out ? m.out : m.in).at(v.value());
+          auto nbrs = out ? p->OutNeighbors(i) : p->InNeighbors(i);
+          ASSERT_EQ(nbrs.size(), want.size()) << v.value() << (out ? " out" : " in");
+          for (std::size_t j = 0; j < want.size(); ++j)
+            ASSERT_EQ(p->ToVertexId(nbrs[j]).value(), want[j].first);
+          if (out) entries += want.size();
+        }
+      }
+      if (spec.undirected || spec.out) {
+        EXPECT_EQ(p->edge_count(), entries);
+      }
+    }
+  }
+}
+
 // Lcc of the directed and the undirected projection of `snap`, on each
 // thread count, against the reference; returns how many of the values it
 // compared exceed 0.2.

@@ -23,7 +23,10 @@
 //                 the edge property blocks directly), prefetching the arrays
 //                 of vertices a few slots ahead, and sorts each vertex's
 //                 entries by (neighbour, weight) while they are still in
-//                 cache, applying the parallel-edge rule. Sorting by value
+//                 cache (a sorting network when unweighted and short:
+//                 base/small_sort.h), applying the parallel-edge rule. A
+//                 weighted directed projection with both directions fills
+//                 out only and transposes it into in (Transpose). Sorting by value
 //                 rather than by storage order is what makes the projection,
 //                 and so every kernel, independent of the order in which the
 //                 engine happens to keep entries;
@@ -43,6 +46,7 @@
 
 #include "base/parallel.h"
 #include "base/prefetch.h"
+#include "base/small_sort.h"
 #include "quiver/analytics.h"
 #include "quiver/snapshot.h"
 #include "snapshot_internal.h"
@@ -131,10 +135,13 @@ class ProjectionBuilder {
     p_.undirected_ = spec_.undirected;
     p_.weighted_ = weight_key_.has_value();
     // Phase 3 for every direction first, so the limit sees the whole size.
-    // With both directions of a directed projection the in adjacency is the
-    // transpose of the out one (the same edges pass the same filters), so
-    // only the out pass reads storage: see Transpose.
-    const bool transpose = passes.size() == 2;
+    // With both directions of a weighted directed projection the in
+    // adjacency is the transpose of the out one (the same edges pass the
+    // same filters): only the out pass reads storage and the edges'
+    // property blocks, a random miss per weight. Unweighted, the in pass
+    // reads storage's in-arrays in the same sweep instead: no scratch
+    // memory, and fresh pages are what a large build pays most for.
+    const bool transpose = passes.size() == 2 && weight_key_.has_value();
     if (transpose) passes.pop_back();
     std::vector<std::uint64_t> entries = Count(passes);
     if (transpose) entries.push_back(entries[0]);
@@ -260,6 +267,19 @@ class ProjectionBuilder {
   }
   static std::uint32_t Degree(const storage::VertexSlot& s, Direction d) {
     return d == Direction::kOut ? s.out_degree : s.in_degree;
+  }
+
+  // Calls fn(entries) for every group of the slot's adjacency in direction
+  // d whose type passes the filter.
+  template <typename Fn>
+  void ForGroups(const storage::VertexSlot& s, Direction d, Fn&& fn) const {
+    const std::uintptr_t head = Head(s, d);
+    const std::uint32_t degree = Degree(s, d);
+    const std::size_t groups = storage::GroupCount(head);
+    for (std::size_t gi = 0; gi < groups; ++gi) {
+      const EdgeGroup g = storage::GroupAt(head, degree, gi);
+      if (TypeOk(g.type.value())) fn(g.entries);
+    }
   }
 
   // Calls fn(neighbour's dense id, entry) for every entry of vertex `v` (slot
@@ -449,10 +469,14 @@ class ProjectionBuilder {
     return Status::Ok();
   }
 
-  // Phase 4 for the in adjacency of a directed projection that also has the
-  // out one: the out CSR transposed, in place of a second sweep of storage
-  // (whose in-arrays grow as edges arrive, so they lie scattered over the
-  // heap, a cache and TLB miss each, while the out CSR is read in order).
+  // Phase 4 for the in adjacency of a weighted directed projection that also
+  // has the out one: the out CSR transposed, in place of a second sweep of
+  // storage, which would read each edge's property block again (a random
+  // miss per entry), while the out CSR holds the weights in order.
+  // Unweighted, the storage sweep is cheaper: it needs none of this
+  // function's 8 bytes of fresh scratch per entry, and first touches of
+  // fresh memory dominate a large build (at 1M x 10, out + in: 70 ms with
+  // the transpose, 62 ms without; see docs/analytics.md).
   //
   // A direct scatter would write every entry to a random place; instead the
   // targets are cut into buckets small enough that one bucket's cursors and
@@ -587,23 +611,36 @@ class ProjectionBuilder {
         }
         for (int k = 0; k < pass.dir_count; ++k) {
           const Direction d = pass.dirs[k];
-          ForEntries(v, s, d, pass.DropsLoops(d, spec_.self_loops),
-                     [&](std::uint32_t dn, const EdgeEntry& e) {
-                       targets[pos] = dn;
-                       if (weights != nullptr) {
-                         const std::uint64_t edge = e.edge().value();
-                         double w = 0;
-                         Status st = WeightOf(edge, &w, worker);
-                         if (!st.ok()) error->Record(edge, std::move(st));
-                         weights[pos] = w;
-                         if (merging) {
-                           worker->edges.push_back(edge);  // SortAndMerge notes the merged weights
-                         } else {
-                           NoteWeight(worker, w, edge);
-                         }
-                       }
-                       ++pos;
-                     });
+          const bool drop_loops = pass.DropsLoops(d, spec_.self_loops);
+          if (weights == nullptr) {
+            // Unweighted: a copy loop small enough to inline (the weighted
+            // body below is not), and with identity ids and no loop rule,
+            // not even a check per entry.
+            if (identity_ && !drop_loops) {
+              ForGroups(s, d, [&](std::span<const EdgeEntry> entries) {
+                for (const EdgeEntry& e : entries)
+                  targets[pos++] = static_cast<std::uint32_t>(e.neighbor().value());
+              });
+            } else {
+              ForEntries(v, s, d, drop_loops,
+                         [&](std::uint32_t dn, const EdgeEntry&) { targets[pos++] = dn; });
+            }
+            continue;
+          }
+          ForEntries(v, s, d, drop_loops, [&](std::uint32_t dn, const EdgeEntry& e) {
+            targets[pos] = dn;
+            const std::uint64_t edge = e.edge().value();
+            double w = 0;
+            Status st = WeightOf(edge, &w, worker);
+            if (!st.ok()) error->Record(edge, std::move(st));
+            weights[pos] = w;
+            if (merging) {
+              worker->edges.push_back(edge);  // SortAndMerge notes the merged weights
+            } else {
+              NoteWeight(worker, w, edge);
+            }
+            ++pos;
+          });
         }
         const std::uint64_t size = pos - first;
         const std::uint64_t left =
@@ -624,7 +661,7 @@ class ProjectionBuilder {
   // parallel-edge rule in place; returns the entries kept.
   std::uint64_t SortAndMerge(std::uint32_t* t, double* w, std::uint64_t n, Worker* worker) const {
     if (w == nullptr) {
-      if (!std::is_sorted(t, t + n)) SortTargets(t, n);
+      if (!std::is_sorted(t, t + n)) base::SortU32(t, n);
       if (spec_.parallel_edges == ParallelEdges::kKeep) return n;
       return static_cast<std::uint64_t>(std::unique(t, t + n) - t);
     }
@@ -667,21 +704,6 @@ class ProjectionBuilder {
     }
     if (k > 0) NoteWeight(worker, w[k - 1], run_edge);
     return k;
-  }
-
-  // Insertion sort for the short lists most vertices have (no call, no
-  // recursion), std::sort above that.
-  static void SortTargets(std::uint32_t* t, std::uint64_t n) {
-    if (n > 32) {
-      std::sort(t, t + n);
-      return;
-    }
-    for (std::uint64_t i = 1; i < n; ++i) {
-      const std::uint32_t x = t[i];
-      std::uint64_t j = i;
-      for (; j > 0 && t[j - 1] > x; --j) t[j] = t[j - 1];
-      t[j] = x;
-    }
   }
 
   // Closes the gaps parallel-edge removal left; returns the entry count.

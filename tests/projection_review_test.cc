@@ -157,7 +157,9 @@ void ProjReviewCheckSnapshot(const Snapshot& snap) {
     }
     for (std::uint32_t t : a.out_t) ASSERT_LT(t, a.vertex_count);
     for (std::uint32_t t : a.in_t) ASSERT_LT(t, a.vertex_count);
-    if (a.has_out) EXPECT_EQ(a.edge_count, a.out_t.size());
+    if (a.has_out) {
+      EXPECT_EQ(a.edge_count, a.out_t.size());
+    }
     // Directed out + in: in is exactly out transposed.
     if (!spec.undirected && spec.out && spec.in) {
       const auto want = ProjReviewTranspose(a);
@@ -208,7 +210,8 @@ std::vector<VertexId> ProjReviewPopulate(Graph* g, std::uint64_t seed) {
   const int sizes[] = {16, 17, 32, 33};
   for (int k = 0; k < 4; ++k) {
     for (int j = sizes[k]; j >= 1; --j) eb.AddEdge("T", ids[k], ids[(k + 3 * j) % kProjReviewVertices]);
-    for (int j = sizes[k]; j >= 1; --j) eb.AddEdge("T", ids[(4 + k + 5 * j) % kProjReviewVertices], ids[4 + k]);
+    for (int j = sizes[k]; j >= 1; --j)
+      eb.AddEdge("T", ids[(4 + k + 5 * j) % kProjReviewVertices], ids[4 + k]);
   }
   const char* types[] = {"T", "U", "V"};
   for (int j = 0; j < 30; ++j) {

@@ -193,9 +193,10 @@ class Projection {
 // Cost: O(V_ids + E log d) time over the threads (V_ids = vertex_id_limit, d
 // = degree, for the per-vertex sort), plus one property lookup per edge when
 // weighted; memory: memory_bytes() plus, while building, 4 bytes per vertex
-// id (when ids have holes or labels filter) and, for a directed projection
-// with both directions, 8 bytes per entry (16 with weights) for the
-// transpose that makes the in adjacency from the out one.
+// id (when ids have holes or labels filter) and, for a weighted directed
+// projection with both directions, 16 bytes per entry for the transpose
+// that makes the in adjacency from the out one (unweighted, the in
+// adjacency is read from storage and needs no scratch).
 // `snapshot` is only read during the call. Thread-safe.
 Result<Projection> Project(const Snapshot& snapshot, const ProjectionSpec& spec = {});
 

@@ -1,5 +1,5 @@
 // base/small_sort.h: SortU32 against std::sort for every length the sorting
-// networks serve (2..16) and past them, with keys drawn from a narrow range
+// networks serve (2..32) and past them, with keys drawn from a narrow range
 // (many duplicates), from the full range, and at the top of it (the largest
 // key, which a padded network would use as its filler).
 #include "base/small_sort.h"
@@ -17,6 +17,7 @@ namespace quiver::base {
 namespace {
 
 TEST(SmallSortTest, NetworkSizesAreBatchersCutDown) {
+  EXPECT_EQ(small_sort::kNetwork<32>.size(), 191u);
   EXPECT_EQ(small_sort::kNetwork<16>.size(), 63u);
   EXPECT_EQ(small_sort::kNetwork<8>.size(), 19u);
   EXPECT_EQ(small_sort::kNetwork<10>.size(), 32u);
@@ -54,12 +55,14 @@ TEST(SmallSortTest, SortsLikeStdSortAtEveryLength) {
 }
 
 // The 0-1 principle: a comparator network sorts every input if it sorts
-// every input of zeros and ones. So this is a proof for each length 2..16.
-TEST(SmallSortTest, SortsEveryZeroOneInputUpToSixteen) {
-  for (std::size_t n = 2; n <= 16; ++n) {
+// every input of zeros and ones. So this is a proof for each length 2..20
+// (the longer ones, to 32, are Batcher's network cut the same way; the
+// random test covers them).
+TEST(SmallSortTest, SortsEveryZeroOneInputUpToTwenty) {
+  for (std::size_t n = 2; n <= 20; ++n) {
     SCOPED_TRACE(n);
     for (std::uint32_t bits = 0; bits < (1u << n); ++bits) {
-      std::uint32_t keys[16];
+      std::uint32_t keys[20];
       for (std::size_t i = 0; i < n; ++i) keys[i] = (bits >> i) & 1;
       SortU32(keys, n);
       ASSERT_TRUE(std::is_sorted(keys, keys + n)) << bits;

@@ -12,6 +12,7 @@
 #include "analytics/bfs.h"
 #include "analytics/delta_stepping.h"
 #include "analytics/lcc.h"
+#include "base/small_sort.h"
 #include "common/bench_common.h"
 
 namespace quiver::bench {
@@ -166,16 +167,19 @@ std::vector<std::uint32_t> RawCdlp(const RawGraph& g, int iterations, int thread
   for (int it = 0; it < iterations; ++it) {
     ForChunks(g.n, threads, [&](int w, std::uint64_t b, std::uint64_t e) {
       std::vector<std::uint32_t>& seen = scratch[static_cast<std::size_t>(w)];
+      const std::uint32_t* const labels = label.data();
       for (std::uint64_t i = b; i < e; ++i) {
         const auto v = static_cast<std::uint32_t>(i);
-        seen.clear();
-        for (std::uint32_t u : g.out.Neighbors(v)) seen.push_back(label[u]);
-        for (std::uint32_t u : g.in.Neighbors(v)) seen.push_back(label[u]);
-        if (seen.empty()) {
-          next[v] = label[v];
+        const auto out = g.out.Neighbors(v), in = g.in.Neighbors(v);
+        if (out.empty() && in.empty()) {
+          next[v] = labels[v];
           continue;
         }
-        std::sort(seen.begin(), seen.end());
+        seen.resize(out.size() + in.size());  // filled through a pointer, as the library's Cdlp
+        std::uint32_t* at = seen.data();
+        for (std::uint32_t u : out) *at++ = labels[u];
+        for (std::uint32_t u : in) *at++ = labels[u];
+        quiver::base::SortU32(seen.data(), seen.size());  // as the library's Cdlp
         std::uint32_t best = seen[0];
         std::size_t best_count = 0;
         for (std::size_t j = 0; j < seen.size();) {

@@ -462,6 +462,14 @@ class GateTest(unittest.TestCase):
         result = gate.evaluate(candidate, gate.read_baseline(files.baseline_path), runs)
         return next(r for r in result["rows"] if r["figure"] == "checkpointRatio"), result
 
+    def after_three_at_720(self, absolute, ceiling):
+        """Three published runs writing 720 MB/s against a 710 MB/s ceiling, then a candidate
+        writing `absolute` against `ceiling`: the files and the candidate's checkpointRatio row."""
+        published = [run(n, rates={"checkpointRatio": (720, 710)}) for n in (1, 2, 3)]
+        files = Files(self, published + [run(4, status="candidate", rates={"checkpointRatio": (absolute, ceiling)})],
+                      floor=0.2, min_runs=3)
+        return files, self.checkpoint_row(files)[0]
+
     def test_rate_table_is_the_documented_one(self):
         self.assertEqual(gate.ABSOLUTE_FIGURES, ABSOLUTES)
 
@@ -490,15 +498,13 @@ class GateTest(unittest.TestCase):
         self.assertEqual(gate.cross_check(files.baseline(), files.runs()), [])
 
     def test_ceiling_rose_but_absolute_fell_regressed(self):
-        published = [run(n, rates={"checkpointRatio": (720, 710)}) for n in (1, 2, 3)]
-        files = Files(self, published + [run(4, status="candidate", rates={"checkpointRatio": (500, 2414)})],
-                      floor=0.2, min_runs=3)  # 500 < 720 × 0.8
-        row, result = self.checkpoint_row(files)
+        files, row = self.after_three_at_720(500, 2414)  # 500 < 720 × 0.8
         self.assertEqual(row["result"], "regressed")
         code, out = files.gate()
         self.assertEqual(code, 1, out)
         self.assertIn("REGRESSED  checkpointRatio", out)
         # The same against last runs faster than the anchor (500 MB/s): the last runs' bar decides.
+        published = [run(n, rates={"checkpointRatio": (720, 710)}) for n in (1, 2, 3)]
         history = [run(n, rates={"checkpointRatio": (500, 500)}) for n in (1, 2, 3)] + published
         history = [dict(r, runId=f"run-{n}") for n, r in enumerate(history, 1)]
         files = Files(self, history + [run(7, status="candidate", rates={"checkpointRatio": (500, 2414)})],
@@ -509,10 +515,7 @@ class GateTest(unittest.TestCase):
     def test_ceiling_within_band_regressed(self):
         # 850 < 710 × 1.2: not a ceiling that rose, so the ratio rule stands, although the absolute
         # 612 is inside its band (>= 720 × 0.8).
-        published = [run(n, rates={"checkpointRatio": (720, 710)}) for n in (1, 2, 3)]
-        files = Files(self, published + [run(4, status="candidate", rates={"checkpointRatio": (612, 850)})],
-                      floor=0.2, min_runs=3)
-        row, _ = self.checkpoint_row(files)
+        files, row = self.after_three_at_720(612, 850)
         self.assertEqual(row["result"], "regressed")
         self.assertEqual(files.gate()[0], 1)
 
@@ -577,10 +580,7 @@ class GateTest(unittest.TestCase):
     def test_ceiling_fell_relaxes_nothing(self):
         # A slower ceiling raises the ratio: a figure that fell less than its ceiling passes the
         # ratio rule, one that fell more fails it; the ceiling-rose rule never enters.
-        published = [run(n, rates={"checkpointRatio": (720, 710)}) for n in (1, 2, 3)]
-        files = Files(self, published + [run(4, status="candidate", rates={"checkpointRatio": (200, 355)})],
-                      floor=0.2, min_runs=3)
-        row, _ = self.checkpoint_row(files)
+        _, row = self.after_three_at_720(200, 355)
         self.assertEqual(row["result"], "regressed")
 
     def test_band_is_the_spread_with_a_floor(self):

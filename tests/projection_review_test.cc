@@ -334,6 +334,34 @@ TEST(ProjectionReviewTest, LabelFilterThatKeepsEveryVertex) {
 // A durable graph reopened from its checkpoint: packed heads (one type) and
 // arrays (several types) side by side; then writes that move some packed
 // vertices out, with the reopened snapshot held across them.
+// A graph of `vertices` vertices (every b_every-th labelled B, the rest A)
+// and `edges` uniformly random edges of type T (U from every u_every-th
+// source, on odd steps), a self-loop every loop_every-th, and beside every
+// weighted_every-th a parallel T edge carrying weight `weight`. Returns the
+// vertex ids.
+struct ProjReviewShape {
+  int vertices, b_every, edges;
+  std::uint64_t seed;
+  int loop_every, u_every, weighted_every;
+  double weight;
+};
+std::vector<VertexId> ProjReviewRandomEdges(Graph* g, const ProjReviewShape& shape) {
+  WriteBatch vb;
+  for (int i = 0; i < shape.vertices; ++i) vb.AddVertex(i % shape.b_every == shape.b_every - 1 ? "B" : "A");
+  std::vector<VertexId> ids = g->Write(std::move(vb)).value().vertices;
+  std::mt19937_64 rng(shape.seed);
+  WriteBatch eb;
+  for (int j = 0; j < shape.edges; ++j) {
+    const int s = static_cast<int>(rng() % shape.vertices);
+    int t = static_cast<int>(rng() % shape.vertices);
+    if (j % shape.loop_every == 0) t = s;
+    eb.AddEdge(s % shape.u_every == 0 && j % 2 ? "U" : "T", ids[s], ids[t]);
+    if (j % shape.weighted_every == 0) eb.AddEdge("T", ids[s], ids[t], {{"w", shape.weight}});
+  }
+  EXPECT_TRUE(g->Write(std::move(eb)).ok());
+  return ids;
+}
+
 void ProjReviewPackedCase(bool remove_vertices) {
   env::SimFileSystem fs;
   std::vector<VertexId> ids;
@@ -384,19 +412,14 @@ TEST(ProjectionReviewTest, PackedSeveralIdBlocksIdentityIds) {
   constexpr int kN = 17'000;
   {
     auto g = GraphImpl::OpenDurable(ProjReviewDurableOptions(), "/db", &fs).value();
-    WriteBatch vb;
-    for (int i = 0; i < kN; ++i) vb.AddVertex(i % 4 == 3 ? "B" : "A");
-    const std::vector<VertexId> ids = g->Write(std::move(vb)).value().vertices;
-    std::mt19937_64 rng(9);
-    WriteBatch eb;
-    for (int j = 0; j < 50'000; ++j) {
-      const int s = static_cast<int>(rng() % kN);
-      int t = static_cast<int>(rng() % kN);
-      if (j % 30 == 0) t = s;
-      eb.AddEdge(s % 11 == 0 && j % 2 ? "U" : "T", ids[s], ids[t]);
-      if (j % 25 == 0) eb.AddEdge("T", ids[s], ids[t], {{"w", 0.5}});
-    }
-    ASSERT_TRUE(g->Write(std::move(eb)).ok());
+    ProjReviewRandomEdges(g.get(), {.vertices = kN,
+                                    .b_every = 4,
+                                    .edges = 50'000,
+                                    .seed = 9,
+                                    .loop_every = 30,
+                                    .u_every = 11,
+                                    .weighted_every = 25,
+                                    .weight = 0.5});
     ASSERT_TRUE(g->Checkpoint().ok());
     ASSERT_TRUE(g->Close().ok());
   }
@@ -413,19 +436,14 @@ TEST(ProjectionReviewTest, PackedSeveralIdBlocksIdentityIds) {
 TEST(ProjectionReviewTest, SeveralIdBlocksWithHolesAndLabels) {
   auto g = Graph::OpenInMemory().value();
   constexpr int kN = 20'000;
-  WriteBatch vb;
-  for (int i = 0; i < kN; ++i) vb.AddVertex(i % 5 == 1 ? "B" : "A");
-  const std::vector<VertexId> ids = g->Write(std::move(vb)).value().vertices;
-  std::mt19937_64 rng(5);
-  WriteBatch eb;
-  for (int j = 0; j < 60'000; ++j) {
-    const int s = static_cast<int>(rng() % kN);
-    int t = static_cast<int>(rng() % kN);
-    if (j % 50 == 0) t = s;
-    eb.AddEdge(s % 9 == 0 && j % 2 ? "U" : "T", ids[s], ids[t]);
-    if (j % 40 == 0) eb.AddEdge("T", ids[s], ids[t], {{"w", 1.5}});
-  }
-  ASSERT_TRUE(g->Write(std::move(eb)).ok());
+  const std::vector<VertexId> ids = ProjReviewRandomEdges(g.get(), {.vertices = kN,
+                                                                    .b_every = 5,
+                                                                    .edges = 60'000,
+                                                                    .seed = 5,
+                                                                    .loop_every = 50,
+                                                                    .u_every = 9,
+                                                                    .weighted_every = 40,
+                                                                    .weight = 1.5});
   WriteBatch rb;
   for (int v = 3; v < kN; v += 101) rb.RemoveVertex(ids[v]);
   ASSERT_TRUE(g->Write(std::move(rb)).ok());

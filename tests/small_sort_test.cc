@@ -54,6 +54,26 @@ TEST(SmallSortTest, SortsLikeStdSortAtEveryLength) {
   }
 }
 
+TEST(SmallSortTest, SortU64LikeStdSortAtEveryLength) {
+  std::mt19937_64 rng(11);
+  for (std::size_t n = 0; n <= 40; ++n) {
+    SCOPED_TRACE(n);
+    for (int trial = 0; trial < 200; ++trial) {
+      std::vector<std::uint64_t> keys(n);
+      // High words from a narrow range, low words distinct: the (neighbour
+      // << 32 | position) keys the weighted projection sorts.
+      for (std::size_t i = 0; i < n; ++i) keys[i] = (rng() % 5) << 32 | i;
+      if (trial % 2) {
+        for (std::uint64_t& k : keys) k = rng();
+      }
+      std::vector<std::uint64_t> got = keys;
+      SortU64(got.data(), n);
+      std::sort(keys.begin(), keys.end());
+      ASSERT_EQ(got, keys);
+    }
+  }
+}
+
 // The 0-1 principle: a comparator network sorts every input if it sorts
 // every input of zeros and ones. So this is a proof for each length 2..20
 // (the longer ones, to 32, are Batcher's network cut the same way; the

@@ -666,6 +666,10 @@ class ProjectionBuilder {
       return static_cast<std::uint64_t>(std::unique(t, t + n) - t);
     }
     if (spec_.parallel_edges != ParallelEdges::kKeep) return SortAndMergeWeighted(t, w, n, worker);
+    if (n <= kNetworkEntries) {
+      SortWeightedShort(t, w, n);
+      return n;
+    }
     std::vector<std::pair<std::uint32_t, double>>& tmp = worker->sort;
     tmp.resize(n);
     for (std::uint64_t i = 0; i < n; ++i) tmp[i] = {t[i], w[i]};
@@ -675,6 +679,37 @@ class ProjectionBuilder {
       w[i] = tmp[i].second;
     }
     return n;
+  }
+
+  // The longest list SortWeightedShort takes (base/small_sort.h's networks).
+  static constexpr std::uint64_t kNetworkEntries = 32;
+
+  // Sorts up to kNetworkEntries (neighbour, weight) entries by neighbour,
+  // then weight, as std::sort of the pairs would: the network sorts
+  // (neighbour << 32 | position) keys without a mispredicted branch, the
+  // weights follow their positions, and only a run of one neighbour's
+  // parallel entries (rare) has its weights sorted apart.
+  static void SortWeightedShort(std::uint32_t* t, double* w, std::uint64_t n) {
+    std::uint64_t keys[kNetworkEntries];
+    double weights[kNetworkEntries];
+    bool sorted = true;
+    for (std::uint64_t i = 0; i < n; ++i) {
+      keys[i] = std::uint64_t{t[i]} << 32 | i;
+      weights[i] = w[i];
+      sorted &= i == 0 || t[i - 1] < t[i];
+    }
+    if (sorted) return;  // strictly ascending neighbours: no weight order to fix either
+    base::SortU64(keys, n);
+    for (std::uint64_t i = 0; i < n; ++i) {
+      t[i] = static_cast<std::uint32_t>(keys[i] >> 32);
+      w[i] = weights[keys[i] & 0xFFFFFFFFu];
+    }
+    for (std::uint64_t i = 0; i < n;) {
+      std::uint64_t end = i + 1;
+      while (end < n && t[end] == t[i]) ++end;
+      if (end - i > 1) std::sort(w + i, w + end);
+      i = end;
+    }
   }
 
   // SortAndMerge for weighted entries under kDrop or kMerge (worker->edges

@@ -66,69 +66,49 @@ constexpr auto MakeNetwork() {
 template <std::size_t kN>
 inline constexpr auto kNetwork = MakeNetwork<kN>();
 
-template <std::size_t kN, std::size_t... kI>
-inline void Apply(std::uint32_t* a, std::index_sequence<kI...>) {
+template <typename T, std::size_t kN, std::size_t... kI>
+inline void Apply(T* a, std::index_sequence<kI...>) {
   // One comparator per index, unrolled: the positions are constants, so the
   // keys can stay in registers.
   (
       [a] {
         constexpr Comparator c = kNetwork<kN>[kI];
-        const std::uint32_t x = a[c.lo], y = a[c.hi];
+        const T x = a[c.lo], y = a[c.hi];
         a[c.lo] = x < y ? x : y;
         a[c.hi] = x < y ? y : x;
       }(),
       ...);
 }
 
-template <std::size_t kN>
-inline void Sort(std::uint32_t* t) {
-  std::uint32_t a[kN];
+template <typename T, std::size_t kN>
+inline void Sort(T* t) {
+  T a[kN];
   for (std::size_t i = 0; i < kN; ++i) a[i] = t[i];
-  Apply<kN>(a, std::make_index_sequence<kNetwork<kN>.size()>{});
+  Apply<T, kN>(a, std::make_index_sequence<kNetwork<kN>.size()>{});
   for (std::size_t i = 0; i < kN; ++i) t[i] = a[i];
+}
+
+// Sort<T, n> for the n given at run time, 2 <= n <= 32 (a table of them).
+template <typename T, std::size_t... kI>
+inline void SortLength(T* t, std::size_t n, std::index_sequence<kI...>) {
+  using Fn = void (*)(T*);
+  static constexpr Fn kSorts[] = {&Sort<T, kI + 2>...};
+  kSorts[n - 2](t);
+}
+
+// Sorts t[0, n) ascending: a network up to 32 keys, std::sort above.
+template <typename T>
+inline void SortSmall(T* t, std::size_t n) {
+  if (n <= 1) return;
+  if (n > 32) return std::sort(t, t + n);
+  SortLength(t, n, std::make_index_sequence<31>{});
 }
 
 }  // namespace small_sort
 
 // Sorts t[0, n) ascending.
-inline void SortU32(std::uint32_t* t, std::size_t n) {
-  switch (n) {
-    case 0:
-    case 1: return;
-    case 2: return small_sort::Sort<2>(t);
-    case 3: return small_sort::Sort<3>(t);
-    case 4: return small_sort::Sort<4>(t);
-    case 5: return small_sort::Sort<5>(t);
-    case 6: return small_sort::Sort<6>(t);
-    case 7: return small_sort::Sort<7>(t);
-    case 8: return small_sort::Sort<8>(t);
-    case 9: return small_sort::Sort<9>(t);
-    case 10: return small_sort::Sort<10>(t);
-    case 11: return small_sort::Sort<11>(t);
-    case 12: return small_sort::Sort<12>(t);
-    case 13: return small_sort::Sort<13>(t);
-    case 14: return small_sort::Sort<14>(t);
-    case 15: return small_sort::Sort<15>(t);
-    case 16: return small_sort::Sort<16>(t);
-    case 17: return small_sort::Sort<17>(t);
-    case 18: return small_sort::Sort<18>(t);
-    case 19: return small_sort::Sort<19>(t);
-    case 20: return small_sort::Sort<20>(t);
-    case 21: return small_sort::Sort<21>(t);
-    case 22: return small_sort::Sort<22>(t);
-    case 23: return small_sort::Sort<23>(t);
-    case 24: return small_sort::Sort<24>(t);
-    case 25: return small_sort::Sort<25>(t);
-    case 26: return small_sort::Sort<26>(t);
-    case 27: return small_sort::Sort<27>(t);
-    case 28: return small_sort::Sort<28>(t);
-    case 29: return small_sort::Sort<29>(t);
-    case 30: return small_sort::Sort<30>(t);
-    case 31: return small_sort::Sort<31>(t);
-    case 32: return small_sort::Sort<32>(t);
-    default: std::sort(t, t + n);
-  }
-}
+inline void SortU32(std::uint32_t* t, std::size_t n) { small_sort::SortSmall(t, n); }
+inline void SortU64(std::uint64_t* t, std::size_t n) { small_sort::SortSmall(t, n); }
 
 }  // namespace quiver::base
 

@@ -23,7 +23,7 @@
 //                 the edge property blocks directly), prefetching the arrays
 //                 of vertices a few slots ahead, and sorts each vertex's
 //                 entries by (neighbour, weight) while they are still in
-//                 cache (a sorting network when unweighted and short:
+//                 cache (a sorting network up to 32 entries, weighted or not:
 //                 base/small_sort.h), applying the parallel-edge rule. A
 //                 weighted directed projection with both directions fills
 //                 out only and transposes it into in (Transpose). Sorting by value

@@ -666,7 +666,7 @@ class ProjectionBuilder {
       return static_cast<std::uint64_t>(std::unique(t, t + n) - t);
     }
     if (spec_.parallel_edges != ParallelEdges::kKeep) return SortAndMergeWeighted(t, w, n, worker);
-    if (n <= kNetworkEntries) {
+    if (n <= base::kSortNetworkMaxKeys) {
       SortWeightedShort(t, w, n);
       return n;
     }
@@ -681,17 +681,14 @@ class ProjectionBuilder {
     return n;
   }
 
-  // The longest list SortWeightedShort takes (base/small_sort.h's networks).
-  static constexpr std::uint64_t kNetworkEntries = 32;
-
-  // Sorts up to kNetworkEntries (neighbour, weight) entries by neighbour,
+  // Sorts up to base::kSortNetworkMaxKeys (neighbour, weight) entries by neighbour,
   // then weight, as std::sort of the pairs would: the network sorts
   // (neighbour << 32 | position) keys without a mispredicted branch, the
   // weights follow their positions, and only a run of one neighbour's
   // parallel entries (rare) has its weights sorted apart.
   static void SortWeightedShort(std::uint32_t* t, double* w, std::uint64_t n) {
-    std::uint64_t keys[kNetworkEntries];
-    double weights[kNetworkEntries];
+    std::uint64_t keys[base::kSortNetworkMaxKeys];
+    double weights[base::kSortNetworkMaxKeys];
     bool sorted = true;
     for (std::uint64_t i = 0; i < n; ++i) {
       keys[i] = std::uint64_t{t[i]} << 32 | i;

@@ -22,10 +22,12 @@
 #include <bit>
 #include <cstddef>
 #include <cstdint>
-#include <limits>
 #include <utility>
 
 namespace quiver::base {
+
+// The longest array SortU32 and SortU64 sort with a network.
+inline constexpr std::size_t kSortNetworkMaxKeys = 32;
 
 namespace small_sort {
 
@@ -33,33 +35,36 @@ struct Comparator {
   std::uint8_t lo, hi;
 };
 
-// Batcher's odd-even merge sort of kP = the power of two at or above kN
-// keys, restricted to the comparators whose wires are both below kN: with
-// +infinity on wires kN..kP-1, every
-// comparator touching one of them leaves both keys where they are (its max
-// is that +infinity, already on the higher wire), so the rest sorts kN keys.
-// Each order respects the comparators' dependencies.
-template <std::size_t kN, std::size_t kP = std::bit_ceil(kN)>
-constexpr std::size_t CountComparators() {
-  std::size_t count = 0;
+// Calls fn(lo, hi) for each comparator of Batcher's odd-even merge sort of
+// kP = the power of two at or above kN keys whose wires are both below kN,
+// in an order that respects their dependencies. With +infinity on wires
+// kN..kP-1, every comparator touching one of them leaves both keys where
+// they are (its max is that +infinity, already on the higher wire), so the
+// rest sorts kN keys.
+template <std::size_t kN, typename Fn>
+constexpr void ForEachComparator(Fn&& fn) {
+  constexpr std::size_t kP = std::bit_ceil(kN);
   for (std::size_t p = 1; p < kP; p <<= 1)
     for (std::size_t k = p; k >= 1; k >>= 1)
       for (std::size_t j = k % p; j + k < kP; j += 2 * k)
         for (std::size_t i = 0; i < std::min(k, kP - j - k); ++i)
-          if ((i + j) / (2 * p) == (i + j + k) / (2 * p) && i + j + k < kN) ++count;
+          if ((i + j) / (2 * p) == (i + j + k) / (2 * p) && i + j + k < kN) fn(i + j, i + j + k);
+}
+
+template <std::size_t kN>
+constexpr std::size_t CountComparators() {
+  std::size_t count = 0;
+  ForEachComparator<kN>([&](std::size_t, std::size_t) { ++count; });
   return count;
 }
 
-template <std::size_t kN, std::size_t kP = std::bit_ceil(kN)>
+template <std::size_t kN>
 constexpr auto MakeNetwork() {
   std::array<Comparator, CountComparators<kN>()> net{};
   std::size_t at = 0;
-  for (std::size_t p = 1; p < kP; p <<= 1)
-    for (std::size_t k = p; k >= 1; k >>= 1)
-      for (std::size_t j = k % p; j + k < kP; j += 2 * k)
-        for (std::size_t i = 0; i < std::min(k, kP - j - k); ++i)
-          if ((i + j) / (2 * p) == (i + j + k) / (2 * p) && i + j + k < kN)
-            net[at++] = {static_cast<std::uint8_t>(i + j), static_cast<std::uint8_t>(i + j + k)};
+  ForEachComparator<kN>([&](std::size_t lo, std::size_t hi) {
+    net[at++] = {static_cast<std::uint8_t>(lo), static_cast<std::uint8_t>(hi)};
+  });
   return net;
 }
 
@@ -88,7 +93,8 @@ inline void Sort(T* t) {
   for (std::size_t i = 0; i < kN; ++i) t[i] = a[i];
 }
 
-// Sort<T, n> for the n given at run time, 2 <= n <= 32 (a table of them).
+// Sort<T, n> for the n given at run time, 2 <= n <= kSortNetworkMaxKeys (a
+// table of them).
 template <typename T, std::size_t... kI>
 inline void SortLength(T* t, std::size_t n, std::index_sequence<kI...>) {
   using Fn = void (*)(T*);
@@ -96,12 +102,12 @@ inline void SortLength(T* t, std::size_t n, std::index_sequence<kI...>) {
   kSorts[n - 2](t);
 }
 
-// Sorts t[0, n) ascending: a network up to 32 keys, std::sort above.
+// Sorts t[0, n) ascending: a network up to kSortNetworkMaxKeys, std::sort above.
 template <typename T>
 inline void SortSmall(T* t, std::size_t n) {
   if (n <= 1) return;
-  if (n > 32) return std::sort(t, t + n);
-  SortLength(t, n, std::make_index_sequence<31>{});
+  if (n > kSortNetworkMaxKeys) return std::sort(t, t + n);
+  SortLength(t, n, std::make_index_sequence<kSortNetworkMaxKeys - 1>{});
 }
 
 }  // namespace small_sort

@@ -27,6 +27,7 @@
 
 #include "alloc_hook.h"
 #include "analytics/delta_stepping.h"
+#include "analytics_oom_util.h"
 #include "base/memory.h"
 #include "gtest/gtest.h"
 #include "quiver/graph.h"
@@ -640,56 +641,20 @@ TEST(AnalyticsTest, SsspIsDijkstraToTheBitOnEveryThreadCount) {
   }
 }
 
-// An allocation Sssp makes on the calling thread can fail (once, or from then
-// on; with 2 threads that includes starting the second thread, which it then
-// does without): the answer is then ResourceExhausted or still exact.
-// Runs `kernel` with the calling thread's allocations failing in turn (once,
-// or from then on; with 2 threads that includes starting the second thread,
-// which the kernel then does without): each answer is ResourceExhausted or
-// exactly `want`, and no exception escapes.
-template <typename T, typename Kernel>
-void ExpectOutOfMemoryIsAStatusOrTheAnswer(const T& want, const Kernel& kernel) {
-  for (auto mode : {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
-    for (std::uint32_t threads : {1u, 2u}) {
-      int failures = 0;
-      // Hundreds of allocations (a bin's list grows on its own): every one of
-      // the first 64, then every 13th.
-      for (std::uint64_t n = 1;; n += n < 64 ? 1 : 13) {
-        SCOPED_TRACE(testing::Message() << "threads " << threads << " allocation " << n);
-        Result<T> r = InvalidArgumentError("not run");
-        std::uint64_t made = 0;
-        {
-          test_util::ScopedOperatorNewFaults hook;
-          base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
-          EXPECT_NO_THROW(r = kernel(RunOptions{.threads = threads}));
-          made = base::DisarmAllocationFaults();
-        }
-        if (r.ok()) {
-          EXPECT_TRUE(*r == want);
-          if (made < n) break;  // the n-th allocation never came: every one has failed once
-          continue;
-        }
-        ++failures;
-        EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().ToString();
-        ASSERT_LT(n, 100000u);
-      }
-      EXPECT_GT(failures, 2);
-    }
-  }
-}
-
 TEST(AnalyticsTest, OutOfMemoryIsAStatusOrTheExactAnswer) {
   std::mt19937_64 rng(5);
   auto graph = SpreadWeightGraph(rng);
   Snapshot snap = graph->GetSnapshot();
   auto p = Project(snap, {.weight_property = "w", .threads = 1}).value();
   const VertexId src = p.ToVertexId(0);
-  ExpectOutOfMemoryIsAStatusOrTheAnswer(DijkstraOn(p, 0),
-                                        [&](const RunOptions& run) { return Sssp(p, src, run); });
-  ExpectOutOfMemoryIsAStatusOrTheAnswer(Bfs(p, src).value(),
-                                        [&](const RunOptions& run) { return Bfs(p, src, run); });
-  ExpectOutOfMemoryIsAStatusOrTheAnswer(Wcc(p).value(), [&](const RunOptions& run) { return Wcc(p, run); });
-  ExpectOutOfMemoryIsAStatusOrTheAnswer(Lcc(p).value(), [&](const RunOptions& run) { return Lcc(p, run); });
+  test_util::ExpectOutOfMemoryIsAStatusOrTheAnswer(DijkstraOn(p, 0),
+                                                   [&](const RunOptions& run) { return Sssp(p, src, run); });
+  test_util::ExpectOutOfMemoryIsAStatusOrTheAnswer(Bfs(p, src).value(),
+                                                   [&](const RunOptions& run) { return Bfs(p, src, run); });
+  test_util::ExpectOutOfMemoryIsAStatusOrTheAnswer(Wcc(p).value(),
+                                                   [&](const RunOptions& run) { return Wcc(p, run); });
+  test_util::ExpectOutOfMemoryIsAStatusOrTheAnswer(Lcc(p).value(),
+                                                   [&](const RunOptions& run) { return Lcc(p, run); });
 }
 
 // Review findings: a distance past 2^62 bin widths, and weights the bin

@@ -29,11 +29,13 @@
 
 #include "alloc_hook.h"
 #include "analytics/lcc.h"
+#include "analytics_oom_util.h"
 #include "gtest/gtest.h"
 #include "quiver/analytics.h"
 #include "quiver/graph.h"
 #include "quiver/traversal.h"
 #include "quiver/write_batch.h"
+#include "topk_test_util.h"
 
 // Specs are aggregates with defaults, written with designated initializers;
 // GCC 12 flags every member such an initializer leaves to its default.
@@ -306,30 +308,9 @@ TEST(LccTopKReviewTest, LccOutOfMemoryOnMoreThreadsIsAStatusOrTheAnswer) {
   Snapshot snap = graph->GetSnapshot();
   auto p = Project(snap, {}).value();
   const std::vector<double> want = Lcc(p, {.threads = 1}).value();
-  for (auto mode : {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
-    for (std::uint32_t threads : {3u, 8u}) {
-      int failures = 0;
-      for (std::uint64_t n = 1;; ++n) {
-        Result<std::vector<double>> r = InvalidArgumentError("not run");
-        std::uint64_t made = 0;
-        {
-          test_util::ScopedOperatorNewFaults hook;
-          base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
-          EXPECT_NO_THROW(r = Lcc(p, {.threads = threads})) << n;
-          made = base::DisarmAllocationFaults();
-        }
-        if (r.ok()) {
-          EXPECT_TRUE(*r == want) << "threads " << threads << " allocation " << n;
-          if (made < n) break;
-          continue;
-        }
-        ++failures;
-        EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted) << r.status().ToString();
-        ASSERT_LT(n, 2000u);
-      }
-      EXPECT_GT(failures, 5);
-    }
-  }
+  test_util::ExpectOutOfMemoryIsAStatusOrTheAnswer(
+      want, [&](const RunOptions& run) { return Lcc(p, run); },
+      {.threads = {3, 8}, .every_allocation = true, .min_failures = 6, .max_allocations = 2000});
 }
 
 // FINDING (memory and success depend on the thread count asked for; fixed:
@@ -521,7 +502,7 @@ TEST(LccTopKReviewTest, TopKMatchesReferenceWithHeavyTiesAtEveryK) {
         for (std::uint64_t max_edges : {0u, 1u, 31u, 32u, 33u, 34u, 77u}) {
           const std::size_t examined =
               max_edges == 0 ? entries.size() : std::min<std::size_t>(max_edges, entries.size());
-          std::vector<std::tuple<double, std::uint64_t, std::uint64_t, double>> ref;
+          test_util::TopKReference ref;
           for (std::size_t i = 0; i < examined; ++i) {
             const auto& [e, n, s] = entries[i];
             if (s) ref.emplace_back(descending ? -(*s + 0.0) : *s + 0.0, e, n, *s);
@@ -537,14 +518,8 @@ TEST(LccTopKReviewTest, TopKMatchesReferenceWithHeavyTiesAtEveryK) {
           const std::string where = "dir " + std::to_string(static_cast<int>(d)) + " desc " +
                                     std::to_string(descending) + " k " + std::to_string(k) + " max_edges " +
                                     std::to_string(max_edges);
-          EXPECT_EQ(s.code(), examined < entries.size() ? StatusCode::kResourceExhausted : StatusCode::kOk)
-              << where;
-          ASSERT_EQ(got.size(), std::min(k, ref.size())) << where;
-          for (std::size_t i = 0; i < got.size(); ++i) {
-            EXPECT_EQ(got[i].edge.value(), std::get<1>(ref[i])) << where << " #" << i;
-            EXPECT_EQ(got[i].vertex.value(), std::get<2>(ref[i])) << where << " #" << i;
-            EXPECT_EQ(got[i].score, std::get<3>(ref[i])) << where << " #" << i;
-          }
+          ASSERT_NO_FATAL_FAILURE(
+              test_util::ExpectTopKIsTheReference(s, examined < entries.size(), got, ref, k, where));
         }
       }
     }

@@ -22,6 +22,12 @@
 # Tests labelled `soak` never run here. Exits non-zero on the first failing
 # stage. Sized for 2 cores: QUIVER_JOBS (default 2) sets build and ctest
 # parallelism.
+#
+# Disk: each stage prints its build tree's size and the space left. With
+# QUIVER_PRUNE_BUILD_TREES=1 (.ci/run sets it) a stage's build tree is
+# removed once the stage has passed, so the run needs the largest tree's
+# room, not all four's: a CI machine's disk is shared, and a link that runs
+# out of space fails the run without saying anything about the code.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -33,9 +39,25 @@ section() {
   printf '\n==================== %s ====================\n' "$*"
 }
 
-# Records how long the stage that started at $1 took.
+# Prints the space left on the file system holding the checkout.
+report_disk() {
+  echo "test.sh: disk: $(df -Ph . | awk 'NR == 2 { print $4 " free of " $2 " on " $6 }')"
+}
+
+# Records how long the stage that started at $1 took, reports the size of
+# its build tree ($3, if given) and removes that tree when asked to
+# (QUIVER_PRUNE_BUILD_TREES=1).
 finish_stage() {
   stage_log+=("$(printf '%-8s %4ds' "$2" $((SECONDS - $1)))")
+  local tree="${3:-}"
+  if [[ -n "$tree" && -d "$tree" ]]; then
+    echo "test.sh: $tree holds $(du -sh "$tree" | cut -f1)"
+    if [[ "${QUIVER_PRUNE_BUILD_TREES:-0}" == 1 ]]; then
+      rm -rf "$tree"
+      echo "test.sh: removed $tree (QUIVER_PRUNE_BUILD_TREES=1)"
+    fi
+  fi
+  report_disk
 }
 
 total_passed=0
@@ -94,7 +116,8 @@ tsan_launcher() {
   return 1
 }
 
-section "0/5 dependencies"
+section "0/4 dependencies"
+report_disk
 bash scripts/install-deps.sh
 
 section "1/4 asan: ASan + UBSan, all default tests"
@@ -103,7 +126,7 @@ configure_and_build asan
 # headers.self_contained is a compile check: the release stage runs it
 # (the ci-asan test preset leaves it out).
 run_ctest ctest --preset ci-asan -j "$jobs"
-finish_stage "$t" asan
+finish_stage "$t" asan build/asan
 
 section "2/4 tsan: ThreadSanitizer, label concurrency"
 t=$SECONDS
@@ -121,7 +144,7 @@ if [[ -f tests/concurrency_test.cc ]]; then
 else
   echo "test.sh: no tests/concurrency_test.cc yet; nothing to run under TSan"
 fi
-finish_stage "$t" tsan
+finish_stage "$t" tsan build/tsan
 
 section "3/4 release: package, headers, examples, crash loop, bench (quick run + report-only gate), micro-benchmarks"
 t=$SECONDS
@@ -144,7 +167,7 @@ if [[ -x build/ci-release/bench/quiver_micro_bench ]]; then
     exit "$rc"
   fi
 fi
-finish_stage "$t" release
+finish_stage "$t" release build/ci-release
 
 section "4/4 fuzz: clang 14 -Wthread-safety -Werror; libFuzzer targets (ASan + UBSan), 20 s each"
 t=$SECONDS
@@ -152,7 +175,7 @@ if [[ -f fuzz/CMakeLists.txt ]]; then
   configure_and_build fuzz
   run_ctest ctest --preset fuzz -j "$jobs"
 fi
-finish_stage "$t" fuzz
+finish_stage "$t" fuzz build/fuzz
 
 section "summary"
 printf '  %s\n' "${stage_log[@]}"

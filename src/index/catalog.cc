@@ -9,18 +9,14 @@ IndexSpec IndexDef::Spec() const {
       .name = name, .element = element, .label = label, .keys = keys, .kind = kind, .type = type};
 }
 
-const IndexRoot* Catalog::Set(ElementKind kind, std::uint32_t label) const {
-  const std::vector<IndexRoot>& sets = Sets(kind);
+const IdSetRoot* Catalog::Set(ElementKind kind, std::uint32_t label) const {
+  const std::vector<IdSetRoot>& sets = Sets(kind);
   return label < sets.size() ? &sets[label] : nullptr;
 }
 
-IndexRoot& Catalog::MutableSet(ElementKind kind, std::uint32_t label) {
-  std::vector<IndexRoot>& sets = Sets(kind);
-  if (label >= sets.size()) {
-    IndexRoot empty;
-    empty.key_width = 0;  // ids only
-    sets.resize(label + 1, empty);
-  }
+IdSetRoot& Catalog::MutableSet(ElementKind kind, std::uint32_t label) {
+  std::vector<IdSetRoot>& sets = Sets(kind);
+  if (label >= sets.size()) sets.resize(label + 1);
   return sets[label];
 }
 
@@ -90,8 +86,8 @@ Catalog* Catalog::Clone(std::uint64_t birth) const {
 
 void Catalog::Destroy(Catalog* c, base::MemoryAccount* account) {
   if (c == nullptr) return;
-  for (IndexRoot& r : c->label_sets_) IndexTree::Destroy(r, account);
-  for (IndexRoot& r : c->type_sets_) IndexTree::Destroy(r, account);
+  for (IdSetRoot& r : c->label_sets_) IdSet::Destroy(r, account);
+  for (IdSetRoot& r : c->type_sets_) IdSet::Destroy(r, account);
   for (PropertyIndex& p : c->indexes_) IndexTree::Destroy(p.root, account);
   delete c;
 }

@@ -1,9 +1,10 @@
 // Catalog: everything a version knows about indexes, held by the version
 // beside its tables (GraphRoots::catalog).
 //
-//   - a label set per vertex label and a type set per edge type: IndexTrees
-//     of key width 0 (ids only), so Snapshot::Vertices(label) costs the
-//     label's size and CountVertices(label) is O(1);
+//   - a label set per vertex label and a type set per edge type (IdSet:
+//     chunks of ids as sorted arrays or bitmaps), so
+//     Snapshot::Vertices(label) costs the label's size and
+//     CountVertices(label) is O(1);
 //   - per property key, how many live vertices and edges hold it;
 //   - the property indexes: each an immutable definition (IndexDef, shared
 //     by every catalog that lists it) and its tree.
@@ -12,9 +13,9 @@
 // written. The first change of a commit group clones it (OwnCatalog:
 // O(labels + types + keys + indexes), small) and the old object is retired;
 // later changes of the group go to the private clone. A clone shares every
-// tree with the original (roots are copied by value); trees copy their own
-// nodes on write (index_tree.h). Retiring a catalog frees the object, never
-// its trees.
+// tree and set with the original (roots are copied by value); trees and
+// sets copy their own blocks on write (index_tree.h, id_set.h). Retiring a
+// catalog frees the object, never its trees or sets.
 //
 // Thread safety: const methods on a published catalog from any thread; the
 // rest only on a private clone, on the writer thread.
@@ -28,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "index/id_set.h"
 #include "index/index_tree.h"
 #include "quiver/ids.h"
 #include "quiver/index.h"
@@ -82,9 +84,9 @@ class Catalog {
   std::uint64_t birth() const { return birth_; }
 
   // --- Label and type sets (null if none was ever made).
-  const IndexRoot* Set(ElementKind kind, std::uint32_t label) const;
+  const IdSetRoot* Set(ElementKind kind, std::uint32_t label) const;
   // Creates the set if needed. Private catalogs only.
-  IndexRoot& MutableSet(ElementKind kind, std::uint32_t label);
+  IdSetRoot& MutableSet(ElementKind kind, std::uint32_t label);
   std::size_t SetCount(ElementKind kind) const { return Sets(kind).size(); }
 
   // --- Property key counts (elements holding the key).
@@ -121,8 +123,8 @@ class Catalog {
   static void Delete(void* c, base::MemoryAccount*) { delete static_cast<Catalog*>(c); }
 
  private:
-  std::vector<IndexRoot>& Sets(ElementKind k) { return k == ElementKind::kVertex ? label_sets_ : type_sets_; }
-  const std::vector<IndexRoot>& Sets(ElementKind k) const {
+  std::vector<IdSetRoot>& Sets(ElementKind k) { return k == ElementKind::kVertex ? label_sets_ : type_sets_; }
+  const std::vector<IdSetRoot>& Sets(ElementKind k) const {
     return k == ElementKind::kVertex ? label_sets_ : type_sets_;
   }
   std::vector<std::uint64_t>& Counts(ElementKind k) {
@@ -133,8 +135,8 @@ class Catalog {
   }
 
   std::uint64_t birth_;
-  std::vector<IndexRoot> label_sets_;  // by label id
-  std::vector<IndexRoot> type_sets_;   // by edge type id
+  std::vector<IdSetRoot> label_sets_;  // by label id
+  std::vector<IdSetRoot> type_sets_;   // by edge type id
   std::vector<std::uint64_t> vertex_key_counts_;
   std::vector<std::uint64_t> edge_key_counts_;
   std::vector<PropertyIndex> indexes_;

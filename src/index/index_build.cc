@@ -49,9 +49,13 @@ void ScanTable(const GraphRoots& g, ElementKind kind, std::uint32_t label, std::
 
 // fn(id, props) for each element of the set, in id order (cost: the set's size).
 template <typename Fn>
-void ScanSet(const GraphRoots& g, ElementKind kind, const IndexRoot& set, Fn&& fn) {
-  IndexTree::Cursor c(set);
-  for (c.Seek(Bound{}); c.Valid(); c.Next()) fn(c.id(), PropsOf(g, kind, c.id()));
+void ScanSet(const GraphRoots& g, ElementKind kind, const IdSetRoot& set, Fn&& fn) {
+  std::uint64_t ids[256];
+  std::uint64_t from = 0;
+  while (const std::size_t n = IdSet::Fill(set, from, ids, std::size(ids))) {
+    for (std::size_t i = 0; i < n; ++i) fn(ids[i], PropsOf(g, kind, ids[i]));
+    from = ids[n - 1] + 1;
+  }
 }
 
 Status WrongType(const IndexDef& def, std::uint64_t id, const storage::PropBlock* props, std::size_t bad) {
@@ -380,7 +384,7 @@ std::string DescribeKeyOf(const GraphRoots& g, const IndexDef& def, std::uint64_
 }
 
 Status CollectEntries(const GraphRoots& g, const IndexDef& def, unsigned threads, EntryList* out) {
-  const IndexRoot* set = g.catalog->Set(def.element, def.label_id);
+  const IdSetRoot* set = g.catalog->Set(def.element, def.label_id);
   if (set == nullptr || set->count == 0) return Status::Ok();
   const std::uint64_t limit = def.element == ElementKind::kVertex ? g.vertex_limit : g.edge_limit;
   // A label that is a small share of the table is walked through its set;
@@ -473,11 +477,11 @@ void SetBuildObserverForTesting(void (*fn)()) { build_observer.store(fn, std::me
 
 void BuildSets(GraphRoots& g, ElementKind kind, storage::MutationContext& ctx) {
   const std::uint32_t names = kind == ElementKind::kVertex ? g.labels->size() : g.types->size();
-  std::vector<std::unique_ptr<IndexTree::Builder>> builders(names);
+  std::vector<std::unique_ptr<IdSet::Builder>> builders(names);
   const std::uint64_t limit = kind == ElementKind::kVertex ? g.vertex_limit : g.edge_limit;
   auto add = [&](std::uint32_t label, std::uint64_t id) {
-    if (builders[label] == nullptr) builders[label] = std::make_unique<IndexTree::Builder>(0, ctx);
-    builders[label]->Add(std::string_view(), id);
+    if (builders[label] == nullptr) builders[label] = std::make_unique<IdSet::Builder>(ctx);
+    builders[label]->Add(id);
   };
   if (kind == ElementKind::kVertex) {
     for (std::uint64_t pos = 0; pos < limit; pos += storage::VertexTable::kLeafSize) {
@@ -498,7 +502,7 @@ void BuildSets(GraphRoots& g, ElementKind kind, storage::MutationContext& ctx) {
     if (builders[label] == nullptr) continue;
     // Two statements: MutableSet may grow the catalog's vector (and throw),
     // and until Finish returns the builder still owns (and frees) its nodes.
-    IndexRoot& set = g.catalog->MutableSet(kind, label);
+    IdSetRoot& set = g.catalog->MutableSet(kind, label);
     set = builders[label]->Finish();
   }
 }

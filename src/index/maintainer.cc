@@ -26,11 +26,11 @@ void IndexMaintainer::OnChange(const ElementChange& c, storage::GraphRoots& g,
   Catalog* cat = nullptr;  // g.catalog once owned
   if (c.added || c.removed) {
     cat = Own(g, ctx);
-    IndexRoot& set = cat->MutableSet(c.kind, c.label);
+    IdSetRoot& set = cat->MutableSet(c.kind, c.label);
     if (c.added) {
-      IndexTree::Insert(set, std::string_view(), c.id, ctx);
+      IdSet::Insert(set, c.id, ctx);
     } else {
-      IndexTree::Erase(set, std::string_view(), c.id, ctx);
+      IdSet::Erase(set, c.id, ctx);
     }
   }
   CountKeys(c, cat, g, ctx);

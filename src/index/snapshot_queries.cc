@@ -138,7 +138,7 @@ Result<std::uint64_t> CountInRange(const storage::GraphRoots* g, ElementKind kin
 }
 
 std::uint64_t SetCount(const storage::GraphRoots* g, ElementKind kind, std::uint32_t label) {
-  const index::IndexRoot* set = g->catalog->Set(kind, label);
+  const index::IdSetRoot* set = g->catalog->Set(kind, label);
   return set == nullptr ? 0 : set->count;
 }
 

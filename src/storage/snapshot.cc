@@ -107,13 +107,7 @@ std::uint64_t IdRange<EdgeId>::Next(std::uint64_t pos) const {
 namespace internal {
 
 std::size_t FillFromSet(const void* set, std::uint64_t from, std::uint64_t* out, std::size_t max) {
-  index::IndexTree::Cursor c(*static_cast<const index::IndexRoot*>(set));
-  if (from == 0) {
-    c.Seek(index::Bound{});  // the leftmost path: no search (Vertices(label).begin())
-  } else {
-    c.SeekEntry(std::string_view(), from);
-  }
-  return c.NextIds(out, max);
+  return index::IdSet::Fill(*static_cast<const index::IdSetRoot*>(set), from, out, max);
 }
 
 }  // namespace internal
@@ -261,7 +255,7 @@ std::size_t Snapshot::ScanBatch(ScanCursor* cursor, std::uint64_t end, Direction
 
 VertexRange Snapshot::Vertices() const { return VertexRange(v_, 0, Roots(v_).vertex_limit); }
 VertexRange Snapshot::Vertices(LabelId label) const {
-  const index::IndexRoot* set = Roots(v_).catalog->Set(index::ElementKind::kVertex, label.value());
+  const index::IdSetRoot* set = Roots(v_).catalog->Set(index::ElementKind::kVertex, label.value());
   if (set == nullptr || set->count == 0) return VertexRange(v_, 0, 0);
   return VertexRange(v_, 0, Roots(v_).vertex_limit, set);
 }
@@ -275,7 +269,7 @@ EdgeRange Snapshot::Edges(std::uint64_t begin, std::uint64_t end) const {
   return EdgeRange(v_, std::min(begin, limit), std::min(end, limit));
 }
 EdgeRange Snapshot::Edges(EdgeTypeId type) const {
-  const index::IndexRoot* set = Roots(v_).catalog->Set(index::ElementKind::kEdge, type.value());
+  const index::IdSetRoot* set = Roots(v_).catalog->Set(index::ElementKind::kEdge, type.value());
   if (set == nullptr || set->count == 0) return EdgeRange(v_, 0, 0);
   return EdgeRange(v_, 0, Roots(v_).edge_limit, set);
 }

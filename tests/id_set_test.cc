@@ -1,0 +1,342 @@
+// IdSet (the label and type sets) against a trivially correct model
+// (std::set of ids): randomized inserts and erases over many groups and id
+// layouts (dense, clustered, sparse over a 2^44 id space), every published
+// version read again at the end (copy on write), the chunk forms and their
+// conversions, Fill from any position, the Builder, and allocation failures.
+#include "index/id_set.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <new>
+#include <random>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "base/memory.h"
+#include "storage/radix_table.h"
+#include "storage/retire_list.h"
+#include "tree_versions.h"
+
+namespace quiver::index {
+namespace {
+
+using Model = std::set<std::uint64_t>;
+using Versions = test_util::TreeVersions;
+using Table = storage::RadixTable<IdChunk>;
+
+// Every id of the set through Fill, in batches of `batch`.
+std::vector<std::uint64_t> FillAll(const IdSetRoot& root, std::size_t batch) {
+  std::vector<std::uint64_t> out, buf(batch);
+  std::uint64_t from = 0;
+  while (const std::size_t n = IdSet::Fill(root, from, buf.data(), batch)) {
+    out.insert(out.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
+    from = buf[n - 1] + 1;
+    if (n < batch) break;
+  }
+  return out;
+}
+
+// The chunk forms' invariants, slot by slot; returns the ids they hold.
+void CheckNode(const void* node, std::uint32_t h, std::uint64_t first, Model* out, std::uint64_t* count) {
+  if (node == nullptr) return;
+  if (h > 0) {
+    const unsigned shift = Table::kLeafBits + Table::kInnerBits * (h - 1);
+    const auto* inner = static_cast<const Table::Inner*>(node);
+    for (std::uint64_t i = 0; i < Table::kInnerSize; ++i)
+      CheckNode(inner->children[i], h - 1, first + (i << shift), out, count);
+    return;
+  }
+  const auto* leaf = static_cast<const Table::Leaf*>(node);
+  for (std::uint64_t i = 0; i < Table::kLeafSize; ++i) {
+    const IdChunk& s = leaf->slots[i];
+    const std::uint64_t base = (first + i) << IdSet::kChunkBits;
+    if (s.data == nullptr) {
+      EXPECT_EQ(s.count, 0u);
+      continue;
+    }
+    EXPECT_GT(s.count, 0u) << "a chunk block with no ids";
+    if (s.capacity == 0) {
+      const auto* w = static_cast<const std::uint64_t*>(s.data);
+      std::uint32_t bits = 0;
+      for (std::size_t j = 0; j < IdSet::kBitmapBytes / 8; ++j) {
+        bits += static_cast<std::uint32_t>(__builtin_popcountll(w[j]));
+        for (std::uint64_t b = w[j]; b != 0; b &= b - 1) out->insert(base + j * 64 + __builtin_ctzll(b));
+      }
+      EXPECT_EQ(bits, s.count);
+      EXPECT_GE(s.count, IdSet::kArrayBackAt) << "a bitmap that should have become an array";
+    } else {
+      EXPECT_LE(s.count, s.capacity);
+      EXPECT_LE(s.capacity, IdSet::kArrayMax);
+      const auto* a = static_cast<const std::uint16_t*>(s.data);
+      for (std::uint32_t j = 0; j < s.count; ++j) {
+        if (j > 0) EXPECT_LT(a[j - 1], a[j]);
+        EXPECT_LT(a[j], IdSet::kChunkIds);
+        out->insert(base + a[j]);
+      }
+    }
+    *count += s.count;
+  }
+}
+
+// Checks `root` against `model` every way it can be read.
+void ExpectSet(const IdSetRoot& root, const Model& model) {
+  Model walked;
+  std::uint64_t count = 0;
+  CheckNode(root.dir.node, root.dir.height, 0, &walked, &count);
+  ASSERT_EQ(walked, model);
+  EXPECT_EQ(count, model.size());
+  EXPECT_EQ(root.count, model.size());
+  const std::vector<std::uint64_t> want(model.begin(), model.end());
+  for (std::size_t batch : {std::size_t{1}, std::size_t{7}, std::size_t{256}}) EXPECT_EQ(FillAll(root, batch), want);
+  for (std::uint64_t id : model) ASSERT_TRUE(IdSet::Contains(root, id)) << id;
+  // Fill from points inside and between the ids.
+  std::mt19937_64 rng(model.size());
+  for (int i = 0; i < 50 && !model.empty(); ++i) {
+    const std::uint64_t from = *std::next(model.begin(), static_cast<std::ptrdiff_t>(rng() % model.size())) +
+                               (i % 2 == 0 ? 0 : rng() % 70000);
+    std::uint64_t got[5];
+    const std::size_t n = IdSet::Fill(root, from, got, 5);
+    auto it = model.lower_bound(from);
+    for (std::size_t j = 0; j < n; ++j, ++it) {
+      ASSERT_NE(it, model.end());
+      EXPECT_EQ(got[j], *it);
+    }
+    EXPECT_TRUE(n == 5 || it == model.end());
+  }
+}
+
+enum class Layout { kDense, kClustered, kSparse };
+
+std::uint64_t RandomId(std::mt19937_64& rng, Layout layout) {
+  switch (layout) {
+    case Layout::kDense:
+      return rng() % 60000;  // about 4 chunks, bitmaps
+    case Layout::kClustered:
+      return (rng() % 5) * 1'000'003 + rng() % 3000;  // arrays that come and go
+    case Layout::kSparse:
+      return rng() % (std::uint64_t{1} << 44);  // one id per chunk, a tall directory
+  }
+  return 0;
+}
+
+TEST(IdSetTest, RandomGroupsMatchTheModelAndOldVersionsStayIntact) {
+  for (Layout layout : {Layout::kDense, Layout::kClustered, Layout::kSparse}) {
+    for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+      SCOPED_TRACE(testing::Message() << "layout " << static_cast<int>(layout) << " seed " << seed);
+      Versions v;
+      IdSetRoot root;
+      Model model;
+      std::vector<std::pair<IdSetRoot, Model>> kept;
+      std::mt19937_64 rng(seed);
+      for (int group = 0; group < 60; ++group) {
+        storage::MutationContext ctx = v.ctx();
+        // Groups that mostly add, then mostly remove, so chunks cross both
+        // conversion thresholds both ways.
+        const bool adding = (group / 10) % 2 == 0;
+        const int ops = 1 + static_cast<int>(rng() % 2000);
+        for (int op = 0; op < ops; ++op) {
+          const bool erase = !model.empty() && (rng() % 4 < (adding ? 1u : 3u));
+          if (erase) {
+            auto it = model.lower_bound(RandomId(rng, layout));
+            if (it == model.end()) it = model.begin();
+            const std::uint64_t victim = *it;
+            ASSERT_TRUE(IdSet::Erase(root, victim, ctx));
+            ASSERT_FALSE(IdSet::Erase(root, victim, ctx));
+            model.erase(victim);
+          } else {
+            const std::uint64_t id = RandomId(rng, layout);
+            ASSERT_EQ(IdSet::Insert(root, id, ctx), model.insert(id).second);
+          }
+        }
+        v.Publish();
+        if (group % 7 == 0) kept.emplace_back(root, model);
+      }
+      ASSERT_NO_FATAL_FAILURE(ExpectSet(root, model));
+      for (const auto& [old_root, old_model] : kept) ASSERT_NO_FATAL_FAILURE(ExpectSet(old_root, old_model));
+      IdSet::Destroy(root, &v.account());
+      v.FreeRetired();
+      EXPECT_EQ(v.account().allocated_bytes(), 0);
+    }
+  }
+}
+
+TEST(IdSetTest, ChunksTurnIntoBitmapsAndBackAtTheirThresholds) {
+  Versions v;
+  IdSetRoot root;
+  Model model;
+  auto chunk = [&] { return *Table::Find(root.dir, 3); };
+  storage::MutationContext ctx = v.ctx();
+  const std::uint64_t base = 3 * IdSet::kChunkIds;
+  for (std::uint32_t i = 0; i < IdSet::kArrayMax; ++i) {
+    ASSERT_TRUE(IdSet::Insert(root, base + i * 13 % IdSet::kChunkIds, ctx));
+    model.insert(base + i * 13 % IdSet::kChunkIds);
+  }
+  EXPECT_NE(chunk().capacity, 0u) << "kArrayMax ids still fit an array";
+  v.Publish();
+  ctx = v.ctx();
+  ASSERT_TRUE(IdSet::Insert(root, base + 5, ctx));
+  model.insert(base + 5);
+  EXPECT_EQ(chunk().capacity, 0u) << "one more makes a bitmap";
+  ASSERT_NO_FATAL_FAILURE(ExpectSet(root, model));
+  v.Publish();
+  ctx = v.ctx();
+  while (model.size() >= IdSet::kArrayBackAt) {
+    EXPECT_EQ(chunk().capacity, 0u);
+    ASSERT_TRUE(IdSet::Erase(root, *model.begin(), ctx));
+    model.erase(model.begin());
+  }
+  EXPECT_NE(chunk().capacity, 0u) << "below kArrayBackAt it is an array again";
+  ASSERT_NO_FATAL_FAILURE(ExpectSet(root, model));
+  while (!model.empty()) {
+    ASSERT_TRUE(IdSet::Erase(root, *model.rbegin(), ctx));
+    model.erase(std::prev(model.end()));
+  }
+  EXPECT_EQ(root.dir.node, nullptr) << "an empty set keeps no directory";
+  EXPECT_EQ(root.count, 0u);
+  v.Publish();
+  v.FreeRetired();
+  EXPECT_EQ(v.account().allocated_bytes(), 0);
+}
+
+// The memory the sets are for: a dense set costs about a bit per id, a
+// chunk of a few ids two bytes each (the B+tree of ids took 6 bytes per id).
+TEST(IdSetTest, DenseSetsCostABitPerIdAndSparseOnesTwoBytes) {
+  Versions v;
+  storage::MutationContext ctx = v.ctx();
+  IdSetRoot dense, sparse;
+  for (std::uint64_t id = 0; id < 1'000'000; ++id) IdSet::Insert(dense, id, ctx);
+  for (std::uint64_t id = 0; id < 1'000'000; id += 32) IdSet::Insert(sparse, id, ctx);
+  EXPECT_LT(static_cast<double>(IdSet::MemoryBytes(dense)) / 1'000'000, 0.2);
+  EXPECT_LT(static_cast<double>(IdSet::MemoryBytes(sparse)) / 31'250, 3.0);
+  EXPECT_EQ(dense.count, 1'000'000u);
+  IdSet::Destroy(dense, &v.account());
+  IdSet::Destroy(sparse, &v.account());
+  v.Publish();
+  EXPECT_EQ(v.account().allocated_bytes(), 0);
+}
+
+TEST(IdSetTest, FillSkipsEmptyStretchesOfTheIdSpace) {
+  Versions v;
+  storage::MutationContext ctx = v.ctx();
+  IdSetRoot root;
+  const Model model = {0, 1, IdSet::kChunkIds - 1, IdSet::kChunkIds, std::uint64_t{1} << 30,
+                       (std::uint64_t{1} << 47) + 12345, (std::uint64_t{1} << 48) - 1};
+  for (std::uint64_t id : model) ASSERT_TRUE(IdSet::Insert(root, id, ctx));
+  ASSERT_NO_FATAL_FAILURE(ExpectSet(root, model));
+  std::uint64_t got[2];
+  EXPECT_EQ(IdSet::Fill(root, (std::uint64_t{1} << 30) + 1, got, 2), 2u);
+  EXPECT_EQ(got[0], (std::uint64_t{1} << 47) + 12345);
+  EXPECT_EQ(got[1], (std::uint64_t{1} << 48) - 1);
+  EXPECT_EQ(IdSet::Fill(root, std::uint64_t{1} << 48, got, 2), 0u);
+  EXPECT_FALSE(IdSet::Contains(root, std::uint64_t{1} << 48));
+  EXPECT_FALSE(IdSet::Contains(IdSetRoot{}, 0));
+  EXPECT_EQ(IdSet::Fill(IdSetRoot{}, 0, got, 2), 0u);
+  IdSet::Destroy(root, &v.account());
+  v.Publish();
+  EXPECT_EQ(v.account().allocated_bytes(), 0);
+}
+
+TEST(IdSetTest, BuilderMatchesInsertsAndFreesWhatItBuiltWhenAbandoned) {
+  for (Layout layout : {Layout::kDense, Layout::kClustered, Layout::kSparse}) {
+    Versions v;
+    std::mt19937_64 rng(7);
+    Model model;
+    for (int i = 0; i < 40000; ++i) model.insert(RandomId(rng, layout));
+    storage::MutationContext ctx = v.ctx();
+    IdSetRoot built;
+    {
+      IdSet::Builder b(ctx);
+      for (std::uint64_t id : model) b.Add(id);
+      built = b.Finish();
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectSet(built, model));
+    const std::int64_t with_set = v.account().allocated_bytes();
+    {
+      IdSet::Builder b(ctx);
+      for (std::uint64_t id : model) b.Add(id);
+    }
+    EXPECT_EQ(v.account().allocated_bytes(), with_set) << "an abandoned Builder frees its blocks";
+    // A built set is an ordinary one: a later group edits it.
+    v.Publish();
+    ctx = v.ctx();
+    for (int i = 0; i < 3000; ++i) {
+      const std::uint64_t id = RandomId(rng, layout);
+      if (i % 2 == 0) {
+        ASSERT_EQ(IdSet::Insert(built, id, ctx), model.insert(id).second);
+      } else {
+        ASSERT_EQ(IdSet::Erase(built, id, ctx), model.erase(id) == 1);
+      }
+    }
+    ASSERT_NO_FATAL_FAILURE(ExpectSet(built, model));
+    IdSet::Destroy(built, &v.account());
+    v.Publish();
+    v.FreeRetired();
+    EXPECT_EQ(v.account().allocated_bytes(), 0);
+  }
+}
+
+// Fails the n-th allocation of each group of one to five operations for
+// n = 1, 2, ... until the group succeeds; after every failure the group
+// rolls back and the published set reads as before. Then nothing leaks.
+TEST(IdSetTest, AllocationFailuresDamageNothingAndLeakNothing) {
+  for (auto mode : {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
+    for (Layout layout : {Layout::kDense, Layout::kClustered, Layout::kSparse}) {
+      Versions v;
+      IdSetRoot root;
+      Model model;
+      std::mt19937_64 rng(21);
+      for (int group = 0; group < 250; ++group) {
+        // Adds first, so arrays fill up and convert; then adds and erases.
+        std::vector<std::pair<bool, std::uint64_t>> ops;
+        Model after = model;
+        for (std::uint64_t k = 1 + rng() % 5; k > 0; --k) {
+          const bool erase = group > 120 && rng() % 2 == 0 && !after.empty();
+          std::uint64_t id = RandomId(rng, layout);
+          if (erase) {
+            auto it = after.lower_bound(id);
+            id = it == after.end() ? *after.begin() : *it;
+            after.erase(id);
+          } else {
+            after.insert(id);
+          }
+          ops.emplace_back(erase, id);
+        }
+        for (std::uint64_t n = 1;; ++n) {
+          const IdSetRoot saved = root;
+          base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
+          try {
+            storage::MutationContext ctx = v.ctx();
+            for (const auto& [erase, id] : ops) {
+              if (erase) {
+                IdSet::Erase(root, id, ctx);
+              } else {
+                IdSet::Insert(root, id, ctx);
+              }
+            }
+            base::DisarmAllocationFaults();
+            break;
+          } catch (const std::bad_alloc&) {
+            base::DisarmAllocationFaults();
+            v.Rollback();
+            root = saved;
+            ASSERT_EQ(root.count, model.size());
+            ASSERT_EQ(FillAll(root, 256), std::vector<std::uint64_t>(model.begin(), model.end()));
+          }
+        }
+        model = std::move(after);
+        v.Publish();
+      }
+      ASSERT_NO_FATAL_FAILURE(ExpectSet(root, model));
+      IdSet::Destroy(root, &v.account());
+      v.FreeRetired();
+      EXPECT_EQ(v.account().allocated_bytes(), 0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace quiver::index

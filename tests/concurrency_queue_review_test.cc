@@ -230,6 +230,12 @@ TEST(QueueReviewTest, PoisonWhileProducersLeadAnswersEveryone) {
 // Coverage (passes): index lifecycle batches (CreateIndex's declaration and
 // kIndexReady, DropIndex) queued among batches that producers lead: every
 // call succeeds, nothing hangs, every acknowledged vertex is there.
+// Each producer stops after kQueueReviewMaxWrites: a build runs below the
+// producers' priority (Options::background_nice) and spinning producers
+// saturate two cores, so on a loaded machine unbounded producers grew the
+// graph faster than the starved builds could index it, and ten builds took
+// minutes (seen under a parallel compile, before and after stop 40).
+constexpr int kQueueReviewMaxWrites = 50'000;
 TEST(QueueReviewTest, IndexBatchesAmongLedGroups) {
   Watchdog watchdog(std::chrono::seconds(180));
   auto g = Graph::OpenInMemory(LeadingOptions()).value();
@@ -238,7 +244,7 @@ TEST(QueueReviewTest, IndexBatchesAmongLedGroups) {
   std::vector<std::thread> threads;
   for (int p = 0; p < 3; ++p)
     threads.emplace_back([&, p] {
-      for (int i = 0; !stop.load(); ++i) {
+      for (int i = 0; !stop.load() && i < kQueueReviewMaxWrites; ++i) {
         Result<CommitInfo> r = g->Write(QueueReviewVertex(p * 1'000'000 + i));
         ASSERT_TRUE(r.ok()) << r.status().ToString();
         acked.fetch_add(1);

@@ -1,13 +1,13 @@
 // Review of the insert-path series (48177a8..cf9f975): the index tree's
 // Search comparing a node's last entry first, InsertAt skipping the shift at
-// a fixed node's end, the set append path (TryAppendToPrivateSet), and batch
-// validation's fast paths (prefetch, cached edge-type name, skipped property
-// checks for property-less edges, CommittedEndpointsFit) and ApplyPlain's
-// cached edge type.
+// a fixed node's end, and batch validation's fast paths (prefetch, cached
+// edge-type name, skipped property checks for property-less edges,
+// CommittedEndpointsFit) and ApplyPlain's cached edge type. (The set append
+// path went with the label and type sets' move to IdSet in stop 40; its
+// byte-image and builder-epoch tests moved to tests/id_set_test.cc.)
 //
 // Every test compares against a trivially correct answer: a linear scan of
-// the node, a std::set model, byte images of every node a published version
-// reaches (DESIGN.md invariant 1), or the exact status a batch must fail
+// the node, a std::set model, or the exact status a batch must fail
 // with (code, operation index, and the degree CheckDegree counted).
 #include <gtest/gtest.h>
 
@@ -18,11 +18,9 @@
 #include <limits>
 #include <map>
 #include <memory>
-#include <new>
 #include <random>
 #include <set>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -33,7 +31,6 @@
 #include "quiver/graph.h"
 #include "storage/retire_list.h"
 #include "test_util.h"
-#include "tree_versions.h"
 
 namespace quiver {
 namespace {
@@ -48,7 +45,6 @@ using index::IndexRoot;
 using index::IndexTree;
 namespace tree = index::tree;
 
-using SetModel = std::set<std::pair<std::string, std::uint64_t>>;
 constexpr std::uint64_t kMax48 = (std::uint64_t{1} << 48) - 1;
 
 // A node-sized, 8-byte aligned buffer.
@@ -223,251 +219,6 @@ TEST(InsertPathReviewTest, SearchMatchesLinearScanAtEveryCountAndLayout) {
         }
       }
     }
-  }
-}
-
-using ReviewVersions = test_util::TreeVersions;
-
-// The bytes of every node a root reaches.
-struct NodeImage {
-  const void* node;
-  std::string bytes;
-};
-
-void ImageNodes(const tree::Shape& s, const void* n, std::uint32_t height, std::vector<NodeImage>* out) {
-  const tree::Kind k = height == 0 ? tree::kLeaf : tree::kInner;
-  out->push_back({n, std::string(static_cast<const char*>(n), s.node_bytes[k])});
-  if (height == 0) return;
-  for (std::uint32_t i = 0; i < tree::Count(n); ++i) ImageNodes(s, tree::Child(s, n, i), height - 1, out);
-}
-
-std::vector<NodeImage> ImageTree(const IndexRoot& root) {
-  std::vector<NodeImage> out;
-  if (root.node != nullptr) ImageNodes(tree::ShapeOf(root), root.node, root.height, &out);
-  return out;
-}
-
-// Invariant 1: every byte of every node a published version reached is as
-// it was at publication.
-void ExpectImagesIntact(const std::vector<NodeImage>& images, const std::string& what) {
-  for (const NodeImage& im : images) {
-    ASSERT_EQ(std::memcmp(im.node, im.bytes.data(), im.bytes.size()), 0)
-        << what << ": a node reachable from a published version was written";
-  }
-}
-
-// Order, separators, counts (each inner node's child counts against the
-// subtree) and root.count; returns the entries.
-std::uint64_t CheckSubtree(const tree::Shape& s, const void* n, std::uint32_t height, SetModel* out,
-                           std::pair<std::string, std::uint64_t>* last, bool* any) {
-  const tree::Kind k = height == 0 ? tree::kLeaf : tree::kInner;
-  EXPECT_TRUE(tree::Fits(s, k, tree::LoadOf(s, k, n)));
-  if (height == 0) {
-    for (std::uint32_t i = 0; i < tree::Count(n); ++i) {
-      std::pair<std::string, std::uint64_t> e{std::string(tree::Key(s, k, n, i)), tree::Id(s, k, n, i)};
-      if (*any) {
-        EXPECT_LT(*last, e) << "entries out of order";
-      }
-      *last = e;
-      *any = true;
-      out->insert(e);
-    }
-    return tree::Count(n);
-  }
-  EXPECT_GE(tree::Count(n), 1u);
-  std::uint64_t total = 0;
-  for (std::uint32_t i = 0; i < tree::Count(n); ++i) {
-    const std::uint64_t c = CheckSubtree(s, tree::Child(s, n, i), height - 1, out, last, any);
-    EXPECT_EQ(tree::ChildCount(s, n, i), c) << "inner count at height " << height << " child " << i;
-    total += c;
-  }
-  return total;
-}
-
-SetModel CheckTree(const IndexRoot& root) {
-  SetModel m;
-  if (root.node == nullptr) {
-    EXPECT_EQ(root.count, 0u);
-    return m;
-  }
-  std::pair<std::string, std::uint64_t> last;
-  bool any = false;
-  const std::uint64_t total = CheckSubtree(tree::ShapeOf(root), root.node, root.height, &m, &last, &any);
-  EXPECT_EQ(total, root.count);
-  EXPECT_EQ(root.birth, tree::Hdr(root.node)->birth);
-  return m;
-}
-
-// Passing coverage: the set append path over many groups, byte for byte.
-// Appends (the fast path once the rightmost path is private), inserts below
-// the last entry, repeats, erases of the last entry followed by appends
-// below the erased id, and ids up to 2^48 - 1; after every group, every node
-// of every earlier published version must still hold its bytes (not just
-// its entries), and every version its model.
-TEST(InsertPathReviewTest, SetAppendsNeverWriteAPublishedByte) {
-  for (std::uint32_t fanout : {4u, 5u, 7u, 0u}) {
-    for (std::uint64_t start : {std::uint64_t{0}, kMax48 - 6000}) {
-      SCOPED_TRACE("fanout " + std::to_string(fanout) + " start " + std::to_string(start));
-      ReviewVersions v;
-      IndexRoot root{.key_width = 0, .max_fanout = fanout};
-      SetModel model;
-      std::vector<std::pair<IndexRoot, SetModel>> published;
-      std::vector<NodeImage> images;
-      std::mt19937_64 rng(fanout * 31 + (start != 0));
-      std::uint64_t next = start;
-      for (int group = 0; group < 150; ++group) {
-        storage::MutationContext ctx = v.ctx();
-        for (int i = 0, n = 1 + static_cast<int>(rng() % 60); i < n; ++i) {
-          const std::uint64_t r = rng() % 20;
-          if (r < 12) {  // past the last
-            if (next >= kMax48) continue;
-            next = std::min(kMax48, next + 1 + rng() % 2);
-            ASSERT_EQ(IndexTree::Insert(root, "", next, ctx), model.insert({"", next}).second);
-          } else if (r < 14) {  // below the last: the general path
-            const std::uint64_t id = start + rng() % (next - start + 1);
-            ASSERT_EQ(IndexTree::Insert(root, "", id, ctx), model.insert({"", id}).second);
-          } else if (r < 15 && !model.empty()) {  // the last again: a repeat
-            ASSERT_FALSE(IndexTree::Insert(root, "", std::prev(model.end())->second, ctx));
-          } else if (r < 18 && !model.empty()) {  // erase the last, then append below the erased id
-            const std::uint64_t gone = std::prev(model.end())->second;
-            ASSERT_TRUE(IndexTree::Erase(root, "", gone, ctx));
-            model.erase(std::prev(model.end()));
-            next = model.empty() ? start : std::prev(model.end())->second;
-          } else if (!model.empty()) {  // erase anywhere
-            auto it = model.lower_bound({"", start + rng() % (next - start + 1)});
-            if (it == model.end()) it = model.begin();
-            ASSERT_TRUE(IndexTree::Erase(root, it->first, it->second, ctx));
-            model.erase(it);
-          }
-          ASSERT_EQ(root.count, model.size());
-        }
-        ASSERT_NO_FATAL_FAILURE(ExpectImagesIntact(images, "group " + std::to_string(group)));
-        v.Publish();
-        published.push_back({root, model});
-        for (NodeImage& im : ImageTree(root)) images.push_back(std::move(im));
-      }
-      // The largest id a set holds.
-      storage::MutationContext ctx = v.ctx();
-      if (model.empty() || std::prev(model.end())->second < kMax48) {
-        ASSERT_TRUE(IndexTree::Insert(root, "", kMax48, ctx));
-        model.insert({"", kMax48});
-      }
-      ASSERT_FALSE(IndexTree::Insert(root, "", kMax48, ctx));
-      ASSERT_NO_FATAL_FAILURE(ExpectImagesIntact(images, "final group"));
-      v.Publish();
-      published.push_back({root, model});
-      for (const auto& [r, m] : published) ASSERT_EQ(CheckTree(r), m);
-      IndexTree::Destroy(root, &v.account());
-      v.FreeRetired();
-      EXPECT_EQ(v.account().allocated_bytes(), 0);
-    }
-  }
-}
-
-// Passing coverage: a set built by the Builder (the checkpoint loader's
-// BuildSets) in epoch E takes appends in place in E (recovery's replay
-// into the version it loaded) and copies in E + 1 (the first writer group
-// after publication): the built tree's bytes survive the second.
-TEST(InsertPathReviewTest, BuilderBuiltSetTakesAppendsInItsEpochAndCopiesAfter) {
-  for (std::uint32_t fanout : {4u, 0u}) {
-    for (std::size_t n :
-         {std::size_t{1}, std::size_t{4}, std::size_t{5}, std::size_t{17}, std::size_t{2000}}) {
-      SCOPED_TRACE("fanout " + std::to_string(fanout) + " n " + std::to_string(n));
-      ReviewVersions v;
-      v.set_epoch(7);
-      storage::MutationContext ctx = v.ctx();
-      IndexTree::Builder builder(IndexRoot{.key_width = 0, .max_fanout = fanout}, ctx);
-      SetModel model;
-      for (std::uint64_t i = 0; i < n; ++i) {
-        builder.Add("", 10 * i);
-        model.insert({"", 10 * i});
-      }
-      IndexRoot root = builder.Finish();
-      root.max_fanout = fanout;
-      ASSERT_EQ(CheckTree(root), model);
-      // Same epoch: edited in place, no new node for appends that fit.
-      std::uint64_t next = 10 * n;
-      for (int i = 0; i < 50; ++i, next += 3) {
-        ASSERT_TRUE(IndexTree::Insert(root, "", next, ctx));
-        model.insert({"", next});
-      }
-      ASSERT_EQ(CheckTree(root), model);
-      v.Publish();
-      const std::vector<NodeImage> images = ImageTree(root);
-      const IndexRoot published = root;
-      const SetModel published_model = model;
-      ctx = v.ctx();
-      for (int i = 0; i < 300; ++i, next += 2) {
-        ASSERT_TRUE(IndexTree::Insert(root, "", next, ctx));
-        model.insert({"", next});
-      }
-      ASSERT_NO_FATAL_FAILURE(ExpectImagesIntact(images, "after appends in the next epoch"));
-      ASSERT_EQ(CheckTree(published), published_model);
-      ASSERT_EQ(CheckTree(root), model);
-      v.Publish();
-      IndexTree::Destroy(root, &v.account());
-      v.FreeRetired();
-      EXPECT_EQ(v.account().allocated_bytes(), 0);
-    }
-  }
-}
-
-// Passing coverage: allocation failures in a group that mixes the general
-// path (privatizing, splitting) with the append path. After each failure the
-// group rolls back; the published tree keeps its bytes, and the retried
-// group (whose appends reach the fast path again) matches the model.
-TEST(InsertPathReviewTest, SetAppendsAcrossAllocationFailuresAndRollback) {
-  for (std::uint32_t fanout : {4u, 5u}) {
-    SCOPED_TRACE("fanout " + std::to_string(fanout));
-    ReviewVersions v;
-    IndexRoot root{.key_width = 0, .max_fanout = fanout};
-    SetModel model;
-    std::uint64_t next = 1;
-    for (int group = 0; group < 40; ++group) {
-      const std::vector<NodeImage> images = ImageTree(root);
-      const IndexRoot saved = root;
-      const SetModel before = model;
-      // The group: a low insert (general path), appends (fast once private,
-      // splits when full), an erase of the last, more appends.
-      std::vector<std::pair<bool, std::uint64_t>> ops;  // (insert?, id)
-      if (!model.empty()) ops.push_back({true, next / 2 * 2 + 0});
-      std::uint64_t id = next;
-      for (int i = 0; i < 9; ++i) ops.push_back({true, ++id});
-      ops.push_back({false, id});
-      for (int i = 0; i < 6; ++i) ops.push_back({true, ++id});
-      for (std::uint64_t fail_at = 1;; ++fail_at) {
-        SetModel m = before;
-        base::ArmAllocationFaults(std::this_thread::get_id(), fail_at, base::AllocationFaultMode::kOnce);
-        try {
-          storage::MutationContext ctx = v.ctx();
-          for (const auto& [insert, x] : ops) {
-            if (insert) {
-              const bool added = IndexTree::Insert(root, "", x, ctx);
-              ASSERT_EQ(added, m.insert({"", x}).second);
-            } else {
-              ASSERT_TRUE(IndexTree::Erase(root, "", x, ctx));
-              m.erase({"", x});
-            }
-          }
-          base::DisarmAllocationFaults();
-          model = m;
-          break;
-        } catch (const std::bad_alloc&) {
-          base::DisarmAllocationFaults();
-          v.Rollback(/*new_epoch=*/true);
-          root = saved;
-          ASSERT_NO_FATAL_FAILURE(ExpectImagesIntact(images, "after rollback"));
-          ASSERT_EQ(CheckTree(root), before);
-        }
-        ASSERT_LT(fail_at, 1000u);
-      }
-      ASSERT_EQ(CheckTree(root), model);
-      next = id + 1;
-      v.Publish();
-    }
-    IndexTree::Destroy(root, &v.account());
-    v.FreeRetired();
-    EXPECT_EQ(v.account().allocated_bytes(), 0);
   }
 }
 

@@ -154,35 +154,6 @@ void AdjustCounts(const Shape& s, const Path& p, int last, std::int64_t delta) {
 
 // ---- Insert
 
-// The fast path of an insert into a label or edge-type set (key width 0):
-// ids rise, so nearly every insert is past the set's last entry, and within
-// a group the rightmost path is private after the first. Then the entry goes
-// at the end of the rightmost leaf and the counts up the path grow by one:
-// no search, no plan, nothing allocated. False (nothing changed) when the
-// entry is not past the last, a node on the path is published, or the leaf
-// is full; the general path handles those.
-bool TryAppendToPrivateSet(IndexRoot& root, const Shape& s, std::uint64_t id, storage::MutationContext& ctx) {
-  if (root.key_width != 0 || root.node == nullptr) return false;
-  Path p;
-  p.height = root.height;
-  void* n = root.node;
-  for (std::uint32_t l = 0; l < root.height; ++l) {
-    if (!IsPrivate(n, ctx)) return false;
-    p.nodes[l] = n;
-    p.index[l] = tree::Count(n) - 1;
-    n = tree::Child(s, n, p.index[l]);
-  }
-  if (!IsPrivate(n, ctx)) return false;
-  const std::uint32_t count = tree::Count(n);
-  // The rightmost leaf's last entry is the set's largest.
-  if (count == 0 || tree::Id(s, kLeaf, n, count - 1) >= id) return false;
-  if (!tree::Fits(s, kLeaf, tree::LoadOf(s, kLeaf, n) + tree::EntryLoad(s, kLeaf, 0))) return false;
-  tree::InsertAt(s, kLeaf, n, count, Entry{std::string_view(), id});
-  AdjustCounts(s, p, static_cast<int>(p.height) - 1, 1);
-  ++root.count;
-  return true;
-}
-
 // What an insert does at the leaf, decided before anything is written.
 enum class LeafAction { kInPlace, kToLeft, kToRight, kSplit, kAppend };
 
@@ -487,7 +458,6 @@ bool IndexTree::Insert(IndexRoot& root, std::string_view key, std::uint64_t id,
     root.count = 1;
     return true;
   }
-  if (TryAppendToPrivateSet(root, s, id, ctx)) return true;
   Path p;
   if (FindPath(s, root, key, id, &p)) return false;
   const InsertPlan plan = PlanInsert(s, p, key);

@@ -1,5 +1,6 @@
 // IndexTree: a persistent (copy-on-write, structurally shared) B+tree of
-// index entries, the structure behind label sets and property indexes.
+// index entries, the structure behind property indexes (label and type sets
+// are IdSets, id_set.h).
 //
 // An entry is (key, id): `key` an encoded key (key_codec.h; empty for a
 // label set), `id` a 48-bit element id. Entries are unique and sorted by
@@ -33,8 +34,8 @@ namespace quiver::index {
 
 // The root of one tree, held by value in the version (like TableRoot).
 // key_width: -1 for variable-length keys, or a fixed width >= 0 (8 for an
-// int64 or double index, key_codec.h FixedKeyWidth; 0 for a label set,
-// whose entries are ids alone): fixed trees store keys inline with no
+// int64 or double index, key_codec.h FixedKeyWidth; 0 for a tree of ids
+// alone, which the tests use): fixed trees store keys inline with no
 // length, which is what keeps an int64 entry near 16 bytes. Set once, by
 // Builder or the first Insert's caller, as is max_fanout.
 struct IndexRoot {

@@ -43,9 +43,9 @@ namespace config {
 // Node sizes in bytes, all mimalloc size classes (no bin rounding); chosen
 // by measurement (docs/impl.md "Index tree"). A 2 KiB leaf holds 145 int64
 // entries: one 16-way search step and one more cache line find an entry,
-// and a copy-on-write path copy stays small. Label sets keep 4 KiB leaves
-// (680 ids): they are scanned more than searched, and bigger leaves bring
-// them closer to 6 B per id. Inner nodes of 4 KiB (136 children of an
+// and a copy-on-write path copy stays small. Trees of ids alone (width 0;
+// label sets were such trees until they became IdSets) keep 4 KiB leaves
+// (680 ids). Inner nodes of 4 KiB (136 children of an
 // int64 tree) keep trees shallow.
 // Variable-width nodes of 4 KiB hold at least three keys of kMaxKeyBytes,
 // which a split into two halves needs.

@@ -102,8 +102,9 @@ SortedArray<std::uint16_t> ChunkArray(IdChunk& s) {
   return {&s.data, &s.birth, &s.capacity, s.count, IdSet::kArrayMax};
 }
 SortedArray<std::uint64_t> SmallArray(IdSetRoot& r) {
-  return {reinterpret_cast<void**>(&r.small), &r.small_birth, &r.small_capacity, r.count, IdSet::kSmallMax};
+  return {&r.small, &r.small_birth, &r.small_capacity, r.count, IdSet::kSmallMax};
 }
+const std::uint64_t* SmallIds(const IdSetRoot& r) { return static_cast<const std::uint64_t*>(r.small); }
 
 // The bitmap of `s`, copied first unless born in this epoch.
 std::uint64_t* OwnBitmap(IdChunk& s, MutationContext& ctx) {
@@ -204,7 +205,7 @@ void InsertChunked(IdSetRoot& root, std::uint64_t id, MutationContext& ctx) {
 void SmallToChunked(IdSetRoot& root, MutationContext& ctx) {
   IdSetRoot big;
   try {
-    for (std::uint64_t i = 0; i < root.count; ++i) InsertChunked(big, root.small[i], ctx);
+    for (std::uint64_t i = 0; i < root.count; ++i) InsertChunked(big, SmallIds(root)[i], ctx);
     ctx.Retire(root.small);
   } catch (...) {
     ForEachBlock(big, [&ctx](void* p) { ctx.FreeUnlinked(p); });
@@ -216,10 +217,52 @@ void SmallToChunked(IdSetRoot& root, MutationContext& ctx) {
   root.small_capacity = 0;
 }
 
+// Removes offset `off` (present) from chunk `s`, which holds at least one
+// more: an array loses the entry, a bitmap its bit, or becomes an array
+// below kArrayBackAt.
+void EraseFromChunk(IdChunk& s, std::uint16_t off, MutationContext& ctx) {
+  if (s.capacity != 0) {
+    ArrayErase(ChunkArray(s), off, ctx);
+  } else if (s.count - 1 < IdSet::kArrayBackAt) {
+    // Few enough ids left for an array again.
+    const std::size_t bytes = ArrayBytes<std::uint16_t>(s.count - 1, IdSet::kArrayMax);
+    void* d = ctx.AllocateGood(bytes);
+    BitmapToArray(Words(s.data), 0, kWords, off, static_cast<std::uint16_t*>(d));
+    Replace(&s.data, &s.birth, &s.capacity, d, static_cast<std::uint32_t>(bytes / 2), ctx);
+  } else {
+    OwnBitmap(s, ctx)[off >> 6] &= ~(std::uint64_t{1} << (off & 63));
+  }
+  --s.count;
+}
+
+// A chunked set of at most kSmallBackAt ids becomes small: its ids copied
+// into a new small block, every chunk and directory node retired. If this
+// throws, the set is as it was.
+void ChunkedToSmall(IdSetRoot& root, MutationContext& ctx) {
+  std::vector<void*> blocks;
+  auto collect = [&blocks](void* p) { blocks.push_back(p); };
+  ForEachBlockIn(root.dir.node, root.dir.height, collect);
+  // No ids left: no small block either (an empty set holds no block).
+  const std::size_t bytes = root.count == 0 ? 0 : ArrayBytes<std::uint64_t>(root.count, IdSet::kSmallMax);
+  auto* d = bytes == 0 ? nullptr : static_cast<std::uint64_t*>(ctx.AllocateGood(bytes));
+  IdSet::Fill(root, 0, d, root.count);
+  try {
+    ctx.retired->Reserve(blocks.size());  // the Retires below cannot throw
+  } catch (...) {
+    ctx.FreeUnlinked(d);
+    throw;
+  }
+  for (void* p : blocks) ctx.Retire(p);
+  root.dir = storage::TableRoot{};
+  root.small = d;
+  root.small_birth = d == nullptr ? 0 : ctx.epoch;
+  root.small_capacity = static_cast<std::uint32_t>(bytes / sizeof(std::uint64_t));
+}
+
 }  // namespace
 
 bool IdSet::Contains(const IdSetRoot& root, std::uint64_t id) {
-  if (root.small != nullptr) return std::binary_search(root.small, root.small + root.count, id);
+  if (root.small != nullptr) return std::binary_search(SmallIds(root), SmallIds(root) + root.count, id);
   const IdChunk* s = Table::Find(root.dir, id >> kChunkBits);
   if (s == nullptr || s->data == nullptr) return false;
   const auto off = static_cast<std::uint32_t>(id & kOffsetMask);
@@ -261,29 +304,19 @@ bool IdSet::Erase(IdSetRoot& root, std::uint64_t id, MutationContext& ctx) {
     ctx.Retire(s.data);
     s = IdChunk{};
     --root.count;
-    Table::ReclaimIfEmpty(root.dir, chunk, ctx);
-    return true;
-  }
-  if (s.capacity != 0) {
-    ArrayErase(ChunkArray(s), off, ctx);
-  } else if (s.count - 1 < kArrayBackAt) {
-    // Few enough ids left for an array again.
-    const std::size_t bytes = ArrayBytes<std::uint16_t>(s.count - 1, kArrayMax);
-    void* d = ctx.AllocateGood(bytes);
-    BitmapToArray(Words(s.data), 0, kWords, off, static_cast<std::uint16_t*>(d));
-    Replace(&s.data, &s.birth, &s.capacity, d, static_cast<std::uint32_t>(bytes / 2), ctx);
+    Table::ReclaimIfEmpty(root.dir, chunk, ctx);  // may unlink the leaf `s` was in
   } else {
-    OwnBitmap(s, ctx)[off >> 6] &= ~(std::uint64_t{1} << (off & 63));
+    EraseFromChunk(s, off, ctx);
+    --root.count;
   }
-  --s.count;
-  --root.count;
+  if (root.count <= kSmallBackAt && root.dir.node != nullptr) ChunkedToSmall(root, ctx);
   return true;
 }
 
 std::size_t IdSet::Fill(const IdSetRoot& root, std::uint64_t from, std::uint64_t* out, std::size_t max) {
   if (root.small != nullptr) {
-    const std::uint64_t* end = root.small + root.count;
-    const std::uint64_t* p = std::lower_bound(static_cast<const std::uint64_t*>(root.small), end, from);
+    const std::uint64_t* end = SmallIds(root) + root.count;
+    const std::uint64_t* p = std::lower_bound(SmallIds(root), end, from);
     const std::size_t n = std::min(max, static_cast<std::size_t>(end - p));
     std::copy(p, p + n, out);
     return n;
@@ -372,6 +405,10 @@ IdSetRoot IdSet::Builder::Finish() {
   } else if (open_count_ > 0) {
     Close();
   }
+  // The build's scratch goes now: BuildSets keeps every label's Builder
+  // until the last is done.
+  pending_ = std::vector<std::uint64_t>();
+  words_.reset();
   IdSetRoot out = root_;
   root_ = IdSetRoot{};
   return out;

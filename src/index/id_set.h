@@ -19,9 +19,9 @@
 //            RadixTable of IdChunk slots indexed by chunk number
 //            (storage/radix_table.h), which keeps each chunk's count and
 //            birth epoch beside its pointer.
-// A small set that would pass kSmallMax becomes chunked; a chunked set stays
-// chunked however far it shrinks (its cost is bounded by the chunks it still
-// holds ids in). Ids are dense table positions, so the label of nearly
+// A small set that would pass kSmallMax becomes chunked; a chunked set that
+// falls to kSmallBackAt ids becomes small again (the gap keeps one id added
+// and removed in turn from converting each time). Ids are dense table positions, so the label of nearly
 // every vertex (the type of nearly every edge) fills bitmaps: about 0.13
 // bytes per id where the B+tree of ids it replaced took 6.
 //
@@ -64,7 +64,7 @@ static_assert(sizeof(IdChunk) == 24);
 struct IdSetRoot {
   storage::TableRoot dir;            // chunked: RadixTable<IdChunk>, sparse, by id >> kChunkBits
   std::uint64_t count = 0;           // ids in the set
-  std::uint64_t* small = nullptr;    // small: `count` sorted ids
+  void* small = nullptr;             // small: `count` sorted std::uint64_t ids
   std::uint64_t small_birth = 0;     // the epoch `small` was born in
   std::uint32_t small_capacity = 0;  // ids `small` has room for
 };
@@ -78,6 +78,7 @@ class IdSet {
   static constexpr std::uint32_t kArrayBackAt = kArrayMax / 2;
   // A small set's most ids: a 4 KiB block, what one chunk's copy costs.
   static constexpr std::uint32_t kSmallMax = 512;
+  static constexpr std::uint32_t kSmallBackAt = kSmallMax / 4;
 
   // Adds `id`; false if it was there already (then nothing is copied).
   // Throws std::bad_alloc, leaving `root` unchanged or changed only in

@@ -96,6 +96,9 @@ class RetireList {
     entries_.push_back({block, fn});
     if (fn == &FreeBlock) bytes_ += base::UsableSize(block);
   }
+  // Makes room for `more` entries, so that the next `more` Adds cannot
+  // throw. May throw std::bad_alloc (nothing is then recorded).
+  void Reserve(std::size_t more) { entries_.reserve(entries_.size() + more); }
   bool empty() const { return entries_.empty(); }
   // Allocator bytes of the blocks freed by FreeBlock (others not counted);
   // kept as the list grows, so reading it costs nothing.

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 #include <iterator>
 #include <new>
 #include <random>
@@ -129,6 +130,15 @@ void ExpectSet(const IdSetRoot& root, const Model& model) {
   }
 }
 
+// The end of a test: frees `roots` and every version's retired blocks;
+// nothing may stay allocated.
+void ExpectAllFreed(Versions& v, std::initializer_list<IdSetRoot*> roots) {
+  for (IdSetRoot* r : roots) IdSet::Destroy(*r, &v.account());
+  v.Publish();
+  v.FreeRetired();
+  EXPECT_EQ(v.account().allocated_bytes(), 0);
+}
+
 enum class Layout { kDense, kClustered, kSparse };
 
 std::uint64_t RandomId(std::mt19937_64& rng, Layout layout) {
@@ -174,9 +184,7 @@ TEST(IdSetTest, RandomGroupsMatchTheModelAndOldVersionsStayIntact) {
       }
       ASSERT_NO_FATAL_FAILURE(ExpectSet(root, model));
       for (const auto& [old_root, old_model] : kept) ASSERT_NO_FATAL_FAILURE(ExpectSet(old_root, old_model));
-      IdSet::Destroy(root, &v.account());
-      v.FreeRetired();
-      EXPECT_EQ(v.account().allocated_bytes(), 0);
+      ExpectAllFreed(v, {&root});
     }
   }
 }
@@ -230,10 +238,7 @@ TEST(IdSetTest, DenseSetsCostABitPerIdAndSparseOnesTwoBytes) {
   EXPECT_LT(static_cast<double>(IdSet::MemoryBytes(dense)) / 1'000'000, 0.2);
   EXPECT_LT(static_cast<double>(IdSet::MemoryBytes(sparse)) / 31'250, 3.0);
   EXPECT_EQ(dense.count, 1'000'000u);
-  IdSet::Destroy(dense, &v.account());
-  IdSet::Destroy(sparse, &v.account());
-  v.Publish();
-  EXPECT_EQ(v.account().allocated_bytes(), 0);
+  ExpectAllFreed(v, {&dense, &sparse});
 }
 
 TEST(IdSetTest, FillSkipsEmptyStretchesOfTheIdSpace) {
@@ -260,9 +265,7 @@ TEST(IdSetTest, FillSkipsEmptyStretchesOfTheIdSpace) {
   EXPECT_FALSE(IdSet::Contains(root, std::uint64_t{1} << 48));
   EXPECT_FALSE(IdSet::Contains(IdSetRoot{}, 0));
   EXPECT_EQ(IdSet::Fill(IdSetRoot{}, 0, got, 2), 0u);
-  IdSet::Destroy(root, &v.account());
-  v.Publish();
-  EXPECT_EQ(v.account().allocated_bytes(), 0);
+  ExpectAllFreed(v, {&root});
 }
 
 TEST(IdSetTest, SmallSetsAreOneBlockUntilTheyPassKSmallMax) {
@@ -290,10 +293,7 @@ TEST(IdSetTest, SmallSetsAreOneBlockUntilTheyPassKSmallMax) {
   EXPECT_EQ(root.small, nullptr) << "one past kSmallMax is chunked";
   ASSERT_NO_FATAL_FAILURE(ExpectSet(root, model));
   ASSERT_NO_FATAL_FAILURE(ExpectSet(small, small_model));
-  IdSet::Destroy(root, &v.account());
-  v.Publish();
-  v.FreeRetired();
-  EXPECT_EQ(v.account().allocated_bytes(), 0);
+  ExpectAllFreed(v, {&root});
 }
 
 // From the review: a rare label or type scattered over a large table cost a
@@ -314,10 +314,7 @@ TEST(IdSetTest, ScatteredSmallSetsCostNoMoreThanTheTreeTheyReplaced) {
   }
   EXPECT_LE(IdSet::MemoryBytes(built), 4096u);
   EXPECT_EQ(built.count, 100u);
-  IdSet::Destroy(inserted, &v.account());
-  IdSet::Destroy(built, &v.account());
-  v.Publish();
-  EXPECT_EQ(v.account().allocated_bytes(), 0);
+  ExpectAllFreed(v, {&inserted, &built});
 }
 
 // From the second review: past kSmallMax a scattered set pays a directory
@@ -363,9 +360,7 @@ TEST(IdSetTest, ChunkedSetsThatShrinkBecomeSmallAgain) {
   EXPECT_EQ(emptied.dir.node, nullptr);
   EXPECT_EQ(emptied.count, 0u);
   v.Publish();
-  IdSet::Destroy(root, &v.account());
-  v.FreeRetired();
-  EXPECT_EQ(v.account().allocated_bytes(), 0);
+  ExpectAllFreed(v, {&root});
 }
 
 // The bytes of every block a version reaches, to check later that no
@@ -439,9 +434,7 @@ TEST(IdSetTest, GroupsNeverWriteAPublishedByte) {
       for (BlockImage& im : ImageSet(root)) images.push_back(std::move(im));
     }
     for (const auto& [r, m] : published) ASSERT_NO_FATAL_FAILURE(ExpectSet(r, m));
-    IdSet::Destroy(root, &v.account());
-    v.FreeRetired();
-    EXPECT_EQ(v.account().allocated_bytes(), 0);
+    ExpectAllFreed(v, {&root});
   }
 }
 
@@ -486,9 +479,7 @@ TEST(IdSetTest, BuiltSetTakesChangesInItsEpochAndCopiesAfter) {
     ASSERT_NO_FATAL_FAILURE(ExpectSet(before, before_model));
     ASSERT_NO_FATAL_FAILURE(ExpectSet(root, model));
     v.Publish();
-    IdSet::Destroy(root, &v.account());
-    v.FreeRetired();
-    EXPECT_EQ(v.account().allocated_bytes(), 0);
+    ExpectAllFreed(v, {&root});
   }
 }
 
@@ -524,10 +515,7 @@ TEST(IdSetTest, BuilderMatchesInsertsAndFreesWhatItBuiltWhenAbandoned) {
       }
     }
     ASSERT_NO_FATAL_FAILURE(ExpectSet(built, model));
-    IdSet::Destroy(built, &v.account());
-    v.Publish();
-    v.FreeRetired();
-    EXPECT_EQ(v.account().allocated_bytes(), 0);
+    ExpectAllFreed(v, {&built});
   }
 }
 
@@ -584,9 +572,7 @@ TEST(IdSetTest, AllocationFailuresDamageNothingAndLeakNothing) {
         v.Publish();
       }
       ASSERT_NO_FATAL_FAILURE(ExpectSet(root, model));
-      IdSet::Destroy(root, &v.account());
-      v.FreeRetired();
-      EXPECT_EQ(v.account().allocated_bytes(), 0);
+      ExpectAllFreed(v, {&root});
     }
   }
 }

@@ -44,25 +44,43 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> Entries(std::span<const Edg
   return out;
 }
 
-// A single-group head carries its type: the reader never reads the array's
-// header for it (here the header is scribbled on and the reader must not
-// notice), so a sweep can prefetch an array before touching it.
-TEST(AdjacencyTest, SingleGroupHeadCarriesItsType) {
+// A single-group head carries its type, and its array is nothing but its
+// entries (no header): the entries start at the block's first byte, the
+// block is exactly what the allocator's bin gives for them, and the room
+// the writer appends into is that bin's (ArrayCapacity).
+TEST(AdjacencyTest, SingleGroupHeadCarriesItsTypeAndTheArrayOnlyEntries) {
   Heads heads;
   MutationContext ctx = heads.ctx();
   std::uintptr_t& head = heads.New();
   std::uint32_t degree = 0;
   for (std::uint64_t i = 0; i < 5; ++i) AppendEntry(head, degree, 7, 100 + i, 200 + i, ctx);
   ASSERT_FALSE(IsDir(head));
-  const_cast<EdgeArray*>(AsArray(head))->type = 9;  // the reader must not look here
+  EXPECT_EQ(ArrayType(head), 7u);
   EXPECT_EQ(GroupAt(head, degree, 0).type, EdgeTypeId(7));
   EXPECT_EQ(FindGroup(head, degree, 7).size(), 5u);
   EXPECT_TRUE(FindGroup(head, degree, 9).empty());
-  const_cast<EdgeArray*>(AsArray(head))->type = 7;
+  const EdgeArray* a = AsArray(head);
+  EXPECT_EQ(static_cast<const void*>(a), static_cast<const void*>(FindGroup(head, degree, 7).data()));
+  EXPECT_EQ(a->entries()[0].edge().value(), 100u);
+  EXPECT_EQ(a->entries()[4].neighbor().value(), 204u);
+  // The block of one entry is the allocator's bin for 12 bytes, not 20.
+  std::uintptr_t& one = heads.New();
+  std::uint32_t one_degree = 0;
+  AppendEntry(one, one_degree, 7, 1, 2, ctx);
+  EXPECT_EQ(base::UsableSize(AsMutableArray(one)), base::GoodAllocationSize(sizeof(EdgeEntry)));
+  EXPECT_EQ(ArrayCapacity(AsArray(one)), base::GoodAllocationSize(sizeof(EdgeEntry)) / sizeof(EdgeEntry));
+  for (std::uint32_t n : {1u, 2u, 3u, 7u, 10u, 100u, 1000u}) {
+    MutationContext c = heads.ctx();
+    EdgeArray* made = NewEdgeArray(n, c);
+    EXPECT_EQ(ArrayCapacity(made), base::GoodAllocationSize(n * sizeof(EdgeEntry)) / sizeof(EdgeEntry)) << n;
+    EXPECT_GE(ArrayCapacity(made), n);
+    c.FreeUnlinked(made);
+  }
 }
 
-// Types that do not fit beside the address keep them in the header: every
-// head shape (one group, a directory, back to one group) reads back right.
+// A type that does not fit beside the address (>= 2^16) keeps a directory
+// even for one group (arrays have no header to hold it): every head shape
+// (one group, a directory, back to one group) reads back right.
 TEST(AdjacencyTest, LargeAndSmallTypesReadBackThroughEveryHeadShape) {
   Heads heads;
   MutationContext ctx = heads.ctx();
@@ -71,6 +89,8 @@ TEST(AdjacencyTest, LargeAndSmallTypesReadBackThroughEveryHeadShape) {
     std::uint32_t degree = 0;
     AppendEntry(head, degree, big, 1, 11, ctx);
     AppendEntry(head, degree, big, 2, 12, ctx);
+    EXPECT_EQ(IsDir(head), big > kMaxTypeInHead);
+    EXPECT_EQ(GroupCount(head), 1u);
     EXPECT_EQ(GroupAt(head, degree, 0).type, EdgeTypeId(big));
     EXPECT_EQ(Entries(FindGroup(head, degree, big)),
               (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{1, 11}, {2, 12}}));
@@ -87,6 +107,19 @@ TEST(AdjacencyTest, LargeAndSmallTypesReadBackThroughEveryHeadShape) {
     EXPECT_EQ(RemoveEntries(head, degree, 3, last, ctx), 1u);
     EXPECT_EQ(head, 0u);
     EXPECT_EQ(degree, 0u);
+    // The other way back: the small type goes, the large one stays, in a
+    // directory of one group if it does not fit the word.
+    std::uintptr_t& mixed = heads.New();
+    std::uint32_t mixed_degree = 0;
+    AppendEntry(mixed, mixed_degree, 3, 4, 14, ctx);
+    AppendEntry(mixed, mixed_degree, big, 5, 15, ctx);
+    const std::uint64_t small[] = {4};
+    EXPECT_EQ(RemoveEntries(mixed, mixed_degree, 3, small, ctx), 1u);
+    EXPECT_EQ(IsDir(mixed), big > kMaxTypeInHead);
+    EXPECT_EQ(GroupCount(mixed), 1u);
+    EXPECT_EQ(GroupAt(mixed, mixed_degree, 0).type, EdgeTypeId(big));
+    EXPECT_EQ(Entries(FindGroup(mixed, mixed_degree, big)),
+              (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{5, 15}}));
   }
 }
 
@@ -124,7 +157,8 @@ TEST(AdjacencyTest, AppendEntriesEqualsOneAppendEachAndCopiesOnce) {
           for (int i = 0; i < 3; ++i, ++e) AppendEntry(*head, *degree, 7, e, 1000 + e, old);
         } else if (shape == 2) {
           AppendEntry(*head, *degree, 7, e, 1000 + e, old);
-          while (*degree < AsArray(*head)->capacity) ++e, AppendEntry(*head, *degree, 7, e, 1000 + e, old);
+          while (*degree < ArrayCapacity(AsArray(*head)))
+            ++e, AppendEntry(*head, *degree, 7, e, 1000 + e, old);
         } else if (shape == 3) {
           AppendEntry(*head, *degree, 5, e, 1000 + e, old);
         } else if (shape == 4) {
@@ -140,7 +174,7 @@ TEST(AdjacencyTest, AppendEntriesEqualsOneAppendEachAndCopiesOnce) {
       if (shape == 2) {  // full and published: copied once
         EXPECT_EQ(heads.retired().size(), retired_before + 1) << "k " << k;
         EXPECT_EQ(heads.blocks().size(), blocks_before + 1) << "k " << k;
-        EXPECT_GE(AsArray(bulk)->capacity, bulk_degree);
+        EXPECT_GE(ArrayCapacity(AsArray(bulk)), bulk_degree);
       }
       for (const EntryAdd& a : adds) AppendEntry(each, each_degree, 7, a.edge, a.neighbor, ctx);
       EXPECT_EQ(bulk_degree, each_degree) << "shape " << shape << " k " << k;

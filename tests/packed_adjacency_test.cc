@@ -470,7 +470,7 @@ TEST(PackedAdjacencyTest, MovingOutForAnotherTypeReservesNoRoomInTheOldGroup) {
   const std::uint32_t t = s.FindEdgeType("T")->value();
   std::uint32_t capacity = 0;
   for (std::uint32_t i = 0; i < d->size; ++i)
-    if (d->groups()[i].type == t) capacity = d->groups()[i].array->capacity;
+    if (d->groups()[i].type == t) capacity = storage::ArrayCapacity(d->groups()[i].array);
   EXPECT_GE(capacity, 10u);
   EXPECT_LE(capacity, 16u) << "the old group's array is sized to its own entries";
   EXPECT_TRUE(g->Close().ok());

@@ -984,8 +984,13 @@ class Loader {
       if (w.count[v] == 0) continue;
       storage::VertexSlot* s = slot(v);
       if (w.type[v] == kSeveralTypes) continue;  // AppendEntry builds it below
-      storage::EdgeArray* a = storage::NewEdgeArray(w.type[v], w.count[v], w.ctx);
-      (out ? s->out_head : s->in_head) = storage::ArrayHead(a);
+      storage::EdgeArray* a = storage::NewEdgeArray(w.count[v], w.ctx);
+      try {
+        (out ? s->out_head : s->in_head) = storage::SingleGroupHead(a, w.count[v], w.type[v], w.ctx);
+      } catch (...) {
+        w.ctx.FreeUnlinked(a);  // linked nowhere yet, so the load's cleanup would miss it
+        throw;
+      }
       (out ? s->out_degree : s->in_degree) = w.count[v];
       w.cursor[v] = a->entries();
     }

@@ -5,7 +5,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <new>
 
+#include "base/memory.h"
 #include "base/packed.h"
 #include "quiver/options.h"
 
@@ -33,8 +35,8 @@ static_assert(kMaxDegreeCeiling + 1 + kMaxDegreeCeiling / 8 <= 0xFFFFFFFFu - (1u
 void AppendToGroup(EdgeArray*& array, std::uint32_t count, std::span<const EntryAdd> adds,
                    MutationContext& ctx) {
   const auto n = static_cast<std::uint32_t>(adds.size());
-  if (array->capacity - count < n) {
-    EdgeArray* grown = NewEdgeArray(array->type, GrownCapacity(count, n), ctx);
+  if (ArrayCapacity(array) - count < n) {
+    EdgeArray* grown = NewEdgeArray(GrownCapacity(count, n), ctx);
     std::memcpy(grown->entries(), array->entries(), std::size_t{count} * sizeof(EdgeEntry));
     try {
       ctx.Retire(array);  // freed now if this group allocated it
@@ -51,9 +53,9 @@ void AppendToGroup(EdgeArray*& array, std::uint32_t count, std::span<const Entry
 }
 
 // A new array holding exactly `adds` (filled to the allocator's bin).
-EdgeArray* ArrayOf(std::uint32_t type, std::span<const EntryAdd> adds, MutationContext& ctx) {
+EdgeArray* ArrayOf(std::span<const EntryAdd> adds, MutationContext& ctx) {
   const auto n = static_cast<std::uint32_t>(adds.size());
-  EdgeArray* a = NewEdgeArray(type, n, ctx);
+  EdgeArray* a = NewEdgeArray(n, ctx);
   for (std::uint32_t i = 0; i < n; ++i) StoreEntry(a->entries() + i, adds[i].edge, adds[i].neighbor);
   return a;
 }
@@ -103,7 +105,7 @@ EdgeArray* FilterGroup(EdgeArray* array, std::uint32_t count, std::span<const st
     ctx.Retire(array);
     return nullptr;
   }
-  EdgeArray* out = ctx.IsPrivate(array) ? array : NewEdgeArray(array->type, left, ctx);
+  EdgeArray* out = ctx.IsPrivate(array) ? array : NewEdgeArray(left, ctx);
   EdgeEntry* o = out->entries();
   std::uint32_t n = 0;
   for (std::uint32_t i = 0; i < count; ++i) {
@@ -117,16 +119,34 @@ EdgeArray* FilterGroup(EdgeArray* array, std::uint32_t count, std::span<const st
 
 }  // namespace
 
-EdgeArray* NewEdgeArray(std::uint32_t type, std::uint32_t min_capacity, MutationContext& ctx) {
+EdgeArray* NewEdgeArray(std::uint32_t min_capacity, MutationContext& ctx) {
   // The smallest allocation that holds `min_capacity` entries, filled to the
-  // allocator's bin so its rounding becomes usable slack, not waste. The
-  // whole bin is asked for, so its usable size is known (AllocateGood).
+  // allocator's bin so its rounding becomes usable slack, not waste
+  // (ArrayCapacity reads it back from the allocator).
   const std::size_t bytes =
-      base::GoodAllocationSize(sizeof(EdgeArray) + std::size_t{min_capacity} * sizeof(EdgeEntry));
-  auto* a = static_cast<EdgeArray*>(ctx.AllocateGood(bytes));
-  a->type = type;
-  a->capacity = static_cast<std::uint32_t>((bytes - sizeof(EdgeArray)) / sizeof(EdgeEntry));
-  return a;
+      base::GoodAllocationSize(std::max<std::size_t>(min_capacity, 1) * sizeof(EdgeEntry));
+  void* p = ctx.AllocateGood(bytes);
+  if ((reinterpret_cast<std::uintptr_t>(p) & ~kAddressMask & ~kTagMask) != 0) {
+    // Beyond the 48 bits a head word keeps beside its type: fails as an
+    // allocation (ResourceExhausted to the batch), where no Linux x86-64 or
+    // AArch64 process gets one without asking mmap for it.
+    ctx.FreeUnlinked(p);
+    throw std::bad_alloc();
+  }
+  return static_cast<EdgeArray*>(p);
+}
+
+std::uint32_t ArrayCapacity(const EdgeArray* a) {
+  const std::size_t entries = base::UsableSize(const_cast<EdgeArray*>(a)) / sizeof(EdgeEntry);
+  return entries > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<std::uint32_t>(entries);
+}
+
+std::uintptr_t SingleGroupHead(EdgeArray* a, std::uint32_t count, std::uint32_t type, MutationContext& ctx) {
+  if (FitsHead(a, type)) return ArrayHead(a, type);
+  GroupDir* d = NewDir(1, ctx);
+  d->groups()[0] = GroupEntry{a, count, type};
+  d->size = 1;
+  return reinterpret_cast<std::uintptr_t>(d) | kDirTag;
 }
 
 void AppendEntry(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t type, std::uint64_t edge,
@@ -141,7 +161,13 @@ void AppendEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t ty
   if (adds.empty()) return;
   const auto n = static_cast<std::uint32_t>(adds.size());
   if (head == 0) {
-    head = ArrayHead(ArrayOf(type, adds, ctx));
+    EdgeArray* a = ArrayOf(adds, ctx);
+    try {
+      head = SingleGroupHead(a, n, type, ctx);
+    } catch (...) {
+      ctx.FreeUnlinked(a);
+      throw;
+    }
     degree = n;
     return;
   }
@@ -150,7 +176,7 @@ void AppendEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t ty
     const std::uint32_t had = ArrayType(head);
     if (had == type) {
       AppendToGroup(a, degree, adds, ctx);
-      head = ArrayHead(a);
+      head = ArrayHead(a, type);  // the head held `type`, so it fits
       degree += n;
       return;
     }
@@ -169,7 +195,7 @@ void AppendEntries(std::uintptr_t& head, std::uint32_t& degree, std::uint32_t ty
     degree += n;
     return;
   }
-  EdgeArray* a = ArrayOf(type, adds, ctx);
+  EdgeArray* a = ArrayOf(adds, ctx);
   g[d->size++] = GroupEntry{a, n, type};
   degree += n;
 }
@@ -183,7 +209,7 @@ std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::ui
     if (ArrayType(head) != type) return 0;
     EdgeArray* rest = FilterGroup(AsMutableArray(head), degree, sorted_edges, &kept, ctx);
     std::uint32_t removed = degree - kept;
-    head = rest == nullptr ? 0 : ArrayHead(rest);
+    head = rest == nullptr ? 0 : ArrayHead(rest, type);
     degree = kept;
     return removed;
   }
@@ -207,9 +233,9 @@ std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::ui
     return present;
   }
   g[gi] = g[--d->size];  // the group is empty: drop it
-  if (d->size == 1) {
+  if (d->size == 1 && FitsHead(g[0].array, g[0].type)) {
     // Back to one group: no directory needed. `d` is private (OwnDir).
-    head = ArrayHead(g[0].array);
+    head = ArrayHead(g[0].array, g[0].type);
     ctx.Retire(d);
   }
   return present;

@@ -6,24 +6,29 @@
 // degree (bits 0-1 are the tag):
 //   head == 0                      no edges
 //   head == type << 48 | EdgeArray* | 2
-//                                  one group; its count is the slot's degree
-//                                  and its type is in the top 16 bits
-//   head == EdgeArray*             one group whose type (>= 2^16) or address
-//                                  (>= 2^48) does not fit beside the other:
-//                                  the type is read from the array's header
-//   head == GroupDir* | 1          several groups; the directory holds each
-//                                  group's array, count and type
+//                                  one group in an array of its own; its
+//                                  count is the slot's degree and its type
+//                                  is in the top 16 bits
+//   head == GroupDir* | 1          groups in a directory, which holds each
+//                                  group's array, count and type: several
+//                                  groups, or one whose type (>= 2^16) or
+//                                  address (>= 2^48) does not fit the word
 //   head == type << 48 | first entry | 3
 //                                  one group packed in its leaf's block
-//                                  (storage/packed_adjacency.h): the entries
-//                                  start at the address (4-byte aligned, no
-//                                  header); the slot's degree is their count
-// A vertex with one edge type keeps no directory, and a reader learns a
-// single group's type and where its entries start from the slot alone: a
-// sweep can start loading them (prefetch) before it has read a byte of them.
-// Arrays and directories are at least 8-byte aligned, so bits 0-2 of their
-// addresses are free for tags; a packed group's entries are 4-byte aligned,
-// which leaves bits 0-1.
+//                                  (storage/packed_adjacency.h); the slot's
+//                                  degree is its count
+// An array has no header: the block is its entries, from its first byte
+// (12 bytes each), and its capacity is what the allocator made usable
+// (ArrayCapacity). Its type lives in the head word or the directory, its
+// count in the slot or the directory. So a vertex with one edge type keeps
+// no directory, and a reader learns a single group's type and where its
+// entries start from the slot alone: a sweep can start loading them
+// (prefetch) before it has read a byte of them. Arrays and directories are
+// at least 8-byte aligned, so bits 0-2 of their addresses are free for
+// tags; a packed group's entries are 4-byte aligned, which leaves bits 0-1.
+//
+// (Until stop 41 an array began with an 8-byte header, its type and
+// capacity: 8 bytes per array, 1.6 bytes per edge at degree 10.)
 //
 // Growth and publication: an append writes the entry past the count every
 // published version sees, then the new version publishes a larger count, so
@@ -53,14 +58,11 @@
 
 namespace quiver::storage {
 
+// An array of adjacency entries: the block holds nothing else (no header).
 struct EdgeArray {
-  std::uint32_t type;
-  std::uint32_t capacity;
-  // followed by `capacity` EdgeEntry (12 bytes each)
-  EdgeEntry* entries() { return reinterpret_cast<EdgeEntry*>(this + 1); }
-  const EdgeEntry* entries() const { return reinterpret_cast<const EdgeEntry*>(this + 1); }
+  EdgeEntry* entries() { return reinterpret_cast<EdgeEntry*>(this); }
+  const EdgeEntry* entries() const { return reinterpret_cast<const EdgeEntry*>(this); }
 };
-static_assert(sizeof(EdgeArray) == 8);
 
 struct GroupEntry {
   EdgeArray* array;
@@ -80,8 +82,7 @@ inline constexpr std::uintptr_t kDirTag = 1;
 inline constexpr std::uintptr_t kTypedTag = 2;
 inline constexpr std::uintptr_t kPackedTag = kDirTag | kTypedTag;
 inline constexpr std::uintptr_t kTagMask = 3;
-inline constexpr std::uintptr_t kTypedAddressMask = ((std::uintptr_t{1} << 48) - 1) & ~std::uintptr_t{7};
-inline constexpr std::uintptr_t kPackedAddressMask = ((std::uintptr_t{1} << 48) - 1) & ~kTagMask;
+inline constexpr std::uintptr_t kAddressMask = ((std::uintptr_t{1} << 48) - 1) & ~kTagMask;
 inline constexpr std::uint32_t kMaxTypeInHead = 0xFFFFu;
 static_assert(sizeof(std::uintptr_t) == 8, "the head word packs a type beside a 48-bit address");
 
@@ -93,37 +94,30 @@ inline const GroupDir* AsDir(std::uintptr_t head) {
 // Requires a single-group head that is an array (non-zero, neither a
 // directory nor packed).
 inline const EdgeArray* AsArray(std::uintptr_t head) {
-  return reinterpret_cast<const EdgeArray*>((head & kTypedTag) != 0 ? head & kTypedAddressMask : head);
+  return reinterpret_cast<const EdgeArray*>(head & kAddressMask);
 }
 inline EdgeArray* AsMutableArray(std::uintptr_t head) { return const_cast<EdgeArray*>(AsArray(head)); }
-// The type of a single-group head (array or packed): from the head word when
-// it carries it.
-inline std::uint32_t ArrayType(std::uintptr_t head) {
-  return (head & kTypedTag) != 0 ? static_cast<std::uint32_t>(head >> 48) : AsArray(head)->type;
-}
-// The first entry of a single-group head (array or packed). A head with its
-// type in the word is a typed array (tag 2: the entries follow the 8-byte
-// header) or packed (tag 3: they start at the address), so bit 0 alone
-// picks the offset, without a branch.
+// The type of a single-group head (array or packed).
+inline std::uint32_t ArrayType(std::uintptr_t head) { return static_cast<std::uint32_t>(head >> 48); }
+// The first entry of a single-group head (array or packed): its address.
 inline const EdgeEntry* SingleEntries(std::uintptr_t head) {
-  if ((head & kTypedTag) != 0)
-    return reinterpret_cast<const EdgeEntry*>((head & kPackedAddressMask) + ((~head & kDirTag) << 3));
-  return AsArray(head)->entries();
+  return reinterpret_cast<const EdgeEntry*>(head & kAddressMask);
 }
-static_assert(sizeof(EdgeArray) == 8, "SingleEntries skips the header as 1 << 3");
-// The head of a vertex whose one group is `a` (with its type in the word
-// when both fit).
-inline std::uintptr_t ArrayHead(const EdgeArray* a) {
-  const auto address = reinterpret_cast<std::uintptr_t>(a);
-  if (a->type > kMaxTypeInHead || (address & ~kTypedAddressMask) != 0) return address;
-  return std::uintptr_t{a->type} << 48 | address | kTypedTag;
+// True if a group of `type` whose entries start at `first` can be a
+// single-group head (an array's or a packed group's); else it needs a
+// directory.
+inline bool FitsHead(const void* first, std::uint32_t type) {
+  const auto address = reinterpret_cast<std::uintptr_t>(first);
+  return type <= kMaxTypeInHead && (address & ~kAddressMask) == 0;
+}
+// The head of a vertex whose one group of `type` is the array `a`.
+// Requires FitsHead(a, type).
+inline std::uintptr_t ArrayHead(const EdgeArray* a, std::uint32_t type) {
+  return std::uintptr_t{type} << 48 | reinterpret_cast<std::uintptr_t>(a) | kTypedTag;
 }
 // True if a group of `type` whose entries start at `first` can have a packed
 // head (PackedHead).
-inline bool FitsPackedHead(const EdgeEntry* first, std::uint32_t type) {
-  const auto address = reinterpret_cast<std::uintptr_t>(first);
-  return type <= kMaxTypeInHead && (address & ~kPackedAddressMask) == 0;
-}
+inline bool FitsPackedHead(const EdgeEntry* first, std::uint32_t type) { return FitsHead(first, type); }
 // The head of a vertex whose one group of `type` is packed at `first`.
 // Requires FitsPackedHead(first, type).
 inline std::uintptr_t PackedHead(const EdgeEntry* first, std::uint32_t type) {
@@ -134,8 +128,7 @@ inline std::uintptr_t PackedHead(const EdgeEntry* first, std::uint32_t type) {
 inline const void* HeadBlock(std::uintptr_t head) {
   if (head == 0) return nullptr;
   if (IsDir(head)) return AsDir(head);
-  if (IsPacked(head)) return SingleEntries(head);
-  return AsArray(head);
+  return SingleEntries(head);
 }
 
 // --- Reads (any thread, published heads)
@@ -217,9 +210,22 @@ inline std::uint32_t GrownCapacity(std::uint32_t count, std::uint32_t n) {
   return count + n > count + 1 + count / 8 ? count + n : count + 1 + count / 8;
 }
 
-// A new array for group `type` with room for at least `min_capacity`
-// entries (filled to the allocator's bin). Its entries are unwritten.
-EdgeArray* NewEdgeArray(std::uint32_t type, std::uint32_t min_capacity, MutationContext& ctx);
+// A new array with room for at least `min_capacity` entries (filled to the
+// allocator's bin: ArrayCapacity gives the room it has). Its entries are
+// unwritten.
+EdgeArray* NewEdgeArray(std::uint32_t min_capacity, MutationContext& ctx);
+
+// The entries array `a` has room for: what the allocator made usable of its
+// block, in whole entries (the block has no header to keep it in). One
+// lookup in the allocator's page metadata; the writer asks only when it
+// appends to an array, never a reader.
+std::uint32_t ArrayCapacity(const EdgeArray* a);
+
+// The head of a vertex whose one group, of `type`, is the array `a` holding
+// `count` entries: ArrayHead when the type and address fit the word, else a
+// directory of that one group. Throws std::bad_alloc (the directory) having
+// changed nothing; `a` is then still the caller's.
+std::uintptr_t SingleGroupHead(EdgeArray* a, std::uint32_t count, std::uint32_t type, MutationContext& ctx);
 
 // Writes one entry's bytes. Inline: the checkpoint loader stores every
 // entry of the graph through it (out of line it was 4 % of a load's CPU).

@@ -37,8 +37,7 @@ void LetGoOfBlock(VertexSlot* slot, std::uint64_t v, bool out, void* block, Muta
   EdgeArray* arrays[VertexTable::kLeafSize];
   std::size_t made = 0;
   try {
-    for (; made < k; ++made)
-      arrays[made] = NewEdgeArray(ArrayType(HeadOf(rest[made], out)), DegreeOf(rest[made], out), ctx);
+    for (; made < k; ++made) arrays[made] = NewEdgeArray(DegreeOf(rest[made], out), ctx);
     ctx.Retire(block);
   } catch (...) {
     while (made > 0) ctx.FreeUnlinked(arrays[--made]);
@@ -49,7 +48,7 @@ void LetGoOfBlock(VertexSlot* slot, std::uint64_t v, bool out, void* block, Muta
     const std::uint32_t degree = DegreeOf(rest[j], out);
     std::memcpy(static_cast<void*>(arrays[j]->entries()), SingleEntries(head),
                 std::size_t{degree} * sizeof(EdgeEntry));
-    head = ArrayHead(arrays[j]);
+    head = ArrayHead(arrays[j], ArrayType(head));  // a packed head's type fits
   }
 }
 
@@ -103,11 +102,11 @@ void Unpack(VertexSlot* slot, std::uint64_t v, bool out, std::uint32_t extra, Mu
   std::uintptr_t& head = HeadOf(slot, out);
   if (!IsPacked(head)) return;
   const std::uint32_t degree = DegreeOf(slot, out);
-  EdgeArray* a = NewEdgeArray(ArrayType(head), extra == 0 ? degree : GrownCapacity(degree, extra), ctx);
+  EdgeArray* a = NewEdgeArray(extra == 0 ? degree : GrownCapacity(degree, extra), ctx);
   std::memcpy(static_cast<void*>(a->entries()), SingleEntries(head), std::size_t{degree} * sizeof(EdgeEntry));
   void* block = PackedBlock(*slot, out);
   const std::uintptr_t packed = head;
-  head = ArrayHead(a);
+  head = ArrayHead(a, ArrayType(packed));  // a packed head's type fits
   try {
     LetGoOfBlock(slot, v, out, block, ctx);
   } catch (...) {

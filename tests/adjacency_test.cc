@@ -120,6 +120,11 @@ TEST(AdjacencyTest, LargeAndSmallTypesReadBackThroughEveryHeadShape) {
     EXPECT_EQ(GroupAt(mixed, mixed_degree, 0).type, EdgeTypeId(big));
     EXPECT_EQ(Entries(FindGroup(mixed, mixed_degree, big)),
               (std::vector<std::pair<std::uint64_t, std::uint64_t>>{{5, 15}}));
+    // Its last entry gone, the head is empty: no directory of no groups.
+    const std::uint64_t rest[] = {5};
+    EXPECT_EQ(RemoveEntries(mixed, mixed_degree, big, rest, ctx), 1u);
+    EXPECT_EQ(mixed, 0u);
+    EXPECT_EQ(mixed_degree, 0u);
   }
 }
 

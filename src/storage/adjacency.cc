@@ -233,7 +233,12 @@ std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::ui
     return present;
   }
   g[gi] = g[--d->size];  // the group is empty: drop it
-  if (d->size == 1 && FitsHead(g[0].array, g[0].type)) {
+  if (d->size == 0) {
+    // It was a directory's only group (a type that does not fit the head
+    // word): no edges left, no directory. `d` is private (OwnDir).
+    head = 0;
+    ctx.Retire(d);
+  } else if (d->size == 1 && FitsHead(g[0].array, g[0].type)) {
     // Back to one group: no directory needed. `d` is private (OwnDir).
     head = ArrayHead(g[0].array, g[0].type);
     ctx.Retire(d);

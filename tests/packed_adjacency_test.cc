@@ -476,6 +476,68 @@ TEST(PackedAdjacencyTest, MovingOutForAnotherTypeReservesNoRoomInTheOldGroup) {
   EXPECT_TRUE(g->Close().ok());
 }
 
+// Review (stop 41): vertices whose only edge type is above 65,535 keep a
+// directory of one group (arrays have no header for the type). Checkpointed
+// and loaded (the loader's single-type and several-types paths), then
+// emptied and appended to, the graph reads as an in-memory twin that never
+// went through a checkpoint, and an emptied head is 0.
+TEST(PackedAdjacencyTest, TypesAboveTheHeadWordThroughCheckpointLoadAndWrites) {
+  constexpr std::uint64_t kTypes = 65540;
+  auto batches = [] {
+    std::vector<WriteBatch> b(3);
+    for (std::uint64_t v = 0; v < 2000; ++v) b[0].AddVertex("P");
+    for (std::uint64_t t = 0; t < kTypes; ++t) {
+      const bool big = t >= 65536;
+      b[1].AddEdge("t" + std::to_string(t), VertexId(big ? 1990 + (t - 65536) : t % 1000),
+                   VertexId(big ? 1995 + (t - 65536) : 1000 + t % 900));
+    }
+    b[2].AddEdge("t65538", VertexId(1994), VertexId(6));
+    b[2].AddEdge("t65538", VertexId(1994), VertexId(7));
+    b[2].AddEdge("t1", VertexId(1994), VertexId(8));
+    b[2].AddEdge("t65539", VertexId(1999), VertexId(1999));
+    b[2].AddEdge("t65539", VertexId(1999), VertexId(7));
+    return b;
+  };
+  Options o;
+  o.writer.spin_microseconds = 0;
+  o.durable.checkpoint_on_close = false;
+  o.durable.checkpoint_wal_bytes = 0;
+  env::SimFileSystem fs;
+  std::string dump;
+  {
+    auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+    for (WriteBatch& b : batches()) ASSERT_TRUE(g->Write(std::move(b)).ok());
+    ASSERT_TRUE(g->Checkpoint().ok());
+    dump = test_util::Dump(g->GetSnapshot());
+    ASSERT_TRUE(g->Close().ok());
+  }
+  auto g = GraphImpl::OpenDurable(o, "/db", &fs).value();
+  EXPECT_EQ(test_util::Dump(g->GetSnapshot()), dump);
+  auto twin = Graph::OpenInMemory().value();
+  for (WriteBatch& b : batches()) ASSERT_TRUE(twin->Write(std::move(b)).ok());
+  EXPECT_EQ(test_util::Dump(twin->GetSnapshot()), dump);
+  auto edit = [](Graph& x) {
+    Snapshot s = x.GetSnapshot();
+    WriteBatch b;
+    for (std::uint64_t v : {1990, 1991, 1992, 1999})
+      for (const EdgeGroup& grp : s.OutEdges(VertexId(v)))
+        for (const EdgeEntry& e : grp.entries) b.RemoveEdge(e.edge());
+    b.AddEdge("t65538", VertexId(1994), VertexId(9));
+    b.AddEdge("t65539", VertexId(1993), VertexId(9));
+    return b;
+  };
+  ASSERT_TRUE(g->Write(edit(*g)).ok());
+  ASSERT_TRUE(twin->Write(edit(*twin)).ok());
+  EXPECT_EQ(test_util::Dump(g->GetSnapshot()), test_util::Dump(twin->GetSnapshot()));
+  {
+    Snapshot held = g->GetSnapshot();
+    const storage::GraphRoots& r = SnapshotInternal::Roots(held);
+    for (std::uint64_t v : {1990, 1991, 1992}) EXPECT_EQ(storage::FindVertex(r, v)->out_head, 0u) << v;
+    EXPECT_TRUE(storage::IsDir(storage::FindVertex(r, 1993)->out_head));
+  }
+  ASSERT_TRUE(g->Close().ok());
+}
+
 // A mutator handed a packed group would write a block published versions
 // read: it stops the process in every build type instead.
 TEST(PackedAdjacencyDeathTest, AMutatorGivenAPackedGroupStopsTheProcess) {

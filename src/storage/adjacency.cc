@@ -128,8 +128,9 @@ EdgeArray* NewEdgeArray(std::uint32_t min_capacity, MutationContext& ctx) {
   void* p = ctx.AllocateGood(bytes);
   if ((reinterpret_cast<std::uintptr_t>(p) & ~kAddressMask & ~kTagMask) != 0) {
     // Beyond the 48 bits a head word keeps beside its type: fails as an
-    // allocation (ResourceExhausted to the batch), where no Linux x86-64 or
-    // AArch64 process gets one without asking mmap for it.
+    // allocation (ResourceExhausted to the batch). No untagged Linux x86-64
+    // or AArch64 allocation is there unless mmap was asked for it
+    // (adjacency.h: tagged pointers are not supported).
     ctx.FreeUnlinked(p);
     throw std::bad_alloc();
   }
@@ -142,8 +143,8 @@ std::uint32_t ArrayCapacity(const EdgeArray* a) {
 }
 
 std::uintptr_t SingleGroupHead(EdgeArray* a, std::uint32_t count, std::uint32_t type, MutationContext& ctx) {
-  if (FitsHead(a, type)) return ArrayHead(a, type);
-  GroupDir* d = NewDir(1, ctx);
+  if (FitsHead(type)) return ArrayHead(a, type);
+  GroupDir* d = NewDir(2, ctx);  // room for a second type without a copy
   d->groups()[0] = GroupEntry{a, count, type};
   d->size = 1;
   return reinterpret_cast<std::uintptr_t>(d) | kDirTag;
@@ -238,7 +239,7 @@ std::uint32_t RemoveEntries(std::uintptr_t& head, std::uint32_t& degree, std::ui
     // word): no edges left, no directory. `d` is private (OwnDir).
     head = 0;
     ctx.Retire(d);
-  } else if (d->size == 1 && FitsHead(g[0].array, g[0].type)) {
+  } else if (d->size == 1 && FitsHead(g[0].type)) {
     // Back to one group: no directory needed. `d` is private (OwnDir).
     head = ArrayHead(g[0].array, g[0].type);
     ctx.Retire(d);

@@ -11,8 +11,8 @@
 //                                  is in the top 16 bits
 //   head == GroupDir* | 1          groups in a directory, which holds each
 //                                  group's array, count and type: several
-//                                  groups, or one whose type (>= 2^16) or
-//                                  address (>= 2^48) does not fit the word
+//                                  groups, or one whose type (>= 2^16) does
+//                                  not fit the word
 //   head == type << 48 | first entry | 3
 //                                  one group packed in its leaf's block
 //                                  (storage/packed_adjacency.h); the slot's
@@ -26,6 +26,10 @@
 // (prefetch) before it has read a byte of them. Arrays and directories are
 // at least 8-byte aligned, so bits 0-2 of their addresses are free for
 // tags; a packed group's entries are 4-byte aligned, which leaves bits 0-1.
+// Addresses must lie below 2^48, as the version chain's words require
+// (storage/version.h): NewEdgeArray fails an allocation above (bad_alloc),
+// so an allocator that tags pointers in their top bits (HWASan, AArch64
+// MTE heap tagging without mimalloc) is not supported.
 //
 // (Until stop 41 an array began with an 8-byte header, its type and
 // capacity: 8 bytes per array, 1.6 bytes per edge at degree 10.)
@@ -103,21 +107,19 @@ inline std::uint32_t ArrayType(std::uintptr_t head) { return static_cast<std::ui
 inline const EdgeEntry* SingleEntries(std::uintptr_t head) {
   return reinterpret_cast<const EdgeEntry*>(head & kAddressMask);
 }
-// True if a group of `type` whose entries start at `first` can be a
-// single-group head (an array's or a packed group's); else it needs a
-// directory.
-inline bool FitsHead(const void* first, std::uint32_t type) {
-  const auto address = reinterpret_cast<std::uintptr_t>(first);
-  return type <= kMaxTypeInHead && (address & ~kAddressMask) == 0;
-}
+// True if a group of `type` can be a single-group head; else it needs a
+// directory. (An array's address always fits: NewEdgeArray.)
+inline bool FitsHead(std::uint32_t type) { return type <= kMaxTypeInHead; }
 // The head of a vertex whose one group of `type` is the array `a`.
-// Requires FitsHead(a, type).
+// Requires FitsHead(type).
 inline std::uintptr_t ArrayHead(const EdgeArray* a, std::uint32_t type) {
   return std::uintptr_t{type} << 48 | reinterpret_cast<std::uintptr_t>(a) | kTypedTag;
 }
 // True if a group of `type` whose entries start at `first` can have a packed
 // head (PackedHead).
-inline bool FitsPackedHead(const EdgeEntry* first, std::uint32_t type) { return FitsHead(first, type); }
+inline bool FitsPackedHead(const EdgeEntry* first, std::uint32_t type) {
+  return FitsHead(type) && (reinterpret_cast<std::uintptr_t>(first) & ~kAddressMask) == 0;
+}
 // The head of a vertex whose one group of `type` is packed at `first`.
 // Requires FitsPackedHead(first, type).
 inline std::uintptr_t PackedHead(const EdgeEntry* first, std::uint32_t type) {
@@ -202,12 +204,19 @@ void RetireAdjacency(std::uintptr_t head, MutationContext& ctx);
 // DestroyGraph).
 void FreeAdjacency(std::uintptr_t head, base::MemoryAccount* account);
 
-// The room a group of `count` entries grows to for `n` more: all of them
-// and at least the next size class up (1/8 spare), so appends cost
-// amortised O(1) copies with slack bounded by one allocator bin.
-// Validation keeps count + n within kMaxDegreeCeiling, so it fits 32 bits.
+// The room a group of `count` entries grows to for `n` more: all of them,
+// at least 1/8 spare (the next size class up, so appends cost amortised
+// O(1) copies with slack bounded by one allocator bin), and at least two
+// entries more than it holds. The two: below ~10 entries mimalloc's bins are
+// 8-16 bytes apart, about one entry, so growing to the next bin meant a copy
+// at nearly every append of one entry to a published array (0.80 copies
+// per entry for in-arrays of Poisson(10) degrees, each appended to by a
+// batch of its own; 0.51 with the two, for 0.07 B more slack per entry:
+// docs/impl.md, "Batch edge inserts"). Validation keeps count + n within
+// kMaxDegreeCeiling, so it fits 32 bits.
 inline std::uint32_t GrownCapacity(std::uint32_t count, std::uint32_t n) {
-  return count + n > count + 1 + count / 8 ? count + n : count + 1 + count / 8;
+  const std::uint32_t least = count + (count / 8 > 1 ? 1 + count / 8 : 2);
+  return count + n > least ? count + n : least;
 }
 
 // A new array with room for at least `min_capacity` entries (filled to the
@@ -222,8 +231,8 @@ EdgeArray* NewEdgeArray(std::uint32_t min_capacity, MutationContext& ctx);
 std::uint32_t ArrayCapacity(const EdgeArray* a);
 
 // The head of a vertex whose one group, of `type`, is the array `a` holding
-// `count` entries: ArrayHead when the type and address fit the word, else a
-// directory of that one group. Throws std::bad_alloc (the directory) having
+// `count` entries: ArrayHead when the type fits the word, else a directory
+// of that one group. Throws std::bad_alloc (the directory) having
 // changed nothing; `a` is then still the caller's.
 std::uintptr_t SingleGroupHead(EdgeArray* a, std::uint32_t count, std::uint32_t type, MutationContext& ctx);
 

@@ -118,9 +118,10 @@ class GraphView {
     if (head == 0) return;
     const char* p = static_cast<const char*>(storage::HeadBlock(head));
     base::Prefetch(p);
-    // One group: its entries follow the 8-byte header; a directory is read first.
+    // One group: its entries start at the address (an array or a packed
+    // run, no header); a directory is read first.
     if (storage::IsDir(head)) return;
-    const std::size_t bytes = std::min<std::size_t>(8 + 12 * std::size_t{degree}, 256);
+    const std::size_t bytes = std::min<std::size_t>(12 * std::size_t{degree}, 256);
     for (std::size_t off = 64; off < bytes; off += 64) base::Prefetch(p + off);
   }
 

@@ -211,7 +211,7 @@ void FreeAdjacency(std::uintptr_t head, base::MemoryAccount* account);
 // 8-16 bytes apart, about one entry, so growing to the next bin meant a copy
 // at nearly every append of one entry to a published array (0.80 copies
 // per entry for in-arrays of Poisson(10) degrees, each appended to by a
-// batch of its own; 0.51 with the two, for 0.07 B more slack per entry:
+// batch of its own; 0.52 with the two, for 0.13 B more slack per entry:
 // docs/impl.md, "Batch edge inserts"). Validation keeps count + n within
 // kMaxDegreeCeiling, so it fits 32 bits.
 inline std::uint32_t GrownCapacity(std::uint32_t count, std::uint32_t n) {

@@ -495,6 +495,25 @@ class TraversalLayoutTest(unittest.TestCase):
         self.assertIn("| right after load (Close + Open) |", page)
         self.assertIn("| 0.375", page)
 
+    def test_compacted_rows_render_with_the_compaction_time(self):
+        r = layout_sample()
+        r["schemaMinor"] = 12
+        for t in [x for x in r["traversalLayout"] if x["layout"] == "randomInserts"]:
+            row = copy.deepcopy(t)
+            row["layout"] = "compacted"
+            row["efficiency"]["ratio"] = 0.3125
+            row["compactSeconds"] = 0.25
+            row["compactEntriesPerSecond"] = 8_000_000.0
+            r["traversalLayout"].append(row)
+        ws = Workspace(self)
+        ws.write_report(r)
+        code, err = ws.run()
+        self.assertEqual(code, 0, err)
+        page = ws.read_page()
+        self.assertIn("| after random inserts + Compact() |", page)
+        self.assertIn("| 0.312", page)
+        self.assertIn("`Graph::Compact()` on the random-insert graph took", page)
+
     def test_layout_row_without_layout_refused(self):
         r = layout_sample()
         del r["traversalLayout"][0]["layout"]

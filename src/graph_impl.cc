@@ -23,6 +23,7 @@
 #include "index/online_build.h"
 #include "recovery.h"
 #include "snapshot_internal.h"
+#include "storage/packed_adjacency.h"
 #include "verify.h"
 #include "wal/wal_reader.h"
 #include "write/write_batch_internal.h"
@@ -585,6 +586,10 @@ Result<CommitInfo> GraphImpl::Write(WriteBatch batch, const WriteOptions& option
   } catch (const std::bad_alloc&) {
     return OutOfMemoryStatus();  // no exception crosses the API; nothing was queued
   }
+  return CommitAndWait(r);
+}
+
+Result<CommitInfo> GraphImpl::CommitAndWait(WriteRequest* r) {
   // Nobody else is committing: commit on this thread (CommitQueue, "Caller
   // commits"); Wait then returns at once.
   if (options_.writer.caller_commits && queue_.TryLead(r)) {
@@ -619,6 +624,34 @@ Status GraphImpl::Sync() {
     return FailedPreconditionError("Sync: the graph is closed (Close wrote what was held back)");
   }
   return queue_.Wait(r).status();
+}
+
+Result<CompactStats> GraphImpl::Compact() {
+  if (read_only_) return ReadOnlyError("Compact");
+  if (t_graph_committing_here == this) return CalledWhileCommitting("Compact");
+  // Vertices added meanwhile are left for a later call.
+  const std::uint64_t end = GetSnapshot().vertex_id_limit();
+  storage::RepackProgress progress;
+  progress.step_entries = compact_step_entries_;
+  progress.step_leaves = compact_step_leaves_;
+  CompactStats stats;
+  while (progress.next < end) {
+    // One step per request, committed as a write is; the writer's role
+    // holder advances `progress` before it completes the request
+    // (WriteRequest::set_compact).
+    WriteRequest* r = nullptr;
+    try {
+      r = new WriteRequest(WriteBatch(), /*async=*/false, /*sync=*/false);
+    } catch (const std::bad_alloc&) {
+      return OutOfMemoryStatus();
+    }
+    r->set_compact(&progress, end);
+    QUIVER_RETURN_IF_ERROR(CommitAndWait(r).status());
+    ++stats.steps;
+  }
+  stats.blocks = progress.blocks;
+  stats.entries = progress.entries;
+  return stats;
 }
 
 std::future<Result<CommitInfo>> GraphImpl::WriteAsync(WriteBatch batch, const WriteOptions& options) {

@@ -37,6 +37,7 @@
 #include "feed/effects.h"
 #include "graph_dir.h"
 #include "quiver/graph.h"
+#include "storage/packed_adjacency.h"
 #include "storage/version.h"
 #include "wal/wal_writer.h"
 #include "write/batch_processor.h"
@@ -87,6 +88,7 @@ class GraphImpl final : public Graph {
   Status Sync() override;
   Status Close() override;
   Status Checkpoint() override;
+  Result<CompactStats> Compact() override;
   Status CreateIndex(const IndexSpec& spec) override;
   Status DropIndex(std::string_view name) override;
   using Graph::Backup;
@@ -123,6 +125,12 @@ class GraphImpl final : public Graph {
 
   // Test hook: the writer thread's id (for base::ArmAllocationFaults).
   std::thread::id TEST_writer_thread_id() const { return writer_.get_id(); }
+  // Tests: the bounds of each Compact step (storage::RepackProgress), so a
+  // small graph takes several steps. Set before calling Compact.
+  void TEST_set_compact_step(std::uint64_t entries, std::uint64_t leaves) {
+    compact_step_entries_ = entries;
+    compact_step_leaves_ = leaves;
+  }
   // Groups committed by a producer on its own thread (caller commits).
   std::uint64_t TEST_caller_groups() const { return caller_groups_.load(); }
   // Groups of queued requests a waiting producer committed (QueueLeader).
@@ -208,6 +216,9 @@ class GraphImpl final : public Graph {
   // subscription) it is the commit path as it was without the feed.
   template <bool kRecord>
   void CommitGroupAs(std::span<WriteRequest* const> group);
+  // Commits `r` (a new synchronous request) and waits for it: on this
+  // thread when nobody else is committing, else queued. Takes `r`.
+  Result<CommitInfo> CommitAndWait(WriteRequest* r);
   // A producer that took the writer's role: commits `r` alone and gives the
   // role back. noexcept: an exception escaping the group terminates, as it
   // would on the writer thread, rather than leave the role taken.
@@ -367,7 +378,10 @@ class GraphImpl final : public Graph {
   std::atomic<bool> poisoned_{false};
   std::atomic<std::uint64_t> commit_groups_{0};
   std::atomic<std::uint64_t> caller_groups_{0};  // for tests: LeadGroup's count
-  std::atomic<std::uint64_t> led_groups_{0};     // for tests: QueueLeader::Commit's count
+  // Compact's step bounds (TEST_set_compact_step; read by Compact's caller).
+  std::uint64_t compact_step_entries_ = storage::kRepackEntriesPerCall;
+  std::uint64_t compact_step_leaves_ = storage::kRepackLeavesPerCall;
+  std::atomic<std::uint64_t> led_groups_{0};  // for tests: QueueLeader::Commit's count
   std::atomic<std::uint64_t> wal_segments_started_{0};
   // Written by the writer, read by GetDurabilityStats: what is held back
   // (held_batches_, held_.size()), and the newest sequence in a synced record.

@@ -21,7 +21,7 @@ inline constexpr int kSchemaVersion = 1;
 // after) and evlpImportNewGraph as the median of the passes after a first, the first pass's figures
 // in its detail (firstPass*, with the bytes it touched and their time at the first-touch ceiling);
 // 11 the engine family (snapshot acquire + release on 1 and 2 threads, random-target edge inserts).
-inline constexpr int kSchemaMinor = 11;
+inline constexpr int kSchemaMinor = 12;
 
 // Files of the source tree the bench uses at run time.
 std::string SchemaPath();

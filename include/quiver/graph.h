@@ -230,6 +230,17 @@ struct BackupInfo {
 // written so far. Must not call into the graph.
 using BackupProgress = std::function<void(std::uint64_t bytes_written)>;
 
+// What Graph::Compact did.
+struct CompactStats {
+  // Packed blocks made: one per leaf (64 consecutive vertex ids) and
+  // direction that was repacked.
+  std::uint64_t blocks = 0;
+  // Adjacency entries moved into them (an edge counts once per direction).
+  std::uint64_t entries = 0;
+  // Steps taken: each ran in one commit group of the writer.
+  std::uint64_t steps = 0;
+};
+
 class Graph {
  public:
   // Opens the graph in directory `dir`, creating it (directory, missing
@@ -346,6 +357,32 @@ class Graph {
   // A failed directory fsync after the checkpoint was renamed into place
   // poisons the graph, as a failed WAL fsync does.
   virtual Status Checkpoint() = 0;
+
+  // Lays the adjacency out again as a loaded graph has it. Random inserts
+  // leave each vertex's edge array wherever the allocator had room, so a
+  // sweep of the graph jumps between pages (docs/impl.md, "The compactor").
+  // Compact moves, for every 64 consecutive vertex ids and each direction,
+  // the entries of the vertices with one edge type and at most 1,024 edges
+  // in that direction into one block in id order, the layout a checkpoint
+  // load gives. The graph's contents do not change: no sequence number is
+  // consumed, nothing is logged, and snapshots taken before keep the
+  // layout they had. A later write to a repacked vertex moves it out to an
+  // array of its own again (O(its degree)).
+  // Runs on the writer in steps of at most a quarter million entries (or
+  // 4,096 leaves looked at), each published as a version of its own in
+  // the commit order, so other writes go on between the steps and wait for
+  // one step at most. Returns once every vertex id below the graph's limit
+  // at the call was looked at. Cost: O(vertex ids / 64 + entries moved);
+  // the arrays it replaces are freed once no snapshot reaches them.
+  // Errors: FailedPrecondition for a read-only graph, after Close(), or
+  // from a Logger on the thread committing to this graph; ResourceExhausted
+  // if memory ran out (that step changed nothing; the steps before stay);
+  // Poisoned after a WAL failure.
+  //
+  // Example:
+  //   for (auto& b : batches) graph->Write(std::move(b)).value();  // random-order edges
+  //   quiver::CompactStats c = graph->Compact().value();          // then sweep at load speed
+  virtual Result<CompactStats> Compact() = 0;
 
   // Creates a property index and waits until it is complete. Two commits:
   // one declares the index (state kBuilding, ignored by queries), and once

@@ -12,8 +12,10 @@
 // and no block is shared between leaves.
 //
 // Who packs. The checkpoint loader packs every leaf it builds (PackLeaf);
-// a bulk import builds through the loader. Vertices of several edge types,
-// a type id above 65,535 or a degree above kMaxPackedDegree keep arrays.
+// a bulk import builds through the loader. The compactor (Graph::Compact)
+// repacks, on the writer, the leaves whose vertices hold arrays (RepackLeaf).
+// Vertices of several edge types, a type id above 65,535 or a degree above
+// kMaxPackedDegree keep arrays.
 //
 // Writes (invariant 1: nothing published is written again). A vertex whose
 // packed group changes (an append, a removal, the vertex's removal) moves
@@ -59,6 +61,47 @@ void* PackedBlock(const VertexSlot& slot, bool out);
 // std::bad_alloc having changed nothing.
 std::uint64_t PackLeaf(VertexSlot* slots, std::size_t n, bool out, const std::uint32_t* counts,
                        const std::uint32_t* types, EdgeEntry** cursors, MutationContext& ctx);
+
+// The compactor (Graph::Compact), on the writer. Random inserts leave each
+// vertex's arrays wherever the allocator had room; repacking a leaf moves
+// them back into one block in id order, the layout a loaded checkpoint has.
+//
+// Whether direction `out` of the leaf slots[0, n) has a vertex that could be
+// packed (one group of at most kMaxPackedDegree entries) and holds an array.
+bool NeedsRepack(const VertexSlot* slots, std::size_t n, bool out);
+
+// Repacks direction `out` of one leaf of the version being built: `slots`
+// is the leaf's writable copy and n its slots below the table's count.
+// Every packable vertex (see NeedsRepack), whether it holds an array or is
+// packed already, gets its entries in one new block laid out as PackLeaf
+// lays it; the arrays and the leaf's old block are retired (freed at once
+// when the group made them). Returns the entries moved, 0 when nothing was
+// to do (or the block would lie beyond 2^48). O(entries of the leaf).
+// Throws std::bad_alloc having changed nothing.
+std::uint64_t RepackLeaf(VertexSlot* slots, std::size_t n, bool out, MutationContext& ctx);
+
+// One call's default bounds: a call holds the writer for about a
+// millisecond or two (a quarter million entries copied, or 4,096 leaves
+// looked at).
+inline constexpr std::uint64_t kRepackEntriesPerCall = std::uint64_t{1} << 18;
+inline constexpr std::uint64_t kRepackLeavesPerCall = 4096;
+
+// Where a compaction stands, carried from one call to the next, and each
+// call's bounds (a call ends at the first leaf boundary at or past either).
+struct RepackProgress {
+  std::uint64_t next = 0;     // the first vertex id not visited yet
+  std::uint64_t blocks = 0;   // (leaf, direction) blocks made
+  std::uint64_t entries = 0;  // entries moved into them
+  std::uint64_t step_entries = kRepackEntriesPerCall;
+  std::uint64_t step_leaves = kRepackLeavesPerCall;
+};
+
+// Repacks the leaves from progress->next on, below `end` (and the table's
+// count), that need it, until a bound of the call is reached; advances
+// *progress. True if the version changed. Throws std::bad_alloc: the
+// leaves repacked before then are in the version being built, which the
+// group then rolls back whole, and *progress is not to be trusted.
+bool RepackLeaves(GraphRoots& g, std::uint64_t end, RepackProgress* progress, MutationContext& ctx);
 
 // If direction `out` of vertex `v` (its writable slot in the version being
 // built) is packed: gives it an array of its own holding the same entries

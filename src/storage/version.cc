@@ -189,7 +189,9 @@ Version* VersionChain::NewVersion(MutationContext* ctx) {
 
 void VersionChain::Publish(Version* v) {
   assert(reinterpret_cast<std::uint64_t>(v) <= kPointerMask);
-  assert(v->roots.sequence > writer_head_->roots.sequence);  // invariant 3
+  // Invariant 3; equal for a version that changes only the layout
+  // (Graph::Compact: no batch, no sequence number).
+  assert(v->roots.sequence >= writer_head_->roots.sequence);
   retired_bytes_.fetch_add(v->retired_.bytes(), std::memory_order_relaxed);
   live_versions_.fetch_add(1, std::memory_order_relaxed);
   {

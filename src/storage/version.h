@@ -7,8 +7,10 @@
 //     epoch, or recorded in its GroupBlocks: retire_list.h), or past the
 //     counts of N (see radix_table.h, adjacency.h), and only then publishes.
 //  3. Versions are published in sequence order, one publication per commit
-//     group: Publish is called by the writer thread alone, with increasing
-//     sequence numbers.
+//     group: Publish is called by the writer's role holder alone, with
+//     increasing sequence numbers, except that a group that changes only the
+//     layout (a Graph::Compact step: no batch, the same contents) publishes
+//     with its predecessor's number.
 //
 // Acquisition. A version's reference count (refs_) counts *units*: the
 // owner's on the head, one per direct reference, one per reader slot that

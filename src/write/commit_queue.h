@@ -107,6 +107,9 @@
 #include "quiver/write_batch.h"
 
 namespace quiver {
+namespace storage {
+struct RepackProgress;
+}  // namespace storage
 
 // One batch on its way through the writer. A synchronous request is shared
 // by its producer and the writer (two references); an asynchronous one is
@@ -157,6 +160,17 @@ class WriteRequest {
   // WAL position there.
   void set_after_sync(std::function<void()> f) { after_sync_ = std::move(f); }
   const std::function<void()>& after_sync() const { return after_sync_; }
+  // Set before Push, on an empty batch: a compaction step (Graph::Compact).
+  // The writer repacks leaves of vertex ids [progress->next, end) in this
+  // request's group and, once the group is published (or changed nothing),
+  // advances *progress before completing the request; the caller owns
+  // *progress and reads it after the request completed.
+  void set_compact(storage::RepackProgress* progress, std::uint64_t end) {
+    compact_ = progress;
+    compact_end_ = end;
+  }
+  storage::RepackProgress* compact() const { return compact_; }
+  std::uint64_t compact_end() const { return compact_end_; }
   std::size_t cost() const;  // operations counted for group bounds
   // Approximate memory the batch holds (WriteBatchInternal::
   // ApproximateBytes): what the queue's byte bound counts.
@@ -182,6 +196,8 @@ class WriteRequest {
   bool async_;
   bool sync_;
   std::function<void()> after_sync_;
+  storage::RepackProgress* compact_ = nullptr;
+  std::uint64_t compact_end_ = 0;
   std::uint64_t group_ = 0;  // the group expected at Push (invariant 1)
   std::size_t bytes_ = 0;    // bytes(), taken at Push (CommitQueue, under its lock)
   // Set by Push when this request's producer may lead (invariant 4).

@@ -21,6 +21,7 @@
 #include "base/strings.h"
 #include "graph_impl.h"
 #include "graph_impl_util.h"
+#include "storage/packed_adjacency.h"
 #include "wal/batch_codec.h"
 #include "write/write_batch_internal.h"
 
@@ -96,6 +97,11 @@ void GraphImpl::CommitGroupAs(std::span<WriteRequest* const> group) {
   std::vector<std::uint64_t> first_vertex, first_edge;
   std::vector<std::optional<WriteBatch>> resolved;  // by group index, when needed
   bool changed = false;
+  // A compaction step changed the layout alone (Graph::Compact): the
+  // version is published with its predecessor's sequence number.
+  bool layout = false;
+  // Per compaction request of the group: its index and where it got to.
+  std::vector<std::pair<std::size_t, storage::RepackProgress>> repacked;
   // Durable mode: whether the group is synced (one synced request makes it
   // so) and whether the held-back log, this group's entries included, goes
   // to the WAL now.
@@ -122,6 +128,10 @@ void GraphImpl::CommitGroupAs(std::span<WriteRequest* const> group) {
     first_edge.resize(group.size());
     for (std::size_t i = 0; i < group.size(); ++i) {
       if (group[i]->batch().empty()) {  // commits nothing: no sequence number, no WAL record
+        if (const storage::RepackProgress* p = group[i]->compact()) {
+          repacked.emplace_back(i, *p);
+          layout |= storage::RepackLeaves(v->roots, group[i]->compact_end(), &repacked.back().second, ctx);
+        }
         results.emplace_back(CommitInfo{v->roots.sequence, {}, {}, {}, {}});
         continue;
       }
@@ -210,7 +220,7 @@ void GraphImpl::CommitGroupAs(std::span<WriteRequest* const> group) {
     }
     return;
   }
-  if (!changed) {
+  if (!changed && !layout) {
     chain_->RollBack(v, ctx);  // nothing was allocated; frees nothing
     processor_.EndGroup(/*published=*/false);
   } else {
@@ -229,6 +239,8 @@ void GraphImpl::CommitGroupAs(std::span<WriteRequest* const> group) {
     if constexpr (record) PublishEffects();
     commit_groups_.fetch_add(1, std::memory_order_relaxed);
   }
+  // The compaction steps' leaves are in the head now (or needed nothing).
+  for (const auto& [i, p] : repacked) *group[i]->compact() = p;
   StoreHeldStats();
   // Each batch is synced if it and every one before it are in a synced record.
   const SequenceNumber durable = durable_ ? durable_sequence_.load(std::memory_order_relaxed) : 0;

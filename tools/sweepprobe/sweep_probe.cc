@@ -1,12 +1,13 @@
 // quiver-sweep-probe: one graph, one layout, its out-edge sweep beside a raw CSR sweep.
 //
-//   quiver-sweep-probe --layout inserted|shuffled|loaded [--dir D] [--vertices N] [--degree K]
+//   quiver-sweep-probe --layout inserted|shuffled|compacted|loaded [--dir D] [--vertices N] [--degree K]
 //                      [--passes P] [--sweep quiver|csr|both]
 //
 // The graph: N vertices, each with exactly K out-edges of one type to uniformly random targets
 // (seeded, the same graph every run). `inserted` adds the edges in batches of 100,000 in source
 // order (as quiver-bench builds its graphs); `shuffled` adds the same edges in a random order, so
-// every out-array grows by appends scattered over the whole build; `loaded` builds `shuffled` in a
+// every out-array grows by appends scattered over the whole build; `compacted` builds `shuffled`
+// and calls Graph::Compact, which packs each leaf's entries in one block; `loaded` builds `shuffled` in a
 // durable graph in directory D (which must not exist), closes it (a checkpoint) and opens it
 // again, so the adjacency is the checkpoint loader's.
 //
@@ -47,11 +48,11 @@ struct Args {
 };
 
 [[noreturn]] void Usage(const char* why) {
-  std::fprintf(
-      stderr,
-      "quiver-sweep-probe: %s\nusage: quiver-sweep-probe --layout inserted|shuffled|loaded [--dir D] "
-      "[--vertices N] [--degree K] [--passes P] [--sweep quiver|csr|both]\n",
-      why);
+  std::fprintf(stderr,
+               "quiver-sweep-probe: %s\nusage: quiver-sweep-probe --layout "
+               "inserted|shuffled|compacted|loaded [--dir D] "
+               "[--vertices N] [--degree K] [--passes P] [--sweep quiver|csr|both]\n",
+               why);
   std::exit(2);
 }
 
@@ -73,7 +74,8 @@ Args Parse(int argc, char** argv) {
   if (flags.Has("--layout")) a.layout = flags.Get("--layout");
   if (flags.Has("--sweep")) a.sweep = flags.Get("--sweep");
   a.dir = flags.Get("--dir");
-  if (a.layout != "inserted" && a.layout != "shuffled" && a.layout != "loaded") Usage("bad --layout");
+  if (a.layout != "inserted" && a.layout != "shuffled" && a.layout != "compacted" && a.layout != "loaded")
+    Usage("bad --layout");
   if (a.layout == "loaded" && a.dir.empty()) Usage("--layout loaded needs --dir");
   if (a.sweep != "quiver" && a.sweep != "csr" && a.sweep != "both") Usage("bad --sweep");
   if (a.vertices == 0 || a.degree == 0 || passes == 0 || passes > 1000)
@@ -104,6 +106,7 @@ std::unique_ptr<Graph> Build(const Args& a) {
   if (a.layout != "loaded") {
     auto graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory");
     Fill(*graph, a);
+    if (a.layout == "compacted") ValueOrDie(graph->Compact(), "Compact");
     return graph;
   }
   Options options;

@@ -128,8 +128,8 @@ class GraphImpl final : public Graph {
   // Tests: the bounds of each Compact step (storage::RepackProgress), so a
   // small graph takes several steps. Set before calling Compact.
   void TEST_set_compact_step(std::uint64_t entries, std::uint64_t leaves) {
-    compact_step_entries_ = entries;
-    compact_step_leaves_ = leaves;
+    compact_step_entries_ = std::max<std::uint64_t>(entries, 1);  // 0 would never advance
+    compact_step_leaves_ = std::max<std::uint64_t>(leaves, 1);
   }
   // Groups committed by a producer on its own thread (caller commits).
   std::uint64_t TEST_caller_groups() const { return caller_groups_.load(); }

@@ -69,6 +69,9 @@ std::uint64_t PackLeaf(VertexSlot* slots, std::size_t n, bool out, const std::ui
 // Whether direction `out` of the leaf slots[0, n) has a vertex that could be
 // packed (one group of at most kMaxPackedDegree entries) and holds an array.
 bool NeedsRepack(const VertexSlot* slots, std::size_t n, bool out);
+// The entries RepackLeaf would move there: every packable vertex's, or 0
+// when none holds an array.
+std::uint64_t RepackEntries(const VertexSlot* slots, std::size_t n, bool out);
 
 // Repacks direction `out` of one leaf of the version being built: `slots`
 // is the leaf's writable copy and n its slots below the table's count.
@@ -87,7 +90,8 @@ inline constexpr std::uint64_t kRepackEntriesPerCall = std::uint64_t{1} << 18;
 inline constexpr std::uint64_t kRepackLeavesPerCall = 4096;
 
 // Where a compaction stands, carried from one call to the next, and each
-// call's bounds (a call ends at the first leaf boundary at or past either).
+// call's bounds (a call ends at the first leaf that reaches either: the
+// entries both directions of its leaves will move, or the leaves looked at).
 struct RepackProgress {
   std::uint64_t next = 0;     // the first vertex id not visited yet
   std::uint64_t blocks = 0;   // (leaf, direction) blocks made

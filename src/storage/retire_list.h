@@ -97,8 +97,14 @@ class RetireList {
     if (fn == &FreeBlock) bytes_ += base::UsableSize(block);
   }
   // Makes room for `more` entries, so that the next `more` Adds cannot
-  // throw. May throw std::bad_alloc (nothing is then recorded).
-  void Reserve(std::size_t more) { entries_.reserve(entries_.size() + more); }
+  // throw. May throw std::bad_alloc (nothing is then recorded). Grows the
+  // list geometrically, as Add does: std::vector::reserve gives exactly
+  // what it is asked, and a caller reserving a few entries at a time (a
+  // compaction step, leaf by leaf) would copy the whole list each time.
+  void Reserve(std::size_t more) {
+    const std::size_t need = entries_.size() + more;
+    if (need > entries_.capacity()) entries_.reserve(std::max(need, 2 * entries_.capacity()));
+  }
   bool empty() const { return entries_.empty(); }
   // Allocator bytes of the blocks freed by FreeBlock (others not counted);
   // kept as the list grows, so reading it costs nothing.

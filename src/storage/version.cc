@@ -187,11 +187,12 @@ Version* VersionChain::NewVersion(MutationContext* ctx) {
   return v;
 }
 
-void VersionChain::Publish(Version* v) {
+void VersionChain::Publish(Version* v, bool same_contents) {
   assert(reinterpret_cast<std::uint64_t>(v) <= kPointerMask);
-  // Invariant 3; equal for a version that changes only the layout
-  // (Graph::Compact: no batch, no sequence number).
-  assert(v->roots.sequence >= writer_head_->roots.sequence);
+  // Invariant 3.
+  assert(same_contents ? v->roots.sequence == writer_head_->roots.sequence
+                       : v->roots.sequence > writer_head_->roots.sequence);
+  (void)same_contents;
   retired_bytes_.fetch_add(v->retired_.bytes(), std::memory_order_relaxed);
   live_versions_.fetch_add(1, std::memory_order_relaxed);
   {

@@ -233,8 +233,10 @@ class VersionChain {
   // Writer: a version to build, starting as a copy of head(); its blocks
   // retired during the build go to `ctx->retired` (set here).
   Version* NewVersion(MutationContext* ctx);
-  // Writer: makes `v` (from NewVersion) current.
-  void Publish(Version* v);
+  // Writer: makes `v` (from NewVersion) current. `same_contents`: `v`
+  // changes only the layout (a Graph::Compact step), and keeps the current
+  // version's sequence number (invariant 3); otherwise its number is higher.
+  void Publish(Version* v, bool same_contents = false);
   // Writer: forgets a version from NewVersion that changed nothing.
   void Discard(Version* v);
   // Writer: undoes a version from NewVersion built with `ctx` (ctx.blocks

@@ -234,10 +234,11 @@ void GraphImpl::CommitGroupAs(std::span<WriteRequest* const> group) {
     // Invariants 2 and 3: the whole group, in order. A group held back is
     // published unsynced (WriteOptions::sync = false; docs/durability.md).
     group_blocks_hint_ = std::min(blocks.size(), kGroupBlocksHintMax);
-    chain_->Publish(v);
+    chain_->Publish(v, /*same_contents=*/!changed);
     processor_.EndGroup(/*published=*/true);
     if constexpr (record) PublishEffects();
-    commit_groups_.fetch_add(1, std::memory_order_relaxed);
+    // A compaction step alone commits no batch: not counted.
+    if (changed) commit_groups_.fetch_add(1, std::memory_order_relaxed);
   }
   // The compaction steps' leaves are in the head now (or needed nothing).
   for (const auto& [i, p] : repacked) *group[i]->compact() = p;

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <random>
 #include <thread>
 #include <vector>
 
@@ -51,13 +52,7 @@ TEST(ConcurrencyCompactTest, ReadersSeeTheirSnapshotWhileCompactAndWritesInterle
     for (std::uint64_t i = 0; i < kVertices; ++i) b.AddVertex("V");
     ASSERT_TRUE(graph->Write(std::move(b)).ok());
   }
-  std::uint64_t x = 88172645463325252ULL;  // xorshift
-  auto next = [&x] {
-    x ^= x << 13;
-    x ^= x >> 7;
-    x ^= x << 17;
-    return x;
-  };
+  std::mt19937_64 next(20261206);
   auto edges = [&](std::uint64_t n) {
     WriteBatch b;
     for (std::uint64_t i = 0; i < n; ++i)

@@ -376,7 +376,9 @@ class Graph {
   // the arrays it replaces are freed once no snapshot reaches them.
   // Errors: FailedPrecondition for a read-only graph, after Close(), or
   // from a Logger on the thread committing to this graph; ResourceExhausted
-  // if memory ran out (that step changed nothing; the steps before stay);
+  // if memory ran out (that step changed nothing; the steps before stay; a
+  // step shares its commit group with batches queued beside it, and running
+  // out of memory fails the whole group, as it does for any batch);
   // Poisoned after a WAL failure.
   //
   // Example:

@@ -17,6 +17,7 @@
 #ifndef QUIVER_GRAPH_IMPL_H_
 #define QUIVER_GRAPH_IMPL_H_
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>

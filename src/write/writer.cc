@@ -233,7 +233,9 @@ void GraphImpl::CommitGroupAs(std::span<WriteRequest* const> group) {
     }
     // Invariants 2 and 3: the whole group, in order. A group held back is
     // published unsynced (WriteOptions::sync = false; docs/durability.md).
-    group_blocks_hint_ = std::min(blocks.size(), kGroupBlocksHintMax);
+    // A compaction step alone (thousands of leaf copies and blocks) says
+    // nothing of what the next batches need (review, stop 42).
+    if (changed) group_blocks_hint_ = std::min(blocks.size(), kGroupBlocksHintMax);
     chain_->Publish(v, /*same_contents=*/!changed);
     processor_.EndGroup(/*published=*/true);
     if constexpr (record) PublishEffects();

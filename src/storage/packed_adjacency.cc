@@ -148,12 +148,7 @@ std::uint64_t RepackEntries(const VertexSlot* slots, std::size_t n, bool out) {
   return array ? entries : 0;
 }
 
-bool NeedsRepack(const VertexSlot* slots, std::size_t n, bool out) {
-  return RepackEntries(slots, n, out) != 0;
-}
-
 std::uint64_t RepackLeaf(VertexSlot* slots, std::size_t n, bool out, MutationContext& ctx) {
-  if (!NeedsRepack(slots, n, out)) return 0;
   std::uint64_t mask = 0, total = 0;
   std::uint32_t counts[VertexTable::kLeafSize], types[VertexTable::kLeafSize];
   const EdgeEntry* from[VertexTable::kLeafSize];
@@ -174,6 +169,7 @@ std::uint64_t RepackLeaf(VertexSlot* slots, std::size_t n, bool out, MutationCon
       arrays[array_count++] = AsMutableArray(head);
     }
   }
+  if (array_count == 0) return 0;  // every packable vertex is packed already
   std::size_t bytes = 0;
   EdgeEntry* block = NewPackedBlock(total, &bytes, ctx);
   if (block == nullptr) return 0;

@@ -66,16 +66,14 @@ std::uint64_t PackLeaf(VertexSlot* slots, std::size_t n, bool out, const std::ui
 // vertex's arrays wherever the allocator had room; repacking a leaf moves
 // them back into one block in id order, the layout a loaded checkpoint has.
 //
-// Whether direction `out` of the leaf slots[0, n) has a vertex that could be
-// packed (one group of at most kMaxPackedDegree entries) and holds an array.
-bool NeedsRepack(const VertexSlot* slots, std::size_t n, bool out);
-// The entries RepackLeaf would move there: every packable vertex's, or 0
-// when none holds an array.
+// The entries RepackLeaf would move in direction `out` of the leaf
+// slots[0, n): those of every packable vertex (one group of at most
+// kMaxPackedDegree entries), or 0 when none of them holds an array.
 std::uint64_t RepackEntries(const VertexSlot* slots, std::size_t n, bool out);
 
 // Repacks direction `out` of one leaf of the version being built: `slots`
 // is the leaf's writable copy and n its slots below the table's count.
-// Every packable vertex (see NeedsRepack), whether it holds an array or is
+// Every packable vertex (see RepackEntries), whether it holds an array or is
 // packed already, gets its entries in one new block laid out as PackLeaf
 // lays it; the arrays and the leaf's old block are retired (freed at once
 // when the group made them). Returns the entries moved, 0 when nothing was

@@ -63,6 +63,8 @@ Status CheckOptions(const Options& o) {
   QUIVER_RETURN_IF_ERROR(CheckRange("max_group_ops", w.max_group_ops, 1, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("spin_microseconds", w.spin_microseconds, 0, kMaxSpinMicroseconds));
   QUIVER_RETURN_IF_ERROR(CheckRange("background_nice", o.background_nice, 0, kMaxBackgroundNice));
+  QUIVER_RETURN_IF_ERROR(CheckRange("compaction.idle_milliseconds", o.compaction.idle_milliseconds, 1,
+                                    kMaxCompactionIdleMilliseconds));
   QUIVER_RETURN_IF_ERROR(CheckRange("change_feed.max_retained_batches", o.change_feed.max_retained_batches, 1,
                                     kMaxRetainedBatchesCeiling));
   QUIVER_RETURN_IF_ERROR(
@@ -534,15 +536,29 @@ GraphImpl::GraphImpl(const Options& options, storage::VersionChain* chain, std::
   std::vector<WriteRequest*> group;
   group.reserve(std::max<std::size_t>(
       1, std::min(options_.writer.max_group_batches, options_.writer.max_queued_batches)));
-  writer_ = std::thread([this, group = std::move(group)]() mutable { WriterLoop(std::move(group)); });
+  // The compactor first: it commits nothing before batches of at least
+  // after_changes operations were, so it waits for the writer; and if a
+  // thread below cannot be had, it is stopped and joined with the others.
+  if (CompactsInBackground()) {
+    compactor_ = std::thread([this] { CompactorLoop(); });
+    compactor_started_ = true;
+  }
+  try {
+    writer_ = std::thread([this, group = std::move(group)]() mutable { WriterLoop(std::move(group)); });
+  } catch (...) {
+    StopCompactor();
+    throw;
+  }
   if (durable_ == nullptr) return;
   try {
     checkpointer_ = std::thread([this] { CheckpointLoop(); });
   } catch (...) {
     // No checkpoint thread to be had (its state's allocation, or the
-    // thread itself): the writer, which has nothing queued, stops and is
-    // joined before the members go, or the running thread's destructor
-    // would terminate the process. Open reports the exception.
+    // thread itself): the compactor and the writer, which has nothing
+    // queued, stop and are joined before the members go, or a running
+    // thread's destructor would terminate the process. Open reports the
+    // exception.
+    StopCompactor();
     queue_.Close();
     writer_.join();
     throw;
@@ -629,29 +645,36 @@ Status GraphImpl::Sync() {
 Result<CompactStats> GraphImpl::Compact() {
   if (read_only_) return ReadOnlyError("Compact");
   if (t_graph_committing_here == this) return CalledWhileCommitting("Compact");
-  // Vertices added meanwhile are left for a later call.
+  // Vertices added meanwhile are left for a later call. The changes
+  // committed so far are this call's: the compactor's next pass waits for
+  // new ones.
+  ConsumeChanges();
   const std::uint64_t end = GetSnapshot().vertex_id_limit();
   storage::RepackProgress progress;
-  progress.step_entries = compact_step_entries_;
-  progress.step_leaves = compact_step_leaves_;
+  progress.step_entries = compact_step_entries_.load();
+  progress.step_leaves = compact_step_leaves_.load();
   CompactStats stats;
   while (progress.next < end) {
-    // One step per request, committed as a write is; the writer's role
-    // holder advances `progress` before it completes the request
-    // (WriteRequest::set_compact).
-    WriteRequest* r = nullptr;
-    try {
-      r = new WriteRequest(WriteBatch(), /*async=*/false, /*sync=*/false);
-    } catch (const std::bad_alloc&) {
-      return OutOfMemoryStatus();
-    }
-    r->set_compact(&progress, end);
-    QUIVER_RETURN_IF_ERROR(CommitAndWait(r).status());
+    QUIVER_RETURN_IF_ERROR(CompactStep(&progress, end));
     ++stats.steps;
   }
   stats.blocks = progress.blocks;
   stats.entries = progress.entries;
   return stats;
+}
+
+Status GraphImpl::CompactStep(storage::RepackProgress* progress, std::uint64_t end, bool alone) {
+  // One step per request, committed as a write is; the writer's role
+  // holder advances `progress` before it completes the request
+  // (WriteRequest::set_compact).
+  WriteRequest* r = nullptr;
+  try {
+    r = new WriteRequest(WriteBatch(), /*async=*/false, /*sync=*/false);
+  } catch (const std::bad_alloc&) {
+    return OutOfMemoryStatus();
+  }
+  r->set_compact(progress, end, alone);
+  return CommitAndWait(r).status();
 }
 
 std::future<Result<CommitInfo>> GraphImpl::WriteAsync(WriteBatch batch, const WriteOptions& options) {
@@ -913,6 +936,9 @@ Status GraphImpl::CloseOnce(bool* ran) {
   }
   std::call_once(close_once_, [this, ran] {
     if (ran != nullptr) *ran = true;
+    // The compactor ends first (after the step it is committing, if any):
+    // it is a producer, and the queue refuses producers from here on.
+    StopCompactor();
     queue_.Close();
     // The writer drains what was queued before Close and writes what
     // unsynced writes held back.

@@ -90,6 +90,7 @@ class GraphImpl final : public Graph {
   Status Close() override;
   Status Checkpoint() override;
   Result<CompactStats> Compact() override;
+  CompactionStats GetCompactionStats() const override;
   Status CreateIndex(const IndexSpec& spec) override;
   Status DropIndex(std::string_view name) override;
   using Graph::Backup;
@@ -126,11 +127,17 @@ class GraphImpl final : public Graph {
 
   // Test hook: the writer thread's id (for base::ArmAllocationFaults).
   std::thread::id TEST_writer_thread_id() const { return writer_.get_id(); }
+  // For test binaries only (tests/test_environment.cc): graphs opened with
+  // the default CompactionOptions::after_changes start no compactor, so an
+  // idle gap (long under the sanitizers) never moves blocks in a test that
+  // counts memory, frees or allocations. A test that asks for another
+  // threshold gets its compactor.
+  static void SetDefaultCompactionOffForTesting(bool off);
   // Tests: the bounds of each Compact step (storage::RepackProgress), so a
   // small graph takes several steps. Set before calling Compact.
   void TEST_set_compact_step(std::uint64_t entries, std::uint64_t leaves) {
-    compact_step_entries_ = std::max<std::uint64_t>(entries, 1);  // 0 would never advance
-    compact_step_leaves_ = std::max<std::uint64_t>(leaves, 1);
+    compact_step_entries_.store(std::max<std::uint64_t>(entries, 1));  // 0 would never advance
+    compact_step_leaves_.store(std::max<std::uint64_t>(leaves, 1));
   }
   // Groups committed by a producer on its own thread (caller commits).
   std::uint64_t TEST_caller_groups() const { return caller_groups_.load(); }
@@ -220,6 +227,10 @@ class GraphImpl final : public Graph {
   // Commits `r` (a new synchronous request) and waits for it: on this
   // thread when nobody else is committing, else queued. Takes `r`.
   Result<CommitInfo> CommitAndWait(WriteRequest* r);
+  // Commits one compaction step (Compact; the compactor thread) from
+  // `progress` up to vertex id `end` and waits for it.
+  // `alone`: the compactor's steps (WriteRequest::set_compact).
+  Status CompactStep(storage::RepackProgress* progress, std::uint64_t end, bool alone = false);
   // A producer that took the writer's role: commits `r` alone and gives the
   // role back. noexcept: an exception escaping the group terminates, as it
   // would on the writer thread, rather than leave the role taken.
@@ -289,6 +300,20 @@ class GraphImpl final : public Graph {
   // FailedPrecondition for a write to a read-only graph.
   static Status ReadOnlyError(std::string_view what);
   void CheckpointLoop();
+  // Background compaction (Options::compaction, write/compactor.cc): the
+  // compactor thread's body, and how it is stopped (Close, before the
+  // commit queue closes).
+  void CompactorLoop();
+  void StopCompactor();
+  // Whether Open starts the compactor (after_changes > 0, unless a test
+  // binary turned the default off).
+  bool CompactsInBackground() const;
+  // The committer of a group that changed the graph: counts its batches'
+  // operations for background compaction and restarts its idle clock.
+  void NoteChanges(std::span<WriteRequest* const> group, const std::vector<Result<CommitInfo>>& results);
+  // Takes the operations counted so far off the count (a pass or a Compact
+  // call begins: they are its to pack); returns how many there were.
+  std::uint64_t ConsumeChanges();
   Status RunCheckpoint();
   // `writer_stopped`: called by Close after the writer thread ended (and
   // wrote what was held back); else the version and its WAL position are
@@ -380,8 +405,9 @@ class GraphImpl final : public Graph {
   std::atomic<std::uint64_t> commit_groups_{0};
   std::atomic<std::uint64_t> caller_groups_{0};  // for tests: LeadGroup's count
   // Compact's step bounds (TEST_set_compact_step; read by Compact's caller).
-  std::uint64_t compact_step_entries_ = storage::kRepackEntriesPerCall;
-  std::uint64_t compact_step_leaves_ = storage::kRepackLeavesPerCall;
+  // Atomic: the compactor thread reads them too.
+  std::atomic<std::uint64_t> compact_step_entries_{storage::kRepackEntriesPerCall};
+  std::atomic<std::uint64_t> compact_step_leaves_{storage::kRepackLeavesPerCall};
   std::atomic<std::uint64_t> led_groups_{0};  // for tests: QueueLeader::Commit's count
   std::atomic<std::uint64_t> wal_segments_started_{0};
   // Written by the writer, read by GetDurabilityStats: what is held back
@@ -479,8 +505,26 @@ class GraphImpl final : public Graph {
   // graph is poisoned, and a Backup would copy the import's part.
   std::atomic<bool> import_record_left_{false};
 
+  // Background compaction (write/compactor.cc). Operations committed since
+  // the compactor's last pass began, and when a group last changed the
+  // graph (steady clock, ns); written by the writer's role holder.
+  std::atomic<std::uint64_t> changes_since_compact_{0};
+  std::atomic<std::int64_t> last_change_ns_{0};
+  std::atomic<std::uint64_t> compacted_passes_{0};
+  std::atomic<std::uint64_t> compacted_steps_{0};
+  std::atomic<std::uint64_t> compacted_blocks_{0};
+  std::atomic<std::uint64_t> compacted_entries_{0};
+  base::Mutex compactor_mu_;
+  base::CondVar compactor_cv_{&compactor_mu_};
+  bool compactor_stop_ ABSL_GUARDED_BY(compactor_mu_) = false;
+  // Set before the writer thread starts, never after: whether compactor_
+  // runs (NoteChanges reads it on the committing thread; compactor_ itself
+  // changes when Close joins it).
+  bool compactor_started_ = false;
+
   std::thread writer_;        // started last in the constructor
   std::thread checkpointer_;  // durable mode only
+  std::thread compactor_;     // when Options::compaction.after_changes > 0
 };
 
 }  // namespace quiver

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <random>
 #include <thread>
@@ -93,6 +94,61 @@ TEST(ConcurrencyCompactTest, ReadersSeeTheirSnapshotWhileCompactAndWritesInterle
   const Snapshot snap = graph->GetSnapshot();
   EXPECT_EQ(Sweep(snap), OneByOne(snap));
   EXPECT_EQ(Sweep(snap).count, 80'000u + 20u * 500u);
+}
+
+// The same with the graph compacting itself (Options::compaction): its
+// compactor thread commits steps whenever the writer pauses for a
+// millisecond, while readers check their snapshots; then Close stops it.
+TEST(ConcurrencyCompactTest, ReadersSeeTheirSnapshotWhileTheGraphCompactsItself) {
+  constexpr std::uint64_t kVertices = 20'000;
+  Options o;
+  o.compaction.after_changes = 1'000;
+  o.compaction.idle_milliseconds = 1;
+  auto graph = Graph::OpenInMemory(o).value();
+  static_cast<GraphImpl&>(*graph).TEST_set_compact_step(2'000, 16);
+  {
+    WriteBatch b;
+    for (std::uint64_t i = 0; i < kVertices; ++i) b.AddVertex("V");
+    ASSERT_TRUE(graph->Write(std::move(b)).ok());
+  }
+  std::mt19937_64 next(20261207);
+  auto edges = [&](std::uint64_t n) {
+    WriteBatch b;
+    for (std::uint64_t i = 0; i < n; ++i)
+      b.AddEdge("E", VertexId(next() % kVertices), VertexId(next() % kVertices));
+    return b;
+  };
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(graph->Write(edges(20'000)).ok());
+  std::atomic<bool> stop{false};
+  std::atomic<std::uint64_t> checked{0}, failures{0};
+  std::vector<std::thread> readers;
+  for (int r = 0; r < 2; ++r) {
+    readers.emplace_back([&] {
+      while (!stop.load()) {
+        const Snapshot snap = graph->GetSnapshot();
+        const Sums a = Sweep(snap);
+        if (!(a == OneByOne(snap)) || a.count != snap.edge_count()) failures.fetch_add(1);
+        checked.fetch_add(1);
+      }
+    });
+  }
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_TRUE(graph->Write(edges(500)).ok());
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+  }
+  // The pass the last writes started, while the readers go on.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (graph->GetCompactionStats().passes == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_GT(graph->GetCompactionStats().passes, 0u);
+  while (checked.load() < 6) std::this_thread::yield();
+  ASSERT_TRUE(graph->Close().ok());
+  stop.store(true);
+  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(failures.load(), 0u);
+  const Snapshot snap = graph->GetSnapshot();
+  EXPECT_EQ(Sweep(snap), OneByOne(snap));
+  EXPECT_EQ(Sweep(snap).count, 80'000u + 40u * 500u);
 }
 
 }  // namespace

@@ -241,6 +241,22 @@ struct CompactStats {
   std::uint64_t steps = 0;
 };
 
+// Background compaction since Open (Options::compaction).
+struct CompactionStats {
+  // Passes finished: every vertex id below the graph's limit at the pass's
+  // start was looked at.
+  std::uint64_t passes = 0;
+  // Steps committed (a pass interrupted by writes goes on later).
+  std::uint64_t steps = 0;
+  // Packed blocks made and adjacency entries moved into them, as
+  // CompactStats counts them.
+  std::uint64_t blocks = 0;
+  std::uint64_t entries = 0;
+  // Operations committed since the last pass began (what
+  // CompactionOptions::after_changes is compared with).
+  std::uint64_t pending_changes = 0;
+};
+
 class Graph {
  public:
   // Opens the graph in directory `dir`, creating it (directory, missing
@@ -381,10 +397,17 @@ class Graph {
   // out of memory fails the whole group, as it does for any batch);
   // Poisoned after a WAL failure.
   //
+  // The graph also runs these steps itself while no write comes
+  // (Options::compaction, on by default; GetCompactionStats); call Compact
+  // to have the layout now, e.g. right before a sweep.
+  //
   // Example:
   //   for (auto& b : batches) graph->Write(std::move(b)).value();  // random-order edges
   //   quiver::CompactStats c = graph->Compact().value();          // then sweep at load speed
   virtual Result<CompactStats> Compact() = 0;
+
+  // What background compaction (Options::compaction) did since Open.
+  virtual CompactionStats GetCompactionStats() const = 0;
 
   // Creates a property index and waits until it is complete. Two commits:
   // one declares the index (state kBuilding, ignored by queries), and once

@@ -62,6 +62,32 @@ inline constexpr std::uint64_t kMaxUnsyncedBytesCeiling = std::uint64_t{1} << 30
 // ChangeFeedOptions::max_retained_batches: at most 2^24.
 inline constexpr std::size_t kMaxRetainedBatchesCeiling = std::size_t{1} << 24;
 
+// CompactionOptions::idle_milliseconds: at most a day.
+inline constexpr std::uint32_t kMaxCompactionIdleMilliseconds = 86'400'000;
+
+// Background compaction: Graph::Compact, run by the graph itself while no
+// write is being committed. Random inserts leave each vertex's edge array
+// wherever the allocator had room; compaction lays the adjacency out again
+// as a checkpoint load does, so sweeps and expansions read it in order
+// (Graph::Compact says what moves and what it costs). A thread of the graph
+// waits until at least `after_changes` operations (WriteBatch::size summed
+// over committed batches) were committed since its last pass began and no
+// batch was committed for `idle_milliseconds`; it then commits Compact's
+// steps one after another (each one commit group of at most a quarter
+// million entries: a millisecond or two of the writer) for as long as no
+// batch is committed in between. A write that arrives meanwhile waits for
+// at most the step being committed; the pass goes on from where it stopped
+// once the graph is idle again. Graph::GetCompactionStats counts the work.
+// Not started for a read-only graph.
+struct CompactionOptions {
+  // 0: never compact in the background (call Graph::Compact instead).
+  // Default 65,536.
+  std::uint64_t after_changes = 65536;
+  // How long no batch may be committed before a pass starts or goes on.
+  // 1 to kMaxCompactionIdleMilliseconds. Default 200.
+  std::uint32_t idle_milliseconds = 200;
+};
+
 // The change feed (Graph::Subscribe, quiver/change_feed.h). While at least
 // one subscription is open the graph keeps the newest committed batches'
 // effects in memory, for its consumers to read and to resume from; with
@@ -322,6 +348,7 @@ struct Options {
   WriterOptions writer;
   DurableOptions durable;
   ChangeFeedOptions change_feed;
+  CompactionOptions compaction;
 };
 
 }  // namespace quiver

@@ -164,13 +164,18 @@ class WriteRequest {
   // The writer repacks leaves of vertex ids [progress->next, end) in this
   // request's group and, once the group is published (or changed nothing),
   // advances *progress before completing the request; the caller owns
-  // *progress and reads it after the request completed.
-  void set_compact(storage::RepackProgress* progress, std::uint64_t end) {
+  // *progress and reads it after the request completed. `alone` (the
+  // background compactor's steps): the step repacks only in a group of its
+  // own, so nothing queued beside it waits for it or shares its failure;
+  // in a shared group it leaves *progress as it was.
+  void set_compact(storage::RepackProgress* progress, std::uint64_t end, bool alone = false) {
     compact_ = progress;
     compact_end_ = end;
+    compact_alone_ = alone;
   }
   storage::RepackProgress* compact() const { return compact_; }
   std::uint64_t compact_end() const { return compact_end_; }
+  bool compact_alone() const { return compact_alone_; }
   std::size_t cost() const;  // operations counted for group bounds
   // Approximate memory the batch holds (WriteBatchInternal::
   // ApproximateBytes): what the queue's byte bound counts.
@@ -198,6 +203,7 @@ class WriteRequest {
   std::function<void()> after_sync_;
   storage::RepackProgress* compact_ = nullptr;
   std::uint64_t compact_end_ = 0;
+  bool compact_alone_ = false;
   std::uint64_t group_ = 0;  // the group expected at Push (invariant 1)
   std::size_t bytes_ = 0;    // bytes(), taken at Push (CommitQueue, under its lock)
   // Set by Push when this request's producer may lead (invariant 4).

@@ -130,7 +130,8 @@ void GraphImpl::CommitGroupAs(std::span<WriteRequest* const> group) {
       if (group[i]->batch().empty()) {  // commits nothing: no sequence number, no WAL record
         if (const storage::RepackProgress* p = group[i]->compact()) {
           repacked.emplace_back(i, *p);
-          layout |= storage::RepackLeaves(v->roots, group[i]->compact_end(), &repacked.back().second, ctx);
+          if (!group[i]->compact_alone() || group.size() == 1)
+            layout |= storage::RepackLeaves(v->roots, group[i]->compact_end(), &repacked.back().second, ctx);
         }
         results.emplace_back(CommitInfo{v->roots.sequence, {}, {}, {}, {}});
         continue;
@@ -238,9 +239,14 @@ void GraphImpl::CommitGroupAs(std::span<WriteRequest* const> group) {
     if (changed) group_blocks_hint_ = std::min(blocks.size(), kGroupBlocksHintMax);
     chain_->Publish(v, /*same_contents=*/!changed);
     processor_.EndGroup(/*published=*/true);
-    if constexpr (record) PublishEffects();
+    // A layout-only group has no effects: the feed's readers are not woken.
+    if constexpr (record)
+      if (changed) PublishEffects();
     // A compaction step alone commits no batch: not counted.
-    if (changed) commit_groups_.fetch_add(1, std::memory_order_relaxed);
+    if (changed) {
+      commit_groups_.fetch_add(1, std::memory_order_relaxed);
+      NoteChanges(group, results);
+    }
   }
   // The compaction steps' leaves are in the head now (or needed nothing).
   for (const auto& [i, p] : repacked) *group[i]->compact() = p;

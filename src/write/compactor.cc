@@ -1,0 +1,147 @@
+// Background compaction (Options::compaction): a thread of the graph that
+// runs Graph::Compact's steps while no write is being committed.
+//
+// The committer of every group that changed the graph counts its batches'
+// operations and restarts the idle clock (NoteChanges). The compactor
+// thread wakes once per idle period; once enough operations were committed
+// and none for a whole idle period, it begins a pass over the vertex ids
+// below the graph's limit, one CompactStep (one commit group, at most
+// kRepackEntriesPerCall entries) after another, and stops between two steps
+// as soon as a group changed the graph since the last idle check. The pass
+// goes on from where it stopped at the next idle period. A step committed
+// by this thread is an ordinary request: a producer that arrives meanwhile
+// queues behind it (or shares its group) and waits for that step alone.
+//
+// Correctness rests on Compact's: a step changes the layout and nothing
+// else, so when it runs never matters to what readers or the log see.
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <vector>
+
+#include "graph_impl.h"
+
+namespace quiver {
+namespace {
+
+std::atomic<bool> g_default_compaction_off{false};
+
+std::int64_t SteadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+void GraphImpl::SetDefaultCompactionOffForTesting(bool off) { g_default_compaction_off.store(off); }
+
+bool GraphImpl::CompactsInBackground() const {
+  const std::uint64_t after = options_.compaction.after_changes;
+  return after > 0 && !(g_default_compaction_off.load() && after == CompactionOptions{}.after_changes);
+}
+
+void GraphImpl::NoteChanges(std::span<WriteRequest* const> group,
+                            const std::vector<Result<CommitInfo>>& results) {
+  std::uint64_t ops = 0;
+  for (std::size_t i = 0; i < group.size(); ++i)
+    if (results[i].ok()) ops += group[i]->batch().size();
+  last_change_ns_.store(SteadyNowNs(), std::memory_order_relaxed);
+  const std::uint64_t before = changes_since_compact_.fetch_add(ops, std::memory_order_relaxed);
+  const std::uint64_t after = options_.compaction.after_changes;
+  if (compactor_started_ && before < after && before + ops >= after) {
+    // The compactor sleeps without a timeout below the threshold: wake it.
+    // Taking the mutex orders this after its check of the count.
+    base::MutexLock lock(&compactor_mu_);
+    compactor_cv_.Signal();
+  }
+}
+
+std::uint64_t GraphImpl::ConsumeChanges() {
+  const std::uint64_t pending = changes_since_compact_.load(std::memory_order_relaxed);
+  // Operations committed from here on count towards the next pass.
+  changes_since_compact_.fetch_sub(pending, std::memory_order_relaxed);
+  return pending;
+}
+
+void GraphImpl::CompactorLoop() {
+  const std::uint64_t after = options_.compaction.after_changes;
+  const std::chrono::milliseconds idle(options_.compaction.idle_milliseconds);
+  const auto idle_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(idle).count();
+  auto idle_now = [&] { return SteadyNowNs() - last_change_ns_.load(std::memory_order_relaxed) >= idle_ns; };
+  // Old versions pinned by snapshots keep what a pass replaces: a step
+  // waits while more than a quarter of the graph's memory is retired, so
+  // a long-lived snapshot (an analytics run, a checkpoint, an index
+  // build) costs at most that much more until it is released.
+  auto room = [&] {
+    const MemoryStats m = GetMemoryStats();
+    return m.retired_bytes <= m.allocated_bytes / 4;
+  };
+  storage::RepackProgress progress;
+  std::uint64_t end = 0;  // the pass's vertex id limit; progress.next >= end: no pass under way
+  while (true) {
+    {
+      base::MutexLock lock(&compactor_mu_);
+      if (progress.next >= end) {
+        // No pass under way: nothing to do below the threshold, whose
+        // crossing NoteChanges signals.
+        while (!compactor_stop_ && changes_since_compact_.load(std::memory_order_relaxed) < after)
+          compactor_cv_.Wait();
+      }
+      if (!compactor_stop_) compactor_cv_.WaitFor(idle);
+      if (compactor_stop_) return;
+    }
+    if (!idle_now() || !room()) continue;
+    if (progress.next >= end) {
+      // A pass visits every leaf: on a graph of many vertices it waits for
+      // about one change per 16 vertex ids, so scanning costs a fraction of
+      // a leaf visit per change.
+      const std::uint64_t limit = GetSnapshot().vertex_id_limit();
+      if (changes_since_compact_.load(std::memory_order_relaxed) < std::max(after, limit / 16)) continue;
+      ConsumeChanges();
+      progress = storage::RepackProgress{};
+      progress.step_entries = compact_step_entries_.load();
+      progress.step_leaves = compact_step_leaves_.load();
+      end = limit;
+    }
+    while (progress.next < end && idle_now() && room()) {
+      {
+        base::MutexLock lock(&compactor_mu_);
+        if (compactor_stop_) return;
+      }
+      const storage::RepackProgress before = progress;
+      if (!CompactStep(&progress, end, /*alone=*/true).ok()) {
+        // Out of memory, poisoned, or closing: this pass ends here (the
+        // steps before stay); the next one starts after more changes.
+        progress.next = end;
+        break;
+      }
+      if (progress.next == before.next) continue;  // shared a group: did nothing
+      compacted_steps_.fetch_add(1, std::memory_order_relaxed);
+      compacted_blocks_.fetch_add(progress.blocks - before.blocks, std::memory_order_relaxed);
+      compacted_entries_.fetch_add(progress.entries - before.entries, std::memory_order_relaxed);
+      if (progress.next >= end) compacted_passes_.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+void GraphImpl::StopCompactor() {
+  {
+    base::MutexLock lock(&compactor_mu_);
+    compactor_stop_ = true;
+    compactor_cv_.SignalAll();
+  }
+  if (compactor_.joinable()) compactor_.join();
+}
+
+CompactionStats GraphImpl::GetCompactionStats() const {
+  CompactionStats s;
+  s.passes = compacted_passes_.load(std::memory_order_relaxed);
+  s.steps = compacted_steps_.load(std::memory_order_relaxed);
+  s.blocks = compacted_blocks_.load(std::memory_order_relaxed);
+  s.entries = compacted_entries_.load(std::memory_order_relaxed);
+  s.pending_changes = changes_since_compact_.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace quiver

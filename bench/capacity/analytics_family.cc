@@ -44,7 +44,7 @@ int RepeatsFor(const Profile& profile, const Shape& shape) {
 
 BuiltGraph BuildWeighted(const Shape& shape) {
   BuiltGraph b;
-  b.graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory (analytics)");
+  b.graph = ValueOrDie(Graph::OpenInMemory(BenchOptions()), "OpenInMemory (analytics)");
   std::uint64_t t0 = NowNs();
   b.first = AddVertices(*b.graph, shape.vertices);
   b.vertex_seconds = SecondsSince(t0);

@@ -74,7 +74,7 @@ struct Commit {
 constexpr std::size_t kMinCommitsForP99 = 100;
 
 Options DurableOptions() {
-  Options o;
+  Options o = BenchOptions();
   o.durability = Durability::kDurable;
   o.durable.checkpoint_wal_bytes = 0;
   o.durable.checkpoint_on_close = false;

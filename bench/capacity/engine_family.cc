@@ -140,7 +140,7 @@ std::vector<Json> SnapshotRows(Context& ctx) {
   const std::uint64_t ops = p.engine_snapshot_ops;
   const int passes = p.engine_snapshot_passes;
   BuiltGraph built;
-  built.graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory (engine)");
+  built.graph = ValueOrDie(Graph::OpenInMemory(BenchOptions()), "OpenInMemory (engine)");
   built.first = AddVertices(*built.graph, kSnapshotGraphVertices);
   const Graph& graph = *built.graph;
   auto acquire_release = [&graph] {
@@ -251,7 +251,7 @@ struct InsertPass {
 
 InsertPass InsertEdges(const EdgeList& list, std::uint64_t vertices,
                        const std::vector<std::uint64_t>* offsets) {
-  std::unique_ptr<Graph> graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory (engine)");
+  std::unique_ptr<Graph> graph = ValueOrDie(Graph::OpenInMemory(BenchOptions()), "OpenInMemory (engine)");
   const VertexId first = AddVertices(*graph, vertices);
   const std::uint64_t base = first.value();
   const std::uint64_t e = list.source.size();

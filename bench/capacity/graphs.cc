@@ -77,9 +77,15 @@ void AddShapeEdges(Graph& graph, const Shape& shape, VertexId first) {
   });
 }
 
+Options BenchOptions() {
+  Options o;
+  o.compaction.after_changes = 0;
+  return o;
+}
+
 BuiltGraph BuildVolatile(const Shape& shape) {
   BuiltGraph b;
-  b.graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory");
+  b.graph = ValueOrDie(Graph::OpenInMemory(BenchOptions()), "OpenInMemory");
   std::uint64_t t0 = NowNs();
   b.first = AddVertices(*b.graph, shape.vertices);
   b.vertex_seconds = SecondsSince(t0);

@@ -69,6 +69,13 @@ void AddEdges(Graph& graph, std::uint64_t count, NextFn&& next) {
 // Adds the shape's edges over the vertices [first, first + shape.vertices).
 void AddShapeEdges(Graph& graph, const Shape& shape, VertexId first);
 
+// The options every bench graph opens with: the defaults, less background
+// compaction (Options::compaction). A row measures the layout its writes
+// left, or one it made with Graph::Compact itself (the traversal family's
+// layout rows); a pass started by an idle gap would also take a core from
+// the timed loops of whatever row runs next.
+Options BenchOptions();
+
 struct BuiltGraph {
   std::unique_ptr<Graph> graph;
   VertexId first;

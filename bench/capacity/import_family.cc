@@ -200,7 +200,7 @@ class PeakResident {
 
 // Every graph of the family opens with the defaults: durable, a load thread per core (at most 8),
 // a checkpoint on Close.
-Options GraphOptions() { return Options{}; }
+Options GraphOptions() { return BenchOptions(); }
 
 // A new graph built from `in` by ImportNewGraph and opened; times of each step.
 struct NewGraph {

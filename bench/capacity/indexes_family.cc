@@ -124,7 +124,7 @@ void AddKeyed(WriteBatch& batch, std::string_view label, std::uint64_t from, std
 
 KeyedGraph BuildKeyed(std::uint64_t n) {
   KeyedGraph g;
-  g.graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory (indexes)");
+  g.graph = ValueOrDie(Graph::OpenInMemory(BenchOptions()), "OpenInMemory (indexes)");
   std::optional<std::uint64_t> next;
   auto check = [&](const std::optional<CommitInfo>& info) {
     if (!info) return;
@@ -525,7 +525,7 @@ void RunRangeScans(Context& ctx, const KeyedGraph& g, std::vector<Json>& rows) {
 
 // Vertices/s of one producer committing batches of 1,000 keyed vertices into a fresh graph.
 double BatchRate(std::uint64_t vertices, bool indexed) {
-  auto graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory (indexes batches)");
+  auto graph = ValueOrDie(Graph::OpenInMemory(BenchOptions()), "OpenInMemory (indexes batches)");
   if (indexed) {
     CheckOk(graph->CreateIndex({.name = "k_unique",
                                 .label = "B",
@@ -583,7 +583,7 @@ void RunBatches(Context& ctx, std::vector<Json>& rows) {
 void RunUpserts(Context& ctx, std::vector<Json>& rows) {
   const std::uint64_t n =
       std::max(kBatchVertices, ctx.profile.index_upsert_keys / kBatchVertices * kBatchVertices);
-  auto graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory (indexes upserts)");
+  auto graph = ValueOrDie(Graph::OpenInMemory(BenchOptions()), "OpenInMemory (indexes upserts)");
   CheckOk(graph->CreateIndex({.name = "u_key",
                               .label = "U",
                               .keys = {"k"},
@@ -637,7 +637,7 @@ void RunUpserts(Context& ctx, std::vector<Json>& rows) {
 }
 
 Options DurableGraphOptions(bool read_only) {
-  Options o;
+  Options o = BenchOptions();
   o.durability = Durability::kDurable;
   o.durable.checkpoint_wal_bytes = 0;
   o.durable.checkpoint_on_close = false;

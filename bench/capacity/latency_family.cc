@@ -43,7 +43,7 @@ std::uint64_t EdgeCount(std::uint64_t n) {
 
 BuiltGraph BuildLatencyGraph(std::uint64_t n) {
   BuiltGraph b;
-  b.graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory (latency)");
+  b.graph = ValueOrDie(Graph::OpenInMemory(BenchOptions()), "OpenInMemory (latency)");
   b.first = AddVertices(*b.graph, n);
   const std::uint64_t base = b.first.value();
   Rng rng(kSeed ^ (n * 7919));

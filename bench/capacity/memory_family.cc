@@ -95,7 +95,7 @@ Json RunMemory(Context& ctx) {
   for (const Shape& shape : ctx.profile.memory) {
     ctx.progress.Start("memory", shape.label());
     BuiltGraph built;
-    built.graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory");
+    built.graph = ValueOrDie(Graph::OpenInMemory(BenchOptions()), "OpenInMemory");
     const Reading base = Read(*built.graph);
     std::uint64_t t0 = NowNs();
     built.first = AddVertices(*built.graph, shape.vertices);

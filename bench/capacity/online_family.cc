@@ -155,7 +155,7 @@ void RunExpansions(Context& ctx, const Shape& shape, const Snapshot& snap, Verte
 }
 
 void RunTopK(Context& ctx, Json& rows) {
-  auto graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory (online top-K)");
+  auto graph = ValueOrDie(Graph::OpenInMemory(BenchOptions()), "OpenInMemory (online top-K)");
   Rng rng(kSeed ^ 0x70b4);
   std::vector<VertexId> hubs;
   std::vector<std::vector<double>> weights(kHubs);

@@ -189,7 +189,7 @@ void SweepRows(Context& ctx, const Shape& shape, const Snapshot& snapshot, Verte
 
 // Durable, no background checkpoints while building, one at Close.
 Options LayoutOptions() {
-  Options o;
+  Options o = BenchOptions();
   o.durability = Durability::kDurable;
   o.durable.checkpoint_wal_bytes = 0;
   o.durable.checkpoint_on_close = true;

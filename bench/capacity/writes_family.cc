@@ -65,13 +65,13 @@ Json RunRow(Context& ctx, const RowSpec& spec, int index) {
   std::unique_ptr<Graph> graph;
   if (spec.durable) {
     dir = ctx.FreshDir("writes-" + std::to_string(index));
-    Options o;
+    Options o = BenchOptions();
     o.durability = Durability::kDurable;
     o.durable.checkpoint_wal_bytes = 0;
     o.durable.checkpoint_on_close = false;
     graph = ValueOrDie(Graph::Open(o, dir), "Graph::Open (writes)");
   } else {
-    graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory (writes)");
+    graph = ValueOrDie(Graph::OpenInMemory(BenchOptions()), "OpenInMemory (writes)");
   }
   const int warm_up = spec.batch_elements == 1 ? 100 : 5;
   for (int i = 0; i < warm_up; ++i) ValueOrDie(graph->Write(MakeBatch(spec.batch_elements)), "warm-up write");

@@ -103,13 +103,16 @@ void Fill(Graph& graph, const Args& a) {
 }
 
 std::unique_ptr<Graph> Build(const Args& a) {
+  // The layout asked for and no other: no background compaction, which
+  // would also take a core from the sweeps.
+  Options options;
+  options.compaction.after_changes = 0;
   if (a.layout != "loaded") {
-    auto graph = ValueOrDie(Graph::OpenInMemory(), "OpenInMemory");
+    auto graph = ValueOrDie(Graph::OpenInMemory(options), "OpenInMemory");
     Fill(*graph, a);
     if (a.layout == "compacted") ValueOrDie(graph->Compact(), "Compact");
     return graph;
   }
-  Options options;
   options.error_if_exists = true;
   {
     auto graph = ValueOrDie(Graph::Open(options, a.dir), "Open");

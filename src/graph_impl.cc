@@ -651,8 +651,8 @@ Result<CompactStats> GraphImpl::Compact() {
   ConsumeChanges();
   const std::uint64_t end = GetSnapshot().vertex_id_limit();
   storage::RepackProgress progress;
-  progress.step_entries = compact_step_entries_.load();
-  progress.step_leaves = compact_step_leaves_.load();
+  if (const std::uint64_t e = compact_step_entries_.load()) progress.step_entries = e;
+  if (const std::uint64_t l = compact_step_leaves_.load()) progress.step_leaves = l;
   CompactStats stats;
   while (progress.next < end) {
     QUIVER_RETURN_IF_ERROR(CompactStep(&progress, end));

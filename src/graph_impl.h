@@ -136,7 +136,8 @@ class GraphImpl final : public Graph {
   // Tests: the bounds of each Compact step (storage::RepackProgress), so a
   // small graph takes several steps. Set before calling Compact.
   void TEST_set_compact_step(std::uint64_t entries, std::uint64_t leaves) {
-    compact_step_entries_.store(std::max<std::uint64_t>(entries, 1));  // 0 would never advance
+    // For Compact's steps and the compactor's alike; 0 would never advance.
+    compact_step_entries_.store(std::max<std::uint64_t>(entries, 1));
     compact_step_leaves_.store(std::max<std::uint64_t>(leaves, 1));
   }
   // Groups committed by a producer on its own thread (caller commits).
@@ -314,6 +315,10 @@ class GraphImpl final : public Graph {
   // Takes the operations counted so far off the count (a pass or a Compact
   // call begins: they are its to pack); returns how many there were.
   std::uint64_t ConsumeChanges();
+  // No group changed the graph for CompactionOptions::idle_milliseconds.
+  // The compactor asks before each step, and the writer again as it
+  // commits one (a write may have committed while the step was queued).
+  bool IdleForCompaction() const;
   Status RunCheckpoint();
   // `writer_stopped`: called by Close after the writer thread ended (and
   // wrote what was held back); else the version and its WAL position are
@@ -406,8 +411,10 @@ class GraphImpl final : public Graph {
   std::atomic<std::uint64_t> caller_groups_{0};  // for tests: LeadGroup's count
   // Compact's step bounds (TEST_set_compact_step; read by Compact's caller).
   // Atomic: the compactor thread reads them too.
-  std::atomic<std::uint64_t> compact_step_entries_{storage::kRepackEntriesPerCall};
-  std::atomic<std::uint64_t> compact_step_leaves_{storage::kRepackLeavesPerCall};
+  // 0: the defaults (storage::kRepackEntriesPerCall for Compact,
+  // kBackgroundRepackEntries for the compactor; the same for leaves).
+  std::atomic<std::uint64_t> compact_step_entries_{0};
+  std::atomic<std::uint64_t> compact_step_leaves_{0};
   std::atomic<std::uint64_t> led_groups_{0};  // for tests: QueueLeader::Commit's count
   std::atomic<std::uint64_t> wal_segments_started_{0};
   // Written by the writer, read by GetDurabilityStats: what is held back

@@ -201,7 +201,7 @@ TEST(CompactorTest, WritesInterruptAPassThatGoesOnAfterwards) {
   }
   EXPECT_EQ(PackedEntries(snap), 2 * snap.edge_count());
   EXPECT_EQ(test_util::Dump(snap), test_util::Dump(twin->GetSnapshot()));
-  EXPECT_GT(g->GetCompactionStats().steps, 10u) << "one leaf a step";
+  EXPECT_GE(g->GetCompactionStats().steps, 10u) << "one leaf a step";
 }
 
 // Durable: background steps log nothing, and the graph reopens the same.

@@ -136,15 +136,16 @@ TEST(ConcurrencyCompactTest, ReadersSeeTheirSnapshotWhileTheGraphCompactsItself)
     ASSERT_TRUE(graph->Write(edges(500)).ok());
     std::this_thread::sleep_for(std::chrono::milliseconds(3));
   }
-  // The pass the last writes started, while the readers go on.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (checked.load() < 6) std::this_thread::yield();
+  stop.store(true);
+  for (std::thread& t : readers) t.join();
+  // The pass the last writes started (the readers' pins, which pause a
+  // pass, are gone).
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
   while (graph->GetCompactionStats().passes == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_GT(graph->GetCompactionStats().passes, 0u);
-  while (checked.load() < 6) std::this_thread::yield();
   ASSERT_TRUE(graph->Close().ok());
-  stop.store(true);
-  for (std::thread& t : readers) t.join();
   EXPECT_EQ(failures.load(), 0u);
   const Snapshot snap = graph->GetSnapshot();
   EXPECT_EQ(Sweep(snap), OneByOne(snap));

@@ -385,7 +385,7 @@ class Graph {
   // layout they had. A later write to a repacked vertex moves it out to an
   // array of its own again (O(its degree)).
   // Runs on the writer in steps of at most a quarter million entries (or
-  // 4,096 leaves looked at), each published as a version of its own in
+  // 4,096 leaves looked at; about 10 ms), each published as a version of its own in
   // the commit order, so other writes go on between the steps and wait for
   // one step at most. Returns once every vertex id below the graph's limit
   // at the call was looked at. Cost: O(vertex ids / 64 + entries moved);

@@ -81,11 +81,20 @@ std::uint64_t RepackEntries(const VertexSlot* slots, std::size_t n, bool out);
 // Throws std::bad_alloc having changed nothing.
 std::uint64_t RepackLeaf(VertexSlot* slots, std::size_t n, bool out, MutationContext& ctx);
 
-// One call's default bounds: a call holds the writer for about a
-// millisecond or two (a quarter million entries copied, or 4,096 leaves
-// looked at).
+// One Graph::Compact step's bounds: a quarter million entries copied or
+// 4,096 leaves looked at, about 10 ms of the writer at the ~27M entries/s
+// quiver-sweep-probe measured (500,000 x 10; stop 42 called it a
+// millisecond or two). A write queued behind a step waits that long.
 inline constexpr std::uint64_t kRepackEntriesPerCall = std::uint64_t{1} << 18;
 inline constexpr std::uint64_t kRepackLeavesPerCall = 4096;
+// The background compactor's (Options::compaction), which runs unasked
+// beside the application's writes: about 1.2 ms a step. The price: each
+// step packs its leaves' out-directions, then their in-directions, so
+// smaller steps interleave out- and in-blocks more finely: 500,000 x 10
+// compacted in steps of these bounds swept at 0.36-0.38 of the raw CSR,
+// against 0.40-0.43 with Compact's (docs/impl.md, "Background compaction").
+inline constexpr std::uint64_t kBackgroundRepackEntries = std::uint64_t{1} << 15;
+inline constexpr std::uint64_t kBackgroundRepackLeaves = 512;
 
 // Where a compaction stands, carried from one call to the next, and each
 // call's bounds (a call ends at the first leaf that reaches either: the

@@ -166,8 +166,10 @@ class WriteRequest {
   // advances *progress before completing the request; the caller owns
   // *progress and reads it after the request completed. `alone` (the
   // background compactor's steps): the step repacks only in a group of its
-  // own, so nothing queued beside it waits for it or shares its failure;
-  // in a shared group it leaves *progress as it was.
+  // own and while the graph is idle (GraphImpl::IdleForCompaction), so
+  // nothing queued beside it waits for it or shares its failure, and a
+  // write committed just before it stops the pass; otherwise it leaves
+  // *progress as it was.
   void set_compact(storage::RepackProgress* progress, std::uint64_t end, bool alone = false) {
     compact_ = progress;
     compact_end_ = end;

@@ -6,7 +6,7 @@
 // thread wakes once per idle period; once enough operations were committed
 // and none for a whole idle period, it begins a pass over the vertex ids
 // below the graph's limit, one CompactStep (one commit group, at most
-// kRepackEntriesPerCall entries) after another, and stops between two steps
+// kBackgroundRepackEntries entries) after another, and stops between two steps
 // as soon as a group changed the graph since the last idle check. The pass
 // goes on from where it stopped at the next idle period. A step committed
 // by this thread is an ordinary request: a producer that arrives meanwhile
@@ -58,17 +58,20 @@ void GraphImpl::NoteChanges(std::span<WriteRequest* const> group,
 }
 
 std::uint64_t GraphImpl::ConsumeChanges() {
-  const std::uint64_t pending = changes_since_compact_.load(std::memory_order_relaxed);
-  // Operations committed from here on count towards the next pass.
-  changes_since_compact_.fetch_sub(pending, std::memory_order_relaxed);
-  return pending;
+  // One exchange: two callers at once (Compact beside a pass starting)
+  // cannot both take the same operations off (review: the count wrapped).
+  return changes_since_compact_.exchange(0, std::memory_order_relaxed);
+}
+
+bool GraphImpl::IdleForCompaction() const {
+  const std::int64_t idle_ns = std::int64_t{options_.compaction.idle_milliseconds} * 1'000'000;
+  return SteadyNowNs() - last_change_ns_.load(std::memory_order_relaxed) >= idle_ns;
 }
 
 void GraphImpl::CompactorLoop() {
   const std::uint64_t after = options_.compaction.after_changes;
   const std::chrono::milliseconds idle(options_.compaction.idle_milliseconds);
-  const auto idle_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(idle).count();
-  auto idle_now = [&] { return SteadyNowNs() - last_change_ns_.load(std::memory_order_relaxed) >= idle_ns; };
+  auto idle_now = [&] { return IdleForCompaction(); };
   // Old versions pinned by snapshots keep what a pass replaces: a step
   // waits while more than a quarter of the graph's memory is retired, so
   // a long-lived snapshot (an analytics run, a checkpoint, an index
@@ -96,12 +99,17 @@ void GraphImpl::CompactorLoop() {
       // A pass visits every leaf: on a graph of many vertices it waits for
       // about one change per 16 vertex ids, so scanning costs a fraction of
       // a leaf visit per change.
-      const std::uint64_t limit = GetSnapshot().vertex_id_limit();
-      if (changes_since_compact_.load(std::memory_order_relaxed) < std::max(after, limit / 16)) continue;
+      if (changes_since_compact_.load(std::memory_order_relaxed) <
+          std::max(after, GetSnapshot().vertex_id_limit() / 16))
+        continue;
+      // Consumed first, then the limit read: vertices whose operations
+      // were counted lie below it.
       ConsumeChanges();
+      const std::uint64_t limit = GetSnapshot().vertex_id_limit();
       progress = storage::RepackProgress{};
-      progress.step_entries = compact_step_entries_.load();
-      progress.step_leaves = compact_step_leaves_.load();
+      const std::uint64_t e = compact_step_entries_.load(), l = compact_step_leaves_.load();
+      progress.step_entries = e != 0 ? e : storage::kBackgroundRepackEntries;
+      progress.step_leaves = l != 0 ? l : storage::kBackgroundRepackLeaves;
       end = limit;
     }
     while (progress.next < end && idle_now() && room()) {
@@ -110,13 +118,19 @@ void GraphImpl::CompactorLoop() {
         if (compactor_stop_) return;
       }
       const storage::RepackProgress before = progress;
-      if (!CompactStep(&progress, end, /*alone=*/true).ok()) {
-        // Out of memory, poisoned, or closing: this pass ends here (the
-        // steps before stay); the next one starts after more changes.
+      const Status s = CompactStep(&progress, end, /*alone=*/true);
+      // Out of memory (this step's or, in a shared group, a batch's): the
+      // pass goes on after the next idle period. Poisoned or closing: it
+      // ends here (the steps before stay); with writes refused no other
+      // starts.
+      if (s.code() == StatusCode::kResourceExhausted) break;
+      if (!s.ok()) {
         progress.next = end;
         break;
       }
-      if (progress.next == before.next) continue;  // shared a group: did nothing
+      // It shared its group, or a write committed just before it: it did
+      // nothing. Wait for the next idle period rather than spin.
+      if (progress.next == before.next) break;
       compacted_steps_.fetch_add(1, std::memory_order_relaxed);
       compacted_blocks_.fetch_add(progress.blocks - before.blocks, std::memory_order_relaxed);
       compacted_entries_.fetch_add(progress.entries - before.entries, std::memory_order_relaxed);

@@ -130,7 +130,7 @@ void GraphImpl::CommitGroupAs(std::span<WriteRequest* const> group) {
       if (group[i]->batch().empty()) {  // commits nothing: no sequence number, no WAL record
         if (const storage::RepackProgress* p = group[i]->compact()) {
           repacked.emplace_back(i, *p);
-          if (!group[i]->compact_alone() || group.size() == 1)
+          if (!group[i]->compact_alone() || (group.size() == 1 && IdleForCompaction()))
             layout |= storage::RepackLeaves(v->roots, group[i]->compact_end(), &repacked.back().second, ctx);
         }
         results.emplace_back(CommitInfo{v->roots.sequence, {}, {}, {}, {}});

@@ -20,6 +20,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -110,7 +111,16 @@ std::unique_ptr<Graph> Build(const Args& a) {
   if (a.layout != "loaded") {
     auto graph = ValueOrDie(Graph::OpenInMemory(options), "OpenInMemory");
     Fill(*graph, a);
-    if (a.layout == "compacted") ValueOrDie(graph->Compact(), "Compact");
+    if (a.layout == "compacted") {
+      const auto t0 = std::chrono::steady_clock::now();
+      const CompactStats c = ValueOrDie(graph->Compact(), "Compact");
+      const double ms =
+          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      std::printf("compact: %.1f ms, %llu steps (%.2f ms a step), %llu entries (%.1f M a second)\n", ms,
+                  static_cast<unsigned long long>(c.steps),
+                  ms / static_cast<double>(std::max<std::uint64_t>(c.steps, 1)),
+                  static_cast<unsigned long long>(c.entries), static_cast<double>(c.entries) / ms / 1e3);
+    }
     return graph;
   }
   options.error_if_exists = true;

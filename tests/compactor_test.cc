@@ -14,6 +14,7 @@
 
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
+#include "layout_util.h"
 #include "quiver/quiver.h"
 #include "snapshot_internal.h"
 #include "storage/packed_adjacency.h"
@@ -21,8 +22,6 @@
 
 namespace quiver::compactor_test {
 namespace {
-
-using storage::VertexSlot;
 
 constexpr std::uint64_t kVertices = 640;  // ten leaves
 
@@ -51,18 +50,7 @@ void Build(Graph& g) {
   }
 }
 
-// Entries in packed blocks, both directions.
-std::uint64_t PackedEntries(const Snapshot& snap) {
-  const storage::GraphRoots& g = SnapshotInternal::Roots(snap);
-  std::uint64_t n = 0;
-  for (std::uint64_t v = 0; v < g.vertex_limit; ++v) {
-    const VertexSlot* s = storage::FindVertex(g, v);
-    if (s == nullptr) continue;
-    if (storage::IsPacked(s->out_head)) n += s->out_degree;
-    if (storage::IsPacked(s->in_head)) n += s->in_degree;
-  }
-  return n;
-}
+using test_util::PackedEntries;
 
 // Waits (a minute at most) until the compactor finished `passes` passes.
 bool WaitForPasses(const Graph& g, std::uint64_t passes) {

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <thread>
 #include <vector>
@@ -44,54 +45,77 @@ Sums OneByOne(const Snapshot& snap) {
   return s;
 }
 
-TEST(ConcurrencyCompactTest, ReadersSeeTheirSnapshotWhileCompactAndWritesInterleave) {
-  constexpr std::uint64_t kVertices = 20'000;  // 313 leaves
-  auto graph = Graph::OpenInMemory().value();
-  static_cast<GraphImpl&>(*graph).TEST_set_compact_step(2'000, 16);  // tens of steps a call
-  {
+// 20,000 vertices (313 leaves) and 80,000 random edges, compacting in
+// steps of 2,000 entries or 16 leaves (tens of steps a pass); two readers
+// check every snapshot they take until Stop.
+class Scene {
+ public:
+  static constexpr std::uint64_t kVertices = 20'000;
+
+  Scene(const Options& o, std::uint64_t seed) : graph_(Graph::OpenInMemory(o).value()), next_(seed) {
+    static_cast<GraphImpl&>(*graph_).TEST_set_compact_step(2'000, 16);
     WriteBatch b;
     for (std::uint64_t i = 0; i < kVertices; ++i) b.AddVertex("V");
-    ASSERT_TRUE(graph->Write(std::move(b)).ok());
+    EXPECT_TRUE(graph_->Write(std::move(b)).ok());
+    for (int i = 0; i < 4; ++i) EXPECT_TRUE(graph_->Write(Edges(20'000)).ok());
+    for (int r = 0; r < 2; ++r) {
+      readers_.emplace_back([this] {
+        while (!stop_.load()) {
+          const Snapshot snap = graph_->GetSnapshot();
+          const Sums a = Sweep(snap);
+          if (!(a == OneByOne(snap)) || a.count != snap.edge_count() || !(Sweep(snap) == a))
+            failures_.fetch_add(1);
+          checked_.fetch_add(1);
+        }
+      });
+    }
   }
-  std::mt19937_64 next(20261206);
-  auto edges = [&](std::uint64_t n) {
+  ~Scene() { StopReaders(); }
+
+  Graph& graph() { return *graph_; }
+  // `n` random edges (the caller's thread only).
+  WriteBatch Edges(std::uint64_t n) {
     WriteBatch b;
     for (std::uint64_t i = 0; i < n; ++i)
-      b.AddEdge("E", VertexId(next() % kVertices), VertexId(next() % kVertices));
+      b.AddEdge("E", VertexId(next_() % kVertices), VertexId(next_() % kVertices));
     return b;
-  };
-  for (int i = 0; i < 4; ++i) ASSERT_TRUE(graph->Write(edges(20'000)).ok());
-  std::atomic<bool> stop{false};
-  std::atomic<std::uint64_t> checked{0}, failures{0};
-  std::vector<std::thread> readers;
-  for (int r = 0; r < 2; ++r) {
-    readers.emplace_back([&] {
-      while (!stop.load()) {
-        const Snapshot snap = graph->GetSnapshot();
-        const Sums a = Sweep(snap);
-        const Sums b = OneByOne(snap);
-        if (!(a == b) || a.count != snap.edge_count() || !(Sweep(snap) == a)) failures.fetch_add(1);
-        checked.fetch_add(1);
-      }
-    });
   }
+  // Once each reader checked a few snapshots; returns the failures seen.
+  std::uint64_t StopReaders() {
+    while (!readers_.empty() && checked_.load() < 6) std::this_thread::yield();
+    stop_.store(true);
+    for (std::thread& t : readers_) t.join();
+    readers_.clear();
+    return failures_.load();
+  }
+
+ private:
+  std::unique_ptr<Graph> graph_;
+  std::mt19937_64 next_;
+  std::atomic<bool> stop_{false};
+  std::atomic<std::uint64_t> checked_{0}, failures_{0};
+  std::vector<std::thread> readers_;
+};
+
+TEST(ConcurrencyCompactTest, ReadersSeeTheirSnapshotWhileCompactAndWritesInterleave) {
+  Scene scene(Options{}, 20261206);
+  Graph& graph = scene.graph();
+  std::vector<WriteBatch> batches;
+  for (int i = 0; i < 20; ++i) batches.push_back(scene.Edges(500));
   std::thread writer([&] {
-    for (int i = 0; i < 20; ++i) EXPECT_TRUE(graph->Write(edges(500)).ok());
+    for (WriteBatch& b : batches) EXPECT_TRUE(graph.Write(std::move(b)).ok());
   });
   std::uint64_t blocks = 0;
   for (int round = 0; round < 3; ++round) {
-    Result<CompactStats> c = graph->Compact();
+    Result<CompactStats> c = graph.Compact();
     ASSERT_TRUE(c.ok()) << c.status().ToString();
     blocks += c->blocks;
   }
   writer.join();
-  ASSERT_TRUE(graph->Compact().ok());
-  while (checked.load() < 6) std::this_thread::yield();
-  stop.store(true);
-  for (std::thread& t : readers) t.join();
-  EXPECT_EQ(failures.load(), 0u);
+  ASSERT_TRUE(graph.Compact().ok());
+  EXPECT_EQ(scene.StopReaders(), 0u);
   EXPECT_GT(blocks, 0u);
-  const Snapshot snap = graph->GetSnapshot();
+  const Snapshot snap = graph.GetSnapshot();
   EXPECT_EQ(Sweep(snap), OneByOne(snap));
   EXPECT_EQ(Sweep(snap).count, 80'000u + 20u * 500u);
 }
@@ -100,54 +124,24 @@ TEST(ConcurrencyCompactTest, ReadersSeeTheirSnapshotWhileCompactAndWritesInterle
 // compactor thread commits steps whenever the writer pauses for a
 // millisecond, while readers check their snapshots; then Close stops it.
 TEST(ConcurrencyCompactTest, ReadersSeeTheirSnapshotWhileTheGraphCompactsItself) {
-  constexpr std::uint64_t kVertices = 20'000;
   Options o;
   o.compaction.after_changes = 1'000;
   o.compaction.idle_milliseconds = 1;
-  auto graph = Graph::OpenInMemory(o).value();
-  static_cast<GraphImpl&>(*graph).TEST_set_compact_step(2'000, 16);
-  {
-    WriteBatch b;
-    for (std::uint64_t i = 0; i < kVertices; ++i) b.AddVertex("V");
-    ASSERT_TRUE(graph->Write(std::move(b)).ok());
-  }
-  std::mt19937_64 next(20261207);
-  auto edges = [&](std::uint64_t n) {
-    WriteBatch b;
-    for (std::uint64_t i = 0; i < n; ++i)
-      b.AddEdge("E", VertexId(next() % kVertices), VertexId(next() % kVertices));
-    return b;
-  };
-  for (int i = 0; i < 4; ++i) ASSERT_TRUE(graph->Write(edges(20'000)).ok());
-  std::atomic<bool> stop{false};
-  std::atomic<std::uint64_t> checked{0}, failures{0};
-  std::vector<std::thread> readers;
-  for (int r = 0; r < 2; ++r) {
-    readers.emplace_back([&] {
-      while (!stop.load()) {
-        const Snapshot snap = graph->GetSnapshot();
-        const Sums a = Sweep(snap);
-        if (!(a == OneByOne(snap)) || a.count != snap.edge_count()) failures.fetch_add(1);
-        checked.fetch_add(1);
-      }
-    });
-  }
+  Scene scene(o, 20261207);
+  Graph& graph = scene.graph();
   for (int i = 0; i < 40; ++i) {
-    ASSERT_TRUE(graph->Write(edges(500)).ok());
+    ASSERT_TRUE(graph.Write(scene.Edges(500)).ok());
     std::this_thread::sleep_for(std::chrono::milliseconds(3));
   }
-  while (checked.load() < 6) std::this_thread::yield();
-  stop.store(true);
-  for (std::thread& t : readers) t.join();
+  EXPECT_EQ(scene.StopReaders(), 0u);
   // The pass the last writes started (the readers' pins, which pause a
   // pass, are gone).
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
-  while (graph->GetCompactionStats().passes == 0 && std::chrono::steady_clock::now() < deadline)
+  while (graph.GetCompactionStats().passes == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  EXPECT_GT(graph->GetCompactionStats().passes, 0u);
-  ASSERT_TRUE(graph->Close().ok());
-  EXPECT_EQ(failures.load(), 0u);
-  const Snapshot snap = graph->GetSnapshot();
+  EXPECT_GT(graph.GetCompactionStats().passes, 0u);
+  ASSERT_TRUE(graph.Close().ok());
+  const Snapshot snap = graph.GetSnapshot();
   EXPECT_EQ(Sweep(snap), OneByOne(snap));
   EXPECT_EQ(Sweep(snap).count, 80'000u + 40u * 500u);
 }

@@ -27,6 +27,7 @@
 #include "base/memory.h"
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
+#include "layout_util.h"
 #include "quiver/quiver.h"
 #include "snapshot_internal.h"
 #include "storage/adjacency.h"
@@ -559,19 +560,7 @@ TEST(PackedAdjacencyDeathTest, AMutatorGivenAPackedGroupStopsTheProcess) {
 
 // --- The compactor (Graph::Compact).
 
-// The degrees of the packed heads of `snap`, both directions: the entries
-// that live in packed blocks.
-std::uint64_t PackedEntries(const Snapshot& snap) {
-  const storage::GraphRoots& g = SnapshotInternal::Roots(snap);
-  std::uint64_t n = 0;
-  for (std::uint64_t v = 0; v < g.vertex_limit; ++v) {
-    const VertexSlot* s = storage::FindVertex(g, v);
-    if (s == nullptr) continue;
-    if (storage::IsPacked(s->out_head)) n += s->out_degree;
-    if (storage::IsPacked(s->in_head)) n += s->in_degree;
-  }
-  return n;
-}
+using test_util::PackedEntries;
 
 // On a graph built by batches (every vertex holds arrays), Compact packs
 // exactly what a checkpoint load packs, in the loader's layout, and changes

@@ -74,11 +74,15 @@ inline constexpr std::uint32_t kMaxCompactionIdleMilliseconds = 86'400'000;
 // over committed batches) were committed since its last pass began and no
 // batch was committed for `idle_milliseconds`; it then commits Compact's
 // steps one after another (each one commit group of at most 32,768
-// entries: about 1.2 ms of the writer) for as long as no
-// batch is committed in between. A write that arrives meanwhile waits for
-// at most the step being committed; the pass goes on from where it stopped
-// once the graph is idle again. Graph::GetCompactionStats counts the work.
-// Not started for a read-only graph.
+// entries: about 1.2 ms of the writer) for as long as no batch is
+// committed in between. A write that arrives meanwhile waits for at most
+// the step being committed; the pass goes on from where it stopped once
+// the graph is idle again. A pass visits every 64 vertex ids, so a graph
+// of more than about a million ids also waits for one operation per 16
+// ids; and a step waits while more than a quarter of the graph's memory is
+// retired but still pinned by snapshots (a pass replaces what a long-lived
+// snapshot keeps). Graph::GetCompactionStats counts the work. Not started
+// for a read-only graph.
 struct CompactionOptions {
   // 0: never compact in the background (call Graph::Compact instead).
   // Default 65,536.

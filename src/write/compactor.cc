@@ -3,8 +3,9 @@
 //
 // The committer of every group that changed the graph counts its batches'
 // operations and restarts the idle clock (NoteChanges). The compactor
-// thread wakes once per idle period; once enough operations were committed
-// and none for a whole idle period, it begins a pass over the vertex ids
+// thread sleeps until enough operations were committed (NoteChanges wakes
+// it), then looks once per idle period; once none was committed for a
+// whole idle period, it begins a pass over the vertex ids
 // below the graph's limit, one CompactStep (one commit group, at most
 // kBackgroundRepackEntries entries) after another, and stops between two steps
 // as soon as a group changed the graph since the last idle check. The pass
@@ -46,7 +47,9 @@ void GraphImpl::NoteChanges(std::span<WriteRequest* const> group,
   std::uint64_t ops = 0;
   for (std::size_t i = 0; i < group.size(); ++i)
     if (results[i].ok()) ops += group[i]->batch().size();
-  last_change_ns_.store(SteadyNowNs(), std::memory_order_relaxed);
+  // The clock is read only for a compactor (the commit path's one extra
+  // call): IdleForCompaction is asked by the compactor's steps alone.
+  if (compactor_started_) last_change_ns_.store(SteadyNowNs(), std::memory_order_relaxed);
   const std::uint64_t before = changes_since_compact_.fetch_add(ops, std::memory_order_relaxed);
   const std::uint64_t after = options_.compaction.after_changes;
   if (compactor_started_ && before < after && before + ops >= after) {

@@ -441,7 +441,7 @@ struct ReviewTopKFixture {
 
 // A hub with `out` out-edges and `in` in-edges over three types, scores from
 // a few values (ties everywhere: int64 0..2, doubles 1.0 and -0.0/+0.0),
-// some missing or null, and self-loops (twice in kBoth).
+// some missing or null, and self-loops (once in kBoth).
 ReviewTopKFixture ReviewTopKGraph(std::mt19937_64& rng, int out, int in) {
   ReviewTopKFixture f;
   f.graph = Graph::OpenInMemory().value();
@@ -473,6 +473,9 @@ ReviewTopKFixture ReviewTopKGraph(std::mt19937_64& rng, int out, int in) {
       if (outgoing ? d == TraversalDirection::kIn : d == TraversalDirection::kOut) continue;
       for (const EdgeGroup& g : outgoing ? snap.OutEdges(f.hub) : snap.InEdges(f.hub))
         for (const EdgeEntry& e : g.entries) {
+          // In kBoth a self-loop is one entry: its in-list copy is passed
+          // over, unexamined (a later review's finding).
+          if (!outgoing && d == TraversalDirection::kBoth && e.neighbor() == f.hub) continue;
           std::optional<double> s;
           if (auto v = snap.GetProperty(e.edge(), "w")) {
             if (auto i = v->as_int64()) s = static_cast<double>(*i);
@@ -487,7 +490,7 @@ ReviewTopKFixture ReviewTopKGraph(std::mt19937_64& rng, int out, int in) {
 }
 
 // Confirmed correct: heavy ties (three values, -0 == +0), missing and null
-// scores, self-loops (twice under kBoth), every k from 1 to 40 (the 32/33
+// scores, self-loops (once under kBoth), every k from 1 to 40 (the 32/33
 // switch) and k past the degree, descending and ascending, with and without
 // a max_edges stop at every position of the 32/33 boundary, against a
 // stable sort of the examined entries (score, then edge id).

@@ -165,5 +165,53 @@ TEST(ProjectionAllocTest, OutOfMemoryIsAStatus) {
   EXPECT_EQ(r.status().code(), StatusCode::kResourceExhausted);
 }
 
+// Review finding: the traversal calls had no try: out of memory growing a
+// fresh context's per-vertex arrays (or an output) threw std::bad_alloc
+// across the API. Each call answers ResourceExhausted with its outputs
+// cleared, and the context serves the next call once memory is back.
+TEST(TraversalAllocTest, OutOfMemoryIsAStatusAndTheContextLivesOn) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  std::vector<NewVertex> v;
+  for (int i = 0; i < 20000; ++i) v.push_back(b.AddVertex("P"));
+  b.AddEdge("R", v[0], v[19999], {{"w", 2.0}});
+  b.AddEdge("R", v[0], v[1], {{"w", 1.0}});
+  const CommitInfo info = graph->Write(std::move(b)).value();
+  Snapshot snap = graph->GetSnapshot();
+  const VertexId s = info.vertices[0], t = info.vertices[19999];
+  for (const bool weighted : {false, true}) {
+    TraversalContext ctx;
+    const PathSpec spec{.weight_key = weighted ? "w" : ""};
+    Path p;
+    bool found = true;
+    Status st;
+    g_fail_above = 64 * 1024;  // the per-vertex arrays of 20,000 ids fail
+    EXPECT_NO_THROW(st = ShortestPath(snap, s, t, spec, ctx, &p, &found));
+    g_fail_above = ~std::size_t{0};
+    EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.ToString();
+    EXPECT_FALSE(found);
+    EXPECT_TRUE(p.vertices.empty());
+    std::vector<Visit> out;
+    g_fail_above = 64 * 1024;
+    EXPECT_NO_THROW(st = Expand(snap, {.seeds = {s}, .max_depth = 2}, ctx, &out));
+    g_fail_above = ~std::size_t{0};
+    EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
+    EXPECT_TRUE(out.empty());
+    EXPECT_EQ(PathTo(snap, ctx, t, &p).code(), StatusCode::kFailedPrecondition);
+    std::vector<Path> paths;
+    g_fail_above = 64 * 1024;
+    EXPECT_NO_THROW(st = KShortestPaths(snap, s, t, 2, spec, ctx, &paths));
+    g_fail_above = ~std::size_t{0};
+    EXPECT_EQ(st.code(), StatusCode::kResourceExhausted);
+    EXPECT_TRUE(paths.empty());
+    // Memory back: the same context answers.
+    ASSERT_TRUE(ShortestPath(snap, s, t, spec, ctx, &p, &found).ok());
+    EXPECT_TRUE(found);
+    EXPECT_EQ(p.edges.size(), 1u);
+    ASSERT_TRUE(Expand(snap, {.seeds = {s}, .max_depth = 2}, ctx, &out).ok());
+    EXPECT_EQ(out.size(), 2u);  // min_depth 1: the two neighbours
+  }
+}
+
 }  // namespace
 }  // namespace quiver

@@ -22,6 +22,12 @@
 //     what was found so far, and each call says what that means.
 //   - InvalidArgument / NotFound: bad input (see each call). The outputs are
 //     cleared: nothing half-computed is returned.
+//   - ResourceExhausted saying "out of memory": the context's scratch arrays
+//     (they grow with the graph's id space) or the outputs could not grow.
+//     The outputs are cleared and the context stays usable.
+// No call throws. An exception thrown by a caller's callable (a filter, an
+// Expand sink) passes through the call, which then leaves its outputs and
+// its context's PathTo state unspecified.
 //
 // Example:
 //   quiver::TraversalContext ctx;
@@ -120,6 +126,8 @@ class TraversalContext {
  public:
   TraversalContext();
   ~TraversalContext();
+  // A moved-from context holds nothing: destroy it or assign to it, and
+  // pass no call to it.
   TraversalContext(TraversalContext&&) noexcept;
   TraversalContext& operator=(TraversalContext&&) noexcept;
 
@@ -228,7 +236,8 @@ struct Neighbor {
 // above, no sort of the adjacency. `out` is cleared first. NotFound if `v`
 // is not live; InvalidArgument for k == 0, a zero budget or a non-numeric
 // score; ResourceExhausted on a budget stop (out then holds the best of the
-// entries examined so far).
+// entries examined so far). In kBoth a self-loop is one entry (its in-list
+// copy is passed over).
 Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, TraversalContext& ctx,
                      std::vector<Neighbor>* out, TraversalStats* stats = nullptr);
 

@@ -30,7 +30,12 @@ std::uint32_t ThisThreadTicket() {
 
 }  // namespace
 
-VersionChain::VersionChain() : slot_mask_(SlotCount(kMaxSlots) - 1) {
+namespace {
+std::atomic<std::uint64_t> next_chain_id{1};
+}  // namespace
+
+VersionChain::VersionChain()
+    : slot_mask_(SlotCount(kMaxSlots) - 1), id_(next_chain_id.fetch_add(1, std::memory_order_relaxed)) {
   // Owned until every allocation succeeded: out of memory part-way frees
   // what was made (the constructor throws, nothing leaks).
   std::unique_ptr<Version> version(new Version());

@@ -214,6 +214,10 @@ class VersionChain {
   VersionChain& operator=(const VersionChain&) = delete;
 
   base::MemoryAccount* account() { return &account_; }
+  // A number no other chain of this process has had, nor will: with a
+  // version's sequence number it names that version's contents, where its
+  // address may be reused by a later version once it is freed.
+  std::uint64_t id() const { return id_; }
 
   // A new direct reference on the current version. Lock-free; writes the
   // shared head word, so for rare, internal use (snapshots use AcquirePin).
@@ -366,6 +370,7 @@ class VersionChain {
   alignas(kReaderLine) std::atomic<std::uint64_t> head_word_;  // Version* | in-flight acquisitions << 48
   const Version* writer_head_;                                 // writer thread only
   base::MemoryAccount account_;
+  const std::uint64_t id_;
   std::atomic<std::uint64_t> slow_pins_{0};  // test hook: AcquirePin calls that took the slow path
   std::function<void()> test_acquire_hook_;  // test hooks (TEST_SetAcquireHook, TEST_SetFoldHook)
   std::function<void()> test_fold_hook_;

@@ -34,10 +34,10 @@ void TraversalContext::Impl::Begin(std::uint64_t limit, int side_count, bool dis
   }
   for (int i = 0; i < side_count; ++i) {
     traversal::Side& s = sides[i];
-    if (s.stamps.size() < limit) {
-      s.stamps.resize(limit, traversal::Stamp{});
-      s.log.resize(limit);
-    }
+    // Each array on its own: an earlier call that ran out of memory between
+    // the two may have grown one (the API answers it; the context lives on).
+    if (s.stamps.size() < limit) s.stamps.resize(limit, traversal::Stamp{});
+    if (s.log.size() < limit) s.log.resize(limit);
     s.marked = 0;
     if (dist && s.dist.size() < limit) s.dist.resize(limit);
   }
@@ -50,10 +50,8 @@ void TraversalContext::Impl::BeginPair(std::uint64_t limit) {
   }
   generation += 2;
   traversal::Side& s = sides[0];
-  if (s.stamps.size() < limit) {
-    s.stamps.resize(limit, traversal::Stamp{});
-    s.log.resize(limit);
-  }
+  if (s.stamps.size() < limit) s.stamps.resize(limit, traversal::Stamp{});
+  if (s.log.size() < limit) s.log.resize(limit);
   s.marked = 0;
 }
 
@@ -115,6 +113,18 @@ bool Compare(const T& a, const T& b, CompareOp op) {
 
 bool IsNumber(ValueType t) { return t == ValueType::kInt64 || t == ValueType::kDouble; }
 
+// -1, 0 or 1 as int64 `i` is below, equal to or above double `d`, exactly
+// (converting `i` to double rounds above 2^53); `d` is not NaN.
+int CompareExactly(std::int64_t i, double d) {
+  constexpr double kTwo63 = 9223372036854775808.0;
+  if (d >= kTwo63) return -1;
+  if (d < -kTwo63) return 1;
+  const double t = std::trunc(d);  // |t| < 2^63, or t == -2^63: an int64
+  const auto ti = static_cast<std::int64_t>(t);
+  if (i != ti) return i < ti ? -1 : 1;
+  return d > t ? -1 : d < t ? 1 : 0;  // the fraction decides
+}
+
 }  // namespace
 
 Status BudgetClock::Finish() const {
@@ -135,9 +145,14 @@ bool Evaluate(const storage::PropBlock* block, const ResolvedPredicate& p) {
   if (IsNumber(vt) && IsNumber(ct)) {
     if (vt == ValueType::kInt64 && ct == ValueType::kInt64)
       return Compare(*v->as_int64(), *c.as_int64(), p.op);
-    double a = vt == ValueType::kInt64 ? static_cast<double>(*v->as_int64()) : *v->as_double();
-    double b = ct == ValueType::kInt64 ? static_cast<double>(*c.as_int64()) : *c.as_double();
-    return Compare(a, b, p.op);
+    if (vt == ValueType::kDouble && ct == ValueType::kDouble)
+      return Compare(*v->as_double(), *c.as_double(), p.op);
+    // One of each: compared exactly, as top-K ranks them; NaN compares as a
+    // double does (unequal to everything).
+    const double d = vt == ValueType::kDouble ? *v->as_double() : *c.as_double();
+    if (std::isnan(d)) return p.op == CompareOp::kNe;
+    const int i_vs_d = CompareExactly(vt == ValueType::kInt64 ? *v->as_int64() : *c.as_int64(), d);
+    return Compare(vt == ValueType::kInt64 ? i_vs_d : -i_vs_d, 0, p.op);
   }
   if (vt != ct) return false;
   if (vt == ValueType::kString) return Compare(*v->as_string(), *c.as_string(), p.op);
@@ -145,6 +160,16 @@ bool Evaluate(const storage::PropBlock* block, const ResolvedPredicate& p) {
     return Compare(*v->as_bool(), *c.as_bool(), p.op);
   return false;
 }
+
+const Status& TraversalOutOfMemory() {
+  static const Status* const s = new Status(internal::ImmortalStatus(
+      StatusCode::kResourceExhausted, "traversal: out of memory; the outputs hold nothing"));
+  return *s;
+}
+
+namespace {
+[[maybe_unused]] const bool traversal_out_of_memory_built = (TraversalOutOfMemory(), true);
+}  // namespace
 
 Status CheckBudget(const Budget& b) {
   if (b.max_vertices == 0)

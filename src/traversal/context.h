@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -169,14 +170,18 @@ struct TraversalContext::Impl {
   std::vector<std::uint64_t> scratch_path;
   std::vector<Path> candidates;
 
-  // What the last Expand left for PathTo.
-  const void* expand_version = nullptr;
+  // What the last Expand left for PathTo: the contents it read, named by
+  // the graph's chain and the version's sequence number (a version's
+  // address is no name: a later version can be allocated where a released
+  // one was), and the marks' generation. Chain 0: none.
+  std::uint64_t expand_chain = 0;
+  SequenceNumber expand_sequence = 0;
   std::uint32_t expand_generation = 0;
 
   // Every public call starts here: it ends what PathTo may read.
   static Impl& Enter(TraversalContext& ctx) {
     Impl& m = ctx.impl();
-    m.expand_version = nullptr;
+    m.expand_chain = 0;
     return m;
   }
 
@@ -227,6 +232,20 @@ namespace quiver::traversal {
 
 // InvalidArgument if a limit of `b` is 0.
 Status CheckBudget(const Budget& b);
+
+// Runs `call` (a public entry's body), answering ResourceExhausted where it
+// runs out of memory (its scratch arrays, heaps and outputs grow with the
+// graph): the API never throws. The status is made before main, so the
+// answer itself allocates nothing. The caller clears its outputs.
+const Status& TraversalOutOfMemory();
+template <typename Fn>
+Status GuardAllocation(Fn&& call) {
+  try {
+    return call();
+  } catch (const std::bad_alloc&) {
+    return TraversalOutOfMemory();
+  }
+}
 // NotFound unless `v` is live in `view`.
 Status CheckVertex(const GraphView& view, VertexId v, const char* what);
 

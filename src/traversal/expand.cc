@@ -179,13 +179,15 @@ Status CheckSpec(const GraphView& view, const ExpandSpec& spec) {
 
 }  // namespace
 
-Status Expand(const Snapshot& snap, const ExpandSpec& spec, TraversalContext& ctx,
-              const std::function<bool(const Visit&)>& sink, TraversalStats* stats) {
+namespace {
+
+Status ExpandUnguarded(const Snapshot& snap, const ExpandSpec& spec, TraversalContext& ctx,
+                       const std::function<bool(const Visit&)>& sink, TraversalStats* stats) {
   TraversalStats local;
   if (stats == nullptr) stats = &local;
   traversal::BudgetClock clock(spec.budget, stats);
   TraversalContext::Impl& m = TraversalContext::Impl::Enter(ctx);
-  m.expand_version = nullptr;
+  m.expand_chain = 0;
   if (!snap.valid()) return InvalidArgumentError("Expand on an invalid snapshot");
   GraphView view(snap);
   QUIVER_RETURN_IF_ERROR(CheckSpec(view, spec));
@@ -205,41 +207,68 @@ Status Expand(const Snapshot& snap, const ExpandSpec& spec, TraversalContext& ct
               sink,
               !m.any_label || !m.vertex_predicates.empty() || static_cast<bool>(spec.vertex_filter),
               !m.edge_predicates.empty() || static_cast<bool>(spec.edge_filter)};
-  if (!clock.Poll()) return clock.Finish();
   if (spec.deduplicate) {
     m.Begin(view.vertex_limit(), 1, false);
-    m.expand_version = SnapshotInternal::VersionOf(snap);
+    m.expand_chain = SnapshotInternal::VersionOf(snap)->chain()->id();
+    m.expand_sequence = snap.sequence();
     m.expand_generation = m.generation;
+    if (!clock.Poll()) return clock.Finish();  // PathTo answers NotFound for every vertex
     x.RunDeduplicated();
   } else {
+    if (!clock.Poll()) return clock.Finish();
     x.RunWalks();
   }
   return clock.Finish();
 }
 
+}  // namespace
+
+Status Expand(const Snapshot& snap, const ExpandSpec& spec, TraversalContext& ctx,
+              const std::function<bool(const Visit&)>& sink, TraversalStats* stats) {
+  if (!sink) {
+    TraversalContext::Impl::Enter(ctx);
+    return InvalidArgumentError("Expand: the sink is an empty std::function");
+  }
+  try {
+    return ExpandUnguarded(snap, spec, ctx, sink, stats);
+  } catch (const std::bad_alloc&) {
+    TraversalContext::Impl::Enter(ctx);  // PathTo reads nothing of a failed call
+    return traversal::TraversalOutOfMemory();
+  }
+}
+
 Status Expand(const Snapshot& snap, const ExpandSpec& spec, TraversalContext& ctx, std::vector<Visit>* out,
               TraversalStats* stats) {
   out->clear();
-  // A function_ref would avoid the std::function; this one captures one
-  // pointer, which fits the small-object buffer, so it does not allocate.
-  Status s = Expand(
-      snap, spec, ctx,
-      [out](const Visit& v) {
-        out->push_back(v);
-        return true;
-      },
-      stats);
-  if (!s.ok() && s.code() != StatusCode::kResourceExhausted) out->clear();
-  return s;
+  try {
+    // A function_ref would avoid the std::function; this one captures one
+    // pointer, which fits the small-object buffer, so it does not allocate.
+    Status s = ExpandUnguarded(
+        snap, spec, ctx,
+        [out](const Visit& v) {
+          out->push_back(v);
+          return true;
+        },
+        stats);
+    if (!s.ok() && s.code() != StatusCode::kResourceExhausted) out->clear();
+    return s;
+  } catch (const std::bad_alloc&) {
+    out->clear();
+    TraversalContext::Impl::Enter(ctx);
+    return traversal::TraversalOutOfMemory();
+  }
 }
 
-Status PathTo(const Snapshot& snap, const TraversalContext& ctx, VertexId v, Path* path) {
+namespace {
+
+Status PathToUnguarded(const Snapshot& snap, const TraversalContext& ctx, VertexId v, Path* path) {
   path->vertices.clear();
   path->edges.clear();
   path->cost = 0;
   const TraversalContext::Impl& m = ctx.impl();
-  if (!snap.valid() || m.expand_version != SnapshotInternal::VersionOf(snap) ||
-      m.expand_generation != m.generation)
+  if (!snap.valid() || m.expand_chain == 0 ||
+      m.expand_chain != SnapshotInternal::VersionOf(snap)->chain()->id() ||
+      m.expand_sequence != snap.sequence() || m.expand_generation != m.generation)
     return FailedPreconditionError(
         "PathTo needs a deduplicating Expand on this snapshot as the context's last call");
   GraphView view(snap);
@@ -251,12 +280,31 @@ Status PathTo(const Snapshot& snap, const TraversalContext& ctx, VertexId v, Pat
     std::uint64_t e = m.mark(0, cur).parent_edge;
     if (e == kNoEdge.value()) break;
     path->edges.push_back(EdgeId(e));
+    if (view.Edge(e) == nullptr) {  // cannot happen on the Expand's own contents
+      path->vertices.clear();
+      path->edges.clear();
+      return InternalError("PathTo: edge " + std::to_string(e) +
+                           " of the last Expand is not in this snapshot");
+    }
     cur = traversal::OtherEnd(view, e, cur);
   }
   std::reverse(path->vertices.begin(), path->vertices.end());
   std::reverse(path->edges.begin(), path->edges.end());
   path->cost = static_cast<double>(path->edges.size());
   return Status::Ok();
+}
+
+}  // namespace
+
+Status PathTo(const Snapshot& snap, const TraversalContext& ctx, VertexId v, Path* path) {
+  try {
+    return PathToUnguarded(snap, ctx, v, path);
+  } catch (const std::bad_alloc&) {
+    path->vertices.clear();
+    path->edges.clear();
+    path->cost = 0;
+    return traversal::TraversalOutOfMemory();
+  }
 }
 
 }  // namespace quiver

@@ -21,15 +21,15 @@ Result<GraphView> Prepare(const Snapshot& snap, const PathSpec& spec, VertexId s
 
 bool ForwardDijkstra(const GraphView& view, const PathSpec& spec, const WeightRule& rule,
                      TraversalContext::Impl& m, BudgetClock& clock, std::uint64_t s, std::uint64_t t,
-                     bool use_bans, bool settle_ties, Status* error) {
+                     bool use_bans, bool settle_ties, Status* error, double start) {
   auto later = [](const HeapEntry& a, const HeapEntry& b) { return a.key > b.key; };
   m.Begin(view.vertex_limit(), 1, true);
   std::vector<HeapEntry>& h = m.heap[0];
   h.clear();
   if (!clock.Vertex()) return false;
   m.SetMark(0, s, 0, kNoEdge.value());
-  m.sides[0].dist[s] = 0;
-  h.push_back(HeapEntry{0, s, kNoEdge.value()});
+  m.sides[0].dist[s] = start;
+  h.push_back(HeapEntry{start, s, kNoEdge.value()});
   bool reached = false;
   while (!h.empty()) {
     std::pop_heap(h.begin(), h.end(), later);
@@ -103,7 +103,14 @@ Status SpurCandidates(const GraphView& view, const PathSpec& spec, const WeightR
                       TraversalContext::Impl& m, BudgetClock& clock, const std::vector<Path>& found,
                       std::size_t prev_index, std::uint64_t t) {
   const Path prev = found[prev_index];
+  double root_cost = 0;  // of prev's first i edges, summed as PathCost sums
   for (std::size_t i = 0; i < prev.edges.size(); ++i) {
+    if (i > 0) {
+      double w;
+      if (!WeightOf(view, rule, prev.edges[i - 1].value(), &w))
+        return WeightError(view, rule, prev.edges[i - 1].value());
+      root_cost += w;
+    }
     m.banned_edges.clear();
     for (const Path& p : found)
       if (p.edges.size() > i && std::equal(prev.edges.begin(), prev.edges.begin() + i, p.edges.begin()))
@@ -111,8 +118,8 @@ Status SpurCandidates(const GraphView& view, const PathSpec& spec, const WeightR
     m.BeginBanned(view.vertex_limit());
     for (std::size_t j = 0; j < i; ++j) m.Ban(prev.vertices[j].value());
     Status error;
-    bool reached =
-        ForwardDijkstra(view, spec, rule, m, clock, prev.vertices[i].value(), t, true, false, &error);
+    bool reached = ForwardDijkstra(view, spec, rule, m, clock, prev.vertices[i].value(), t, true, false,
+                                   &error, root_cost);
     QUIVER_RETURN_IF_ERROR(error);
     if (clock.stopped()) return Status::Ok();
     if (!reached) continue;
@@ -134,9 +141,9 @@ namespace quiver {
 
 using traversal::BudgetClock;
 
-Status KShortestPaths(const Snapshot& snap, VertexId source, VertexId target, std::size_t k,
-                      const PathSpec& spec, TraversalContext& ctx, std::vector<Path>* paths,
-                      TraversalStats* stats) {
+static Status KShortestPathsUnguarded(const Snapshot& snap, VertexId source, VertexId target, std::size_t k,
+                                      const PathSpec& spec, TraversalContext& ctx, std::vector<Path>* paths,
+                                      TraversalStats* stats) {
   paths->clear();
   TraversalStats local;
   if (stats == nullptr) stats = &local;
@@ -205,9 +212,9 @@ bool Predecessors(const traversal::GraphView& view, const PathSpec& spec, const 
 
 }  // namespace
 
-Status AllShortestPaths(const Snapshot& snap, VertexId source, VertexId target, std::size_t max_paths,
-                        const PathSpec& spec, TraversalContext& ctx, std::vector<Path>* paths,
-                        bool* truncated, TraversalStats* stats) {
+static Status AllShortestPathsUnguarded(const Snapshot& snap, VertexId source, VertexId target,
+                                        std::size_t max_paths, const PathSpec& spec, TraversalContext& ctx,
+                                        std::vector<Path>* paths, bool* truncated, TraversalStats* stats) {
   paths->clear();
   bool truncated_local;
   if (truncated == nullptr) truncated = &truncated_local;
@@ -269,6 +276,29 @@ Status AllShortestPaths(const Snapshot& snap, VertexId source, VertexId target, 
     frames.push_back(Frame{n, e, begin, begin, preds.size()});
   }
   return clock.Finish();
+}
+
+Status KShortestPaths(const Snapshot& snap, VertexId source, VertexId target, std::size_t k,
+                      const PathSpec& spec, TraversalContext& ctx, std::vector<Path>* paths,
+                      TraversalStats* stats) {
+  try {
+    return KShortestPathsUnguarded(snap, source, target, k, spec, ctx, paths, stats);
+  } catch (const std::bad_alloc&) {
+    paths->clear();
+    return traversal::TraversalOutOfMemory();
+  }
+}
+
+Status AllShortestPaths(const Snapshot& snap, VertexId source, VertexId target, std::size_t max_paths,
+                        const PathSpec& spec, TraversalContext& ctx, std::vector<Path>* paths,
+                        bool* truncated, TraversalStats* stats) {
+  try {
+    return AllShortestPathsUnguarded(snap, source, target, max_paths, spec, ctx, paths, truncated, stats);
+  } catch (const std::bad_alloc&) {
+    paths->clear();
+    if (truncated != nullptr) *truncated = false;
+    return traversal::TraversalOutOfMemory();
+  }
 }
 
 }  // namespace quiver

@@ -28,10 +28,13 @@ Status PathCost(const GraphView& view, const WeightRule& rule, Path* path);
 // m.Banned() and edges in m.banned_edges (if `use_bans`). Stops once `t` is
 // settled, or, with `settle_ties`, once every vertex no farther than `t` is.
 // Returns whether `t` was reached; false also on a budget stop or a bad
-// weight (in *error). Starts a new generation.
+// weight (in *error). Starts a new generation. Distances start at `start`
+// at `s`: Yen's spur searches start at their root path's cost, so that each
+// distance is the sum PathCost makes of the whole path (from the source, in
+// path order), and the path chosen is the cheapest by the cost reported.
 bool ForwardDijkstra(const GraphView& view, const PathSpec& spec, const WeightRule& rule,
                      TraversalContext::Impl& m, BudgetClock& clock, std::uint64_t s, std::uint64_t t,
-                     bool use_bans, bool settle_ties, Status* error);
+                     bool use_bans, bool settle_ties, Status* error, double start = 0);
 
 }  // namespace quiver::traversal
 

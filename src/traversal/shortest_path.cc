@@ -311,8 +311,9 @@ std::optional<std::uint64_t> BidirectionalDijkstra(const GraphView& view, const 
 
 namespace quiver {
 
-Status ShortestPath(const Snapshot& snap, VertexId source, VertexId target, const PathSpec& spec,
-                    TraversalContext& ctx, Path* path, bool* found, TraversalStats* stats) {
+static Status ShortestPathUnguarded(const Snapshot& snap, VertexId source, VertexId target,
+                                    const PathSpec& spec, TraversalContext& ctx, Path* path, bool* found,
+                                    TraversalStats* stats) {
   path->vertices.clear();
   path->edges.clear();
   path->cost = 0;
@@ -361,6 +362,19 @@ Status ShortestPath(const Snapshot& snap, VertexId source, VertexId target, cons
   }
   *found = true;
   return Status::Ok();
+}
+
+Status ShortestPath(const Snapshot& snap, VertexId source, VertexId target, const PathSpec& spec,
+                    TraversalContext& ctx, Path* path, bool* found, TraversalStats* stats) {
+  try {
+    return ShortestPathUnguarded(snap, source, target, spec, ctx, path, found, stats);
+  } catch (const std::bad_alloc&) {
+    path->vertices.clear();
+    path->edges.clear();
+    path->cost = 0;
+    if (found != nullptr) *found = false;
+    return traversal::TraversalOutOfMemory();
+  }
 }
 
 }  // namespace quiver

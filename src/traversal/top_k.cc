@@ -151,14 +151,15 @@ class Kept {
 
 }  // namespace
 
-Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, TraversalContext& ctx,
-                     std::vector<Neighbor>* out, TraversalStats* stats) {
+static Status TopKNeighborsUnguarded(const Snapshot& snap, VertexId v, const TopKSpec& spec,
+                                     TraversalContext& ctx, std::vector<Neighbor>* out,
+                                     TraversalStats* stats) {
   out->clear();
   TraversalStats local;
   if (stats == nullptr) stats = &local;
   traversal::BudgetClock clock(spec.budget, stats);
-  if (!snap.valid()) return InvalidArgumentError("TopKNeighbors on an invalid snapshot");
   TraversalContext::Impl& m = TraversalContext::Impl::Enter(ctx);
+  if (!snap.valid()) return InvalidArgumentError("TopKNeighbors on an invalid snapshot");
   if (spec.k == 0) return InvalidArgumentError("k is 0");
   QUIVER_RETURN_IF_ERROR(traversal::CheckBudget(spec.budget));
   traversal::GraphView view(snap);
@@ -182,6 +183,9 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
     if (b != nullptr) base::Prefetch(b);
     return b;
   };
+  // In both directions a self-loop is in the in-list too: ranked once, on
+  // the out side (an edge is one neighbour entry, however it is read).
+  bool skip_self_loops = false;
   auto rank = [&](std::span<const EdgeEntry> entries) {
     const std::size_t n = entries.size();
     if (of_edge)
@@ -193,6 +197,7 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
         block = ring[i & (kBlockAhead - 1)];
         if (i + kBlockAhead < n) ring[i & (kBlockAhead - 1)] = fetch(entries[i + kBlockAhead]);
       }
+      if (skip_self_loops && e.neighbor() == v) continue;
       if (!clock.Edge()) return false;
       if (!of_edge) block = view.Vertex(e.neighbor().value())->props;
       double score, low;
@@ -215,6 +220,7 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
     if (outgoing ? !traversal::ReadsOut(spec.direction) : !traversal::ReadsIn(spec.direction)) continue;
     const std::uintptr_t head = outgoing ? slot->out_head : slot->in_head;
     const std::uint32_t degree = outgoing ? slot->out_degree : slot->in_degree;
+    skip_self_loops = !outgoing && traversal::ReadsOut(spec.direction);
     bool go_on = true;
     for (std::size_t g = 0; g < storage::GroupCount(head) && go_on; ++g) {
       const EdgeGroup group = storage::GroupAt(head, degree, g);
@@ -227,6 +233,16 @@ Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, Tra
   for (const RankEntry& h : m.ranked)
     out->push_back(Neighbor{VertexId(h.vertex), EdgeId(EdgeOf(h)), h.score});
   return clock.Finish();
+}
+
+Status TopKNeighbors(const Snapshot& snap, VertexId v, const TopKSpec& spec, TraversalContext& ctx,
+                     std::vector<Neighbor>* out, TraversalStats* stats) {
+  try {
+    return TopKNeighborsUnguarded(snap, v, spec, ctx, out, stats);
+  } catch (const std::bad_alloc&) {
+    out->clear();
+    return traversal::TraversalOutOfMemory();
+  }
 }
 
 }  // namespace quiver

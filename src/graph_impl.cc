@@ -1,10 +1,12 @@
 #include "graph_impl.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <memory>
 #include <new>
 #include <optional>
+#include <system_error>
 #include <thread>
 #include <utility>
 
@@ -78,6 +80,16 @@ Status CheckOptions(const Options& o) {
         CheckRange("checkpoint_wal_bytes", d.checkpoint_wal_bytes, kMinCheckpointWalBytes, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("io_threads", d.io_threads, 0, kMaxIoThreads));
   QUIVER_RETURN_IF_ERROR(CheckRange("max_unsynced_bytes", d.max_unsynced_bytes, 0, kMaxUnsyncedBytesCeiling));
+  // Permission bits only (no setuid, setgid or sticky bit on a graph's
+  // files), and the owner must read and write them, or the graph could not
+  // be opened again.
+  if ((d.file_mode & ~std::uint32_t{0777}) != 0 || (d.file_mode & 0600) != 0600) {
+    char octal[16];
+    const auto end = std::to_chars(octal, octal + sizeof(octal), d.file_mode, 8).ptr;
+    return InvalidArgumentError(
+        base::StrCat("option file_mode is 0", std::string_view(octal, end - octal),
+                     ": permission bits only (at most 0777), with owner read and write"));
+  }
   return Status::Ok();
 }
 
@@ -91,6 +103,25 @@ const Status& BackupOutOfMemory() {
       StatusCode::kResourceExhausted, "Backup: out of memory; what it wrote into the directory was removed"));
   return *s;
 }
+
+// Open's answer when the graph's threads cannot be started (the process is
+// at its thread or memory limit): built before main, so that giving it
+// allocates nothing.
+const Status& OpenNoThreads() {
+  static const Status* const s = new Status(internal::ImmortalStatus(
+      StatusCode::kResourceExhausted, "Open: cannot start the graph's threads; nothing was changed"));
+  return *s;
+}
+[[maybe_unused]] const bool open_no_threads_built = (OpenNoThreads(), true);
+
+// Subscribe's answer on a closed graph, made before main (it allocates
+// nothing, on a path that must not throw).
+const Status& SubscribeOnClosedGraph() {
+  static const Status* const s =
+      new Status(internal::ImmortalStatus(StatusCode::kFailedPrecondition, "Subscribe: the graph is closed"));
+  return *s;
+}
+[[maybe_unused]] const bool subscribe_on_closed_graph_built = (SubscribeOnClosedGraph(), true);
 
 // CreateIndex's answer when it runs out of memory or threads: built once,
 // as the graph opens, so that giving it allocates nothing.
@@ -145,11 +176,15 @@ Graph::~Graph() = default;
 
 Result<std::unique_ptr<Graph>> Graph::Open(const Options& options, std::string_view dir) {
   if (options.durability == Durability::kVolatile) return OpenInMemory(options);
-  if (options.durable.file_mode == env::kDefaultFileMode)
-    return GraphImpl::OpenDurable(options, std::string(dir), env::PosixFileSystem());
-  std::unique_ptr<env::FileSystem> fs = env::NewPosixFileSystem(options.durable.file_mode);
-  env::FileSystem* raw = fs.get();
-  return GraphImpl::OpenDurable(options, std::string(dir), raw, std::move(fs));
+  try {
+    if (options.durable.file_mode == env::kDefaultFileMode)
+      return GraphImpl::OpenDurable(options, std::string(dir), env::PosixFileSystem());
+    std::unique_ptr<env::FileSystem> fs = env::NewPosixFileSystem(options.durable.file_mode);
+    env::FileSystem* raw = fs.get();
+    return GraphImpl::OpenDurable(options, std::string(dir), raw, std::move(fs));
+  } catch (const std::bad_alloc&) {  // the directory's name, the file system
+    return OpenOutOfMemory();
+  }
 }
 
 Result<VerifyReport> VerifyDirectory(std::string_view dir, const VerifyOptions& options) {
@@ -157,10 +192,22 @@ Result<VerifyReport> VerifyDirectory(std::string_view dir, const VerifyOptions& 
 }
 
 Result<std::unique_ptr<Graph>> Graph::OpenInMemory(const Options& options) {
-  Options o = options;
+  Options o = options;  // copies a shared_ptr: allocates nothing
   o.durability = Durability::kVolatile;
   QUIVER_RETURN_IF_ERROR(CheckOptions(o));
-  return std::unique_ptr<Graph>(new GraphImpl(o, new storage::VersionChain(), 0, nullptr));
+  try {
+    storage::VersionChain* chain = new storage::VersionChain();
+    try {
+      return std::unique_ptr<Graph>(new GraphImpl(o, chain, 0, nullptr));
+    } catch (...) {
+      chain->Shutdown();  // no graph took it
+      throw;
+    }
+  } catch (const std::bad_alloc&) {
+    return OpenOutOfMemory();
+  } catch (const std::system_error&) {  // no thread to be had
+    return OpenNoThreads();
+  }
 }
 
 namespace {
@@ -262,6 +309,10 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     return OpenDurableOrThrow(options, dir, fs, std::move(owned_fs));
   } catch (const std::bad_alloc&) {
     return OpenOutOfMemory();  // allocates nothing
+  } catch (const std::system_error&) {
+    // The graph's threads (GraphImpl's constructor, which stopped those it
+    // had started); the lock and the recovered chain were let go on the way.
+    return OpenNoThreads();
   }
 }
 
@@ -981,7 +1032,7 @@ Result<std::unique_ptr<ChangeSubscription>> GraphImpl::Subscribe(SequenceNumber 
   return SubscribeFrom(from_sequence);
 }
 
-Result<std::unique_ptr<ChangeSubscription>> GraphImpl::SubscribeFrom(SequenceNumber from) {
+Result<SequenceNumber> GraphImpl::RegisterWithFeed() {
   if (t_graph_committing_here == this) return CalledWhileCommitting("Subscribe");
   QUIVER_RETURN_IF_ERROR(feed_->Register());
   // The writer records every group that starts from now on. An empty batch
@@ -990,17 +1041,45 @@ Result<std::unique_ptr<ChangeSubscription>> GraphImpl::SubscribeFrom(SequenceNum
   // after it is recorded. A read-only graph commits nothing.
   SequenceNumber committed = 0;
   if (read_only_) {
+    // No barrier to find the graph closed: ask.
+    bool closed;
+    {
+      base::MutexLock lock(&checkpoint_mu_);
+      closed = closed_;
+    }
+    if (closed) {
+      feed_->Unregister();
+      return SubscribeOnClosedGraph();
+    }
     committed = GetSnapshot().sequence();
   } else {
     Result<CommitInfo> barrier = Write(WriteBatch(), WriteOptions{.sync = false});
     if (!barrier.ok()) {
       feed_->Unregister();
-      if (barrier.status().code() == StatusCode::kFailedPrecondition)
-        return FailedPreconditionError("Subscribe: the graph is closed");
+      if (barrier.status().code() == StatusCode::kFailedPrecondition) return SubscribeOnClosedGraph();
       return barrier.status();
     }
     committed = barrier->sequence;
   }
+  return committed;
+}
+
+Result<Graph::SnapshotAndSubscription> GraphImpl::SubscribeWithSnapshot() {
+  QUIVER_ASSIGN_OR_RETURN(SequenceNumber committed, RegisterWithFeed());
+  // Every batch after `committed` is recorded, so the window holds every
+  // batch after the snapshot's, taken now (at `committed` or later).
+  Snapshot snap = GetSnapshot();
+  (void)committed;
+  Result<std::unique_ptr<ChangeSubscription>> sub = feed_->Open(snap.sequence() + 1, snap.sequence());
+  if (!sub.ok()) {
+    feed_->Unregister();
+    return sub.status();
+  }
+  return SnapshotAndSubscription{std::move(snap), *std::move(sub)};
+}
+
+Result<std::unique_ptr<ChangeSubscription>> GraphImpl::SubscribeFrom(SequenceNumber from) {
+  QUIVER_ASSIGN_OR_RETURN(SequenceNumber committed, RegisterWithFeed());
   Result<std::unique_ptr<ChangeSubscription>> sub = feed_->Open(from, committed);
   // Not in the window: a writable durable graph still has it in its files.
   if (!sub.ok() && sub.status().code() == StatusCode::kOutOfRange && from <= committed &&

@@ -101,6 +101,7 @@ class GraphImpl final : public Graph {
   Result<VerifyReport> Verify(const VerifyOptions& options) const override;
   Result<std::unique_ptr<ChangeSubscription>> Subscribe(SequenceNumber from_sequence) override;
   Result<std::unique_ptr<ChangeSubscription>> Subscribe() override { return SubscribeFrom(0); }
+  Result<SnapshotAndSubscription> SubscribeWithSnapshot() override;
   MemoryStats GetMemoryStats() const override;
   OpenStats GetOpenStats() const override;
   DurabilityStats GetDurabilityStats() const override;
@@ -210,6 +211,11 @@ class GraphImpl final : public Graph {
   [[gnu::noinline]] void DropEffects();
   // Subscribe; `from` 0 subscribes from now.
   Result<std::unique_ptr<ChangeSubscription>> SubscribeFrom(SequenceNumber from);
+  // Registers with the feed, then finds the newest sequence whose group
+  // started before the registration (every later one is recorded): the
+  // first half of SubscribeFrom and SubscribeWithSnapshot. On an error the
+  // registration is taken back.
+  Result<SequenceNumber> RegisterWithFeed();
   // From a sequence the window does not hold (from <= committed): the log
   // up to `committed` (feed/log_replay.h), then the window. Takes over the
   // feed registration SubscribeFrom made.

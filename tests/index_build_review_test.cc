@@ -7,7 +7,6 @@
 // Several of these fail on the branch they were written on: they are
 // findings of the review, kept so the fix has a test.
 #include <gtest/gtest.h>
-#include <pthread.h>
 
 #include <algorithm>
 #include <atomic>
@@ -32,6 +31,7 @@
 #include "graph_impl.h"
 #include "index/index_build.h"
 #include "index/key_codec.h"
+#include "no_new_threads.h"
 #include "quiver/quiver.h"
 
 namespace quiver {
@@ -170,30 +170,6 @@ TEST(IndexBuildReviewTest, CreateIndexUnderPersistentAllocationFaultsLeavesNoDec
   SweepNiceZero(PersonSpec("k"), base::AllocationFaultMode::kFromThenOn, "existing key, from then on");
 }
 
-// Makes every thread started while it lives fail to start (pthread_create
-// cannot map a stack of 2^60 bytes), as when the process is at its thread
-// or memory limit.
-class NoNewThreads {
- public:
-  NoNewThreads() {
-    pthread_getattr_default_np(&saved_);
-    pthread_attr_t huge;
-    pthread_attr_init(&huge);
-    pthread_attr_setstacksize(&huge, std::size_t{1} << 60);
-    ok_ = pthread_setattr_default_np(&huge) == 0;
-    pthread_attr_destroy(&huge);
-  }
-  ~NoNewThreads() {
-    pthread_setattr_default_np(&saved_);
-    pthread_attr_destroy(&saved_);
-  }
-  bool ok() const { return ok_; }
-
- private:
-  pthread_attr_t saved_;
-  bool ok_ = false;
-};
-
 // Finding: RunInBackground falls back to the calling thread when no thread
 // can be started, but the build it runs starts threads of its own
 // (CollectEntries and EntryList::Sort through base::RunOnThreads), whose
@@ -207,7 +183,7 @@ TEST(IndexBuildReviewTest, NoThreadToBeHadIsAStatusNotAnException) {
     bool threw = false;
     std::string what;
     {
-      NoNewThreads guard;
+      test_util::NoNewThreads guard;
       ASSERT_TRUE(guard.ok());
       bool started = true;
       try {

@@ -476,14 +476,16 @@ TEST(WriteBatchReviewTest, NameTableSurvivesGrowthClearAndSharedNames) {
   }
 }
 
-TEST(WriteBatchReviewTest, HugeReserveThrowsAndLeavesTheBatchUsable) {
+// reserve() is a hint (a later review: it threw std::length_error on a
+// size no vector holds): room that cannot be had is not made.
+TEST(WriteBatchReviewTest, HugeReserveIsPassedOverAndLeavesTheBatchUsable) {
   WriteBatch b;
   const NewVertex v = b.AddVertex("A", {{"k", 1}});
   const std::vector<std::string> before = ReviewOpTexts(b);
-  EXPECT_THROW(b.reserve(std::numeric_limits<std::size_t>::max() / 16), std::length_error);
-  EXPECT_THROW(b.reserve(1, std::numeric_limits<std::size_t>::max() / 16), std::length_error);
+  EXPECT_NO_THROW(b.reserve(std::numeric_limits<std::size_t>::max() / 16));
+  EXPECT_NO_THROW(b.reserve(1, std::numeric_limits<std::size_t>::max() / 16));
 #if !defined(__SANITIZE_ADDRESS__)  // ASan aborts on an allocation past its maximum
-  EXPECT_THROW(b.reserve(std::size_t{1} << 50), std::bad_alloc);
+  EXPECT_NO_THROW(b.reserve(std::size_t{1} << 50));
 #endif
   EXPECT_EQ(ReviewOpTexts(b), before);
   b.AddEdge("E", v, v);

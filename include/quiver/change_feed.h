@@ -14,13 +14,13 @@
 // max_retained_bytes; a consumer whose next batch was dropped from that
 // window has fallen behind: Next answers ResourceExhausted, naming the
 // oldest sequence still held, and the consumer resubscribes from there (or
-// from a new snapshot's sequence + 1, rebuilding its state from the
-// snapshot). docs/change_feed.md is the guide.
+// from a new snapshot, Graph::SubscribeWithSnapshot, rebuilding its state
+// from the snapshot). docs/change_feed.md is the guide.
 //
 // Example: keep a copy of the graph's "Account" balances current.
-//   quiver::Snapshot snap = graph->GetSnapshot();
-//   LoadBalances(snap);                             // the state at snap.sequence()
-//   auto sub = graph->Subscribe(snap.sequence() + 1).value();
+//   auto start = graph->SubscribeWithSnapshot().value();
+//   LoadBalances(start.snapshot);                   // the state at start.snapshot.sequence()
+//   std::unique_ptr<quiver::ChangeSubscription> sub = std::move(start.subscription);
 //   for (;;) {
 //     auto next = sub->Next(std::chrono::milliseconds(100));
 //     if (!next.ok()) break;                        // fell behind, or closed: see Next

@@ -507,14 +507,34 @@ class Graph {
   // files, Corruption or the I/O error they give, ResourceExhausted out of
   // memory.
   //
-  // Example:
-  //   quiver::Snapshot s = graph->GetSnapshot();
-  //   auto sub = graph->Subscribe(s.sequence() + 1).value();
+  // Mind the gap: Subscribe(s.sequence() + 1) for a snapshot `s` taken
+  // while no subscription was open finds that sequence only if no batch
+  // committed in between (else OutOfRange, or, in a writable durable graph,
+  // a replay from the files). To start from a snapshot, take both at once
+  // with SubscribeWithSnapshot().
+  //
+  // Example (resuming a consumer that recorded the last sequence it applied):
+  //   auto sub = graph->Subscribe(last_applied + 1).value();
   virtual Result<std::unique_ptr<ChangeSubscription>> Subscribe(SequenceNumber from_sequence) = 0;
   // A subscription from now: its first batch is the first one committed
   // after the batches queued before the call (sub->next_sequence() says
   // which sequence that is).
   virtual Result<std::unique_ptr<ChangeSubscription>> Subscribe() = 0;
+  // A snapshot and a subscription that continues exactly from it (its first
+  // batch is snapshot.sequence() + 1), taken together, so no batch falls
+  // between them: how a consumer that loads its state from a snapshot
+  // starts following the feed. Errors as Subscribe() (FailedPrecondition
+  // after Close(); ResourceExhausted out of memory).
+  //
+  // Example:
+  //   auto start = graph->SubscribeWithSnapshot().value();
+  //   LoadBalances(start.snapshot);                  // the state at start.snapshot.sequence()
+  //   auto next = start.subscription->Next(std::chrono::milliseconds(100));
+  struct SnapshotAndSubscription {
+    Snapshot snapshot;
+    std::unique_ptr<ChangeSubscription> subscription;
+  };
+  virtual Result<SnapshotAndSubscription> SubscribeWithSnapshot() = 0;
 
   virtual MemoryStats GetMemoryStats() const = 0;
   virtual OpenStats GetOpenStats() const = 0;

@@ -242,7 +242,9 @@ struct DurableOptions {
   // Permission bits of the files Quiver creates in the graph directory,
   // before the process umask; directories Open creates get these plus a
   // search bit for each read bit (0640 gives 0750). 0600 keeps the graph
-  // private to its owner. Default 0644.
+  // private to its owner. Permission bits only (at most 0777) and at least
+  // 0600 (the owner reads and writes its graph), else Open answers
+  // InvalidArgument. Default 0644.
   std::uint32_t file_mode = 0644;
   // A WAL fdatasync that takes at least this long, in microseconds, is
   // reported to Options::logger as slow_sync (every one counts in

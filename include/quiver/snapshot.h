@@ -75,7 +75,8 @@ struct EdgeGroup {
 
 // All edge groups of one vertex in one direction (one group per edge type).
 // A std::ranges::forward_range of EdgeGroup (iterators yield values), valid
-// while the snapshot it came from lives; a default one is empty.
+// while the snapshot it came from lives, and so are its iterators (also once
+// the Adjacency object itself is gone); a default one is empty.
 class Adjacency {
  public:
   class iterator {
@@ -87,8 +88,8 @@ class Adjacency {
     using reference = EdgeGroup;
     using iterator_concept = std::forward_iterator_tag;
     iterator() = default;
-    iterator(const Adjacency* a, std::size_t i) : a_(a), i_(i) {}
-    EdgeGroup operator*() const { return a_->group(i_); }
+    iterator(const Adjacency* a, std::size_t i) : head_(a->head_), degree_(a->degree_), i_(i) {}
+    EdgeGroup operator*() const { return Adjacency(head_, degree_).group(i_); }
     iterator& operator++() {
       ++i_;
       return *this;
@@ -101,7 +102,10 @@ class Adjacency {
     friend bool operator==(const iterator& x, const iterator& y) { return x.i_ == y.i_; }
 
    private:
-    const Adjacency* a_ = nullptr;
+    // The range's own fields, not a pointer to it: an iterator stays valid
+    // while the snapshot lives, after the Adjacency object is gone.
+    const void* head_ = nullptr;
+    std::uint32_t degree_ = 0;
     std::size_t i_ = 0;
   };
 
@@ -130,8 +134,8 @@ struct EdgeInfo {
 
 // The properties of one element, in ascending key-id order. A
 // std::ranges::forward_range and sized_range of Entry (iterators yield
-// values), valid while the snapshot it came from lives; a default one is
-// empty.
+// values), valid while the snapshot it came from lives, and so are its
+// iterators; a default one is empty.
 class PropertyRange {
  public:
   struct Entry {
@@ -147,8 +151,8 @@ class PropertyRange {
     using reference = Entry;
     using iterator_concept = std::forward_iterator_tag;
     iterator() = default;
-    iterator(const PropertyRange* r, std::size_t i) : r_(r), i_(i) {}
-    Entry operator*() const { return (*r_)[i_]; }
+    iterator(const PropertyRange* r, std::size_t i) : block_(r->block_), i_(i) {}
+    Entry operator*() const { return PropertyRange(block_)[i_]; }
     iterator& operator++() {
       ++i_;
       return *this;
@@ -161,7 +165,7 @@ class PropertyRange {
     friend bool operator==(const iterator& x, const iterator& y) { return x.i_ == y.i_; }
 
    private:
-    const PropertyRange* r_ = nullptr;
+    const void* block_ = nullptr;  // the range's, as Adjacency's iterator keeps its fields
     std::size_t i_ = 0;
   };
 
@@ -194,7 +198,7 @@ std::size_t FillFromSet(const void* set, std::uint64_t from, std::uint64_t* out,
 // proportional to its size (a batch of ids per seek into the set). A
 // std::ranges::forward_range of ids (iterators yield values; std::ranges
 // algorithms and views work on it), valid while the snapshot it came from
-// lives.
+// lives, and so are its iterators (also once the range object is gone).
 template <typename Id>
 class IdRange {
  public:
@@ -207,11 +211,11 @@ class IdRange {
     using reference = Id;
     using iterator_concept = std::forward_iterator_tag;
     iterator() = default;
-    iterator(const IdRange* r, std::uint64_t pos) : r_(r), pos_(pos) {}
+    iterator(const IdRange* r, std::uint64_t pos) : v_(r->v_), end_(r->end_), set_(r->set_), pos_(pos) {}
     Id operator*() const { return Id(pos_); }
     iterator& operator++() {
-      if (r_->set_ == nullptr) {
-        pos_ = r_->Next(pos_ + 1);
+      if (set_ == nullptr) {
+        pos_ = IdRange(v_, pos_ + 1, end_).Next(pos_ + 1);
       } else if (++i_ < n_) {
         pos_ = batch_[i_];
       } else {
@@ -231,12 +235,16 @@ class IdRange {
     static constexpr std::size_t kBatch = 16;
     // The next batch of the set from `from` on; pos_ = its first id, or the end.
     void Fill(std::uint64_t from) {
-      n_ = static_cast<std::uint32_t>(internal::FillFromSet(r_->set_, from, batch_, kBatch));
+      n_ = static_cast<std::uint32_t>(internal::FillFromSet(set_, from, batch_, kBatch));
       i_ = 0;
-      pos_ = n_ > 0 ? batch_[0] : r_->end_;
+      pos_ = n_ > 0 ? batch_[0] : end_;
     }
 
-    const IdRange* r_ = nullptr;
+    // The range's own fields, not a pointer to it: an iterator stays valid
+    // while the snapshot lives, after the IdRange object is gone.
+    const internal::Version* v_ = nullptr;
+    std::uint64_t end_ = 0;
+    const void* set_ = nullptr;
     std::uint64_t pos_ = 0;
     std::uint32_t i_ = 0;  // set iteration: pos_ == batch_[i_]
     std::uint32_t n_ = 0;
@@ -347,7 +355,9 @@ class Snapshot {
   std::uint64_t CountVertices(LabelId label) const;
   std::uint64_t CountEdges(EdgeTypeId type) const;
   // The labels (edge types) with at least one live vertex (edge), in id
-  // order, with their counts. O(labels).
+  // order, with their counts. O(labels). Like PropertyKeys() and Indexes(),
+  // it builds a vector of names: out of memory it throws std::bad_alloc
+  // (status.h).
   //   for (const quiver::LabelCount& l : snap.Labels()) std::cout << l.name << " " << l.vertices;
   std::vector<LabelCount> Labels() const;
   std::vector<EdgeTypeCount> EdgeTypes() const;

@@ -1,9 +1,17 @@
 // Status and Result<T>: how every fallible Quiver call reports failure.
 //
 // Quiver never throws across its API. A call that can fail returns a `Status`
-// (no value) or a `Result<T>` (a value or a non-OK status). Both are
-// [[nodiscard]]. The codes are canonical and stable; messages are for humans
-// and may change between releases.
+// (no value) or a `Result<T>` (a value or a non-OK status); running out of
+// memory there is ResourceExhausted. Both are [[nodiscard]]. The codes are
+// canonical and stable; messages are for humans and may change between
+// releases.
+//
+// The exception: a call that has no status to return and hands back or
+// builds a standard container or string (recording into a WriteBatch,
+// copying a PropertyValue or a batch, Snapshot::Labels() and the other
+// listings, PropertyView::ToValue) allocates as the standard library does,
+// and out of memory it throws std::bad_alloc, as the container would; each
+// such call says so, and leaves its object as it was.
 //
 // Example:
 //   quiver::Result<quiver::CommitInfo> r = graph->Write(std::move(batch));

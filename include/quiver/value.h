@@ -143,10 +143,16 @@ class PropertyValue {
   PropertyValue() = default;        // null
   PropertyValue(std::nullptr_t) {}  // NOLINT
   PropertyValue(bool v) : v_(v) {}  // NOLINT
+  // Any integer is an int64: an unsigned value above INT64_MAX wraps
+  // (std::uint64_t{1} << 63 becomes INT64_MIN), so convert such values
+  // yourself (to a double, a string or two properties).
   template <typename I, std::enable_if_t<std::is_integral_v<I> && !std::is_same_v<I, bool>, int> = 0>
-  PropertyValue(I v) : v_(static_cast<std::int64_t>(v)) {}   // NOLINT
-  PropertyValue(double v) : v_(v) {}                         // NOLINT
-  PropertyValue(const char* v) : v_(std::string(v)) {}       // NOLINT
+  PropertyValue(I v) : v_(static_cast<std::int64_t>(v)) {}  // NOLINT
+  PropertyValue(double v) : v_(v) {}                        // NOLINT
+  // A null pointer is the null value (std::getenv of an unset variable).
+  PropertyValue(const char* v) {  // NOLINT
+    if (v != nullptr) v_ = std::string(v);
+  }
   PropertyValue(std::string v) : v_(std::move(v)) {}         // NOLINT
   PropertyValue(std::string_view v) : v_(std::string(v)) {}  // NOLINT
   PropertyValue(Bytes v) : v_(std::move(v)) {}               // NOLINT

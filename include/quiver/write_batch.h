@@ -35,6 +35,10 @@
 // and std::move records as fast as refilling a kept one, without the copy
 // (docs/impl.md, "Recording a batch").
 //
+// Out of memory, recording (and copying a batch) throws std::bad_alloc, as
+// the standard containers it appends to do, and the batch holds nothing of
+// the call that threw (status.h: the calls with no status to return).
+//
 // Thread safety: a WriteBatch is a plain value; use one from one thread at a
 // time.
 #ifndef QUIVER_WRITE_BATCH_H_
@@ -150,7 +154,9 @@ class WriteBatch {
   // still grows with each new label, type or key). Every call that records
   // counts as one operation; each
   // property an operation carries (and each key of an upsert or
-  // ExpectKeyFree) counts as one property.
+  // ExpectKeyFree) counts as one property. A hint: room that cannot be had
+  // (out of memory, or beyond what a vector can hold) is not made, and the
+  // batch grows as it records instead.
   void reserve(std::size_t ops, std::size_t properties = 0);
 
   // Adds a vertex with one label and the given properties. Returns a handle

@@ -68,8 +68,14 @@ namespace internal {
 
 void DieOfBadResultAccess(const Status& status) {
   // stderr is unbuffered: the message is out before abort() raises SIGABRT.
-  std::string text = "quiver: Result::value() called on an error: " + status.ToString() + "\n";
-  std::fwrite(text.data(), 1, text.size(), stderr);
+  // Written in pieces, allocating nothing: the error may be that memory ran
+  // out, and a throw here would break "aborts with the message".
+  auto put = [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stderr); };
+  put("quiver: Result::value() called on an error: ");
+  put(StatusCodeName(status.code()));
+  put(": ");
+  put(status.message());
+  put("\n");
   std::abort();
 }
 

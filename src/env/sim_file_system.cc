@@ -334,7 +334,8 @@ Result<std::string> SimFileSystem::RealPath(const std::string& path) {
   // No links here: "." and ".." are folded by name; ".." of a root stays
   // at the root.
   std::string out = FoldPath(path, /*keep_leading_dotdot=*/false);
-  if (out.empty()) out = ".";
+  // push_back, not = ".": GCC 12's -Wrestrict misreads the inlined assign.
+  if (out.empty()) out.push_back('.');
   QUIVER_ASSIGN_OR_RETURN(bool exists, Exists(out));
   if (!exists) return NotFoundError(base::StrCat("realpath ", path, ": no such file or directory"));
   return out;

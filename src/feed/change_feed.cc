@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <new>
 #include <utility>
+#include <vector>
 
 #include "base/strings.h"
 
@@ -13,6 +14,20 @@ namespace {
 const Status& ImmortalOutOfMemory() {
   static const Status* const s =
       new Status(internal::ImmortalStatus(StatusCode::kResourceExhausted, "change feed: out of memory"));
+  return *s;
+}
+
+// Read's answers that must not allocate (Next never throws): built with
+// the first feed, while memory is there.
+const Status& SubscriptionClosed() {
+  static const Status* const s = new Status(
+      internal::ImmortalStatus(StatusCode::kFailedPrecondition, "change feed: the subscription is closed"));
+  return *s;
+}
+const Status& GraphClosedAndDelivered() {
+  static const Status* const s = new Status(internal::ImmortalStatus(
+      StatusCode::kFailedPrecondition,
+      "change feed: the graph is closed and every batch it committed was delivered"));
   return *s;
 }
 
@@ -28,6 +43,8 @@ Status FeedOutOfMemory(std::string_view message) {
 
 ChangeFeed::ChangeFeed(const ChangeFeedOptions& options) : options_(options) {
   ImmortalOutOfMemory().IgnoreError();  // built now, while memory is there
+  SubscriptionClosed().IgnoreError();
+  GraphClosedAndDelivered().IgnoreError();
 }
 
 class ChangeFeed::Subscription final : public ChangeSubscription {
@@ -110,10 +127,15 @@ Status ChangeFeed::Register() {
 }
 
 void ChangeFeed::Unregister() {
+  // The last one frees the window now rather than at the next recorded
+  // group, after the lock: up to max_retained_batches batches, whose frees
+  // the writer, whose Append takes the same lock, must not wait out. The
+  // empty ring is made again by the next Register (Append keeps nothing
+  // while it is empty).
+  std::vector<std::shared_ptr<const ChangeBatch>> window;  // destroyed after the lock
   base::MutexLock lock(&mu_);
   if (subscribers_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  // The last one: free the window now rather than at the next recorded group.
-  for (SequenceNumber s = oldest_; s <= newest_; ++s) ring_[Slot(s)].reset();
+  window.swap(ring_);
   oldest_ = newest_ + 1;
   bytes_ = 0;
 }
@@ -135,11 +157,11 @@ Result<std::unique_ptr<ChangeSubscription>> ChangeFeed::Open(SequenceNumber from
         return OutOfRangeError(base::StrCat("change feed: sequence ", from,
                                             " is no longer retained; it holds ", oldest_, " to ", newest_,
                                             " (subscribe from one of those, or from ", committed + 1,
-                                            ", the next to commit, with a snapshot)"));
+                                            ", the next to commit, with a snapshot: SubscribeWithSnapshot)"));
       return OutOfRangeError(base::StrCat("change feed: sequence ", from, " is not retained (nothing before ",
                                           committed + 1,
                                           ", the next to commit, is: no subscription was open when it "
-                                          "committed); subscribe from a snapshot's sequence + 1"));
+                                          "committed); start from a snapshot with SubscribeWithSnapshot"));
     }
   } catch (const std::bad_alloc&) {
     return FeedOutOfMemory("change feed: out of memory");
@@ -200,17 +222,25 @@ Result<std::shared_ptr<const ChangeBatch>> ChangeFeed::Read(Subscription* sub,
   switch (outcome) {
     case Outcome::kBatch: return batch;
     case Outcome::kTimeout: return std::shared_ptr<const ChangeBatch>();
-    case Outcome::kClosed: return FailedPreconditionError("change feed: the subscription is closed");
+    case Outcome::kClosed: return SubscriptionClosed();
     case Outcome::kBehind:
-      return ResourceExhaustedError(base::StrCat(
-          "change feed: fell behind at sequence ", next, ": it is no longer retained",
-          oldest <= newest ? base::StrCat("; resume from ", oldest, " to ", newest) : std::string(),
-          " or from a snapshot's sequence + 1 (ChangeFeedOptions bound what is kept)"));
+      try {
+        return ResourceExhaustedError(base::StrCat(
+            "change feed: fell behind at sequence ", next, ": it is no longer retained",
+            oldest <= newest ? base::StrCat("; resume from ", oldest, " to ", newest) : std::string(),
+            " or from a new snapshot with SubscribeWithSnapshot (ChangeFeedOptions bound what is kept)"));
+      } catch (const std::bad_alloc&) {
+        return ImmortalOutOfMemory();  // ResourceExhausted too: the consumer resubscribes
+      }
     case Outcome::kShut: break;
   }
-  return FailedPreconditionError(base::StrCat(
-      "change feed: the graph is closed and every batch it committed was delivered (next sequence ", next,
-      ")"));
+  try {
+    return FailedPreconditionError(base::StrCat(
+        "change feed: the graph is closed and every batch it committed was delivered (next sequence ", next,
+        ")"));
+  } catch (const std::bad_alloc&) {
+    return GraphClosedAndDelivered();
+  }
 }
 
 void ChangeFeed::Close(Subscription* sub) {

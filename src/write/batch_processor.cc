@@ -301,10 +301,24 @@ Status BatchProcessor::CheckUpserts(const WriteBatch& batch) const {
   const auto& ops = WriteBatchInternal::Ops(batch);
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op& op = ops[i];
+    if (op.kind == OpKind::kExpectVertexProperty || op.kind == OpKind::kExpectEdgeProperty) {
+      // Compared, never applied, so ValidatePlain never sees them; bad input
+      // is InvalidArgument (or OutOfRange), not the Aborted of an
+      // expectation that does not hold, which callers retry.
+      auto props = WriteBatchInternal::Props(batch, op);
+      const std::string_view key = op.flag ? std::string_view(props[0].key) : std::string_view(op.name);
+      Status s = CheckName("property key", key);
+      if (s.ok() && op.flag) s = CheckValue(key, props[0].value);
+      if (!s.ok()) return AtOp(i, s);
+      continue;
+    }
     if (op.kind != OpKind::kUpsertVertex && op.kind != OpKind::kUpsertEdge) continue;
     const bool vertex = op.kind == OpKind::kUpsertVertex;
     auto props = WriteBatchInternal::Props(batch, op);
     Status s = CheckName(vertex ? "label" : "edge type", op.name);
+    if (s.ok() && op.flag > static_cast<std::uint8_t>(UpsertMode::kReplace))
+      s = InvalidArgumentError(
+          base::StrCat("upsert mode ", static_cast<unsigned>(op.flag), " is not an UpsertMode"));
     // Property names and values are checked where the plain batch carries
     // them, found or added (an add's list, or one SetProperty each); a key
     // given twice only when added. A vertex upsert's keys are the

@@ -124,7 +124,9 @@ class BatchProcessor {
   // the graph's state (a bad type or label matches no index:
   // FailedPrecondition; a key given twice is refused only when the upsert
   // adds) gets the status the plain operations give it, whether the upsert
-  // will find or add.
+  // will find or add. Also the key and value of each property expectation
+  // (compared, never applied: bad input there is InvalidArgument or
+  // OutOfRange, never the Aborted of an expectation that does not hold).
   Status CheckUpserts(const WriteBatch& batch) const;
   // `slot`, if given, receives the committed vertex's slot (null for a new one).
   Status CheckVertex(const WriteBatch& batch, VertexRef ref, const storage::GraphRoots& g,

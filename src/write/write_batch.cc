@@ -272,8 +272,13 @@ WriteBatch& WriteBatch::operator=(WriteBatch&& o) noexcept {
 WriteBatch::~WriteBatch() = default;
 
 void WriteBatch::reserve(std::size_t ops, std::size_t properties) {
-  ops_.reserve(ops);
-  properties_.reserve(properties);
+  // A hint: what cannot be had is not made (std::length_error beyond
+  // max_size(), std::bad_alloc out of memory).
+  try {
+    if (ops <= ops_.max_size()) ops_.reserve(ops);
+    if (properties <= properties_.max_size()) properties_.reserve(properties);
+  } catch (const std::bad_alloc&) {
+  }
 }
 
 NewVertex WriteBatch::AddVertex(std::string_view label, std::span<const Property> properties) {

@@ -59,9 +59,9 @@ Status CheckOptions(const Options& o) {
   QUIVER_RETURN_IF_ERROR(CheckRange("max_degree", l.max_degree, 1, kMaxDegreeCeiling));
   const WriterOptions& w = o.writer;
   constexpr std::uint64_t kAny = ~std::uint64_t{0};
-  QUIVER_RETURN_IF_ERROR(CheckRange("max_queued_batches", w.max_queued_batches, 1, kAny));
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_queued_batches", w.max_queued_batches, 1, kMaxQueuedBatchesCeiling));
   QUIVER_RETURN_IF_ERROR(CheckRange("max_queued_bytes", w.max_queued_bytes, 1, kAny));
-  QUIVER_RETURN_IF_ERROR(CheckRange("max_group_batches", w.max_group_batches, 1, kAny));
+  QUIVER_RETURN_IF_ERROR(CheckRange("max_group_batches", w.max_group_batches, 1, kMaxQueuedBatchesCeiling));
   QUIVER_RETURN_IF_ERROR(CheckRange("max_group_ops", w.max_group_ops, 1, kAny));
   QUIVER_RETURN_IF_ERROR(CheckRange("spin_microseconds", w.spin_microseconds, 0, kMaxSpinMicroseconds));
   QUIVER_RETURN_IF_ERROR(CheckRange("background_nice", o.background_nice, 0, kMaxBackgroundNice));
@@ -109,7 +109,9 @@ const Status& BackupOutOfMemory() {
 // allocates nothing.
 const Status& OpenNoThreads() {
   static const Status* const s = new Status(internal::ImmortalStatus(
-      StatusCode::kResourceExhausted, "Open: cannot start the graph's threads; nothing was changed"));
+      StatusCode::kResourceExhausted,
+      "Open: cannot start the graph's threads; the graph was not opened (a new directory may have been "
+      "created, and recovery's repairs stand)"));
   return *s;
 }
 [[maybe_unused]] const bool open_no_threads_built = (OpenNoThreads(), true);

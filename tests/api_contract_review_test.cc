@@ -41,13 +41,7 @@ TEST(ApiContractReviewTest, OpenWithNoThreadToBeHadIsAStatus) {
     {
       test_util::NoNewThreads guard;
       ASSERT_TRUE(guard.ok());
-      bool started = true;
-      try {
-        std::thread([] {}).join();
-      } catch (const std::system_error&) {
-        started = false;
-      }
-      ASSERT_FALSE(started) << "the test cannot stop threads from starting here";
+      ASSERT_TRUE(test_util::NoNewThreads::Blocking()) << "the test cannot stop threads from starting here";
       try {
         s = durable ? Graph::Open(Options{}, dir).status() : Graph::OpenInMemory().status();
       } catch (...) {
@@ -94,6 +88,55 @@ TEST(ApiContractReviewTest, MalformedExpectationsAreInvalidArgumentNotAborted) {
   const Snapshot snap = g->GetSnapshot();
   EXPECT_EQ(snap.sequence(), before);
   EXPECT_FALSE(snap.GetProperty(v, "y").has_value());
+}
+
+// Second review: ExpectKeyFree's label, key names and values skipped the
+// checks too (an empty label was FailedPrecondition; a value that is not
+// UTF-8 held, and the batch committed).
+TEST(ApiContractReviewTest, MalformedKeyFreeExpectationsAreInvalidArgument) {
+  auto g = Graph::OpenInMemory().value();
+  ASSERT_TRUE(g->CreateIndex({.name = "pk", .label = "P", .keys = {"k"}, .kind = IndexKind::kUnique}).ok());
+  auto code = [&](auto fill) {
+    WriteBatch e;
+    fill(e);
+    e.AddVertex("Q");  // must not be applied
+    return g->Write(std::move(e)).status().code();
+  };
+  EXPECT_EQ(code([](WriteBatch& e) { e.ExpectKeyFree("", {{"k", 1}}); }), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([](WriteBatch& e) {
+              e.ExpectKeyFree("P", {{"k", std::string("\xff")}});
+            }),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([](WriteBatch& e) { e.ExpectKeyFree("P", {{"", 1}}); }), StatusCode::kInvalidArgument);
+  EXPECT_EQ(code([](WriteBatch& e) {
+              e.ExpectKeyFree("P", {{"k", std::nan("")}});
+            }),
+            StatusCode::kInvalidArgument);
+  EXPECT_EQ(g->GetSnapshot().vertex_count(), 0u);
+  // Well formed and free: the batch commits.
+  EXPECT_EQ(code([](WriteBatch& e) { e.ExpectKeyFree("P", {{"k", 1}}); }), StatusCode::kOk);
+}
+
+// Second review: the writer reserves a group's list of batches at Open, so
+// huge bounds threw std::length_error out of Open; they are bounded now.
+TEST(ApiContractReviewTest, HugeQueueBoundsAreInvalidArgument) {
+  for (const bool group : {false, true}) {
+    Options o;
+    (group ? o.writer.max_group_batches : o.writer.max_queued_batches) = SIZE_MAX;
+    if (group) o.writer.max_queued_batches = SIZE_MAX;
+    bool threw = false;
+    Status s;
+    try {
+      s = Graph::OpenInMemory(o).status();
+    } catch (...) {
+      threw = true;
+    }
+    EXPECT_FALSE(threw);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  }
+  Options o;
+  o.writer.max_queued_batches = kMaxQueuedBatchesCeiling + 1;
+  EXPECT_EQ(Graph::OpenInMemory(o).status().code(), StatusCode::kInvalidArgument);
 }
 
 // Finding: DurableOptions::file_mode was never checked: 0 made a graph

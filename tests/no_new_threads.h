@@ -6,6 +6,8 @@
 #include <pthread.h>
 
 #include <cstddef>
+#include <system_error>
+#include <thread>
 
 namespace quiver::test_util {
 
@@ -27,6 +29,15 @@ class NoNewThreads {
     pthread_attr_destroy(&saved_);
   }
   bool ok() const { return ok_; }
+  // True if a thread started now fails to start: the guard works here.
+  static bool Blocking() {
+    try {
+      std::thread([] {}).join();
+    } catch (const std::system_error&) {
+      return true;
+    }
+    return false;
+  }
 
  private:
   pthread_attr_t saved_;

@@ -185,10 +185,12 @@ TEST(TraversalAllocTest, OutOfMemoryIsAStatusAndTheContextLivesOn) {
     Path p;
     bool found = true;
     Status st;
+    TraversalStats stats;
     g_fail_above = 64 * 1024;  // the per-vertex arrays of 20,000 ids fail
-    EXPECT_NO_THROW(st = ShortestPath(snap, s, t, spec, ctx, &p, &found));
+    EXPECT_NO_THROW(st = ShortestPath(snap, s, t, spec, ctx, &p, &found, &stats));
     g_fail_above = ~std::size_t{0};
     EXPECT_EQ(st.code(), StatusCode::kResourceExhausted) << st.ToString();
+    EXPECT_EQ(stats.stopped_by, StopReason::kCompleted);  // what tells it from a budget stop
     EXPECT_FALSE(found);
     EXPECT_TRUE(p.vertices.empty());
     std::vector<Visit> out;
@@ -211,6 +213,28 @@ TEST(TraversalAllocTest, OutOfMemoryIsAStatusAndTheContextLivesOn) {
     ASSERT_TRUE(Expand(snap, {.seeds = {s}, .max_depth = 2}, ctx, &out).ok());
     EXPECT_EQ(out.size(), 2u);  // min_depth 1: the two neighbours
   }
+}
+
+// Review finding: once the last subscription's window was swapped out with
+// its batches, every new subscription allocated the window's index again
+// (max_retained_batches pointers, zero-filled) under the mutex the writer's
+// Append takes. The index is made once per graph.
+TEST(ChangeFeedAllocTest, ResubscribingDoesNotMakeTheWindowIndexAgain) {
+  Options o;
+  o.change_feed.max_retained_batches = std::size_t{1} << 20;  // a 16 MiB index
+  auto g = Graph::OpenInMemory(o).value();
+  {
+    auto first = g->Subscribe().value();  // makes it
+    WriteBatch b;
+    b.AddVertex("P");
+    ASSERT_TRUE(g->Write(std::move(b)).ok());
+  }
+  g_bytes = 0;
+  g_counting = true;
+  auto again = g->Subscribe();
+  g_counting = false;
+  ASSERT_TRUE(again.ok());
+  EXPECT_LT(g_bytes, std::size_t{1} << 20);
 }
 
 }  // namespace

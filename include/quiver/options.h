@@ -59,6 +59,10 @@ inline constexpr std::uint32_t kMaxBackgroundNice = 19;
 // DurableOptions::max_unsynced_bytes: at most 1 GiB.
 inline constexpr std::uint64_t kMaxUnsyncedBytesCeiling = std::uint64_t{1} << 30;
 
+// WriterOptions::max_queued_batches and max_group_batches: at most 2^24 (a
+// group's list of batches is reserved when the graph opens).
+inline constexpr std::size_t kMaxQueuedBatchesCeiling = std::size_t{1} << 24;
+
 // ChangeFeedOptions::max_retained_batches: at most 2^24.
 inline constexpr std::size_t kMaxRetainedBatchesCeiling = std::size_t{1} << 24;
 
@@ -147,7 +151,8 @@ struct Limits {
 // Writer-thread tuning.
 struct WriterOptions {
   // Most batches that may wait in the commit queue; producers block beyond
-  // it (backpressure instead of unbounded memory). At least 1. Default 4,096.
+  // it (backpressure instead of unbounded memory). 1 to
+  // kMaxQueuedBatchesCeiling. Default 4,096.
   std::size_t max_queued_batches = 4096;
   // Most bytes the batches waiting in the commit queue may hold (about the
   // memory each WriteBatch takes: its operations, names and values), so a
@@ -159,7 +164,7 @@ struct WriterOptions {
   std::size_t max_queued_bytes = std::size_t{256} << 20;
   // Most batches the writer drains into one commit group (one version, one
   // WAL record in durable mode). Larger groups amortise more per batch but
-  // delay the first caller. At least 1. Default 1,024.
+  // delay the first caller. 1 to kMaxQueuedBatchesCeiling. Default 1,024.
   std::size_t max_group_batches = 1024;
   // Most operations in one commit group; a batch larger than this forms a
   // group of its own. At least 1. Default 1,000,000.

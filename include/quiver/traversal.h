@@ -22,12 +22,15 @@
 //     what was found so far, and each call says what that means.
 //   - InvalidArgument / NotFound: bad input (see each call). The outputs are
 //     cleared: nothing half-computed is returned.
-//   - ResourceExhausted saying "out of memory": the context's scratch arrays
-//     (they grow with the graph's id space) or the outputs could not grow.
-//     The outputs are cleared and the context stays usable.
+//   - ResourceExhausted with stats.stopped_by == kCompleted (no budget
+//     stopped it; the message says "out of memory"): the context's scratch
+//     arrays (they grow with the graph's id space) or the outputs could not
+//     grow. The outputs are cleared (what a sink was given stays given) and
+//     the context stays usable.
 // No call throws. An exception thrown by a caller's callable (a filter, an
 // Expand sink) passes through the call, which then leaves its outputs and
-// its context's PathTo state unspecified.
+// its context's PathTo state unspecified; but a std::bad_alloc from one is
+// not told apart from the call's own, and is answered as above.
 //
 // Example:
 //   quiver::TraversalContext ctx;

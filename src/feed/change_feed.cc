@@ -132,10 +132,23 @@ void ChangeFeed::Unregister() {
   // the writer, whose Append takes the same lock, must not wait out. The
   // empty ring is made again by the next Register (Append keeps nothing
   // while it is empty).
-  std::vector<std::shared_ptr<const ChangeBatch>> window;  // destroyed after the lock
+  // The ring (the window's index) stays for the next subscription: making
+  // it again would allocate under the lock the writer's Append takes.
+  std::vector<std::shared_ptr<const ChangeBatch>> window;   // destroyed after the lock
+  if (subscribers_.load(std::memory_order_acquire) == 1) {  // likely the last (checked again below)
+    try {
+      window.reserve(options_.max_retained_batches);  // before the lock: moving in allocates nothing
+    } catch (const std::bad_alloc&) {
+      // Out of memory: the batches are freed under the lock instead.
+    }
+  }
   base::MutexLock lock(&mu_);
   if (subscribers_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  window.swap(ring_);
+  for (SequenceNumber s = oldest_; s <= newest_ && !ring_.empty(); ++s) {
+    std::shared_ptr<const ChangeBatch>& b = ring_[Slot(s)];
+    if (window.size() < window.capacity()) window.push_back(std::move(b));
+    b.reset();
+  }
   oldest_ = newest_ + 1;
   bytes_ = 0;
 }

@@ -312,6 +312,15 @@ Status BatchProcessor::CheckUpserts(const WriteBatch& batch) const {
       if (!s.ok()) return AtOp(i, s);
       continue;
     }
+    if (op.kind == OpKind::kExpectKeyFree) {  // the same for a key's label, names and values
+      Status s = CheckName("label", op.name);
+      for (const Property& p : WriteBatchInternal::Props(batch, op)) {
+        if (s.ok()) s = CheckName("property key", p.key);
+        if (s.ok()) s = CheckValue(p.key, p.value);
+      }
+      if (!s.ok()) return AtOp(i, s);
+      continue;
+    }
     if (op.kind != OpKind::kUpsertVertex && op.kind != OpKind::kUpsertEdge) continue;
     const bool vertex = op.kind == OpKind::kUpsertVertex;
     auto props = WriteBatchInternal::Props(batch, op);

@@ -89,13 +89,13 @@ TEST(ChangeFeedReviewTest, NextOutOfMemoryAnswersAndNeverThrows) {
   for (int i = 0; i < 3; ++i) AddOneVertex(*g, i);  // `behind` falls out of a window of one
   auto shut = g->Subscribe().value();
   ASSERT_TRUE(g->Close().ok());
-  struct Case {
+  struct NextCase {
     ChangeSubscription* sub;
     StatusCode code;
   };
-  for (const Case& c : {Case{behind.get(), StatusCode::kResourceExhausted},
-                        Case{closed.get(), StatusCode::kFailedPrecondition},
-                        Case{shut.get(), StatusCode::kFailedPrecondition}}) {
+  for (const NextCase& c : {NextCase{behind.get(), StatusCode::kResourceExhausted},
+                            NextCase{closed.get(), StatusCode::kFailedPrecondition},
+                            NextCase{shut.get(), StatusCode::kFailedPrecondition}}) {
     bool threw = false;
     StatusCode code = StatusCode::kOk;
     {

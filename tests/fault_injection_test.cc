@@ -443,7 +443,7 @@ SequenceNumber ReopenAndCheck(SimFileSystem& fs, const Options& o, SequenceNumbe
 // ---------------------------------------------------------------------------
 // 1. The I/O-error loop.
 
-struct Workload {
+struct FaultWorkload {
   std::string name;
   Options options;
   int first_group = 1;  // the first group the workload writes
@@ -534,7 +534,7 @@ void CheckPoisoned(Graph& g, const Snapshot& before, SequenceNumber acked, const
     QUIVER_VIOLATION(t, audit, "snapshot after the failure is not the last acknowledged state");
 }
 
-RunResult RunWorkload(const Workload& w, SimFileSystem* disk, const FaultSpec& spec, Tally* t) {
+RunResult RunWorkload(const FaultWorkload& w, SimFileSystem* disk, const FaultSpec& spec, Tally* t) {
   FaultFileSystem fault(disk);
   AuditFileSystem audit(&fault);
   fault.SetFault(spec);
@@ -630,7 +630,7 @@ RunResult RunWorkload(const Workload& w, SimFileSystem* disk, const FaultSpec& s
 // it is), then after a power cut that drops every unsynced byte. Both must
 // hold every acknowledged sequence, nothing past the attempted one, equal the
 // reference, and accept the next group.
-void CheckAfterRun(const Workload& w, SimFileSystem* disk, const RunResult& r, Tally* t) {
+void CheckAfterRun(const FaultWorkload& w, SimFileSystem* disk, const RunResult& r, Tally* t) {
   const auto& states = ReferenceStates();
   std::unique_ptr<SimFileSystem> restart = disk->Clone();
   disk->Crash(env::CrashPolicy::kDropUnsynced, r.attempted);
@@ -669,7 +669,7 @@ const char* KindName(FaultKind k) {
   return "?";
 }
 
-Tally RunLoops(const Workload& w) {
+Tally RunLoops(const FaultWorkload& w) {
   Tally t;
   const std::uint64_t max_n = EnvOr("QUIVER_FAULT_MAX_N", 0);
   {
@@ -737,28 +737,28 @@ TEST(FaultInjectionTest, IoErrorLoopOverEveryOperation) {
   ReferenceStates();  // built once, outside the timed loops
 
   auto empty_disk = [] { return std::make_unique<SimFileSystem>(); };
-  Workload commits{.name = "commit stream with segment rotation",
-                   .options = SmallSegments(768),
-                   .first_group = 1,
-                   .last_group = 24,
-                   .checkpoint_every = 0,
-                   .make_disk = empty_disk};
+  FaultWorkload commits{.name = "commit stream with segment rotation",
+                        .options = SmallSegments(768),
+                        .first_group = 1,
+                        .last_group = 24,
+                        .checkpoint_every = 0,
+                        .make_disk = empty_disk};
   commits.options.durable.checkpoint_on_close = false;
 
-  Workload checkpoints{.name = "checkpoints between commits",
-                       .options = SmallSegments(768),
-                       .first_group = 1,
-                       .last_group = 20,
-                       .checkpoint_every = 5,
-                       .make_disk = empty_disk};
+  FaultWorkload checkpoints{.name = "checkpoints between commits",
+                            .options = SmallSegments(768),
+                            .first_group = 1,
+                            .last_group = 20,
+                            .checkpoint_every = 5,
+                            .make_disk = empty_disk};
 
   std::shared_ptr<SimFileSystem> recovery_disk = MakeRecoveryDisk(SmallSegments(768));
-  Workload recovery{.name = "recovery of an existing directory",
-                    .options = SmallSegments(768),
-                    .first_group = 15,
-                    .last_group = 18,
-                    .checkpoint_every = 0,
-                    .make_disk = [recovery_disk] { return recovery_disk->Clone(); }};
+  FaultWorkload recovery{.name = "recovery of an existing directory",
+                         .options = SmallSegments(768),
+                         .first_group = 15,
+                         .last_group = 18,
+                         .checkpoint_every = 0,
+                         .make_disk = [recovery_disk] { return recovery_disk->Clone(); }};
   {
     // The starting directory really has a torn tail and WAL to replay.
     auto probe = recovery_disk->Clone();
@@ -769,7 +769,7 @@ TEST(FaultInjectionTest, IoErrorLoopOverEveryOperation) {
   }
 
   Tally total;
-  for (const Workload* w : {&commits, &checkpoints, &recovery}) {
+  for (const FaultWorkload* w : {&commits, &checkpoints, &recovery}) {
     auto start = std::chrono::steady_clock::now();
     Tally t = RunLoops(*w);
     auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - start)

@@ -40,13 +40,13 @@ namespace {
 
 using test_util::SettledMemoryStats;
 
-std::unique_ptr<Graph> NewGraph() {
+std::unique_ptr<Graph> NewMemoryGraph() {
   Result<std::unique_ptr<Graph>> g = Graph::OpenInMemory();
   EXPECT_TRUE(g.ok()) << g.status().ToString();
   return g.ok() ? std::move(g).value() : nullptr;
 }
 
-void MustWrite(Graph& g, WriteBatch b) {
+void WriteForMemory(Graph& g, WriteBatch b) {
   Result<CommitInfo> r = g.Write(std::move(b));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
 }
@@ -71,7 +71,7 @@ void BuildGraph(Graph& g) {
   for (int i = 0; i < kVertices; ++i) v.push_back(b.AddVertex("V", {{"name", Name(i, 0)}, {"n", i}}));
   for (int i = 0; i < kVertices; ++i) b.AddEdge("A", v[i], v[(i + 1) % kVertices], {{"w", 1.0}});
   for (int i = 0; i < kVertices; i += 3) b.AddEdge("B", v[i], v[(i * 7 + 5) % kVertices]);
-  MustWrite(g, std::move(b));
+  WriteForMemory(g, std::move(b));
 }
 
 std::string Describe(const MemoryStats& m) {
@@ -80,7 +80,7 @@ std::string Describe(const MemoryStats& m) {
 }
 
 TEST(MemoryTest, ChurnIsReclaimedOnceSnapshotsAreReleased) {
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   BuildGraph(*graph);
   const std::string logical_before = test_util::Dump(graph->GetSnapshot());
@@ -136,7 +136,7 @@ TEST(MemoryTest, ChurnIsReclaimedOnceSnapshotsAreReleased) {
     WriteBatch b;
     b.SetProperty(VertexId(v), "name", Name(v, 0));
     b.SetProperty(VertexId(v), "n", v);
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
   }
   std::string logical_after = test_util::Dump(graph->GetSnapshot());
   // Only the sequence number and the edge id limit differ.
@@ -192,14 +192,14 @@ TEST(MemoryTest, ChurnIsReclaimedOnceSnapshotsAreReleased) {
 }
 
 TEST(MemoryTest, NoSnapshotsMeansNothingStaysRetired) {
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   BuildGraph(*graph);
   const MemoryStats baseline = SettledMemoryStats(*graph);
   for (int i = 0; i < 2000; ++i) {
     WriteBatch b;
     b.SetProperty(VertexId(i % kTouched), "name", Name(i % kTouched, i + 1));
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
   }
   const MemoryStats after = SettledMemoryStats(*graph);
   EXPECT_EQ(after.retired_bytes, 0u) << Describe(after);
@@ -211,7 +211,7 @@ TEST(MemoryTest, NoSnapshotsMeansNothingStaysRetired) {
 }
 
 TEST(MemoryTest, SnapshotsPinExactlyTheirVersions) {
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   BuildGraph(*graph);
   std::vector<Snapshot> held;
@@ -219,7 +219,7 @@ TEST(MemoryTest, SnapshotsPinExactlyTheirVersions) {
     held.push_back(graph->GetSnapshot());
     WriteBatch b;
     b.SetProperty(VertexId(i), "n", -i);
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
   }
   // Five pinned versions plus the current one.
   MemoryStats m = graph->GetMemoryStats();
@@ -245,7 +245,7 @@ TEST(MemoryTest, SnapshotsPinExactlyTheirVersions) {
 TEST(MemoryTest, RemovedElementIsReleasedOnceNoSnapshotHoldsIt) {
   constexpr std::uint64_t kBig = 1 << 20;      // vertex property
   constexpr std::uint64_t kBigEdge = 1 << 18;  // edge property
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   BuildGraph(*graph);
   const MemoryStats m0 = SettledMemoryStats(*graph);
@@ -263,7 +263,7 @@ TEST(MemoryTest, RemovedElementIsReleasedOnceNoSnapshotHoldsIt) {
   Snapshot pin = graph->GetSnapshot();
   WriteBatch rm;
   rm.RemoveVertex(big_id);
-  MustWrite(*graph, std::move(rm));
+  WriteForMemory(*graph, std::move(rm));
   const MemoryStats m2 = graph->GetMemoryStats();
   // The removed vertex and its edges are retired but still reachable from
   // `pin`, so still allocated.
@@ -287,17 +287,17 @@ TEST(MemoryTest, RemovedElementIsReleasedOnceNoSnapshotHoldsIt) {
 
 TEST(MemoryTest, OverwrittenValueIsReleasedOnceNoSnapshotHoldsIt) {
   constexpr std::uint64_t kBig = 1 << 20;
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   BuildGraph(*graph);
   WriteBatch set;
   set.SetProperty(VertexId(5), "blob", std::string(kBig, 'x'));
-  MustWrite(*graph, std::move(set));
+  WriteForMemory(*graph, std::move(set));
   const MemoryStats m1 = SettledMemoryStats(*graph);
   Snapshot pin = graph->GetSnapshot();
   WriteBatch shrink;
   shrink.SetProperty(VertexId(5), "blob", "small");
-  MustWrite(*graph, std::move(shrink));
+  WriteForMemory(*graph, std::move(shrink));
   EXPECT_GE(graph->GetMemoryStats().retired_bytes, kBig);
   EXPECT_EQ(pin.GetProperty(VertexId(5), "blob")->as_string()->size(), kBig);
   pin = Snapshot();
@@ -311,13 +311,13 @@ TEST(MemoryTest, SnapshotOutlivingGraphFreesOnRelease) {
   // not freed early (no use-after-free) when the snapshot outlives the Graph.
   Snapshot s;
   {
-    auto graph = NewGraph();
+    auto graph = NewMemoryGraph();
     ASSERT_NE(graph, nullptr);
     BuildGraph(*graph);
     s = graph->GetSnapshot();
     WriteBatch b;
     b.RemoveVertex(VertexId(0));
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
   }
   EXPECT_TRUE(s.HasVertex(VertexId(0)));
   EXPECT_EQ(s.vertex_count(), static_cast<std::uint64_t>(kVertices));
@@ -334,13 +334,13 @@ TEST(MemoryTest, SnapshotOutlivingGraphFreesOnRelease) {
 TEST(MemoryTest, HubRemovalsInOneBatchRetireLinearBytes) {
   constexpr int kDegree = 100'000;
   constexpr int kRemoved = 10'000;
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   {
     WriteBatch b;
     NewVertex hub = b.AddVertex("Hub");
     for (int i = 0; i < kDegree; ++i) b.AddEdge("E", hub, b.AddVertex("Leaf"));
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
   }
   ASSERT_EQ(SettledMemoryStats(*graph).retired_bytes, 0u);
   Snapshot held = graph->GetSnapshot();
@@ -348,7 +348,7 @@ TEST(MemoryTest, HubRemovalsInOneBatchRetireLinearBytes) {
   // whole array so each removal lands in the middle of it.
   WriteBatch b;
   for (int i = 0; i < kRemoved; ++i) b.RemoveVertex(VertexId(1 + std::uint64_t{10} * i));
-  MustWrite(*graph, std::move(b));
+  WriteForMemory(*graph, std::move(b));
   const MemoryStats m = graph->GetMemoryStats();
 
   // The answer first: the survivors, in their original order.
@@ -392,7 +392,7 @@ TEST(MemoryTest, HubRemovalsInOneBatchRetireLinearBytes) {
 TEST(MemoryTest, PropertySetsOnOneElementRetireOneBlock) {
   constexpr int kKeys = 64;
   constexpr int kSets = 5'000;
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   std::vector<Property> props;
   for (int k = 0; k < kKeys; ++k) props.push_back({"k" + std::to_string(k), Name(k, 0)});
@@ -401,7 +401,7 @@ TEST(MemoryTest, PropertySetsOnOneElementRetireOneBlock) {
     NewVertex a = b.AddVertex("V", props);
     NewVertex c = b.AddVertex("V");
     b.AddEdge("E", a, c, props);
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
   }
   ASSERT_EQ(SettledMemoryStats(*graph).retired_bytes, 0u);
   Snapshot held = graph->GetSnapshot();
@@ -418,7 +418,7 @@ TEST(MemoryTest, PropertySetsOnOneElementRetireOneBlock) {
     b.SetProperty(VertexId(0), "k" + std::to_string(k), v);
     b.SetProperty(EdgeId(0), "k" + std::to_string(k), v);
   }
-  MustWrite(*graph, std::move(b));
+  WriteForMemory(*graph, std::move(b));
   const MemoryStats m = graph->GetMemoryStats();
   Snapshot now = graph->GetSnapshot();
   for (int k = 0; k < kKeys; ++k) {
@@ -448,13 +448,13 @@ TEST(MemoryTest, PropertySetsOnOneElementRetireOneBlock) {
 TEST(MemoryTest, IndexedPropertySetsOnOneElementRetireOnce) {
   constexpr int kIndexed = 20'000;
   constexpr int kSets = 5'000;
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   ASSERT_TRUE(graph->CreateIndex({.name = "by_n", .label = "V", .keys = {"n"}}).ok());
   {
     WriteBatch b;
     for (int i = 0; i < kIndexed; ++i) b.AddVertex("V", {{"n", std::int64_t{2} * i}});
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
   }
   ASSERT_EQ(SettledMemoryStats(*graph).retired_bytes, 0u);
   Snapshot held = graph->GetSnapshot();
@@ -463,7 +463,7 @@ TEST(MemoryTest, IndexedPropertySetsOnOneElementRetireOnce) {
   // leaves.
   for (int i = 0; i < kSets; ++i)
     b.SetProperty(VertexId(7), "n", std::int64_t{2} * ((i * 7919) % kIndexed) + 1);
-  MustWrite(*graph, std::move(b));
+  WriteForMemory(*graph, std::move(b));
   const MemoryStats m = graph->GetMemoryStats();
   Snapshot now = graph->GetSnapshot();
   const std::int64_t last = std::int64_t{2} * (((kSets - 1) * 7919) % kIndexed) + 1;
@@ -503,18 +503,18 @@ void CountFree(void*) {
 TEST(MemoryTest, ReleasingAChurnedSnapshotFreesNothingUnderTheChainLock) {
   constexpr int kIndexed = 10'000;
   constexpr int kRounds = 20;  // 200,000 property blocks retired
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   {
     WriteBatch b;
     for (int i = 0; i < kIndexed; ++i) b.AddVertex("V", {{"p", std::int64_t{0}}});
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
   }
   Snapshot held = graph->GetSnapshot();
   for (int round = 1; round <= kRounds; ++round) {
     WriteBatch b;
     for (int i = 0; i < kIndexed; ++i) b.SetProperty(VertexId(i), "p", std::int64_t{round});
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
   }
   const MemoryStats pinned = graph->GetMemoryStats();
   ASSERT_GT(pinned.retired_bytes, 0u);
@@ -546,7 +546,7 @@ TEST(MemoryTest, ReleasingAChurnedSnapshotFreesNothingUnderTheChainLock) {
   while (!released.load(std::memory_order_acquire) || commits < 10) {
     WriteBatch b;
     b.SetProperty(VertexId(static_cast<std::uint64_t>(commits) % kIndexed), "q", commits);
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
     ++commits;
   }
   releaser.join();
@@ -568,9 +568,9 @@ TEST(MemoryTest, ReleasingAChurnedSnapshotFreesNothingUnderTheChainLock) {
 // take the slot's fast path: no direct reference (which writes the shared
 // head word), no lock. Counted through the chain's slow-path hook.
 TEST(MemoryTest, SnapshotsOfAnUnchangedHeadTakeTheReaderSlotFastPath) {
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
-  MustWrite(*graph, [] {
+  WriteForMemory(*graph, [] {
     WriteBatch b;
     b.AddVertex("V");
     return b;
@@ -599,7 +599,7 @@ TEST(MemoryTest, SnapshotsOfAnUnchangedHeadTakeTheReaderSlotFastPath) {
 // head pointer every acquire reads sits on no line that anyone else
 // writes. Lines of 128 bytes: x86 fetches them in adjacent pairs.
 TEST(MemoryTest, ReaderSlotsShareNoCacheLineWithWriterFields) {
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   const storage::VersionChain* chain = static_cast<GraphImpl&>(*graph).TEST_chain();
   using Span = storage::VersionChain::FieldSpan;
@@ -642,7 +642,7 @@ TEST(MemoryTest, ReaderSlotsShareNoCacheLineWithWriterFields) {
 // after each step, with the writer idle (nothing else would let go).
 TEST(MemoryTest, ReaderSlotsDelayNoReclamation) {
   constexpr int kSlotVertices = 1'000;
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   std::int64_t round = 0;
   auto churn = [&] {
@@ -653,7 +653,7 @@ TEST(MemoryTest, ReaderSlotsDelayNoReclamation) {
         b.AddVertex("V", {{"p", round}});
       else
         b.SetProperty(VertexId(static_cast<std::uint64_t>(i)), "p", round);
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
   };
   churn();
   // Idle slots on two threads hold the head when the next commits retire it.
@@ -702,20 +702,20 @@ TEST(MemoryTest, ReaderSlotsDelayNoReclamation) {
 TEST(MemoryTest, HubEdgeRemovalsInOneBatchRetireLinearBytes) {
   constexpr int kDegree = 100'000;
   constexpr int kRemoved = 10'000;
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   {
     WriteBatch b;
     NewVertex hub = b.AddVertex("Hub");
     for (int i = 0; i < kDegree; ++i) b.AddEdge("E", hub, b.AddVertex("Leaf"));
     b.AddEdge("F", hub, hub);  // a second type: the hub keeps a directory
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
   }
   ASSERT_EQ(SettledMemoryStats(*graph).retired_bytes, 0u);
   Snapshot held = graph->GetSnapshot();
   WriteBatch b;
   for (int i = 0; i < kRemoved; ++i) b.RemoveEdge(EdgeId(std::uint64_t{10} * i + 3));
-  MustWrite(*graph, std::move(b));
+  WriteForMemory(*graph, std::move(b));
   const MemoryStats m = graph->GetMemoryStats();
   Snapshot now = graph->GetSnapshot();
   EXPECT_EQ(now.OutEdges(VertexId(0), *now.FindEdgeType("E")).size(),
@@ -771,12 +771,12 @@ void CountSortBufferFree(void* block) {
 TEST(MemoryTest, EdgeBatchSortBuffersCountInTheAccount) {
   constexpr int kEdges = 200'000;
   constexpr int kEnds = 1000;
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   {
     WriteBatch b;
     for (int i = 0; i < kEnds; ++i) b.AddVertex("V");
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
   }
   WriteBatch b;
   for (int i = 0; i < kEdges; ++i)
@@ -787,7 +787,7 @@ TEST(MemoryTest, EdgeBatchSortBuffersCountInTheAccount) {
   g_sort_buffer_frees.store(0);
   g_largest_sort_buffer.store(0);
   base::SetFreeObserver(&CountSortBufferFree);
-  MustWrite(*graph, std::move(b));
+  WriteForMemory(*graph, std::move(b));
   base::SetFreeObserver(nullptr);
   g_sort_buffer_bytes.store(~std::size_t{0});
   EXPECT_EQ(g_sort_buffer_frees.load(), 2u) << "the sort buffers did not come from the account";
@@ -802,7 +802,7 @@ TEST(MemoryTest, EdgeBatchSortBuffersCountInTheAccount) {
 TEST(MemoryTest, HubAppendsInOneBatchBuildItsArrayOnce) {
   constexpr int kLeaves = 100'000;
   constexpr int kOld = 10;
-  auto graph = NewGraph();
+  auto graph = NewMemoryGraph();
   ASSERT_NE(graph, nullptr);
   {
     WriteBatch b;
@@ -810,7 +810,7 @@ TEST(MemoryTest, HubAppendsInOneBatchBuildItsArrayOnce) {
     std::vector<NewVertex> leaves;
     for (int i = 0; i < kLeaves; ++i) leaves.push_back(b.AddVertex("Leaf"));
     for (int i = 0; i < kOld; ++i) b.AddEdge("E", hub, leaves[i]);
-    MustWrite(*graph, std::move(b));
+    WriteForMemory(*graph, std::move(b));
   }
   ASSERT_EQ(SettledMemoryStats(*graph).retired_bytes, 0u);
   Snapshot held = graph->GetSnapshot();
@@ -819,7 +819,7 @@ TEST(MemoryTest, HubAppendsInOneBatchBuildItsArrayOnce) {
   g_large_frees.store(0);
   g_sort_buffer_bytes.store(2 * std::size_t{kLeaves} * sizeof(storage::EntryAdd));
   base::SetFreeObserver(&CountLargeFree);
-  MustWrite(*graph, std::move(b));
+  WriteForMemory(*graph, std::move(b));
   base::SetFreeObserver(nullptr);
   g_sort_buffer_bytes.store(~std::size_t{0});
   const MemoryStats m = graph->GetMemoryStats();

@@ -193,18 +193,29 @@ Result<VerifyReport> VerifyDirectory(std::string_view dir, const VerifyOptions& 
   return VerifyGraphDirectory(env::PosixFileSystem(), std::string(dir), options);
 }
 
+namespace {
+
+// Shuts down a chain that no GraphImpl took: every return before the graph
+// is made, and an exception on the way (OpenInMemory's new chain, a
+// recovered one).
+struct RecoveredChainGuard {
+  storage::VersionChain* chain;
+  ~RecoveredChainGuard() {
+    if (chain != nullptr) chain->Shutdown();
+  }
+};
+
+}  // namespace
+
 Result<std::unique_ptr<Graph>> Graph::OpenInMemory(const Options& options) {
   Options o = options;  // copies a shared_ptr: allocates nothing
   o.durability = Durability::kVolatile;
   QUIVER_RETURN_IF_ERROR(CheckOptions(o));
   try {
-    storage::VersionChain* chain = new storage::VersionChain();
-    try {
-      return std::unique_ptr<Graph>(new GraphImpl(o, chain, 0, nullptr));
-    } catch (...) {
-      chain->Shutdown();  // no graph took it
-      throw;
-    }
+    RecoveredChainGuard guard{new storage::VersionChain()};
+    std::unique_ptr<Graph> graph(new GraphImpl(o, guard.chain, 0, nullptr));
+    guard.chain = nullptr;  // the graph's now
+    return graph;
   } catch (const std::bad_alloc&) {
     return OpenOutOfMemory();
   } catch (const std::system_error&) {  // no thread to be had
@@ -317,19 +328,6 @@ Result<std::unique_ptr<Graph>> GraphImpl::OpenDurable(const Options& options, co
     return OpenNoThreads();
   }
 }
-
-namespace {
-
-// Shuts down a recovered chain that no GraphImpl took: every return before
-// the graph is made, and a std::bad_alloc on the way.
-struct RecoveredChainGuard {
-  storage::VersionChain* chain;
-  ~RecoveredChainGuard() {
-    if (chain != nullptr) chain->Shutdown();
-  }
-};
-
-}  // namespace
 
 Result<std::unique_ptr<Graph>> GraphImpl::OpenDurableOrThrow(const Options& options, const std::string& dir,
                                                              env::FileSystem* fs,

@@ -130,10 +130,8 @@ void ChangeFeed::Unregister() {
   // The last one frees the window now rather than at the next recorded
   // group, after the lock: up to max_retained_batches batches, whose frees
   // the writer, whose Append takes the same lock, must not wait out. The
-  // empty ring is made again by the next Register (Append keeps nothing
-  // while it is empty).
-  // The ring (the window's index) stays for the next subscription: making
-  // it again would allocate under the lock the writer's Append takes.
+  // ring (the window's index) stays for the next subscription: making it
+  // again would allocate under that lock.
   std::vector<std::shared_ptr<const ChangeBatch>> window;   // destroyed after the lock
   if (subscribers_.load(std::memory_order_acquire) == 1) {  // likely the last (checked again below)
     try {

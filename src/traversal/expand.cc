@@ -186,8 +186,7 @@ Status ExpandUnguarded(const Snapshot& snap, const ExpandSpec& spec, TraversalCo
   TraversalStats local;
   if (stats == nullptr) stats = &local;
   traversal::BudgetClock clock(spec.budget, stats);
-  TraversalContext::Impl& m = TraversalContext::Impl::Enter(ctx);
-  m.expand_chain = 0;
+  TraversalContext::Impl& m = TraversalContext::Impl::Enter(ctx);  // ends PathTo's state
   if (!snap.valid()) return InvalidArgumentError("Expand on an invalid snapshot");
   GraphView view(snap);
   QUIVER_RETURN_IF_ERROR(CheckSpec(view, spec));

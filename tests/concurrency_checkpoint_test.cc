@@ -163,16 +163,20 @@ TEST(ConcurrencyCheckpointTest, CheckpointConcurrentWithWritersAndReaders) {
          std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const bool long_enough = wal_bytes() >= 3 * o.durable.checkpoint_wal_bytes;
-  while (producers_done.load() < kProducers && g->GetDurabilityStats().checkpoints_written == 0 &&
-         std::chrono::steady_clock::now() < deadline)
+  // Once the WAL passed the threshold a background checkpoint is due even
+  // if the producers finish first (it took 1 run in 40 to lose that race
+  // when the wait also ended with the producers): wait for it, bounded.
+  while ((long_enough || producers_done.load() < kProducers) &&
+         g->GetDurabilityStats().checkpoints_written == 0 && std::chrono::steady_clock::now() < deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   const std::uint64_t background_written = g->GetDurabilityStats().checkpoints_written;
   // Then explicit checkpoints as well, until the producers are done.
   std::uint64_t explicit_ok = 0, explicit_failed = 0;
-  while (producers_done.load() < kProducers) {
+  // At least one, beside the readers, even if the producers are done.
+  do {
     (g->Checkpoint().ok() ? explicit_ok : explicit_failed) += 1;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
+  } while (producers_done.load() < kProducers);
   stop.store(true);
   for (auto& t : threads) t.join();
 

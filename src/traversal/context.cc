@@ -22,7 +22,7 @@ std::size_t TraversalContext::memory_bytes() const {
          s.dist.capacity() * sizeof(double);
   for (const auto& q : m.queue) n += q.capacity() * sizeof(std::uint64_t);
   for (const auto& h : m.heap) n += h.capacity() * sizeof(traversal::HeapEntry);
-  n += m.ranked.capacity() * sizeof(traversal::RankEntry);
+  n += m.ranked.capacity() * sizeof(traversal::RankEntry) + m.rank_words.capacity() * sizeof(std::uint64_t);
   n += m.walks.capacity() * sizeof(traversal::QueueEntry);
   return n;
 }

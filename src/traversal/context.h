@@ -71,6 +71,11 @@ struct HeapEntry {  // Dijkstra
 
 // Top-K: an entry's rank as one 128-bit number, larger is better (top_k.cc,
 // RankOf), and what it reports.
+// The score word of rank k (1-based, largest first) among h[0, n), for
+// 1 <= k <= n; h[0, n) and tmp[0, 2n) are scratch (h's words are lost). Top-K's
+// selection (top_k.cc).
+std::uint64_t KthBestWord(std::uint64_t* h, std::size_t n, std::size_t k, std::uint64_t* tmp);
+
 struct RankEntry {
   std::uint64_t hi;  // the signed score rounded to double, in an order-preserving encoding
   std::uint64_t lo;  // the rounding remainder (12 bits), then the edge id inverted (48 bits)
@@ -166,6 +171,7 @@ struct TraversalContext::Impl {
   std::vector<traversal::QueueEntry> walks;
   std::vector<traversal::HeapEntry> heap[2];
   std::vector<traversal::RankEntry> ranked;
+  std::vector<std::uint64_t> rank_words;  // top-K's selection scratch
   std::vector<std::uint64_t> banned_edges;
   std::vector<std::uint64_t> scratch_path;
   std::vector<Path> candidates;

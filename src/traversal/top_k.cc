@@ -1,16 +1,10 @@
 // TopKNeighbors: the k best adjacency entries of one vertex by a numeric
 // property, without sorting the adjacency.
 //
-// The best k entries seen so far are kept (Kept): for k up to kSortedMax in
-// an array sorted best first, above it in a heap with the worst on top. An
-// entry that loses to the worst kept one costs one comparison, on its score
-// word alone when the scores differ. With random scores about half the
-// entries of a degree-100 vertex are kept for a while at k = 20 (k + k ln(n/k)
-// insertions), and each insertion's comparisons are as unpredictable as the
-// scores: a heap pays a mispredicted branch or two per level for ~50 sifts
-// and then sorts, while the sorted array pays about one per insertion (the
-// end of its scan) and needs no final sort. That, not the instruction count,
-// is what made the sorted array faster here (docs/analytics.md, Measured).
+// The entries are gathered with their rank (Kept) and cut to the best k by
+// a selection whose partitions do not branch on the scores, then the k are
+// sorted. An entry that loses to the k-th best of an earlier selection costs
+// one comparison, on its score word alone when the scores differ.
 //
 // The property reads (a slot of the sparse edge-property table, then the
 // block it points to) are found through a cursor that keeps the last table
@@ -18,13 +12,61 @@
 // loading a few entries ahead.
 #include <algorithm>
 #include <bit>
+#include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 
 #include "base/prefetch.h"
+#include "base/small_sort.h"
 #include "traversal/context.h"
 
 namespace quiver {
+
+namespace traversal {
+
+// A quickselect whose partitions are branch-free (each word is written to
+// both sides and one count advances), so a partition costs no mispredictions
+// whatever the words. A range that fails to shrink by a quarter five times
+// (an adversarial order) is finished by std::nth_element; 32 words or fewer
+// are sorted by a network.
+std::uint64_t KthBestWord(std::uint64_t* h, std::size_t n, std::size_t k, std::uint64_t* tmp) {
+  std::size_t want = k - 1;  // the place, counted from the best
+  int slow_rounds = 0;
+  while (n > base::kSortNetworkMaxKeys) {
+    if (slow_rounds > 4) {
+      std::nth_element(h, h + want, h + n, std::greater<>());
+      return h[want];
+    }
+    const std::uint64_t x = h[0], y = h[n / 2], z = h[n - 1];
+    const std::uint64_t p = std::max(std::min(x, y), std::min(std::max(x, y), z));
+    std::uint64_t* worse = tmp + n;
+    std::size_t nb = 0, nw = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t w = h[i];
+      tmp[nb] = w;
+      worse[nw] = w;
+      nb += w > p;
+      nw += w < p;
+    }
+    const std::size_t before = n;
+    if (want < nb) {
+      std::copy(tmp, tmp + nb, h);
+      n = nb;
+    } else if (want < n - nw) {
+      return p;  // one of the words equal to the pivot
+    } else {
+      std::copy(worse, worse + nw, h);
+      want -= before - nw;
+      n = nw;
+    }
+    slow_rounds += n > before / 4 * 3;
+  }
+  base::SortU64(h, n);  // ascending: the best is last
+  return h[n - 1 - want];
+}
+
+}  // namespace traversal
 
 using traversal::RankEntry;
 
@@ -38,9 +80,9 @@ namespace {
 constexpr std::size_t kBlockAhead = 8;
 static_assert((kBlockAhead & (kBlockAhead - 1)) == 0);
 
-// Up to this k the kept entries are a sorted array (O(k) moves per
-// insertion, few mispredictions); above it a heap (O(log k)).
-constexpr std::size_t kSortedMax = 32;
+// Entries offered past the k kept ones before a selection cuts them back
+// to k: a vertex of degree up to k + kPending is ranked by one selection.
+constexpr std::size_t kPending = 256;
 
 // An entry's rank as one 128-bit unsigned number (hi, lo), larger is better:
 // the higher score, then the smaller edge id. A score is (key, low): the
@@ -77,103 +119,96 @@ struct Better {
   }
 };
 
-// Replaces the top of the heap `h` (its worst entry) with `x` and restores
-// the heap: one sift down, where pop_heap + push_heap would sift twice.
-void ReplaceTop(std::vector<RankEntry>& h, const RankEntry& x) {
-  const Better better;
-  const std::size_t n = h.size();
-  std::size_t i = 0;
-  while (true) {
-    std::size_t child = 2 * i + 1;
-    if (child >= n) break;
-    // The worse of the two children goes up (the heap keeps the worst on top).
-    if (child + 1 < n && better(h[child], h[child + 1])) ++child;
-    if (!better(x, h[child])) break;
-    h[i] = h[child];
-    i = child;
-  }
-  h[i] = x;
-}
-
 Status NotNumeric(const char* what, std::uint64_t id, ValueType t) {
   return InvalidArgumentError(std::string(what) + " " + std::to_string(id) + ": ranking property is a " +
                               std::string(ValueTypeName(t)) + ", not a number");
 }
 
-// The best k entries offered so far, in `v` (the context's scratch).
+// The best k entries offered so far, in `v` (the context's scratch), and
+// the score words they are cut by in `words`. Entries are appended as they
+// come; once k + kPending are held, a selection keeps the best k and raises
+// the bar an entry's score word must reach to be offered at all. Finish
+// selects once more and sorts the k best first.
+//
+// An earlier version kept the k best sorted at every offer (a heap above
+// k = 32): with random scores about half the entries of a degree-100 vertex
+// entered at k = 20, and each insertion ended at a place as unpredictable as
+// the scores, so ranking cost two mispredicted branches an entry. Selecting
+// once with branch-free partitions leaves one unpredictable branch per kept
+// entry, in the final sort of k (docs/analytics.md, Measured).
 class Kept {
  public:
-  Kept(std::vector<RankEntry>& v, std::size_t k) : v_(v), k_(k), sorted_(k <= kSortedMax) { v_.clear(); }
-
-  // True if an entry whose score word is `hi` cannot be kept: k are kept and
-  // the worst of them has a larger score word.
-  bool LosesOnScore(std::uint64_t hi) const { return v_.size() == k_ && hi < Worst().hi; }
-
-  void Offer(const RankEntry& x) {
-    if (sorted_) {
-      InsertSorted(x);
-    } else if (v_.size() < k_) {
-      v_.push_back(x);
-      std::push_heap(v_.begin(), v_.end(), Better());
-    } else if (Better()(x, v_.front())) {
-      ReplaceTop(v_, x);
-    }
+  Kept(std::vector<RankEntry>& v, std::vector<std::uint64_t>& words, std::size_t k)
+      : v_(v), words_(words), k_(k), limit_(k > SIZE_MAX - kPending ? SIZE_MAX : k + kPending) {
+    v_.clear();
   }
 
-  // Orders the kept entries best first.
+  // True if an entry whose score word is `hi` cannot be kept: k are held
+  // after a selection and the worst of them has a larger score word.
+  bool LosesOnScore(std::uint64_t hi) const { return hi < bar_; }
+
+  void Offer(const RankEntry& x) {
+    v_.push_back(x);
+    if (v_.size() >= limit_) Select();
+  }
+
+  // Leaves the best k (or all, if fewer) in `v`, best first.
   void Finish() {
-    if (!sorted_) std::sort_heap(v_.begin(), v_.end(), Better());
+    Select();
+    if (v_.size() <= base::kSortNetworkMaxKeys) {
+      // Insertion: one mispredicted branch per entry at the end of its scan.
+      const Better better;
+      for (std::size_t i = 1; i < v_.size(); ++i) {
+        const RankEntry x = v_[i];
+        std::size_t j = i;
+        for (; j > 0 && better(x, v_[j - 1]); --j) v_[j] = v_[j - 1];
+        v_[j] = x;
+      }
+    } else {
+      std::sort(v_.begin(), v_.end(), Better());
+    }
   }
 
  private:
-  const RankEntry& Worst() const { return sorted_ ? v_.back() : v_.front(); }
-
-  // `x` goes in if there is room or it beats the last entry (which then
-  // drops out); the entries it beats move one place down.
-  void InsertSorted(const RankEntry& x) {
-    const Better better;
-    std::size_t i = v_.size();
-    if (i < k_) {
-      v_.push_back(x);
-    } else if (better(x, v_.back())) {
-      --i;
-    } else {
-      return;
+  // Cuts `v` to its best k entries (in no order) and sets the bar.
+  void Select() {
+    const std::size_t n = v_.size();
+    if (n <= k_) return;
+    if (words_.size() < 3 * n) words_.resize(3 * n);
+    std::uint64_t* h = words_.data();
+    for (std::size_t i = 0; i < n; ++i) h[i] = v_[i].hi;
+    const std::uint64_t t = traversal::KthBestWord(h, n, k_, h + n);
+    // Every entry above the bar's word is kept; those on it compete on the
+    // rest of their rank (the exact remainder, then the edge id).
+    std::size_t kept = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const RankEntry x = v_[i];
+      v_[kept] = x;
+      kept += x.hi >= t;
     }
-    for (; i > 0 && better(x, v_[i - 1]); --i) v_[i] = v_[i - 1];
-    v_[i] = x;
+    if (kept > k_) {
+      const auto tied =
+          std::partition(v_.begin(), v_.begin() + kept, [t](const RankEntry& x) { return x.hi > t; });
+      std::nth_element(tied, v_.begin() + k_, v_.begin() + kept, Better());
+    }
+    v_.resize(k_);
+    bar_ = t;
   }
 
   std::vector<RankEntry>& v_;
+  std::vector<std::uint64_t>& words_;
   const std::size_t k_;
-  const bool sorted_;
+  const std::size_t limit_;
+  std::uint64_t bar_ = 0;  // no entry loses before the first selection
 };
 
-}  // namespace
-
-static Status TopKNeighborsUnguarded(const Snapshot& snap, VertexId v, const TopKSpec& spec,
-                                     TraversalContext& ctx, std::vector<Neighbor>* out,
-                                     TraversalStats* stats) {
-  out->clear();
-  TraversalStats local;
-  if (stats == nullptr) stats = &local;
-  traversal::BudgetClock clock(spec.budget, stats);
-  TraversalContext::Impl& m = TraversalContext::Impl::Enter(ctx);
-  if (!snap.valid()) return InvalidArgumentError("TopKNeighbors on an invalid snapshot");
-  if (spec.k == 0) return InvalidArgumentError("k is 0");
-  QUIVER_RETURN_IF_ERROR(traversal::CheckBudget(spec.budget));
-  traversal::GraphView view(snap);
-  QUIVER_RETURN_IF_ERROR(traversal::CheckVertex(view, v, "source"));
-  m.ResolveTypes(snap, spec.edge_types);
-  std::optional<PropertyKeyId> key = snap.FindPropertyKey(spec.key);
-  if (!key || !clock.Poll() || !clock.Vertex()) return clock.Finish();  // unknown key: nothing ranks
-
-  Kept kept(m.ranked, spec.k);
+// Ranks every entry of `v` that `spec` selects into `kept`, then orders it;
+// on a non-numeric score sets `error` instead.
+void RankAll(const traversal::GraphView& view, const TopKSpec& spec, VertexId v, std::uint32_t key_id,
+             TraversalContext::Impl& m, traversal::BudgetClock& clock, Kept& kept, Status& error) {
   const double sign = spec.descending ? 1.0 : -1.0;
   const bool of_edge = spec.of == TopKSpec::Of::kEdge;
-  const std::uint32_t key_id = key->value();
   traversal::PropertyCursor blocks_ahead(view);
-  Status error;
   // Entry i's block is found and starts loading while entry i - kBlockAhead
   // is ranked: the property reads overlap instead of queueing. The ring
   // keeps the blocks found early, so each is looked up once.
@@ -228,8 +263,33 @@ static Status TopKNeighborsUnguarded(const Snapshot& snap, VertexId v, const Top
     }
     if (!go_on) break;
   }
+  if (error.ok()) kept.Finish();
+}
+
+}  // namespace
+
+static Status TopKNeighborsUnguarded(const Snapshot& snap, VertexId v, const TopKSpec& spec,
+                                     TraversalContext& ctx, std::vector<Neighbor>* out,
+                                     TraversalStats* stats) {
+  out->clear();
+  TraversalStats local;
+  if (stats == nullptr) stats = &local;
+  traversal::BudgetClock clock(spec.budget, stats);
+  TraversalContext::Impl& m = TraversalContext::Impl::Enter(ctx);
+  if (!snap.valid()) return InvalidArgumentError("TopKNeighbors on an invalid snapshot");
+  if (spec.k == 0) return InvalidArgumentError("k is 0");
+  QUIVER_RETURN_IF_ERROR(traversal::CheckBudget(spec.budget));
+  traversal::GraphView view(snap);
+  QUIVER_RETURN_IF_ERROR(traversal::CheckVertex(view, v, "source"));
+  m.ResolveTypes(snap, spec.edge_types);
+  std::optional<PropertyKeyId> key = snap.FindPropertyKey(spec.key);
+  if (!key || !clock.Poll() || !clock.Vertex()) return clock.Finish();  // unknown key: nothing ranks
+
+  const std::uint32_t key_id = key->value();
+  Status error;
+  Kept kept(m.ranked, m.rank_words, spec.k);
+  RankAll(view, spec, v, key_id, m, clock, kept, error);
   if (!error.ok()) return error;
-  kept.Finish();
   for (const RankEntry& h : m.ranked)
     out->push_back(Neighbor{VertexId(h.vertex), EdgeId(EdgeOf(h)), h.score});
   return clock.Finish();

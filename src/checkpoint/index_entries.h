@@ -23,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <span>
@@ -64,16 +65,17 @@ struct EntriesDigest {
   // finalizer, a bijection), the id added, mixed again. Nothing linear
   // survives the first mix, and the seed is drawn at random once per
   // process, so no edit of a file can be computed to keep its digest.
+  // A variable key comes in through KeyBits, which is seeded from its
+  // first byte: an unseeded hash (std::hash is one) would let a second key
+  // with the same hash be computed, and the seed added after it changes
+  // nothing for the two.
   void Add(std::uint64_t key_bits, std::uint64_t id) {
     ++count;
-    std::uint64_t z = key_bits ^ Seed();
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    z = (z ^ (z >> 31)) + id;
+    std::uint64_t z = Mix(key_bits ^ Seed()) + id;
     z = (z ^ (z >> 32)) * 0xd6e8feb86659fd93ULL;
     sum += z ^ (z >> 32);
   }
-  void Add(std::string_view key, std::uint64_t id) { Add(std::hash<std::string_view>{}(key), id); }
+  void Add(std::string_view key, std::uint64_t id) { Add(KeyBits(key), id); }
   void Merge(const EntriesDigest& o) {
     count += o.count;
     sum += o.sum;
@@ -84,6 +86,30 @@ struct EntriesDigest {
   }
 
  private:
+  static std::uint64_t Mix(std::uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+  }
+  // A variable key's 64 bits: its length, then its 8-byte words (the last
+  // padded with zeros), each folded into a state that starts at the seed
+  // and is mixed, with the seed added, after every word.
+  static std::uint64_t KeyBits(std::string_view key) {
+    const std::uint64_t seed = Seed();
+    std::uint64_t z = Mix(seed ^ key.size());
+    std::size_t i = 0;
+    for (; i + 8 <= key.size(); i += 8) {
+      std::uint64_t w;
+      std::memcpy(&w, key.data() + i, 8);
+      z = Mix((z ^ w) + seed);
+    }
+    if (i < key.size()) {
+      std::uint64_t w = 0;
+      std::memcpy(&w, key.data() + i, key.size() - i);
+      z = Mix((z ^ w) + seed);
+    }
+    return z;
+  }
   static std::uint64_t Seed() {
     static const std::uint64_t seed = DrawSeed();
     return seed;

@@ -1,6 +1,8 @@
 #include "wal/value_codec.h"
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 
 namespace quiver::wal {
 
@@ -49,7 +51,9 @@ bool DecodeValue(base::ByteReader& r, PropertyValue* out) {
     case ValueType::kDouble: {
       std::uint64_t x;
       if (!r.GetU64(&x)) return false;
-      *out = PropertyValue(std::bit_cast<double>(x));
+      const double d = std::bit_cast<double>(x);
+      if (!std::isfinite(d)) return false;  // the write path never stores one
+      *out = PropertyValue(d);
       return true;
     }
     case ValueType::kString: {
@@ -72,16 +76,20 @@ bool DecodeValue(base::ByteReader& r, PropertyValue* out) {
         return false;
       FloatVector f(n);
       if (n > 0) std::memcpy(f.data(), s.data(), s.size());
+      for (const float x : f)
+        if (!std::isfinite(x)) return false;
       *out = PropertyValue(std::move(f));
       return true;
     }
     case ValueType::kStringList: {
       // Each element takes at least its length byte, so a count the input
-      // cannot hold is refused before anything is reserved.
+      // cannot hold is refused. A std::string is 32 bytes: reserving the
+      // whole count up front would hold 32 times the input for a count the
+      // elements do not back, so the reserve stops at 2 times.
       std::uint64_t n;
       if (!r.GetVarint(&n) || n > r.remaining()) return false;
       StringList list;
-      list.reserve(n);
+      list.reserve(std::min<std::uint64_t>(n, r.remaining() / 16));
       for (std::uint64_t i = 0; i < n; ++i) {
         std::string_view s;
         if (!r.GetString(&s)) return false;

@@ -18,8 +18,10 @@
 namespace quiver::wal {
 
 void EncodeValue(base::ByteWriter& w, const PropertyView& v);
-// False on malformed input (unknown type, short input, bool not 0/1). Never
-// reserves more than a small multiple of the input's remaining bytes.
+// False on malformed input (unknown type, short input, bool not 0/1, a
+// double or a vector element that is NaN or infinite: the write path refuses
+// those, so no file of ours holds one). Never reserves more than a small
+// multiple of the input's remaining bytes.
 bool DecodeValue(base::ByteReader& r, PropertyValue* out);
 
 }  // namespace quiver::wal

@@ -2,10 +2,10 @@
 // example). All integers little-endian.
 //
 //   Segment   := SegmentHeader HeaderPadding? Group* (unused tail: zeros or garbage)
-//   Group     := Record+ GroupPadding?                     (versions 3, 4)
+//   Group     := Record+ GroupPadding?                     (versions 3 to 5)
 //              | Record+                                   (versions 1, 2)
 //   SegmentHeader (64 bytes) :=
-//       magic:u64 = "QVRWAL01"   format_version:u32 = 4   header_bytes:u32 = 64
+//       magic:u64 = "QVRWAL01"   format_version:u32 = 5   header_bytes:u32 = 64
 //       graph_uuid:u8[16]   segment_number:u64   first_sequence:u64
 //       reserved:u8[8] = 0   crc:u32 (CRC-32C of bytes 0..55)   reserved:u32 = 0
 //   Record    := RecordHeader payload:u8[length] zero:u8[pad to 8]

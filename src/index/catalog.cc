@@ -16,7 +16,10 @@ const IdSetRoot* Catalog::Set(ElementKind kind, std::uint32_t label) const {
 
 IdSetRoot& Catalog::MutableSet(ElementKind kind, std::uint32_t label) {
   std::vector<IdSetRoot>& sets = Sets(kind);
-  if (label >= sets.size()) sets.resize(label + 1);
+  // In size_t: label + 1 in 32 bits would wrap to 0 for the dead label's
+  // id, which no caller passes (review: a resize to 0, then a write past
+  // the end, if one ever did).
+  if (label >= sets.size()) sets.resize(std::size_t{label} + 1);
   return sets[label];
 }
 
@@ -27,7 +30,7 @@ std::uint64_t Catalog::KeyCount(ElementKind kind, std::uint32_t key) const {
 
 void Catalog::AddKeyCount(ElementKind kind, std::uint32_t key, std::int64_t delta) {
   std::vector<std::uint64_t>& counts = Counts(kind);
-  if (key >= counts.size()) counts.resize(key + 1, 0);
+  if (key >= counts.size()) counts.resize(std::size_t{key} + 1, 0);
   counts[key] += static_cast<std::uint64_t>(delta);
 }
 
@@ -66,7 +69,7 @@ void Catalog::IndexesChanged() {
   for (std::uint32_t i = 0; i < indexes_.size(); ++i) {
     const IndexDef& def = *indexes_[i].def;
     auto& on = def.element == ElementKind::kVertex ? vertex_indexes_on_ : edge_indexes_on_;
-    if (def.label_id >= on.size()) on.resize(def.label_id + 1);
+    if (def.label_id >= on.size()) on.resize(std::size_t{def.label_id} + 1);
     on[def.label_id].push_back(i);
   }
 }

@@ -31,6 +31,13 @@ const GraphRoots& EmptyRoots() {
   return *empty;
 }
 
+// Built before main, so no read of an empty snapshot allocates (out of
+// memory there would have thrown std::bad_alloc out of a read; review
+// finding). A failed allocation this early ends the process before it
+// starts; a snapshot read during another file's static initialisation
+// still builds it on first use.
+[[maybe_unused]] const GraphRoots& kEmptyRootsBuiltAtStart = EmptyRoots();
+
 const GraphRoots& Roots(const internal::Version* v) { return v != nullptr ? v->roots : EmptyRoots(); }
 
 // The name of `id`, or "" if the table has no such id.

@@ -272,22 +272,32 @@ void VersionChain::OnDead(Version* v) {
     assert(!v->dead_);
     v->dead_ = true;  // version.2
     live_versions_.fetch_sub(1, std::memory_order_relaxed);
+    if (sweeping_ > 0) return;  // the sweeper's next look finds v
     garbage = DetachDead();
     if (garbage == nullptr) return;  // v is not the oldest: some older version is still live
-    ++sweeping_;
+    sweeping_ = 1;
+    ++sweeps_;
   }
-  FreeDetached(garbage);  // outside the mutex: the writer's Publish never waits for it
   bool last;
-  {
+  while (true) {
+    FreeDetached(garbage);  // outside the mutex: the writer's Publish never waits for it
+    if (test_sweep_hook_) test_sweep_hook_();
     ChainLock lock(this);
-    last = --sweeping_ == 0 && oldest_ == nullptr && shut_down_;
+    garbage = DetachDead();
+    if (garbage == nullptr) {
+      sweeping_ = 0;
+      last = oldest_ == nullptr && shut_down_;
+      break;
+    }
   }
   if (last) delete this;
 }
 
 Version* VersionChain::DetachDead() {
   Version* garbage = nullptr;
-  while (oldest_ != nullptr && oldest_->dead_) {
+  std::uint64_t detached = 0;
+  while (oldest_ != nullptr && oldest_->dead_ && detached < kDetachChunk) {
+    ++detached;
     Version* dead = oldest_;
     // dead's own list went when its predecessor was detached (version.3).
     assert(dead->retired_.empty());
@@ -312,6 +322,7 @@ Version* VersionChain::DetachDead() {
     dead->newer_ = garbage;
     garbage = dead;
   }
+  max_detached_ = std::max(max_detached_, detached);
   return garbage;
 }
 

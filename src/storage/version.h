@@ -72,7 +72,13 @@
 // the same word. Everything else (the slot holds another version, the pin
 // count is full) takes a direct reference and then tries to install it in
 // the slot; if the slot is pinned on an older version, the snapshot keeps
-// the direct reference (ReaderPin::slot == kNoSlot). Local invariants:
+// the direct reference (ReaderPin::slot == kNoSlot). So while one snapshot
+// of an older version stays pinned in a slot, every later acquire on that
+// slot's threads takes the slow path (two writes to lines the writer also
+// writes), until that snapshot is released: a thread that keeps a
+// long-lived snapshot should take its short-lived ones on another thread
+// (review finding, left as is: re-slotting would need a second word per
+// slot). Local invariants:
 //  version.4 A slot word holding version v owns exactly one unit of v. Only
 //      the thread whose CAS takes the word away from v (emptying it, or
 //      installing another version) gets that unit, and drops it.
@@ -133,10 +139,18 @@
 //
 // Readers never block the writer for longer than a few pointer moves: the
 // mutex guards only linking (Publish), marking and detaching; memory is
-// freed outside it. A thread freeing detached lists counts itself in
-// sweeping_, and the chain is deleted only by the thread that finds every
-// version unlinked after Shutdown and no sweep in progress, so no thread is
-// still freeing through account_ when it goes. Statistics are counters kept
+// freed outside it, and at most kDetachChunk versions are detached per hold
+// of the mutex. One thread sweeps at a time (sweeping_): it detaches a
+// chunk, frees it without the mutex, and takes the mutex again for the
+// next, until the oldest version is live. A version that dies while a sweep
+// is under way is only marked: the sweeper's next look finds it, as its
+// last look and its leaving (sweeping_ back to 0) are one critical section.
+// So a reader that releases a snapshot held across a million versions
+// frees them all on its own thread, a chunk per hold, and the writer's
+// Publish and fold wait for one chunk's pointer moves at most (found by
+// review: the whole backlog was detached in one hold). The chain is
+// deleted only by the sweeper that finds every version unlinked after
+// Shutdown, so no thread is still freeing through account_ when it goes. Statistics are counters kept
 // at Publish and at free, read without the mutex. Both are checked by
 // structure: the mutex records its holder and how often it was taken
 // (TEST_ hooks), and a test counts the frees made while it is held.
@@ -297,6 +311,21 @@ class VersionChain {
   // uses the chain; never in production (one well-predicted branch each).
   void TEST_SetAcquireHook(std::function<void()> hook) { test_acquire_hook_ = std::move(hook); }
   void TEST_SetFoldHook(std::function<void()> hook) { test_fold_hook_ = std::move(hook); }
+  // Called by the sweeping thread after it freed a chunk, before it looks
+  // for the next (no lock held).
+  void TEST_SetSweepHook(std::function<void()> hook) { test_sweep_hook_ = std::move(hook); }
+  // The most versions one hold of the mutex has detached.
+  std::uint64_t TEST_max_detached() {
+    ChainLock lock(this);
+    return max_detached_;
+  }
+  // Sweeps started (a thread found dead versions to detach with no sweep
+  // under way).
+  std::uint64_t TEST_sweeps() {
+    ChainLock lock(this);
+    return sweeps_;
+  }
+  static constexpr std::size_t kDetachChunk = 256;
 
  private:
   // Takes mu_ and records the holder for the test hooks above: two relaxed
@@ -352,8 +381,9 @@ class VersionChain {
   // outside the mutex; may delete the chain, so callers touch nothing of it
   // afterwards.
   void OnDead(Version* v);
-  // Under mu_: unlinks dead versions from the old end (version.3); returns
-  // them linked through newer_, each holding the list to free.
+  // Under mu_: unlinks up to kDetachChunk dead versions from the old end
+  // (version.3); returns them linked through newer_, each holding the list
+  // to free.
   Version* DetachDead() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Frees what DetachDead returned. No lock held.
   void FreeDetached(Version* garbage);
@@ -387,7 +417,10 @@ class VersionChain {
   Version* newest_ ABSL_GUARDED_BY(mu_);
   bool shut_down_ ABSL_GUARDED_BY(mu_) = false;
   Version* abandoned_ ABSL_GUARDED_BY(mu_) = nullptr;
-  int sweeping_ ABSL_GUARDED_BY(mu_) = 0;  // threads freeing detached versions
+  int sweeping_ ABSL_GUARDED_BY(mu_) = 0;                // 1 while a thread sweeps, else 0
+  std::uint64_t max_detached_ ABSL_GUARDED_BY(mu_) = 0;  // test hook: most versions detached in one hold
+  std::uint64_t sweeps_ ABSL_GUARDED_BY(mu_) = 0;        // test hook: sweeps started
+  std::function<void()> test_sweep_hook_;                // test hook: between a sweep's chunks
 };
 
 }  // namespace quiver::storage

@@ -1,6 +1,6 @@
 // TopKNeighbors' selection (top_k.cc): the branch-free quickselect of the
 // k-th best score word against a sort, and whole calls on vertices of a
-// degree that makes the ranking select more than once (past k + 256
+// degree that makes the ranking select more than once (past k + max(k, 256)
 // entries), against a stable sort of the entries examined.
 #include <gtest/gtest.h>
 
@@ -131,7 +131,7 @@ SelectHub SelectHubGraph(SelectPattern pattern, std::size_t degree, std::mt19937
   return f;
 }
 
-// Degrees past k + 256 select while entries are still coming, and raise
+// Degrees past k + max(k, 256) select while entries are still coming, and raise
 // the bar later entries must reach; each call is checked against a stable
 // sort of what it examined, with budgets that stop it before, at and after
 // a selection.

@@ -234,9 +234,10 @@ struct Neighbor {
 };
 
 // The k best adjacency entries of `v` by score, best first; ties go to the
-// smaller edge id. The best k so far are kept (a sorted array for k <= 32,
-// a bounded heap above): O(degree × k) for k <= 32 and O(degree × log k)
-// above, no sort of the adjacency. `out` is cleared first. NotFound if `v`
+// smaller edge id. Entries are gathered and cut to the best k by a
+// selection whenever k + max(k, 256) are held, then the k are sorted:
+// O(degree + k log k) time, O(min(degree, 2k + 256)) scratch in the
+// context, no sort of the adjacency. `out` is cleared first. NotFound if `v`
 // is not live; InvalidArgument for k == 0, a zero budget or a non-numeric
 // score; ResourceExhausted on a budget stop (out then holds the best of the
 // entries examined so far). In kBoth a self-loop is one entry (its in-list

@@ -81,8 +81,11 @@ constexpr std::size_t kBlockAhead = 8;
 static_assert((kBlockAhead & (kBlockAhead - 1)) == 0);
 
 // Entries offered past the k kept ones before a selection cuts them back
-// to k: a vertex of degree up to k + kPending is ranked by one selection.
-constexpr std::size_t kPending = 256;
+// to k: at least kMinPending, and at least k, so a selection (O(k +
+// pending)) is paid for by as many new entries (review: with 256 only, k =
+// 200,000 made every 256 entries cost a selection of 200,000). A vertex of
+// degree up to k + max(k, kMinPending) is ranked by one selection.
+constexpr std::size_t kMinPending = 256;
 
 // An entry's rank as one 128-bit unsigned number (hi, lo), larger is better:
 // the higher score, then the smaller edge id. A score is (key, low): the
@@ -126,7 +129,7 @@ Status NotNumeric(const char* what, std::uint64_t id, ValueType t) {
 
 // The best k entries offered so far, in `v` (the context's scratch), and
 // the score words they are cut by in `words`. Entries are appended as they
-// come; once k + kPending are held, a selection keeps the best k and raises
+// come; once k + max(k, kMinPending) are held, a selection keeps the best k and raises
 // the bar an entry's score word must reach to be offered at all. Finish
 // selects once more and sorts the k best first.
 //
@@ -139,7 +142,7 @@ Status NotNumeric(const char* what, std::uint64_t id, ValueType t) {
 class Kept {
  public:
   Kept(std::vector<RankEntry>& v, std::vector<std::uint64_t>& words, std::size_t k)
-      : v_(v), words_(words), k_(k), limit_(k > SIZE_MAX - kPending ? SIZE_MAX : k + kPending) {
+      : v_(v), words_(words), k_(k), limit_(k > SIZE_MAX / 4 ? SIZE_MAX : k + std::max(k, kMinPending)) {
     v_.clear();
   }
 

@@ -1,5 +1,6 @@
 #include "index/catalog.h"
 
+#include <algorithm>
 #include <memory>
 
 namespace quiver::index {
@@ -9,29 +10,19 @@ IndexSpec IndexDef::Spec() const {
       .name = name, .element = element, .label = label, .keys = keys, .kind = kind, .type = type};
 }
 
-const IdSetRoot* Catalog::Set(ElementKind kind, std::uint32_t label) const {
-  const std::vector<IdSetRoot>& sets = Sets(kind);
-  return label < sets.size() ? &sets[label] : nullptr;
-}
+const IdSetRoot* Catalog::Set(ElementKind kind, std::uint32_t label) const { return Sets(kind).Find(label); }
 
 IdSetRoot& Catalog::MutableSet(ElementKind kind, std::uint32_t label) {
-  std::vector<IdSetRoot>& sets = Sets(kind);
-  // In size_t: label + 1 in 32 bits would wrap to 0 for the dead label's
-  // id, which no caller passes (review: a resize to 0, then a write past
-  // the end, if one ever did).
-  if (label >= sets.size()) sets.resize(std::size_t{label} + 1);
-  return sets[label];
+  return Sets(kind).Mutable(label, birth_);
 }
 
 std::uint64_t Catalog::KeyCount(ElementKind kind, std::uint32_t key) const {
-  const std::vector<std::uint64_t>& counts = Counts(kind);
-  return key < counts.size() ? counts[key] : 0;
+  const std::uint64_t* n = Counts(kind).Find(key);
+  return n != nullptr ? *n : 0;
 }
 
 void Catalog::AddKeyCount(ElementKind kind, std::uint32_t key, std::int64_t delta) {
-  std::vector<std::uint64_t>& counts = Counts(kind);
-  if (key >= counts.size()) counts.resize(std::size_t{key} + 1, 0);
-  counts[key] += static_cast<std::uint64_t>(delta);
+  Counts(kind).Mutable(key, birth_) += static_cast<std::uint64_t>(delta);
 }
 
 const PropertyIndex* Catalog::Find(std::string_view name) const {
@@ -57,20 +48,24 @@ void Catalog::RemoveIndex(std::size_t i) {
 }
 
 std::span<const std::uint32_t> Catalog::IndexesOn(ElementKind kind, std::uint32_t label) const {
-  const auto& on = kind == ElementKind::kVertex ? vertex_indexes_on_ : edge_indexes_on_;
-  if (label >= on.size()) return {};
-  return on[label];
+  const IndexesByLabel& on = kind == ElementKind::kVertex ? vertex_indexes_on_ : edge_indexes_on_;
+  const auto it = std::lower_bound(on.begin(), on.end(), label,
+                                   [](const auto& entry, std::uint32_t l) { return entry.first < l; });
+  if (it == on.end() || it->first != label) return {};
+  return it->second;
 }
 
-// O(indexes + the largest indexed label id): only when an index comes or goes.
+// O(indexes log indexes): only when an index comes or goes.
 void Catalog::IndexesChanged() {
   vertex_indexes_on_.clear();
   edge_indexes_on_.clear();
   for (std::uint32_t i = 0; i < indexes_.size(); ++i) {
     const IndexDef& def = *indexes_[i].def;
-    auto& on = def.element == ElementKind::kVertex ? vertex_indexes_on_ : edge_indexes_on_;
-    if (def.label_id >= on.size()) on.resize(std::size_t{def.label_id} + 1);
-    on[def.label_id].push_back(i);
+    IndexesByLabel& on = def.element == ElementKind::kVertex ? vertex_indexes_on_ : edge_indexes_on_;
+    auto it = std::lower_bound(on.begin(), on.end(), def.label_id,
+                               [](const auto& entry, std::uint32_t l) { return entry.first < l; });
+    if (it == on.end() || it->first != def.label_id) it = on.insert(it, {def.label_id, {}});
+    it->second.push_back(i);  // ascending: i grows
   }
 }
 
@@ -89,8 +84,8 @@ Catalog* Catalog::Clone(std::uint64_t birth) const {
 
 void Catalog::Destroy(Catalog* c, base::MemoryAccount* account) {
   if (c == nullptr) return;
-  for (IdSetRoot& r : c->label_sets_) IdSet::Destroy(r, account);
-  for (IdSetRoot& r : c->type_sets_) IdSet::Destroy(r, account);
+  c->label_sets_.ForEachOwned([&](IdSetRoot& r) { IdSet::Destroy(r, account); });
+  c->type_sets_.ForEachOwned([&](IdSetRoot& r) { IdSet::Destroy(r, account); });
   for (PropertyIndex& p : c->indexes_) IndexTree::Destroy(p.root, account);
   delete c;
 }

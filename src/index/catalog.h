@@ -11,7 +11,9 @@
 //
 // Copy-on-write like the intern tables: a published catalog is never
 // written. The first change of a commit group clones it (OwnCatalog:
-// O(labels + types + keys + indexes), small) and the old object is retired;
+// O((labels + types + keys) / 256 + indexes): the per-label, per-type and
+// per-key values are CowArrays, shared page by page) and the old object is
+// retired;
 // later changes of the group go to the private clone. A clone shares every
 // tree and set with the original (roots are copied by value); trees and
 // sets copy their own blocks on write (index_tree.h, id_set.h). Retiring a
@@ -27,8 +29,10 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "index/cow_array.h"
 #include "index/id_set.h"
 #include "index/index_tree.h"
 #include "quiver/ids.h"
@@ -123,25 +127,28 @@ class Catalog {
   static void Delete(void* c, base::MemoryAccount*) { delete static_cast<Catalog*>(c); }
 
  private:
-  std::vector<IdSetRoot>& Sets(ElementKind k) { return k == ElementKind::kVertex ? label_sets_ : type_sets_; }
-  const std::vector<IdSetRoot>& Sets(ElementKind k) const {
+  CowArray<IdSetRoot>& Sets(ElementKind k) { return k == ElementKind::kVertex ? label_sets_ : type_sets_; }
+  const CowArray<IdSetRoot>& Sets(ElementKind k) const {
     return k == ElementKind::kVertex ? label_sets_ : type_sets_;
   }
-  std::vector<std::uint64_t>& Counts(ElementKind k) {
+  CowArray<std::uint64_t>& Counts(ElementKind k) {
     return k == ElementKind::kVertex ? vertex_key_counts_ : edge_key_counts_;
   }
-  const std::vector<std::uint64_t>& Counts(ElementKind k) const {
+  const CowArray<std::uint64_t>& Counts(ElementKind k) const {
     return k == ElementKind::kVertex ? vertex_key_counts_ : edge_key_counts_;
   }
 
   std::uint64_t birth_;
-  std::vector<IdSetRoot> label_sets_;  // by label id
-  std::vector<IdSetRoot> type_sets_;   // by edge type id
-  std::vector<std::uint64_t> vertex_key_counts_;
-  std::vector<std::uint64_t> edge_key_counts_;
+  CowArray<IdSetRoot> label_sets_;  // by label id
+  CowArray<IdSetRoot> type_sets_;   // by edge type id
+  CowArray<std::uint64_t> vertex_key_counts_;
+  CowArray<std::uint64_t> edge_key_counts_;
   std::vector<PropertyIndex> indexes_;
-  // IndexesOn, by label (type) id; rebuilt by AddIndex and RemoveIndex.
-  std::vector<std::vector<std::uint32_t>> vertex_indexes_on_, edge_indexes_on_;
+  // IndexesOn: (label or type id, the positions of its indexes), sorted by
+  // id, only for ids with an index (a dense vector was O(largest indexed
+  // id) per clone); rebuilt by AddIndex and RemoveIndex.
+  using IndexesByLabel = std::vector<std::pair<std::uint32_t, std::vector<std::uint32_t>>>;
+  IndexesByLabel vertex_indexes_on_, edge_indexes_on_;
   void IndexesChanged();
 };
 

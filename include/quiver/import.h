@@ -385,7 +385,11 @@ struct ExportStats {
 // graph (with the same delimiters) gives an identical graph (null-valued
 // properties are written as unset); FailedPrecondition, naming the element
 // and key, for a string list of one empty string, whose CSV text would read
-// back as the empty list (JSON Lines writes it). EVLP as graph.v and graph.e (ids as ExportOptions says;
+// back as the empty list (JSON Lines writes it). CSV and JSON Lines answer
+// FailedPrecondition for a string list longer than the default
+// Limits::max_list_elements (a graph opened with a higher limit can hold
+// one), which no import reads back; CSV also for a vertex label holding
+// ';', which CSV import reads as a second label. EVLP as graph.v and graph.e (ids as ExportOptions says;
 // labels, types and other properties are not kept). JSON Lines as vertices.jsonl and edges.jsonl, one object
 // per element with every property (ids as ExportOptions::jsonl_id_key says), so importing them with the same
 // jsonl_id_key gives an identical graph when the ids came from that key

@@ -54,6 +54,18 @@ const Status& ExportWorkerThrew() {
 // allocate.
 [[maybe_unused]] const bool export_statuses_built = (ExportOutOfMemory(), ExportWorkerThrew(), true);
 
+// Ok unless `v` is a string list longer than any import reads back (the
+// default Limits::max_list_elements: a graph opened with a higher limit
+// holds such lists, and the export would promise a round trip it cannot
+// keep); `what` names the element and key for the status.
+template <typename What>
+Status ListReadsBack(const PropertyView& v, What what) {
+  if (v.type() != ValueType::kStringList) return Status::Ok();
+  std::string why;
+  if (CheckListLength(v.as_string_list()->size(), &why)) return Status::Ok();
+  return FailedPreconditionError(base::StrCat("Export: ", what(), " is ", why, "; no import reads it back"));
+}
+
 // Appends `v` in decimal (no allocation, unlike StrCat).
 void AppendInt(std::string* out, std::int64_t v) {
   char buf[24];
@@ -304,7 +316,15 @@ class CsvRows {
     AppendInt(out, static_cast<std::int64_t>(v.value()));
     out->push_back(d_);
     const LabelId label = *snap_.LabelOf(v);
-    out->append(Escaped(&labels_, label.value(), [&] { return snap_.LabelName(label); }));
+    const std::string& field = Escaped(&labels_, label.value(), [&] { return snap_.LabelName(label); });
+    // CSV import reads ';' in :LABEL as a separator of several labels (the
+    // Neo4j convention), which a Quiver vertex cannot have.
+    if (field.find(';') != std::string::npos)
+      return FailedPreconditionError(base::StrCat("Export: vertex ", v.value(), "'s label '",
+                                                  snap_.LabelName(label),
+                                                  "' holds ';', which CSV import reads as a second label; "
+                                                  "export as JSON Lines"));
+    out->append(field);
     return WriteCells(snap_.Properties(v), out, "vertex", v.value());
   }
 
@@ -351,6 +371,8 @@ class CsvRows {
             base::StrCat("Export: ", kind, " ", id, "'s ", snap_.PropertyKeyName(e.key),
                          " is a string list of one empty string, which CSV cannot tell from the empty list; "
                          "export as JSON Lines"));
+      QUIVER_RETURN_IF_ERROR(ListReadsBack(
+          e.value, [&] { return base::StrCat(kind, " ", id, "'s ", snap_.PropertyKeyName(e.key)); }));
       FormatFieldValue(e.value, &text_, array_d_);
       // The column CollectColumns chose, by the same function.
       const int c = set_.Find(e.key, FieldTypeOf(e.value.type()));
@@ -627,6 +649,7 @@ Status AppendJsonValue(std::string* out, const PropertyView& v, std::string* tex
       return Status::Ok();
     }
     case ValueType::kStringList: {
+      QUIVER_RETURN_IF_ERROR(ListReadsBack(v, what));
       const StringListView list = *v.as_string_list();
       if (list.empty()) {
         out->append("{\"strings\":[]}");

@@ -58,7 +58,7 @@ bool RowBuilder::BuildId(const CsvField& f, const Column& col, ExternalId* id, R
   return true;
 }
 
-bool RowBuilder::BuildLabel(const CsvField* f, Row* row, RowIssue* issue) {
+bool RowBuilder::BuildLabel(const CsvField* f, bool csv, Row* row, RowIssue* issue) {
   row->label = f != nullptr && !f->text.empty() ? f->text : default_label_;
   const bool vertices = schema_.kind == FileKind::kVertices;
   if (row->label.empty()) {
@@ -67,7 +67,7 @@ bool RowBuilder::BuildLabel(const CsvField* f, Row* row, RowIssue* issue) {
     if (f != nullptr) return RejectAt(issue, *f, what);
     return RejectRow(issue, 0, 0, what);  // caught at the header; see ImportFile::label
   }
-  if (vertices && row->label.find(';') != std::string_view::npos) {
+  if (vertices && csv && row->label.find(';') != std::string_view::npos) {
     // The file's own label is refused before any row (Importer::Run).
     if (f == nullptr || f->text.empty())
       return RejectRow(issue, 0, 0, "more than one label in the file's label");
@@ -404,7 +404,7 @@ bool RowBuilder::BuildJson(const CsvReader& reader, Row* row, RowIssue* issue) {
                      vertices ? "no \"label\" (or an empty one) and no label for the file (ImportFile::label)"
                               : "no \"type\" (or an empty one) and no type for the file (ImportFile::label)");
   CsvField label_field{j.label, false, record.line, column_of(label_at)};
-  if (!BuildLabel(has_label ? &label_field : nullptr, row, issue)) return false;
+  if (!BuildLabel(has_label ? &label_field : nullptr, /*csv=*/false, row, issue)) return false;
   // The id, kept under the schema's key: a number as an int64, a string as
   // it is written.
   const std::string& id_key = vertices ? schema_.columns[0].name : std::string();
@@ -460,7 +460,7 @@ bool RowBuilder::Build(const CsvReader& reader, Row* row, RowIssue* issue) {
   seen_keys_.clear();
   const CsvField* label = schema_.label >= 0 ? &fields[schema_.label] : nullptr;
   if (schema_.kind == FileKind::kEdges && schema_.type >= 0) label = &fields[schema_.type];
-  if (!BuildLabel(label, row, issue)) return false;
+  if (!BuildLabel(label, /*csv=*/true, row, issue)) return false;
   for (std::size_t i = 0; i < want; ++i) {
     const Column& col = schema_.columns[i];
     const CsvField& f = fields[i];

@@ -58,7 +58,10 @@ class RowBuilder {
 
  private:
   bool BuildId(const CsvField& f, const Column& col, ExternalId* id, RowIssue* issue);
-  bool BuildLabel(const CsvField* f, Row* row, RowIssue* issue);
+  // `csv`: a ';' in a vertex's :LABEL separates labels (the Neo4j
+  // convention), and a Quiver vertex has one, so such a row is refused; a
+  // JSON Lines "label" is one string, ';' and all.
+  bool BuildLabel(const CsvField* f, bool csv, Row* row, RowIssue* issue);
   // JSON Lines (Schema::json): the record's one field is a JSON object.
   bool BuildJson(const CsvReader& reader, Row* row, RowIssue* issue);
   struct Json;  // the parser and its buffers (row_builder.cc)

@@ -148,7 +148,12 @@
 // So a reader that releases a snapshot held across a million versions
 // frees them all on its own thread, a chunk per hold, and the writer's
 // Publish and fold wait for one chunk's pointer moves at most (found by
-// review: the whole backlog was detached in one hold). The chain is
+// review: the whole backlog was detached in one hold). The sweeper also
+// frees what dies while it sweeps (the writer's folds, other readers'
+// releases), so a Release may return only once freeing has caught up with
+// the writer: freeing a version costs less than publishing it, so it does,
+// but not in a bound fixed when the Release began (review, left as is: a
+// sweep capped at its start would leave later deaths to the writer). The chain is
 // deleted only by the sweeper that finds every version unlinked after
 // Shutdown, so no thread is still freeing through account_ when it goes. Statistics are counters kept
 // at Publish and at free, read without the mutex. Both are checked by

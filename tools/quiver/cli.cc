@@ -121,7 +121,8 @@ Json ToJson(const PropertyView& v) {
       return std::string(*v.as_string());
     case ValueType::kBytes: {
       Json a = Json::array();
-      for (std::byte b : *v.as_bytes()) a.push_back(static_cast<unsigned>(b));
+      const auto bytes = v.as_bytes();  // named: a temporary optional would die before the loop
+      for (std::byte b : *bytes) a.push_back(static_cast<unsigned>(b));
       return a;
     }
     case ValueType::kFloatVector: {
@@ -160,7 +161,8 @@ namespace {
 
 // `s` for a tab-separated column: a backslash, tab, newline and carriage
 // return as \\, \t, \n and \r, and in a list element the separator ';' as
-// \;, so every column and element reads back exactly.
+// \;, so every column and element reads back exactly. (A list of one empty
+// string is written [\e]: "[]" is the empty list.)
 void AppendEscaped(std::string_view s, bool list_element, std::string* out) {
   for (char c : s) {
     switch (c) {
@@ -193,7 +195,8 @@ std::string ToText(const PropertyView& v) {
     case ValueType::kBytes: {
       std::string s = "bytes[";
       char hex[3];
-      for (std::byte b : *v.as_bytes()) {
+      const auto bytes = v.as_bytes();  // named: a temporary optional would die before the loop
+      for (std::byte b : *bytes) {
         std::snprintf(hex, sizeof hex, "%02x", static_cast<unsigned>(b));
         s += hex;
       }
@@ -211,8 +214,9 @@ std::string ToText(const PropertyView& v) {
       return s + "]";
     }
     case ValueType::kStringList: {
-      std::string s = "[";
       const StringListView list = *v.as_string_list();
+      if (list.size() == 1 && list[0].empty()) return "[\\e]";  // "[]" is the empty list
+      std::string s = "[";
       for (std::size_t i = 0; i < list.size(); ++i) {
         if (i > 0) s += ";";
         AppendEscaped(list[i], true, &s);

@@ -258,6 +258,14 @@ printf ':START_ID,:END_ID\na,b\n' >"$WORK/esc-e.csv"
 expect_rc 0 "$QUIVER" import --quiet --id-index --vertices "P=$WORK/esc-v.csv" --edges "R=$WORK/esc-e.csv" "$WORK/gesc"
 expect_rc 0 "$QUIVER" neighbors --by P.id --show name --show tags "$WORK/gesc" b
 expect_in out "$(printf '\tt\\tu\t[p\\;q;r]')"
+# The empty list prints as [], a list of one empty string as [\e] (both printed [] before).
+printf '{"id":"x","label":"P","properties":{"t":{"strings":[]}}}\n{"id":"y","label":"P","properties":{"t":[""]}}\n{"id":"z","label":"P","properties":{}}\n' >"$WORK/lists-v.jsonl"
+printf '{"start":"z","end":"x","type":"R"}\n{"start":"z","end":"y","type":"R"}\n' >"$WORK/lists-e.jsonl"
+expect_rc 0 "$QUIVER" import --quiet --format jsonl --id-index --vertices "P=$WORK/lists-v.jsonl" \
+  --edges "R=$WORK/lists-e.jsonl" "$WORK/glists"
+expect_rc 0 "$QUIVER" neighbors --by P.id --show t "$WORK/glists" z
+expect_in out "$(printf '\tout\t2\t[]')"
+expect_in out "$(printf '\tout\t2\t[\\e]')"
 expect_rc 1 "$QUIVER" neighbors "$WORK/g" 99
 expect_in err "no vertex 99"
 expect_rc 1 "$QUIVER" neighbors --by Vertex.id "$WORK/g" 99

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "base/memory.h"
+#include "id_set_fill.h"
 #include "index/id_set.h"
 #include "storage/radix_table.h"
 #include "storage/retire_list.h"
@@ -44,17 +45,6 @@ using IdSetRevTable = storage::RadixTable<IdChunk>;
 
 constexpr std::uint64_t kIdSetRevMaxId = (std::uint64_t{1} << 48) - 1;
 constexpr std::uint64_t kIdSetRevLastChunkFirst = (std::uint64_t{1} << 48) - IdSet::kChunkIds;
-
-std::vector<std::uint64_t> IdSetRevFillAll(const IdSetRoot& root, std::size_t batch) {
-  std::vector<std::uint64_t> out, buf(batch);
-  std::uint64_t from = 0;
-  while (const std::size_t n = IdSet::Fill(root, from, buf.data(), batch)) {
-    out.insert(out.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
-    from = buf[n - 1] + 1;
-    if (n < batch) break;
-  }
-  return out;
-}
 
 // `root` reads as `model` every way: count, Fill in batches, Contains, Fill
 // from just past each id, and one form at a time.
@@ -73,7 +63,7 @@ void IdSetRevExpect(const IdSetRoot& root, const IdSetRevModel& model) {
   }
   const std::vector<std::uint64_t> want(model.begin(), model.end());
   for (std::size_t batch : {std::size_t{1}, std::size_t{16}, std::size_t{256}})
-    ASSERT_EQ(IdSetRevFillAll(root, batch), want) << "batch " << batch;
+    ASSERT_EQ(FillAllIds(root, batch), want) << "batch " << batch;
   for (std::uint64_t id : model) ASSERT_TRUE(IdSet::Contains(root, id)) << id;
   for (std::uint64_t id : {std::uint64_t{1}, std::uint64_t{16383}, std::uint64_t{16385}, kIdSetRevMaxId - 1})
     EXPECT_EQ(IdSet::Contains(root, id), model.count(id) != 0) << id;

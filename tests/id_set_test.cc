@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/memory.h"
+#include "id_set_fill.h"
 #include "storage/radix_table.h"
 #include "storage/retire_list.h"
 #include "tree_versions.h"
@@ -30,18 +31,6 @@ namespace {
 using Model = std::set<std::uint64_t>;
 using Versions = test_util::TreeVersions;
 using Table = storage::RadixTable<IdChunk>;
-
-// Every id of the set through Fill, in batches of `batch`.
-std::vector<std::uint64_t> FillAll(const IdSetRoot& root, std::size_t batch) {
-  std::vector<std::uint64_t> out, buf(batch);
-  std::uint64_t from = 0;
-  while (const std::size_t n = IdSet::Fill(root, from, buf.data(), batch)) {
-    out.insert(out.end(), buf.begin(), buf.begin() + static_cast<std::ptrdiff_t>(n));
-    from = buf[n - 1] + 1;
-    if (n < batch) break;
-  }
-  return out;
-}
 
 // The chunk forms' invariants, slot by slot; returns the ids they hold.
 void CheckNode(const void* node, std::uint32_t h, std::uint64_t first, Model* out, std::uint64_t* count) {
@@ -112,7 +101,7 @@ void ExpectSet(const IdSetRoot& root, const Model& model) {
   EXPECT_EQ(root.count, model.size());
   const std::vector<std::uint64_t> want(model.begin(), model.end());
   for (std::size_t batch : {std::size_t{1}, std::size_t{7}, std::size_t{256}})
-    EXPECT_EQ(FillAll(root, batch), want);
+    EXPECT_EQ(FillAllIds(root, batch), want);
   for (std::uint64_t id : model) ASSERT_TRUE(IdSet::Contains(root, id)) << id;
   // Fill from points inside and between the ids.
   std::mt19937_64 rng(model.size());
@@ -565,7 +554,7 @@ TEST(IdSetTest, AllocationFailuresDamageNothingAndLeakNothing) {
             v.Rollback();
             root = saved;
             ASSERT_EQ(root.count, model.size());
-            ASSERT_EQ(FillAll(root, 256), std::vector<std::uint64_t>(model.begin(), model.end()));
+            ASSERT_EQ(FillAllIds(root, 256), std::vector<std::uint64_t>(model.begin(), model.end()));
           }
         }
         model = std::move(after);

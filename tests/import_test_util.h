@@ -115,6 +115,29 @@ inline std::string Canonical(const Snapshot& s) {
   return out;
 }
 
+// Exports `snap` as JSON Lines into `dir` of `fs` and imports the files
+// into `into` (Quiver ids): the export either refuses with
+// FailedPrecondition and leaves no file, or the import gives a graph equal
+// to `snap`. `what` says what the import's failure means.
+inline void ExpectJsonlRoundTripOrRefusal(env::SimFileSystem& fs, const Snapshot& snap,
+                                          const std::string& dir, Graph& into, const std::string& what) {
+  ExportOptions eo;
+  eo.format = DataFormat::kJsonl;
+  Result<ExportStats> x = import::RunExport(&fs, snap, dir, eo);
+  if (!x.ok()) {
+    EXPECT_EQ(x.status().code(), StatusCode::kFailedPrecondition) << x.status().ToString();
+    EXPECT_FALSE(fs.Exists(dir + "/vertices.jsonl").value());
+    return;
+  }
+  ImportOptions io;
+  io.format = DataFormat::kJsonl;
+  io.jsonl_id_key = "";  // no vertex holds "id": the Quiver ids were written
+  Result<ImportStats> r =
+      RunImport(fs, into, {.vertices = {{x->files[0], ""}}, .edges = {{x->files[1], ""}}}, io);
+  ASSERT_TRUE(r.ok()) << what << ": " << r.status().ToString();
+  EXPECT_EQ(Canonical(into.GetSnapshot()), Canonical(snap));
+}
+
 }  // namespace quiver::testing_import
 
 #endif  // QUIVER_TESTS_IMPORT_TEST_UTIL_H_

@@ -87,6 +87,10 @@ static_assert((kBlockAhead & (kBlockAhead - 1)) == 0);
 // degree up to k + max(k, kMinPending) is ranked by one selection.
 constexpr std::size_t kMinPending = 256;
 
+// Up to this many kept entries the final sort is by insertion (one
+// unpredictable branch per entry), above it std::sort.
+constexpr std::size_t kInsertionSortMax = 32;
+
 // An entry's rank as one 128-bit unsigned number (hi, lo), larger is better:
 // the higher score, then the smaller edge id. A score is (key, low): the
 // number rounded to double and the exact remainder (GetNumber), so int64
@@ -159,8 +163,7 @@ class Kept {
   // Leaves the best k (or all, if fewer) in `v`, best first.
   void Finish() {
     Select();
-    if (v_.size() <= base::kSortNetworkMaxKeys) {
-      // Insertion: one mispredicted branch per entry at the end of its scan.
+    if (v_.size() <= kInsertionSortMax) {
       const Better better;
       for (std::size_t i = 1; i < v_.size(); ++i) {
         const RankEntry x = v_[i];

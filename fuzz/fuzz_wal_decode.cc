@@ -26,6 +26,8 @@
 //    at most kDecodeBytesPerPayloadByte per payload byte (plus a constant),
 //    and ScanSegment's own allocations stay within the file's size.
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -134,11 +136,22 @@ class RefParser {
         std::uint8_t b;
         return U8(&b) && b <= 1;
       }
-      case 2:
-      case 3: return Skip(8);
+      case 2: return Skip(8);
+      case 3: {  // a double: NaN and the infinities are malformed
+        std::uint64_t bits;
+        return Fixed(&bits, 8) && std::isfinite(std::bit_cast<double>(bits));
+      }
       case 4:
       case 5: return Varint(&n) && Skip(n);
-      case 6: return Varint(&n) && n <= in_.size() / 4 && Skip(4 * n);
+      case 6: {  // a float vector: every element finite
+        if (!Varint(&n) || n > in_.size() / 4) return false;
+        for (std::uint64_t i = 0; i < n; ++i) {
+          std::uint64_t bits;
+          if (!Fixed(&bits, 4) || !std::isfinite(std::bit_cast<float>(static_cast<std::uint32_t>(bits))))
+            return false;
+        }
+        return true;
+      }
       case 7: {  // a string list: a count, then each element as a string
         if (!Varint(&n) || n > in_.size()) return false;
         for (std::uint64_t i = 0; i < n; ++i)
@@ -163,6 +176,13 @@ class RefParser {
   bool U8(std::uint8_t* v) {
     if (pos_ >= in_.size()) return false;
     *v = static_cast<std::uint8_t>(in_[pos_++]);
+    return true;
+  }
+  // A little-endian unsigned integer of `width` bytes.
+  bool Fixed(std::uint64_t* v, int width) {
+    if (static_cast<std::size_t>(width) > in_.size() - pos_) return false;
+    *v = 0;
+    for (int i = 0; i < width; ++i) *v |= std::uint64_t{static_cast<std::uint8_t>(in_[pos_++])} << (8 * i);
     return true;
   }
   bool Skip(std::uint64_t n) {

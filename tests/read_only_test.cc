@@ -26,7 +26,7 @@
 namespace quiver {
 namespace {
 
-const std::string kDir = "/db";
+const std::string kReadOnlyDir = "/db";
 
 Options ReadOnly() {
   Options o = test_util::SmallSegmentOptions();
@@ -34,7 +34,7 @@ Options ReadOnly() {
   return o;
 }
 
-void WriteGroups(Graph& g, int from, int to) {
+void ReadOnlyWriteGroups(Graph& g, int from, int to) {
   for (int k = from; k < to; ++k) {
     WriteBatch b;
     VertexId prev{static_cast<std::uint64_t>(k > 0 ? k - 1 : 0)};
@@ -46,23 +46,23 @@ void WriteGroups(Graph& g, int from, int to) {
 
 // 30 groups, a checkpoint after 12: the log holds 18 groups to replay.
 void MakeGraph(env::SimFileSystem& fs) {
-  auto g = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs).value();
-  WriteGroups(*g, 0, 12);
+  auto g = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kReadOnlyDir, &fs).value();
+  ReadOnlyWriteGroups(*g, 0, 12);
   ASSERT_TRUE(g->Checkpoint().ok());
-  WriteGroups(*g, 12, 30);
+  ReadOnlyWriteGroups(*g, 12, 30);
   ASSERT_TRUE(g->Close().ok());
 }
 
 std::map<std::string, std::string> Files(env::SimFileSystem& fs) {
   std::map<std::string, std::string> out;
-  const std::vector<std::string> listing = fs.ListDir(kDir).value();
-  for (const std::string& name : listing) out[name] = fs.ReadFileForTest(kDir + "/" + name).value();
+  const std::vector<std::string> listing = fs.ListDir(kReadOnlyDir).value();
+  for (const std::string& name : listing) out[name] = fs.ReadFileForTest(kReadOnlyDir + "/" + name).value();
   return out;
 }
 
-std::string LastSegment(env::SimFileSystem& fs) {
+std::string ReadOnlyLastSegment(env::SimFileSystem& fs) {
   std::string last;
-  const std::vector<std::string> listing = fs.ListDir(kDir).value();
+  const std::vector<std::string> listing = fs.ListDir(kReadOnlyDir).value();
   for (const std::string& name : listing)
     if (wal::ParseSegmentFileName(name)) last = name;
   return last;
@@ -71,7 +71,7 @@ std::string LastSegment(env::SimFileSystem& fs) {
 // What a writable Open recovers from the same bytes (on a copy).
 std::string WritableDump(env::SimFileSystem& fs, Options o = test_util::SmallSegmentOptions()) {
   std::unique_ptr<env::SimFileSystem> copy = fs.Clone();
-  auto g = GraphImpl::OpenDurable(o, kDir, copy.get());
+  auto g = GraphImpl::OpenDurable(o, kReadOnlyDir, copy.get());
   EXPECT_TRUE(g.ok()) << g.status().ToString();
   return g.ok() ? test_util::Dump((*g)->GetSnapshot()) : "";
 }
@@ -81,7 +81,7 @@ std::string WritableDump(env::SimFileSystem& fs, Options o = test_util::SmallSeg
 Result<std::unique_ptr<Graph>> OpenReadOnlyChecked(env::SimFileSystem& fs, Options o = ReadOnly()) {
   const std::map<std::string, std::string> before = Files(fs);
   test_util::CountingFileSystem counting(&fs);
-  Result<std::unique_ptr<Graph>> g = GraphImpl::OpenDurable(o, kDir, &counting);
+  Result<std::unique_ptr<Graph>> g = GraphImpl::OpenDurable(o, kReadOnlyDir, &counting);
   std::vector<std::string> calls = counting.calls();
   EXPECT_TRUE(calls.empty()) << calls.size() << " mutating calls, the first: " << calls.front();
   EXPECT_EQ(Files(fs), before);
@@ -109,7 +109,7 @@ TEST(ReadOnlyTest, WritesAreRefusedAndCloseWritesNothing) {
   test_util::CountingFileSystem counting(&fs);
   Options o = ReadOnly();
   o.durable.checkpoint_on_close = true;  // ignored: nothing is written
-  auto g = GraphImpl::OpenDurable(o, kDir, &counting).value();
+  auto g = GraphImpl::OpenDurable(o, kReadOnlyDir, &counting).value();
   WriteBatch b;
   b.AddVertex("Item");
   Result<CommitInfo> w = g->Write(std::move(b));
@@ -135,7 +135,7 @@ TEST(ReadOnlyTest, WritesAreRefusedAndCloseWritesNothing) {
 TEST(ReadOnlyTest, TornTailIsIgnoredInMemoryNotCut) {
   env::SimFileSystem fs;
   MakeGraph(fs);
-  const std::string path = kDir + "/" + LastSegment(fs);
+  const std::string path = kReadOnlyDir + "/" + ReadOnlyLastSegment(fs);
   const std::string bytes = fs.ReadFileForTest(path).value();
   ASSERT_TRUE(fs.WriteFileForTest(path, bytes.substr(0, bytes.size() - 5)).ok());
   const std::string expected = WritableDump(fs);
@@ -149,8 +149,9 @@ TEST(ReadOnlyTest, TornTailIsIgnoredInMemoryNotCut) {
 TEST(ReadOnlyTest, TornSegmentCreationIsLeftAlone) {
   env::SimFileSystem fs;
   MakeGraph(fs);
-  const std::uint64_t next = *wal::ParseSegmentFileName(LastSegment(fs)) + 1;
-  ASSERT_TRUE(fs.WriteFileForTest(kDir + "/" + wal::SegmentFileName(next), std::string(40, 'x')).ok());
+  const std::uint64_t next = *wal::ParseSegmentFileName(ReadOnlyLastSegment(fs)) + 1;
+  ASSERT_TRUE(
+      fs.WriteFileForTest(kReadOnlyDir + "/" + wal::SegmentFileName(next), std::string(40, 'x')).ok());
   const std::string expected = WritableDump(fs);
   Result<std::unique_ptr<Graph>> g = OpenReadOnlyChecked(fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
@@ -160,7 +161,7 @@ TEST(ReadOnlyTest, TornSegmentCreationIsLeftAlone) {
 TEST(ReadOnlyTest, NewerFormatFileFailsAndIsUntouched) {
   env::SimFileSystem fs;
   MakeGraph(fs);
-  const std::string path = kDir + "/" + LastSegment(fs);
+  const std::string path = kReadOnlyDir + "/" + ReadOnlyLastSegment(fs);
   std::string bytes = fs.ReadFileForTest(path).value();
   const std::uint32_t newer = wal::kFormatVersion + 1;
   std::memcpy(bytes.data() + 8, &newer, 4);
@@ -180,12 +181,12 @@ TEST(ReadOnlyTest, DamageIsSalvagedInMemoryOnly) {
   MakeGraph(fs);
   // A record in the middle of the log: a sealed segment after the checkpoint.
   std::vector<std::string> segments;
-  const std::vector<std::string> listing = fs.ListDir(kDir).value();
+  const std::vector<std::string> listing = fs.ListDir(kReadOnlyDir).value();
   for (const std::string& name : listing)
     if (wal::ParseSegmentFileName(name)) segments.push_back(name);
   ASSERT_GE(segments.size(), 3u);
   const std::string damaged = segments[segments.size() - 2];
-  ASSERT_TRUE(fs.FlipBit(kDir + "/" + damaged,
+  ASSERT_TRUE(fs.FlipBit(kReadOnlyDir + "/" + damaged,
                          (wal::FirstRecordOffset(wal::kFormatVersion) + wal::kRecordHeaderBytes + 3) * 8)
                   .ok());
   EXPECT_EQ(OpenReadOnlyChecked(fs).status().code(), StatusCode::kCorruption);
@@ -222,16 +223,16 @@ TEST(ReadOnlyTest, AGraphAWriterHoldsIsRefused) {
   MakeGraph(fs);
   // The simulator's locks are not files; posix creates LOCK at the first
   // Open, so give the directory one as posix would have.
-  ASSERT_TRUE(fs.WriteFileForTest(kDir + "/LOCK", "").ok());
-  auto writer = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs).value();
-  Result<std::unique_ptr<Graph>> g = GraphImpl::OpenDurable(ReadOnly(), kDir, &fs);
+  ASSERT_TRUE(fs.WriteFileForTest(kReadOnlyDir + "/LOCK", "").ok());
+  auto writer = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kReadOnlyDir, &fs).value();
+  Result<std::unique_ptr<Graph>> g = GraphImpl::OpenDurable(ReadOnly(), kReadOnlyDir, &fs);
   EXPECT_EQ(g.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(g.status().message().find("read-only"), std::string::npos) << g.status().ToString();
   ASSERT_TRUE(writer->Close().ok());
-  g = GraphImpl::OpenDurable(ReadOnly(), kDir, &fs);
+  g = GraphImpl::OpenDurable(ReadOnly(), kReadOnlyDir, &fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   // The read-only graph released LOCK when Open returned: a writer may open.
-  auto again = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kDir, &fs);
+  auto again = GraphImpl::OpenDurable(test_util::SmallSegmentOptions(), kReadOnlyDir, &fs);
   EXPECT_TRUE(again.ok()) << again.status().ToString();
 }
 
@@ -239,7 +240,7 @@ TEST(ReadOnlyTest, PosixDirectoryHeldRefusedThenReadWithoutCreatingLock) {
   env::test::TempDir tmp;
   const std::string dir = tmp.File("g");
   auto writer = Graph::Open(test_util::SmallSegmentOptions(), dir).value();
-  WriteGroups(*writer, 0, 5);
+  ReadOnlyWriteGroups(*writer, 0, 5);
   EXPECT_EQ(Graph::Open(ReadOnly(), dir).status().code(), StatusCode::kFailedPrecondition);
   ASSERT_TRUE(writer->Close().ok());
   std::filesystem::remove(std::filesystem::path(dir) / "LOCK");
@@ -280,10 +281,10 @@ class MidRecoveryHook : public env::ForwardingFileSystem {
 TEST(ReadOnlyTest, TwoReadOnlyOpensAtOnceBothOpen) {
   env::SimFileSystem fs;
   MakeGraph(fs);
-  ASSERT_TRUE(fs.WriteFileForTest(kDir + "/LOCK", "").ok());  // as posix leaves it
+  ASSERT_TRUE(fs.WriteFileForTest(kReadOnlyDir + "/LOCK", "").ok());  // as posix leaves it
   Status inner = InternalError("not run");
-  MidRecoveryHook hook(&fs, [&] { inner = GraphImpl::OpenDurable(ReadOnly(), kDir, &fs).status(); });
-  Result<std::unique_ptr<Graph>> outer = GraphImpl::OpenDurable(ReadOnly(), kDir, &hook);
+  MidRecoveryHook hook(&fs, [&] { inner = GraphImpl::OpenDurable(ReadOnly(), kReadOnlyDir, &fs).status(); });
+  Result<std::unique_ptr<Graph>> outer = GraphImpl::OpenDurable(ReadOnly(), kReadOnlyDir, &hook);
   ASSERT_TRUE(hook.fired());
   EXPECT_TRUE(inner.ok()) << inner.ToString();
   ASSERT_TRUE(outer.ok()) << outer.status().ToString();
@@ -296,7 +297,7 @@ TEST(ReadOnlyTest, PosixTwoReadOnlyOpensAtOnceBothOpen) {
   const std::string dir = tmp.File("g");
   {
     auto writer = Graph::Open(test_util::SmallSegmentOptions(), dir).value();
-    WriteGroups(*writer, 0, 5);
+    ReadOnlyWriteGroups(*writer, 0, 5);
     ASSERT_TRUE(writer->Close().ok());
   }
   Status inner = InternalError("not run");
@@ -324,7 +325,7 @@ TEST(ReadOnlyTest, PosixTwoReadOnlyOpensAtOnceBothOpen) {
 TEST(ReadOnlyTest, LockIsTakenSharedWithNoMutatingCall) {
   env::SimFileSystem fs;
   MakeGraph(fs);
-  ASSERT_TRUE(fs.WriteFileForTest(kDir + "/LOCK", "").ok());
+  ASSERT_TRUE(fs.WriteFileForTest(kReadOnlyDir + "/LOCK", "").ok());
   Result<std::unique_ptr<Graph>> g = OpenReadOnlyChecked(fs);
   ASSERT_TRUE(g.ok()) << g.status().ToString();
   EXPECT_EQ((*g)->GetSnapshot().sequence(), 30u);
@@ -339,22 +340,22 @@ TEST(ReadOnlyTest, LockIsTakenSharedWithNoMutatingCall) {
 void WriterDuringRecovery(bool writer_stays_open) {
   env::SimFileSystem fs;
   MakeGraph(fs);
-  ASSERT_FALSE(fs.Exists(kDir + "/LOCK").value());
+  ASSERT_FALSE(fs.Exists(kReadOnlyDir + "/LOCK").value());
   std::unique_ptr<Graph> writer;
   MidRecoveryHook hook(&fs, [&] {
-    ASSERT_TRUE(fs.WriteFileForTest(kDir + "/LOCK", "").ok());  // what a posix writer creates
+    ASSERT_TRUE(fs.WriteFileForTest(kReadOnlyDir + "/LOCK", "").ok());  // what a posix writer creates
     Options o = test_util::SmallSegmentOptions();
-    writer = GraphImpl::OpenDurable(o, kDir, &fs).value();
-    WriteGroups(*writer, 30, 60);
+    writer = GraphImpl::OpenDurable(o, kReadOnlyDir, &fs).value();
+    ReadOnlyWriteGroups(*writer, 30, 60);
     ASSERT_TRUE(writer->Checkpoint().ok());
-    WriteGroups(*writer, 60, 70);
+    ReadOnlyWriteGroups(*writer, 60, 70);
     ASSERT_TRUE(writer->Checkpoint().ok());  // the older segments and checkpoints go
     if (!writer_stays_open) {
       ASSERT_TRUE(writer->Close().ok());
       writer.reset();
     }
   });
-  Result<std::unique_ptr<Graph>> g = GraphImpl::OpenDurable(ReadOnly(), kDir, &hook);
+  Result<std::unique_ptr<Graph>> g = GraphImpl::OpenDurable(ReadOnly(), kReadOnlyDir, &hook);
   ASSERT_TRUE(hook.fired());
   if (writer_stays_open) {
     EXPECT_EQ(g.status().code(), StatusCode::kFailedPrecondition) << g.status().ToString();

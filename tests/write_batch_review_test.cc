@@ -111,6 +111,29 @@ TEST(WriteBatchReviewTest, OutOfMemoryWhileInterningDoesNotCorruptLaterNames) {
   EXPECT_GT(failures, 0);
 }
 
+// The name ends grow by doubling (a batch of many names is linear), so
+// an out-of-memory at a new name only meets a full array at the 5th, 9th,
+// 17th... name: F2's second name never does. At every such boundary, a
+// failed intern leaves the names as they were.
+TEST(WriteBatchReviewTest, OutOfMemoryInterningAtEachCapacityBoundaryKeepsTheNames) {
+  int failures = 0;
+  for (const int before : {1, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 33}) {
+    for (std::uint64_t n = 1; n < 100; ++n) {
+      WriteBatch b;
+      for (int i = 0; i < before; ++i) b.AddVertex("Name" + std::to_string(i) + std::string(24, 'x'));
+      if (!ThrowsBadAllocAt(n, [&] { b.AddVertex("NewNameLongerThanTheSsoBuffer"); })) break;
+      ++failures;
+      b.AddVertex("Third");
+      const std::vector<std::string> names = ReviewOpNames(b);
+      ASSERT_EQ(names.size(), static_cast<std::size_t>(before) + 1) << before << " names, allocation " << n;
+      for (int i = 0; i < before; ++i)
+        EXPECT_EQ(names[i], "Name" + std::to_string(i) + std::string(24, 'x')) << before << "/" << n;
+      EXPECT_EQ(names.back(), "Third") << before << " names, allocation " << n;
+    }
+  }
+  EXPECT_GT(failures, 0);
+}
+
 // F3. A recording call appends its 32-byte record first and its properties
 // after: when copying a property throws, the record stays, with
 // prop_begin/prop_count past the end of the property list (and

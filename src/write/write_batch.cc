@@ -83,7 +83,7 @@ std::uint32_t WriteBatchInternal::InternName(WriteBatch& b, std::string_view nam
     // reserving exactly one more copied the whole array at every new name,
     // quadratic in a batch of many names (65,540 edge types: 17 GB moved).
     if (b.name_ends_.size() == b.name_ends_.capacity())
-      b.name_ends_.reserve(std::max<std::size_t>(16, 2 * b.name_ends_.capacity()));
+      b.name_ends_.reserve(std::max<std::size_t>(4, 2 * b.name_ends_.capacity()));
     b.names_.append(name);
     b.name_ends_.push_back(b.names_.size());
     if (hashed) Slot(b, name) = id + 1;

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <utility>
 
+#include "base/reserve.h"
+
 namespace quiver::env {
 namespace {
 
@@ -53,9 +55,9 @@ void SimFile::Sync() {
   // The room is reserved first, so running out of memory changes nothing.
   std::uint64_t end = durable_.size();
   for (const PendingWrite& w : pending_) end = std::max<std::uint64_t>(end, w.offset + w.data.size());
-  // Doubling: a file that grows a little at every sync (a WAL filled a
+  // Amortized: a file that grows a little at every sync (a WAL filled a
   // step at a time) would otherwise copy its whole image at each one.
-  if (end > durable_.capacity()) durable_.reserve(std::max<std::uint64_t>(end, 2 * durable_.capacity()));
+  base::ReserveAmortized(durable_, end);
   ApplyPending(&durable_);
   pending_.clear();
 }

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <utility>
 
+#include "base/reserve.h"
 #include "base/strings.h"
 #include "base/utf8.h"
 #include "graph_dir.h"
@@ -377,7 +378,7 @@ Status Importer::AddId(std::size_t index, std::uint64_t record_line, std::uint64
                                                " vertices with ids; the id map holds no more"));
   // Room first: if the map took the id and the push then threw, the map
   // would name an entry that does not exist.
-  if (entries_.size() == entries_.capacity()) entries_.reserve(2 * entries_.size() + 64);
+  base::ReserveAmortized(entries_, std::max<std::size_t>(64, entries_.size() + 1));
   auto [entry, inserted] = insert_map_->Insert(id, static_cast<std::uint32_t>(entries_.size()));
   if (!inserted) {
     const IdEntry& first = entries_[entry];

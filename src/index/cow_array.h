@@ -23,11 +23,12 @@
 #ifndef QUIVER_INDEX_COW_ARRAY_H_
 #define QUIVER_INDEX_COW_ARRAY_H_
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#include "base/reserve.h"
 
 namespace quiver::index {
 
@@ -51,9 +52,7 @@ class CowArray {
   T& Mutable(std::size_t i, std::uint64_t birth) {
     const std::size_t page = i / kPageItems;
     if (page >= pages_.size()) {
-      // Doubling: one more page at a time would copy the page list at
-      // every 256th new id.
-      if (page >= pages_.capacity()) pages_.reserve(std::max(page + 1, 2 * pages_.capacity()));
+      base::ReserveAmortized(pages_, page + 1);
       while (pages_.size() <= page) pages_.push_back(std::make_shared<Page>(birth));
     }
     std::shared_ptr<Page>& p = pages_[page];

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/reserve.h"
+
 namespace quiver::storage {
 
 std::optional<std::uint32_t> InternTable::Find(std::string_view name) const {
@@ -12,7 +14,7 @@ std::optional<std::uint32_t> InternTable::Find(std::string_view name) const {
 }
 
 void InternTable::ReserveOne() {
-  if (names_.size() == names_.capacity()) names_.reserve(std::max<std::size_t>(4, 2 * names_.size()));
+  base::ReserveAmortized(names_, std::max<std::size_t>(4, names_.size() + 1));
   ids_.Reserve(1);
 }
 

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "base/memory.h"
+#include "base/reserve.h"
 #include "base/safe_hash.h"
 
 namespace quiver::storage {
@@ -101,10 +102,7 @@ class RetireList {
   // list geometrically, as Add does: std::vector::reserve gives exactly
   // what it is asked, and a caller reserving a few entries at a time (a
   // compaction step, leaf by leaf) would copy the whole list each time.
-  void Reserve(std::size_t more) {
-    const std::size_t need = entries_.size() + more;
-    if (need > entries_.capacity()) entries_.reserve(std::max(need, 2 * entries_.capacity()));
-  }
+  void Reserve(std::size_t more) { base::ReserveAmortized(entries_, entries_.size() + more); }
   bool empty() const { return entries_.empty(); }
   // Allocator bytes of the blocks freed by FreeBlock (others not counted);
   // kept as the list grows, so reading it costs nothing.

@@ -11,7 +11,10 @@
 //
 // Environment knobs (all optional):
 //   QUIVER_AL_ONLY=<n>   the loops try operation / allocation n alone
-//   QUIVER_AL_STEP=<k>   the OOM loop tries every k-th allocation (default 1)
+//   QUIVER_LOOP_STRIDE=<k>, QUIVER_LOOP_OFFSET=<r>  which points the two
+//                        loops over the import try (loop_sample.h: by default a
+//                        quarter past the first 16; the `soak` ctest entry
+//                        atomic_import_loops_soak tries every one)
 //   QUIVER_AL_MAX_REPORT=<m>  failures printed per loop (default 12)
 //   QUIVER_AL_FROM_START=1    the OOM loop also arms the importing thread from
 //                             the start of Run (crashes in pass 1: absl resize)
@@ -45,6 +48,7 @@
 #include "gtest/gtest.h"
 #include "import/importer.h"
 #include "import_test_util.h"
+#include "loop_sample.h"
 #include "quiver/graph.h"
 #include "quiver/import.h"
 #include "quiver/logger.h"
@@ -307,8 +311,11 @@ TEST(AtomicLoopsTest, IoFaultAtEveryOperationOfAnAtomicImport) {
   for (const ALFaultCase& c : cases) {
     const ALReference ref = ALMakeReference(c.fail);
     std::uint64_t points = 0, violations = 0, as_before = 0, as_whole = 0, poisoned = 0, errors = 0;
+    const test_util::LoopSample sample("I/O faults in an atomic import, " + ALFaultCaseName(c), 4);
+    SCOPED_TRACE(sample.Describe());
     std::uint64_t n = only != 0 ? only : 1;
     for (;; ++n) {
+      if (only == 0 && !sample.Tries(n)) continue;
       std::vector<std::string> bad;
       env::SimFileSystem sim;
       env::FaultFileSystem fs(&sim);
@@ -463,7 +470,6 @@ TEST(AtomicLoopsTest, IoFaultAtEveryOperationOfAnAtomicImport) {
 TEST(AtomicLoopsTest, AllocationFailureAtEveryAllocationOfAnAtomicImport) {
   ALWatchdog dog;
   const std::uint64_t only = ALEnv("QUIVER_AL_ONLY", 0);
-  const std::uint64_t step = std::max<std::uint64_t>(1, ALEnv("QUIVER_AL_STEP", 1));
   const std::uint64_t max_report = ALEnv("QUIVER_AL_MAX_REPORT", 12);
   const ALReference ref = ALMakeReference(false);
   std::uint64_t total_violations = 0;
@@ -482,8 +488,11 @@ TEST(AtomicLoopsTest, AllocationFailureAtEveryAllocationOfAnAtomicImport) {
                                                         : "writer thread") +
                                ", " + (mode == base::AllocationFaultMode::kOnce ? "once" : "from n on");
       std::uint64_t points = 0, violations = 0, as_before = 0, as_whole = 0, poisoned = 0, threw = 0;
+      const test_util::LoopSample sample("allocation failures in an atomic import, " + name, 4);
+      SCOPED_TRACE(sample.Describe());
       std::uint64_t n = only != 0 ? only : 1;
-      for (;; n += step) {
+      for (;; ++n) {
+        if (only == 0 && !sample.Tries(n)) continue;
         std::vector<std::string> bad;
         env::SimFileSystem sim;
         Status import_status;
@@ -605,12 +614,12 @@ TEST(AtomicLoopsTest, AllocationFailureAtEveryAllocationOfAnAtomicImport) {
       }
       total_violations += violations;
       std::printf(
-          "[ figures ] OOM %s: %llu failing allocations (step %llu), %llu escaped exceptions, "
-          "%llu poisoned, reopen as before %llu, whole %llu, violating points %llu\n",
-          name.c_str(), static_cast<unsigned long long>(points), static_cast<unsigned long long>(step),
-          static_cast<unsigned long long>(threw), static_cast<unsigned long long>(poisoned),
-          static_cast<unsigned long long>(as_before), static_cast<unsigned long long>(as_whole),
-          static_cast<unsigned long long>(violations));
+          "[ figures ] OOM %s: %llu failing allocations tried (every %llu-th past 16), %llu escaped "
+          "exceptions, %llu poisoned, reopen as before %llu, whole %llu, violating points %llu\n",
+          name.c_str(), static_cast<unsigned long long>(points),
+          static_cast<unsigned long long>(sample.stride()), static_cast<unsigned long long>(threw),
+          static_cast<unsigned long long>(poisoned), static_cast<unsigned long long>(as_before),
+          static_cast<unsigned long long>(as_whole), static_cast<unsigned long long>(violations));
     }
   }
   EXPECT_EQ(total_violations, 0u);
@@ -655,6 +664,8 @@ std::string ALCutShort(env::SimFileSystem& fs, bool checkpoint) {
 
 TEST(AtomicLoopsTest, IoFaultWhileOpenUndoesACutShortImport) {
   ALWatchdog dog;
+  const test_util::LoopSample sample("I/O faults in the Open that undoes a cut-short import", 4);
+  SCOPED_TRACE(sample.Describe());
   std::uint64_t violations = 0, points = 0, open_failed = 0;
   for (bool checkpoint : {false, true}) {
     env::SimFileSystem base;
@@ -662,6 +673,7 @@ TEST(AtomicLoopsTest, IoFaultWhileOpenUndoesACutShortImport) {
     std::unique_ptr<env::SimFileSystem> frozen = base.Clone();
     for (env::FaultMode mode : {env::FaultMode::kOnce, env::FaultMode::kPersistent}) {
       for (std::uint64_t n = 1;; ++n) {
+        if (!sample.Tries(n)) continue;
         std::vector<std::string> bad;
         std::unique_ptr<env::SimFileSystem> sim = frozen->Clone();
         env::FaultFileSystem fs(sim.get());

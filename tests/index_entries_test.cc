@@ -34,6 +34,7 @@
 #include "graph_impl.h"
 #include "index_entries_fixture.h"
 #include "index_oracle.h"
+#include "loop_sample.h"
 #include "quiver/quiver.h"
 #include "storage/version.h"
 #include "test_util.h"
@@ -221,10 +222,13 @@ std::string SmallIndexedCheckpoint() {
 TEST(IndexEntriesTest, EveryAllocationOfTheLoadCanFailAndNothingLeaks) {
   const std::string bytes = SmallIndexedCheckpoint();
   ASSERT_FALSE(bytes.empty());
+  const test_util::LoopSample sample("allocation failures in an index-holding checkpoint's load", 4);
+  SCOPED_TRACE(sample.Describe());
   for (unsigned threads : {1u, 3u}) {
     SCOPED_TRACE("threads=" + std::to_string(threads));
     bool finished = false;
     for (std::uint64_t n = 1; !finished; ++n) {
+      if (!sample.Tries(n)) continue;
       SCOPED_TRACE("failing allocation " + std::to_string(n));
       auto* chain = new storage::VersionChain();
       storage::MutationContext ctx{1, nullptr, nullptr};

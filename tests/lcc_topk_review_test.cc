@@ -31,6 +31,7 @@
 #include "analytics/lcc.h"
 #include "analytics_oom_util.h"
 #include "gtest/gtest.h"
+#include "loop_sample.h"
 #include "quiver/analytics.h"
 #include "quiver/graph.h"
 #include "quiver/traversal.h"
@@ -174,7 +175,13 @@ struct ReviewChunkedLoop {
 // multigraphs (hubs, tournament ties, mutual/parallel edges, piles of
 // self-loops), directed and undirected, on 1..8 workers and partitions of 1,
 // 3, 64 and 4,096 vertices.
+// Worker and thread counts 1 and 2, then half of 3..8 (loop_sample.h; all
+// of them with QUIVER_LOOP_STRIDE=1).
+test_util::LoopSample LccReviewCounts(const char* what) { return test_util::LoopSample(what, 2, 3); }
+
 TEST(LccTopKReviewTest, LccTemplateMatchesReferenceOnAnyPartitionAndWorkerCount) {
+  const test_util::LoopSample workers_sample = LccReviewCounts("Lcc review worker counts");
+  SCOPED_TRACE(workers_sample.Describe());
   for (std::uint64_t seed : {1u, 2u}) {
     std::mt19937_64 rng(seed);
     const std::uint32_t n = seed == 1 ? 700 : 5000;
@@ -186,6 +193,7 @@ TEST(LccTopKReviewTest, LccTemplateMatchesReferenceOnAnyPartitionAndWorkerCount)
       for (double x : want) positive += x > 0;
       EXPECT_GT(positive, n / 4);
       for (unsigned workers = 1; workers <= 8; ++workers) {
+        if (!workers_sample.Tries(workers)) continue;
         for (std::uint64_t chunk : {1u, 3u, 64u, 4096u}) {
           if (chunk == 1 && workers > 2) continue;  // slow and adds nothing
           std::vector<double> got;
@@ -217,6 +225,8 @@ std::unique_ptr<Graph> ReviewLccGraph(std::uint32_t n,
 // parallel edges and self-loops kept or dropped, over three blocks, against
 // the reference over the projection's own lists (bit-identical doubles).
 TEST(LccTopKReviewTest, LccMatchesReferenceOnEveryThreadCountAndSpec) {
+  const test_util::LoopSample threads_sample = LccReviewCounts("Lcc review thread counts");
+  SCOPED_TRACE(threads_sample.Describe());
   std::mt19937_64 rng(3);
   constexpr std::uint32_t kN = 2 * 4096 + 777;
   auto graph = ReviewLccGraph(kN, ReviewAdversarialEdges(rng, kN));
@@ -227,6 +237,7 @@ TEST(LccTopKReviewTest, LccMatchesReferenceOnEveryThreadCountAndSpec) {
         auto p = Project(snap, {.undirected = undirected, .self_loops = sl, .parallel_edges = pe}).value();
         const std::vector<double> want = ReviewRefLcc(p, undirected);
         for (std::uint32_t threads = 1; threads <= 8; ++threads) {
+          if (!threads_sample.Tries(threads)) continue;
           const std::vector<double> got = Lcc(p, {.threads = threads}).value();
           ASSERT_EQ(got.size(), want.size());
           for (std::uint32_t v = 0; v < p.vertex_count(); ++v)

@@ -25,6 +25,7 @@
 
 #include "env/sim_file_system.h"
 #include "graph_impl.h"
+#include "loop_sample.h"
 #include "quiver/analytics.h"
 #include "quiver/quiver.h"
 #include "snapshot_internal.h"
@@ -116,6 +117,10 @@ std::vector<ProjectionSpec> ProjReviewSpecs() {
 
 // Checks every spec shape on `snap` (see the file comment).
 void ProjReviewCheckSnapshot(const Snapshot& snap) {
+  // Thread counts 2..4 beside 1: one of the three per run (loop_sample.h;
+  // all three with QUIVER_LOOP_STRIDE=1).
+  static const test_util::LoopSample threads_sample("projection review thread counts 2..4", 3, 2);
+  SCOPED_TRACE(threads_sample.Describe());
   for (ProjectionSpec spec : ProjReviewSpecs()) {
     spec.threads = 1;
     SCOPED_TRACE(ProjReviewName(spec));
@@ -124,6 +129,7 @@ void ProjReviewCheckSnapshot(const Snapshot& snap) {
     const ProjReviewArrays a = ProjReviewFlatten(*base);
     // Threads 2..4: the same arrays.
     for (std::uint32_t threads = 2; threads <= 4; ++threads) {
+      if (!threads_sample.Tries(threads)) continue;
       ProjectionSpec st = spec;
       st.threads = threads;
       auto p = Project(snap, st);

@@ -512,14 +512,17 @@ TEST(IdSetTest, BuilderMatchesInsertsAndFreesWhatItBuiltWhenAbandoned) {
 // Fails the n-th allocation of each group of one to five operations for
 // n = 1, 2, ... until the group succeeds; after every failure the group
 // rolls back and the published set reads as before. Then nothing leaks.
-// The groups the loop runs on are a sample (loop_sample.h: the first 16 and
-// a quarter of the rest; all of them in the soak entry); the others are
+// The groups the loop runs on are a sample (loop_sample.h: the first 16,
+// then one in 3, rotating over the six cases, so each group fails under two
+// of them; every group under every case in the soak entry); the others are
 // applied without a failure, so the set grows the same either way.
 TEST(IdSetTest, AllocationFailuresDamageNothingAndLeakNothing) {
-  const test_util::LoopSample sample("id set groups with allocation failures", 4);
+  const test_util::LoopSample sample("id set groups with allocation failures (variant: mode x layout)", 3);
   SCOPED_TRACE(sample.Describe());
+  std::uint64_t variant = 0;
   for (auto mode : {base::AllocationFaultMode::kOnce, base::AllocationFaultMode::kFromThenOn}) {
     for (Layout layout : {Layout::kDense, Layout::kClustered, Layout::kSparse}) {
+      const std::uint64_t this_variant = variant++;
       Versions v;
       IdSetRoot root;
       Model model;
@@ -542,8 +545,9 @@ TEST(IdSetTest, AllocationFailuresDamageNothingAndLeakNothing) {
           ops.emplace_back(erase, id);
         }
         // A group outside the sample is armed past its last allocation.
-        for (std::uint64_t n = sample.Tries(static_cast<std::uint64_t>(group)) ? 1 : ~std::uint64_t{0};;
-             ++n) {
+        for (std::uint64_t n =
+                 sample.Tries(static_cast<std::uint64_t>(group), this_variant) ? 1 : ~std::uint64_t{0};
+             ; ++n) {
           const IdSetRoot saved = root;
           base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
           try {

@@ -11,10 +11,12 @@
 //
 // Environment knobs (all optional):
 //   QUIVER_AL_ONLY=<n>   the loops try operation / allocation n alone
-//   QUIVER_LOOP_STRIDE=<k>, QUIVER_LOOP_OFFSET=<r>  which points the two
-//                        loops over the import try (loop_sample.h: by default a
-//                        quarter past the first 16; the `soak` ctest entry
-//                        atomic_import_loops_soak tries every one)
+//   QUIVER_EVERY_POINT=1, QUIVER_LOOP_OFFSET=<r>  which points the I/O and
+//                        OOM loops over the import and the I/O loop over the
+//                        Open that undoes one try (loop_sample.h: every point
+//                        below 16, then each point under some of the loop's
+//                        cases; the `soak` ctest entry exhaustive_loops_soak
+//                        tries every point under every case)
 //   QUIVER_AL_MAX_REPORT=<m>  failures printed per loop (default 12)
 //   QUIVER_AL_FROM_START=1    the OOM loop also arms the importing thread from
 //                             the start of Run (crashes in pass 1: absl resize)
@@ -308,14 +310,17 @@ TEST(AtomicLoopsTest, IoFaultAtEveryOperationOfAnAtomicImport) {
       for (env::FaultKind kind : {env::FaultKind::kEio, env::FaultKind::kShortWrite, env::FaultKind::kEnospc})
         cases.push_back({mode, kind, fail});
   std::uint64_t total_violations = 0;
-  for (const ALFaultCase& c : cases) {
+  // Stride 5 over the 12 cases: every operation is faulted under two or
+  // three of them in each run (under all 12 with QUIVER_EVERY_POINT=1).
+  const test_util::LoopSample sample("I/O faults in an atomic import (variant: the case)", 5);
+  SCOPED_TRACE(sample.Describe());
+  for (std::size_t case_index = 0; case_index < cases.size(); ++case_index) {
+    const ALFaultCase& c = cases[case_index];
     const ALReference ref = ALMakeReference(c.fail);
     std::uint64_t points = 0, violations = 0, as_before = 0, as_whole = 0, poisoned = 0, errors = 0;
-    const test_util::LoopSample sample("I/O faults in an atomic import, " + ALFaultCaseName(c), 4);
-    SCOPED_TRACE(sample.Describe());
     std::uint64_t n = only != 0 ? only : 1;
     for (;; ++n) {
-      if (only == 0 && !sample.Tries(n)) continue;
+      if (only == 0 && !sample.Tries(n, case_index)) continue;
       std::vector<std::string> bad;
       env::SimFileSystem sim;
       env::FaultFileSystem fs(&sim);
@@ -454,7 +459,7 @@ TEST(AtomicLoopsTest, IoFaultAtEveryOperationOfAnAtomicImport) {
     }
     total_violations += violations;
     std::printf(
-        "[ figures ] %s: %llu fault points, %llu Import errors, %llu poisoned, reopen as before %llu, "
+        "[ figures ] %s: %llu fault points tried, %llu Import errors, %llu poisoned, reopen as before %llu, "
         "whole %llu, violating points %llu\n",
         ALFaultCaseName(c).c_str(), static_cast<unsigned long long>(points),
         static_cast<unsigned long long>(errors), static_cast<unsigned long long>(poisoned),
@@ -479,6 +484,11 @@ TEST(AtomicLoopsTest, AllocationFailureAtEveryAllocationOfAnAtomicImport) {
   // of pass 1 (BeginImport, pass 2, EndImport), 2 the writer thread.
   std::vector<int> wheres = {1, 2};
   if (ALEnv("QUIVER_AL_FROM_START", 0) != 0) wheres.insert(wheres.begin(), 0);
+  // Stride 3 over the four cases (thread x mode): every allocation fails
+  // under one or two of them in each run.
+  const test_util::LoopSample sample("allocation failures in an atomic import (variant: thread x mode)", 3);
+  SCOPED_TRACE(sample.Describe());
+  std::uint64_t variant = 0;
   for (int where : wheres) {
     const bool on_writer = where == 2;
     for (base::AllocationFaultMode mode :
@@ -488,11 +498,10 @@ TEST(AtomicLoopsTest, AllocationFailureAtEveryAllocationOfAnAtomicImport) {
                                                         : "writer thread") +
                                ", " + (mode == base::AllocationFaultMode::kOnce ? "once" : "from n on");
       std::uint64_t points = 0, violations = 0, as_before = 0, as_whole = 0, poisoned = 0, threw = 0;
-      const test_util::LoopSample sample("allocation failures in an atomic import, " + name, 4);
-      SCOPED_TRACE(sample.Describe());
+      const std::uint64_t this_variant = variant++;
       std::uint64_t n = only != 0 ? only : 1;
       for (;; ++n) {
-        if (only == 0 && !sample.Tries(n)) continue;
+        if (only == 0 && !sample.Tries(n, this_variant)) continue;
         std::vector<std::string> bad;
         env::SimFileSystem sim;
         Status import_status;
@@ -614,12 +623,12 @@ TEST(AtomicLoopsTest, AllocationFailureAtEveryAllocationOfAnAtomicImport) {
       }
       total_violations += violations;
       std::printf(
-          "[ figures ] OOM %s: %llu failing allocations tried (every %llu-th past 16), %llu escaped "
+          "[ figures ] OOM %s: %llu failing allocations tried (of %llu), %llu escaped "
           "exceptions, %llu poisoned, reopen as before %llu, whole %llu, violating points %llu\n",
-          name.c_str(), static_cast<unsigned long long>(points),
-          static_cast<unsigned long long>(sample.stride()), static_cast<unsigned long long>(threw),
-          static_cast<unsigned long long>(poisoned), static_cast<unsigned long long>(as_before),
-          static_cast<unsigned long long>(as_whole), static_cast<unsigned long long>(violations));
+          name.c_str(), static_cast<unsigned long long>(points), static_cast<unsigned long long>(n - 1),
+          static_cast<unsigned long long>(threw), static_cast<unsigned long long>(poisoned),
+          static_cast<unsigned long long>(as_before), static_cast<unsigned long long>(as_whole),
+          static_cast<unsigned long long>(violations));
     }
   }
   EXPECT_EQ(total_violations, 0u);
@@ -664,16 +673,19 @@ std::string ALCutShort(env::SimFileSystem& fs, bool checkpoint) {
 
 TEST(AtomicLoopsTest, IoFaultWhileOpenUndoesACutShortImport) {
   ALWatchdog dog;
-  const test_util::LoopSample sample("I/O faults in the Open that undoes a cut-short import", 4);
+  // Stride 3 over the four cases (checkpoint x mode): every operation is
+  // faulted under one or two of them in each run.
+  const test_util::LoopSample sample("I/O faults in the Open that undoes a cut-short import", 3);
   SCOPED_TRACE(sample.Describe());
-  std::uint64_t violations = 0, points = 0, open_failed = 0;
+  std::uint64_t violations = 0, points = 0, open_failed = 0, variant = 0;
   for (bool checkpoint : {false, true}) {
     env::SimFileSystem base;
     const std::string before = ALCutShort(base, checkpoint);
     std::unique_ptr<env::SimFileSystem> frozen = base.Clone();
     for (env::FaultMode mode : {env::FaultMode::kOnce, env::FaultMode::kPersistent}) {
+      const std::uint64_t this_variant = variant++;
       for (std::uint64_t n = 1;; ++n) {
-        if (!sample.Tries(n)) continue;
+        if (!sample.Tries(n, this_variant)) continue;
         std::vector<std::string> bad;
         std::unique_ptr<env::SimFileSystem> sim = frozen->Clone();
         env::FaultFileSystem fs(sim.get());
@@ -735,9 +747,10 @@ TEST(AtomicLoopsTest, IoFaultWhileOpenUndoesACutShortImport) {
       }
     }
   }
-  std::printf("[ figures ] Open-undo I/O loop: %llu fault points, %llu failed Opens, violating points %llu\n",
-              static_cast<unsigned long long>(points), static_cast<unsigned long long>(open_failed),
-              static_cast<unsigned long long>(violations));
+  std::printf(
+      "[ figures ] Open-undo I/O loop: %llu fault points tried, %llu failed Opens, violating points %llu\n",
+      static_cast<unsigned long long>(points), static_cast<unsigned long long>(open_failed),
+      static_cast<unsigned long long>(violations));
   EXPECT_EQ(violations, 0u);
 }
 

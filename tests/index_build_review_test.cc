@@ -31,6 +31,7 @@
 #include "graph_impl.h"
 #include "index/index_build.h"
 #include "index/key_codec.h"
+#include "loop_sample.h"
 #include "no_new_threads.h"
 #include "quiver/quiver.h"
 
@@ -269,12 +270,19 @@ void CheckAgainstScan(const Snapshot& s, const IndexSpec& spec, const std::strin
   }
 }
 
+// Of the 16 configurations, a third run each time (loop_sample.h: a stride
+// prime to 2, so that the sample mixes every dimension; all of them with
+// QUIVER_EVERY_POINT=1).
 TEST(IndexBuildReviewTest, OnlineBuildUnderChangesInBothWindowsMatchesAScan) {
+  const test_util::LoopSample sample("online build review configurations", 3, 0);
+  SCOPED_TRACE(sample.Describe());
   index::SetBuildObserverForTesting(&ObserveBuild);
+  std::uint64_t configuration = 0;
   for (const bool durable : {false, true}) {
     for (const std::uint32_t nice : {0u, 5u}) {
       for (const IndexKind kind : {IndexKind::kOrdered, IndexKind::kExact}) {
         for (const bool typed : {true, false}) {
+          if (!sample.Tries(configuration++)) continue;
           const std::string what =
               std::string(durable ? "durable" : "volatile") + " nice " + std::to_string(nice) +
               (kind == IndexKind::kOrdered ? " ordered" : " exact") + (typed ? " int64" : " untyped");

@@ -175,9 +175,10 @@ struct ReviewChunkedLoop {
 // multigraphs (hubs, tournament ties, mutual/parallel edges, piles of
 // self-loops), directed and undirected, on 1..8 workers and partitions of 1,
 // 3, 64 and 4,096 vertices.
-// Worker and thread counts 1 and 2, then half of 3..8 (loop_sample.h; all
-// of them with QUIVER_LOOP_STRIDE=1).
-test_util::LoopSample LccReviewCounts(const char* what) { return test_util::LoopSample(what, 2, 3); }
+// Worker and thread counts 1 to 4 (the 9,000-vertex graph has three id
+// blocks: one thread each, and one more), then half of 5..8 (loop_sample.h;
+// all of them with QUIVER_EVERY_POINT=1).
+test_util::LoopSample LccReviewCounts(const char* what) { return test_util::LoopSample(what, 2, 5); }
 
 TEST(LccTopKReviewTest, LccTemplateMatchesReferenceOnAnyPartitionAndWorkerCount) {
   const test_util::LoopSample workers_sample = LccReviewCounts("Lcc review worker counts");

@@ -1,28 +1,38 @@
 // Which points of a long exhaustive loop a run tries: an I/O fault at
-// operation n, an allocation failure at allocation n, a crash at operation
-// n, a flip of bit n.
+// operation n, an allocation failure at allocation n, a flip of bit n, a
+// thread count or a configuration.
 //
 // RELIABILITY.md section 4 keeps CI's sanitizer stage to minutes and puts the
-// full loops over large workloads in soak. So by default a sampled loop tries
-// every point below `dense` (the first operations and allocations of a run,
-// where open and the first group's set-up differ most) and, past it, every
-// `stride`-th point, starting from an offset drawn at random for each run.
-// Successive CI runs therefore cover different points, and every point is
-// covered by some residue: a failure prints the offset that repeats it.
+// full loops in soak. A sampled loop tries every point below `dense` (the
+// first operations and allocations of a run, where open and set-up differ
+// most) and, past it, one point in `stride`: those whose n + variant leaves
+// the run's residue modulo `stride`. The residue is drawn at random for each
+// run, so successive runs cover different points. `variant` tells apart the
+// variants of one loop (fault modes and kinds, thread counts): with as many
+// variants as the stride, each point is tried by one of them in every run.
 //
-//   QUIVER_LOOP_STRIDE=<k>  every loop tries every k-th point (1: every
-//                           point; the `soak` ctest entries set 1)
-//   QUIVER_LOOP_OFFSET=<r>  the offset (taken modulo the stride): repeats a run
+// Choose the stride against the loop's structure: a commit group is two
+// operations (write, sync) and many allocations come in pairs, so an even
+// stride would try one kind for long stretches; a stride that divides 8
+// would flip one bit position of each byte. Hence the override below only
+// turns sampling off.
 //
-// A loop that must try every point in CI (a negative control, whose finding
-// may sit at one point only) does not use this.
+//   QUIVER_EVERY_POINT=1    every loop tries every point (the `soak` ctest
+//                           entries set it)
+//   QUIVER_LOOP_OFFSET=<r>  the residue (taken modulo each stride): repeats a
+//                           run; each loop prints its own on stderr
+//
+// A loop that RELIABILITY.md runs at every point in CI (the crash-point
+// enumeration, the small I/O-fault loops) or a negative control (its loss may
+// show at one point only) does not use this.
 #ifndef QUIVER_TESTS_LOOP_SAMPLE_H_
 #define QUIVER_TESTS_LOOP_SAMPLE_H_
 
 #include <cstdint>
-#include <iostream>
+#include <cstdio>
 #include <random>
 #include <string>
+#include <utility>
 
 #include "test_util.h"
 
@@ -30,33 +40,36 @@ namespace quiver::test_util {
 
 class LoopSample {
  public:
-  // `stride`: the loop's default (QUIVER_LOOP_STRIDE overrides it); points
-  // n < `dense` are always tried.
   LoopSample(std::string name, std::uint64_t stride, std::uint64_t dense = 16)
-      : name_(std::move(name)), dense_(dense) {
-    stride_ = EnvOr("QUIVER_LOOP_STRIDE", stride);
-    if (stride_ == 0) stride_ = 1;
+      : name_(std::move(name)), dense_(dense), stride_(stride == 0 ? 1 : stride) {
+    if (EnvOr("QUIVER_EVERY_POINT", 0) != 0) stride_ = 1;
     offset_ = EnvOr("QUIVER_LOOP_OFFSET", std::random_device{}()) % stride_;
-    std::cout << "[ sample   ] " << Describe() << "\n";
+    // stderr, flushed: the line must survive a sanitizer abort or a watchdog.
+    std::fprintf(stderr, "[ sample   ] %s\n", Describe().c_str());
+    std::fflush(stderr);
   }
 
-  bool Tries(std::uint64_t n) const { return n < dense_ || n % stride_ == offset_; }
+  bool Tries(std::uint64_t n, std::uint64_t variant = 0) const {
+    return n < dense_ || (n + variant) % stride_ == offset_;
+  }
   bool exhaustive() const { return stride_ == 1; }
   std::uint64_t stride() const { return stride_; }
 
-  // What a failure message should carry: the loop and how to repeat the run.
+  // What a failure message carries: the loop, and how to repeat the run.
   std::string Describe() const {
-    if (exhaustive()) return name_ + ": every point (QUIVER_LOOP_STRIDE=1)";
-    return name_ + ": every point below " + std::to_string(dense_) + ", then every " +
-           std::to_string(stride_) + "th from residue " + std::to_string(offset_) +
-           " (repeat: QUIVER_LOOP_STRIDE=" + std::to_string(stride_) +
-           " QUIVER_LOOP_OFFSET=" + std::to_string(offset_) + "; every point: QUIVER_LOOP_STRIDE=1)";
+    if (exhaustive()) return name_ + ": every point";
+    std::string s = name_ + ": ";
+    if (dense_ > 0) s += "every point below " + std::to_string(dense_) + ", then ";
+    return s + "one in " + std::to_string(stride_) + " (n + variant = " + std::to_string(offset_) +
+           " modulo " + std::to_string(stride_) +
+           "; repeat with QUIVER_LOOP_OFFSET=" + std::to_string(offset_) +
+           ", every point with QUIVER_EVERY_POINT=1)";
   }
 
  private:
   std::string name_;
   std::uint64_t dense_;
-  std::uint64_t stride_ = 1;
+  std::uint64_t stride_;
   std::uint64_t offset_ = 0;
 };
 

@@ -118,7 +118,7 @@ std::vector<ProjectionSpec> ProjReviewSpecs() {
 // Checks every spec shape on `snap` (see the file comment).
 void ProjReviewCheckSnapshot(const Snapshot& snap) {
   // Thread counts 2..4 beside 1: one of the three per run (loop_sample.h;
-  // all three with QUIVER_LOOP_STRIDE=1).
+  // all three with QUIVER_EVERY_POINT=1).
   static const test_util::LoopSample threads_sample("projection review thread counts 2..4", 3, 2);
   SCOPED_TRACE(threads_sample.Describe());
   for (ProjectionSpec spec : ProjReviewSpecs()) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -26,6 +27,8 @@ namespace {
 
 // kHugeInts: int64 scores near 2^60 that round to a handful of doubles, so
 // entries tie on their score word and rank by the exact remainder.
+// kNearbyUlps: doubles a few ulps apart, whose score words differ only in
+// the low bits the final sort's network replaces by the entry's place.
 enum class SelectPattern {
   kRandom,
   kFewValues,
@@ -34,7 +37,8 @@ enum class SelectPattern {
   kDescending,
   kOrganPipe,
   kSawtooth,
-  kHugeInts
+  kHugeInts,
+  kNearbyUlps
 };
 
 std::vector<std::uint64_t> SelectWords(SelectPattern p, std::size_t n, std::mt19937_64& rng) {
@@ -49,6 +53,7 @@ std::vector<std::uint64_t> SelectWords(SelectPattern p, std::size_t n, std::mt19
       case SelectPattern::kOrganPipe: h[i] = std::min(i, n - i); break;
       case SelectPattern::kSawtooth: h[i] = i % 17; break;
       case SelectPattern::kHugeInts: h[i] = (std::uint64_t{1} << 60) + i * 37 % 1000; break;
+      case SelectPattern::kNearbyUlps: h[i] = (std::uint64_t{1} << 62) + rng() % 64; break;
     }
   }
   return h;
@@ -59,7 +64,7 @@ TEST(TopKSelectTest, KthBestWordIsTheSortsOnEveryPatternAndRank) {
   for (std::size_t n : {1u, 2u, 31u, 32u, 33u, 64u, 100u, 257u, 1000u, 4099u}) {
     for (SelectPattern p : {SelectPattern::kRandom, SelectPattern::kFewValues, SelectPattern::kAllEqual,
                             SelectPattern::kAscending, SelectPattern::kDescending, SelectPattern::kOrganPipe,
-                            SelectPattern::kSawtooth, SelectPattern::kHugeInts}) {
+                            SelectPattern::kSawtooth, SelectPattern::kHugeInts, SelectPattern::kNearbyUlps}) {
       const std::vector<std::uint64_t> words = SelectWords(p, n, rng);
       std::vector<std::uint64_t> sorted = words;
       std::sort(sorted.begin(), sorted.end(), std::greater<>());
@@ -108,6 +113,7 @@ SelectHub SelectHubGraph(SelectPattern pattern, std::size_t degree, std::mt19937
       case SelectPattern::kHugeInts:
         w = static_cast<std::int64_t>((std::uint64_t{1} << 60) + i * 37 % 1000);
         break;
+      case SelectPattern::kNearbyUlps: w = 1.0 + static_cast<double>(rng() % 64) * 0x1p-52; break;
     }
     if (i % 29 == 5) {
       b.AddEdge("E", hub, others[rng() % others.size()]);  // no score: skipped
@@ -140,7 +146,7 @@ TEST(TopKSelectTest, HighDegreeHubsMatchAStableSortAtEveryK) {
   constexpr std::size_t kDegree = 1500;
   for (SelectPattern p : {SelectPattern::kRandom, SelectPattern::kFewValues, SelectPattern::kAllEqual,
                           SelectPattern::kAscending, SelectPattern::kDescending, SelectPattern::kOrganPipe,
-                          SelectPattern::kSawtooth, SelectPattern::kHugeInts}) {
+                          SelectPattern::kSawtooth, SelectPattern::kHugeInts, SelectPattern::kNearbyUlps}) {
     const SelectHub f = SelectHubGraph(p, kDegree, rng);
     const Snapshot snap = f.graph->GetSnapshot();
     TraversalContext ctx;
@@ -168,6 +174,70 @@ TEST(TopKSelectTest, HighDegreeHubsMatchAStableSortAtEveryK) {
         }
       }
     }
+  }
+}
+
+// A group the budget holds whole is counted at once (BudgetClock::Edges),
+// and one that a deadline, a token or a budget ending inside it could stop
+// entry by entry; a score that is not a number stops either after the
+// entry that holds it, and the stats count the same entries.
+TEST(TopKSelectTest, AStringScoreStopsTheCountAtItsEntryWhateverTheBudget) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  const NewVertex hub = b.AddVertex("H");
+  const NewVertex other = b.AddVertex("V");
+  for (int i = 0; i < 10; ++i) {
+    if (i == 3) {
+      b.AddEdge("E", hub, other, {{"w", std::string("three")}});
+    } else {
+      b.AddEdge("E", hub, other, {{"w", static_cast<double>(i)}});
+    }
+  }
+  const CommitInfo info = graph->Write(std::move(b)).value();
+  const Snapshot snap = graph->GetSnapshot();
+  TraversalContext ctx;
+  const CancellationToken token;
+  struct Case {
+    const char* name;
+    Budget budget;
+    StatusCode code;
+    std::uint64_t examined;
+  };
+  const Case cases[] = {
+      {"no budget", {}, StatusCode::kInvalidArgument, 4},
+      {"room for the group", {.max_edges = 10}, StatusCode::kInvalidArgument, 4},
+      {"a budget ending past the string", {.max_edges = 5}, StatusCode::kInvalidArgument, 4},
+      {"a budget ending before it", {.max_edges = 3}, StatusCode::kResourceExhausted, 3},
+      {"a deadline",
+       {.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1)},
+       StatusCode::kInvalidArgument,
+       4},
+      {"a token", {.cancel = &token}, StatusCode::kInvalidArgument, 4},
+  };
+  for (const Case& c : cases) {
+    TopKSpec spec{.key = "w", .k = 20};
+    spec.budget = c.budget;
+    std::vector<Neighbor> got;
+    TraversalStats stats;
+    const Status s = TopKNeighbors(snap, info.vertices[0], spec, ctx, &got, &stats);
+    EXPECT_EQ(s.code(), c.code) << c.name << ": " << s.ToString();
+    EXPECT_EQ(stats.edges_examined, c.examined) << c.name;
+  }
+  // With the string gone, every entry is counted and all ten rank.
+  WriteBatch fix;
+  fix.SetProperty(EdgeRef(info.edges[3]), "w", 3.0);
+  ASSERT_TRUE(graph->Write(std::move(fix)).ok());
+  const Snapshot fixed = graph->GetSnapshot();
+  for (const Case& c : cases) {
+    TopKSpec spec{.key = "w", .k = 20};
+    spec.budget = c.budget;
+    std::vector<Neighbor> got;
+    TraversalStats stats;
+    const Status s = TopKNeighbors(fixed, info.vertices[0], spec, ctx, &got, &stats);
+    const bool cut = c.budget.max_edges < 10;
+    EXPECT_EQ(s.ok(), !cut) << c.name;
+    EXPECT_EQ(stats.edges_examined, cut ? c.budget.max_edges : 10) << c.name;
+    EXPECT_EQ(got.size(), cut ? c.budget.max_edges : 10) << c.name;
   }
 }
 

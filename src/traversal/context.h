@@ -20,6 +20,7 @@
 #ifndef QUIVER_TRAVERSAL_CONTEXT_H_
 #define QUIVER_TRAVERSAL_CONTEXT_H_
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <new>
@@ -113,6 +114,17 @@ class BudgetClock {
     if ((++edges_ & 255) == 0) return Poll();
     return true;
   }
+  // Counts `n` adjacency entries at once, if none of them would stop the
+  // walk or fall on a poll (no deadline or token is set and the edge budget
+  // holds all n): then the caller examines them without Edge(), and gives
+  // back with Unexamined any it did not examine. False: nothing counted;
+  // call Edge() per entry.
+  bool Edges(std::uint64_t n) {
+    if (polls_ || n > max_edges_ - std::min(edges_, max_edges_)) return false;
+    edges_ += n;
+    return true;
+  }
+  void Unexamined(std::uint64_t n) { edges_ -= n; }
   // Checks the deadline and the cancellation token; false: stop.
   bool Poll() {
     if (b_.cancel != nullptr && b_.cancel->cancelled()) return Stop(StopReason::kCancelled);

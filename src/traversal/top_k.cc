@@ -16,6 +16,7 @@
 #include <functional>
 #include <span>
 #include <string>
+#include <type_traits>
 
 #include "base/prefetch.h"
 #include "base/small_sort.h"
@@ -87,9 +88,12 @@ static_assert((kBlockAhead & (kBlockAhead - 1)) == 0);
 // degree up to k + max(k, kMinPending) is ranked by one selection.
 constexpr std::size_t kMinPending = 256;
 
-// Up to this many kept entries the final sort is by insertion (one
-// unpredictable branch per entry), above it std::sort.
-constexpr std::size_t kInsertionSortMax = 32;
+// Up to this many kept entries the final sort is a network on score words
+// that carry the entry's place in their low bits (kPlaceMask), then an
+// insertion sort on whole ranks; above it std::sort.
+constexpr std::size_t kNetworkSortMax = base::kSortNetworkMaxKeys;
+constexpr std::uint64_t kPlaceMask = std::bit_ceil(kNetworkSortMax) - 1;
+static_assert(kNetworkSortMax <= kPlaceMask + 1);
 
 // An entry's rank as one 128-bit unsigned number (hi, lo), larger is better:
 // the higher score, then the smaller edge id. A score is (key, low): the
@@ -146,59 +150,106 @@ Status NotNumeric(const char* what, std::uint64_t id, ValueType t) {
 // entry, in the final sort of k (docs/analytics.md, Measured).
 class Kept {
  public:
+  // `v` is storage only: it keeps its size between calls (growing it
+  // value-initialises the new entries), and the entries held are the first
+  // size() of it.
   Kept(std::vector<RankEntry>& v, std::vector<std::uint64_t>& words, std::size_t k)
       : v_(v), words_(words), k_(k), limit_(k > SIZE_MAX / 4 ? SIZE_MAX : k + std::max(k, kMinPending)) {
-    v_.clear();
+    Reset(0);
+    if (end_ == check_) Grow();
   }
 
   // True if an entry whose score word is `hi` cannot be kept: k are held
   // after a selection and the worst of them has a larger score word.
   bool LosesOnScore(std::uint64_t hi) const { return hi < bar_; }
 
-  void Offer(const RankEntry& x) {
-    v_.push_back(x);
-    if (v_.size() >= limit_) Select();
+  // Inlined into each of RankAll's four loops (GCC stops inlining it at
+  // four, and a call cost ~30 instructions an entry). There is always room
+  // for one more entry; one test finds both a full buffer and a held count
+  // that calls for a selection. The positions are pointers, which stores of
+  // the entries' words cannot alias, so they can stay in registers.
+  [[gnu::always_inline]] void Offer(const RankEntry& x) {
+    *end_++ = x;
+    if (end_ == check_) MakeRoom();
   }
 
-  // Leaves the best k (or all, if fewer) in `v`, best first.
+  // The entries held: after Finish, the best k (or all, if fewer), best first.
+  std::span<const RankEntry> best() const { return {data_, size()}; }
+
   void Finish() {
     Select();
-    if (v_.size() <= kInsertionSortMax) {
-      const Better better;
-      for (std::size_t i = 1; i < v_.size(); ++i) {
-        const RankEntry x = v_[i];
-        std::size_t j = i;
-        for (; j > 0 && better(x, v_[j - 1]); --j) v_[j] = v_[j - 1];
-        v_[j] = x;
-      }
-    } else {
-      std::sort(v_.begin(), v_.end(), Better());
+    const std::size_t n = size();
+    if (n > kNetworkSortMax) {
+      std::sort(data_, data_ + n, Better());
+      return;
+    }
+    // A network sorts the score words with their low bits replaced by the
+    // entry's place (no branch on the scores), the entries are gathered in
+    // that order, and an insertion sort on whole ranks finishes: it moves
+    // only entries whose words differ in the replaced bits or tie, so its
+    // branches are predicted (sorting by insertion alone cost one
+    // mispredicted branch per entry, ~20 for k = 20).
+    if (words_.size() < n) words_.resize(n);
+    std::uint64_t* keys = words_.data();
+    for (std::size_t i = 0; i < n; ++i) keys[i] = (data_[i].hi & ~kPlaceMask) | i;
+    base::SortU64(keys, n);  // ascending: the best is last
+    RankEntry sorted[kNetworkSortMax];
+    for (std::size_t i = 0; i < n; ++i) sorted[i] = data_[keys[n - 1 - i] & kPlaceMask];
+    const Better better;
+    for (std::size_t i = 0; i < n; ++i) {
+      const RankEntry x = sorted[i];
+      std::size_t j = i;
+      for (; j > 0 && better(x, data_[j - 1]); --j) data_[j] = data_[j - 1];
+      data_[j] = x;
     }
   }
 
  private:
-  // Cuts `v` to its best k entries (in no order) and sets the bar.
+  std::size_t size() const { return static_cast<std::size_t>(end_ - data_); }
+
+  // Points at `v_` holding `n` entries, and sets where Offer must stop: the
+  // end of `v_` or the count that calls for a selection, whichever is first.
+  void Reset(std::size_t n) {
+    data_ = v_.data();
+    end_ = data_ + n;
+    check_ = limit_ >= v_.size() ? data_ + v_.size() : data_ + limit_;
+  }
+  void Grow() {
+    const std::size_t n = size();
+    v_.resize(std::max<std::size_t>(64, 2 * v_.size()));
+    Reset(n);
+  }
+  [[gnu::noinline]] void MakeRoom() {
+    if (size() >= limit_) Select();
+    if (end_ == check_) Grow();
+  }
+
+  // Cuts the entries held to the best k (in no order) and sets the bar.
   void Select() {
-    const std::size_t n = v_.size();
+    const std::size_t n = size();
     if (n <= k_) return;
     if (words_.size() < 3 * n) words_.resize(3 * n);
     std::uint64_t* h = words_.data();
-    for (std::size_t i = 0; i < n; ++i) h[i] = v_[i].hi;
+    for (std::size_t i = 0; i < n; ++i) h[i] = data_[i].hi;
     const std::uint64_t t = traversal::KthBestWord(h, n, k_, h + n);
     // Every entry above the bar's word is kept; those on it compete on the
-    // rest of their rank (the exact remainder, then the edge id).
+    // rest of their rank (the exact remainder, then the edge id). The
+    // places of the kept are listed without a branch, then the kept are
+    // moved down (place i >= its new place, in order: nothing is
+    // overwritten before it is read).
+    std::uint64_t* places = h;
     std::size_t kept = 0;
     for (std::size_t i = 0; i < n; ++i) {
-      const RankEntry x = v_[i];
-      v_[kept] = x;
-      kept += x.hi >= t;
+      places[kept] = i;
+      kept += data_[i].hi >= t;
     }
+    for (std::size_t i = 0; i < kept; ++i) data_[i] = data_[places[i]];
     if (kept > k_) {
-      const auto tied =
-          std::partition(v_.begin(), v_.begin() + kept, [t](const RankEntry& x) { return x.hi > t; });
-      std::nth_element(tied, v_.begin() + k_, v_.begin() + kept, Better());
+      RankEntry* const tied =
+          std::partition(data_, data_ + kept, [t](const RankEntry& x) { return x.hi > t; });
+      std::nth_element(tied, data_ + k_, data_ + kept, Better());
     }
-    v_.resize(k_);
+    Reset(k_);
     bar_ = t;
   }
 
@@ -206,6 +257,9 @@ class Kept {
   std::vector<std::uint64_t>& words_;
   const std::size_t k_;
   const std::size_t limit_;
+  RankEntry* data_;
+  RankEntry* end_;         // past the last entry held
+  RankEntry* check_;       // Offer calls MakeRoom when end_ reaches it
   std::uint64_t bar_ = 0;  // no entry loses before the first selection
 };
 
@@ -228,27 +282,37 @@ void RankAll(const traversal::GraphView& view, const TopKSpec& spec, VertexId v,
   // In both directions a self-loop is in the in-list too: ranked once, on
   // the out side (an edge is one neighbour entry, however it is read).
   bool skip_self_loops = false;
-  auto rank = [&](std::span<const EdgeEntry> entries) {
+  // kOfEdge: the scores are the edges' (else the neighbours'); kMetered:
+  // each entry is counted against the budget as it comes (else the group
+  // was counted whole, BudgetClock::Edges). Both are template arguments, so
+  // the loop of the common case, edge scores under a budget the group fits
+  // in, tests neither per entry.
+  auto rank = [&](auto of_edge_tag, auto metered_tag, std::span<const EdgeEntry> entries) {
+    constexpr bool kOfEdge = decltype(of_edge_tag)::value;
+    constexpr bool kMetered = decltype(metered_tag)::value;
     const std::size_t n = entries.size();
-    if (of_edge)
+    if constexpr (kOfEdge)
       for (std::size_t i = 0; i < n && i < kBlockAhead; ++i) ring[i] = fetch(entries[i]);
     for (std::size_t i = 0; i < n; ++i) {
       const EdgeEntry& e = entries[i];
-      const storage::PropBlock* block = nullptr;
-      if (of_edge) {
+      const storage::PropBlock* block;
+      if constexpr (kOfEdge) {
         block = ring[i & (kBlockAhead - 1)];
         if (i + kBlockAhead < n) ring[i & (kBlockAhead - 1)] = fetch(entries[i + kBlockAhead]);
       }
-      if (skip_self_loops && e.neighbor() == v) continue;
-      if (!clock.Edge()) return false;
-      if (!of_edge) block = view.Vertex(e.neighbor().value())->props;
+      if constexpr (kMetered) {
+        if (skip_self_loops && e.neighbor() == v) continue;
+        if (!clock.Edge()) return false;
+      }
+      if constexpr (!kOfEdge) block = view.Vertex(e.neighbor().value())->props;
       double score, low;
       ValueType type;
       const storage::NumberLookup found = storage::GetNumber(block, key_id, &score, &type, &low);
       if (found == storage::NumberLookup::kAbsent) continue;  // missing or null: skipped
       if (found == storage::NumberLookup::kOther) {
+        if constexpr (!kMetered) clock.Unexamined(n - i - 1);
         error =
-            NotNumeric(of_edge ? "edge" : "vertex", of_edge ? e.edge().value() : e.neighbor().value(), type);
+            NotNumeric(kOfEdge ? "edge" : "vertex", kOfEdge ? e.edge().value() : e.neighbor().value(), type);
         return false;
       }
       const std::uint64_t hi = ScoreWord(sign, score);
@@ -256,6 +320,14 @@ void RankAll(const traversal::GraphView& view, const TopKSpec& spec, VertexId v,
       kept.Offer(RankOf(hi, sign, score, low, e.neighbor().value(), e.edge().value()));
     }
     return true;
+  };
+  auto rank_group = [&](std::span<const EdgeEntry> entries) {
+    using Yes = std::true_type;
+    using No = std::false_type;
+    // A group with self-loops to skip is metered: a skipped entry is not counted.
+    const bool whole = !skip_self_loops && clock.Edges(entries.size());
+    if (of_edge) return whole ? rank(Yes(), No(), entries) : rank(Yes(), Yes(), entries);
+    return whole ? rank(No(), No(), entries) : rank(No(), Yes(), entries);
   };
   const storage::VertexSlot* slot = view.Vertex(v.value());
   for (const bool outgoing : {true, false}) {
@@ -266,7 +338,7 @@ void RankAll(const traversal::GraphView& view, const TopKSpec& spec, VertexId v,
     bool go_on = true;
     for (std::size_t g = 0; g < storage::GroupCount(head) && go_on; ++g) {
       const EdgeGroup group = storage::GroupAt(head, degree, g);
-      if (m.types.Matches(group.type.value())) go_on = rank(group.entries);
+      if (m.types.Matches(group.type.value())) go_on = rank_group(group.entries);
     }
     if (!go_on) break;
   }
@@ -297,7 +369,7 @@ static Status TopKNeighborsUnguarded(const Snapshot& snap, VertexId v, const Top
   Kept kept(m.ranked, m.rank_words, spec.k);
   RankAll(view, spec, v, key_id, m, clock, kept, error);
   if (!error.ok()) return error;
-  for (const RankEntry& h : m.ranked)
+  for (const RankEntry& h : kept.best())
     out->push_back(Neighbor{VertexId(h.vertex), EdgeId(EdgeOf(h)), h.score});
   return clock.Finish();
 }

@@ -215,6 +215,36 @@ TEST(TraversalAllocTest, OutOfMemoryIsAStatusAndTheContextLivesOn) {
   }
 }
 
+// Review finding: out of memory growing the kept entries inside a group the
+// budget counted whole (BudgetClock::Edges) left the whole group in
+// stats.edges_examined; only the entries examined may be counted.
+TEST(TraversalAllocTest, TopKOutOfMemoryInAGroupCountedWholeCountsOnlyWhatItExamined) {
+  auto graph = Graph::OpenInMemory().value();
+  WriteBatch b;
+  const NewVertex hub = b.AddVertex("H");
+  const NewVertex other = b.AddVertex("V");
+  for (int i = 0; i < 1000; ++i) b.AddEdge("E", hub, other, {{"w", static_cast<double>(i)}});
+  const CommitInfo info = graph->Write(std::move(b)).value();
+  const Snapshot snap = graph->GetSnapshot();
+  TraversalContext ctx;  // fresh: the kept entries grow past 64 (2,048 bytes) to 128 (4,096)
+  std::vector<Neighbor> best;
+  TraversalStats stats;
+  Status st;
+  g_fail_above = 3000;
+  EXPECT_NO_THROW(st = TopKNeighbors(snap, info.vertices[0], {.key = "w", .k = 20}, ctx, &best, &stats));
+  g_fail_above = ~std::size_t{0};
+  ASSERT_EQ(st.code(), StatusCode::kResourceExhausted) << st.ToString();
+  EXPECT_EQ(stats.stopped_by, StopReason::kCompleted);
+  EXPECT_TRUE(best.empty());
+  // The 64th entry filled the buffer, and making room for the next failed.
+  EXPECT_EQ(stats.edges_examined, 64u);
+  // Memory back: the same context answers, counting every entry.
+  ASSERT_TRUE(TopKNeighbors(snap, info.vertices[0], {.key = "w", .k = 20}, ctx, &best, &stats).ok());
+  EXPECT_EQ(stats.edges_examined, 1000u);
+  ASSERT_EQ(best.size(), 20u);
+  EXPECT_EQ(best[0].score, 999.0);
+}
+
 // Review finding: once the last subscription's window was swapped out with
 // its batches, every new subscription allocated the window's index again
 // (max_retained_batches pointers, zero-filled) under the mutex the writer's

@@ -7,39 +7,72 @@
 
 namespace quiver::storage {
 
-std::optional<std::uint32_t> InternTable::Find(std::string_view name) const {
-  auto it = ids_.find(name);
-  if (it == ids_.end()) return std::nullopt;
+std::optional<std::uint32_t> InternTable::Run::Find(std::string_view name) const {
+  auto it = ids.find(name);
+  if (it == ids.end()) return std::nullopt;
   return it->second;
 }
 
-void InternTable::ReserveOne() {
-  base::ReserveAmortized(names_, std::max<std::size_t>(4, names_.size() + 1));
-  ids_.Reserve(1);
+void InternTable::Run::Add(std::string_view name) {
+  // Everything that allocates first; then two steps that cannot throw.
+  auto owned = std::make_unique<const std::string>(name);
+  base::ReserveAmortized(names, std::max<std::size_t>(4, names.size() + 1));
+  ids.Reserve(1);
+  const auto id = static_cast<std::uint32_t>(first + names.size());
+  names.push_back(std::move(owned));
+  ids.try_emplace(std::string_view(*names.back()), id);
+}
+
+InternTable::InternTable(std::uint64_t birth) : birth_(birth), own_(std::make_shared<Run>()) {}
+
+std::optional<std::uint32_t> InternTable::Find(std::string_view name) const {
+  if (auto id = own_->Find(name)) return id;
+  for (auto it = sealed_.rbegin(); it != sealed_.rend(); ++it)
+    if (auto id = (*it)->Find(name)) return id;
+  return std::nullopt;
+}
+
+const InternTable::Run& InternTable::RunOf(std::uint32_t id) const {
+  if (id >= own_->first) return *own_;
+  // The last sealed run whose first id is at or below `id`.
+  auto it =
+      std::upper_bound(sealed_.begin(), sealed_.end(), id,
+                       [](std::uint32_t x, const std::shared_ptr<const Run>& r) { return x < r->first; });
+  return **(it - 1);
+}
+
+std::string_view InternTable::Name(std::uint32_t id) const {
+  const Run& r = RunOf(id);
+  return *r.names[id - r.first];
 }
 
 std::uint32_t InternTable::Intern(std::string_view name) {
-  if (auto it = ids_.find(name); it != ids_.end()) return it->second;
-  // Everything that allocates first; then two steps that cannot throw.
-  auto owned = std::make_unique<const std::string>(name);
-  ReserveOne();
+  if (auto id = Find(name)) return *id;
   const std::uint32_t id = size();
-  names_.push_back(std::move(owned));
-  ids_.try_emplace(std::string_view(*names_.back()), id);
+  own_->Add(name);
   return id;
 }
 
 InternTable* InternTable::Clone(std::uint64_t birth) const {
   auto copy = std::make_unique<InternTable>(birth);
-  // Room for every name and the one the group is about to add.
-  copy->names_.reserve(names_.size() + 1);
-  copy->ids_.Reserve(names_.size() + 1);
-  for (const auto& name : names_) {
-    auto owned = std::make_unique<const std::string>(*name);
-    const std::uint32_t id = copy->size();
-    copy->names_.push_back(std::move(owned));
-    copy->ids_.try_emplace(std::string_view(*copy->names_.back()), id);
+  copy->sealed_.reserve(sealed_.size() + 1);
+  copy->sealed_ = sealed_;
+  if (!own_->names.empty()) copy->sealed_.push_back(own_);  // published: never written again
+  // Merge the newest two while the older is at most twice the newer.
+  auto& runs = copy->sealed_;
+  while (runs.size() >= 2 && runs[runs.size() - 2]->names.size() <= 2 * runs.back()->names.size()) {
+    const Run& older = *runs[runs.size() - 2];
+    const Run& newer = *runs.back();
+    auto merged = std::make_shared<Run>();
+    merged->first = older.first;
+    merged->names.reserve(older.names.size() + newer.names.size());
+    merged->ids.Reserve(older.names.size() + newer.names.size());
+    for (const Run* r : {&older, &newer})
+      for (const auto& name : r->names) merged->Add(*name);
+    runs.pop_back();
+    runs.back() = std::move(merged);
   }
+  copy->own_->first = size();
   return copy.release();
 }
 

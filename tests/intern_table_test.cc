@@ -12,6 +12,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "alloc_hook.h"
@@ -141,6 +142,12 @@ TEST(InternTableTest, AllocationFailureLeavesTheTableAsItWas) {
     }
   }
 }
+
+// Review finding: with shared_ptr members the implicit copy compiled, and a
+// copy shared (and could write) the original's own run.
+static_assert(!std::is_copy_constructible_v<InternTable>);
+static_assert(!std::is_copy_assignable_v<InternTable>);
+static_assert(!std::is_move_constructible_v<InternTable>);
 
 }  // namespace
 }  // namespace quiver::storage

@@ -26,14 +26,18 @@ void InternTable::Run::Add(std::string_view name) {
 InternTable::InternTable(std::uint64_t birth) : birth_(birth), own_(std::make_shared<Run>()) {}
 
 std::optional<std::uint32_t> InternTable::Find(std::string_view name) const {
-  if (auto id = own_->Find(name)) return id;
-  for (auto it = sealed_.rbegin(); it != sealed_.rend(); ++it)
-    if (auto id = (*it)->Find(name)) return id;
-  return std::nullopt;
+  // Oldest first: the oldest run holds more than half the names, and the
+  // names an application uses most arrived first (review: newest first, a
+  // hit on an old name cost one lookup per run, ~3x at 4 runs).
+  for (const auto& run : sealed_)
+    if (auto id = run->Find(name)) return id;
+  if (own_->names.empty()) return std::nullopt;
+  return own_->Find(name);
 }
 
 const InternTable::Run& InternTable::RunOf(std::uint32_t id) const {
   if (id >= own_->first) return *own_;
+  if (id - sealed_[0]->first < sealed_[0]->names.size()) return *sealed_[0];  // the largest
   // The last sealed run whose first id is at or below `id`.
   auto it =
       std::upper_bound(sealed_.begin(), sealed_.end(), id,

@@ -45,6 +45,10 @@ namespace quiver::storage {
 class InternTable {
  public:
   explicit InternTable(std::uint64_t birth);
+  // A copy would share its own run with the original, which both may then
+  // write: tables are cloned (Clone), never copied.
+  InternTable(const InternTable&) = delete;
+  InternTable& operator=(const InternTable&) = delete;
 
   std::optional<std::uint32_t> Find(std::string_view name) const;
   // Requires id < size().
@@ -80,7 +84,7 @@ class InternTable {
   const Run& RunOf(std::uint32_t id) const;
 
   std::uint64_t birth_;
-  std::vector<std::shared_ptr<const Run>> sealed_;  // by first id; each at least twice the next
+  std::vector<std::shared_ptr<const Run>> sealed_;  // by first id; each over twice the next
   std::shared_ptr<Run> own_;                        // the newest ids; written only while private
 };
 

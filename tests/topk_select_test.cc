@@ -214,12 +214,15 @@ TEST(TopKSelectTest, AStringScoreStopsTheCountAtItsEntryWhateverTheBudget) {
        4},
       {"a token", {.cancel = &token}, StatusCode::kInvalidArgument, 4},
   };
-  for (const Case& c : cases) {
+  std::vector<Neighbor> got;
+  TraversalStats stats;
+  auto top_k = [&](const Snapshot& at, const Case& c) {
     TopKSpec spec{.key = "w", .k = 20};
     spec.budget = c.budget;
-    std::vector<Neighbor> got;
-    TraversalStats stats;
-    const Status s = TopKNeighbors(snap, info.vertices[0], spec, ctx, &got, &stats);
+    return TopKNeighbors(at, info.vertices[0], spec, ctx, &got, &stats);
+  };
+  for (const Case& c : cases) {
+    const Status s = top_k(snap, c);
     EXPECT_EQ(s.code(), c.code) << c.name << ": " << s.ToString();
     EXPECT_EQ(stats.edges_examined, c.examined) << c.name;
   }
@@ -229,11 +232,7 @@ TEST(TopKSelectTest, AStringScoreStopsTheCountAtItsEntryWhateverTheBudget) {
   ASSERT_TRUE(graph->Write(std::move(fix)).ok());
   const Snapshot fixed = graph->GetSnapshot();
   for (const Case& c : cases) {
-    TopKSpec spec{.key = "w", .k = 20};
-    spec.budget = c.budget;
-    std::vector<Neighbor> got;
-    TraversalStats stats;
-    const Status s = TopKNeighbors(fixed, info.vertices[0], spec, ctx, &got, &stats);
+    const Status s = top_k(fixed, c);
     const bool cut = c.budget.max_edges < 10;
     EXPECT_EQ(s.ok(), !cut) << c.name;
     EXPECT_EQ(stats.edges_examined, cut ? c.budget.max_edges : 10) << c.name;

@@ -28,7 +28,10 @@
 #include "quiver/quiver.h"
 #include "write/write_batch_internal.h"
 
-namespace quiver {
+// A namespace of its own: the asan build compiles test files several to a
+// unit, and index_test.cc's Raw and Spec overload these with other
+// parameter types.
+namespace quiver::index_recovery_test {
 namespace {
 
 using internal::WriteBatchInternal;
@@ -523,4 +526,4 @@ TEST(IndexRecoveryTest, CrashAtEveryOperationLeavesIndexesEqualToTheScan) {
 }
 
 }  // namespace
-}  // namespace quiver
+}  // namespace quiver::index_recovery_test

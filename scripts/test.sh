@@ -123,17 +123,6 @@ bash scripts/install-deps.sh
 section "1/4 asan: ASan + UBSan, all default tests"
 t=$SECONDS
 configure_and_build asan
-# ctest -j starts the tests it knows to be long first, from the timings of
-# earlier runs in Testing/Temporary/CTestCostData.txt. A clean clone has
-# none, and the long tests without a COST started wherever their number put
-# them: the stage's tests took 831 s instead of 770 s. So a new tree starts
-# from tests/ctest_costs_asan.txt (the tests of 2 s or more of one full run:
-# regenerate with the awk line in HACKING.md); ctest updates the copy.
-costs=build/asan/Testing/Temporary/CTestCostData.txt
-if [[ ! -f "$costs" && -f tests/ctest_costs_asan.txt ]]; then
-  mkdir -p "$(dirname "$costs")"
-  cp tests/ctest_costs_asan.txt "$costs"
-fi
 # headers.self_contained is a compile check: the release stage runs it
 # (the ci-asan test preset leaves it out).
 run_ctest ctest --preset ci-asan -j "$jobs"

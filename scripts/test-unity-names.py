@@ -11,7 +11,8 @@ a build tree and prints every function, type or k-constant name defined at
 the start of a line in more than one file of a unit, so that a new file's
 helpers can be checked after the units change.
 
-usage: scripts/test-unity-names.py [BUILD_DIR]   (default build/asan)
+usage: scripts/test-unity-names.py [BUILD_DIR]   (default build/asan;
+scripts/test.sh runs it after the asan build)
 Exits 1 when a function name is shared (types and constants are printed
 for reading: a `using` or a nested namespace of its own is fine).
 """
@@ -29,6 +30,7 @@ FUNCTION = re.compile(
 TYPE = re.compile(r"^(?:struct|class|enum class|enum)\s+(\w+)\s*[:{]", re.M)
 CONSTANT = re.compile(r"^(?:const|constexpr|static const|inline constexpr)[^\n(]*?\b(k\w+)\s*[=\{\[]", re.M)
 NAMESPACE = re.compile(r"^namespace ([\w:]+) \{", re.M)
+MACRO = re.compile(r"^[A-Z][A-Z0-9_]*$")
 
 
 def main() -> int:
@@ -49,6 +51,8 @@ def main() -> int:
             base = os.path.basename(path)
             space = space.group(1) if space else ""
             for m in FUNCTION.finditer(text):
+                if MACRO.match(m.group(2)):
+                    continue  # a gtest or gmock macro (MATCHER_P, ...), not a helper
                 names[("function", space, m.group(2))].add(base)
             for m in TYPE.finditer(text):
                 names[("type", space, m.group(1))].add(base)

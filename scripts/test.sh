@@ -123,6 +123,9 @@ bash scripts/install-deps.sh
 section "1/4 asan: ASan + UBSan, all default tests"
 t=$SECONDS
 configure_and_build asan
+# The unity units share each file's anonymous namespace: a helper that
+# overloads another file's compiles and may bind silently (tests/CMakeLists.txt).
+python3 scripts/test-unity-names.py build/asan
 # headers.self_contained is a compile check: the release stage runs it
 # (the ci-asan test preset leaves it out).
 run_ctest ctest --preset ci-asan -j "$jobs"

@@ -157,6 +157,8 @@ class GraphImpl final : public Graph {
   // (BatchProcessor::TEST_sort_buffer_bytes). Read it only while no write
   // is in flight.
   std::size_t TEST_sort_buffer_bytes() const { return processor_.TEST_sort_buffer_bytes(); }
+  // The same for the list of a run of property changes.
+  std::size_t TEST_prop_changes_bytes() const { return processor_.TEST_prop_changes_bytes(); }
 
   // The refusals reading can decide, for what Inspect found: a newer or
   // damaged identity file, NotFound / FailedPrecondition / AlreadyExists by

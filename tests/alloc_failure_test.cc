@@ -94,6 +94,22 @@ WriteBatch GroupBatch() {
   b.RemoveProperty(VertexId(5), "n");
   b.RemoveProperty(EdgeId(60), "w");
   b.SetProperty(fresh[3], "late", true);
+  // Runs of changes to one element (BatchProcessor::ApplyPropertyRun): new
+  // names, removals of a key set in the run, of a key no element has and of
+  // an edge's last property, a new vertex's, and overwrites of the group's
+  // own block (vertex 3's, one by one).
+  b.SetProperty(VertexId(6), "run_a", 1);
+  b.SetProperty(VertexId(6), "run_new", 2);
+  b.RemoveProperty(VertexId(6), "run_a");
+  b.RemoveProperty(VertexId(6), "never_seen");
+  b.SetProperty(VertexId(6), "name", "renamed");
+  b.SetProperty(EdgeId(3), "run_e", 1);
+  b.RemoveProperty(EdgeId(3), "w");
+  b.RemoveProperty(EdgeId(3), "run_e");
+  b.SetProperty(fresh[5], "r1", 1);
+  b.SetProperty(fresh[5], "r2", 2);
+  b.SetProperty(VertexId(3), "name", "vertex-y1");
+  b.SetProperty(VertexId(3), "n", 7);
   return b;
 }
 
@@ -103,8 +119,9 @@ struct Expected {
   std::int64_t allocated_after = 0;  // settled, no snapshot held
 };
 
-const std::vector<std::string> kProbes = {"A", "B",    "Fresh", "W",     "X",   "Y",
-                                          "Z", "born", "z",     "grow0", "late"};
+const std::vector<std::string> kProbes = {"A",       "B",     "Fresh", "W",         "X",    "Y",
+                                          "Z",       "born",  "z",     "grow0",     "late", "run_a",
+                                          "run_new", "run_e", "r1",    "never_seen"};
 
 Expected Reference() {
   auto g = Graph::OpenInMemory();

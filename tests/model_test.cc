@@ -1157,11 +1157,12 @@ class Generator {
             ? 3
             : 8,  // 8 upsert vertex or edge (if a unique vertex index or an edge-endpoint constraint exists)
         5,        // 9 an expectation
+        4,        // 10 a run of property sets and removals on one element
     };
     std::discrete_distribution<int> dist(std::begin(weights), std::end(weights));
     int op = dist(rng_);
     if ((op == 3 || op == 5 || op == 6) && work_.edges.empty()) op = 1;
-    if (op >= 1 && op <= 7) ++plain_ops_;  // DoAddVertex and DoUpsert count their own
+    if ((op >= 1 && op <= 7) || op == 10) ++plain_ops_;  // DoAddVertex and DoUpsert count their own
     switch (op) {
       case 0: return DoAddVertex(b, exp);
       case 8:
@@ -1170,6 +1171,7 @@ class Generator {
           DoAddVertex(b, exp);
         return;
       case 9: return DoExpect(b);
+      case 10: return DoPropertyRun(b);
       case 1: {
         std::uint64_t src = *LiveVertex();
         std::uint64_t dst = *LiveVertex();
@@ -1232,6 +1234,37 @@ class Generator {
         work_.RemoveVertex(v);
         return;
       }
+    }
+  }
+
+  // Changes to one element's properties that follow one another in the
+  // batch, which the engine applies as one new block
+  // (BatchProcessor::ApplyPropertyRun): sets and removals of a few keys, so
+  // a key is often set twice, set then removed, or removed while absent.
+  void DoPropertyRun(WriteBatch& b) {
+    const bool vertex = work_.edges.empty() || Chance(0.6);
+    const std::uint64_t id = vertex ? *LiveVertex() : *LiveEdge();
+    auto& props = vertex ? work_.vertices[id].props : work_.edges[id].props;
+    const std::string& owner = vertex ? work_.vertices[id].label : work_.edges[id].type;
+    const int n = 2 + static_cast<int>(rng_() % 8);
+    for (int i = 0; i < n; ++i) {
+      std::string key = Pick(kKeys);
+      if (Chance(0.3)) {
+        if (vertex) {
+          b.RemoveProperty(VRef(id), key);
+        } else {
+          b.RemoveProperty(ERef(id), key);
+        }
+        props.erase(key);
+        continue;
+      }
+      PropertyValue value = ValueFor(key, owner, vertex ? ElementKind::kVertex : ElementKind::kEdge);
+      if (vertex) {
+        b.SetProperty(VRef(id), key, value);
+      } else {
+        b.SetProperty(ERef(id), key, value);
+      }
+      props[key] = std::move(value);
     }
   }
 

@@ -172,7 +172,11 @@ class WriteBatch {
   NewEdge AddEdge(std::string_view type, VertexRef source, VertexRef target,
                   std::initializer_list<Property> properties);
 
-  // Sets (adds or replaces) one property of a vertex or an edge.
+  // Sets (adds or replaces) one property of a vertex or an edge. Sets and
+  // removals on one element that follow one another in the batch are
+  // applied together, its property block built once: record an element's
+  // changes together (O(k log k) for k of them) rather than interleaved with
+  // other elements' (each interleaved change rebuilds the block, O(its size)).
   void SetProperty(VertexRef vertex, std::string_view key, PropertyValue value);
   void SetProperty(EdgeRef edge, std::string_view key, PropertyValue value);
 

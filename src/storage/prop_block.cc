@@ -198,6 +198,36 @@ PropBlock* WithoutProperty(const PropBlock* old, std::uint32_t key, MutationCont
   return BuildPropBlock(entries, ctx);
 }
 
+PropBlock* WithChanges(const PropBlock* old, std::vector<PropChange>& changes,
+                       std::vector<PropInput>& scratch, MutationContext& ctx, bool* changed) {
+  for (std::size_t i = 0; i < changes.size(); ++i) changes[i].order = static_cast<std::uint32_t>(i);
+  std::sort(changes.begin(), changes.end(), [](const PropChange& a, const PropChange& b) {
+    return a.key != b.key ? a.key < b.key : a.order < b.order;
+  });
+  *changed = false;
+  scratch.clear();
+  const std::uint32_t n = PropCount(old);
+  std::uint32_t i = 0;  // the next entry of `old`
+  for (std::size_t c = 0; c < changes.size();) {
+    const std::uint32_t key = changes[c].key;
+    std::size_t last = c;
+    while (last + 1 < changes.size() && changes[last + 1].key == key) ++last;
+    for (; i < n && Entries(old)[i].key < key; ++i) scratch.push_back(PropAt(old, i));
+    const bool present = i < n && Entries(old)[i].key == key;
+    i += present;
+    if (!changes[last].remove) {
+      scratch.push_back(PropInput{key, changes[last].value});
+      *changed = true;
+    } else if (present) {
+      *changed = true;
+    }
+    c = last + 1;
+  }
+  if (!*changed) return nullptr;
+  for (; i < n; ++i) scratch.push_back(PropAt(old, i));
+  return BuildPropBlock(scratch, ctx);
+}
+
 bool SetPropertyInPlace(PropBlock* b, std::uint32_t key, PropertyView value) {
   if (b == nullptr) return false;
   Entry* first = Entries(b);

@@ -795,6 +795,87 @@ void BatchProcessor::ChangeProperty(ElementKind kind, std::uint64_t id, std::uin
   ReplaceBlock(kind, id, label, block, next, g, ctx);
 }
 
+bool BatchProcessor::IsPropertyChange(OpKind kind) {
+  return kind == OpKind::kSetVertexProperty || kind == OpKind::kRemoveVertexProperty ||
+         kind == OpKind::kSetEdgeProperty || kind == OpKind::kRemoveEdgeProperty;
+}
+
+std::size_t BatchProcessor::PropertyRunEnd(const WriteBatch& batch, const Op& first, std::size_t i) const {
+  const auto ops = WriteBatchInternal::Ops(batch);
+  const bool vertex = first.kind == OpKind::kSetVertexProperty || first.kind == OpKind::kRemoveVertexProperty;
+  auto element = [&](const Op& op) { return vertex ? ResolveVertex(op.v1) : ResolveEdge(op.e); };
+  auto same_kind = [vertex](OpKind k) {
+    return vertex ? k == OpKind::kSetVertexProperty || k == OpKind::kRemoveVertexProperty
+                  : k == OpKind::kSetEdgeProperty || k == OpKind::kRemoveEdgeProperty;
+  };
+  const std::uint64_t id = element(first);
+  std::size_t end = i + 1;
+  for (; end < ops.size(); ++end) {
+    const Op next = ops[end];
+    if (!same_kind(next.kind) || element(next) != id) break;
+  }
+  return end;
+}
+
+void BatchProcessor::ApplyPropertyRun(const WriteBatch& batch, std::size_t begin, std::size_t end,
+                                      GraphRoots& g, MutationContext& ctx) {
+  const auto ops = WriteBatchInternal::Ops(batch);
+  const Op first = ops[begin];
+  const bool vertex = first.kind == OpKind::kSetVertexProperty || first.kind == OpKind::kRemoveVertexProperty;
+  const std::uint64_t id = vertex ? ResolveVertex(first.v1) : ResolveEdge(first.e);
+  const PropBlock* current = vertex ? storage::FindVertex(g, id)->props : storage::EdgeProps(g, id);
+  // The scratch list goes back to the allocator after a long run: its
+  // length is bounded only by the batch's.
+  struct ReleaseLongList {
+    std::vector<storage::PropChange>& v;
+    ~ReleaseLongList() {
+      if (v.capacity() > kKeptPropChanges) std::vector<storage::PropChange>().swap(v);
+    }
+  } release{prop_changes_};
+  prop_changes_.clear();
+  bool sets = false, removes_present = false, overwrites_only = true;
+  for (std::size_t i = begin; i < end; ++i) {
+    const Op op = ops[i];
+    if (op.kind == OpKind::kSetVertexProperty || op.kind == OpKind::kSetEdgeProperty) {
+      auto props = WriteBatchInternal::Props(batch, op);
+      const std::uint32_t key = InternName(g.keys, props[0].key, ctx);
+      prop_changes_.push_back(storage::PropChange{key, false, storage::ViewOf(props[0].value)});
+      sets = true;
+      overwrites_only = overwrites_only && storage::FindEntry(current, key) != nullptr;
+    } else if (auto key = g.keys->Find(op.name)) {  // a key no element has is in no block
+      prop_changes_.push_back(storage::PropChange{*key, true, PropertyView()});
+      removes_present = removes_present || storage::FindEntry(current, *key) != nullptr;
+      overwrites_only = false;
+    } else {
+      overwrites_only = false;
+    }
+  }
+  if (!sets && !removes_present) return;  // removals of keys it lacks: nothing changes
+  std::uint32_t label;
+  PropBlock** slot;
+  if (vertex) {
+    VertexSlot* s = VertexTable::Mutable(g.vertices, id, ctx);
+    label = s->label;
+    slot = &s->props;
+  } else {
+    label = storage::FindEdge(g, id)->type;
+    slot = EdgePropTable::MutableSparse(g.edge_props, id, ctx);
+  }
+  const ElementKind kind = vertex ? ElementKind::kVertex : ElementKind::kEdge;
+  if (overwrites_only && ctx.IsPrivate(*slot)) {
+    // Values of keys the group's own block holds: one by one, each in place
+    // where it fits (review: rebuilding here made a run of two sets on a
+    // large block the group owns cost a copy of the block per run).
+    for (const storage::PropChange& c : prop_changes_)
+      ChangeProperty(kind, id, label, *slot, c.key, &c.value, g, ctx);
+    return;
+  }
+  bool changed = false;
+  PropBlock* next = storage::WithChanges(*slot, prop_changes_, prop_inputs_, ctx, &changed);
+  if (changed) ReplaceBlock(kind, id, label, *slot, next, g, ctx);
+  if (!vertex && *slot == nullptr) NoteRemoved(cleared_edge_prop_leaves_, id);  // no property left
+}
+
 void BatchProcessor::ReplaceBlock(ElementKind kind, std::uint64_t id, std::uint32_t label, PropBlock*& slot,
                                   PropBlock* next, GraphRoots& g, MutationContext& ctx) {
   maintainer_.OnChange(index::ElementChange{kind, id, label, slot, next}, g, ctx);
@@ -845,7 +926,17 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
   std::string_view last_type_name;
   std::uint32_t last_type = 0;
   bool have_last_type = false;
-  for (const Op& op : WriteBatchInternal::Ops(batch)) {
+  const auto ops = WriteBatchInternal::Ops(batch);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op op = ops[i];
+    if (IsPropertyChange(op.kind)) {
+      const std::size_t end = PropertyRunEnd(batch, op, i);
+      if (end - i > 1) {
+        ApplyPropertyRun(batch, i, end, g, ctx);
+        i = end - 1;
+        continue;
+      }
+    }
     auto props = WriteBatchInternal::Props(batch, op);
     switch (op.kind) {
       case OpKind::kAddVertex: {

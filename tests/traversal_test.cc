@@ -698,9 +698,12 @@ TEST(TraversalTest, TopKOrdersScoresAsNumbersWithTiesByEdgeId) {
   }
 }
 
-// The meeting vertex of a bidirectional BFS counts as visited, once, and the
-// path runs through the meeting edge whichever side found it (side 0 in the
-// chain, side 1 in the fork: the smaller frontier grows).
+// A bidirectional BFS counts each vertex it visits once: the vertex where
+// the sides meet was counted by the side that marked it first, not again at
+// the meeting (it was counted twice, so a budget of exactly the vertices a
+// path needs stopped short of it). The path runs through the meeting edge
+// whichever side found it (side 0 in the chain, side 1 in the fork: the
+// smaller frontier grows).
 TEST(TraversalTest, ShortestPathCountsItsWorkUpToTheMeeting) {
   auto graph = Graph::OpenInMemory().value();
   WriteBatch b;
@@ -719,14 +722,25 @@ TEST(TraversalTest, ShortestPathCountsItsWorkUpToTheMeeting) {
   Path p;
   bool found = false;
   TraversalStats stats;
-  // Chain: both ends (2), side 0 marks 1 (3), then meets 2 over 1 -> 2 (4).
+  // Chain: both ends (2), side 0 marks 1 (3), then meets 2 over 1 -> 2.
   ASSERT_TRUE(ShortestPath(snap, id[0], id[2], {}, ctx, &p, &found, &stats).ok());
   ASSERT_TRUE(found);
   EXPECT_EQ(p.vertices, (std::vector<VertexId>{id[0], id[1], id[2]}));
   EXPECT_EQ(p.edges, (std::vector<EdgeId>{e[0], e[1]}));
   EXPECT_EQ(p.cost, 2);
-  EXPECT_EQ(stats.vertices_visited, 4u);
+  EXPECT_EQ(stats.vertices_visited, 3u);
   EXPECT_EQ(stats.edges_examined, 2u);
+  ASSERT_TRUE(
+      ShortestPath(snap, id[0], id[2], {.budget = {.max_vertices = 3}}, ctx, &p, &found, &stats).ok());
+  EXPECT_TRUE(found);
+  // The same for the bidirectional Dijkstra (no edge has "w": each weighs 1):
+  // side 0 marks 1 (3), then reaches 2, which side 1 marked.
+  ASSERT_TRUE(ShortestPath(snap, id[0], id[2], {.weight_key = "w", .budget = {.max_vertices = 3}}, ctx, &p,
+                           &found, &stats)
+                  .ok());
+  EXPECT_TRUE(found);
+  EXPECT_EQ(p.vertices, (std::vector<VertexId>{id[0], id[1], id[2]}));
+  EXPECT_EQ(stats.vertices_visited, 3u);
   // Against the direction: side 0 walks in-edges.
   ASSERT_TRUE(
       ShortestPath(snap, id[2], id[0], {.direction = TraversalDirection::kIn}, ctx, &p, &found, &stats).ok());
@@ -734,15 +748,18 @@ TEST(TraversalTest, ShortestPathCountsItsWorkUpToTheMeeting) {
   EXPECT_EQ(p.vertices, (std::vector<VertexId>{id[2], id[1], id[0]}));
   EXPECT_EQ(p.edges, (std::vector<EdgeId>{e[1], e[0]}));
   // Fork: side 0 marks 4 and 5 (4 visited), side 1 (smaller) meets 4 over
-  // 4 -> 6 (5).
+  // 4 -> 6.
   ASSERT_TRUE(ShortestPath(snap, id[3], id[6], {}, ctx, &p, &found, &stats).ok());
   ASSERT_TRUE(found);
   EXPECT_EQ(p.vertices, (std::vector<VertexId>{id[3], id[4], id[6]}));
   EXPECT_EQ(p.edges, (std::vector<EdgeId>{e[2], e[4]}));
-  EXPECT_EQ(stats.vertices_visited, 5u);
+  EXPECT_EQ(stats.vertices_visited, 4u);
   EXPECT_EQ(stats.edges_examined, 3u);
+  ASSERT_TRUE(
+      ShortestPath(snap, id[3], id[6], {.budget = {.max_vertices = 4}}, ctx, &p, &found, &stats).ok());
+  EXPECT_TRUE(found);
   // One vertex fewer: the meeting is not reached, so there is no path.
-  Status s = ShortestPath(snap, id[3], id[6], {.budget = {.max_vertices = 4}}, ctx, &p, &found, &stats);
+  Status s = ShortestPath(snap, id[3], id[6], {.budget = {.max_vertices = 3}}, ctx, &p, &found, &stats);
   EXPECT_EQ(s.code(), StatusCode::kResourceExhausted);
   EXPECT_FALSE(found);
   EXPECT_TRUE(p.vertices.empty());

@@ -82,7 +82,8 @@ class CancellationToken {
 // Limits on one call. The defaults are unlimited. A limit of 0 is
 // InvalidArgument (it would allow no work at all; leave it unset instead).
 struct Budget {
-  // Vertices visited: discovered and marked (seeds and sources included).
+  // Vertices visited: discovered and marked (seeds and sources included; a
+  // vertex both sides of a bidirectional search reach counts once).
   std::uint64_t max_vertices = std::numeric_limits<std::uint64_t>::max();
   // Adjacency entries examined, before any filter.
   std::uint64_t max_edges = std::numeric_limits<std::uint64_t>::max();

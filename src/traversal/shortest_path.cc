@@ -190,9 +190,10 @@ std::optional<Meeting> BidirectionalBfs(const GraphView& view, const PathSpec& s
               VertexId from(side == 0 ? v : n), to(side == 0 ? n : v);
               if (!spec.edge_filter(EdgeId(e), from, to)) continue;
             }
-            if (!clock.Vertex()) return std::nullopt;
-            // The first meeting is a shortest path.
+            // The first meeting is a shortest path. The vertex met was
+            // counted when the other side marked it.
             if (marked_by == other) return side == 0 ? Meeting{v, e, n} : Meeting{n, e, v};
+            if (!clock.Vertex()) return std::nullopt;
             marks.Set(side, n, next_depth, e);
             queue.push_back(n);
           }
@@ -284,7 +285,8 @@ std::optional<std::uint64_t> BidirectionalDijkstra(const GraphView& view, const 
       }
       const double d = dv + w;
       if (!m.Marked(side, n)) {
-        if (!clock.Vertex()) return false;
+        // A vertex both sides reach is one vertex visited: counted by the first.
+        if (!m.Marked(other, n) && !clock.Vertex()) return false;
         m.SetMark(side, n, 0, e);
       } else if ((m.mark(side, n).depth & kSettled) != 0 || d >= m.sides[side].dist[n]) {
         return true;

@@ -759,6 +759,16 @@ void CountLargeFree(void* block) {
     g_large_frees.fetch_add(1, std::memory_order_relaxed);
 }
 
+// Writes `b` and returns how many blocks of 64 KiB or more (below the sort
+// buffers' size) were freed while it was applied.
+std::uint64_t LargeFreesWriting(Graph& graph, WriteBatch b) {
+  g_large_frees.store(0);
+  base::SetFreeObserver(&CountLargeFree);
+  WriteForMemory(graph, std::move(b));
+  base::SetFreeObserver(nullptr);
+  return g_large_frees.load();
+}
+
 std::atomic<std::uint64_t> g_sort_buffer_frees{0};
 std::atomic<std::size_t> g_largest_sort_buffer{0};
 
@@ -822,14 +832,11 @@ TEST(MemoryTest, HubAppendsInOneBatchBuildItsArrayOnce) {
   Snapshot held = graph->GetSnapshot();
   WriteBatch b;
   for (int i = 0; i < kLeaves; ++i) b.AddEdge("E", VertexId(0), VertexId(1 + std::uint64_t(i)));
-  g_large_frees.store(0);
   g_sort_buffer_bytes.store(2 * std::size_t{kLeaves} * sizeof(storage::EntryAdd));
-  base::SetFreeObserver(&CountLargeFree);
-  WriteForMemory(*graph, std::move(b));
-  base::SetFreeObserver(nullptr);
+  const std::uint64_t large_frees = LargeFreesWriting(*graph, std::move(b));
   g_sort_buffer_bytes.store(~std::size_t{0});
   const MemoryStats m = graph->GetMemoryStats();
-  EXPECT_EQ(g_large_frees.load(), 0u) << "the hub's array was grown and freed on the way";
+  EXPECT_EQ(large_frees, 0u) << "the hub's array was grown and freed on the way";
 
   Snapshot now = graph->GetSnapshot();
   ASSERT_EQ(now.OutDegree(VertexId(0)), static_cast<std::size_t>(kOld + kLeaves));
@@ -907,11 +914,8 @@ TEST(MemoryTest, NewKeysOnOneElementInOneBatchBuildItsBlockOnce) {
   b.RemoveProperty(EdgeId(0), "n5");  // present on vertex 2, removed from the edge's run
   model_e.erase("old");
   model_e.erase("n5");
-  g_large_frees.store(0);
-  base::SetFreeObserver(&CountLargeFree);
-  WriteForMemory(*graph, std::move(b));
-  base::SetFreeObserver(nullptr);
-  EXPECT_EQ(g_large_frees.load(), 0u) << "a block of a growing property set was built and freed";
+  EXPECT_EQ(LargeFreesWriting(*graph, std::move(b)), 0u)
+      << "a block of a growing property set was built and freed";
 
   Snapshot now = graph->GetSnapshot();
   auto read = [](const Snapshot& s, auto element) {
@@ -958,11 +962,7 @@ TEST(MemoryTest, OverwriteRunsOnAGroupBlockStayInPlace) {
     b.SetProperty(VertexId(0), "k2", std::int64_t{-i});
     b.SetProperty(VertexId(1), "x", std::int64_t{i});  // ends the run
   }
-  g_large_frees.store(0);
-  base::SetFreeObserver(&CountLargeFree);
-  WriteForMemory(*graph, std::move(b));
-  base::SetFreeObserver(nullptr);
-  EXPECT_EQ(g_large_frees.load(), 0u) << "the group's own block was rebuilt per run";
+  EXPECT_EQ(LargeFreesWriting(*graph, std::move(b)), 0u) << "the group's own block was rebuilt per run";
   Snapshot now = graph->GetSnapshot();
   EXPECT_EQ(now.GetProperty(VertexId(0), "k1")->as_int64(), kRuns - 1);
   EXPECT_EQ(now.GetProperty(VertexId(0), "k2")->as_int64(), -(kRuns - 1));

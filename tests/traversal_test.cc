@@ -767,6 +767,16 @@ TEST(TraversalTest, ShortestPathCountsItsWorkUpToTheMeeting) {
   // No path: 2 reaches nothing.
   ASSERT_TRUE(ShortestPath(snap, id[2], id[0], {}, ctx, &p, &found, &stats).ok());
   EXPECT_FALSE(found);
+  // From a vertex to itself every path call visits that one vertex (review:
+  // KShortestPaths reported 0).
+  ASSERT_TRUE(ShortestPath(snap, id[1], id[1], {}, ctx, &p, &found, &stats).ok());
+  EXPECT_EQ(stats.vertices_visited, 1u);
+  std::vector<Path> paths;
+  ASSERT_TRUE(KShortestPaths(snap, id[1], id[1], 2, {}, ctx, &paths, &stats).ok());
+  ASSERT_EQ(paths.size(), 1u);
+  EXPECT_EQ(stats.vertices_visited, 1u);
+  ASSERT_TRUE(AllShortestPaths(snap, id[1], id[1], 2, {}, ctx, &paths, nullptr, &stats).ok());
+  EXPECT_EQ(stats.vertices_visited, 1u);
 }
 
 // The context's 32-bit generation wraps: the arrays are wiped then, or

@@ -154,7 +154,10 @@ static Status KShortestPathsUnguarded(const Snapshot& snap, VertexId source, Ver
   QUIVER_ASSIGN_OR_RETURN(traversal::GraphView view,
                           traversal::Prepare(snap, spec, source, target, m, &rule));
   if (!clock.Poll()) return clock.Finish();
-  if (source == target) {  // the one loopless path is the empty one
+  if (source == target) {
+    // The one loopless path is the empty one; its vertex is visited, as
+    // ShortestPath counts it.
+    if (!clock.Vertex()) return clock.Finish();
     paths->push_back(Path{{source}, {}, 0});
     return Status::Ok();
   }

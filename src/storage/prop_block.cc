@@ -177,29 +177,8 @@ const PropEntry* FindEntrySorted(const PropBlock* b, std::uint32_t key) {
   return it != last && it->key == key ? it : nullptr;
 }
 
-PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value, MutationContext& ctx) {
-  std::vector<PropInput> entries;
-  entries.reserve(PropCount(old) + 1);
-  for (std::uint32_t i = 0; i < PropCount(old); ++i) {
-    PropInput e = PropAt(old, i);
-    if (e.key != key) entries.push_back(e);
-  }
-  entries.push_back(PropInput{key, value});
-  return BuildPropBlock(entries, ctx);
-}
-
-PropBlock* WithoutProperty(const PropBlock* old, std::uint32_t key, MutationContext& ctx) {
-  std::vector<PropInput> entries;
-  entries.reserve(PropCount(old));
-  for (std::uint32_t i = 0; i < PropCount(old); ++i) {
-    PropInput e = PropAt(old, i);
-    if (e.key != key) entries.push_back(e);
-  }
-  return BuildPropBlock(entries, ctx);
-}
-
-PropBlock* WithChanges(const PropBlock* old, std::vector<PropChange>& changes,
-                       std::vector<PropInput>& scratch, MutationContext& ctx, bool* changed) {
+PropBlock* WithChanges(const PropBlock* old, std::span<PropChange> changes, std::vector<PropInput>& scratch,
+                       MutationContext& ctx, bool* changed) {
   for (std::size_t i = 0; i < changes.size(); ++i) changes[i].order = static_cast<std::uint32_t>(i);
   std::sort(changes.begin(), changes.end(), [](const PropChange& a, const PropChange& b) {
     return a.key != b.key ? a.key < b.key : a.order < b.order;
@@ -226,6 +205,20 @@ PropBlock* WithChanges(const PropBlock* old, std::vector<PropChange>& changes,
   if (!*changed) return nullptr;
   for (; i < n; ++i) scratch.push_back(PropAt(old, i));
   return BuildPropBlock(scratch, ctx);
+}
+
+PropBlock* WithProperty(const PropBlock* old, std::uint32_t key, PropertyView value, MutationContext& ctx) {
+  PropChange set{key, false, value};
+  std::vector<PropInput> entries;
+  bool changed;
+  return WithChanges(old, {&set, 1}, entries, ctx, &changed);
+}
+
+PropBlock* WithoutProperty(const PropBlock* old, std::uint32_t key, MutationContext& ctx) {
+  PropChange remove{key, true, PropertyView()};
+  std::vector<PropInput> entries;
+  bool changed;  // true: `key` is present
+  return WithChanges(old, {&remove, 1}, entries, ctx, &changed);
 }
 
 bool SetPropertyInPlace(PropBlock* b, std::uint32_t key, PropertyView value) {

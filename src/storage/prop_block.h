@@ -88,8 +88,9 @@ struct PropChange {
 // sort's buffer is a nothrow allocation it does without when refused, which
 // the allocation-failure sweeps see as a failure the group survived), and
 // uses `scratch`.
-PropBlock* WithChanges(const PropBlock* old, std::vector<PropChange>& changes,
-                       std::vector<PropInput>& scratch, MutationContext& ctx, bool* changed);
+// WithProperty and WithoutProperty are its runs of one change.
+PropBlock* WithChanges(const PropBlock* old, std::span<PropChange> changes, std::vector<PropInput>& scratch,
+                       MutationContext& ctx, bool* changed);
 // Overwrites the value of `key` in `b` if `key` is present and the value
 // fits (an inline type, or a payload no longer than the old payload's room);
 // false, changing nothing, otherwise. Requires `b` private to the group, and

@@ -796,18 +796,19 @@ void BatchProcessor::ChangeProperty(ElementKind kind, std::uint64_t id, std::uin
 }
 
 bool BatchProcessor::IsPropertyChange(OpKind kind) {
-  return kind == OpKind::kSetVertexProperty || kind == OpKind::kRemoveVertexProperty ||
-         kind == OpKind::kSetEdgeProperty || kind == OpKind::kRemoveEdgeProperty;
+  return IsVertexPropertyChange(kind) || kind == OpKind::kSetEdgeProperty ||
+         kind == OpKind::kRemoveEdgeProperty;
+}
+
+bool BatchProcessor::IsVertexPropertyChange(OpKind kind) {
+  return kind == OpKind::kSetVertexProperty || kind == OpKind::kRemoveVertexProperty;
 }
 
 std::size_t BatchProcessor::PropertyRunEnd(const WriteBatch& batch, const Op& first, std::size_t i) const {
   const auto ops = WriteBatchInternal::Ops(batch);
-  const bool vertex = first.kind == OpKind::kSetVertexProperty || first.kind == OpKind::kRemoveVertexProperty;
+  const bool vertex = IsVertexPropertyChange(first.kind);
   auto element = [&](const Op& op) { return vertex ? ResolveVertex(op.v1) : ResolveEdge(op.e); };
-  auto same_kind = [vertex](OpKind k) {
-    return vertex ? k == OpKind::kSetVertexProperty || k == OpKind::kRemoveVertexProperty
-                  : k == OpKind::kSetEdgeProperty || k == OpKind::kRemoveEdgeProperty;
-  };
+  auto same_kind = [vertex](OpKind k) { return IsPropertyChange(k) && IsVertexPropertyChange(k) == vertex; };
   const std::uint64_t id = element(first);
   std::size_t end = i + 1;
   for (; end < ops.size(); ++end) {
@@ -821,7 +822,7 @@ void BatchProcessor::ApplyPropertyRun(const WriteBatch& batch, std::size_t begin
                                       GraphRoots& g, MutationContext& ctx) {
   const auto ops = WriteBatchInternal::Ops(batch);
   const Op first = ops[begin];
-  const bool vertex = first.kind == OpKind::kSetVertexProperty || first.kind == OpKind::kRemoveVertexProperty;
+  const bool vertex = IsVertexPropertyChange(first.kind);
   const std::uint64_t id = vertex ? ResolveVertex(first.v1) : ResolveEdge(first.e);
   const PropBlock* current = vertex ? storage::FindVertex(g, id)->props : storage::EdgeProps(g, id);
   // The scratch list goes back to the allocator after a long run: its

@@ -193,6 +193,7 @@ class BatchProcessor {
   // place where the value fits. Changes to one element interleaved with
   // other ops are separate runs: each builds the element's block again.
   static bool IsPropertyChange(OpKind kind);
+  static bool IsVertexPropertyChange(OpKind kind);  // a set or removal of a vertex's
   // The end of the run that starts with ops[i] (`first`, decoded).
   std::size_t PropertyRunEnd(const WriteBatch& batch, const internal::BatchOp& first, std::size_t i) const;
   void ApplyPropertyRun(const WriteBatch& batch, std::size_t begin, std::size_t end, storage::GraphRoots& g,

@@ -11,7 +11,7 @@
 #   3. release the optimised build without the gtest binaries (preset
 #              ci-release; ASan ran them): headers, examples, package, the
 #              capacity report scripts' tests, the
-#              crash loop at full length, and the capacity bench's quick
+#              crash loop at 70 iterations, and the capacity bench's quick
 #              profile, recorded into a scratch copy of the history, with the
 #              release gate's verdict printed in report-only mode
 #              (capacity.gate_quick_report_only); a short pass over the

@@ -165,16 +165,17 @@ std::uint64_t OnlyAllocation() {
 // failing once, on the writer thread failing from N on, on the caller's
 // thread failing from N on. The second tries every allocation (RELIABILITY.md
 // 3.5: the out-of-memory loop over one commit, in CI); the other two share
-// a sample of stride 2 (loop_sample.h), so that between them they try every
-// allocation too, and every allocation under each in QUIVER_EVERY_POINT=1
-// runs (the soak entry exhaustive_loops_soak).
+// a sample of stride 5 (loop_sample.h): between them they try two
+// allocations in five, a different two in each run, and every allocation
+// under each in QUIVER_EVERY_POINT=1 runs (the soak entry
+// exhaustive_loops_soak). The group code is the same under all three.
 bool AllocSweepIsFull(bool caller, AllocationFaultMode mode) {
   return !caller && mode == AllocationFaultMode::kFromThenOn;
 }
 std::uint64_t AllocSweepVariant(bool caller) { return caller ? 1 : 0; }
 
 TEST(AllocFailureTest, VolatileGroupRollsBackAtEveryAllocation) {
-  const test_util::LoopSample sample("volatile group, writer thread once / caller's thread from N on", 2);
+  const test_util::LoopSample sample("volatile group, writer thread once / caller's thread from N on", 5);
   SCOPED_TRACE(sample.Describe());
   const Expected e = Reference();
   for (bool caller : {false, true})
@@ -300,7 +301,7 @@ TEST(AllocFailureTest, FailedEdgeBatchGivesBackItsSortBuffers) {
 // every case memory shows the state before the group, and reopening shows
 // what memory and the acknowledgements promised.
 TEST(AllocFailureTest, DurableGroupNeverLeavesWalAndMemoryApart) {
-  const test_util::LoopSample sample("durable group, writer thread once / caller's thread from N on", 2);
+  const test_util::LoopSample sample("durable group, writer thread once / caller's thread from N on", 5);
   SCOPED_TRACE(sample.Describe());
   const Expected e = Reference();
   for (bool caller : {false, true})

@@ -5,7 +5,9 @@
 // during each recovery whose recovered state is compared, and the
 // independent reader's second opinion on every crashed directory.
 //
-// Knobs (environment): QUIVER_ENUM_SEEDS (default 2), QUIVER_ENUM_POINTS
+// Knobs (environment): QUIVER_ENUM_SEEDS (default 2; 1 for the index
+// workload, whose single seed crashed inside a CreateIndex 4 or 5 times in
+// each of three runs), QUIVER_ENUM_POINTS
 // (crash points per seed, default 10; 0 = every operation),
 // QUIVER_ENUM_BURSTS (bursts per producer, default 6). The ctest entry
 // `crash_enumeration_soak` (label soak) runs it wide. The defaults are CI's
@@ -103,7 +105,7 @@ TEST(DurabilityEnumerationTest, UnsyncedWritesLoseOnlyASuffix) {
 // declared indexes ready, and answer through them as a scan does.
 TEST(DurabilityEnumerationTest, IndexesCreatedAroundTheWorkload) {
   test_util::EnumerationFigures total;
-  const std::uint64_t seeds = EnvOr("QUIVER_ENUM_SEEDS", 2);
+  const std::uint64_t seeds = EnvOr("QUIVER_ENUM_SEEDS", 1);
   for (std::uint64_t seed = 1; seed <= seeds; ++seed) {
     test_util::EnumerationConfig c = WideConfig(seed);
     c.indexes = true;

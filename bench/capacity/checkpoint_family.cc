@@ -64,7 +64,7 @@
 namespace quiver::capacity {
 namespace {
 
-struct Commit {
+struct CheckpointCommit {
   std::uint64_t start_ns;
   std::uint64_t end_ns;
 };
@@ -73,7 +73,7 @@ struct Commit {
 // device beside the same load is not measured.
 constexpr std::size_t kMinCommitsForP99 = 100;
 
-Options DurableOptions() {
+Options CheckpointGraphOptions() {
   Options o = BenchOptions();
   o.durability = Durability::kDurable;
   o.durable.checkpoint_wal_bytes = 0;
@@ -81,12 +81,12 @@ Options DurableOptions() {
   return o;
 }
 
-std::string RowName(const Shape& s) { return std::to_string(s.elements()) + " elements"; }
+std::string CheckpointRowName(const Shape& s) { return std::to_string(s.elements()) + " elements"; }
 
 // Runs the committer around one checkpoint; returns the checkpoint row.
 Json MeasureCheckpoint(Context& ctx, Graph& graph, const Shape& shape) {
   std::atomic<bool> stop{false};
-  std::vector<Commit> commits;
+  std::vector<CheckpointCommit> commits;
   commits.reserve(1 << 20);
   std::thread committer([&] {
     pthread_setname_np(pthread_self(), "committer");
@@ -119,7 +119,7 @@ Json MeasureCheckpoint(Context& ctx, Graph& graph, const Shape& shape) {
   if (!s.ok()) Die("Graph::Checkpoint", s);
 
   std::vector<std::uint64_t> during, out;
-  for (const Commit& c : commits) {
+  for (const CheckpointCommit& c : commits) {
     const bool overlaps = c.start_ns < cp_end && c.end_ns > cp_start;
     (overlaps ? during : out).push_back(c.end_ns - c.start_ns);
   }
@@ -198,7 +198,7 @@ Json MeasureLoad(Context& ctx, std::unique_ptr<Graph>& graph, const std::string&
   CheckClose(*graph);
   graph.reset();
   const std::uint64_t t0 = NowNs();
-  graph = ValueOrDie(Graph::Open(DurableOptions(), dir), "Graph::Open (load)");
+  graph = ValueOrDie(Graph::Open(CheckpointGraphOptions(), dir), "Graph::Open (load)");
   const std::uint64_t wall_us = (NowNs() - t0) / 1000;
   const OpenStats o = graph->GetOpenStats();
   const Snapshot after = graph->GetSnapshot();
@@ -236,7 +236,7 @@ void PlanCheckpointAndLoad(Context& ctx) {
     // The committer runs around the checkpoint whichever of the two is selected (the load's tail).
     estimate += 2 * ctx.profile.stall_outside_seconds + 2 * write_seconds;
     if (ctx.Selected("load")) estimate += static_cast<double>(s.elements()) / 5e6;
-    ctx.progress.Plan("checkpoint", RowName(s), estimate);
+    ctx.progress.Plan("checkpoint", CheckpointRowName(s), estimate);
   }
 }
 
@@ -244,9 +244,10 @@ void RunCheckpointAndLoad(Context& ctx, Json* checkpoint, Json* load) {
   *checkpoint = Json::array();
   *load = Json::array();
   for (const Shape& shape : ctx.profile.checkpoint) {
-    ctx.progress.Start("checkpoint", RowName(shape));
+    ctx.progress.Start("checkpoint", CheckpointRowName(shape));
     const std::string dir = ctx.FreshDir("checkpoint-" + shape.label());
-    std::unique_ptr<Graph> graph = ValueOrDie(Graph::Open(DurableOptions(), dir), "Graph::Open (checkpoint)");
+    std::unique_ptr<Graph> graph =
+        ValueOrDie(Graph::Open(CheckpointGraphOptions(), dir), "Graph::Open (checkpoint)");
     const VertexId first = AddVertices(*graph, shape.vertices);
     AddShapeEdges(*graph, shape, first);
     ctx.progress.Note("built through the WAL");

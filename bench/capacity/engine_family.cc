@@ -54,7 +54,7 @@ namespace {
 
 constexpr std::uint64_t kSnapshotGraphVertices = 1'000;
 
-double Median(std::vector<double> v) { return v.empty() ? 0.0 : QuantileD(v, 0.5); }
+double EngineMedian(std::vector<double> v) { return v.empty() ? 0.0 : QuantileD(v, 0.5); }
 
 // One thread's timed loop: its wall time and its own CPU time (less when the kernel ran something
 // else on its core for part of the loop).
@@ -127,10 +127,10 @@ OneAndTwo MeasureOneAndTwo(std::uint64_t ops, int passes, Op&& op) {
   OneAndTwo r;
   for (int i = 0; i < 2; ++i) {
     PerThread& out = i == 0 ? r.one : r.two;
-    out.mean_ns = Median(means[i]);
-    out.least_busy = Median(least_busy[i]);
-    out.cpu_ns = Median(cpu_means[i]);
-    for (int t = 0; t <= i; ++t) out.thread_ns.push_back(Median(per[i][t]));
+    out.mean_ns = EngineMedian(means[i]);
+    out.least_busy = EngineMedian(least_busy[i]);
+    out.cpu_ns = EngineMedian(cpu_means[i]);
+    for (int t = 0; t <= i; ++t) out.thread_ns.push_back(EngineMedian(per[i][t]));
   }
   return r;
 }
@@ -311,7 +311,7 @@ Json EdgeInsertRow(Context& ctx) {
   const char* no_time = "no time elapsed";
   row.value = Positive(edges / median.total(), no_time);
   row.unit = "edgesPerSecond";
-  row.ceiling = Positive(Median(csr_rates), no_time);
+  row.ceiling = Positive(EngineMedian(csr_rates), no_time);
   row.ceiling_definition =
       "a raw CSR build of the same edge list, 1 thread: count out-degrees, prefix sum, scatter 8-byte target "
       "ids "

@@ -77,8 +77,8 @@ namespace quiver::capacity {
 namespace {
 
 // The family's rows: one sample and a figure-over-ceiling ratio unless a row says otherwise.
-struct Row : TargetRow {
-  Row(const char* f, std::string v) : TargetRow(f, std::move(v)) {
+struct ImportRow : TargetRow {
+  ImportRow(const char* f, std::string v) : TargetRow(f, std::move(v)) {
     samples = 1;
     ratio_definition = "figure / ceiling";
   }
@@ -87,12 +87,10 @@ struct Row : TargetRow {
 Json Rate(double n, double seconds) { return Positive(n / seconds, "no time elapsed"); }
 Json Seconds(double seconds) { return Positive(seconds, "no time elapsed"); }
 
-[[noreturn]] void Fail(const std::string& what) { Die("import", InternalError(what)); }
-
 std::uint64_t SizeOf(const std::string& path) {
   std::error_code ec;
   const std::uintmax_t n = std::filesystem::file_size(path, ec);
-  if (ec) Fail("cannot stat " + path + ": " + ec.message());
+  if (ec) ImportFail("cannot stat " + path + ": " + ec.message());
   return n;
 }
 
@@ -108,14 +106,14 @@ ImportSpec SpecOf(const ImportInputs& in, const char* label, const char* type) {
 std::int64_t IntOf(const Snapshot& snap, VertexId v, std::string_view key) {
   const auto p = snap.GetProperty(v, key);
   if (!p || !p->as_int64())
-    Fail("vertex " + std::to_string(v.value()) + " lacks int '" + std::string(key) + "'");
+    ImportFail("vertex " + std::to_string(v.value()) + " lacks int '" + std::string(key) + "'");
   return *p->as_int64();
 }
 
 std::string StringOf(const Snapshot& snap, VertexId v, std::string_view key) {
   const auto p = snap.GetProperty(v, key);
   if (!p || !p->as_string())
-    Fail("vertex " + std::to_string(v.value()) + " lacks string '" + std::string(key) + "'");
+    ImportFail("vertex " + std::to_string(v.value()) + " lacks string '" + std::string(key) + "'");
   return std::string(*p->as_string());
 }
 
@@ -124,7 +122,7 @@ std::string StringOf(const Snapshot& snap, VertexId v, std::string_view key) {
 void CheckImported(const Snapshot& snap, const ImportInputs& in, bool csv, const char* what) {
   if (snap.vertex_count() != in.vertices || snap.edge_count() != in.edges ||
       snap.vertex_id_limit() != in.vertices || snap.edge_id_limit() != in.edges)
-    Fail(std::string(what) + ": the graph's counts or id limits differ from the files'");
+    ImportFail(std::string(what) + ": the graph's counts or id limits differ from the files'");
   auto external = [&](VertexId v) {
     if (!csv) return IntOf(snap, v, "id");
     const std::string id = StringOf(snap, v, "id");
@@ -136,10 +134,11 @@ void CheckImported(const Snapshot& snap, const ImportInputs& in, bool csv, const
     const std::optional<EdgeInfo> e = snap.GetEdge(EdgeId(s.position));
     if (!e || e->source.value() != s.position / kImportOutDegree || external(e->source) != s.source ||
         external(e->target) != s.target)
-      Fail(std::string(what) + ": edge " + std::to_string(s.position) + " differs from the file's");
+      ImportFail(std::string(what) + ": edge " + std::to_string(s.position) + " differs from the file's");
     if (csv) {
       const auto since = snap.GetProperty(EdgeId(s.position), "since");
-      if (!since || since->as_int64() != s.since) Fail(std::string(what) + ": an edge's 'since' differs");
+      if (!since || since->as_int64() != s.since)
+        ImportFail(std::string(what) + ": an edge's 'since' differs");
     }
   }
   for (const VertexSample& s : in.vertex_samples) {
@@ -147,7 +146,7 @@ void CheckImported(const Snapshot& snap, const ImportInputs& in, bool csv, const
     const auto score = snap.GetProperty(v, "score");
     if (external(v) != s.id || StringOf(snap, v, "name") != s.name || IntOf(snap, v, "age") != s.age ||
         !score || score->as_double() != s.score)
-      Fail(std::string(what) + ": vertex " + std::to_string(s.position) + " differs from the file's");
+      ImportFail(std::string(what) + ": vertex " + std::to_string(s.position) + " differs from the file's");
   }
 }
 
@@ -266,10 +265,10 @@ struct ReadShape {
   const char* import_figure;  // the row whose input rate the ratio takes
 };
 
-Row SequentialReadRow(const ReadShape& shape, const ImportInputs& in, double read_seconds,
-                      double import_seconds) {
-  Row r{shape.figure,
-        std::string("read(2) of ") + shape.files + " in 1 MiB chunks, page cache warm (written just before)"};
+ImportRow SequentialReadRow(const ReadShape& shape, const ImportInputs& in, double read_seconds,
+                            double import_seconds) {
+  ImportRow r{shape.figure, std::string("read(2) of ") + shape.files +
+                                " in 1 MiB chunks, page cache warm (written just before)"};
   r.elements = in.bytes;
   r.samples = kImportCeilingPasses;
   r.value = Rate(static_cast<double>(in.bytes) / 1e6, read_seconds);
@@ -288,7 +287,7 @@ Row SequentialReadRow(const ReadShape& shape, const ImportInputs& in, double rea
 }
 
 // The detail every new-graph import row carries: the three wall times and the bytes in and out.
-void AddNewGraphDetail(const ImportInputs& in, const NewGraph& g, Row* r) {
+void AddNewGraphDetail(const ImportInputs& in, const NewGraph& g, ImportRow* r) {
   r->detail["importSeconds"] = Seconds(g.import_seconds);
   r->detail["openSeconds"] = Seconds(g.open_seconds);
   r->detail["closeSeconds"] = Seconds(g.close_seconds);
@@ -299,15 +298,15 @@ void AddNewGraphDetail(const ImportInputs& in, const NewGraph& g, Row* r) {
 
 // `first`: the first pass (its graph closed); `warm`: the passes after it, of which the median
 // gives the figure and the main detail.
-Row EvlpNewGraphRow(Context& ctx, const ImportInputs& in, const NewGraph& first,
-                    const std::vector<NewGraph>& warm, double parse_seconds) {
+ImportRow EvlpNewGraphRow(Context& ctx, const ImportInputs& in, const NewGraph& first,
+                          const std::vector<NewGraph>& warm, double parse_seconds) {
   const NewGraph& g = MedianPass(warm);
   const double total = TotalSeconds(g);
   const auto edges = static_cast<double>(in.edges);
-  Row r{"evlpImportNewGraph",
-        std::to_string(in.vertices) +
-            " x 10, uniform targets, no weights; ImportNewGraph + Open + Close, median of " +
-            std::to_string(warm.size()) + " passes after a first"};
+  ImportRow r{"evlpImportNewGraph",
+              std::to_string(in.vertices) +
+                  " x 10, uniform targets, no weights; ImportNewGraph + Open + Close, median of " +
+                  std::to_string(warm.size()) + " passes after a first"};
   r.elements = in.edges;
   r.threads = Threads(ctx, DataFormat::kEvlp);
   r.samples = warm.size();
@@ -351,9 +350,9 @@ Row EvlpNewGraphRow(Context& ctx, const ImportInputs& in, const NewGraph& first,
   return r;
 }
 
-Row PeakResidentRow(Context& ctx, const ImportInputs& in, const NewGraph& g) {
+ImportRow PeakResidentRow(Context& ctx, const ImportInputs& in, const NewGraph& g) {
   const std::uint64_t allocated = g.graph->GetMemoryStats().allocated_bytes;
-  Row r{"evlpImportPeakResident", std::to_string(in.vertices) + " x 10; ImportNewGraph + Open"};
+  ImportRow r{"evlpImportPeakResident", std::to_string(in.vertices) + " x 10; ImportNewGraph + Open"};
   r.elements = in.edges;
   r.threads = Threads(ctx, DataFormat::kEvlp);
   r.samples = g.resident_readings;
@@ -376,21 +375,22 @@ Row PeakResidentRow(Context& ctx, const ImportInputs& in, const NewGraph& g) {
   return r;
 }
 
-Row ExportRow(Context& ctx, const ImportInputs& in, const Graph& graph, DataFormat format) {
+ImportRow ExportRow(Context& ctx, const ImportInputs& in, const Graph& graph, DataFormat format) {
   const bool csv = format == DataFormat::kCsv;
   const std::string dir = ctx.FreshDir(csv ? "import-export-csv" : "import-export-evlp");
   const Snapshot snap = graph.GetSnapshot();
   const std::uint64_t t0 = NowNs();
   const ExportStats stats = ValueOrDie(Export(snap, dir, {.format = format}), "Export (import)");
   const double seconds = SecondsSince(t0);
-  if (stats.vertices != in.vertices || stats.edges != in.edges) Fail("Export wrote the wrong counts");
+  if (stats.vertices != in.vertices || stats.edges != in.edges) ImportFail("Export wrote the wrong counts");
   std::uint64_t bytes = 0;
   for (const std::string& f : stats.files) bytes += SizeOf(f);
   ctx.RemoveDir(dir);
   const Json write_seconds = SequentialWriteSeconds(ctx.data_dir, bytes);
   const auto edges = static_cast<double>(in.edges);
-  Row r{csv ? "exportCsv" : "exportEvlp",
-        std::to_string(in.vertices) + " x 10" + (csv ? ", vertices.csv + edges.csv" : ", graph.v + graph.e")};
+  ImportRow r{
+      csv ? "exportCsv" : "exportEvlp",
+      std::to_string(in.vertices) + " x 10" + (csv ? ", vertices.csv + edges.csv" : ", graph.v + graph.e")};
   r.elements = in.edges;
   r.threads = std::min(ctx.Cores(), 8);  // ExportOptions::threads 0: a thread per core, at most 8
   r.value = Rate(edges, seconds);
@@ -413,7 +413,7 @@ Row ExportRow(Context& ctx, const ImportInputs& in, const Graph& graph, DataForm
   return r;
 }
 
-Row EvlpBatchesRow(Context& ctx, const ImportInputs& in, double parse_seconds) {
+ImportRow EvlpBatchesRow(Context& ctx, const ImportInputs& in, double parse_seconds) {
   const std::string dir = ctx.FreshDir("import-batches");
   std::uint64_t t0 = NowNs();
   auto graph = ValueOrDie(Graph::Open(GraphOptions(), dir), "Graph::Open (import batches)");
@@ -429,9 +429,9 @@ Row EvlpBatchesRow(Context& ctx, const ImportInputs& in, double parse_seconds) {
   graph.reset();
   ctx.RemoveDir(dir);
   const auto edges = static_cast<double>(in.edges);
-  Row r{"evlpImportBatches", std::to_string(in.vertices) +
-                                 " x 10, uniform targets, no weights; Import into "
-                                 "an empty durable graph (Open and Close not counted)"};
+  ImportRow r{"evlpImportBatches", std::to_string(in.vertices) +
+                                       " x 10, uniform targets, no weights; Import into "
+                                       "an empty durable graph (Open and Close not counted)"};
   r.elements = in.edges;
   r.threads = ctx.Cores();  // ImportOptions::threads 0: graph.e parsed on every core
   r.value = Rate(edges, seconds);
@@ -467,14 +467,14 @@ struct RowsShape {
 };
 
 // The end-to-end row, then the sequential read of its files (taking `read_seconds`).
-std::pair<Row, Row> RowsNewGraphRows(Context& ctx, const ImportInputs& in, const RowsShape& shape,
-                                     double read_seconds, double ceiling_seconds) {
+std::pair<ImportRow, ImportRow> RowsNewGraphRows(Context& ctx, const ImportInputs& in, const RowsShape& shape,
+                                                 double read_seconds, double ceiling_seconds) {
   NewGraph g = BuildNewGraph(ctx, in, shape.graph_dir, shape.format);
   CloseNewGraph(ctx, g);
   const double total = g.import_seconds + g.open_seconds + g.close_seconds;
   const auto rows = static_cast<double>(in.vertices + in.edges);
-  Row r{shape.figure,
-        std::to_string(in.vertices) + " x 10; " + shape.variant + "; ImportNewGraph + Open + Close"};
+  ImportRow r{shape.figure,
+              std::to_string(in.vertices) + " x 10; " + shape.variant + "; ImportNewGraph + Open + Close"};
   r.elements = in.vertices + in.edges;
   r.threads = Threads(ctx, shape.format);
   r.value = Rate(rows, total);
@@ -494,7 +494,7 @@ std::pair<Row, Row> RowsNewGraphRows(Context& ctx, const ImportInputs& in, const
 
 // Each rows format's files are read sequentially right after they are written (page cache warm), as
 // the EVLP files are, then parsed raw, then imported.
-std::pair<Row, Row> CsvNewGraphRows(Context& ctx, const ImportInputs& in) {
+std::pair<ImportRow, ImportRow> CsvNewGraphRows(Context& ctx, const ImportInputs& in) {
   const double read_seconds = ReadInputSeconds(in);
   const double split_seconds = SplitCsvSeconds(in);
   return RowsNewGraphRows(ctx, in,
@@ -513,7 +513,7 @@ std::pair<Row, Row> CsvNewGraphRows(Context& ctx, const ImportInputs& in) {
                           read_seconds, split_seconds);
 }
 
-std::pair<Row, Row> JsonLinesRows(Context& ctx, const ImportInputs& in) {
+std::pair<ImportRow, ImportRow> JsonLinesRows(Context& ctx, const ImportInputs& in) {
   const double read_seconds = ReadInputSeconds(in);
   const double parse_seconds = ParseJsonlSeconds(in);
   return RowsNewGraphRows(
@@ -576,9 +576,9 @@ Json RunImport(Context& ctx) {
 
   ctx.progress.Start("import", "ImportNewGraph, Open, exports, Close");
   NewGraph first = BuildNewGraph(ctx, evlp, "import-evlp-graph", DataFormat::kEvlp);
-  Row peak = PeakResidentRow(ctx, evlp, first);
-  Row export_evlp = ExportRow(ctx, evlp, *first.graph, DataFormat::kEvlp);
-  Row export_csv = ExportRow(ctx, evlp, *first.graph, DataFormat::kCsv);
+  ImportRow peak = PeakResidentRow(ctx, evlp, first);
+  ImportRow export_evlp = ExportRow(ctx, evlp, *first.graph, DataFormat::kEvlp);
+  ImportRow export_csv = ExportRow(ctx, evlp, *first.graph, DataFormat::kCsv);
   CloseNewGraph(ctx, first);
   ctx.progress.Note("first pass " + std::to_string(static_cast<double>(evlp.edges) / TotalSeconds(first)) +
                     " edges/s");
@@ -592,18 +592,18 @@ Json RunImport(Context& ctx) {
                       std::to_string(static_cast<double>(evlp.edges) / TotalSeconds(warm.back())) +
                       " edges/s");
   }
-  Row new_graph = EvlpNewGraphRow(ctx, evlp, first, warm, parse_seconds);
-  Row read = SequentialReadRow({"evlpSequentialRead", "graph.v and graph.e", "evlpImportNewGraph"}, evlp,
-                               read_seconds, MedianPass(warm).import_seconds);
+  ImportRow new_graph = EvlpNewGraphRow(ctx, evlp, first, warm, parse_seconds);
+  ImportRow read = SequentialReadRow({"evlpSequentialRead", "graph.v and graph.e", "evlpImportNewGraph"},
+                                     evlp, read_seconds, MedianPass(warm).import_seconds);
   ctx.progress.Note("ImportNewGraph + Open + Close " + new_graph.value.dump() + " edges/s (parse " +
                     new_graph.ceiling.dump() + ")");
 
   ctx.progress.Start("import", "Import through batches");
-  Row batches = [&] {
+  ImportRow batches = [&] {
     if (p.import_batch_vertices == p.import_evlp_vertices) return EvlpBatchesRow(ctx, evlp, parse_seconds);
     ctx.RemoveDir(evlp.dir);
     const ImportInputs own = WriteEvlpInputs(ctx.FreshDir("import-evlp-batches"), p.import_batch_vertices);
-    Row r = EvlpBatchesRow(ctx, own, ParseEvlpSeconds(own));
+    ImportRow r = EvlpBatchesRow(ctx, own, ParseEvlpSeconds(own));
     ctx.RemoveDir(own.dir);
     return r;
   }();
@@ -621,8 +621,8 @@ Json RunImport(Context& ctx) {
   ctx.progress.Done();
 
   Json out = Json::array();
-  for (const Row* r : {&new_graph, &read, &batches, &csv_row, &csv_read, &export_evlp, &export_csv, &peak,
-                       &jsonl_row, &jsonl_read})
+  for (const ImportRow* r : {&new_graph, &read, &batches, &csv_row, &csv_read, &export_evlp, &export_csv,
+                             &peak, &jsonl_row, &jsonl_read})
     out.push_back(ToJson(*r));
   return out;
 }

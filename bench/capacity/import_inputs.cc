@@ -18,15 +18,17 @@
 #include "timing.h"
 
 namespace quiver::capacity {
+
+[[noreturn]] void ImportFail(const std::string& what) { Die("import", InternalError(what)); }
+
 namespace {
 
 constexpr std::size_t kChunkBytes = std::size_t{1} << 20;
 // Rows of each kind a generator keeps to check an import against.
 constexpr std::uint64_t kSamples = 64;
 
-[[noreturn]] void Fail(const std::string& what) { Die("import", InternalError(what)); }
 [[noreturn]] void FailErrno(const std::string& what, const std::string& path) {
-  Fail(what + " " + path + ": " + std::strerror(errno));
+  ImportFail(what + " " + path + ": " + std::strerror(errno));
 }
 
 // Appends text to a file through a 1 MiB buffer, written with write(2).
@@ -100,7 +102,7 @@ std::uint64_t ReadLines(const std::string& path, Fn&& lines) {
   std::size_t held = 0;
   std::uint64_t total = 0;
   while (true) {
-    if (held > kChunkBytes) Fail(path + ": a line longer than 1 MiB");
+    if (held > kChunkBytes) ImportFail(path + ": a line longer than 1 MiB");
     const ssize_t n = ::read(fd, buf.data() + held, kChunkBytes);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) FailErrno("cannot read", path);
@@ -143,13 +145,13 @@ std::uint64_t ParseEvlpEdges(const std::string& path, std::uint64_t* lines) {
     while (p < end) {
       std::int64_t a = 0, b = 0;
       auto r = std::from_chars(p, end, a);
-      if (r.ec != std::errc() || r.ptr == end || *r.ptr != ' ') Fail(path + ": not an EVLP edge line");
+      if (r.ec != std::errc() || r.ptr == end || *r.ptr != ' ') ImportFail(path + ": not an EVLP edge line");
       r = std::from_chars(r.ptr + 1, end, b);
-      if (r.ec != std::errc()) Fail(path + ": not an EVLP edge line");
+      if (r.ec != std::errc()) ImportFail(path + ": not an EVLP edge line");
       sum += static_cast<std::uint64_t>(a + b);
       ++n;
       p = r.ptr;
-      if (p < end && *p++ != '\n') Fail(path + ": not an EVLP edge line");
+      if (p < end && *p++ != '\n') ImportFail(path + ": not an EVLP edge line");
     }
   });
   *lines = n;
@@ -267,7 +269,7 @@ double ReadInputSeconds(const ImportInputs& in) {
       }
     }
     best = std::min(best, SecondsSince(t0));
-    if (bytes != in.bytes) Fail("the input files changed size while read");
+    if (bytes != in.bytes) ImportFail("the input files changed size while read");
   }
   return best;
 }
@@ -283,7 +285,8 @@ double ParseEvlpSeconds(const ImportInputs& in) {
     }
     best = std::min(best, SecondsSince(t0));
     Consume(sum);
-    if (lines != in.edges || sum != in.endpoint_sum) Fail("the raw EVLP parse disagrees with the files");
+    if (lines != in.edges || sum != in.endpoint_sum)
+      ImportFail("the raw EVLP parse disagrees with the files");
   }
   return best;
 }
@@ -309,7 +312,7 @@ double SplitCsvSeconds(const ImportInputs& in) {
     best = std::min(best, SecondsSince(t0));
     const std::uint64_t files = in.vertex_files.size() + in.edge_files.size();
     if (lines != in.vertices + in.edges + files || commas != 3 * lines)
-      Fail("the raw CSV split disagrees with the files");
+      ImportFail("the raw CSV split disagrees with the files");
   }
   return best;
 }
@@ -321,21 +324,21 @@ namespace {
 void VisitJson(simdjson::ondemand::object object, std::uint64_t* sum) {
   for (auto field : object) {
     simdjson::ondemand::value v;
-    if (field.value().get(v) != simdjson::SUCCESS) Fail("the raw JSON Lines parse failed");
+    if (field.value().get(v) != simdjson::SUCCESS) ImportFail("the raw JSON Lines parse failed");
     simdjson::ondemand::json_type type;
-    if (v.type().get(type) != simdjson::SUCCESS) Fail("the raw JSON Lines parse failed");
+    if (v.type().get(type) != simdjson::SUCCESS) ImportFail("the raw JSON Lines parse failed");
     if (type == simdjson::ondemand::json_type::object) {
       simdjson::ondemand::object inner;
-      if (v.get_object().get(inner) != simdjson::SUCCESS) Fail("the raw JSON Lines parse failed");
+      if (v.get_object().get(inner) != simdjson::SUCCESS) ImportFail("the raw JSON Lines parse failed");
       VisitJson(inner, sum);
     } else if (type == simdjson::ondemand::json_type::number) {
       simdjson::ondemand::number n;
-      if (v.get_number().get(n) != simdjson::SUCCESS) Fail("the raw JSON Lines parse failed");
+      if (v.get_number().get(n) != simdjson::SUCCESS) ImportFail("the raw JSON Lines parse failed");
       if (n.is_int64()) *sum += static_cast<std::uint64_t>(n.get_int64());
       Consume(static_cast<std::uint64_t>(n.as_double()));
     } else {
       std::string_view s;
-      if (v.get_string().get(s) != simdjson::SUCCESS) Fail("the raw JSON Lines parse failed");
+      if (v.get_string().get(s) != simdjson::SUCCESS) ImportFail("the raw JSON Lines parse failed");
       Consume(s.size());
     }
   }
@@ -359,10 +362,11 @@ double ParseJsonlSeconds(const ImportInputs& in) {
           simdjson::ondemand::document_stream stream;
           if (parser.iterate_many(padded.data(), n, simdjson::ondemand::DEFAULT_BATCH_SIZE).get(stream) !=
               simdjson::SUCCESS)
-            Fail("the raw JSON Lines parse failed");
+            ImportFail("the raw JSON Lines parse failed");
           for (auto doc : stream) {
             simdjson::ondemand::object object;
-            if (doc.get_object().get(object) != simdjson::SUCCESS) Fail("the raw JSON Lines parse failed");
+            if (doc.get_object().get(object) != simdjson::SUCCESS)
+              ImportFail("the raw JSON Lines parse failed");
             VisitJson(object, &sum);
             ++objects;
           }
@@ -371,7 +375,7 @@ double ParseJsonlSeconds(const ImportInputs& in) {
     }
     best = std::min(best, SecondsSince(t0));
     if (objects != in.vertices + in.edges || sum != in.int_sum)
-      Fail("the raw JSON Lines parse disagrees with the files");
+      ImportFail("the raw JSON Lines parse disagrees with the files");
   }
   return best;
 }

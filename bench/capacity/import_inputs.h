@@ -58,6 +58,9 @@ struct ImportInputs {
   std::vector<VertexSample> vertex_samples;  // CSV only
 };
 
+// Stops the bench: `what` went wrong in the import family (its inputs, raw ceilings or checks).
+[[noreturn]] void ImportFail(const std::string& what);
+
 // Writes the EVLP (CSV) files of `vertices` vertices into `dir`, which must exist.
 ImportInputs WriteEvlpInputs(const std::string& dir, std::uint64_t vertices);
 ImportInputs WriteCsvInputs(const std::string& dir, std::uint64_t vertices);

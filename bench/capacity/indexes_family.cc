@@ -98,9 +98,7 @@ std::int64_t KeyOf(std::uint64_t i, std::uint64_t salt) {
 constexpr std::uint64_t kSaltK = 0x6b;
 constexpr std::uint64_t kSaltT = 0x74;
 
-using Row = TargetRow;
-
-double Median(std::vector<double> v) { return QuantileD(v, 0.5); }
+double IndexesMedian(std::vector<double> v) { return QuantileD(v, 0.5); }
 
 std::string Below(TickTimer& t) {
   return "below the timer's resolution (" + std::to_string(t.ns_per_tick()) + " ns per tick, overhead " +
@@ -193,7 +191,7 @@ void RunLabelCount(Context& ctx, const KeyedGraph& g, std::vector<Json>& rows) {
       Die("indexes label set", InternalError("CountVertices or the first id of the label is wrong"));
     const std::string below = Below(timer);
     for (const double q : {0.5, 0.95}) {
-      Row r{first_id ? "firstIdOfLabel" : "countVerticesOfLabel", q == 0.5 ? "p50" : "p95"};
+      TargetRow r{first_id ? "firstIdOfLabel" : "countVerticesOfLabel", q == 0.5 ? "p50" : "p95"};
       r.elements = n;
       r.samples = timer.size();
       r.value = Positive(timer.QuantileNs(q) / static_cast<double>(kLabelCallsPerSample), below);
@@ -212,7 +210,7 @@ void RunLabelCount(Context& ctx, const KeyedGraph& g, std::vector<Json>& rows) {
   }
 }
 
-void RunMemory(Context& ctx, KeyedGraph& g, std::vector<Json>& rows) {
+void RunMemoryPerEntry(Context& ctx, KeyedGraph& g, std::vector<Json>& rows) {
   struct Kind {
     const char* name;
     const char* index;
@@ -233,7 +231,7 @@ void RunMemory(Context& ctx, KeyedGraph& g, std::vector<Json>& rows) {
     const double after = LiveBytes(*g.graph);
     const std::uint64_t entries = EntriesOf(*g.graph, k.index);
     if (entries != g.ids.size()) Die("indexes memory", InternalError("the index lacks entries"));
-    Row r{"memoryPerEntry", k.name};
+    TargetRow r{"memoryPerEntry", k.name};
     r.elements = entries;
     r.samples = 1;
     r.value = Positive((after - before) / static_cast<double>(entries), "no allocation was counted");
@@ -369,7 +367,7 @@ void RunOnlineBuild(Context& ctx, KeyedGraph& g, std::vector<Json>& rows) {
   std::uint64_t n_in = 0;
   for (const Round& r : rounds) n_in += r.n_in;
 
-  Row build{"onlineBuild", "exact int64, 2 build threads"};
+  TargetRow build{"onlineBuild", "exact int64, 2 build threads"};
   build.elements = rounds.back().entries;
   build.threads = 2;
   build.samples = rounds.size();
@@ -387,7 +385,7 @@ void RunOnlineBuild(Context& ctx, KeyedGraph& g, std::vector<Json>& rows) {
   build.detail["builds"] = Count(rounds.size(), "no build");
   rows.push_back(ToJson(build));
 
-  Row stall{"onlineBuildCommitStall", "single-vertex commits, one every 100 us"};
+  TargetRow stall{"onlineBuildCommitStall", "single-vertex commits, one every 100 us"};
   stall.elements = mid.entries;
   stall.threads = 2;
   stall.samples = mid.n_in + mid.n_out;
@@ -455,7 +453,7 @@ void RunPointLookups(Context& ctx, const KeyedGraph& g, std::vector<Json>& rows)
   }
   const std::string below = Below(engine);
   for (const double q : {0.5, 0.95}) {
-    Row r{"pointLookupUnique", q == 0.5 ? "p50" : "p95"};
+    TargetRow r{"pointLookupUnique", q == 0.5 ? "p50" : "p95"};
     r.elements = n;
     r.samples = engine.size();
     r.value = Positive(engine.QuantileNs(q), below);
@@ -505,12 +503,12 @@ void RunRangeScans(Context& ctx, const KeyedGraph& g, std::vector<Json>& rows) {
     engine_rate.push_back(static_cast<double>(m) / e_ns * 1e9);
     raw_rate.push_back(static_cast<double>(m) / r_ns * 1e9);
   }
-  Row r{"rangeScanOrdered", std::to_string(m) + " entries per range"};
+  TargetRow r{"rangeScanOrdered", std::to_string(m) + " entries per range"};
   r.elements = n;
   r.samples = engine_rate.size();
-  r.value = Positive(Median(engine_rate), "no time elapsed");
+  r.value = Positive(IndexesMedian(engine_rate), "no time elapsed");
   r.unit = "entriesPerSecond";
-  r.ceiling = Positive(Median(raw_rate), "no time elapsed");
+  r.ceiling = Positive(IndexesMedian(raw_rate), "no time elapsed");
   r.ceiling_definition =
       "the same range from a sorted array of (key, id) pairs: two binary searches, ids copied into a fresh "
       "vector";
@@ -564,12 +562,12 @@ void RunBatches(Context& ctx, std::vector<Json>& rows) {
     without.push_back(BatchRate(v, false));
     with.push_back(BatchRate(v, true));
   }
-  Row r{"volatileBatchesWithIndexes", "1,000 vertices per batch, unique + ordered int64"};
+  TargetRow r{"volatileBatchesWithIndexes", "1,000 vertices per batch, unique + ordered int64"};
   r.elements = v;
   r.samples = kRounds;
-  r.value = Positive(Median(with), "no time elapsed");
+  r.value = Positive(IndexesMedian(with), "no time elapsed");
   r.unit = "verticesPerSecond";
-  r.ceiling = Positive(Median(without), "no time elapsed");
+  r.ceiling = Positive(IndexesMedian(without), "no time elapsed");
   r.ceiling_definition = "the same batches into a graph without indexes, same run (median of the rounds)";
   r.ratio = Ratio(r.value, r.ceiling, "a side was not measured");
   r.ratio_definition = "with / without";
@@ -618,7 +616,7 @@ void RunUpserts(Context& ctx, std::vector<Json>& rows) {
     const double map_seconds = SecondsSince(t0);
     Consume(added);
     if (added != (merge ? 0 : n)) Die("indexes upsert", InternalError("the map disagrees"));
-    Row r{"upsertVertex", merge ? "merge (every key found)" : "create (every key new)"};
+    TargetRow r{"upsertVertex", merge ? "merge (every key found)" : "create (every key new)"};
     r.elements = n;
     r.samples = 1;
     r.value = Positive(static_cast<double>(n) / seconds, "no time elapsed");
@@ -692,12 +690,12 @@ void RunDurableCommits(Context& ctx, std::vector<Json>& rows) {
     graphs[with].reset();
     ctx.RemoveDir(dirs[with]);
   }
-  Row r{"durableCommitsWithUniqueIndex", "single-vertex synced commits, 1 producer, unique int64"};
+  TargetRow r{"durableCommitsWithUniqueIndex", "single-vertex synced commits, 1 producer, unique int64"};
   r.elements = next[1];
   r.samples = total;
-  r.value = Positive(Median(rate[1]), "no time elapsed");
+  r.value = Positive(IndexesMedian(rate[1]), "no time elapsed");
   r.unit = "commitsPerSecond";
-  r.ceiling = Positive(Median(rate[0]), "no time elapsed");
+  r.ceiling = Positive(IndexesMedian(rate[0]), "no time elapsed");
   r.ceiling_definition =
       "the same commits into a durable graph without indexes, alternating windows (medians)";
   r.ratio = Ratio(r.value, r.ceiling, "a side was not measured");
@@ -757,13 +755,13 @@ void RunReopen(Context& ctx, std::vector<Json>& rows) {
     }
   }
   for (const std::string& d : dirs) ctx.RemoveDir(d);
-  Row r{"reopenWithIndexes", "read-only Open of a checkpoint, unique + ordered int64"};
+  TargetRow r{"reopenWithIndexes", "read-only Open of a checkpoint, unique + ordered int64"};
   r.elements = n;
   r.threads = std::min(ctx.Cores(), 8);  // DurableOptions::io_threads = 0: one per core, at most 8
   r.samples = kRounds;
-  r.value = Positive(static_cast<double>(n) / Median(seconds[1]), "no time elapsed");
+  r.value = Positive(static_cast<double>(n) / IndexesMedian(seconds[1]), "no time elapsed");
   r.unit = "elementsPerSecond";
-  r.ceiling = Positive(static_cast<double>(n) / Median(seconds[0]), "no time elapsed");
+  r.ceiling = Positive(static_cast<double>(n) / IndexesMedian(seconds[0]), "no time elapsed");
   r.ceiling_definition =
       "the same graph's checkpoint without indexes, opened the same way (medians of the rounds)";
   r.ratio = Ratio(r.value, r.ceiling, "a side was not measured");
@@ -773,10 +771,12 @@ void RunReopen(Context& ctx, std::vector<Json>& rows) {
   // The loader makes a checkpoint's indexes inside the checkpoint load (OpenStats counts them in
   // indexes_built, those copied from stored entries in indexes_loaded, their time in
   // checkpoint_load_microseconds).
-  r.detail["openWithSeconds"] = Positive(Median(seconds[1]), "no time elapsed");
-  r.detail["openWithoutSeconds"] = Positive(Median(seconds[0]), "no time elapsed");
-  r.detail["checkpointLoadWithSeconds"] = Positive(Median(load_seconds[1]), "Open reported no load time");
-  r.detail["checkpointLoadWithoutSeconds"] = Positive(Median(load_seconds[0]), "Open reported no load time");
+  r.detail["openWithSeconds"] = Positive(IndexesMedian(seconds[1]), "no time elapsed");
+  r.detail["openWithoutSeconds"] = Positive(IndexesMedian(seconds[0]), "no time elapsed");
+  r.detail["checkpointLoadWithSeconds"] =
+      Positive(IndexesMedian(load_seconds[1]), "Open reported no load time");
+  r.detail["checkpointLoadWithoutSeconds"] =
+      Positive(IndexesMedian(load_seconds[0]), "Open reported no load time");
   r.detail["indexesBuilt"] = Count(built, "Open built no index");
   // Of those, the ones copied from the checkpoint's stored entries (0 would mean they were sorted again).
   r.detail["indexesLoaded"] = loaded;
@@ -813,7 +813,7 @@ Json RunIndexes(Context& ctx) {
     KeyedGraph g = BuildKeyed(p.index_keys);
     RunLabelCount(ctx, g, rows);
     ctx.progress.Start("indexes", "memory per entry, online build");
-    RunMemory(ctx, g, rows);
+    RunMemoryPerEntry(ctx, g, rows);
     RunOnlineBuild(ctx, g, rows);
     ctx.progress.Start("indexes", "lookups and ranges");
     RunPointLookups(ctx, g, rows);

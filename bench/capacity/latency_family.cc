@@ -60,12 +60,12 @@ BuiltGraph BuildLatencyGraph(std::uint64_t n) {
 // A random id in [0, n) whose class (id % 100) is `cls`.
 std::uint64_t Draw(Rng& rng, std::uint64_t n, std::uint64_t cls) { return rng.Uniform(n / 100) * 100 + cls; }
 
-struct Quantiles {
+struct LatencyQuantiles {
   Json p50, p95, p99;
 };
 
 template <typename InputFn, typename OpFn>
-Quantiles Measure(std::uint64_t samples, InputFn&& input, OpFn&& op) {
+LatencyQuantiles Measure(std::uint64_t samples, InputFn&& input, OpFn&& op) {
   TickTimer timer(samples);
   for (std::uint64_t i = 0; i < samples / 10; ++i) Consume(op(input()));  // warm the caches
   for (std::uint64_t i = 0; i < samples; ++i) {
@@ -79,7 +79,7 @@ Quantiles Measure(std::uint64_t samples, InputFn&& input, OpFn&& op) {
           Positive(timer.QuantileNs(0.99), below)};
 }
 
-Json LatencyJson(const Quantiles& q) {
+Json LatencyJson(const LatencyQuantiles& q) {
   Json j;
   j["latencyP50Ns"] = q.p50;
   j["latencyP95Ns"] = q.p95;
@@ -155,7 +155,7 @@ Json RunLatency(Context& ctx) {
       Rng rng(kSeed + op.cls);
       auto input = [&] { return op.cls == 100 ? rng.Uniform(n) : Draw(rng, n, op.cls); };
       const std::string name = op.name;
-      Quantiles engine, raw;
+      LatencyQuantiles engine, raw;
       if (name == "vertexLookup") {
         engine = Measure(samples, input, lookup);
         raw = Measure(samples, input, csr_lookup);

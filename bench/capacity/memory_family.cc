@@ -39,8 +39,8 @@ Reading Read(const Graph& graph) {
 constexpr const char* kRssReuse =
     "the resident set did not grow: the allocator reused memory that earlier shapes freed";
 
-Json Row(const Shape& shape, const Reading& base, const Reading& after_v, const Reading& after_e,
-         const BuiltGraph& built) {
+Json MemoryRow(const Shape& shape, const Reading& base, const Reading& after_v, const Reading& after_e,
+               const BuiltGraph& built) {
   const auto v = static_cast<double>(shape.vertices);
   const auto e = static_cast<double>(shape.edges());
   Json row;
@@ -106,7 +106,7 @@ Json RunMemory(Context& ctx) {
     AddShapeEdges(*built.graph, shape, built.first);
     built.edge_seconds = SecondsSince(t0);
     const Reading after_e = Read(*built.graph);
-    rows.push_back(Row(shape, base, after_v, after_e, built));
+    rows.push_back(MemoryRow(shape, base, after_v, after_e, built));
     const Json& row = rows.back();
     ctx.progress.Note(row["bytesPerVertex"].dump() + " B/vertex, " + row["bytesPerEdge"].dump() + " B/edge");
     if (TraversalWants(ctx, shape)) ctx.shared.emplace_back(shape, std::move(built));

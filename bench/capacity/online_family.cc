@@ -58,15 +58,15 @@ struct Latency {
   double p50 = 0, p95 = 0;
 };
 
-Latency Quantiles(std::vector<double> ns) {
+Latency OnlineQuantiles(std::vector<double> ns) {
   Latency l;
   l.p50 = QuantileD(ns, 0.5);
   l.p95 = QuantileD(ns, 0.95);
   return l;
 }
 
-Json Row(const char* query, const Json& shape, std::size_t samples, Latency engine,
-         std::optional<Latency> csr, const char* no_csr, const char* target) {
+Json OnlineRow(const char* query, const Json& shape, std::size_t samples, Latency engine,
+               std::optional<Latency> csr, const char* no_csr, const char* target) {
   Json row;
   row["query"] = query;
   row["shape"] = shape;
@@ -124,9 +124,9 @@ void RunExpansions(Context& ctx, const Shape& shape, const Snapshot& snap, Verte
       engine_ns.push_back(e_ns);
       csr_ns.push_back(c_ns);
     }
-    const Latency e = Quantiles(engine_ns), c = Quantiles(csr_ns);
-    rows.push_back(Row(depth == 2 ? "expand2Hop" : "expand3Hop", shape.ToJson(), samples, e, c, "",
-                       "p50 and p95 <= 1.3 x the CSR's"));
+    const Latency e = OnlineQuantiles(engine_ns), c = OnlineQuantiles(csr_ns);
+    rows.push_back(OnlineRow(depth == 2 ? "expand2Hop" : "expand3Hop", shape.ToJson(), samples, e, c, "",
+                             "p50 and p95 <= 1.3 x the CSR's"));
     ctx.progress.Note(std::to_string(depth) + "-hop p50 " + std::to_string(e.p50 / 1e3) + " us (CSR " +
                       std::to_string(c.p50 / 1e3) + " us)");
   }
@@ -146,9 +146,9 @@ void RunExpansions(Context& ctx, const Shape& shape, const Snapshot& snap, Verte
     found_count += found;
     path_ns.push_back(ns);
   }
-  const Latency p = Quantiles(path_ns);
-  rows.push_back(Row("shortestPath", shape.ToJson(), path_ns.size(), p, std::nullopt,
-                     "a CSR bidirectional BFS needs in-edges; not built", "p50 <= 50000 ns"));
+  const Latency p = OnlineQuantiles(path_ns);
+  rows.push_back(OnlineRow("shortestPath", shape.ToJson(), path_ns.size(), p, std::nullopt,
+                           "a CSR bidirectional BFS needs in-edges; not built", "p50 <= 50000 ns"));
   ctx.progress.Note("shortest path p50 " + std::to_string(p.p50 / 1e3) + " us, " +
                     std::to_string(found_count) + " of " + std::to_string(path_ns.size()) +
                     " pairs connected");
@@ -206,7 +206,7 @@ void RunTopK(Context& ctx, Json& rows) {
   shape["outDegree"] = kHubDegree;
   shape["edges"] = kHubs * kHubDegree;
   shape["targets"] = "uniform";
-  rows.push_back(Row("topK20ByWeight", shape, engine.size(), e, c, "", "p95 <= 2000 ns"));
+  rows.push_back(OnlineRow("topK20ByWeight", shape, engine.size(), e, c, "", "p95 <= 2000 ns"));
   ctx.progress.Note("top-20 p95 " + std::to_string(e.p95) + " ns (flat array " + std::to_string(c.p95) +
                     " ns)");
 }

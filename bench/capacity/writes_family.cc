@@ -48,7 +48,7 @@ std::vector<RowSpec> Rows() {
   return rows;
 }
 
-std::string RowName(const RowSpec& r) {
+std::string WritesRowName(const RowSpec& r) {
   return std::string(r.durable ? "durable" : "volatile") + " producers=" + std::to_string(r.producers) +
          " batch=" + std::to_string(r.batch_elements);
 }
@@ -108,7 +108,7 @@ Json RunRow(Context& ctx, const RowSpec& spec, int index) {
   const double seconds = SecondsSince(start);
   const std::uint64_t io_after = ProcessWriteBytes(&io_error);
   const DurabilityStats after = graph->GetDurabilityStats();
-  if (failed) Die("writes row " + RowName(spec), InternalError("a commit failed"));
+  if (failed) Die("writes row " + WritesRowName(spec), InternalError("a commit failed"));
   CheckClose(*graph);
   graph.reset();
   if (!dir.empty()) ctx.RemoveDir(dir);
@@ -167,14 +167,14 @@ void CheckClose(Graph& graph) {
 
 void PlanWrites(Context& ctx) {
   for (const RowSpec& r : Rows())
-    ctx.progress.Plan("writes", RowName(r), ctx.profile.write_row_seconds + 0.3);
+    ctx.progress.Plan("writes", WritesRowName(r), ctx.profile.write_row_seconds + 0.3);
 }
 
 Json RunWrites(Context& ctx) {
   Json rows = Json::array();
   int index = 0;
   for (const RowSpec& r : Rows()) {
-    ctx.progress.Start("writes", RowName(r));
+    ctx.progress.Start("writes", WritesRowName(r));
     rows.push_back(RunRow(ctx, r, index++));
     ctx.progress.Note(rows.back()["writesPerSecond"].dump() + " writes/s, group " +
                       rows.back()["meanGroupSize"].dump());

@@ -74,7 +74,6 @@
 #include "graph_impl.h"
 #include "independent_reader.h"
 #include "index_oracle.h"
-#include "loop_sample.h"
 #include "quiver/quiver.h"
 #include "random_workload.h"
 #include "test_util.h"
@@ -102,10 +101,6 @@ struct EnumerationConfig {
   int checkpoint_one_in = 6;       // producer 0 calls Checkpoint() after this share of bursts
   int big_value_one_in = 12;       // batches with a value over one WAL fragment
   std::uint64_t crash_points = 0;  // 0: every operation; else about this many, evenly spread
-  // If set, of those operations only the ones the sample tries (loop_sample.h:
-  // every point below its dense bound, then one in its stride at an offset
-  // drawn for each run), so that successive runs crash at different points.
-  const LoopSample* sample = nullptr;
   // Check 5 (a damaged newest checkpoint) under every crash policy, not one
   // policy per crash point: the negative controls need it to see a lost
   // second generation, which only some policies produce.
@@ -358,7 +353,6 @@ class CrashEnumerator {
     // seeds 1 and 2 sampled points one operation apart.
     const std::uint64_t first = 1 + env::Rng::Derive(c_.seed, 0x5a3b1e).Uniform(stride);
     for (std::uint64_t n = first; n <= f_.total_ops; n += stride) {
-      if (c_.sample != nullptr && !c_.sample->Tries(n)) continue;
       CrashAt(n);
       if (c_.stop_at_first_loss && f_.acked_lost + f_.recovery_failures + f_.fallback_failures > 0) break;
     }

@@ -86,18 +86,19 @@ WriteBatch GroupBatch() {
   for (int i = 0; i < 12; ++i) b.AddEdge(i % 2 ? "Y" : "W", VertexId(0), fresh[i]);
   b.AddEdge("X", fresh[1], fresh[1]);
   b.RemoveVertex(VertexId(42));  // on the hub's array
+  // Changes to published blocks, interleaved: each element's are built as
+  // one block at its last change.
   for (int i = 0; i < 30; ++i) {
-    b.SetProperty(VertexId(3), "name", "vertex-x" + std::to_string(i % 10));  // same length: in place
-    b.SetProperty(VertexId(4), "grow" + std::to_string(i), i);                // new keys: rebuilt
+    b.SetProperty(VertexId(3), "name", "vertex-x" + std::to_string(i % 10));
+    b.SetProperty(VertexId(4), "grow" + std::to_string(i), i);  // new keys
     b.SetProperty(EdgeId(50), "w", 2.5 + i);
   }
   b.RemoveProperty(VertexId(5), "n");
   b.RemoveProperty(EdgeId(60), "w");
   b.SetProperty(fresh[3], "late", true);
-  // Runs of changes to one element (BatchProcessor::ApplyPropertyRun): new
+  // Several changes to one element (BatchProcessor::ApplyPropertyChanges): new
   // names, removals of a key set in the run, of a key no element has and of
-  // an edge's last property, a new vertex's, and overwrites of the group's
-  // own block (vertex 3's, one by one).
+  // an edge's last property, and a new vertex's.
   b.SetProperty(VertexId(6), "run_a", 1);
   b.SetProperty(VertexId(6), "run_new", 2);
   b.RemoveProperty(VertexId(6), "run_a");
@@ -110,6 +111,14 @@ WriteBatch GroupBatch() {
   b.SetProperty(fresh[5], "r2", 2);
   b.SetProperty(VertexId(3), "name", "vertex-y1");
   b.SetProperty(VertexId(3), "n", 7);
+  // Overwrites of a new vertex's block (the group's own), interleaved with
+  // another's: in place one by one, until one does not fit (a string where
+  // an int64 was); that one and the rest are built as one block.
+  for (int i = 0; i < 6; ++i) {
+    b.SetProperty(fresh[20], "born", 100 + i);
+    b.SetProperty(fresh[21], "born", 200 + i);
+    if (i == 3) b.SetProperty(fresh[20], "born", "no room in place");
+  }
   return b;
 }
 

@@ -1237,17 +1237,27 @@ class Generator {
     }
   }
 
-  // Changes to one element's properties that follow one another in the
-  // batch, which the engine applies as one new block
-  // (BatchProcessor::ApplyPropertyRun): sets and removals of a few keys, so
-  // a key is often set twice, set then removed, or removed while absent.
+  // Several changes to one element's properties, which the engine applies
+  // together as one new block at the element's last change
+  // (BatchProcessor::ApplyPropertyChanges): sets and removals of a few
+  // keys, so a key is often set twice, set then removed, or removed while
+  // absent; often with sets of other vertices' properties between them.
   void DoPropertyRun(WriteBatch& b) {
     const bool vertex = work_.edges.empty() || Chance(0.6);
     const std::uint64_t id = vertex ? *LiveVertex() : *LiveEdge();
     auto& props = vertex ? work_.vertices[id].props : work_.edges[id].props;
     const std::string& owner = vertex ? work_.vertices[id].label : work_.edges[id].type;
     const int n = 2 + static_cast<int>(rng_() % 8);
+    const bool interleaved = Chance(0.5);
     for (int i = 0; i < n; ++i) {
+      if (interleaved && i > 0) {
+        const std::uint64_t other = *LiveVertex();
+        MVertex& w = work_.vertices[other];
+        std::string key = Pick(kKeys);
+        PropertyValue value = ValueFor(key, w.label, ElementKind::kVertex);
+        b.SetProperty(VRef(other), key, value);
+        w.props[key] = std::move(value);
+      }
       std::string key = Pick(kKeys);
       if (Chance(0.3)) {
         if (vertex) {

@@ -782,14 +782,19 @@ void BatchProcessor::FlushAdds(GraphRoots& g, MutationContext& ctx) {
   }
 }
 
+bool BatchProcessor::SetInPlace(ElementKind kind, std::uint32_t label, PropBlock* block, std::uint32_t key,
+                                const PropertyView& value, const GraphRoots& g,
+                                const MutationContext& ctx) const {
+  // In place, unseen, only where that keeps every index right (the key is
+  // present before and after, and no index covers it).
+  return ctx.IsPrivate(block) && !maintainer_.NeedsOldBlock(g, kind, label, key) &&
+         storage::SetPropertyInPlace(block, key, value);
+}
+
 void BatchProcessor::ChangeProperty(ElementKind kind, std::uint64_t id, std::uint32_t label,
                                     PropBlock*& block, std::uint32_t key, const PropertyView* value,
                                     GraphRoots& g, MutationContext& ctx) {
-  // In place, unseen, only where that keeps every index right (the key is
-  // present before and after, and no index covers it).
-  if (value != nullptr && ctx.IsPrivate(block) && !maintainer_.NeedsOldBlock(g, kind, label, key) &&
-      storage::SetPropertyInPlace(block, key, *value))
-    return;
+  if (value != nullptr && SetInPlace(kind, label, block, key, *value, g, ctx)) return;
   PropBlock* next = value != nullptr ? storage::WithProperty(block, key, *value, ctx)
                                      : storage::WithoutProperty(block, key, ctx);
   ReplaceBlock(kind, id, label, block, next, g, ctx);
@@ -804,24 +809,41 @@ bool BatchProcessor::IsVertexPropertyChange(OpKind kind) {
   return kind == OpKind::kSetVertexProperty || kind == OpKind::kRemoveVertexProperty;
 }
 
-std::size_t BatchProcessor::PropertyRunEnd(const WriteBatch& batch, const Op& first, std::size_t i) const {
+void BatchProcessor::LinkPropertyChanges(const WriteBatch& batch) {
   const auto ops = WriteBatchInternal::Ops(batch);
-  const bool vertex = IsVertexPropertyChange(first.kind);
-  auto element = [&](const Op& op) { return vertex ? ResolveVertex(op.v1) : ResolveEdge(op.e); };
-  auto same_kind = [vertex](OpKind k) { return IsPropertyChange(k) && IsVertexPropertyChange(k) == vertex; };
-  const std::uint64_t id = element(first);
-  std::size_t end = i + 1;
-  for (; end < ops.size(); ++end) {
-    const Op next = ops[end];
-    if (!same_kind(next.kind) || element(next) != id) break;
+  std::size_t changes = 0;
+  for (const Op& op : ops) changes += IsPropertyChange(op.kind) ? 1 : 0;
+  // Validation keyed the batch's changed elements the same way: as many as
+  // changes, no element has two, and each change is applied alone (which
+  // is always right: linking only saves rebuilds).
+  if (changes == 0 || elem_props_.size() >= changes) return;
+  prop_links_.reserve(changes);
+  prop_last_.Reserve(changes);
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op op = ops[i];
+    if (!IsPropertyChange(op.kind)) continue;
+    // Keyed as validation keys elements (index_checks.h): a new element by
+    // its number in the batch, which is what the operation names.
+    const ElemKey elem = IsVertexPropertyChange(op.kind)
+                             ? (op.v1.is_new() ? kNewBit : 0) | op.v1.raw()
+                             : kEdgeBit | (op.e.is_new() ? kNewBit : 0) | op.e.raw();
+    const auto change = static_cast<std::uint32_t>(prop_links_.size());
+    prop_links_.push_back(PropLink{static_cast<std::uint32_t>(i), kNoOp, false});
+    auto [it, first] = prop_last_.try_emplace(elem, change);
+    if (first) continue;
+    prop_links_[change].prev = it->second;
+    prop_links_[it->second].later = true;
+    it->second = change;
   }
-  return end;
 }
 
-void BatchProcessor::ApplyPropertyRun(const WriteBatch& batch, std::size_t begin, std::size_t end,
-                                      GraphRoots& g, MutationContext& ctx) {
+void BatchProcessor::ApplyPropertyChanges(const WriteBatch& batch, std::uint32_t last, GraphRoots& g,
+                                          MutationContext& ctx) {
   const auto ops = WriteBatchInternal::Ops(batch);
-  const Op first = ops[begin];
+  prop_ops_.clear();
+  for (std::uint32_t c = last; c != kNoOp; c = prop_links_[c].prev) prop_ops_.push_back(prop_links_[c].op);
+  std::reverse(prop_ops_.begin(), prop_ops_.end());
+  const Op first = ops[prop_ops_.front()];
   const bool vertex = IsVertexPropertyChange(first.kind);
   const std::uint64_t id = vertex ? ResolveVertex(first.v1) : ResolveEdge(first.e);
   const PropBlock* current = vertex ? storage::FindVertex(g, id)->props : storage::EdgeProps(g, id);
@@ -835,7 +857,7 @@ void BatchProcessor::ApplyPropertyRun(const WriteBatch& batch, std::size_t begin
   } release{prop_changes_};
   prop_changes_.clear();
   bool sets = false, removes_present = false, overwrites_only = true;
-  for (std::size_t i = begin; i < end; ++i) {
+  for (const std::uint32_t i : prop_ops_) {
     const Op op = ops[i];
     if (op.kind == OpKind::kSetVertexProperty || op.kind == OpKind::kSetEdgeProperty) {
       auto props = WriteBatchInternal::Props(batch, op);
@@ -863,16 +885,21 @@ void BatchProcessor::ApplyPropertyRun(const WriteBatch& batch, std::size_t begin
     slot = EdgePropTable::MutableSparse(g.edge_props, id, ctx);
   }
   const ElementKind kind = vertex ? ElementKind::kVertex : ElementKind::kEdge;
-  if (overwrites_only && ctx.IsPrivate(*slot)) {
-    // Values of keys the group's own block holds: one by one, each in place
-    // where it fits (review: rebuilding here made a run of two sets on a
-    // large block the group owns cost a copy of the block per run).
-    for (const storage::PropChange& c : prop_changes_)
-      ChangeProperty(kind, id, label, *slot, c.key, &c.value, g, ctx);
-    return;
+  std::span<storage::PropChange> rest(prop_changes_);
+  if (overwrites_only) {
+    // Values of keys the block holds: one by one while each goes in place
+    // (review: rebuilding here made many short runs on a large block the
+    // group owns copy it per run); from the first that cannot (the block is
+    // published, the value does not fit, or an index covers the key), the
+    // rest as one new block (review: a change per rebuild was O(k x n)).
+    std::size_t done = 0;
+    while (done < rest.size() && SetInPlace(kind, label, *slot, rest[done].key, rest[done].value, g, ctx))
+      ++done;
+    rest = rest.subspan(done);
+    if (rest.empty()) return;
   }
   bool changed = false;
-  PropBlock* next = storage::WithChanges(*slot, prop_changes_, prop_inputs_, ctx, &changed);
+  PropBlock* next = storage::WithChanges(*slot, rest, prop_inputs_, ctx, &changed);
   if (changed) ReplaceBlock(kind, id, label, *slot, next, g, ctx);
   if (!vertex && *slot == nullptr) NoteRemoved(cleared_edge_prop_leaves_, id);  // no property left
 }
@@ -919,6 +946,19 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
       p->adds_count_ = 0;
     }
   } release_sort_buffers{this};
+  // The links of the property changes, one per change: a long list is not
+  // kept after its batch (it is bounded only by the batch's length).
+  struct ReleasePropLinks {
+    BatchProcessor* p;
+    ~ReleasePropLinks() {
+      if (p->prop_links_.capacity() > kKeptPropChanges) {
+        std::vector<PropLink>().swap(p->prop_links_);
+        std::vector<std::uint32_t>().swap(p->prop_ops_);
+      }
+      p->prop_links_.clear();
+      p->prop_last_.clear();
+    }
+  } release_prop_links{this};
   std::size_t added_edges = 0;
   for (const Op& op : WriteBatchInternal::Ops(batch)) added_edges += op.kind == OpKind::kAddEdge;
   if (added_edges != 0) adds_.Reserve(ctx.account, 2 * added_edges);
@@ -928,13 +968,22 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
   std::uint32_t last_type = 0;
   bool have_last_type = false;
   const auto ops = WriteBatchInternal::Ops(batch);
+  LinkPropertyChanges(batch);
+  std::uint32_t next_change = 0;  // the property changes' links, in batch order
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op op = ops[i];
-    if (IsPropertyChange(op.kind)) {
-      const std::size_t end = PropertyRunEnd(batch, op, i);
-      if (end - i > 1) {
-        ApplyPropertyRun(batch, i, end, g, ctx);
-        i = end - 1;
+    if (IsPropertyChange(op.kind) && !prop_links_.empty()) {
+      const std::uint32_t change = next_change++;
+      const PropLink link = prop_links_[change];
+      if (link.later) {  // applied with the element's last change
+        // Its key is interned here all the same: name ids are handed out in
+        // the operations' order, as a replay by any release hands them out.
+        if (op.kind == OpKind::kSetVertexProperty || op.kind == OpKind::kSetEdgeProperty)
+          InternName(g.keys, WriteBatchInternal::Props(batch, op)[0].key, ctx);
+        continue;
+      }
+      if (link.prev != kNoOp) {
+        ApplyPropertyChanges(batch, change, g, ctx);
         continue;
       }
     }

@@ -91,9 +91,11 @@ class BatchProcessor {
   // built tree holds for them).
   std::uint64_t TEST_last_catch_up_visits() const { return last_catch_up_visits_; }
 
-  // Bytes held by ApplyPropertyRun's list of changes now.
+  // Bytes held by the property changes' scratch lists now.
   std::size_t TEST_prop_changes_bytes() const {
-    return prop_changes_.capacity() * sizeof(storage::PropChange);
+    return prop_changes_.capacity() * sizeof(storage::PropChange) +
+           prop_links_.capacity() * sizeof(PropLink) + prop_ops_.capacity() * sizeof(std::uint32_t) +
+           prop_last_.capacity() * sizeof(std::pair<ElemKey, std::uint32_t>);
   }
   // Bytes held by the adjacency sort buffers (FlushAdds) now.
   std::size_t TEST_sort_buffer_bytes() const {
@@ -180,24 +182,36 @@ class BatchProcessor {
   // in place if the group allocated the block and the value fits, else a
   // new block (the old one freed if private, retired if published).
   // `value` null removes the key (which must be present).
+  // Overwrites `key` (present) of `block` with `value` in place, unseen,
+  // if the block is private, no index covers the key and the value fits.
+  bool SetInPlace(index::ElementKind kind, std::uint32_t label, storage::PropBlock* block, std::uint32_t key,
+                  const PropertyView& value, const storage::GraphRoots& g,
+                  const storage::MutationContext& ctx) const;
   void ChangeProperty(index::ElementKind kind, std::uint64_t id, std::uint32_t label,
                       storage::PropBlock*& block, std::uint32_t key, const PropertyView* value,
                       storage::GraphRoots& g, storage::MutationContext& ctx);
-  // Sets and removals of properties of one element that follow one another
-  // in a batch (a run: ops [begin, end), PropertyRunEnd) are applied as one
-  // new block (storage::WithChanges) and one change shown to the index
-  // maintainer: k changes to one element cost O(k log k), where a block per
-  // change cost O(k^2) (Engine II 1.1; 32,000 new keys on one vertex took
-  // 29 s). A run of one, and a run that only sets keys a block private to
-  // the group already holds, take ChangeProperty, which edits that block in
-  // place where the value fits. Changes to one element interleaved with
-  // other ops are separate runs: each builds the element's block again.
+  // All the sets and removals of properties of one element in a batch are
+  // applied together, at the element's last one, as one new block
+  // (storage::WithChanges) and one change shown to the index maintainer: k
+  // changes to one element cost O(k log k), where a block per change cost
+  // O(k^2) (Engine II 1.1; 32,000 new keys on one vertex took 29 s), whether
+  // they follow one another or other operations come between them (each of
+  // `v.a, w.x, v.b, w.x, ...` rebuilt v's block). Nothing between them reads
+  // the element's properties: in a valid batch the only other operation on
+  // it, its removal (or its endpoint's), comes after them, and validation
+  // already judged the batch's final state. One change alone takes
+  // ChangeProperty. Changes that only set keys the block holds go in place
+  // one by one while the block is private to the group, the value fits and
+  // no index covers the key; from the first that cannot, the rest are built
+  // as one block.
   static bool IsPropertyChange(OpKind kind);
   static bool IsVertexPropertyChange(OpKind kind);  // a set or removal of a vertex's
-  // The end of the run that starts with ops[i] (`first`, decoded).
-  std::size_t PropertyRunEnd(const WriteBatch& batch, const internal::BatchOp& first, std::size_t i) const;
-  void ApplyPropertyRun(const WriteBatch& batch, std::size_t begin, std::size_t end, storage::GraphRoots& g,
-                        storage::MutationContext& ctx);
+  // Fills prop_links_ for the batch's property changes (empty if it has none).
+  void LinkPropertyChanges(const WriteBatch& batch);
+  // Applies the changes of the element whose last change is
+  // prop_links_[last] (the links chain them).
+  void ApplyPropertyChanges(const WriteBatch& batch, std::uint32_t last, storage::GraphRoots& g,
+                            storage::MutationContext& ctx);
   // The one step every property change of an existing element goes
   // through: shows the old and the new block to the index maintainer, then
   // retires the old block (freed at once if private) and stores the new.
@@ -248,9 +262,23 @@ class BatchProcessor {
   std::vector<std::uint64_t> new_vertex_ids_;
   std::vector<std::uint64_t> new_edge_ids_;
   std::vector<storage::PropInput> prop_inputs_;
-  // ApplyPropertyRun's list; a longer one is released after its run.
+  // ApplyPropertyChanges' list; a longer one is released after its use.
   static constexpr std::size_t kKeptPropChanges = 4096;
   std::vector<storage::PropChange> prop_changes_;
+  // One per property change of the batch being applied, in batch order:
+  // its operation's place, the previous change of the same element (its
+  // index here, kNoOp if none) and whether a later one exists. Released
+  // after a batch of more than kKeptPropChanges changes, as prop_last_
+  // (the last change seen per element while linking).
+  static constexpr std::uint32_t kNoOp = ~std::uint32_t{0};
+  struct PropLink {
+    std::uint32_t op = 0;
+    std::uint32_t prev = kNoOp;
+    bool later = false;
+  };
+  std::vector<PropLink> prop_links_;
+  base::SafeFlatHashMap<ElemKey, std::uint32_t> prop_last_;
+  std::vector<std::uint32_t> prop_ops_;  // one element's changes, in batch order
   // An adjacency entry to remove at the end of the batch.
   struct Removal {
     std::uint64_t vertex;

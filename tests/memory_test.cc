@@ -449,7 +449,7 @@ TEST(MemoryTest, PropertySetsOnOneElementRetireOneBlock) {
 // not a copy per set (5,000 x 4 KiB). Each set is on a vertex of its own:
 // all the sets of one vertex in a batch are one change to the index
 // (BatchProcessor::ApplyPropertyChanges).
-TEST(MemoryTest, IndexedPropertySetsOnOneElementRetireOnce) {
+TEST(MemoryTest, IndexedPropertySetsInOneBatchRetireEachTreeNodeOnce) {
   constexpr int kIndexed = 20'000;
   constexpr int kSets = 5'000;
   auto graph = NewMemoryGraph();

@@ -1074,6 +1074,31 @@ TEST(MemoryTest, OverwritesOnABlockTheBatchOwnsBuildItOnce) {
   EXPECT_TRUE(found->empty());
 }
 
+// Review of the above: once a change cannot go in place, the later ones are
+// built with it, in order, even those that would fit: set in place over a
+// block the rest then rebuilds, a later value would be lost.
+TEST(MemoryTest, InPlaceOverwritesStopAtTheFirstThatDoesNotFit) {
+  auto graph = NewMemoryGraph();
+  ASSERT_NE(graph, nullptr);
+  {
+    WriteBatch a;
+    a.AddVertex("V", {{"x", std::int64_t{0}}});
+    WriteForMemory(*graph, std::move(a));
+  }
+  WriteBatch b;
+  NewVertex v = b.AddVertex("V", {{"s", std::int64_t{0}}, {"t", std::int64_t{0}}});  // vertex 1
+  b.SetProperty(v, "t", std::int64_t{5});                                            // fits: in place
+  b.SetProperty(v, "s", std::string(16, 'a'));  // does not fit: the rest starts here
+  b.SetProperty(VertexId(0), "x", std::int64_t{1});
+  b.SetProperty(v, "s", std::int64_t{7});  // would fit in place
+  b.SetProperty(v, "t", std::int64_t{6});
+  WriteForMemory(*graph, std::move(b));
+  Snapshot now = graph->GetSnapshot();
+  EXPECT_EQ(now.GetProperty(VertexId(1), "s")->as_int64(), 7);
+  EXPECT_EQ(now.GetProperty(VertexId(1), "t")->as_int64(), 6);
+  EXPECT_EQ(now.GetProperty(VertexId(0), "x")->as_int64(), 1);
+}
+
 // A durable graph on the in-memory file system whose WAL syncs can be held,
 // so a test queues batches behind a group stuck in its sync and knows they
 // all form the next group (checked through DurabilityStats::commit_groups).

@@ -12,10 +12,11 @@
 // the element + changed entries x log n).
 //
 // One exception keeps the common case cheap: a value overwritten in place
-// in a block private to the group (BatchProcessor::SetProperty) is not
+// in a block private to the group (BatchProcessor::SetInPlace) is not
 // shown, because the key is present before and after (no count changes)
-// and no index covers it: NeedsOldBlock says when that holds. Another
-// observer (the change feed) hangs off the same step and extends that test.
+// and no index covers it: NeedsOldBlock says when that holds. The change
+// feed needs no such step: feed::EffectsRecorder copies the old values a
+// batch changes before it is applied and compares them with the result.
 //
 // Online builds: while an index is being built (state kBuilding), changes of
 // its label's elements are not applied to it; their ids are recorded

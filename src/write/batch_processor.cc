@@ -818,7 +818,7 @@ void BatchProcessor::LinkPropertyChanges(const WriteBatch& batch) {
   // is always right: linking only saves rebuilds).
   if (changes == 0 || elem_props_.size() >= changes) return;
   prop_links_.reserve(changes);
-  prop_last_.Reserve(changes);
+  prop_last_.Reserve(elem_props_.size());  // the elements validation counted
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op op = ops[i];
     if (!IsPropertyChange(op.kind)) continue;

@@ -178,15 +178,15 @@ class BatchProcessor {
   // AppendEntries, which replaces the array at most once. Allocates nothing
   // but account blocks (the scratch half of the sort buffers, arrays).
   void FlushAdds(storage::GraphRoots& g, storage::MutationContext& ctx);
-  // Sets or removes one property of the element whose block is `block`:
-  // in place if the group allocated the block and the value fits, else a
-  // new block (the old one freed if private, retired if published).
-  // `value` null removes the key (which must be present).
   // Overwrites `key` (present) of `block` with `value` in place, unseen,
   // if the block is private, no index covers the key and the value fits.
   bool SetInPlace(index::ElementKind kind, std::uint32_t label, storage::PropBlock* block, std::uint32_t key,
                   const PropertyView& value, const storage::GraphRoots& g,
                   const storage::MutationContext& ctx) const;
+  // Sets or removes one property of the element whose block is `block`:
+  // in place if the group allocated the block and the value fits, else a
+  // new block (the old one freed if private, retired if published).
+  // `value` null removes the key (which must be present).
   void ChangeProperty(index::ElementKind kind, std::uint64_t id, std::uint32_t label,
                       storage::PropBlock*& block, std::uint32_t key, const PropertyView* value,
                       storage::GraphRoots& g, storage::MutationContext& ctx);

@@ -172,11 +172,10 @@ class WriteBatch {
   NewEdge AddEdge(std::string_view type, VertexRef source, VertexRef target,
                   std::initializer_list<Property> properties);
 
-  // Sets (adds or replaces) one property of a vertex or an edge. Sets and
-  // removals on one element that follow one another in the batch are
-  // applied together, its property block built once: record an element's
-  // changes together (O(k log k) for k of them) rather than interleaved with
-  // other elements' (each interleaved change rebuilds the block, O(its size)).
+  // Sets (adds or replaces) one property of a vertex or an edge. All the
+  // sets and removals of one element's properties in a batch are applied
+  // together, in their order, its property block built once: O(k log k) for
+  // k of them, whatever other operations come between them.
   void SetProperty(VertexRef vertex, std::string_view key, PropertyValue value);
   void SetProperty(EdgeRef edge, std::string_view key, PropertyValue value);
 

@@ -14,9 +14,9 @@
 // allocated is private (MutationContext::IsPrivate): a value that fits is
 // overwritten in place (SetPropertyInPlace), and a rebuilt private block is
 // freed at once, so k changes to one element in one group retain one old
-// block, not k. Changes to one element that follow one another in a batch
-// are built as one block (WithChanges), so k new keys cost one block, not k
-// blocks of growing size. An element without properties has no block.
+// block, not k. All the changes to one element in a batch are built as one
+// block (WithChanges; BatchProcessor::ApplyPropertyChanges), so k new keys
+// cost one block, not k blocks of growing size. An element without properties has no block.
 //
 // Thread safety: blocks are immutable once built; any thread may read them.
 #ifndef QUIVER_STORAGE_PROP_BLOCK_H_

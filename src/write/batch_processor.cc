@@ -221,7 +221,7 @@ Status BatchProcessor::CheckDegree(const WriteBatch& batch, VertexRef ref, const
   // Cheap test first: unless this vertex plus every edge of the batch could
   // pass the limit, no count is needed.
   if (base + batch.added_edges() <= limits_.max_degree) return Status::Ok();
-  const ElemKey key = (ref.is_new() ? kNewBit : 0) | ref.raw();
+  const ElemKey key = BatchElementKey(ref);
   const std::uint64_t degree = base + ++degree_added_[key][out ? 0 : 1];
   if (degree <= limits_.max_degree) return Status::Ok();
   return OutOfRangeError(base::StrCat(Describe(ref), " would have ", degree, out ? " out-edges" : " in-edges",
@@ -423,8 +423,8 @@ Status BatchProcessor::ValidatePlain(const WriteBatch& batch, const GraphRoots& 
         if (s.ok()) s = CheckName("property key", key);
         if (s.ok() && set) s = CheckValue(key, props[0].value);
         if (s.ok()) {
-          ElemKey elem = (op.v1.is_new() ? kNewBit : 0) | op.v1.raw();
-          TrackPropertyChange(batch, elem, false, op.v1.raw(), key, set ? &props[0].value : nullptr, g);
+          TrackPropertyChange(batch, BatchElementKey(op.v1), false, op.v1.raw(), key,
+                              set ? &props[0].value : nullptr, g);
         }
         break;
       }
@@ -436,8 +436,8 @@ Status BatchProcessor::ValidatePlain(const WriteBatch& batch, const GraphRoots& 
         if (s.ok()) s = CheckName("property key", key);
         if (s.ok() && set) s = CheckValue(key, props[0].value);
         if (s.ok()) {
-          ElemKey elem = kEdgeBit | (op.e.is_new() ? kNewBit : 0) | op.e.raw();
-          TrackPropertyChange(batch, elem, true, op.e.raw(), key, set ? &props[0].value : nullptr, g);
+          TrackPropertyChange(batch, BatchElementKey(op.e), true, op.e.raw(), key,
+                              set ? &props[0].value : nullptr, g);
         }
         break;
       }
@@ -809,10 +809,8 @@ bool BatchProcessor::IsVertexPropertyChange(OpKind kind) {
   return kind == OpKind::kSetVertexProperty || kind == OpKind::kRemoveVertexProperty;
 }
 
-void BatchProcessor::LinkPropertyChanges(const WriteBatch& batch) {
+void BatchProcessor::LinkPropertyChanges(const WriteBatch& batch, std::size_t changes) {
   const auto ops = WriteBatchInternal::Ops(batch);
-  std::size_t changes = 0;
-  for (const Op& op : ops) changes += IsPropertyChange(op.kind) ? 1 : 0;
   // Validation keyed the batch's changed elements the same way: as many as
   // changes, no element has two, and each change is applied alone (which
   // is always right: linking only saves rebuilds).
@@ -822,11 +820,9 @@ void BatchProcessor::LinkPropertyChanges(const WriteBatch& batch) {
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op op = ops[i];
     if (!IsPropertyChange(op.kind)) continue;
-    // Keyed as validation keys elements (index_checks.h): a new element by
-    // its number in the batch, which is what the operation names.
-    const ElemKey elem = IsVertexPropertyChange(op.kind)
-                             ? (op.v1.is_new() ? kNewBit : 0) | op.v1.raw()
-                             : kEdgeBit | (op.e.is_new() ? kNewBit : 0) | op.e.raw();
+    // Keyed as validation keys elements: a new element by its number in
+    // the batch, which is what the operation names.
+    const ElemKey elem = IsVertexPropertyChange(op.kind) ? BatchElementKey(op.v1) : BatchElementKey(op.e);
     const auto change = static_cast<std::uint32_t>(prop_links_.size());
     prop_links_.push_back(PropLink{static_cast<std::uint32_t>(i), kNoOp, false});
     auto [it, first] = prop_last_.try_emplace(elem, change);
@@ -959,8 +955,11 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
       p->prop_last_.clear();
     }
   } release_prop_links{this};
-  std::size_t added_edges = 0;
-  for (const Op& op : WriteBatchInternal::Ops(batch)) added_edges += op.kind == OpKind::kAddEdge;
+  std::size_t added_edges = 0, property_changes = 0;
+  for (const Op& op : WriteBatchInternal::Ops(batch)) {
+    added_edges += op.kind == OpKind::kAddEdge;
+    property_changes += IsPropertyChange(op.kind);
+  }
   if (added_edges != 0) adds_.Reserve(ctx.account, 2 * added_edges);
   // The edge type of the last AddEdge: most batches add edges of one or a
   // few types, and comparing the name beats a hash lookup per edge.
@@ -968,7 +967,7 @@ void BatchProcessor::ApplyPlain(const WriteBatch& batch, GraphRoots& g, Mutation
   std::uint32_t last_type = 0;
   bool have_last_type = false;
   const auto ops = WriteBatchInternal::Ops(batch);
-  LinkPropertyChanges(batch);
+  LinkPropertyChanges(batch, property_changes);
   std::uint32_t next_change = 0;  // the property changes' links, in batch order
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const Op op = ops[i];

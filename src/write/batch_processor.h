@@ -206,8 +206,9 @@ class BatchProcessor {
   // as one block.
   static bool IsPropertyChange(OpKind kind);
   static bool IsVertexPropertyChange(OpKind kind);  // a set or removal of a vertex's
-  // Fills prop_links_ for the batch's property changes (empty if it has none).
-  void LinkPropertyChanges(const WriteBatch& batch);
+  // Fills prop_links_ for the batch's `changes` property changes; leaves it
+  // empty if no element has two of them.
+  void LinkPropertyChanges(const WriteBatch& batch, std::size_t changes);
   // Applies the changes of the element whose last change is
   // prop_links_[last] (the links chain them).
   void ApplyPropertyChanges(const WriteBatch& batch, std::uint32_t last, storage::GraphRoots& g,

@@ -38,6 +38,12 @@ namespace quiver {
 // per-element state this way.
 inline constexpr std::uint64_t kEdgeBit = std::uint64_t{1} << 63;
 inline constexpr std::uint64_t kNewBit = std::uint64_t{1} << 62;
+// The key of the vertex or edge an operation names. Validation and the
+// apply's linking of property changes (BatchProcessor) must key alike.
+inline std::uint64_t BatchElementKey(VertexRef ref) { return (ref.is_new() ? kNewBit : 0) | ref.raw(); }
+inline std::uint64_t BatchElementKey(EdgeRef ref) {
+  return kEdgeBit | (ref.is_new() ? kNewBit : 0) | ref.raw();
+}
 
 class IndexChecker {
  public:

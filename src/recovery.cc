@@ -209,6 +209,7 @@ class Rebuilder {
     state_->replay_end_allocated_bytes = state_->chain->account()->allocated_bytes();
     replay_blocks_.Clear();  // the blocks belong to the version from now on
     ctx_.blocks = nullptr;
+    ctx_.retired->FreeOnAdd(nullptr);  // published: later versions may be read
     if (version_->roots.sequence > 0) {
       state_->chain->Publish(version_);
     } else {
@@ -218,19 +219,13 @@ class Rebuilder {
     return Status::Ok();
   }
 
-  // True while a replayed group's batches are being checked and applied.
-  // A std::bad_alloc thrown then may leave the version holding blocks that
-  // are both linked and retired (or freed), and blocks allocated but not yet
-  // linked: it cannot be freed safely (see Recover).
-  bool in_group() const { return in_group_; }
-
-  // On failure: frees the half-built version with the chain.
+  // On failure: frees the half-built version with the chain, also after a
+  // throw inside a replayed batch (VersionChain::Abandon frees the blocks
+  // replay still tracks once each, whether the version reaches them or
+  // not; replay retires in free-now mode, see ReplaySegments).
   void Abandon() {
-    // Every block replay still tracks is reachable from the version, which
-    // the chain frees whole (between batches: Recover never calls this
-    // after a throw inside one, see in_group).
+    if (version_ != nullptr) state_->chain->Abandon(version_, std::move(replay_blocks_));
     replay_blocks_.Clear();
-    if (version_ != nullptr) state_->chain->Abandon(version_);
     version_ = nullptr;
   }
 
@@ -378,6 +373,10 @@ class Rebuilder {
     // change would copy its element's block and keep the old one until the
     // end, O(groups x element size) of memory.
     ctx_.blocks = &replay_blocks_;
+    // No reader sees the version before Run ends: a superseded block is
+    // freed at once rather than kept until then, and a batch that throws
+    // part-way leaves nothing both linked and retired (RetireList::FreeOnAdd).
+    ctx_.retired->FreeOnAdd(ctx_.account);
     SequenceNumber wal_end = 0;  // the last sequence the last segment holds
     bool rewritten = false;
     // Segments up to this one were started durably: header synced, name
@@ -752,16 +751,11 @@ Result<RecoveredState> Recover(env::FileSystem* fs, const std::string& dir, cons
     // whatever throws (checkpoint_reader.cc, the rule at its top), so
     // DestroyGraph may read them.
     //
-    // Except inside a replayed batch: an Apply that throws part-way leaves
-    // what the writer's rollback would undo (its tracked blocks, its
-    // retire list), but replay edits its one version in place and has no
-    // rollback. A vertex removal that retired one array and threw retiring
-    // the next leaves the first both linked and retired (or freed, if
-    // private), so freeing the version would free it twice; a block built
-    // for a slot it never reached, or unlinked before a retire that threw,
-    // is reached by nothing. That version and its chain are left unfreed
-    // (impl.md, "Index reads and opening with indexes", review).
-    if (rebuilder && rebuilder->in_group()) return OpenOutOfMemory();
+    // Also inside a replayed batch, which edits the one version in place
+    // and has no rollback: replay retires in free-now mode, so no block is
+    // left both linked and retired, or unlinked and unrecorded, and the
+    // blocks it allocated are freed from its record whether the version
+    // reaches them or not (one built for a place it never reached).
     s = OpenOutOfMemory();
   }
   if (!s.ok()) {

@@ -168,6 +168,7 @@ void* MemoryAccount::AllocateGood(std::size_t bytes) {
 
 void MemoryAccount::Free(void* p) {
   if (p == nullptr) return;
+  if (held_ != nullptr && held_(held_context_, p)) return;
   if (FreeObserver observe = free_observer.load(std::memory_order_relaxed); observe != nullptr) observe(p);
   const std::size_t bytes = QUIVER_USABLE_SIZE(p);
   allocated_.fetch_sub(static_cast<std::int64_t>(bytes), std::memory_order_relaxed);

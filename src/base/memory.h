@@ -48,9 +48,20 @@ class MemoryAccount {
   void Absorb(MemoryAccount& other) {
     allocated_.fetch_add(other.allocated_.exchange(0, std::memory_order_relaxed), std::memory_order_relaxed);
   }
+  // While set (`held` non-null), Free leaves alone every block that
+  // held(context, block) is true of: freeing a graph that may reach a
+  // block twice, or not at all, frees such blocks afterwards from a record
+  // of them, once each (VersionChain::Abandon). Set and cleared by the one
+  // thread that frees through the account meanwhile.
+  void HoldFrees(bool (*held)(const void* context, const void* block), const void* context) {
+    held_ = held;
+    held_context_ = context;
+  }
 
  private:
   std::atomic<std::int64_t> allocated_{0};
+  bool (*held_)(const void*, const void*) = nullptr;
+  const void* held_context_ = nullptr;
 };
 
 // Room for `capacity()` values of a trivially copyable `T` in one block of a

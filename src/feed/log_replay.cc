@@ -73,9 +73,9 @@ LogReplay::LogReplay(LogFiles files, SequenceNumber upto)
 }
 
 LogReplay::~LogReplay() {
-  if (in_batch_) return;  // see in_batch_: leaked, never freed twice
-  blocks_.Clear();        // every tracked block is reachable from the version
-  if (version_ != nullptr) chain_->Abandon(version_);
+  // Also after a batch that threw part-way (VersionChain::Abandon frees
+  // the tracked blocks once each, reached or not).
+  if (version_ != nullptr) chain_->Abandon(version_, std::move(blocks_));
   chain_->Shutdown();
 }
 
@@ -84,14 +84,17 @@ void LogReplay::FreshVersion() {
     // The new chain first: if it cannot be made, chain_ is still the old
     // one, which the destructor frees (never a chain already shut down).
     auto* fresh = new storage::VersionChain();
+    chain_->Abandon(version_, std::move(blocks_));
     blocks_.Clear();
-    chain_->Abandon(version_);
     version_ = nullptr;
     chain_->Shutdown();
     chain_ = fresh;
   }
   ctx_ = storage::MutationContext{1, nullptr, nullptr};
   version_ = chain_->NewVersion(&ctx_);
+  // Never published: superseded blocks are freed at once, so a batch that
+  // throws part-way leaves none both linked and retired (as recovery's).
+  ctx_.retired->FreeOnAdd(ctx_.account);
 }
 
 Result<std::unique_ptr<LogReplay>> LogReplay::Start(LogFiles files, SequenceNumber from, SequenceNumber upto,
@@ -242,18 +245,13 @@ Status LogReplay::Step(std::shared_ptr<const ChangeBatch>* out) {
   QUIVER_ASSIGN_OR_RETURN(const wal::LoggedBatch* lb, NextLogged());
   storage::GraphRoots& g = version_->roots;
   if (out == nullptr) {
-    in_batch_ = true;
-    Status s = ReplayLoggedBatch(processor_, *lb, segment_format_, g, ctx_);
-    in_batch_ = false;  // a status comes before Apply: the version is whole
-    QUIVER_RETURN_IF_ERROR(s);
+    QUIVER_RETURN_IF_ERROR(ReplayLoggedBatch(processor_, *lb, segment_format_, g, ctx_));
   } else {
     QUIVER_RETURN_IF_ERROR(CheckLoggedBatch(processor_, *lb, segment_format_, g));
     const std::uint64_t first_vertex = g.vertex_limit, first_edge = g.edge_limit;
     effects_.Before(lb->batch, g);
     CommitInfo info;
-    in_batch_ = true;
     processor_.Apply(lb->batch, g, ctx_, &info);
-    in_batch_ = false;
     g.sequence = lb->sequence;
     *out = effects_.Finish(lb->batch, g, lb->sequence, first_vertex, first_edge);
   }

@@ -103,11 +103,6 @@ class LogReplay {
   storage::Version* version_ = nullptr;     // private: never published
   storage::MutationContext ctx_{};
   storage::GroupBlocks blocks_;  // private blocks edited in place (as recovery's replay)
-  // A batch is being checked and applied. If that threw, the version may
-  // hold blocks both linked and retired (or freed): the destructor then
-  // leaves it and its chain unfreed rather than free a block twice (as
-  // recovery does, recovery.cc, Recover).
-  bool in_batch_ = false;
   BatchProcessor processor_;
   EffectsRecorder effects_;
   SequenceNumber covered_ = 0;  // the loaded checkpoint's sequence

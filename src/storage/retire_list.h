@@ -80,6 +80,7 @@ class RetireList {
   using FreeFn = void (*)(void* block, base::MemoryAccount* account);
 
   RetireList() = default;
+  // Moves the entries; the free-now setting stays with each list.
   RetireList(RetireList&& other) noexcept
       : entries_(std::move(other.entries_)), bytes_(std::exchange(other.bytes_, 0)) {}
   RetireList& operator=(RetireList&& other) noexcept {
@@ -92,8 +93,13 @@ class RetireList {
   static void FreeBlock(void* block, base::MemoryAccount* account) { account->Free(block); }
 
   // May throw std::bad_alloc (the list grows); `block` is then not recorded.
+  // In free-now mode frees `block` at once and never throws.
   void Add(void* block, FreeFn fn = &FreeBlock) {
     if (block == nullptr) return;
+    if (free_now_ != nullptr) {
+      fn(block, free_now_);
+      return;
+    }
     entries_.push_back({block, fn});
     if (fn == &FreeBlock) bytes_ += base::UsableSize(block);
   }
@@ -102,7 +108,19 @@ class RetireList {
   // list geometrically, as Add does: std::vector::reserve gives exactly
   // what it is asked, and a caller reserving a few entries at a time (a
   // compaction step, leaf by leaf) would copy the whole list each time.
-  void Reserve(std::size_t more) { base::ReserveAmortized(entries_, entries_.size() + more); }
+  void Reserve(std::size_t more) {
+    if (free_now_ == nullptr) base::ReserveAmortized(entries_, entries_.size() + more);
+  }
+  // Free-now mode (`account` non-null; null turns it off): Add frees each
+  // block through `account` at once instead of recording it. Only for a
+  // version no reader can ever see (replay's, recovery.cc and
+  // feed/log_replay.cc), where nothing needs a superseded block to outlive
+  // the batch: every unlink is then followed by a retire that cannot throw,
+  // so a batch that throws part-way leaves no block both linked and
+  // retired, and none unlinked and unrecorded (VersionChain::Abandon frees
+  // such a version whole). Replay also holds no superseded block until its
+  // end.
+  void FreeOnAdd(base::MemoryAccount* account) { free_now_ = account; }
   bool empty() const { return entries_.empty(); }
   // Allocator bytes of the blocks freed by FreeBlock (others not counted);
   // kept as the list grows, so reading it costs nothing.
@@ -147,6 +165,7 @@ class RetireList {
   };
   std::vector<Entry> entries_;
   std::size_t bytes_ = 0;
+  base::MemoryAccount* free_now_ = nullptr;  // free-now mode (FreeOnAdd)
 };
 
 // The blocks a commit group has allocated and not yet freed: private to the
@@ -171,8 +190,18 @@ class GroupBlocks {
   // Rollback: unhooks every recorded link, then frees every recorded block.
   void FreeAll(base::MemoryAccount* account) {
     for (void** link : links_) *link = nullptr;
+    FreeBlocks(account);
+  }
+  // Frees every recorded block, leaving the links alone (they may lie in
+  // blocks already freed: an abandoned version's, VersionChain::Abandon).
+  void FreeBlocks(base::MemoryAccount* account) {
     for (void* b : blocks_) account->Free(b);
     Clear();
+  }
+  bool empty() const { return blocks_.size() == 0; }
+  // For MemoryAccount::HoldFrees: whether `p` is one of `self`'s blocks.
+  static bool Holds(const void* self, const void* p) {
+    return static_cast<const GroupBlocks*>(self)->Contains(p);
   }
   // Publication: the blocks now belong to the version.
   void Clear() {

@@ -245,7 +245,8 @@ void VersionChain::RollBack(Version* v, MutationContext& ctx) {
   delete v;
 }
 
-void VersionChain::Abandon(Version* v) {
+void VersionChain::Abandon(Version* v, GroupBlocks tracked) {
+  v->tracked_ = std::move(tracked);
   ChainLock lock(this);
   assert(abandoned_ == nullptr);
   abandoned_ = v;
@@ -330,7 +331,13 @@ void VersionChain::FreeDetached(Version* garbage) {
   while (garbage != nullptr) {
     Version* next = garbage->newer_;
     if (garbage->destroy_) {
+      // An abandoned version's tracked blocks are held back from the
+      // sweep of what it reaches and its list, then freed once each.
+      if (!garbage->tracked_.empty()) account_.HoldFrees(&GroupBlocks::Holds, &garbage->tracked_);
       DestroyGraph(garbage->roots, &account_);  // its list (if any) was never published: not counted
+      garbage->retired_.FreeAll(&account_);
+      account_.HoldFrees(nullptr, nullptr);
+      garbage->tracked_.FreeBlocks(&account_);
     } else {
       retired_bytes_.fetch_sub(garbage->retired_.bytes(), std::memory_order_relaxed);
     }

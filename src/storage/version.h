@@ -200,6 +200,9 @@ class Version {
   bool destroy_ = false;         // once detached: free everything roots reach (the last version)
   storage::RetireList retired_;  // blocks unlinked by this version's publication (version.1)
   storage::VersionChain* chain_ = nullptr;
+  // An abandoned version's private blocks (Abandon): freed once each when
+  // it is destroyed, whether it still reaches them or not.
+  storage::GroupBlocks tracked_;
 
  public:
   storage::VersionChain* chain() const { return chain_; }
@@ -268,12 +271,19 @@ class VersionChain {
   // head's, still in use) and deletes `v`. The head is untouched, and the
   // next group may build on it. Allocates nothing, never throws.
   void RollBack(Version* v, MutationContext& ctx);
-  // Writer: gives up a version from NewVersion that is half-built and will
-  // never be published, built without a GroupBlocks (recovery). Its
+  // Writer: gives up a version from NewVersion that will never be
+  // published, whole or half-built: replay's (recovery, the change feed's
+  // catch-up), which edits one version in place and has no rollback. Its
   // blocks are freed with the chain: the final sweep destroys what the
   // abandoned version reaches plus what it retired, instead of the head.
-  // At most once per chain.
-  void Abandon(Version* v);
+  // `tracked` is the record of the blocks replay allocated and still uses
+  // (its ctx.blocks), taken over here: the sweep frees each of them once,
+  // after the rest, whether the version still reaches it or not (a batch
+  // that threw part-way can leave a block built for a place it never
+  // reached, or a private block linked twice). Such a version must have
+  // retired in free-now mode (RetireList::FreeOnAdd) while a batch could
+  // throw. At most once per chain; never throws.
+  void Abandon(Version* v, GroupBlocks tracked = {});
 
   // The owner is done: drops its reference on the head. The chain deletes
   // itself once every version is released.

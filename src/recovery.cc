@@ -25,10 +25,6 @@
 namespace quiver {
 namespace {
 
-// Private blocks replay tracks before it lets them count as published (see
-// Rebuilder::Replay): about 16 MiB of record.
-constexpr std::size_t kMaxTrackedReplayBlocks = std::size_t{1} << 20;
-
 // Salvage's names: a segment's valid prefix being copied, and a file set
 // aside (never read or removed by Quiver again).
 constexpr char kPrefixCopySuffix[] = ".prefix";

@@ -24,6 +24,7 @@
 #ifndef QUIVER_RECOVERY_H_
 #define QUIVER_RECOVERY_H_
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -82,6 +83,11 @@ const Status& OpenOutOfMemory();
 // Limits for replay: everything the log holds was valid when committed,
 // even if the application has lowered its limits since.
 Limits ReplayLimits();
+
+// Private blocks replay (recovery's, the change feed's) tracks before it
+// lets them count as published: about 16 MiB of record. Past it, the
+// blocks so far are copied when changed, the originals freed then.
+inline constexpr std::size_t kMaxTrackedReplayBlocks = std::size_t{1} << 20;
 
 // Whether a logged batch (from a segment of `format_version`) replays onto
 // `g`: it follows g's sequence and ids and validates. Corruption otherwise.

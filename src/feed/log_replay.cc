@@ -73,10 +73,20 @@ LogReplay::LogReplay(LogFiles files, SequenceNumber upto)
 }
 
 LogReplay::~LogReplay() {
-  // Also after a batch that threw part-way (VersionChain::Abandon frees
-  // the tracked blocks once each, reached or not).
-  if (version_ != nullptr) chain_->Abandon(version_, std::move(blocks_));
+  if (version_ != nullptr) AbandonVersion();
   chain_->Shutdown();
+}
+
+void LogReplay::AbandonVersion() {
+  // After a batch that threw part-way, the chain frees the tracked blocks
+  // once each, reached or not (VersionChain::Abandon). Between batches each
+  // is reached from the version: the record is dropped, so that freeing a
+  // large private graph at the end of every catch-up does not look up each
+  // block in it.
+  if (!in_batch_) blocks_.Clear();
+  chain_->Abandon(version_, std::move(blocks_));
+  blocks_.Clear();
+  version_ = nullptr;
 }
 
 void LogReplay::FreshVersion() {
@@ -84,9 +94,7 @@ void LogReplay::FreshVersion() {
     // The new chain first: if it cannot be made, chain_ is still the old
     // one, which the destructor frees (never a chain already shut down).
     auto* fresh = new storage::VersionChain();
-    chain_->Abandon(version_, std::move(blocks_));
-    blocks_.Clear();
-    version_ = nullptr;
+    AbandonVersion();
     chain_->Shutdown();
     chain_ = fresh;
   }
@@ -245,18 +253,23 @@ Status LogReplay::Step(std::shared_ptr<const ChangeBatch>* out) {
   QUIVER_ASSIGN_OR_RETURN(const wal::LoggedBatch* lb, NextLogged());
   storage::GraphRoots& g = version_->roots;
   if (out == nullptr) {
-    QUIVER_RETURN_IF_ERROR(ReplayLoggedBatch(processor_, *lb, segment_format_, g, ctx_));
+    in_batch_ = true;
+    Status s = ReplayLoggedBatch(processor_, *lb, segment_format_, g, ctx_);
+    in_batch_ = false;  // a status comes before Apply: the version is whole
+    QUIVER_RETURN_IF_ERROR(s);
   } else {
     QUIVER_RETURN_IF_ERROR(CheckLoggedBatch(processor_, *lb, segment_format_, g));
     const std::uint64_t first_vertex = g.vertex_limit, first_edge = g.edge_limit;
     effects_.Before(lb->batch, g);
     CommitInfo info;
+    in_batch_ = true;
     processor_.Apply(lb->batch, g, ctx_, &info);
+    in_batch_ = false;
     g.sequence = lb->sequence;
     *out = effects_.Finish(lb->batch, g, lb->sequence, first_vertex, first_edge);
   }
   // As recovery: past a bound, the tracked blocks count as published.
-  if (blocks_.size() > (std::size_t{1} << 20)) blocks_.Clear();
+  if (blocks_.size() > kMaxTrackedReplayBlocks) blocks_.Clear();
   return Status::Ok();
 }
 

@@ -88,6 +88,8 @@ class LogReplay {
   LogReplay(LogFiles files, SequenceNumber upto);
   Status LoadCheckpoint(SequenceNumber from, unsigned threads);
   void FreshVersion();
+  // Hands version_ to the chain to be freed with it (VersionChain::Abandon).
+  void AbandonVersion();
   // Replays the next logged batch; its effects into *out if `out` is set.
   Status Step(std::shared_ptr<const ChangeBatch>* out);
   // The next logged batch after the state's sequence.
@@ -103,6 +105,9 @@ class LogReplay {
   storage::Version* version_ = nullptr;     // private: never published
   storage::MutationContext ctx_{};
   storage::GroupBlocks blocks_;  // private blocks edited in place (as recovery's replay)
+  // A batch is being applied: if that threw, the version may not reach
+  // every block in blocks_ (AbandonVersion).
+  bool in_batch_ = false;
   BatchProcessor processor_;
   EffectsRecorder effects_;
   SequenceNumber covered_ = 0;  // the loaded checkpoint's sequence

@@ -1,5 +1,7 @@
 #include "index/maintainer.h"
 
+#include <span>
+
 #include "index/index_keys.h"
 #include "storage/prop_block.h"
 
@@ -35,8 +37,17 @@ void IndexMaintainer::OnChange(const ElementChange& c, storage::GraphRoots& g,
   }
   CountKeys(c, cat, g, ctx);
   // Positions are stable within the group: indexes come and go only in
-  // index batches, which change no element.
-  for (std::uint32_t i : g.catalog->IndexesOn(c.kind, c.label)) {
+  // index batches, which change no element. Owning the catalog may replace
+  // it, and in replay's free-now mode (RetireList::FreeOnAdd) free the one
+  // replaced at once: the positions are then read from the copy.
+  std::span<const std::uint32_t> on = g.catalog->IndexesOn(c.kind, c.label);
+  auto own = [&] {
+    const Catalog* was = g.catalog;
+    cat = Own(g, ctx);
+    if (cat != was) on = cat->IndexesOn(c.kind, c.label);
+  };
+  for (std::size_t j = 0; j < on.size(); ++j) {
+    const std::uint32_t i = on[j];
     const PropertyIndex& p = g.catalog->indexes()[i];
     if (!p.built) {
       if (tracking_ && p.state == IndexState::kBuilding)
@@ -47,7 +58,7 @@ void IndexMaintainer::OnChange(const ElementChange& c, storage::GraphRoots& g,
       // Endpoints never change: only an add or a remove moves the entry.
       if (c.added == c.removed) continue;
       EndpointKey(c.source, c.target, &new_key_);
-      cat = Own(g, ctx);
+      own();
       IndexRoot& root = cat->mutable_indexes()[i].root;
       if (c.removed) {
         IndexTree::Erase(root, new_key_, c.id, ctx);
@@ -60,7 +71,7 @@ void IndexMaintainer::OnChange(const ElementChange& c, storage::GraphRoots& g,
     const bool had = c.before != nullptr && ElementKey(*p.def, c.before, &old_key_) == KeyStatus::kIndexed;
     const bool has = c.after != nullptr && ElementKey(*p.def, c.after, &new_key_) == KeyStatus::kIndexed;
     if (had == has && (!had || old_key_ == new_key_)) continue;
-    cat = Own(g, ctx);
+    own();
     IndexRoot& root = cat->mutable_indexes()[i].root;
     if (had) IndexTree::Erase(root, old_key_, c.id, ctx);
     if (has) IndexTree::Insert(root, new_key_, c.id, ctx);

@@ -422,17 +422,8 @@ TEST(AllocFailureTest, OpenThatFailsReplayingTheGroupFreesEverything) {
         ++tried;
         std::optional<Result<std::unique_ptr<Graph>>> g;
         bool threw = false;
-        std::uint64_t counted = 0;
-        {
-          test_util::ScopedOperatorNewFaults hook;  // the standard library's allocations fail too
-          base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
-          try {
-            g.emplace(GraphImpl::OpenDurable(o, kDir, &fs));
-          } catch (const std::bad_alloc&) {
-            threw = true;
-          }
-          counted = base::DisarmAllocationFaults();
-        }
+        const std::uint64_t counted = test_util::WithAllocationFault(
+            n, mode, &threw, [&] { g.emplace(GraphImpl::OpenDurable(o, kDir, &fs)); });
         ASSERT_FALSE(threw) << "Open threw std::bad_alloc at allocation " << n;
         if (!g->ok()) {
           ASSERT_EQ(g->status().code(), StatusCode::kResourceExhausted)

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <new>
 #include <thread>
+#include <utility>
 
 #include "base/memory.h"
 
@@ -68,21 +69,29 @@ class ScopedOperatorNewFaults {
   ScopedOperatorNewFaults& operator=(const ScopedOperatorNewFaults&) = delete;
 };
 
+// Runs `call` with the calling thread's allocation `n` failing (once, or
+// from then on), standard-library allocations included. Sets *threw to
+// whether std::bad_alloc left `call`; returns the allocations counted (fewer
+// than n: none failed).
+template <typename F>
+std::uint64_t WithAllocationFault(std::uint64_t n, base::AllocationFaultMode mode, bool* threw, F&& call) {
+  *threw = false;
+  ScopedOperatorNewFaults hook;
+  base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
+  try {
+    call();
+  } catch (const std::bad_alloc&) {
+    *threw = true;
+  }
+  return base::DisarmAllocationFaults();
+}
+
 // Runs `call` with the calling thread's allocation `n` failing (once),
 // standard-library allocations included. True if it threw bad_alloc.
 template <typename F>
 bool ThrowsBadAllocAt(std::uint64_t n, F&& call) {
   bool threw = false;
-  {
-    ScopedOperatorNewFaults hook;
-    base::ArmAllocationFaults(std::this_thread::get_id(), n, base::AllocationFaultMode::kOnce);
-    try {
-      call();
-    } catch (const std::bad_alloc&) {
-      threw = true;
-    }
-    base::DisarmAllocationFaults();
-  }
+  WithAllocationFault(n, base::AllocationFaultMode::kOnce, &threw, std::forward<F>(call));
   return threw;
 }
 

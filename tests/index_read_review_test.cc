@@ -509,18 +509,23 @@ TEST(IndexReadReviewTest, UniqueKeysMovingWithinABatchMatchAModel) {
 // A durable graph in /db with two ready indexes (a unique int64 and an
 // ordered string one: the fixed-width and the generic build) or one,
 // checkpointed, with a WAL tail after the checkpoint.
-std::string IndexedCheckpoint(env::SimFileSystem& fs, int indexes, bool log_tail = true) {
-  auto g = GraphImpl::OpenDurable(DurableOptions(1), "/db", &fs).value();
-  EXPECT_TRUE(g->CreateIndex({.name = "by_i",
-                              .label = "P",
-                              .keys = {"i"},
-                              .kind = IndexKind::kUnique,
-                              .type = ValueType::kInt64})
+// Declares by_i (unique int64 "i" of P) and, with two, by_s (ordered "s").
+void CreateIndexesOnP(Graph& g, int indexes) {
+  EXPECT_TRUE(g.CreateIndex({.name = "by_i",
+                             .label = "P",
+                             .keys = {"i"},
+                             .kind = IndexKind::kUnique,
+                             .type = ValueType::kInt64})
                   .ok());
   if (indexes > 1) {
     EXPECT_TRUE(
-        g->CreateIndex({.name = "by_s", .label = "P", .keys = {"s"}, .kind = IndexKind::kOrdered}).ok());
+        g.CreateIndex({.name = "by_s", .label = "P", .keys = {"s"}, .kind = IndexKind::kOrdered}).ok());
   }
+}
+
+std::string IndexedCheckpoint(env::SimFileSystem& fs, int indexes, bool log_tail = true) {
+  auto g = GraphImpl::OpenDurable(DurableOptions(1), "/db", &fs).value();
+  CreateIndexesOnP(*g, indexes);
   WriteBatch b;
   for (int i = 0; i < 300; ++i)
     b.AddVertex(i % 7 == 0 ? "Q" : "P", {{"i", i * 3 - 400}, {"s", "v" + std::to_string(i % 50)}});
@@ -535,6 +540,37 @@ std::string IndexedCheckpoint(env::SimFileSystem& fs, int indexes, bool log_tail
   std::string dump = test_util::Dump(g->GetSnapshot());
   EXPECT_TRUE(g->Close().ok());
   return dump;
+}
+
+// One Open of /db with the opening thread's allocation n failing (once or
+// from then on, the standard library's included). `error` is empty if Open
+// answered ResourceExhausted (`exhausted`) or opened the graph as `dump`
+// (then closed); else it says what went wrong: a std::bad_alloc out of
+// Open, another status, another graph.
+struct FaultedOpen {
+  bool exhausted = false;
+  std::uint64_t counted = 0;  // the allocations the open made, up to the failure
+  std::string error;
+};
+FaultedOpen OpenWithAllocationFault(env::SimFileSystem& fs, const Options& o, const std::string& dump,
+                                    std::uint64_t n, base::AllocationFaultMode mode) {
+  FaultedOpen r;
+  std::optional<Result<std::unique_ptr<Graph>>> g;
+  bool threw = false;
+  r.counted = test_util::WithAllocationFault(n, mode, &threw,
+                                             [&] { g.emplace(GraphImpl::OpenDurable(o, "/db", &fs)); });
+  const std::string at = "allocation " + std::to_string(n) + ": ";
+  if (threw) {
+    r.error = at + "Open threw std::bad_alloc";
+  } else if (!g->ok()) {
+    r.exhausted = g->status().code() == StatusCode::kResourceExhausted;
+    if (!r.exhausted) r.error = at + g->status().ToString();
+  } else if (test_util::Dump((**g)->GetSnapshot()) != dump) {
+    r.error = at + "the opened graph differs";
+  } else if (Status c = (**g)->Close(); !c.ok()) {
+    r.error = at + "Close: " + c.ToString();
+  }
+  return r;
 }
 
 // The opening thread's allocations (engine blocks and the standard
@@ -560,30 +596,13 @@ TEST(IndexReadReviewTest, OutOfMemoryWhileOpeningWithIndexesIsAStatus) {
                        (log_tail ? " log tail" : ""));
           int exhausted = 0;
           for (std::uint64_t n = 1;; n += 1 + n / 64) {
-            std::optional<Result<std::unique_ptr<Graph>>> g;
-            bool threw = false;
-            std::uint64_t counted = 0;
-            {
-              test_util::ScopedOperatorNewFaults hook;
-              base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
-              try {
-                g.emplace(GraphImpl::OpenDurable(DurableOptions(threads), "/db", &fs));
-              } catch (const std::bad_alloc&) {
-                threw = true;
-              }
-              counted = base::DisarmAllocationFaults();
-            }
-            ASSERT_FALSE(threw) << "Open threw std::bad_alloc at allocation " << n;
-            if (!g->ok()) {
-              ASSERT_EQ(g->status().code(), StatusCode::kResourceExhausted)
-                  << n << ": " << g->status().ToString();
+            const FaultedOpen r = OpenWithAllocationFault(fs, DurableOptions(threads), dump, n, mode);
+            ASSERT_TRUE(r.error.empty()) << r.error;
+            if (r.exhausted) {
               ++exhausted;
               continue;
             }
-            ASSERT_EQ(test_util::Dump((**g)->GetSnapshot()), dump) << "allocation " << n;
-            (**g)->Close().IgnoreError();
-            g.reset();
-            if (counted < n) break;  // the open made fewer allocations: every one has failed
+            if (r.counted < n) break;  // the open made fewer allocations: every one has failed
           }
           EXPECT_GT(exhausted, 10);
         }
@@ -601,14 +620,7 @@ TEST(IndexReadReviewTest, OutOfMemoryWhileOpeningWithIndexesIsAStatus) {
 // declared (built at open, after the replay). Returns the final state.
 std::string IndexHeavyLog(env::SimFileSystem& fs, bool checkpoint) {
   auto g = GraphImpl::OpenDurable(DurableOptions(1), "/db", &fs).value();
-  EXPECT_TRUE(g->CreateIndex({.name = "by_i",
-                              .label = "P",
-                              .keys = {"i"},
-                              .kind = IndexKind::kUnique,
-                              .type = ValueType::kInt64})
-                  .ok());
-  EXPECT_TRUE(
-      g->CreateIndex({.name = "by_s", .label = "P", .keys = {"s"}, .kind = IndexKind::kOrdered}).ok());
+  CreateIndexesOnP(*g, 2);
   EXPECT_TRUE(
       g->CreateIndex(
            {.name = "ends", .element = ElementKind::kEdge, .label = "E", .kind = IndexKind::kUniqueEndpoints})
@@ -665,31 +677,14 @@ TEST(IndexReadReviewTest, OutOfMemoryWhileOpeningReplaysAnIndexHeavyLogTail) {
                    (mode == base::AllocationFaultMode::kOnce ? ", once" : ", from then on"));
       std::uint64_t tried = 0, exhausted = 0, n = 1;
       for (;; n += 1 + (widen == 0 ? 0 : n / widen)) {
-        std::optional<Result<std::unique_ptr<Graph>>> g;
-        bool threw = false;
-        std::uint64_t counted = 0;
-        {
-          test_util::ScopedOperatorNewFaults hook;
-          base::ArmAllocationFaults(std::this_thread::get_id(), n, mode);
-          try {
-            g.emplace(GraphImpl::OpenDurable(DurableOptions(1), "/db", &fs));
-          } catch (const std::bad_alloc&) {
-            threw = true;
-          }
-          counted = base::DisarmAllocationFaults();
-        }
+        const FaultedOpen r = OpenWithAllocationFault(fs, DurableOptions(1), dump, n, mode);
         ++tried;
-        ASSERT_FALSE(threw) << "Open threw std::bad_alloc at allocation " << n;
-        if (!g->ok()) {
-          ASSERT_EQ(g->status().code(), StatusCode::kResourceExhausted)
-              << n << ": " << g->status().ToString();
+        ASSERT_TRUE(r.error.empty()) << r.error;
+        if (r.exhausted) {
           ++exhausted;
           continue;
         }
-        ASSERT_EQ(test_util::Dump((**g)->GetSnapshot()), dump) << "allocation " << n;
-        ASSERT_TRUE((**g)->Close().ok());
-        g.reset();
-        if (counted < n) break;  // the open made fewer allocations: every one has failed
+        if (r.counted < n) break;  // the open made fewer allocations: every one has failed
       }
       std::cout << "[          ] " << tried << " allocations tried (of " << n << "), " << exhausted
                 << " answered ResourceExhausted\n";

@@ -539,7 +539,7 @@ class Rebuilder {
     ++state_->stats.wal_groups_replayed;
     // Bounds the record of private blocks (a few words each): past the
     // bound, the blocks so far count as published from now on (copied when
-    // changed, the originals kept until publication), which costs memory
+    // changed, the originals freed then: free-now mode), which costs work
     // only for elements changed again later.
     if (replay_blocks_.size() > kMaxTrackedReplayBlocks) replay_blocks_.Clear();
     return Status::Ok();

@@ -82,6 +82,9 @@ std::uint64_t WithAllocationFault(std::uint64_t n, base::AllocationFaultMode mod
     call();
   } catch (const std::bad_alloc&) {
     *threw = true;
+  } catch (...) {
+    base::DisarmAllocationFaults();  // no later test of this thread runs armed
+    throw;
   }
   return base::DisarmAllocationFaults();
 }

@@ -565,8 +565,8 @@ FaultedOpen OpenWithAllocationFault(env::SimFileSystem& fs, const Options& o, co
   } else if (!g->ok()) {
     r.exhausted = g->status().code() == StatusCode::kResourceExhausted;
     if (!r.exhausted) r.error = at + g->status().ToString();
-  } else if (test_util::Dump((**g)->GetSnapshot()) != dump) {
-    r.error = at + "the opened graph differs";
+  } else if (std::string opened = test_util::Dump((**g)->GetSnapshot()); opened != dump) {
+    r.error = at + "the opened graph differs:\n" + opened + "\nexpected:\n" + dump;
   } else if (Status c = (**g)->Close(); !c.ok()) {
     r.error = at + "Close: " + c.ToString();
   }

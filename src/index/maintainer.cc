@@ -42,9 +42,9 @@ void IndexMaintainer::OnChange(const ElementChange& c, storage::GraphRoots& g,
   // replaced at once: the positions are then read from the copy.
   std::span<const std::uint32_t> on = g.catalog->IndexesOn(c.kind, c.label);
   auto own = [&] {
-    const Catalog* was = g.catalog;
+    const bool copies = g.catalog->birth() != ctx.epoch;
     cat = Own(g, ctx);
-    if (cat != was) on = cat->IndexesOn(c.kind, c.label);
+    if (copies) on = cat->IndexesOn(c.kind, c.label);
   };
   for (std::size_t j = 0; j < on.size(); ++j) {
     const std::uint32_t i = on[j];
